@@ -1,0 +1,159 @@
+# xputop — one `make` builds the monitor, the injection library and the BPF skeletons.
+#
+#   make                 build into $(OUTPUT) (default build/)
+#   make STATIC=1        link libbpf, libelf, zlib, ncurses and libstdc++ statically
+#                        (a binary that also runs on other distributions, e.g. the GPU machine)
+#   make SAN=1           build with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make VMLINUX_H=path  use this vmlinux.h instead of dumping the running kernel's BTF
+#   make OUTPUT=dir      out-of-tree build
+#   make deps            install the build and test dependencies (root; apt)
+#   make check           deps + build + the whole test suite (root)
+#   make run ARGS=...    deps + build + start xputop (root)
+
+OUTPUT ?= build
+override OUTPUT := $(patsubst %/,%,$(OUTPUT))
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+PKG_CONFIG ?= pkg-config
+CUDA_HOME ?= /usr/local/cuda
+VMLINUX_H ?=
+STATIC ?= 0
+SAN ?= 0
+VERSION := 0.1.0
+
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+CFLAGS ?= -O2 -g
+XCFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	-D_GNU_SOURCE -DXPU_VERSION='"$(VERSION)"' -MMD -MP -I$(OUTPUT) -Icore -Ibpf -fno-omit-frame-pointer
+LDFLAGS ?=
+
+ifeq ($(SAN),1)
+XCFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+SANLD := -fsanitize=address,undefined
+endif
+
+# libbpf is always linked statically: Debian's 1.1 is what the code is written
+# against, and the binary must not depend on the version a target machine has.
+LIBBPF_A := $(shell $(PKG_CONFIG) --variable=libdir libbpf 2>/dev/null)/libbpf.a
+NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
+ifeq ($(STATIC),1)
+LIBS := $(LIBBPF_A) -Wl,-Bstatic -lelf -lz -lzstd -lncursesw -ltinfo -Wl,-Bdynamic \
+	-static-libstdc++ -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic -lm
+else
+LIBS := $(LIBBPF_A) -lelf -lz $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw) -lstdc++ -lm
+endif
+CORE_LIBS := $(LIBBPF_A) -lelf -lz -lstdc++ -lm
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+
+CORE_SRCS := $(filter-out core/main.c,$(wildcard core/*.c))
+CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CORE_SRCS))
+TUI_SRCS := $(wildcard tui/*.c)
+TUI_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(TUI_SRCS))
+MAIN_OBJ := $(OUTPUT)/core/main.o
+LIBCORE := $(OUTPUT)/libxpucore.a
+
+INJECT_SRCS := $(wildcard inject/*.c)
+INJECT_OBJS := $(patsubst %.c,$(OUTPUT)/%.pic.o,$(INJECT_SRCS))
+INJECT_LIB := $(OUTPUT)/libxputop_inject.so
+HAVE_CUPTI := $(shell test -f $(CUDA_HOME)/include/cupti.h && echo 1)
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+PROG_SRCS := $(wildcard tests/progs/*.c)
+PROG_BINS := $(patsubst tests/progs/%.c,$(OUTPUT)/tests/progs/%,$(PROG_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+
+PROGS := $(OUTPUT)/xputop
+ifeq ($(HAVE_CUPTI),1)
+PROGS += $(INJECT_LIB)
+endif
+
+.PHONY: all tests check deps run clean bench fuzz
+.DELETE_ON_ERROR:
+
+all: $(PROGS) tests
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/core $(OUTPUT)/tui $(OUTPUT)/inject $(OUTPUT)/tests $(OUTPUT)/tests/progs:
+	@mkdir -p $@
+
+# ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ----
+ifeq ($(VMLINUX_H),)
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	@test -r /sys/kernel/btf/vmlinux || { echo "xputop: no kernel BTF at /sys/kernel/btf/vmlinux: build with VMLINUX_H=path/to/vmlinux.h" >&2; exit 1; }
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+else
+$(OUTPUT)/vmlinux.h: $(VMLINUX_H) | $(OUTPUT)
+	cp $(VMLINUX_H) $@
+endif
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(OUTPUT)/vmlinux.h | $(OUTPUT)/bpf
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf -MMD -MP -c $< -o $@
+	$(LLVM_STRIP) -g $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@
+
+# ---- user space ----
+$(OUTPUT)/core/%.o: core/%.c | $(OUTPUT)/core $(SKELS)
+	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
+
+$(OUTPUT)/tui/%.o: tui/%.c | $(OUTPUT)/tui
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itui $(NCURSES_CFLAGS) -c $< -o $@
+
+$(LIBCORE): $(CORE_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(OUTPUT)/xputop: $(MAIN_OBJ) $(TUI_OBJS) $(LIBCORE)
+	$(CC) $(CFLAGS) $(SANLD) $(LDFLAGS) $^ $(LIBS) -o $@
+
+# ---- the CUPTI injection library (no libbpf, no ncurses) ----
+$(OUTPUT)/inject/%.pic.o: inject/%.c | $(OUTPUT)/inject
+	$(CC) $(CFLAGS) $(XCFLAGS) -fPIC -fvisibility=hidden -Iinject -I$(CUDA_HOME)/include -c $< -o $@
+
+$(INJECT_LIB): $(INJECT_OBJS)
+	$(CC) $(CFLAGS) $(SANLD) -shared -Wl,-z,defs -Wl,--exclude-libs,ALL $^ -ldl -lpthread -o $@
+
+# ---- tests ----
+tests: $(UNIT_BINS) $(PROG_BINS)
+
+$(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(LIBCORE) | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iinject $< $(LIBCORE) $(SANLD) $(CORE_LIBS) -o $@
+
+# TUI unit tests link the front-end too (a shorter stem, so this rule wins).
+$(OUTPUT)/tests/test_tui_%: tests/unit/test_tui_%.c tests/unit/check.h $(TUI_OBJS) $(LIBCORE) | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Itui $(NCURSES_CFLAGS) $< $(TUI_OBJS) $(LIBCORE) \
+		$(SANLD) $(LIBS) -o $@
+
+# Test programs keep frame pointers in every function (gcc 12 drops them in
+# leaves at -O1 even with -mno-omit-leaf-frame-pointer) and their own names,
+# so stack tests can look for them.
+CUDART_LDFLAGS := -L$(CUDA_HOME)/lib64 -Wl,-rpath=$(CUDA_HOME)/lib64 -lcudart
+$(OUTPUT)/tests/progs/%: tests/progs/%.c | $(OUTPUT)/tests/progs
+	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		-D_GNU_SOURCE -Icore -Ibpf -I$(CUDA_HOME)/include $< -o $@ \
+		$(if $(findstring cuda,$*),$(CUDART_LDFLAGS)) -lpthread -ldl
+
+# check and run install the dependencies first, then build in a fresh make so
+# that pkg-config sees what was just installed.
+check: deps
+	$(MAKE) --no-print-directory all
+	tests/run $(OUTPUT)
+
+deps:
+	.ci/setup
+
+run: deps
+	$(MAKE) --no-print-directory $(PROGS)
+	$(OUTPUT)/xputop $(ARGS)
+
+clean:
+	rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/tests/*.d)
