@@ -1,0 +1,60 @@
+/* Weighted stacks over a sliding window.
+ *
+ * Counts weight (samples, or nanoseconds of GPU time) per (pid, tid, stack)
+ * with two views of the closed data: the last `window` ticks and everything
+ * since the start.  Weight added between ticks lands in an open bucket that
+ * snapshots do not see until the next tick closes it, so a paused display
+ * stays still while collection goes on.  Used by the CPU and GPU models; the
+ * flamegraph widget and the folded exporter read it through xpu_stacks_each().
+ */
+#ifndef XPU_STACKS_H
+#define XPU_STACKS_H
+
+#include <stdint.h>
+
+#include "htab.h"
+
+enum xpu_window { XPU_WIN_RECENT = 0, XPU_WIN_ALL = 1 };
+
+struct xpu_stack_entry {
+	uint32_t pid, tid, stack;
+	uint32_t comm;		/* dict string: process name when last seen */
+	uint64_t open;		/* weight in the open bucket */
+	uint64_t recent;	/* closed weight within the window */
+	uint64_t total;		/* closed weight since the start */
+};
+
+struct xpu_stacks {
+	struct xpu_stack_entry *v;
+	uint32_t n, cap;
+	struct xpu_htab idx;
+	uint32_t *touched;	/* entries with open weight this tick */
+	uint32_t ntouched, touched_cap;
+	struct xpu_bucket *ring; /* window closed buckets, oldest first */
+	uint32_t window, head, filled;
+	uint64_t sum_recent, sum_total;
+};
+
+int xpu_stacks_init(struct xpu_stacks *s, uint32_t window_ticks);
+void xpu_stacks_free(struct xpu_stacks *s);
+/* Adds weight; returns 0 or -ENOMEM. */
+int xpu_stacks_add(struct xpu_stacks *s, uint32_t pid, uint32_t tid, uint32_t stack,
+		   uint32_t comm, uint64_t weight);
+/* Closes the open bucket and ages out the bucket that leaves the window. */
+void xpu_stacks_tick(struct xpu_stacks *s);
+static inline uint64_t xpu_stacks_sum(const struct xpu_stacks *s, enum xpu_window w)
+{
+	return w == XPU_WIN_ALL ? s->sum_total : s->sum_recent;
+}
+static inline uint64_t xpu_stack_weight(const struct xpu_stack_entry *e, enum xpu_window w)
+{
+	return w == XPU_WIN_ALL ? e->total : e->recent;
+}
+
+/* Calls fn for every entry with weight in window w matching pid/tid (0 = any).
+ * Stops early and returns fn's value when it returns nonzero. */
+typedef int (*xpu_stacks_fn)(void *arg, const struct xpu_stack_entry *e, uint64_t weight);
+int xpu_stacks_each(const struct xpu_stacks *s, enum xpu_window w, uint32_t pid, uint32_t tid,
+		    xpu_stacks_fn fn, void *arg);
+
+#endif

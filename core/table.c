@@ -1,0 +1,250 @@
+#include "table.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void xpu_table_init(struct xpu_table *t, const struct xpu_col *cols, uint32_t ncols)
+{
+	memset(t, 0, sizeof(*t));
+	t->cols = cols;
+	t->ncols = ncols;
+	t->sort_col = -1;
+}
+
+void xpu_table_reset(struct xpu_table *t)
+{
+	t->nrows = 0;
+	t->arena_len = 0;
+}
+
+void xpu_table_free(struct xpu_table *t)
+{
+	free(t->cells);
+	free(t->keys);
+	free(t->arena);
+	xpu_table_init(t, t->cols, t->ncols);
+}
+
+struct xpu_cell *xpu_table_add(struct xpu_table *t, uint64_t key)
+{
+	if (t->nrows == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 64;
+		struct xpu_cell *c = realloc(t->cells, (size_t)cap * t->ncols * sizeof(*c));
+		if (!c)
+			return NULL;
+		t->cells = c;
+		uint64_t *k = realloc(t->keys, (size_t)cap * sizeof(*k));
+		if (!k)
+			return NULL;
+		t->keys = k;
+		t->cap = cap;
+	}
+	struct xpu_cell *row = xpu_table_row(t, t->nrows);
+	memset(row, 0, t->ncols * sizeof(*row));
+	t->keys[t->nrows++] = key;
+	return row;
+}
+
+/* The arena only grows between resets; strings are referenced by offset until
+ * the table is complete, so growth may move them safely. */
+const char *xpu_table_strdup(struct xpu_table *t, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	if (t->arena_len + n > t->arena_cap) {
+		size_t cap = t->arena_cap ? t->arena_cap : 4096;
+		while (cap < t->arena_len + n)
+			cap *= 2;
+		char *a = realloc(t->arena, cap);
+		if (!a)
+			return "";
+		/* Re-point cells that referred into the old arena. */
+		if (a != t->arena && t->arena) {
+			for (size_t i = 0; i < (size_t)t->nrows * t->ncols; i++) {
+				const char *p = t->cells[i].s;
+				uint8_t kind = t->cols[i % t->ncols].kind;
+				if (kind == XPU_CELL_STR && p >= t->arena && p < t->arena + t->arena_len)
+					t->cells[i].s = a + (p - t->arena);
+			}
+		}
+		t->arena = a;
+		t->arena_cap = cap;
+	}
+	char *p = t->arena + t->arena_len;
+	memcpy(p, s, n);
+	t->arena_len += n;
+	return p;
+}
+
+static int cmp_cell(const struct xpu_col *c, const struct xpu_cell *a, const struct xpu_cell *b)
+{
+	if (a->na != b->na)
+		return a->na ? 1 : -1;	/* unknown values last */
+	switch (c->kind) {
+	case XPU_CELL_STR:
+		return strcasecmp(a->s ? a->s : "", b->s ? b->s : "");
+	case XPU_CELL_PCT:
+	case XPU_CELL_RATE:
+		return a->d < b->d ? 1 : a->d > b->d ? -1 : 0;
+	default:
+		return a->i < b->i ? 1 : a->i > b->i ? -1 : 0;
+	}
+}
+
+struct sort_ctx { const struct xpu_table *t; int col, reverse; };
+
+static int cmp_rows(const void *pa, const void *pb, void *arg)
+{
+	const struct sort_ctx *c = arg;
+	uint32_t ra = *(const uint32_t *)pa, rb = *(const uint32_t *)pb;
+	const struct xpu_cell *a = xpu_table_row(c->t, ra) + c->col;
+	const struct xpu_cell *b = xpu_table_row(c->t, rb) + c->col;
+	int r = cmp_cell(&c->t->cols[c->col], a, b);
+	if (c->reverse)
+		r = -r;
+	if (r)
+		return r;
+	/* Ties keep a stable, predictable order: by key. */
+	return c->t->keys[ra] < c->t->keys[rb] ? -1 : c->t->keys[ra] > c->t->keys[rb];
+}
+
+static int permute(struct xpu_table *t, const uint32_t *order, uint32_t n)
+{
+	struct xpu_cell *cells = malloc(((size_t)n * t->ncols + 1) * sizeof(*cells));
+	uint64_t *keys = malloc(((size_t)n + 1) * sizeof(*keys));
+	if (!cells || !keys) {
+		free(cells);
+		free(keys);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(cells + (size_t)i * t->ncols, xpu_table_row(t, order[i]),
+		       t->ncols * sizeof(*cells));
+		keys[i] = t->keys[order[i]];
+	}
+	memcpy(t->cells, cells, (size_t)n * t->ncols * sizeof(*cells));
+	memcpy(t->keys, keys, (size_t)n * sizeof(*keys));
+	t->nrows = n;
+	free(cells);
+	free(keys);
+	return 0;
+}
+
+void xpu_table_sort(struct xpu_table *t, int col, int reverse)
+{
+	if (col < 0 || (uint32_t)col >= t->ncols)
+		return;
+	t->sort_col = col;
+	t->reverse = reverse;
+	uint32_t *order = malloc(((size_t)t->nrows + 1) * sizeof(uint32_t));
+	if (!order)
+		return;
+	for (uint32_t i = 0; i < t->nrows; i++)
+		order[i] = i;
+	struct sort_ctx c = { t, col, reverse };
+	qsort_r(order, t->nrows, sizeof(uint32_t), cmp_rows, &c);
+	permute(t, order, t->nrows);
+	free(order);
+}
+
+static int row_matches(const struct xpu_table *t, uint32_t r, const char *needle, int numeric,
+		       long long num)
+{
+	const struct xpu_cell *row = xpu_table_row(t, r);
+	for (uint32_t c = 0; c < t->ncols; c++) {
+		if (row[c].na)
+			continue;
+		if (t->cols[c].kind == XPU_CELL_STR && row[c].s && strcasestr(row[c].s, needle))
+			return 1;
+		if (numeric && t->cols[c].kind == XPU_CELL_INT && row[c].i == num)
+			return 1;
+	}
+	return 0;
+}
+
+void xpu_table_filter(struct xpu_table *t, const char *needle)
+{
+	if (!needle || !*needle)
+		return;
+	char *end;
+	long long num = strtoll(needle, &end, 10);
+	int numeric = *end == '\0';
+	uint32_t *keep = malloc(((size_t)t->nrows + 1) * sizeof(uint32_t));
+	uint32_t n = 0;
+	if (!keep)
+		return;
+	for (uint32_t r = 0; r < t->nrows; r++)
+		if (row_matches(t, r, needle, numeric, num))
+			keep[n++] = r;
+	permute(t, keep, n);
+	free(keep);
+}
+
+int xpu_table_find(const struct xpu_table *t, uint64_t key)
+{
+	for (uint32_t r = 0; r < t->nrows; r++)
+		if (t->keys[r] == key)
+			return (int)r;
+	return -1;
+}
+
+/* Scales a duration to the largest unit that keeps it readable. */
+static int format_ns(char *buf, size_t size, int64_t ns)
+{
+	double v = (double)ns;
+	if (ns < 10000)
+		return snprintf(buf, size, "%" PRId64 "ns", ns);
+	if (ns < 10000000)
+		return snprintf(buf, size, "%.1fus", v / 1e3);
+	if (ns < 10000000000LL)
+		return snprintf(buf, size, "%.1fms", v / 1e6);
+	return snprintf(buf, size, "%.2fs", v / 1e9);
+}
+
+static int format_bytes(char *buf, size_t size, int64_t b)
+{
+	static const char *unit[] = { "B", "K", "M", "G", "T" };
+	double v = (double)b;
+	int u = 0;
+	while (v >= 10240 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	return u ? snprintf(buf, size, "%.1f%s", v, unit[u]) : snprintf(buf, size, "%" PRId64 "B", b);
+}
+
+size_t xpu_cell_format(const struct xpu_col *col, const struct xpu_cell *c, char *buf, size_t size)
+{
+	int n;
+	if (!size)
+		return 0;
+	if (c->na)
+		n = snprintf(buf, size, "N/A");
+	else
+		switch (col->kind) {
+		case XPU_CELL_STR:
+			n = snprintf(buf, size, "%s", c->s ? c->s : "");
+			break;
+		case XPU_CELL_PCT:
+			n = snprintf(buf, size, "%.1f", c->d);
+			break;
+		case XPU_CELL_RATE:
+			n = snprintf(buf, size, c->d < 100 ? "%.1f" : "%.0f", c->d);
+			break;
+		case XPU_CELL_NS:
+			n = format_ns(buf, size, c->i);
+			break;
+		case XPU_CELL_BYTES:
+			n = format_bytes(buf, size, c->i);
+			break;
+		default:
+			n = snprintf(buf, size, "%" PRId64, c->i);
+		}
+	if (n < 0)
+		n = 0;
+	return (size_t)n < size ? (size_t)n : size - 1;
+}

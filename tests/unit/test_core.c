@@ -1,0 +1,333 @@
+/* The core data structures: dictionary, weighted stacks, flame trees, tables. */
+#include "check.h"
+
+#include "dict.h"
+#include "flame.h"
+#include "stacks.h"
+#include "table.h"
+
+static uint32_t frame(struct xpu_dict *d, const char *name, uint32_t kind)
+{
+	return xpu_dict_frame(d, kind, xpu_dict_cstr(d, name), 0);
+}
+
+/* Interns a stack from names, root first. */
+static uint32_t stack(struct xpu_dict *d, int n, const char **names)
+{
+	uint32_t f[16];
+	for (int i = 0; i < n; i++)
+		f[i] = frame(d, names[i], XPU_FRAME_USER);
+	return xpu_dict_stack(d, f, (uint32_t)n);
+}
+
+TEST(dict_interns_each_string_once)
+{
+	struct xpu_dict d;
+	xpu_dict_init(&d);
+	uint32_t a = xpu_dict_cstr(&d, "main");
+	uint32_t b = xpu_dict_cstr(&d, "work");
+	CHECK_INT(a, ==, 1);
+	CHECK_INT(b, ==, 2);
+	CHECK_INT(xpu_dict_cstr(&d, "main"), ==, a);
+	CHECK_STR(xpu_dict_str_get(&d, b), "work");
+	CHECK_STR(xpu_dict_str_get(&d, 99), "");
+	for (int i = 0; i < 10000; i++) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "s%d", i);
+		CHECK_INT(xpu_dict_cstr(&d, buf), ==, (uint32_t)i + 3);
+	}
+	CHECK_INT(xpu_dict_cstr(&d, "s1234"), ==, 1237);
+	CHECK_STR(xpu_dict_str_get(&d, 1237), "s1234");
+	xpu_dict_free(&d);
+}
+
+TEST(dict_strings_may_hold_any_bytes)
+{
+	struct xpu_dict d;
+	xpu_dict_init(&d);
+	uint32_t a = xpu_dict_str(&d, "ab\0c", 4);
+	uint32_t b = xpu_dict_str(&d, "ab", 2);
+	CHECK(a != b);
+	CHECK_INT(xpu_dict_str_len(&d, a), ==, 4);
+	xpu_dict_free(&d);
+}
+
+TEST(dict_stacks_are_interned_by_content)
+{
+	struct xpu_dict d;
+	xpu_dict_init(&d);
+	const char *s1[] = { "main", "run", "spin" };
+	const char *s2[] = { "main", "run" };
+	uint32_t a = stack(&d, 3, s1), b = stack(&d, 2, s2), c = stack(&d, 3, s1);
+	CHECK(a && b && a != b);
+	CHECK_INT(a, ==, c);
+	uint32_t n;
+	const uint32_t *f = xpu_dict_stack_get(&d, a, &n);
+	CHECK_INT(n, ==, 3);
+	CHECK_STR(xpu_dict_str_get(&d, xpu_dict_frame_get(&d, f[2])->name), "spin");
+	uint32_t bad = 999;
+	CHECK_INT(xpu_dict_stack(&d, &bad, 1), ==, 0);	/* unknown frame id */
+	CHECK_INT(xpu_dict_stack(&d, NULL, 0), !=, 0);	/* the empty stack is valid */
+	xpu_dict_free(&d);
+}
+
+TEST(unknown_frames_name_their_module)
+{
+	struct xpu_dict d;
+	char buf[128];
+	xpu_dict_init(&d);
+	uint32_t f = xpu_dict_frame(&d, XPU_FRAME_UNKNOWN, xpu_dict_cstr(&d, "[unknown]"),
+				    xpu_dict_cstr(&d, "libfoo.so.1"));
+	xpu_frame_text(&d, f, buf, sizeof(buf));
+	CHECK_STR(buf, "[unknown] (libfoo.so.1)");
+	xpu_dict_free(&d);
+}
+
+TEST(stacks_count_only_closed_ticks)
+{
+	struct xpu_stacks s;
+	REQUIRE(xpu_stacks_init(&s, 3) == 0);
+	xpu_stacks_add(&s, 10, 11, 1, 0, 5);
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_RECENT), ==, 0);
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_ALL), ==, 0);
+	xpu_stacks_tick(&s);
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_RECENT), ==, 5);
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_ALL), ==, 5);
+	xpu_stacks_free(&s);
+}
+
+TEST(stacks_age_out_of_the_window_but_stay_since_start)
+{
+	struct xpu_stacks s;
+	REQUIRE(xpu_stacks_init(&s, 3) == 0);
+	xpu_stacks_add(&s, 10, 10, 1, 0, 7);	/* tick 1 */
+	xpu_stacks_tick(&s);
+	xpu_stacks_add(&s, 10, 10, 2, 0, 1);	/* tick 2 */
+	xpu_stacks_tick(&s);
+	xpu_stacks_tick(&s);			/* tick 3: nothing */
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_RECENT), ==, 8);
+	xpu_stacks_tick(&s);			/* tick 4: tick 1 leaves the window */
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_RECENT), ==, 1);
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_ALL), ==, 8);
+	xpu_stacks_tick(&s);
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_RECENT), ==, 0);
+	CHECK_INT(s.v[0].recent, ==, 0);
+	CHECK_INT(s.v[0].total, ==, 7);
+	xpu_stacks_free(&s);
+}
+
+static int sum_fn(void *arg, const struct xpu_stack_entry *e, uint64_t w)
+{
+	*(uint64_t *)arg += w;
+	return 0;
+}
+
+TEST(stacks_each_filters_by_pid_and_tid)
+{
+	struct xpu_stacks s;
+	uint64_t sum = 0;
+	REQUIRE(xpu_stacks_init(&s, 2) == 0);
+	xpu_stacks_add(&s, 10, 10, 1, 0, 1);
+	xpu_stacks_add(&s, 10, 12, 1, 0, 2);
+	xpu_stacks_add(&s, 20, 20, 1, 0, 4);
+	xpu_stacks_add(&s, 10, 12, 1, 0, 8);	/* same entry again */
+	xpu_stacks_tick(&s);
+	CHECK_INT(s.n, ==, 3);
+	xpu_stacks_each(&s, XPU_WIN_RECENT, 10, 0, sum_fn, &sum);
+	CHECK_INT(sum, ==, 11);
+	sum = 0;
+	xpu_stacks_each(&s, XPU_WIN_RECENT, 10, 12, sum_fn, &sum);
+	CHECK_INT(sum, ==, 10);
+	xpu_stacks_free(&s);
+}
+
+static const struct xpu_flame_node *find_child(const struct xpu_flame *f, uint32_t parent,
+					       const struct xpu_dict *d, const char *name)
+{
+	for (uint32_t c = f->nodes[parent].first_child; c; c = f->nodes[c].next) {
+		const struct xpu_frame *fr = xpu_dict_frame_get(d, f->nodes[c].frame);
+		if (fr && strcmp(xpu_dict_str_get(d, fr->name), name) == 0)
+			return &f->nodes[c];
+	}
+	return NULL;
+}
+
+TEST(flame_merges_common_prefixes_and_orders_heaviest_first)
+{
+	struct xpu_dict d;
+	struct xpu_stacks s;
+	struct xpu_flame f;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_stacks_init(&s, 4) == 0);
+	const char *a[] = { "main", "parse" }, *b[] = { "main", "compute", "mul" },
+		   *c[] = { "main", "compute", "add" };
+	xpu_stacks_add(&s, 1, 1, stack(&d, 2, a), 0, 10);
+	xpu_stacks_add(&s, 1, 1, stack(&d, 3, b), 0, 30);
+	xpu_stacks_add(&s, 1, 2, stack(&d, 3, c), 0, 20);
+	xpu_stacks_add(&s, 2, 2, stack(&d, 2, a), 0, 1000);	/* another process */
+	xpu_stacks_tick(&s);
+	xpu_flame_init(&f);
+	struct xpu_flame_opts o = { .window = XPU_WIN_RECENT, .pid = 1 };
+	REQUIRE(xpu_flame_build(&f, &s, &d, &o) == 0);
+	CHECK_INT(f.total, ==, 60);
+	CHECK_INT(f.max_depth, ==, 3);
+	const struct xpu_flame_node *m = find_child(&f, 0, &d, "main");
+	REQUIRE(m);
+	CHECK_INT(m->value, ==, 60);
+	uint32_t mi = (uint32_t)(m - f.nodes);
+	const struct xpu_flame_node *first = &f.nodes[f.nodes[mi].first_child];
+	CHECK_INT(first->value, ==, 50);	/* compute (30 + 20) before parse (10) */
+	CHECK(find_child(&f, mi, &d, "parse") && find_child(&f, mi, &d, "parse")->value == 10);
+	xpu_flame_free(&f);
+	xpu_stacks_free(&s);
+	xpu_dict_free(&d);
+}
+
+TEST(flame_drops_frames_below_the_minimum_share)
+{
+	struct xpu_dict d;
+	struct xpu_stacks s;
+	struct xpu_flame f;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_stacks_init(&s, 1) == 0);
+	const char *big[] = { "main", "hot" }, *tiny[] = { "main", "cold" };
+	xpu_stacks_add(&s, 1, 1, stack(&d, 2, big), 0, 999);
+	xpu_stacks_add(&s, 1, 1, stack(&d, 2, tiny), 0, 1);
+	xpu_stacks_tick(&s);
+	xpu_flame_init(&f);
+	struct xpu_flame_opts o = { .window = XPU_WIN_ALL, .min_frac = 0.01 };
+	REQUIRE(xpu_flame_build(&f, &s, &d, &o) == 0);
+	const struct xpu_flame_node *m = find_child(&f, 0, &d, "main");
+	REQUIRE(m);
+	CHECK(find_child(&f, (uint32_t)(m - f.nodes), &d, "hot") != NULL);
+	CHECK(find_child(&f, (uint32_t)(m - f.nodes), &d, "cold") == NULL);
+	CHECK_INT(m->value, ==, 1000);	/* the parent still counts it */
+	xpu_flame_free(&f);
+	xpu_stacks_free(&s);
+	xpu_dict_free(&d);
+}
+
+TEST(flame_can_group_by_process_name)
+{
+	struct xpu_dict d;
+	struct xpu_stacks s;
+	struct xpu_flame f;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_stacks_init(&s, 1) == 0);
+	const char *a[] = { "main" };
+	uint32_t st = stack(&d, 1, a);
+	xpu_stacks_add(&s, 1, 1, st, xpu_dict_cstr(&d, "python"), 3);
+	xpu_stacks_add(&s, 2, 2, st, xpu_dict_cstr(&d, "python"), 4);
+	xpu_stacks_add(&s, 3, 3, st, xpu_dict_cstr(&d, "bench"), 5);
+	xpu_stacks_tick(&s);
+	xpu_flame_init(&f);
+	struct xpu_flame_opts o = { .window = XPU_WIN_ALL, .per_process = 1 };
+	REQUIRE(xpu_flame_build(&f, &s, &d, &o) == 0);
+	uint32_t c = f.nodes[0].first_child;
+	REQUIRE(c);
+	CHECK_STR(xpu_dict_str_get(&d, f.nodes[c].label), "python");
+	CHECK_INT(f.nodes[c].value, ==, 7);
+	xpu_flame_free(&f);
+	xpu_stacks_free(&s);
+	xpu_dict_free(&d);
+}
+
+static const struct xpu_col cols[] = {
+	{ "PID", "pid", XPU_CELL_INT, 6, 0 },
+	{ "%CPU", "cpu", XPU_CELL_PCT, 6, 0 },
+	{ "COMMAND", "comm", XPU_CELL_STR, 10, XPU_COL_LEFT },
+};
+
+static void fill(struct xpu_table *t)
+{
+	const char *names[] = { "yes", "bash", "Xorg", "python3" };
+	double pct[] = { 99.0, 0.5, 3.0, 3.0 };
+	for (int i = 0; i < 4; i++) {
+		struct xpu_cell *c = xpu_table_add(t, 100 + i);
+		c[0].i = 100 + i;
+		c[1].d = pct[i];
+		c[2].s = xpu_table_strdup(t, names[i]);
+	}
+}
+
+TEST(table_sorts_numbers_descending_with_stable_ties)
+{
+	struct xpu_table t;
+	xpu_table_init(&t, cols, 3);
+	fill(&t);
+	xpu_table_sort(&t, 1, 0);
+	CHECK_INT(t.keys[0], ==, 100);
+	CHECK_INT(t.keys[1], ==, 102);	/* tie at 3.0: lower key first */
+	CHECK_INT(t.keys[2], ==, 103);
+	CHECK_INT(t.keys[3], ==, 101);
+	xpu_table_sort(&t, 1, 1);
+	CHECK_INT(t.keys[0], ==, 101);
+	xpu_table_free(&t);
+}
+
+TEST(table_sorts_text_ascending_ignoring_case)
+{
+	struct xpu_table t;
+	xpu_table_init(&t, cols, 3);
+	fill(&t);
+	xpu_table_sort(&t, 2, 0);
+	CHECK_STR(xpu_table_row(&t, 0)[2].s, "bash");
+	CHECK_STR(xpu_table_row(&t, 3)[2].s, "yes");
+	xpu_table_free(&t);
+}
+
+TEST(table_filter_matches_text_or_exact_numbers)
+{
+	struct xpu_table t;
+	xpu_table_init(&t, cols, 3);
+	fill(&t);
+	xpu_table_filter(&t, "PY");
+	CHECK_INT(t.nrows, ==, 1);
+	CHECK_INT(t.keys[0], ==, 103);
+	xpu_table_reset(&t);
+	fill(&t);
+	xpu_table_filter(&t, "101");
+	CHECK_INT(t.nrows, ==, 1);
+	CHECK_INT(t.keys[0], ==, 101);
+	xpu_table_reset(&t);
+	fill(&t);
+	xpu_table_filter(&t, "");
+	CHECK_INT(t.nrows, ==, 4);
+	xpu_table_free(&t);
+}
+
+TEST(table_text_survives_arena_growth)
+{
+	struct xpu_table t;
+	char name[64];
+	xpu_table_init(&t, cols, 3);
+	for (int i = 0; i < 2000; i++) {
+		struct xpu_cell *c = xpu_table_add(&t, i);
+		snprintf(name, sizeof(name), "process-number-%d", i);
+		c[2].s = xpu_table_strdup(&t, name);
+	}
+	CHECK_STR(xpu_table_row(&t, 7)[2].s, "process-number-7");
+	CHECK_STR(xpu_table_row(&t, 1999)[2].s, "process-number-1999");
+	xpu_table_free(&t);
+}
+
+TEST(cells_format_durations_sizes_and_unknowns)
+{
+	char buf[32];
+	struct xpu_col ns = { "T", "t", XPU_CELL_NS, 8, 0 }, by = { "B", "b", XPU_CELL_BYTES, 8, 0 };
+	struct xpu_cell c = { .i = 1500 };
+	xpu_cell_format(&ns, &c, buf, sizeof(buf));
+	CHECK_STR(buf, "1500ns");
+	c.i = 2500000;
+	xpu_cell_format(&ns, &c, buf, sizeof(buf));
+	CHECK_STR(buf, "2500.0us");
+	c.i = 25000000;
+	xpu_cell_format(&ns, &c, buf, sizeof(buf));
+	CHECK_STR(buf, "25.0ms");
+	c.i = 3 << 20;
+	xpu_cell_format(&by, &c, buf, sizeof(buf));
+	CHECK_STR(buf, "3072.0K");
+	c.na = 1;
+	xpu_cell_format(&by, &c, buf, sizeof(buf));
+	CHECK_STR(buf, "N/A");
+}
