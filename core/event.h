@@ -1,0 +1,136 @@
+/* The one normalized event type that flows from every source to the models.
+ *
+ * Sources (BPF rings, the injection channel, a replay file) decode their raw
+ * records into struct xpu_event; the recorder writes them as they are; models
+ * only ever see this.  Strings, frames and stacks travel as ids into the
+ * session's dictionary (core/dict.h), so an event has a fixed size.
+ */
+#ifndef XPU_EVENT_H
+#define XPU_EVENT_H
+
+#include <stdint.h>
+
+struct xpu_dict;
+
+enum xpu_ev_type {
+	XPU_EV_NONE = 0,
+	XPU_EV_TICK = 1,	/* a refresh boundary: models close their buckets */
+	XPU_EV_CPU_SAMPLE = 2,	/* one on-CPU sample with its stack */
+	XPU_EV_DROP = 3,	/* a source lost records (count since the last DROP) */
+	XPU_EV_PROC_EXIT = 4,	/* a process (thread group) exited */
+	XPU_EV_GPU_LAUNCH = 5,	/* a kernel launch API call with its CPU stack */
+	XPU_EV_GPU_KERNEL = 6,	/* one GPU kernel execution (CUPTI activity) */
+	XPU_EV_GPU_MEMCPY = 7,	/* one GPU memory copy or set (CUPTI activity) */
+	XPU_EV_GPU_PROC = 8,	/* an injected process connected, left or reported */
+	XPU_EV_NPU_IOCTL = 9,	/* one ioctl on an accel device: nr, result, latency */
+	XPU_EV_NPU_IPC = 10,	/* firmware IPC message sent or received */
+	XPU_EV_NPU_JOB = 11,	/* job submitted, completed or aborted */
+	XPU_EV_NPU_MEM = 12,	/* buffer create, MMU map/unmap, bind */
+	XPU_EV_NPU_PM = 13,	/* power management, recovery, reset */
+	XPU_EV_NPU_L0 = 14,	/* a Level Zero API call */
+	XPU_EV_NPU_BUSY = 15,	/* device busy time read from sysfs */
+	XPU_EV_TYPE_MAX
+};
+
+/* Which source produced an event; indexes per-source counters. */
+enum xpu_src_id {
+	XPU_SRC_CPU = 0,
+	XPU_SRC_GPU = 1,
+	XPU_SRC_NPU = 2,
+	XPU_SRC_MAX
+};
+
+struct xpu_ev_tick {
+	uint64_t wall_ns;	/* CLOCK_REALTIME at the tick, for display */
+	uint64_t interval_ns;	/* time since the previous tick */
+};
+
+struct xpu_ev_cpu_sample {
+	uint32_t stack;		/* dict stack id, root -> leaf (user then kernel) */
+	uint32_t comm;		/* dict string: process (group leader) name */
+	uint32_t tcomm;		/* dict string: thread name */
+	uint32_t uid;
+	uint32_t user;		/* dict string: user name resolved at capture */
+	uint32_t cpu;
+};
+
+struct xpu_ev_drop {
+	uint32_t source;	/* enum xpu_src_id */
+	uint32_t what;		/* source-specific reason, 0 = ring full */
+	uint64_t count;
+};
+
+/* GPU payloads: time is the launch time (LAUNCH) or kernel start (KERNEL). */
+struct xpu_ev_gpu_launch {
+	uint32_t corr;		/* CUPTI correlation id */
+	uint32_t stack;		/* dict stack of the launching thread, 0 = none */
+	uint32_t api;		/* dict string: launch API name */
+	uint32_t comm;
+	uint32_t flags;		/* XPU_GPU_LAUNCH_* */
+	uint32_t pad;
+};
+
+struct xpu_ev_gpu_kernel {
+	uint64_t end;		/* CLOCK_MONOTONIC ns */
+	uint32_t corr;
+	uint32_t name;		/* dict string: kernel name (mangled) */
+	uint32_t device;
+	uint32_t stream;
+	uint32_t graph;		/* CUDA graph id, 0 = not a graph launch */
+	uint32_t comm;
+};
+
+struct xpu_ev_gpu_memcpy {
+	uint64_t end;
+	uint64_t bytes;
+	uint32_t device;
+	uint32_t kind;		/* CUPTI memcpy kind, or XPU_GPU_MEMSET */
+	uint32_t corr;
+	uint32_t comm;
+};
+
+struct xpu_ev_gpu_proc {
+	uint32_t state;		/* XPU_GPU_PROC_* */
+	uint32_t comm;
+	uint64_t dropped;	/* records the library dropped since it started */
+	uint32_t version;	/* wire format version the library speaks */
+	uint32_t pad;
+};
+
+/* NPU payloads; see core/model_npu.h for the meaning of each code. */
+struct xpu_ev_npu {
+	uint32_t code;		/* ioctl nr, IPC message type, job event, ... */
+	int32_t result;		/* return value / status / errno (negative) */
+	uint64_t dur_ns;	/* latency where known */
+	uint64_t arg;		/* size, job id, address, ... */
+	uint32_t comm;
+	uint32_t aux;		/* engine, context, direction, ... */
+};
+
+struct xpu_event {
+	uint16_t type;		/* enum xpu_ev_type */
+	uint16_t source;	/* enum xpu_src_id */
+	uint32_t pid;		/* thread group id; 0 where not tied to a process */
+	uint32_t tid;
+	uint32_t pad;
+	uint64_t time;		/* CLOCK_MONOTONIC ns, shared with bpf_ktime_get_ns() */
+	union {
+		struct xpu_ev_tick tick;
+		struct xpu_ev_cpu_sample cpu;
+		struct xpu_ev_drop drop;
+		struct xpu_ev_gpu_launch launch;
+		struct xpu_ev_gpu_kernel kernel;
+		struct xpu_ev_gpu_memcpy memcpy;
+		struct xpu_ev_gpu_proc gproc;
+		struct xpu_ev_npu npu;
+		uint8_t raw[40];
+	};
+};
+
+_Static_assert(sizeof(struct xpu_event) == 64, "xpu_event is part of the recording format");
+
+/* Checks an event's type, source and that every id it carries exists in dict.
+ * Returns 0, or -1 with a reason in why. */
+int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *dict, const char **why);
+
+#endif

@@ -1,0 +1,127 @@
+#include "session.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "record.h"
+#include "source.h"
+
+void xpu_session_init(struct xpu_session *s)
+{
+	memset(s, 0, sizeof(*s));
+	xpu_dict_init(&s->dict);
+	gethostname(s->host, sizeof(s->host) - 1);
+	snprintf(s->source_name, sizeof(s->source_name), "live");
+}
+
+int xpu_session_start(struct xpu_session *s, const struct xpu_session_cfg *cfg)
+{
+	s->cfg = *cfg;
+	if (xpu_cpu_model_init(&s->cpu, cfg->sample_hz, xpu_window_ticks(cfg)) < 0) {
+		xpu_err("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+void xpu_session_free(struct xpu_session *s)
+{
+	for (int i = 0; i < s->nsources; i++)
+		xpu_source_destroy(s->sources[i]);
+	if (s->rec && xpu_rec_close(s->rec) < 0)
+		xpu_err("the recording could not be completed (disk full?)");
+	xpu_cpu_model_free(&s->cpu);
+	xpu_dict_free(&s->dict);
+	memset(s, 0, sizeof(*s));
+}
+
+int xpu_session_add_source(struct xpu_session *s, struct xpu_source *src)
+{
+	if (s->nsources == XPU_MAX_SOURCES)
+		return -1;
+	s->sources[s->nsources++] = src;
+	return 0;
+}
+
+void xpu_session_status(struct xpu_session *s, enum xpu_src_id src, enum xpu_src_state state,
+			const char *fmt, ...)
+{
+	va_list ap;
+	if (src >= XPU_SRC_MAX)
+		return;
+	s->status[src].state = state;
+	va_start(ap, fmt);
+	vsnprintf(s->status[src].text, sizeof(s->status[src].text), fmt, ap);
+	va_end(ap);
+}
+
+static void record(struct xpu_session *s, const struct xpu_event *ev)
+{
+	if (!s->rec || s->rec_failed)
+		return;
+	int rc = xpu_rec_write(s->rec, ev);
+	if (rc == -EINVAL) {	/* one malformed event: leave it out, keep recording */
+		s->rec_invalid++;
+		return;
+	}
+	if (rc == 0 && ev->type == XPU_EV_TICK)
+		rc = xpu_rec_flush(s->rec);
+	if (rc < 0) {
+		s->rec_failed = 1;
+		xpu_err("recording stopped: cannot write the recording: %s", strerror(-rc));
+	}
+}
+
+static void on_tick(struct xpu_session *s, const struct xpu_event *ev)
+{
+	s->ticks++;
+	s->last_tick_mono = ev->time;
+	s->last_tick_wall = ev->tick.wall_ns;
+	s->last_interval = ev->tick.interval_ns;
+	s->events_last = s->events_open;
+	s->events_open = 0;
+	s->dropped_last = s->dropped_open;
+	s->dropped_open = 0;
+	xpu_cpu_model_tick(&s->cpu, ev->tick.interval_ns);
+}
+
+void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
+{
+	record(s, ev);
+	switch (ev->type) {
+	case XPU_EV_TICK:
+		on_tick(s, ev);
+		return;
+	case XPU_EV_DROP:
+		s->dropped_total += ev->drop.count;
+		s->dropped_open += ev->drop.count;
+		if (ev->drop.source < XPU_SRC_MAX)
+			s->dropped_by_src[ev->drop.source] += ev->drop.count;
+		return;
+	case XPU_EV_CPU_SAMPLE:
+		if (xpu_cpu_model_sample(&s->cpu, ev) < 0)
+			xpu_err("out of memory in the CPU model");
+		break;
+	case XPU_EV_PROC_EXIT:
+		xpu_cpu_model_exit(&s->cpu, ev->pid);
+		break;
+	default:
+		break;
+	}
+	s->events_total++;
+	s->events_open++;
+}
+
+void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall)
+{
+	struct xpu_event ev = { .type = XPU_EV_TICK, .time = mono };
+	ev.tick.wall_ns = wall;
+	ev.tick.interval_ns = s->last_tick_mono && mono > s->last_tick_mono
+				      ? mono - s->last_tick_mono
+				      : s->cfg.interval_ns;
+	xpu_session_emit(s, &ev);
+}

@@ -1,0 +1,71 @@
+/* A monitoring session: the dictionary, the models, the sources feeding them
+ * and the recorder.  xpu_session_emit() is the event stream: every event from
+ * every source (live or replayed) passes through it once, is recorded, and is
+ * dispatched to the models. */
+#ifndef XPU_SESSION_H
+#define XPU_SESSION_H
+
+#include <stdint.h>
+
+#include "dict.h"
+#include "event.h"
+#include "model_cpu.h"
+#include "snapshot.h"
+
+struct xpu_rec_writer;
+struct xpu_source;
+
+#define XPU_MAX_SOURCES 8
+
+struct xpu_session_cfg {
+	uint32_t sample_hz;
+	uint64_t interval_ns;	/* refresh interval */
+	uint64_t window_ns;	/* length of the recent window */
+};
+
+struct xpu_session {
+	struct xpu_dict dict;
+	struct xpu_session_cfg cfg;
+	struct xpu_cpu_model cpu;
+
+	struct xpu_source *sources[XPU_MAX_SOURCES];
+	int nsources;
+	struct xpu_rec_writer *rec;
+	int rec_failed;
+	uint64_t rec_invalid;	/* events the recorder refused as malformed */
+
+	/* stream counters */
+	uint64_t events_total, events_open, events_last;
+	uint64_t dropped_total, dropped_open, dropped_last;
+	uint64_t dropped_by_src[XPU_SRC_MAX];
+	uint64_t ticks;
+	uint64_t last_tick_mono, last_tick_wall, last_interval;
+
+	uint32_t ncpus;
+	char host[64];
+	int replay, replay_done;
+	char source_name[128];
+	struct xpu_src_status status[XPU_SRC_MAX];
+};
+
+/* Two steps, because a replay learns its configuration from the recording,
+ * which is read into the session's dictionary. */
+void xpu_session_init(struct xpu_session *s);
+int xpu_session_start(struct xpu_session *s, const struct xpu_session_cfg *cfg);
+void xpu_session_free(struct xpu_session *s);
+/* Passes one event down the stream: recorder, then models. */
+void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev);
+/* Emits a TICK at mono (CLOCK_MONOTONIC) / wall (CLOCK_REALTIME) ns. */
+void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall);
+int xpu_session_add_source(struct xpu_session *s, struct xpu_source *src);
+/* Sets a view's source status line (printf-style). */
+void xpu_session_status(struct xpu_session *s, enum xpu_src_id src, enum xpu_src_state state,
+			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static inline uint32_t xpu_window_ticks(const struct xpu_session_cfg *c)
+{
+	uint64_t n = c->interval_ns ? (c->window_ns + c->interval_ns - 1) / c->interval_ns : 1;
+	return n ? (uint32_t)n : 1;
+}
+
+#endif

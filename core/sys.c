@@ -1,0 +1,187 @@
+#include "sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "err.h"
+
+uint64_t xpu_now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t xpu_now_wall(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Parses "0-3,5,7-8". */
+int xpu_sys_online_cpus(int **cpus)
+{
+	char buf[4096];
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	int cap = 64, count = 0;
+	int *v = malloc(cap * sizeof(int));
+	if (!v)
+		return -ENOMEM;
+	for (char *p = buf; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+		if (end == p || a < 0)
+			goto bad;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a || b > 65535)
+				goto bad;
+		}
+		for (long c = a; c <= b; c++) {
+			if (count == cap) {
+				int *w = realloc(v, (cap *= 2) * sizeof(int));
+				if (!w)
+					goto bad;
+				v = w;
+			}
+			v[count++] = (int)c;
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	*cpus = v;
+	return count;
+bad:
+	free(v);
+	return -EINVAL;
+}
+
+int xpu_sys_check_root(void)
+{
+	if (geteuid() == 0)
+		return 0;
+	xpu_err("xputop needs root to load its BPF programs and sample every process: run it with sudo "
+		"(or replay a recording with -r FILE, which needs no privileges)");
+	return -1;
+}
+
+int xpu_sys_check_btf(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		return 0;
+	xpu_err("this kernel exposes no BTF (/sys/kernel/btf/vmlinux is missing): xputop needs a kernel "
+		"built with CONFIG_DEBUG_INFO_BTF=y (most distribution kernels since 5.4 are)");
+	return -1;
+}
+
+int xpu_sys_tracefs(void)
+{
+	static const char *dir = "/sys/kernel/tracing";
+	char path[64];
+	snprintf(path, sizeof(path), "%s/events", dir);
+	if (access(path, F_OK) == 0)
+		return 0;
+	if (mount("nodev", dir, "tracefs", 0, NULL) == 0 && access(path, F_OK) == 0) {
+		xpu_info("mounted tracefs on %s", dir);
+		return 0;
+	}
+	xpu_err("tracefs is not mounted and could not be mounted (%s): run 'mount -t tracefs nodev %s' "
+		"as root", strerror(errno), dir);
+	return -1;
+}
+
+static int verbose_libbpf;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	if (level == LIBBPF_DEBUG && verbose_libbpf < 2)
+		return 0;
+	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	while (n > 0 && n < (int)sizeof(msg) && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	xpu_log(verbose_libbpf ? XPU_LOG_INFO : XPU_LOG_DEBUG, "libbpf: %s", msg);
+	return 0;
+}
+
+void xpu_sys_libbpf_logging(int verbose)
+{
+	verbose_libbpf = verbose;
+	libbpf_set_print(libbpf_print);
+}
+
+const char *xpu_sys_bpf_hint(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		return "permission denied: run xputop as root (it needs CAP_BPF and CAP_PERFMON); "
+		       "if it is root already, kernel lockdown or a security module is refusing BPF";
+	case ENOENT:
+		return "a kernel hook it needs does not exist on this kernel";
+	case EINVAL:
+	case E2BIG:
+		return "the kernel rejected the program (run with -v to see the verifier's log)";
+	case ENOSPC:
+	case ENOMEM:
+		return "out of memory for BPF maps";
+	default:
+		return strerror(err);
+	}
+}
+
+int xpu_sys_invoking_user(uid_t *uid, gid_t *gid)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	char *end;
+	if (geteuid() != 0 || !u || !g)
+		return -1;
+	unsigned long a = strtoul(u, &end, 10);
+	if (*u == '\0' || *end)
+		return -1;
+	unsigned long b = strtoul(g, &end, 10);
+	if (*g == '\0' || *end)
+		return -1;
+	*uid = (uid_t)a;
+	*gid = (gid_t)b;
+	return 0;
+}
+
+const char *xpu_sys_user_name(uint32_t uid)
+{
+	static struct { uint32_t uid; char name[33]; } cache[64];
+	static unsigned n, next;
+	for (unsigned i = 0; i < n; i++)
+		if (cache[i].uid == uid)
+			return cache[i].name;
+	unsigned slot = n < 64 ? n++ : next++ % 64;
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+	cache[slot].uid = uid;
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		snprintf(cache[slot].name, sizeof(cache[slot].name), "%s", res->pw_name);
+	else
+		snprintf(cache[slot].name, sizeof(cache[slot].name), "%u", uid);
+	return cache[slot].name;
+}

@@ -1,0 +1,31 @@
+/* Facts about the machine and the checks xputop makes before it starts. */
+#ifndef XPU_SYS_H
+#define XPU_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+uint64_t xpu_now_mono(void);	/* CLOCK_MONOTONIC ns (bpf_ktime_get_ns's clock) */
+uint64_t xpu_now_wall(void);	/* CLOCK_REALTIME ns */
+
+/* Online CPU numbers from /sys/devices/system/cpu/online.  Returns the count
+ * (cpus is malloc'ed) or -errno. */
+int xpu_sys_online_cpus(int **cpus);
+
+/* 0, or -1 with a message saying what is missing and what to do. */
+int xpu_sys_check_root(void);
+int xpu_sys_check_btf(void);
+/* Makes sure tracefs is mounted (mounting it if needed); 0 or -1 with a message. */
+int xpu_sys_tracefs(void);
+/* Routes libbpf's messages to the error channel (warnings as debug, unless verbose). */
+void xpu_sys_libbpf_logging(int verbose);
+/* Explains a failed BPF load/attach: returns a sentence for the error. */
+const char *xpu_sys_bpf_hint(int err);
+
+/* The user who ran sudo (SUDO_UID/SUDO_GID) when we are root, else -1. */
+int xpu_sys_invoking_user(uid_t *uid, gid_t *gid);
+/* User name for a uid (cached lookups; the number as text if unknown). */
+const char *xpu_sys_user_name(uint32_t uid);
+
+#endif
