@@ -1,0 +1,197 @@
+#include "model_cpu.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dict.h"
+#include "event.h"
+#include "table.h"
+
+const struct xpu_col xpu_cpu_cols[XPU_CPU_NCOLS] = {
+	[XPU_CPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
+	[XPU_CPU_COL_TID] = { "TID", "tid", XPU_CELL_INT, 7, XPU_COL_HIDDEN },
+	[XPU_CPU_COL_USER] = { "USER", "user", XPU_CELL_STR, 9, XPU_COL_LEFT },
+	[XPU_CPU_COL_PCT] = { "%CPU", "cpu_pct", XPU_CELL_PCT, 6, 0 },
+	[XPU_CPU_COL_AVG] = { "AVG%", "avg_pct", XPU_CELL_PCT, 6, 0 },
+	[XPU_CPU_COL_SAMPLES] = { "SAMPLES", "samples", XPU_CELL_INT, 8, 0 },
+	[XPU_CPU_COL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_FLEX },
+};
+
+const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS] = {
+	[XPU_CPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
+	[XPU_CPU_COL_TID] = { "TID", "tid", XPU_CELL_INT, 7, 0 },
+	[XPU_CPU_COL_USER] = { "USER", "user", XPU_CELL_STR, 9, XPU_COL_LEFT },
+	[XPU_CPU_COL_PCT] = { "%CPU", "cpu_pct", XPU_CELL_PCT, 6, 0 },
+	[XPU_CPU_COL_AVG] = { "AVG%", "avg_pct", XPU_CELL_PCT, 6, 0 },
+	[XPU_CPU_COL_SAMPLES] = { "SAMPLES", "samples", XPU_CELL_INT, 8, 0 },
+	[XPU_CPU_COL_COMM] = { "THREAD", "comm", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_FLEX },
+};
+
+struct key { uint32_t pid, tid; };
+
+static int task_eq(const void *ctx, uint32_t i, const void *k)
+{
+	const struct xpu_cpu_model *m = ctx;
+	const struct key *key = k;
+	return m->tasks[i].pid == key->pid && m->tasks[i].tid == key->tid;
+}
+
+static uint64_t task_hash(uint32_t pid, uint32_t tid)
+{
+	return xpu_hash_u64(((uint64_t)pid << 32) | tid);
+}
+
+int xpu_cpu_model_init(struct xpu_cpu_model *m, uint32_t hz, uint32_t window_ticks)
+{
+	memset(m, 0, sizeof(*m));
+	m->hz = hz ? hz : 1;
+	m->window = window_ticks ? window_ticks : 1;
+	xpu_htab_init(&m->idx);
+	m->tick_lens = calloc(m->window, sizeof(uint64_t));
+	if (!m->tick_lens || xpu_stacks_init(&m->stacks, m->window) < 0) {
+		xpu_cpu_model_free(m);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void xpu_cpu_model_free(struct xpu_cpu_model *m)
+{
+	for (uint32_t i = 0; i < m->ntasks; i++)
+		free(m->tasks[i].ring);
+	free(m->tasks);
+	free(m->tick_lens);
+	xpu_htab_free(&m->idx);
+	xpu_stacks_free(&m->stacks);
+	memset(m, 0, sizeof(*m));
+}
+
+static struct xpu_cpu_task *task_get(struct xpu_cpu_model *m, uint32_t pid, uint32_t tid)
+{
+	struct key k = { pid, tid };
+	uint64_t h = task_hash(pid, tid);
+	uint32_t i = xpu_htab_find(&m->idx, h, task_eq, m, &k);
+	if (i != UINT32_MAX)
+		return &m->tasks[i];
+	if (m->ntasks == m->cap) {
+		uint32_t cap = m->cap ? m->cap * 2 : 128;
+		void *p = realloc(m->tasks, (size_t)cap * sizeof(*m->tasks));
+		if (!p)
+			return NULL;
+		m->tasks = p;
+		m->cap = cap;
+	}
+	struct xpu_cpu_task *t = &m->tasks[m->ntasks];
+	*t = (struct xpu_cpu_task){ .pid = pid, .tid = tid };
+	t->ring = calloc(m->window, sizeof(uint32_t));
+	if (!t->ring || xpu_htab_put(&m->idx, h, m->ntasks) < 0) {
+		free(t->ring);
+		return NULL;
+	}
+	m->ntasks++;
+	return t;
+}
+
+int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev)
+{
+	const struct xpu_ev_cpu_sample *s = &ev->cpu;
+	struct xpu_cpu_task *p = task_get(m, ev->pid, 0);
+	if (!p)
+		return -ENOMEM;
+	p->comm = s->comm;
+	p->user = s->user;
+	p->uid = s->uid;
+	p->exited = 0;
+	p->open++;
+	struct xpu_cpu_task *t = task_get(m, ev->pid, ev->tid);
+	if (!t)
+		return -ENOMEM;
+	t->comm = s->tcomm;
+	t->user = s->user;
+	t->uid = s->uid;
+	t->open++;
+	m->samples_open++;
+	return xpu_stacks_add(&m->stacks, ev->pid, ev->tid, s->stack, s->comm, 1);
+}
+
+void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
+{
+	struct key k = { pid, 0 };
+	uint32_t i = xpu_htab_find(&m->idx, task_hash(pid, 0), task_eq, m, &k);
+	if (i != UINT32_MAX)
+		m->tasks[i].exited = 1;
+}
+
+void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns)
+{
+	uint32_t slot = m->head;
+	int full = m->filled == m->window;
+
+	for (uint32_t i = 0; i < m->ntasks; i++) {
+		struct xpu_cpu_task *t = &m->tasks[i];
+		if (full)
+			t->recent -= t->ring[slot];
+		t->ring[slot] = (uint32_t)t->open;
+		t->recent += t->open;
+		t->total += t->open;
+		t->last = t->open;
+		t->open = 0;
+	}
+	if (full)
+		m->window_ns -= m->tick_lens[slot];
+	else
+		m->filled++;
+	m->tick_lens[slot] = interval_ns;
+	m->window_ns += interval_ns;
+	m->tick_ns = interval_ns;
+	m->total_ns += interval_ns;
+	m->head = (slot + 1) % m->window;
+	m->samples_last = m->samples_open;
+	m->samples_total += m->samples_open;
+	m->samples_open = 0;
+	xpu_stacks_tick(&m->stacks);
+}
+
+const struct xpu_cpu_task *xpu_cpu_model_task(const struct xpu_cpu_model *m, uint32_t pid,
+					      uint32_t tid)
+{
+	struct key k = { pid, tid };
+	uint32_t i = xpu_htab_find(&m->idx, task_hash(pid, tid), task_eq, m, &k);
+	return i == UINT32_MAX ? NULL : &m->tasks[i];
+}
+
+/* Percent of one CPU: samples over what a fully busy CPU gives in ns. */
+static double pct(uint64_t samples, uint32_t hz, uint64_t ns)
+{
+	if (!ns)
+		return 0;
+	return (double)samples * 1e11 / ((double)hz * (double)ns);
+}
+
+int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
+			struct xpu_table *t, int threads, enum xpu_window w)
+{
+	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+
+	xpu_table_reset(t);
+	t->cols = threads ? xpu_cpu_thread_cols : xpu_cpu_cols;
+	t->ncols = XPU_CPU_NCOLS;
+	for (uint32_t i = 0; i < m->ntasks; i++) {
+		const struct xpu_cpu_task *k = &m->tasks[i];
+		uint64_t n = w == XPU_WIN_ALL ? k->total : k->recent;
+		if (!n || (threads ? k->tid == 0 : k->tid != 0))
+			continue;
+		struct xpu_cell *c = xpu_table_add(t, threads ? k->tid : k->pid);
+		if (!c)
+			return -ENOMEM;
+		c[XPU_CPU_COL_PID].i = k->pid;
+		c[XPU_CPU_COL_TID].i = k->tid;
+		c[XPU_CPU_COL_USER].s = xpu_dict_str_get(d, k->user);
+		c[XPU_CPU_COL_PCT].d = pct(k->last, m->hz, m->tick_ns);
+		c[XPU_CPU_COL_AVG].d = pct(n, m->hz, span);
+		c[XPU_CPU_COL_SAMPLES].i = (int64_t)n;
+		c[XPU_CPU_COL_COMM].s = xpu_dict_str_get(d, k->comm);
+	}
+	return 0;
+}

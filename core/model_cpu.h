@@ -1,0 +1,69 @@
+/* The CPU model: on-CPU samples per process and per thread, and their stacks.
+ *
+ * %CPU of a row is its samples in the last closed tick over what one fully
+ * busy CPU would have given (hz * tick length), as top reports it; AVG% is the
+ * same over the chosen window.  Stacks are kept per (pid, tid, stack) in an
+ * xpu_stacks so the flamegraph can show a process or one of its threads.
+ */
+#ifndef XPU_MODEL_CPU_H
+#define XPU_MODEL_CPU_H
+
+#include <stdint.h>
+
+#include "htab.h"
+#include "stacks.h"
+#include "table.h"
+
+struct xpu_dict;
+struct xpu_event;
+
+struct xpu_cpu_task {
+	uint32_t pid, tid;	/* tid 0: the process row */
+	uint32_t comm, user;	/* dict strings */
+	uint32_t uid;
+	uint32_t exited;
+	uint64_t open;		/* samples in the open tick */
+	uint64_t last;		/* samples in the last closed tick */
+	uint64_t recent;	/* samples in the window (closed ticks) */
+	uint64_t total;		/* samples since the start (closed ticks) */
+	uint32_t *ring;		/* per closed tick in the window */
+};
+
+struct xpu_cpu_model {
+	uint32_t hz;
+	uint32_t window;	/* ticks in the recent window */
+	uint32_t head, filled;
+	struct xpu_cpu_task *tasks;
+	uint32_t ntasks, cap;
+	struct xpu_htab idx;
+	struct xpu_stacks stacks;
+	uint64_t tick_ns;	/* length of the last closed tick */
+	uint64_t window_ns;	/* length of the closed ticks in the window */
+	uint64_t total_ns;	/* length of all closed ticks */
+	uint64_t *tick_lens;	/* per closed tick in the window */
+	uint64_t samples_open, samples_last, samples_total;
+};
+
+enum xpu_cpu_col {
+	XPU_CPU_COL_PID, XPU_CPU_COL_TID, XPU_CPU_COL_USER, XPU_CPU_COL_PCT, XPU_CPU_COL_AVG,
+	XPU_CPU_COL_SAMPLES, XPU_CPU_COL_COMM, XPU_CPU_NCOLS
+};
+extern const struct xpu_col xpu_cpu_cols[XPU_CPU_NCOLS];
+extern const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS];
+
+int xpu_cpu_model_init(struct xpu_cpu_model *m, uint32_t hz, uint32_t window_ticks);
+void xpu_cpu_model_free(struct xpu_cpu_model *m);
+/* Takes one CPU_SAMPLE event. Returns 0 or -ENOMEM. */
+int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev);
+void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid);
+/* Closes the open tick, which lasted interval_ns. */
+void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns);
+/* Fills a table (columns xpu_cpu_cols or xpu_cpu_thread_cols) with the rows
+ * that have samples in window w, unsorted; row keys are pids (tids). */
+int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
+			struct xpu_table *t, int threads, enum xpu_window w);
+/* The task (tid 0: the process), or NULL if never sampled. */
+const struct xpu_cpu_task *xpu_cpu_model_task(const struct xpu_cpu_model *m, uint32_t pid,
+					      uint32_t tid);
+
+#endif

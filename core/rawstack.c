@@ -1,0 +1,42 @@
+#include "rawstack.h"
+
+#include "dict.h"
+#include "symbolize.h"
+
+#define MAX_IPS 256
+
+static void reverse(uint32_t *v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n / 2; i++) {
+		uint32_t t = v[i];
+		v[i] = v[n - 1 - i];
+		v[n - 1 - i] = t;
+	}
+}
+
+uint32_t xpu_rawstack_intern(struct xpu_symbolizer *sym, struct xpu_dict *d, uint32_t pid,
+			     const uint64_t *uips, uint32_t un, const uint64_t *kips, uint32_t kn,
+			     const uint32_t *tail, uint32_t ntail)
+{
+	uint32_t frames[XPU_DICT_MAX_DEPTH];
+	uint32_t n = 0;
+
+	if (un > MAX_IPS)
+		un = MAX_IPS;
+	if (kn > MAX_IPS)
+		kn = MAX_IPS;
+	if (ntail > XPU_DICT_MAX_DEPTH - 2 * MAX_IPS)
+		ntail = XPU_DICT_MAX_DEPTH - 2 * MAX_IPS;
+	if (un) {
+		n += xpu_sym_user(sym, pid, uips, un, frames);
+		reverse(frames, n);
+	}
+	if (kn) {
+		uint32_t k = xpu_sym_kernel(sym, kips, kn, frames + n);
+		reverse(frames + n, k);
+		n += k;
+	}
+	for (uint32_t i = 0; i < ntail; i++)
+		frames[n++] = tail[i];
+	return xpu_dict_stack(d, frames, n);
+}

@@ -1,0 +1,18 @@
+/* Raw stacks from BPF (leaf-first instruction pointers) to dictionary stacks
+ * (root-first frame ids): user frames, then kernel frames, so a folded line
+ * reads main;...;write;entry_SYSCALL_64;...;leaf_[k]. */
+#ifndef XPU_RAWSTACK_H
+#define XPU_RAWSTACK_H
+
+#include <stdint.h>
+
+struct xpu_dict;
+struct xpu_symbolizer;
+
+/* Extra frames appended after the kernel frames (e.g. a launch API and a GPU
+ * kernel), root-first.  May be NULL/0. */
+uint32_t xpu_rawstack_intern(struct xpu_symbolizer *sym, struct xpu_dict *d, uint32_t pid,
+			     const uint64_t *uips, uint32_t un, const uint64_t *kips, uint32_t kn,
+			     const uint32_t *tail, uint32_t ntail);
+
+#endif

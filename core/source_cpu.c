@@ -1,0 +1,247 @@
+#include "source_cpu.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "cpu.h"
+#include "cpu.skel.h"
+#include "err.h"
+#include "rawstack.h"
+#include "session.h"
+#include "source.h"
+#include "symbolize.h"
+#include "sys.h"
+
+struct cpu_source {
+	struct xpu_source base;
+	struct cpu_bpf *skel;
+	struct ring_buffer *ring;
+	struct bpf_link **links;
+	int *pfds;
+	int ncpus;
+	struct xpu_session *sess;
+	struct xpu_symbolizer *sym;
+	uint64_t seen_drops;
+	uint64_t bad_records;
+};
+
+static uint32_t comm_str(struct xpu_dict *d, const char *comm)
+{
+	return xpu_dict_str(d, comm, strnlen(comm, XPU_COMM_LEN));
+}
+
+static int stack_depth(int32_t bytes)
+{
+	if (bytes <= 0)
+		return 0;
+	return bytes / 8 > XPU_CPU_MAX_DEPTH ? XPU_CPU_MAX_DEPTH : bytes / 8;
+}
+
+static void on_sample(struct cpu_source *c, const struct xpu_cpu_sample *r)
+{
+	struct xpu_dict *d = &c->sess->dict;
+	struct xpu_event ev = {
+		.type = XPU_EV_CPU_SAMPLE, .source = XPU_SRC_CPU,
+		.pid = r->pid, .tid = r->tid, .time = r->time_ns,
+	};
+	/* __u64 is unsigned long long, uint64_t unsigned long: the same 64 bits. */
+	ev.cpu.stack = xpu_rawstack_intern(c->sym, d, r->pid, (const uint64_t *)r->ustack,
+					   stack_depth(r->ulen), (const uint64_t *)r->kstack,
+					   stack_depth(r->klen), NULL, 0);
+	ev.cpu.comm = comm_str(d, r->comm);
+	ev.cpu.tcomm = comm_str(d, r->tcomm);
+	ev.cpu.uid = r->uid;
+	ev.cpu.user = xpu_dict_cstr(d, xpu_sys_user_name(r->uid));
+	ev.cpu.cpu = r->cpu;
+	xpu_session_emit(c->sess, &ev);
+}
+
+static void on_proc(struct cpu_source *c, const struct xpu_cpu_proc *r)
+{
+	if (r->type == XPU_CPU_REC_EXEC) {
+		xpu_sym_proc_exec(c->sym, r->pid);
+		return;
+	}
+	xpu_sym_proc_exit(c->sym, r->pid);
+	struct xpu_event ev = {
+		.type = XPU_EV_PROC_EXIT, .source = XPU_SRC_CPU, .pid = r->pid, .time = r->time_ns,
+	};
+	xpu_session_emit(c->sess, &ev);
+}
+
+/* Every record is checked for size and type before it is read. */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct cpu_source *c = ctx;
+	uint32_t type;
+
+	if (size < sizeof(type))
+		goto bad;
+	memcpy(&type, data, sizeof(type));
+	if (type == XPU_CPU_REC_SAMPLE && size >= sizeof(struct xpu_cpu_sample))
+		on_sample(c, data);
+	else if ((type == XPU_CPU_REC_EXEC || type == XPU_CPU_REC_EXIT) &&
+		 size >= sizeof(struct xpu_cpu_proc))
+		on_proc(c, data);
+	else
+		goto bad;
+	return 0;
+bad:
+	c->bad_records++;
+	return 0;
+}
+
+static int cpu_fd(struct xpu_source *src)
+{
+	struct cpu_source *c = (struct cpu_source *)src;
+	return ring_buffer__epoll_fd(c->ring);
+}
+
+static int cpu_drain(struct xpu_source *src, struct xpu_session *s)
+{
+	struct cpu_source *c = (struct cpu_source *)src;
+	int n = ring_buffer__consume(c->ring);
+	return n == -EINTR ? 0 : n;
+}
+
+static void cpu_tick(struct xpu_source *src, struct xpu_session *s)
+{
+	struct cpu_source *c = (struct cpu_source *)src;
+	uint64_t drops = c->skel->bss->dropped_samples + c->skel->bss->dropped_procs + c->bad_records;
+	if (drops > c->seen_drops) {
+		struct xpu_event ev = { .type = XPU_EV_DROP, .source = XPU_SRC_CPU };
+		ev.time = xpu_now_mono();
+		ev.drop.source = XPU_SRC_CPU;
+		ev.drop.count = drops - c->seen_drops;
+		c->seen_drops = drops;
+		xpu_session_emit(s, &ev);
+	}
+}
+
+static void cpu_destroy(struct xpu_source *src)
+{
+	struct cpu_source *c = (struct cpu_source *)src;
+	for (int i = 0; i < c->ncpus; i++) {
+		bpf_link__destroy(c->links[i]);
+		if (c->pfds[i] >= 0)
+			close(c->pfds[i]);
+	}
+	ring_buffer__free(c->ring);
+	cpu_bpf__destroy(c->skel);
+	free(c->links);
+	free(c->pfds);
+	free(c);
+}
+
+static int open_perf_event(int cpu, uint32_t hz)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(a),
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	return (int)syscall(__NR_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int attach_cpus(struct cpu_source *c, uint32_t hz)
+{
+	int *cpus = NULL;
+	int n = xpu_sys_online_cpus(&cpus);
+	if (n <= 0) {
+		xpu_err("cannot read the online CPUs from /sys/devices/system/cpu/online");
+		return -1;
+	}
+	c->links = calloc(n, sizeof(*c->links));
+	c->pfds = malloc(n * sizeof(int));
+	if (!c->links || !c->pfds) {
+		free(cpus);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		c->pfds[i] = open_perf_event(cpus[i], hz);
+		c->ncpus = i + 1;
+		if (c->pfds[i] < 0) {
+			int err = errno;
+			if (err == ENODEV)	/* went offline meanwhile */
+				continue;
+			xpu_err("cannot open a cpu-clock perf event on CPU %d: %s", cpus[i],
+				xpu_sys_bpf_hint(err));
+			free(cpus);
+			return -1;
+		}
+		c->links[i] = bpf_program__attach_perf_event(c->skel->progs.cpu_sample, c->pfds[i]);
+		if (!c->links[i]) {
+			xpu_err("cannot attach the CPU sampler on CPU %d: %s", cpus[i],
+				xpu_sys_bpf_hint(errno));
+			free(cpus);
+			return -1;
+		}
+	}
+	free(cpus);
+	return 0;
+}
+
+/* A ring that holds a few hundred milliseconds of samples on every CPU. */
+static uint32_t ring_size(int ncpus, uint32_t hz)
+{
+	uint64_t want = (uint64_t)ncpus * hz * sizeof(struct xpu_cpu_sample) / 2;
+	uint32_t sz = 4u << 20;
+	while (sz < want && sz < (256u << 20))
+		sz <<= 1;
+	return sz;
+}
+
+struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
+				      const struct xpu_cpu_source_opts *o)
+{
+	struct cpu_source *c = calloc(1, sizeof(*c));
+	int err;
+	if (!c)
+		return NULL;
+	c->base = (struct xpu_source){ "cpu", cpu_fd, cpu_drain, cpu_tick, cpu_destroy };
+	c->sess = s;
+	c->sym = sym;
+
+	c->skel = cpu_bpf__open();
+	if (!c->skel) {
+		xpu_err("cannot open the CPU sampler BPF object: %s", xpu_sys_bpf_hint(errno));
+		goto fail;
+	}
+	c->skel->rodata->filter_pids = o->npids > 0;
+	bpf_map__set_max_entries(c->skel->maps.events, ring_size(s->ncpus ? s->ncpus : 1, o->hz));
+	err = cpu_bpf__load(c->skel);
+	if (err) {
+		xpu_err("cannot load the CPU sampler BPF program: %s", xpu_sys_bpf_hint(err));
+		goto fail;
+	}
+	for (uint32_t i = 0; i < o->npids; i++) {
+		uint8_t one = 1;
+		bpf_map__update_elem(c->skel->maps.pids, &o->pids[i], sizeof(uint32_t), &one, 1, BPF_ANY);
+	}
+	c->ring = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_record, c, NULL);
+	if (!c->ring) {
+		xpu_err("cannot set up the CPU sample ring buffer: %s", xpu_sys_bpf_hint(errno));
+		goto fail;
+	}
+	if (attach_cpus(c, o->hz) < 0)
+		goto fail;
+	err = cpu_bpf__attach(c->skel);
+	if (err) {
+		xpu_err("cannot attach the exec/exit tracepoints: %s", xpu_sys_bpf_hint(err));
+		goto fail;
+	}
+	xpu_session_status(s, XPU_SRC_CPU, XPU_SRC_ACTIVE, "cpu-clock sampling at %u Hz on %d CPUs",
+			   o->hz, c->ncpus);
+	return &c->base;
+fail:
+	cpu_destroy(&c->base);
+	return NULL;
+}
