@@ -1,0 +1,17 @@
+/* Reading a whole file whose size is not known in advance (/proc files
+ * report 0), with a cap so a huge or endless file cannot exhaust memory.
+ */
+#ifndef XPU_READFILE_H
+#define XPU_READFILE_H
+
+#include <stddef.h>
+
+/* Reads fd to its end, at most max bytes, into a new NUL-terminated buffer
+ * (*len excludes the NUL).  Returns 0 when the end was reached, 1 when it
+ * stopped at max (the text is then cut after its last complete line), or
+ * -errno with *buf NULL. */
+int xpu_read_fd(int fd, size_t max, char **buf, size_t *len);
+/* The same for a path (opened read-only, close-on-exec). */
+int xpu_read_path(const char *path, size_t max, char **buf, size_t *len);
+
+#endif
