@@ -1,0 +1,816 @@
+#include "record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "dict.h"
+#include "err.h"
+#include "event.h"
+
+/* The numbers of docs/recording-format.md. */
+static const char rec_magic[8] = "XPUTOPRC";
+#define REC_MINOR 0			/* raised for additions an older reader can skip */
+#define HDR_FIXED 20			/* magic, version, header size, header checksum */
+#define HDR_META 44			/* where the metadata strings start */
+#define HDR_MIN (HDR_META + 3 * 2)	/* a version 1.0 header with empty strings */
+#define HDR_MAX 65536
+#define BLK_MAGIC 0x4b4c4258u		/* "XBLK" */
+#define BLK_HDR 16
+#define BLK_TARGET 65536		/* the writer closes a block before its payload passes this */
+#define BLK_MAX (4u << 20)		/* the largest payload a reader accepts */
+#define REC_HDR 4
+
+enum rec_type { REC_STRING = 1, REC_FRAME = 2, REC_STACK = 3, REC_EVENT = 4 };
+
+/* Events are stored as the struct is laid out in memory; that is the format
+ * only on a little-endian host with this layout. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the recording format is little-endian");
+_Static_assert(offsetof(struct xpu_event, time) == 16 && offsetof(struct xpu_event, raw) == 24,
+	       "struct xpu_event's layout is part of the recording format");
+
+static void put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint16_t get16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* The header's checksum covers the whole header but the checksum field. */
+static uint32_t header_crc(const uint8_t *h, uint32_t n)
+{
+	uLong c = crc32(crc32(0L, Z_NULL, 0), h, 16);
+	return (uint32_t)crc32(c, h + HDR_FIXED, n - HDR_FIXED);
+}
+
+/* A block's checksum covers its header's magic, length and count, then the payload. */
+static uint32_t block_crc(const uint8_t *hdr, const uint8_t *payload, uint32_t len)
+{
+	uLong c = crc32(crc32(0L, Z_NULL, 0), hdr, 12);
+	return (uint32_t)crc32(c, payload, len);
+}
+
+/* ---- writer ---- */
+
+struct xpu_rec_writer {
+	int fd;
+	const struct xpu_dict *dict;
+	uint32_t nstr, nframes, nstacks;	/* dictionary entries already recorded */
+	uint8_t *buf;				/* the open block: header, then payload */
+	size_t len, cap;
+	uint32_t nrec;
+	uint64_t written;			/* bytes in the file */
+	int err;				/* first failure; the recording ends there */
+};
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* At most size - 1 bytes, so that the reader's copy fits with its NUL. */
+static size_t put_str(uint8_t *p, const char *s, size_t size)
+{
+	size_t n = strnlen(s, size - 1);
+	put16(p, (uint16_t)n);
+	memcpy(p + 2, s, n);
+	return 2 + n;
+}
+
+/* h must hold HDR_MIN plus the three strings' sizes. */
+static size_t encode_header(uint8_t *h, const struct xpu_rec_meta *m)
+{
+	size_t n = HDR_META;
+	memcpy(h, rec_magic, sizeof(rec_magic));
+	put16(h + 8, XPU_REC_VERSION);
+	put16(h + 10, REC_MINOR);
+	put32(h + 20, m->sample_hz);
+	put32(h + 24, m->ncpus);
+	put64(h + 28, m->start_wall_ns);
+	put64(h + 36, m->interval_ns);
+	n += put_str(h + n, m->host, sizeof(m->host));
+	n += put_str(h + n, m->kernel, sizeof(m->kernel));
+	n += put_str(h + n, m->version, sizeof(m->version));
+	put32(h + 12, (uint32_t)n);
+	put32(h + 16, header_crc(h, (uint32_t)n));
+	return n;
+}
+
+/* A file that is there already is only reused when it is empty or a
+ * recording: a mistyped path must not destroy someone's data. */
+static int check_reusable(int fd, const char *path, char *err, size_t errlen)
+{
+	struct stat st, rst;
+	char magic[sizeof(rec_magic)];
+
+	if (fstat(fd, &st)) {
+		snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file; not writing to it", path);
+		return -1;
+	}
+	if (st.st_size == 0)
+		return 0;
+	/* The write-only fd cannot read; a second one must be the same file. */
+	int rfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (rfd < 0) {
+		snprintf(err, errlen, "cannot read %s to check that it is a recording: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	int same = !fstat(rfd, &rst) && rst.st_dev == st.st_dev && rst.st_ino == st.st_ino;
+	ssize_t n = same ? pread(rfd, magic, sizeof(magic), 0) : -1;
+	close(rfd);
+	if (n == (ssize_t)sizeof(magic) && memcmp(magic, rec_magic, sizeof(magic)) == 0)
+		return 0;
+	snprintf(err, errlen, "%s exists and is not an xputop recording; not overwriting it", path);
+	return -1;
+}
+
+static int parse_id(const char *s, unsigned long *v)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return errno || *end || *v >= UINT32_MAX ? -1 : 0;
+}
+
+/* Under sudo the recording belongs to the user who asked for it, not to root. */
+static void give_to_sudo_user(int fd, const char *path)
+{
+	unsigned long uid, gid;
+	if (geteuid() != 0 || parse_id(getenv("SUDO_UID"), &uid) ||
+	    parse_id(getenv("SUDO_GID"), &gid))
+		return;
+	if (fchown(fd, (uid_t)uid, (gid_t)gid))
+		xpu_warn("cannot give %s to uid %lu: %s", path, uid, strerror(errno));
+}
+
+/* Opens path for writing, emptied, or returns -1 with a message. */
+static int open_target(const char *path, char *err, size_t errlen)
+{
+	/* O_NONBLOCK only keeps a FIFO from hanging the open; it is refused next. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+	if (fd < 0 && errno == ELOOP) {
+		snprintf(err, errlen, "%s is a symbolic link; not following it", path);
+		return -1;
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (check_reusable(fd, path, err, errlen)) {
+		close(fd);
+		return -1;
+	}
+	if (ftruncate(fd, 0)) {
+		snprintf(err, errlen, "cannot truncate %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct xpu_rec_writer *xpu_rec_create(const char *path, const struct xpu_dict *dict,
+				      const struct xpu_rec_meta *meta, char *err, size_t errlen)
+{
+	uint8_t h[HDR_MIN + sizeof(meta->host) + sizeof(meta->kernel) + sizeof(meta->version)];
+	struct xpu_rec_writer *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (!w || !(w->buf = malloc(BLK_HDR + BLK_TARGET))) {
+		snprintf(err, errlen, "cannot record to %s: out of memory", path);
+		free(w);
+		return NULL;
+	}
+	w->dict = dict;
+	w->cap = BLK_HDR + BLK_TARGET;
+	w->len = BLK_HDR;
+	w->fd = open_target(path, err, errlen);
+	if (w->fd < 0) {
+		free(w->buf);
+		free(w);
+		return NULL;
+	}
+	give_to_sudo_user(w->fd, path);
+	w->written = encode_header(h, meta);
+	rc = write_all(w->fd, h, w->written);
+	if (rc) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+		xpu_rec_close(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* Makes room for a record of len payload bytes in the open block and writes
+ * its header.  Returns where the payload goes, or NULL with w->err set. */
+static uint8_t *reserve(struct xpu_rec_writer *w, enum rec_type type, size_t len)
+{
+	size_t need = REC_HDR + len;
+
+	if (w->err)
+		return NULL;
+	if (need > BLK_MAX) {
+		w->err = -E2BIG;
+		return NULL;
+	}
+	if (w->nrec && w->len + need > BLK_HDR + BLK_TARGET && xpu_rec_flush(w))
+		return NULL;
+	if (w->len + need > w->cap) {
+		uint8_t *b = realloc(w->buf, w->len + need);
+		if (!b) {
+			w->err = -ENOMEM;
+			return NULL;
+		}
+		w->buf = b;
+		w->cap = w->len + need;
+	}
+	uint8_t *p = w->buf + w->len;
+	put32(p, (uint32_t)type | (uint32_t)len << 8);
+	w->len += need;
+	w->nrec++;
+	return p + REC_HDR;
+}
+
+static int put_strings(struct xpu_rec_writer *w)
+{
+	while (w->nstr < xpu_dict_nstr(w->dict)) {
+		uint32_t id = w->nstr + 1, n = xpu_dict_str_len(w->dict, id);
+		uint8_t *p = reserve(w, REC_STRING, 4 + (size_t)n);
+		if (!p)
+			return w->err;
+		put32(p, id);
+		memcpy(p + 4, xpu_dict_str_get(w->dict, id), n);
+		w->nstr = id;
+	}
+	return 0;
+}
+
+static int put_frames(struct xpu_rec_writer *w)
+{
+	while (w->nframes < xpu_dict_nframes(w->dict)) {
+		uint32_t id = w->nframes + 1;
+		const struct xpu_frame *f = xpu_dict_frame_get(w->dict, id);
+		uint8_t *p = reserve(w, REC_FRAME, 16);
+		if (!p)
+			return w->err;
+		put32(p, id);
+		put32(p + 4, f->kind);
+		put32(p + 8, f->name);
+		put32(p + 12, f->module);
+		w->nframes = id;
+	}
+	return 0;
+}
+
+static int put_stacks(struct xpu_rec_writer *w)
+{
+	while (w->nstacks < xpu_dict_nstacks(w->dict)) {
+		uint32_t id = w->nstacks + 1, n;
+		const uint32_t *frames = xpu_dict_stack_get(w->dict, id, &n);
+		uint8_t *p = reserve(w, REC_STACK, 8 + (size_t)n * 4);
+		if (!p)
+			return w->err;
+		put32(p, id);
+		put32(p + 4, n);
+		if (n)
+			memcpy(p + 8, frames, (size_t)n * 4);
+		w->nstacks = id;
+	}
+	return 0;
+}
+
+int xpu_rec_write(struct xpu_rec_writer *w, const struct xpu_event *ev)
+{
+	const char *why;
+
+	/* Strings before frames before stacks: each kind refers to the one before. */
+	if (put_strings(w) || put_frames(w) || put_stacks(w))
+		return w->err;
+	/* An event the reader would call damage must not end up in the file. */
+	if (xpu_event_check(ev, w->dict, &why))
+		return -EINVAL;
+	uint8_t *p = reserve(w, REC_EVENT, sizeof(*ev));
+	if (!p)
+		return w->err;
+	memcpy(p, ev, sizeof(*ev));
+	return 0;
+}
+
+int xpu_rec_flush(struct xpu_rec_writer *w)
+{
+	if (w->err || !w->nrec)
+		return w->err;
+	uint32_t plen = (uint32_t)(w->len - BLK_HDR);
+	put32(w->buf, BLK_MAGIC);
+	put32(w->buf + 4, plen);
+	put32(w->buf + 8, w->nrec);
+	put32(w->buf + 12, block_crc(w->buf, w->buf + BLK_HDR, plen));
+	int rc = write_all(w->fd, w->buf, w->len);
+	if (rc)
+		return w->err = rc;
+	w->written += w->len;
+	w->len = BLK_HDR;
+	w->nrec = 0;
+	return 0;
+}
+
+int xpu_rec_close(struct xpu_rec_writer *w)
+{
+	if (!w)
+		return 0;
+	int rc = xpu_rec_flush(w);
+	if (close(w->fd) && !rc)
+		rc = -errno;
+	free(w->buf);
+	free(w);
+	return rc;
+}
+
+uint64_t xpu_rec_bytes(const struct xpu_rec_writer *w)
+{
+	return w->written + (w->nrec ? w->len : 0);
+}
+
+/* ---- reader ---- */
+
+struct xpu_rec_reader {
+	int fd;				/* the file, or -1 when reading mem */
+	const uint8_t *mem;
+	uint64_t size;
+	uint8_t *buf;			/* what fetch() read from the file */
+	size_t buf_cap;
+	struct xpu_dict *dict;
+	struct xpu_rec_meta meta;
+	int newer;			/* written by a newer minor version */
+	uint64_t skipped;
+	uint64_t first;			/* offset of the first block */
+	uint64_t next;			/* offset of the next block */
+	uint64_t block;			/* number of the current block (from 1), 0 before */
+	const uint8_t *pay, *p, *end;	/* the current payload and the cursor in it */
+	uint64_t pay_off;		/* file offset of pay */
+	uint32_t count, seen;		/* records the block says it holds, records read */
+	int failed;
+	char err[512];
+};
+
+struct block {
+	const uint8_t *pay;
+	uint32_t len, count;
+};
+
+static int fail(struct xpu_rec_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int fail(struct xpu_rec_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	r->failed = 1;
+	return -1;
+}
+
+#define damage(r, no, at, fmt, ...)                                                       \
+	fail(r, "damaged recording: block %llu at byte %llu: " fmt, (unsigned long long)(no), \
+	     (unsigned long long)(at), ##__VA_ARGS__)
+
+/* Returns len bytes at off (the caller checked that they lie inside the
+ * file), valid until the next fetch; NULL on a read error. */
+static const uint8_t *fetch(struct xpu_rec_reader *r, uint64_t off, size_t len)
+{
+	size_t got = 0;
+
+	if (r->fd < 0)
+		return r->mem + off;
+	if (len > r->buf_cap) {
+		uint8_t *b = realloc(r->buf, len);
+		if (!b) {
+			fail(r, "out of memory reading %zu bytes", len);
+			return NULL;
+		}
+		r->buf = b;
+		r->buf_cap = len;
+	}
+	while (got < len) {
+		ssize_t k = pread(r->fd, r->buf + got, len - got, (off_t)(off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			fail(r, "cannot read at byte %llu: %s", (unsigned long long)(off + got),
+			     k ? strerror(errno) : "the file has become shorter");
+			return NULL;
+		}
+		got += (size_t)k;
+	}
+	return r->buf;
+}
+
+static int get_str(const uint8_t **p, const uint8_t *end, char *dst, size_t size)
+{
+	if (end - *p < 2)
+		return -1;
+	size_t n = get16(*p);
+	if ((size_t)(end - *p - 2) < n)
+		return -1;
+	size_t keep = n < size - 1 ? n : size - 1;
+	memcpy(dst, *p + 2, keep);
+	dst[keep] = '\0';
+	*p += 2 + n;
+	return 0;
+}
+
+/* Bytes after the strings belong to newer minor versions and are ignored. */
+static int read_meta(struct xpu_rec_reader *r, const uint8_t *h, uint32_t hsize)
+{
+	struct xpu_rec_meta *m = &r->meta;
+	const uint8_t *p = h + HDR_META, *end = h + hsize;
+
+	m->sample_hz = get32(h + 20);
+	m->ncpus = get32(h + 24);
+	m->start_wall_ns = get64(h + 28);
+	m->interval_ns = get64(h + 36);
+	if (get_str(&p, end, m->host, sizeof(m->host)) ||
+	    get_str(&p, end, m->kernel, sizeof(m->kernel)) ||
+	    get_str(&p, end, m->version, sizeof(m->version)))
+		return fail(r, "damaged recording: a string in the header runs past its end");
+	return 0;
+}
+
+static int read_header(struct xpu_rec_reader *r)
+{
+	size_t have = r->size < HDR_MAX ? (size_t)r->size : HDR_MAX;
+	const uint8_t *h;
+
+	if (r->size == 0)
+		return fail(r, "the file is empty; it is not an xputop recording");
+	if (!(h = fetch(r, 0, have)))
+		return -1;
+	if (memcmp(h, rec_magic, have < sizeof(rec_magic) ? have : sizeof(rec_magic)))
+		return fail(r, "not an xputop recording (it does not start with \"XPUTOPRC\")");
+	if (have < HDR_FIXED)
+		return fail(r, "truncated recording: the file ends at byte %zu, inside the header", have);
+	unsigned major = get16(h + 8);
+	uint32_t hsize = get32(h + 12);
+	if (major > XPU_REC_VERSION)
+		return fail(r, "recording format version %u is newer than this xputop understands (%u)",
+			    major, XPU_REC_VERSION);
+	if (major < XPU_REC_VERSION)
+		return fail(r, "recording format version %u is not supported (this xputop reads %u)",
+			    major, XPU_REC_VERSION);
+	if (hsize < HDR_MIN || hsize > HDR_MAX)
+		return fail(r, "damaged recording: header size %u is impossible", hsize);
+	if (hsize > have)
+		return fail(r, "truncated recording: the header needs %u bytes, the file has %zu",
+			    hsize, have);
+	if (header_crc(h, hsize) != get32(h + 16))
+		return fail(r, "damaged recording: header checksum mismatch");
+	r->newer = get16(h + 10) > REC_MINOR;
+	r->first = r->next = hsize;
+	return read_meta(r, h, hsize);
+}
+
+/* Opening ends here: on failure the message goes to err and r is freed. */
+static struct xpu_rec_reader *finish_open(struct xpu_rec_reader *r, char *err, size_t errlen)
+{
+	if (!r->failed && (xpu_dict_nstr(r->dict) || xpu_dict_nframes(r->dict) ||
+			   xpu_dict_nstacks(r->dict)))
+		fail(r, "cannot replay into a dictionary that is not empty");
+	if (!r->failed && read_header(r) == 0)
+		return r;
+	snprintf(err, errlen, "%s", r->err);
+	xpu_rec_close_reader(r);
+	return NULL;
+}
+
+struct xpu_rec_reader *xpu_rec_open(const char *path, struct xpu_dict *dict, char *err,
+				    size_t errlen)
+{
+	struct xpu_rec_reader *r = calloc(1, sizeof(*r));
+	struct stat st;
+
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->dict = dict;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0 || fstat(r->fd, &st))
+		fail(r, "cannot open: %s", strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		fail(r, "not a regular file");
+	else
+		r->size = (uint64_t)st.st_size;
+	return finish_open(r, err, errlen);
+}
+
+struct xpu_rec_reader *xpu_rec_open_mem(const void *buf, size_t len, struct xpu_dict *dict,
+					char *err, size_t errlen)
+{
+	struct xpu_rec_reader *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->fd = -1;
+	r->mem = buf;
+	r->size = len;
+	r->dict = dict;
+	return finish_open(r, err, errlen);
+}
+
+/* Block no, at off, needs `need` bytes but the file ends first. */
+static int truncated(struct xpu_rec_reader *r, uint64_t off, uint64_t no, uint64_t need)
+{
+	char intact[64] = "no block is intact";
+
+	if (no == 2)
+		snprintf(intact, sizeof(intact), "the first block is intact");
+	else if (no > 2)
+		snprintf(intact, sizeof(intact), "the first %llu blocks are intact",
+			 (unsigned long long)(no - 1));
+	return fail(r, "truncated recording: ends inside block %llu at byte %llu (the block starts "
+		    "at byte %llu and needs %llu bytes); %s", (unsigned long long)no,
+		    (unsigned long long)r->size, (unsigned long long)off, (unsigned long long)need,
+		    intact);
+}
+
+/* Reads block number no at off and checks its framing and checksum. */
+static int load_block(struct xpu_rec_reader *r, uint64_t off, uint64_t no, struct block *b)
+{
+	uint8_t h[BLK_HDR];
+	uint64_t left = r->size - off;
+	const uint8_t *p;
+
+	if (left < BLK_HDR)
+		return truncated(r, off, no, BLK_HDR);
+	if (!(p = fetch(r, off, BLK_HDR)))
+		return -1;
+	memcpy(h, p, BLK_HDR);
+	if (get32(h) != BLK_MAGIC)
+		return damage(r, no, off, "no block starts here");
+	b->len = get32(h + 4);
+	b->count = get32(h + 8);
+	if (b->len > BLK_MAX)
+		return damage(r, no, off, "block length %u is over the limit of %u bytes", b->len,
+			      BLK_MAX);
+	if (b->len > left - BLK_HDR)
+		return truncated(r, off, no, BLK_HDR + (uint64_t)b->len);
+	if (!(b->pay = fetch(r, off + BLK_HDR, b->len)))
+		return -1;
+	if (block_crc(h, b->pay, b->len) != get32(h + 12))
+		return damage(r, no, off, "checksum mismatch");
+	return 0;
+}
+
+static int len_ok(enum rec_type type, uint32_t len)
+{
+	switch (type) {
+	case REC_STRING:
+		return len >= 4;
+	case REC_FRAME:
+		return len == 16;
+	case REC_STACK:
+		return len >= 8 && (len - 8) % 4 == 0 && (len - 8) / 4 <= XPU_DICT_MAX_DEPTH;
+	case REC_EVENT:
+		return len == sizeof(struct xpu_event);
+	}
+	return 1;
+}
+
+/* Checks the record at p (file offset at) in block no: that it lies inside
+ * the block and that its type and length go together. */
+static int record_at(struct xpu_rec_reader *r, uint64_t no, uint64_t at, const uint8_t *p,
+		     const uint8_t *end, uint32_t *type, uint32_t *len)
+{
+	if (end - p < REC_HDR)
+		return damage(r, no, at, "record header crosses the end of the block");
+	uint32_t word = get32(p);
+	*type = word & 0xff;
+	*len = word >> 8;
+	if (*len > (size_t)(end - p - REC_HDR))
+		return damage(r, no, at, "record of %u bytes crosses the end of the block", *len);
+	if (*type < REC_STRING || (*type > REC_EVENT && !r->newer))
+		return damage(r, no, at, "unknown record type %u", *type);
+	if (!len_ok(*type, *len))
+		return damage(r, no, at, "record of type %u cannot be %u bytes long", *type, *len);
+	return 0;
+}
+
+/* Checks that the block's records fill its payload exactly. */
+static int check_framing(struct xpu_rec_reader *r, uint64_t off, uint64_t no, const struct block *b)
+{
+	const uint8_t *p = b->pay, *end = b->pay + b->len;
+	uint32_t n = 0, type, len;
+
+	for (; p < end; p += REC_HDR + len, n++)
+		if (record_at(r, no, off + BLK_HDR + (uint64_t)(p - b->pay), p, end, &type, &len))
+			return -1;
+	if (n != b->count)
+		return damage(r, no, off, "the block says it holds %u records but holds %u", b->count, n);
+	return 0;
+}
+
+int xpu_rec_verify(struct xpu_rec_reader *r)
+{
+	struct block b;
+	uint64_t off = r->first, no = 1;
+
+	if (r->failed)
+		return -1;
+	if (r->block)
+		return fail(r, "xpu_rec_verify must come before the first xpu_rec_next");
+	for (; off < r->size; off += BLK_HDR + (uint64_t)b.len, no++)
+		if (load_block(r, off, no, &b) || check_framing(r, off, no, &b))
+			return -1;
+	return 0;
+}
+
+/* Moves to the next block: 1, 0 at the end of the recording, -1 on damage. */
+static int next_block(struct xpu_rec_reader *r)
+{
+	struct block b;
+
+	if (r->block && r->seen != r->count)
+		return damage(r, r->block, r->pay_off - BLK_HDR,
+			      "the block says it holds %u records but holds %u", r->count, r->seen);
+	if (r->next == r->size)
+		return 0;
+	if (load_block(r, r->next, r->block + 1, &b))
+		return -1;
+	r->block++;
+	r->pay_off = r->next + BLK_HDR;
+	r->next = r->pay_off + b.len;
+	r->pay = r->p = b.pay;
+	r->end = b.pay + b.len;
+	r->count = b.count;
+	r->seen = 0;
+	return 1;
+}
+
+/* A dictionary record must carry the next id, and interning it must give that id. */
+static int check_seq(struct xpu_rec_reader *r, uint64_t at, const char *what, uint32_t id,
+		     uint32_t count)
+{
+	if (id != count + 1)
+		return damage(r, r->block, at, "%s id %u is out of sequence (expected %u)", what, id,
+			      count + 1);
+	return 0;
+}
+
+static int interned(struct xpu_rec_reader *r, uint64_t at, const char *what, uint32_t id,
+		    uint32_t got)
+{
+	if (got == 0)
+		return fail(r, "out of memory reading the dictionary");
+	if (got != id)
+		return damage(r, r->block, at, "%s id %u repeats %s id %u", what, id, what, got);
+	return 0;
+}
+
+static int read_string(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p, uint32_t len)
+{
+	uint32_t id = get32(p);
+	if (check_seq(r, at, "string", id, xpu_dict_nstr(r->dict)))
+		return -1;
+	return interned(r, at, "string", id, xpu_dict_str(r->dict, (const char *)p + 4, len - 4));
+}
+
+static int read_frame(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p)
+{
+	uint32_t id = get32(p), kind = get32(p + 4), name = get32(p + 8), module = get32(p + 12);
+	uint32_t nstr = xpu_dict_nstr(r->dict);
+
+	if (check_seq(r, at, "frame", id, xpu_dict_nframes(r->dict)))
+		return -1;
+	if (kind >= XPU_FRAME_KIND_MAX)
+		return damage(r, r->block, at, "frame %u has unknown kind %u", id, kind);
+	if (name > nstr || module > nstr)
+		return damage(r, r->block, at, "frame %u refers to a string id not defined yet", id);
+	return interned(r, at, "frame", id, xpu_dict_frame(r->dict, kind, name, module));
+}
+
+static int read_stack(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p, uint32_t len)
+{
+	uint32_t frames[XPU_DICT_MAX_DEPTH];
+	uint32_t id = get32(p), n = get32(p + 4);
+
+	if (len != 8 + 4 * (uint64_t)n)
+		return damage(r, r->block, at, "stack record of %u bytes cannot hold %u frames", len, n);
+	if (check_seq(r, at, "stack", id, xpu_dict_nstacks(r->dict)))
+		return -1;
+	memcpy(frames, p + 8, (size_t)n * 4);
+	for (uint32_t i = 0; i < n; i++)
+		if (frames[i] == 0 || frames[i] > xpu_dict_nframes(r->dict))
+			return damage(r, r->block, at, "stack %u refers to frame id %u, not defined yet",
+				      id, frames[i]);
+	return interned(r, at, "stack", id, xpu_dict_stack(r->dict, frames, n));
+}
+
+static int read_event(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p,
+		      struct xpu_event *ev)
+{
+	const char *why;
+
+	memcpy(ev, p, sizeof(*ev));
+	if (r->newer && (ev->type == XPU_EV_NONE || ev->type >= XPU_EV_TYPE_MAX)) {
+		r->skipped++;
+		return 0;
+	}
+	if (xpu_event_check(ev, r->dict, &why))
+		return damage(r, r->block, at, "event of type %u: %s", ev->type, why);
+	return 1;
+}
+
+/* Reads the record at the cursor: 1 for an event, 0 for anything else, -1 on damage. */
+static int read_record(struct xpu_rec_reader *r, struct xpu_event *ev)
+{
+	uint64_t at = r->pay_off + (uint64_t)(r->p - r->pay);
+	uint32_t type, len;
+
+	if (record_at(r, r->block, at, r->p, r->end, &type, &len))
+		return -1;
+	const uint8_t *p = r->p + REC_HDR;
+	r->p += REC_HDR + len;
+	r->seen++;
+	switch (type) {
+	case REC_STRING:
+		return read_string(r, at, p, len);
+	case REC_FRAME:
+		return read_frame(r, at, p);
+	case REC_STACK:
+		return read_stack(r, at, p, len);
+	case REC_EVENT:
+		return read_event(r, at, p, ev);
+	}
+	r->skipped++;
+	return 0;
+}
+
+int xpu_rec_next(struct xpu_rec_reader *r, struct xpu_event *ev)
+{
+	if (r->failed)
+		return -1;
+	for (;;) {
+		int rc;
+		if (r->p == r->end) {
+			rc = next_block(r);
+			if (rc <= 0)
+				return rc;
+		} else {
+			rc = read_record(r, ev);
+			if (rc)
+				return rc;
+		}
+	}
+}
+
+const struct xpu_rec_meta *xpu_rec_meta(const struct xpu_rec_reader *r)
+{
+	return &r->meta;
+}
+
+const char *xpu_rec_error(const struct xpu_rec_reader *r)
+{
+	return r->err;
+}
+
+uint64_t xpu_rec_skipped(const struct xpu_rec_reader *r)
+{
+	return r->skipped;
+}
+
+void xpu_rec_close_reader(struct xpu_rec_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->buf);
+	free(r);
+}

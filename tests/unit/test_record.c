@@ -1,0 +1,1126 @@
+/* The recording format: what goes in comes out, and damage is named, not replayed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "check.h"
+#include "dict.h"
+#include "event.h"
+#include "record.h"
+
+#define CHECK_HAS(s, frag)                                                             \
+	do {                                                                           \
+		const char *s_ = (s);                                                  \
+		if (!strstr(s_, frag)) {                                               \
+			fprintf(stderr, "  %s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, s_, \
+				frag);                                                 \
+			check_failed++;                                                \
+		}                                                                      \
+	} while (0)
+
+/* ---- files ---- */
+
+static char tmpdir[64];
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	return remove(p);
+}
+
+__attribute__((destructor)) static void rm_tmpdir(void)
+{
+	if (tmpdir[0])
+		nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static const char *tmp_path(char *buf, const char *name)
+{
+	if (!tmpdir[0]) {
+		strcpy(tmpdir, "/tmp/test_record.XXXXXX");
+		if (!mkdtemp(tmpdir))
+			abort();
+	}
+	snprintf(buf, 256, "%s/%s", tmpdir, name);
+	return buf;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b = NULL;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	b = malloc(*len + 1);
+	if (b && fread(b, 1, *len, f) != *len) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	return b;
+}
+
+static void spit(const char *path, const void *b, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(b, 1, len, f) != len)
+		abort();
+	fclose(f);
+}
+
+static struct xpu_rec_meta test_meta(void)
+{
+	struct xpu_rec_meta m = { .sample_hz = 999, .ncpus = 2, .start_wall_ns = 1700000000123456789ULL,
+				  .interval_ns = 1000000000 };
+	strcpy(m.host, "buildbox");
+	strcpy(m.kernel, "6.1.0-18-amd64");
+	strcpy(m.version, "0.1.0");
+	return m;
+}
+
+/* ---- a varied session: every event type, dictionary entries between events ---- */
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 17;
+}
+
+static uint32_t pick(uint64_t *s, uint32_t n)
+{
+	return (uint32_t)(rnd(s) % (n + 1));
+}
+
+static void grow_dict(struct xpu_dict *d, uint64_t *s, size_t i)
+{
+	char name[32];
+	if (i % 7 == 0)
+		xpu_dict_str(d, name, (size_t)snprintf(name, sizeof(name), "fn_%zu", i));
+	if (i % 11 == 0)
+		xpu_dict_frame(d, (uint32_t)(rnd(s) % XPU_FRAME_KIND_MAX), 1 + pick(s, d->nstr - 1),
+			       pick(s, d->nstr));
+	if (i % 13 == 0) {
+		uint32_t f[20], n = (uint32_t)(rnd(s) % 20);
+		for (uint32_t k = 0; k < n; k++)
+			f[k] = 1 + pick(s, d->nframes - 1);
+		xpu_dict_stack(d, f, n);
+	}
+}
+
+/* Random bytes everywhere, then valid ids where the type has ids. */
+static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *s)
+{
+	struct xpu_event ev;
+	for (size_t k = 0; k < sizeof(ev); k++)
+		((uint8_t *)&ev)[k] = (uint8_t)rnd(s);
+	ev.type = type;
+	ev.source = (uint16_t)(rnd(s) % XPU_SRC_MAX);
+	uint32_t ns = d->nstr, nk = d->nstacks;
+	switch (type) {
+	case XPU_EV_TICK: ev.tick.interval_ns = 1 + rnd(s) % 2000000000; break;
+	case XPU_EV_CPU_SAMPLE:
+		ev.cpu.stack = pick(s, nk);
+		ev.cpu.comm = pick(s, ns);
+		ev.cpu.tcomm = pick(s, ns);
+		ev.cpu.user = pick(s, ns);
+		break;
+	case XPU_EV_DROP: ev.drop.source = (uint32_t)(rnd(s) % XPU_SRC_MAX); break;
+	case XPU_EV_GPU_LAUNCH:
+		ev.launch.stack = pick(s, nk);
+		ev.launch.api = pick(s, ns);
+		ev.launch.comm = pick(s, ns);
+		break;
+	case XPU_EV_GPU_KERNEL:
+		ev.kernel.name = pick(s, ns);
+		ev.kernel.comm = pick(s, ns);
+		break;
+	case XPU_EV_GPU_MEMCPY: ev.memcpy.comm = pick(s, ns); break;
+	case XPU_EV_GPU_PROC: ev.gproc.comm = pick(s, ns); break;
+	case XPU_EV_PROC_EXIT: break;
+	default: ev.npu.comm = pick(s, ns); break;
+	}
+	return ev;
+}
+
+struct session {
+	struct xpu_dict dict;
+	struct xpu_event *ev;
+	size_t n;
+	uint8_t *bytes;		/* the recording as written */
+	size_t len;
+};
+
+/* Records n events to path; the file's bytes end up in s->bytes. */
+static int record_session(struct session *s, size_t n, const char *path)
+{
+	char err[256];
+	uint64_t seed = 42;
+	struct xpu_rec_meta m = test_meta();
+
+	memset(s, 0, sizeof(*s));
+	xpu_dict_init(&s->dict);
+	xpu_dict_str(&s->dict, "", 0);
+	xpu_dict_str(&s->dict, "a\0b", 3);
+	xpu_dict_cstr(&s->dict, "main");
+	xpu_dict_frame(&s->dict, XPU_FRAME_USER, 3, 0);
+	xpu_dict_stack(&s->dict, NULL, 0);
+	s->ev = calloc(n, sizeof(*s->ev));
+	s->n = n;
+	struct xpu_rec_writer *w = xpu_rec_create(path, &s->dict, &m, err, sizeof(err));
+	if (!w || !s->ev)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		grow_dict(&s->dict, &seed, i);
+		s->ev[i] = make_event(&s->dict, (uint16_t)(1 + i % (XPU_EV_TYPE_MAX - 1)), &seed);
+		if (xpu_rec_write(w, &s->ev[i]))
+			return -1;
+	}
+	if (xpu_rec_close(w))
+		return -1;
+	s->bytes = slurp(path, &s->len);
+	return s->bytes ? 0 : -1;
+}
+
+static void session_free(struct session *s)
+{
+	xpu_dict_free(&s->dict);
+	free(s->ev);
+	free(s->bytes);
+}
+
+static int same_event(const struct xpu_event *a, const struct xpu_event *b)
+{
+	return a->type == b->type && a->source == b->source && a->pid == b->pid &&
+	       a->tid == b->tid && a->pad == b->pad && a->time == b->time &&
+	       memcmp(a->raw, b->raw, sizeof(a->raw)) == 0;
+}
+
+static int same_dict(const struct xpu_dict *a, const struct xpu_dict *b)
+{
+	if (a->nstr != b->nstr || a->nframes != b->nframes || a->nstacks != b->nstacks)
+		return 0;
+	for (uint32_t i = 1; i <= a->nstr; i++)
+		if (xpu_dict_str_len(a, i) != xpu_dict_str_len(b, i) ||
+		    memcmp(xpu_dict_str_get(a, i), xpu_dict_str_get(b, i), xpu_dict_str_len(a, i)))
+			return 0;
+	for (uint32_t i = 1; i <= a->nframes; i++)
+		if (memcmp(xpu_dict_frame_get(a, i), xpu_dict_frame_get(b, i), sizeof(struct xpu_frame)))
+			return 0;
+	for (uint32_t i = 1; i <= a->nstacks; i++) {
+		uint32_t na, nb;
+		const uint32_t *fa = xpu_dict_stack_get(a, i, &na), *fb = xpu_dict_stack_get(b, i, &nb);
+		if (na != nb || (na && memcmp(fa, fb, na * sizeof(*fa))))
+			return 0;
+	}
+	return 1;
+}
+
+/* Reads every event; returns how many matched s->ev in order, -1 on an error. */
+static long replay_matches(struct xpu_rec_reader *r, const struct session *s)
+{
+	struct xpu_event ev;
+	long same = 0;
+	size_t i = 0;
+	int rc;
+	while ((rc = xpu_rec_next(r, &ev)) > 0)
+		same += i < s->n && same_event(&ev, &s->ev[i++]);
+	return rc < 0 ? -1 : same;
+}
+
+/* ---- the format, from the outside (docs/recording-format.md) ---- */
+
+static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+static size_t first_block(const uint8_t *b) { return rd32(b + 12); }
+static size_t block_end(const uint8_t *b, size_t off) { return off + 16 + rd32(b + off + 4); }
+
+/* Offset of block number no (from 1). */
+static size_t nth_block(const uint8_t *b, size_t no)
+{
+	size_t off = first_block(b);
+	while (--no)
+		off = block_end(b, off);
+	return off;
+}
+
+static size_t count_blocks(const uint8_t *b, size_t len)
+{
+	size_t n = 0;
+	for (size_t off = first_block(b); off < len; off = block_end(b, off))
+		n++;
+	return n;
+}
+
+static void reseal_block(uint8_t *b, size_t off)
+{
+	uLong c = crc32(crc32(0L, Z_NULL, 0), b + off, 12);
+	wr32(b + off + 12, (uint32_t)crc32(c, b + off + 16, rd32(b + off + 4)));
+}
+
+static void reseal_header(uint8_t *b)
+{
+	uLong c = crc32(crc32(0L, Z_NULL, 0), b, 16);
+	wr32(b + 16, (uint32_t)crc32(c, b + 20, rd32(b + 12) - 20));
+}
+
+/* Offset of the first record of this type in the block at off. */
+static size_t find_record(const uint8_t *b, size_t off, unsigned type)
+{
+	size_t p = off + 16, end = block_end(b, off);
+	while (p < end && (rd32(b + p) & 0xff) != type)
+		p += 4 + (rd32(b + p) >> 8);
+	return p;
+}
+
+enum { R_STRING = 1, R_FRAME = 2, R_STACK = 3, R_EVENT = 4 };
+
+/* A hand-made recording: a real header, then blocks of chosen records. */
+struct img {
+	uint8_t b[1 << 16];
+	size_t len, blk;
+	uint32_t nrec;
+};
+
+static void img_start(struct img *m)
+{
+	char path[256], err[256];
+	struct xpu_dict d;
+	struct xpu_rec_meta meta = test_meta();
+	size_t n;
+
+	xpu_dict_init(&d);
+	xpu_rec_close(xpu_rec_create(tmp_path(path, "header.rec"), &d, &meta, err, sizeof(err)));
+	uint8_t *h = slurp(path, &n);
+	memcpy(m->b, h, n);
+	m->len = n;
+	free(h);
+	xpu_dict_free(&d);
+}
+
+static void img_block(struct img *m)
+{
+	m->blk = m->len;
+	m->len += 16;
+	m->nrec = 0;
+}
+
+static void img_rec(struct img *m, unsigned type, const void *p, size_t n)
+{
+	wr32(m->b + m->len, type | (uint32_t)n << 8);
+	memcpy(m->b + m->len + 4, p, n);
+	m->len += 4 + n;
+	m->nrec++;
+}
+
+static void img_str(struct img *m, uint32_t id, const char *s)
+{
+	uint8_t p[256];
+	wr32(p, id);
+	memcpy(p + 4, s, strlen(s));
+	img_rec(m, R_STRING, p, 4 + strlen(s));
+}
+
+static void img_frame(struct img *m, uint32_t id, uint32_t name)
+{
+	uint32_t p[4] = { id, XPU_FRAME_USER, name, 0 };
+	img_rec(m, R_FRAME, p, sizeof(p));
+}
+
+static void img_stack1(struct img *m, uint32_t id, uint32_t frame)
+{
+	uint32_t p[3] = { id, 1, frame };
+	img_rec(m, R_STACK, p, sizeof(p));
+}
+
+static void img_sample(struct img *m, uint32_t stack, uint32_t comm)
+{
+	struct xpu_event ev = { .type = XPU_EV_CPU_SAMPLE, .pid = 1, .tid = 1 };
+	ev.cpu.stack = stack;
+	ev.cpu.comm = comm;
+	img_rec(m, R_EVENT, &ev, sizeof(ev));
+}
+
+static void img_end(struct img *m)
+{
+	wr32(m->b + m->blk, 0x4b4c4258);
+	wr32(m->b + m->blk + 4, (uint32_t)(m->len - m->blk - 16));
+	wr32(m->b + m->blk + 8, m->nrec);
+	reseal_block(m->b, m->blk);
+}
+
+/* A valid block: "main", its frame, its stack, one sample using them. */
+static void img_good_block(struct img *m)
+{
+	img_block(m);
+	img_str(m, 1, "main");
+	img_frame(m, 1, 1);
+	img_stack1(m, 1, 1);
+	img_sample(m, 1, 1);
+	img_end(m);
+}
+
+static char errbuf[1024];
+
+/* Opens and reads everything; returns the error, or "" for a good recording. */
+static const char *replay_error(const void *b, size_t len)
+{
+	struct xpu_dict d;
+	struct xpu_event ev;
+	int rc;
+
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(b, len, &d, errbuf, sizeof(errbuf));
+	if (r) {
+		while ((rc = xpu_rec_next(r, &ev)) > 0)
+			;
+		snprintf(errbuf, sizeof(errbuf), "%s", rc < 0 ? xpu_rec_error(r) : "");
+		xpu_rec_close_reader(r);
+	}
+	xpu_dict_free(&d);
+	return errbuf;
+}
+
+/* ---- round trips ---- */
+
+TEST(every_event_comes_back_equal_field_by_field)
+{
+	char path[256];
+	struct session s;
+	struct xpu_dict d;
+	char err[256];
+
+	REQUIRE(record_session(&s, 3000, tmp_path(path, "rt.rec")) == 0);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open(path, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(replay_matches(r, &s), ==, 3000);
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+TEST(reader_dictionary_equals_writer_dictionary)
+{
+	char path[256];
+	struct session s;
+	struct xpu_dict d;
+	char err[256];
+
+	REQUIRE(record_session(&s, 3000, tmp_path(path, "dict.rec")) == 0);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open(path, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(replay_matches(r, &s), ==, 3000);
+	CHECK_INT(d.nstacks, >, 100);
+	CHECK(same_dict(&d, &s.dict));
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+TEST(metadata_round_trips)
+{
+	char path[256], err[256];
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+
+	xpu_dict_init(&d);
+	memset(m.host, 'h', sizeof(m.host) - 1);
+	xpu_rec_close(xpu_rec_create(tmp_path(path, "meta.rec"), &d, &m, err, sizeof(err)));
+	struct xpu_rec_reader *r = xpu_rec_open(path, &d, err, sizeof(err));
+	REQUIRE(r);
+	const struct xpu_rec_meta *got = xpu_rec_meta(r);
+	CHECK_INT(got->sample_hz, ==, 999);
+	CHECK_INT(got->ncpus, ==, 2);
+	CHECK(got->start_wall_ns == m.start_wall_ns);
+	CHECK(got->interval_ns == m.interval_ns);
+	CHECK_STR(got->host, m.host);
+	CHECK_STR(got->kernel, "6.1.0-18-amd64");
+	CHECK_STR(got->version, "0.1.0");
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+}
+
+TEST(unterminated_metadata_strings_come_back_terminated)
+{
+	char path[256], err[256];
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+
+	xpu_dict_init(&d);
+	memset(m.version, 'v', sizeof(m.version));
+	xpu_rec_close(xpu_rec_create(tmp_path(path, "meta2.rec"), &d, &m, err, sizeof(err)));
+	struct xpu_rec_reader *r = xpu_rec_open(path, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(strlen(xpu_rec_meta(r)->version), ==, sizeof(m.version) - 1);
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+}
+
+TEST(overlong_strings_in_a_header_are_cut_to_fit)
+{
+	struct img m;
+	struct xpu_dict d;
+	char err[256];
+
+	img_start(&m);
+	m.b[44] = 100;
+	m.b[45] = 0;
+	memset(m.b + 46, 'h', 100);
+	memset(m.b + 146, 0, 4);
+	wr32(m.b + 12, 150);
+	reseal_header(m.b);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(m.b, 150, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(strlen(xpu_rec_meta(r)->host), ==, sizeof(xpu_rec_meta(r)->host) - 1);
+	CHECK_STR(xpu_rec_meta(r)->kernel, "");
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+}
+
+TEST(header_string_running_past_the_header_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	m.b[44] = 200;
+	reseal_header(m.b);
+	CHECK_HAS(replay_error(m.b, m.len), "a string in the header runs past its end");
+}
+
+TEST(a_long_session_spans_many_blocks)
+{
+	char path[256];
+	struct session s;
+
+	REQUIRE(record_session(&s, 20000, tmp_path(path, "long.rec")) == 0);
+	CHECK_INT(count_blocks(s.bytes, s.len), >=, 10);
+	struct xpu_dict d;
+	char err[256];
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(s.bytes, s.len, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(replay_matches(r, &s), ==, 20000);
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+TEST(open_mem_reads_the_same_bytes_as_the_file)
+{
+	char path[256], err[256];
+	struct session s;
+	struct xpu_dict d;
+
+	REQUIRE(record_session(&s, 500, tmp_path(path, "mem.rec")) == 0);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(s.bytes, s.len, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(replay_matches(r, &s), ==, 500);
+	CHECK(same_dict(&d, &s.dict));
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+TEST(flush_makes_events_readable_before_close)
+{
+	char path[256], err[256];
+	struct xpu_dict wd, rd;
+	struct xpu_rec_meta m = test_meta();
+	struct xpu_event ev = { .type = XPU_EV_PROC_EXIT, .pid = 7 }, got;
+	int n = 0, rc;
+
+	xpu_dict_init(&wd);
+	xpu_dict_init(&rd);
+	struct xpu_rec_writer *w = xpu_rec_create(tmp_path(path, "flush.rec"), &wd, &m, err,
+						  sizeof(err));
+	REQUIRE(w);
+	for (int i = 0; i < 100; i++)
+		CHECK_INT(xpu_rec_write(w, &ev), ==, 0);
+	CHECK_INT(xpu_rec_flush(w), ==, 0);
+	struct xpu_rec_reader *r = xpu_rec_open(path, &rd, err, sizeof(err));
+	REQUIRE(r);
+	while ((rc = xpu_rec_next(r, &got)) > 0)
+		n++;
+	CHECK_INT(rc, ==, 0);
+	CHECK_INT(n, ==, 100);
+	xpu_rec_close_reader(r);
+	xpu_rec_close(w);
+	xpu_dict_free(&wd);
+	xpu_dict_free(&rd);
+}
+
+TEST(bytes_counts_the_file_and_the_pending_block)
+{
+	char path[256], err[256];
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+	struct xpu_event ev = { .type = XPU_EV_PROC_EXIT };
+	struct stat st;
+
+	xpu_dict_init(&d);
+	struct xpu_rec_writer *w = xpu_rec_create(tmp_path(path, "bytes.rec"), &d, &m, err,
+						  sizeof(err));
+	REQUIRE(w);
+	xpu_rec_write(w, &ev);
+	uint64_t pending = xpu_rec_bytes(w);
+	xpu_rec_flush(w);
+	REQUIRE(stat(path, &st) == 0);
+	CHECK_INT(pending, ==, st.st_size);
+	CHECK_INT(xpu_rec_bytes(w), ==, st.st_size);
+	xpu_rec_close(w);
+	xpu_dict_free(&d);
+}
+
+TEST(a_string_larger_than_a_block_round_trips)
+{
+	char path[256], err[256];
+	struct xpu_dict wd, rd;
+	struct xpu_rec_meta m = test_meta();
+	struct xpu_event ev = { .type = XPU_EV_GPU_KERNEL }, got;
+	static char big[200000];
+
+	memset(big, 'x', sizeof(big));
+	xpu_dict_init(&wd);
+	xpu_dict_init(&rd);
+	ev.kernel.name = xpu_dict_str(&wd, big, sizeof(big));
+	struct xpu_rec_writer *w = xpu_rec_create(tmp_path(path, "big.rec"), &wd, &m, err,
+						  sizeof(err));
+	REQUIRE(w);
+	CHECK_INT(xpu_rec_write(w, &ev), ==, 0);
+	CHECK_INT(xpu_rec_close(w), ==, 0);
+	struct xpu_rec_reader *r = xpu_rec_open(path, &rd, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_next(r, &got), ==, 1);
+	CHECK_INT(xpu_dict_str_len(&rd, got.kernel.name), ==, sizeof(big));
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&wd);
+	xpu_dict_free(&rd);
+}
+
+TEST(writer_refuses_an_event_the_reader_would_reject)
+{
+	char path[256], err[256];
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+	struct xpu_event ev = { .type = XPU_EV_CPU_SAMPLE };
+
+	xpu_dict_init(&d);
+	ev.cpu.stack = 1;
+	struct xpu_rec_writer *w = xpu_rec_create(tmp_path(path, "bad.rec"), &d, &m, err,
+						  sizeof(err));
+	REQUIRE(w);
+	CHECK_INT(xpu_rec_write(w, &ev), ==, -EINVAL);
+	xpu_rec_close(w);
+	struct xpu_rec_reader *r = xpu_rec_open(path, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_next(r, &ev), ==, 0);
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+}
+
+/* ---- event checks ---- */
+
+TEST(event_check_catches_every_id_field)
+{
+	static const struct { uint16_t type; size_t off; int stack; } ids[] = {
+		{ XPU_EV_CPU_SAMPLE, offsetof(struct xpu_event, cpu.stack), 1 },
+		{ XPU_EV_CPU_SAMPLE, offsetof(struct xpu_event, cpu.comm), 0 },
+		{ XPU_EV_CPU_SAMPLE, offsetof(struct xpu_event, cpu.tcomm), 0 },
+		{ XPU_EV_CPU_SAMPLE, offsetof(struct xpu_event, cpu.user), 0 },
+		{ XPU_EV_GPU_LAUNCH, offsetof(struct xpu_event, launch.stack), 1 },
+		{ XPU_EV_GPU_LAUNCH, offsetof(struct xpu_event, launch.api), 0 },
+		{ XPU_EV_GPU_LAUNCH, offsetof(struct xpu_event, launch.comm), 0 },
+		{ XPU_EV_GPU_KERNEL, offsetof(struct xpu_event, kernel.name), 0 },
+		{ XPU_EV_GPU_KERNEL, offsetof(struct xpu_event, kernel.comm), 0 },
+		{ XPU_EV_GPU_MEMCPY, offsetof(struct xpu_event, memcpy.comm), 0 },
+		{ XPU_EV_GPU_PROC, offsetof(struct xpu_event, gproc.comm), 0 },
+		{ XPU_EV_NPU_IOCTL, offsetof(struct xpu_event, npu.comm), 0 },
+		{ XPU_EV_NPU_IPC, offsetof(struct xpu_event, npu.comm), 0 },
+		{ XPU_EV_NPU_JOB, offsetof(struct xpu_event, npu.comm), 0 },
+		{ XPU_EV_NPU_MEM, offsetof(struct xpu_event, npu.comm), 0 },
+		{ XPU_EV_NPU_PM, offsetof(struct xpu_event, npu.comm), 0 },
+		{ XPU_EV_NPU_L0, offsetof(struct xpu_event, npu.comm), 0 },
+		{ XPU_EV_NPU_BUSY, offsetof(struct xpu_event, npu.comm), 0 },
+	};
+	struct xpu_dict d;
+	const char *why;
+
+	xpu_dict_init(&d);
+	xpu_dict_cstr(&d, "a");
+	xpu_dict_frame(&d, XPU_FRAME_USER, 1, 0);
+	xpu_dict_stack(&d, (const uint32_t[]){ 1 }, 1);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		struct xpu_event ev = { .type = ids[i].type };
+		uint32_t last = ids[i].stack ? d.nstacks : d.nstr, next = last + 1;
+		memcpy((char *)&ev + ids[i].off, &last, 4);
+		CHECK_INT(xpu_event_check(&ev, &d, &why), ==, 0);
+		memcpy((char *)&ev + ids[i].off, &next, 4);
+		CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
+	}
+	xpu_dict_free(&d);
+}
+
+TEST(event_check_rejects_bad_type_source_and_tick)
+{
+	struct xpu_dict d;
+	const char *why;
+	struct xpu_event none = { .type = XPU_EV_NONE }, max = { .type = XPU_EV_TYPE_MAX };
+	struct xpu_event src = { .type = XPU_EV_PROC_EXIT, .source = XPU_SRC_MAX };
+	struct xpu_event drop = { .type = XPU_EV_DROP }, tick = { .type = XPU_EV_TICK };
+
+	xpu_dict_init(&d);
+	drop.drop.source = XPU_SRC_MAX;
+	CHECK_INT(xpu_event_check(&none, &d, &why), ==, -1);
+	CHECK_INT(xpu_event_check(&max, &d, &why), ==, -1);
+	CHECK_INT(xpu_event_check(&src, &d, &why), ==, -1);
+	CHECK_INT(xpu_event_check(&drop, &d, &why), ==, -1);
+	CHECK_INT(xpu_event_check(&tick, &d, &why), ==, -1);
+	tick.tick.interval_ns = 25ULL * 3600 * 1000000000;
+	CHECK_INT(xpu_event_check(&tick, &d, &why), ==, -1);
+	tick.tick.interval_ns = 1000000000;
+	CHECK_INT(xpu_event_check(&tick, &d, &why), ==, 0);
+	xpu_dict_free(&d);
+}
+
+/* ---- damage ---- */
+
+TEST(empty_file_is_not_a_recording)
+{
+	CHECK_HAS(replay_error("", 0), "empty");
+}
+
+TEST(wrong_magic_is_not_a_recording)
+{
+	struct img m;
+	img_start(&m);
+	m.b[0] = 'Y';
+	CHECK_HAS(replay_error(m.b, m.len), "not an xputop recording");
+}
+
+TEST(newer_major_version_is_refused_by_name)
+{
+	struct img m;
+	img_start(&m);
+	m.b[8] = 3;
+	reseal_header(m.b);
+	CHECK_HAS(replay_error(m.b, m.len),
+		  "recording format version 3 is newer than this xputop understands (1)");
+}
+
+TEST(truncated_header_is_reported)
+{
+	struct img m;
+	img_start(&m);
+	CHECK_HAS(replay_error(m.b, 30), "truncated recording");
+	CHECK_HAS(replay_error(m.b, 5), "truncated recording");
+}
+
+TEST(damaged_header_fails_its_checksum)
+{
+	struct img m;
+	img_start(&m);
+	m.b[50] ^= 1;
+	CHECK_HAS(replay_error(m.b, m.len), "header checksum mismatch");
+}
+
+TEST(truncated_block_says_how_many_blocks_are_intact)
+{
+	char path[256], want[128];
+	struct session s;
+
+	REQUIRE(record_session(&s, 5000, tmp_path(path, "trunc.rec")) == 0);
+	size_t nb = count_blocks(s.bytes, s.len), cut = nth_block(s.bytes, nb) + 100;
+	REQUIRE(nb >= 3);
+	snprintf(want, sizeof(want), "truncated recording: ends inside block %zu at byte %zu", nb,
+		 cut);
+	CHECK_HAS(replay_error(s.bytes, cut), want);
+	snprintf(want, sizeof(want), "the first %zu blocks are intact", nb - 1);
+	CHECK_HAS(replay_error(s.bytes, cut), want);
+	session_free(&s);
+}
+
+TEST(file_cut_inside_a_block_header_is_truncation)
+{
+	struct img m;
+	img_start(&m);
+	img_good_block(&m);
+	CHECK_HAS(replay_error(m.b, m.len + 5), "ends inside block 2");
+}
+
+TEST(flipped_payload_byte_fails_the_checksum)
+{
+	char path[256], want[128];
+	struct session s;
+
+	REQUIRE(record_session(&s, 3000, tmp_path(path, "flip.rec")) == 0);
+	size_t off = nth_block(s.bytes, 2);
+	s.bytes[off + 1000] ^= 0x10;
+	snprintf(want, sizeof(want), "damaged recording: block 2 at byte %zu: checksum mismatch",
+		 off);
+	CHECK_HAS(replay_error(s.bytes, s.len), want);
+	session_free(&s);
+}
+
+TEST(block_length_past_the_end_of_the_file_is_reported)
+{
+	struct img m;
+	img_start(&m);
+	img_good_block(&m);
+	wr32(m.b + m.blk + 4, 1000);
+	CHECK_HAS(replay_error(m.b, m.len), "ends inside block 1");
+}
+
+TEST(a_4gb_block_length_is_refused_without_allocating)
+{
+	char path[256], err[256];
+	struct img m;
+	struct xpu_dict d;
+	struct xpu_event ev;
+
+	img_start(&m);
+	img_good_block(&m);
+	wr32(m.b + m.blk + 4, 0xfffffff0);
+	spit(tmp_path(path, "huge.rec"), m.b, m.len);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open(path, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_next(r, &ev), ==, -1);
+	CHECK_HAS(xpu_rec_error(r), "over the limit");
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+}
+
+TEST(record_crossing_the_block_end_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	img_good_block(&m);
+	size_t rec = find_record(m.b, m.blk, R_EVENT);
+	wr32(m.b + rec, R_EVENT | 200u << 8);
+	reseal_block(m.b, m.blk);
+	CHECK_HAS(replay_error(m.b, m.len), "crosses the end of the block");
+}
+
+TEST(record_count_that_disagrees_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	img_good_block(&m);
+	wr32(m.b + m.blk + 8, 5);
+	reseal_block(m.b, m.blk);
+	CHECK_HAS(replay_error(m.b, m.len), "says it holds 5 records but holds 4");
+}
+
+TEST(unknown_event_type_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	img_good_block(&m);
+	size_t rec = find_record(m.b, m.blk, R_EVENT);
+	m.b[rec + 4] = 99;
+	reseal_block(m.b, m.blk);
+	CHECK_HAS(replay_error(m.b, m.len), "event of type 99: unknown event type");
+}
+
+TEST(event_using_a_stack_not_yet_defined_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	img_block(&m);
+	img_str(&m, 1, "main");
+	img_sample(&m, 1, 1);
+	img_frame(&m, 1, 1);
+	img_stack1(&m, 1, 1);
+	img_end(&m);
+	CHECK_HAS(replay_error(m.b, m.len), "stack id not defined yet");
+}
+
+TEST(event_using_a_string_not_yet_defined_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	img_block(&m);
+	img_sample(&m, 0, 1);
+	img_str(&m, 1, "main");
+	img_end(&m);
+	CHECK_HAS(replay_error(m.b, m.len), "string id not defined yet");
+}
+
+TEST(dictionary_id_out_of_sequence_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	img_block(&m);
+	img_str(&m, 1, "a");
+	img_str(&m, 3, "b");
+	img_end(&m);
+	CHECK_HAS(replay_error(m.b, m.len), "string id 3 is out of sequence (expected 2)");
+}
+
+TEST(dictionary_content_written_twice_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	img_block(&m);
+	img_str(&m, 1, "main");
+	img_frame(&m, 1, 1);
+	img_frame(&m, 2, 1);
+	img_end(&m);
+	CHECK_HAS(replay_error(m.b, m.len), "frame id 2 repeats frame id 1");
+}
+
+TEST(stack_of_undefined_frames_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	img_block(&m);
+	img_stack1(&m, 1, 1);
+	img_end(&m);
+	CHECK_HAS(replay_error(m.b, m.len), "stack 1 refers to frame id 1, not defined yet");
+}
+
+TEST(frame_naming_a_string_not_yet_defined_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	img_block(&m);
+	img_frame(&m, 1, 1);
+	img_end(&m);
+	CHECK_HAS(replay_error(m.b, m.len), "frame 1 refers to a string id not defined yet");
+}
+
+TEST(frame_of_unknown_kind_is_damage)
+{
+	struct img m;
+	uint32_t frame[4] = { 1, XPU_FRAME_KIND_MAX, 1, 0 };
+	img_start(&m);
+	img_block(&m);
+	img_str(&m, 1, "main");
+	img_rec(&m, R_FRAME, frame, sizeof(frame));
+	img_end(&m);
+	CHECK_HAS(replay_error(m.b, m.len), "frame 1 has unknown kind");
+}
+
+TEST(record_too_short_for_its_type_is_damage)
+{
+	struct img m;
+	uint32_t frame[2] = { 1, XPU_FRAME_USER };
+	img_start(&m);
+	img_block(&m);
+	img_str(&m, 1, "main");
+	img_rec(&m, R_FRAME, frame, sizeof(frame));
+	img_end(&m);
+	CHECK_HAS(replay_error(m.b, m.len), "record of type 2 cannot be 8 bytes long");
+}
+
+TEST(unknown_record_type_of_the_same_version_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	img_block(&m);
+	img_rec(&m, 77, "hello", 5);
+	img_end(&m);
+	CHECK_HAS(replay_error(m.b, m.len), "unknown record type 77");
+}
+
+TEST(records_and_events_of_a_newer_minor_version_are_skipped)
+{
+	struct img m;
+	struct xpu_dict d;
+	struct xpu_event ev = { .type = XPU_EV_TYPE_MAX + 3 }, got;
+	char err[256];
+
+	img_start(&m);
+	m.b[10] = 1;
+	reseal_header(m.b);
+	img_block(&m);
+	img_rec(&m, 77, "hello", 5);
+	img_rec(&m, R_EVENT, &ev, sizeof(ev));
+	img_end(&m);
+	img_good_block(&m);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(m.b, m.len, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_next(r, &got), ==, 1);
+	CHECK_INT(got.type, ==, XPU_EV_CPU_SAMPLE);
+	CHECK_INT(xpu_rec_next(r, &got), ==, 0);
+	CHECK_INT(xpu_rec_skipped(r), ==, 2);
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+}
+
+TEST(missing_file_is_reported)
+{
+	char path[256], err[512];
+	struct xpu_dict d;
+
+	xpu_dict_init(&d);
+	CHECK(!xpu_rec_open(tmp_path(path, "nothing-here.rec"), &d, err, sizeof(err)));
+	CHECK_STR(err, "cannot open: No such file or directory");
+	xpu_dict_free(&d);
+}
+
+/* ---- verify ---- */
+
+TEST(verify_refuses_a_damaged_file_before_any_event)
+{
+	char path[256], err[256];
+	struct session s;
+	struct xpu_dict d;
+
+	REQUIRE(record_session(&s, 3000, tmp_path(path, "ver.rec")) == 0);
+	size_t nb = count_blocks(s.bytes, s.len), off = nth_block(s.bytes, nb);
+	s.bytes[off + 20] ^= 1;
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(s.bytes, s.len, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_verify(r), ==, -1);
+	CHECK_HAS(xpu_rec_error(r), "checksum mismatch");
+	CHECK_INT(d.nstr, ==, 0);
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+TEST(verify_catches_bad_framing_inside_a_block)
+{
+	struct img m;
+	struct xpu_dict d;
+	char err[256];
+
+	img_start(&m);
+	img_good_block(&m);
+	wr32(m.b + m.blk + 8, 3);
+	reseal_block(m.b, m.blk);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(m.b, m.len, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_verify(r), ==, -1);
+	CHECK_HAS(xpu_rec_error(r), "says it holds 3 records");
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+}
+
+TEST(after_verify_reading_starts_at_the_beginning)
+{
+	char path[256], err[256];
+	struct session s;
+	struct xpu_dict d;
+
+	REQUIRE(record_session(&s, 3000, tmp_path(path, "ver2.rec")) == 0);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open(path, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_verify(r), ==, 0);
+	CHECK_INT(replay_matches(r, &s), ==, 3000);
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+TEST(verify_after_reading_has_started_is_refused)
+{
+	char path[256], err[256];
+	struct session s;
+	struct xpu_dict d;
+	struct xpu_event ev;
+
+	REQUIRE(record_session(&s, 100, tmp_path(path, "ver3.rec")) == 0);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(s.bytes, s.len, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_next(r, &ev), ==, 1);
+	CHECK_INT(xpu_rec_verify(r), ==, -1);
+	CHECK_HAS(xpu_rec_error(r), "before the first xpu_rec_next");
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+/* ---- creating files safely ---- */
+
+TEST(create_refuses_to_overwrite_a_file_that_is_not_a_recording)
+{
+	char path[256], err[256];
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+	size_t len;
+
+	spit(tmp_path(path, "notes.txt"), "precious\n", 9);
+	xpu_dict_init(&d);
+	CHECK(!xpu_rec_create(path, &d, &m, err, sizeof(err)));
+	CHECK_HAS(err, "exists and is not an xputop recording; not overwriting it");
+	uint8_t *b = slurp(path, &len);
+	CHECK(b && len == 9 && memcmp(b, "precious\n", 9) == 0);
+	free(b);
+	xpu_dict_free(&d);
+}
+
+TEST(create_replaces_an_old_recording)
+{
+	char path[256], err[256];
+	struct session s;
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+	struct xpu_event ev = { .type = XPU_EV_PROC_EXIT }, got;
+
+	REQUIRE(record_session(&s, 1000, tmp_path(path, "again.rec")) == 0);
+	xpu_dict_init(&d);
+	struct xpu_rec_writer *w = xpu_rec_create(path, &d, &m, err, sizeof(err));
+	REQUIRE(w);
+	xpu_rec_write(w, &ev);
+	xpu_rec_close(w);
+	struct xpu_rec_reader *r = xpu_rec_open(path, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_next(r, &got), ==, 1);
+	CHECK_INT(xpu_rec_next(r, &got), ==, 0);
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+TEST(create_does_not_follow_a_symlink)
+{
+	char target[256], lnk[256], err[256];
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+	struct stat st;
+
+	spit(tmp_path(target, "victim"), "", 0);
+	REQUIRE(symlink(target, tmp_path(lnk, "link.rec")) == 0);
+	xpu_dict_init(&d);
+	CHECK(!xpu_rec_create(lnk, &d, &m, err, sizeof(err)));
+	CHECK_HAS(err, "symbolic link");
+	CHECK(stat(target, &st) == 0 && st.st_size == 0);
+	xpu_dict_free(&d);
+}
+
+TEST(recording_made_under_sudo_belongs_to_the_user)
+{
+	char path[256], err[256];
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+	struct stat st;
+
+	if (geteuid() != 0)
+		return;
+	setenv("SUDO_UID", "4242", 1);
+	setenv("SUDO_GID", "4343", 1);
+	xpu_dict_init(&d);
+	xpu_rec_close(xpu_rec_create(tmp_path(path, "sudo.rec"), &d, &m, err, sizeof(err)));
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	REQUIRE(stat(path, &st) == 0);
+	CHECK_INT(st.st_uid, ==, 4242);
+	CHECK_INT(st.st_gid, ==, 4343);
+	xpu_dict_free(&d);
+}
