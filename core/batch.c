@@ -1,0 +1,248 @@
+#include "batch.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dict.h"
+#include "folded.h"
+#include "json.h"
+#include "session.h"
+#include "snapshot.h"
+
+#define TOP_STACKS 5
+
+static void wall_text(uint64_t ns, char *buf, size_t size, int iso)
+{
+	time_t t = (time_t)(ns / 1000000000ULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	if (!iso) {
+		strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
+		return;
+	}
+	char date[32], zone[8];
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	strftime(zone, sizeof(zone), "%z", &tm);
+	snprintf(buf, size, "%s.%03u%.3s:%s", date, (unsigned)(ns / 1000000 % 1000), zone, zone + 3);
+}
+
+static void print_status(FILE *f, const char *view, const struct xpu_src_status *st)
+{
+	fprintf(f, "%s: %s\n", view, st->text[0] ? st->text : "no data");
+}
+
+static void print_table(FILE *f, const struct xpu_table *t)
+{
+	char cell[256];
+	for (uint32_t c = 0; c < t->ncols; c++) {
+		const struct xpu_col *col = &t->cols[c];
+		if (col->flags & XPU_COL_HIDDEN)
+			continue;
+		fprintf(f, (col->flags & XPU_COL_LEFT) ? " %-*s" : " %*s", col->width, col->title);
+	}
+	fputc('\n', f);
+	for (uint32_t r = 0; r < t->nrows; r++) {
+		const struct xpu_cell *row = xpu_table_row(t, r);
+		for (uint32_t c = 0; c < t->ncols; c++) {
+			const struct xpu_col *col = &t->cols[c];
+			if (col->flags & XPU_COL_HIDDEN)
+				continue;
+			xpu_cell_format(col, &row[c], cell, sizeof(cell));
+			fprintf(f, (col->flags & XPU_COL_LEFT) ? " %-*s" : " %*s", col->width, cell);
+		}
+		fputc('\n', f);
+	}
+}
+
+void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
+{
+	char when[64];
+	wall_text(s->wall_ns, when, sizeof(when), 0);
+	fprintf(f, "xputop %s - %s - %s - refresh %.2fs - %.0f events/s - dropped %" PRIu64 "%s\n",
+		XPU_VERSION, s->host, when, (double)s->interval_ns / 1e9, s->events_per_s,
+		s->dropped_total, s->replay ? " - replay" : "");
+	fprintf(f, "CPU: %u Hz on %u CPUs, %" PRIu64 " samples in the last %.2fs\n", s->sample_hz,
+		s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
+	print_table(f, &s->cpu);
+	print_status(f, "GPU", &s->gpu_status);
+	print_status(f, "NPU", &s->npu_status);
+	fputc('\n', f);
+	fflush(f);
+}
+
+/* The heaviest stacks of each row, found in one pass over all stacks. */
+struct top {
+	uint32_t stack[TOP_STACKS];
+	uint64_t weight[TOP_STACKS];
+};
+
+struct top_ctx {
+	const struct xpu_table *t;
+	uint64_t *sorted;	/* row keys, sorted */
+	uint32_t *row_of;	/* sorted position -> row */
+	struct top *tops;	/* per row */
+	int by_tid;
+};
+
+static int top_one(void *arg, const struct xpu_stack_entry *e, uint64_t weight)
+{
+	struct top_ctx *c = arg;
+	uint64_t key = c->by_tid ? e->tid : e->pid;
+	uint32_t lo = 0, hi = c->t->nrows;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (c->sorted[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->t->nrows || c->sorted[lo] != key)
+		return 0;
+	struct top *t = &c->tops[c->row_of[lo]];
+	for (int i = 0; i < TOP_STACKS; i++) {
+		if (weight > t->weight[i] || (weight == t->weight[i] && t->stack[i] == 0)) {
+			memmove(&t->weight[i + 1], &t->weight[i], (TOP_STACKS - 1 - i) * sizeof(uint64_t));
+			memmove(&t->stack[i + 1], &t->stack[i], (TOP_STACKS - 1 - i) * sizeof(uint32_t));
+			t->weight[i] = weight;
+			t->stack[i] = e->stack;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int by_key(const void *a, const void *b, void *arg)
+{
+	const uint64_t *keys = arg;
+	uint64_t x = keys[*(const uint32_t *)a], y = keys[*(const uint32_t *)b];
+	return x < y ? -1 : x > y;
+}
+
+static struct top *top_stacks(const struct xpu_table *t, const struct xpu_stacks *st,
+			      enum xpu_window w, int by_tid)
+{
+	struct top_ctx c = { .t = t, .by_tid = by_tid };
+	uint32_t n = t->nrows;
+	c.tops = calloc(n + 1, sizeof(*c.tops));
+	c.sorted = malloc((n + 1) * sizeof(uint64_t));
+	c.row_of = malloc((n + 1) * sizeof(uint32_t));
+	if (c.tops && c.sorted && c.row_of) {
+		for (uint32_t i = 0; i < n; i++)
+			c.row_of[i] = i;
+		qsort_r(c.row_of, n, sizeof(uint32_t), by_key, t->keys);
+		for (uint32_t i = 0; i < n; i++)
+			c.sorted[i] = t->keys[c.row_of[i]];
+		xpu_stacks_each(st, w, 0, 0, top_one, &c);
+	}
+	free(c.sorted);
+	free(c.row_of);
+	return c.tops;
+}
+
+static void json_stack(struct xpu_json *j, const struct xpu_dict *d, uint32_t comm, uint32_t stack)
+{
+	char frame[1100];
+	uint32_t n;
+	const uint32_t *frames = xpu_dict_stack_get(d, stack, &n);
+	xpu_json_arr(j, "frames");
+	xpu_json_str(j, NULL, xpu_dict_str_get(d, comm));
+	for (uint32_t i = 0; i < n; i++) {
+		xpu_folded_frame(d, frames[i], frame, sizeof(frame));
+		xpu_json_str(j, NULL, frame);
+	}
+	xpu_json_end(j, ']');
+}
+
+static void json_cells(struct xpu_json *j, const struct xpu_table *t, uint32_t r)
+{
+	const struct xpu_cell *row = xpu_table_row(t, r);
+	for (uint32_t c = 0; c < t->ncols; c++) {
+		const struct xpu_col *col = &t->cols[c];
+		if (col->flags & XPU_COL_HIDDEN)
+			continue;
+		if (row[c].na)
+			xpu_json_null(j, col->key);
+		else if (col->kind == XPU_CELL_STR)
+			xpu_json_str(j, col->key, row[c].s);
+		else if (col->kind == XPU_CELL_PCT || col->kind == XPU_CELL_RATE)
+			xpu_json_num(j, col->key, row[c].d);
+		else
+			xpu_json_int(j, col->key, row[c].i);
+	}
+}
+
+static void json_cpu(struct xpu_json *j, const struct xpu_snapshot *s,
+		     const struct xpu_session *sess, const struct xpu_viewstate *vs)
+{
+	const struct xpu_table *t = &s->cpu;
+	struct top *tops = top_stacks(t, &sess->cpu.stacks, vs->window, vs->threads);
+	xpu_json_arr(j, "cpu");
+	for (uint32_t r = 0; r < t->nrows; r++) {
+		xpu_json_obj(j, NULL);
+		json_cells(j, t, r);
+		uint32_t pid = (uint32_t)xpu_table_row(t, r)[XPU_CPU_COL_PID].i;
+		const struct xpu_cpu_task *proc = xpu_cpu_model_task(&sess->cpu, pid, 0);
+		xpu_json_arr(j, "stacks");
+		for (int k = 0; tops && k < TOP_STACKS && tops[r].stack[k]; k++) {
+			xpu_json_obj(j, NULL);
+			json_stack(j, s->dict, proc ? proc->comm : 0, tops[r].stack[k]);
+			xpu_json_uint(j, "samples", tops[r].weight[k]);
+			xpu_json_end(j, '}');
+		}
+		xpu_json_end(j, ']');
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	free(tops);
+}
+
+static const char *state_name(enum xpu_src_state st)
+{
+	static const char *names[] = { "off", "active", "waiting", "failed" };
+	return st <= XPU_SRC_FAILED ? names[st] : "off";
+}
+
+static void json_status(struct xpu_json *j, const char *key, const struct xpu_src_status *st)
+{
+	xpu_json_obj(j, key);
+	xpu_json_str(j, "state", state_name(st->state));
+	xpu_json_str(j, "status", st->text);
+	xpu_json_end(j, '}');
+}
+
+void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_session *sess,
+		    const struct xpu_viewstate *vs)
+{
+	struct xpu_json j;
+	char when[64];
+	wall_text(s->wall_ns, when, sizeof(when), 1);
+	xpu_json_init(&j, f);
+	xpu_json_obj(&j, NULL);
+	xpu_json_str(&j, "time", when);
+	xpu_json_uint(&j, "mono_ns", s->mono_ns);
+	xpu_json_num(&j, "interval_s", (double)s->interval_ns / 1e9);
+	xpu_json_str(&j, "host", s->host);
+	xpu_json_str(&j, "source", s->source_name);
+	xpu_json_uint(&j, "events", s->events_total);
+	xpu_json_num(&j, "events_per_s", s->events_per_s);
+	xpu_json_uint(&j, "dropped", s->dropped_total);
+	xpu_json_uint(&j, "dropped_tick", s->dropped_tick);
+	xpu_json_str(&j, "window", vs->window == XPU_WIN_ALL ? "all" : "recent");
+	xpu_json_num(&j, "window_s", (double)s->window_ns / 1e9);
+	json_cpu(&j, s, sess, vs);
+	xpu_json_obj(&j, "cpu_info");
+	xpu_json_uint(&j, "hz", s->sample_hz);
+	xpu_json_uint(&j, "ncpus", s->ncpus);
+	xpu_json_uint(&j, "samples_tick", s->cpu_samples_tick);
+	xpu_json_str(&j, "view", vs->threads ? "threads" : "processes");
+	xpu_json_end(&j, '}');
+	json_status(&j, "gpu", &s->gpu_status);
+	json_status(&j, "npu", &s->npu_status);
+	xpu_json_arr(&j, "alerts");
+	xpu_json_end(&j, ']');
+	xpu_json_end(&j, '}');
+	fputc('\n', f);
+	fflush(f);
+}

@@ -1,0 +1,252 @@
+#include "opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "snapshot.h"
+
+const struct xpu_optdoc xpu_optdocs[] = {
+	{ "delay", 'd', "SECS", "refresh interval in seconds (default 1.0)" },
+	{ "pid", 'p', "PID[,PID...]", "watch only these processes" },
+	{ "freq", 'F', "HZ", "CPU sampling frequency (default 99)" },
+	{ "output-dir", 'o', "DIR", "directory for exports (default: the current directory)" },
+	{ "theme", 't', "NAME", "colour theme: dark, light, mono, or a theme file's path" },
+	{ "batch", 'b', NULL, "print text snapshots instead of the interactive screen" },
+	{ "json", 'j', NULL, "print one JSON object per refresh (NDJSON); implies -b" },
+	{ "iterations", 'n', "N", "stop after N refreshes" },
+	{ "write", 'w', "FILE", "record the event stream to FILE" },
+	{ "read", 'r', "FILE", "replay a recording instead of watching this machine" },
+	{ "export", 0, NULL, "batch mode: write the folded stack export on exit" },
+	{ "window", 0, "SECS", "length of the recent window (default 10)" },
+	{ "view", 0, "VIEW", "view to start in: gpu, npu or cpu" },
+	{ "verbose", 'v', NULL, "more messages (twice: libbpf's debug output too)" },
+	{ "help", 'h', NULL, "show this help and exit" },
+	{ "version", 'V', NULL, "show the version and exit" },
+	{ NULL, 0, NULL, NULL },
+};
+
+const struct xpu_keydoc xpu_keydocs[] = {
+	{ NULL, "Views" },
+	{ "g  n  c", "GPU, NPU or CPU view" },
+	{ "1  2  3", "GPU, NPU or CPU view" },
+	{ "Tab  Shift-Tab", "next or previous view" },
+	{ NULL, "Table" },
+	{ "Up Down  j k", "move the selection (the flamegraph follows it)" },
+	{ "PgUp  PgDn", "move the selection by a page" },
+	{ "Home  End", "first or last row" },
+	{ "<  >", "sort by the previous or next column" },
+	{ "r", "reverse the sort order" },
+	{ "/", "filter rows as you type; Enter keeps, Esc restores" },
+	{ NULL, "Display" },
+	{ "f", "show or hide the flamegraph" },
+	{ "H", "processes or threads (CPU view)" },
+	{ "w", "recent window or since start" },
+	{ "Space", "pause or resume the display" },
+	{ "s", "export the current view to a file" },
+	{ "Ctrl-L", "redraw the screen" },
+	{ "?  h", "this help" },
+	{ "q  F10", "quit" },
+};
+const unsigned xpu_nkeydocs = sizeof(xpu_keydocs) / sizeof(xpu_keydocs[0]);
+
+void xpu_opts_usage(FILE *f)
+{
+	fprintf(f, "Usage: xputop [OPTIONS] [-- CMD [ARGS...]]\n"
+		   "A top-like live monitor for accelerators: GPU kernels and the CPU stacks that\n"
+		   "launched them, Intel NPU driver and firmware activity, and on-CPU samples.\n\n"
+		   "Options:\n");
+	for (const struct xpu_optdoc *d = xpu_optdocs; d->lng; d++) {
+		char left[64];
+		if (d->shrt)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", d->shrt, d->lng, d->arg ? " " : "",
+				 d->arg ? d->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", d->lng, d->arg ? " " : "",
+				 d->arg ? d->arg : "");
+		fprintf(f, "  %-28s %s\n", left, d->help);
+	}
+	fprintf(f, "\nInteractive keys:\n");
+	for (unsigned i = 0; i < xpu_nkeydocs; i++) {
+		const struct xpu_keydoc *k = &xpu_keydocs[i];
+		if (k->keys)
+			fprintf(f, "  %-28s %s\n", k->keys, k->help);
+	}
+	fprintf(f, "\nExamples:\n"
+		   "  sudo xputop                      watch this machine\n"
+		   "  sudo xputop -b -j -n 3           three JSON snapshots, then exit\n"
+		   "  sudo xputop -w run.xpr           watch and record\n"
+		   "  xputop -r run.xpr                replay a recording\n"
+		   "\nSee xputop(8) for the fields of each view and what the alerts mean.\n");
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(struct xpu_opts *o, const char *arg)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long v;
+		if (parse_long(tok, 1, 4194304, &v) < 0) {
+			xpu_err("-p: '%s' is not a process id", tok);
+			return -1;
+		}
+		if (o->npids == XPU_MAX_PIDS) {
+			xpu_err("-p: at most %d processes", XPU_MAX_PIDS);
+			return -1;
+		}
+		o->pids[o->npids++] = (uint32_t)v;
+	}
+	if (!o->npids) {
+		xpu_err("-p needs at least one process id");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_view(const char *s)
+{
+	static const char *names[XPU_VIEW_MAX] = { "gpu", "npu", "cpu" };
+	for (int i = 0; i < XPU_VIEW_MAX; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+enum { OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW };
+
+static int parse_one(struct xpu_opts *o, int c, const char *arg)
+{
+	long l;
+	switch (c) {
+	case 'd':
+		if (parse_double(arg, 0.05, 3600, &o->delay_s) < 0)
+			return xpu_err("-d: the refresh interval must be 0.05 to 3600 seconds"), -1;
+		return 0;
+	case 'p':
+		return parse_pids(o, arg);
+	case 'F':
+		if (parse_long(arg, 1, 10000, &l) < 0)
+			return xpu_err("-F: the sampling frequency must be 1 to 10000 Hz"), -1;
+		o->hz = (uint32_t)l;
+		return 0;
+	case 'o':
+		o->outdir = arg;
+		return 0;
+	case 't':
+		o->theme = arg;
+		return 0;
+	case 'b':
+		o->batch = 1;
+		return 0;
+	case 'j':
+		o->json = o->batch = 1;
+		return 0;
+	case 'n':
+		if (parse_long(arg, 1, 1L << 40, &o->iterations) < 0)
+			return xpu_err("-n: expected a positive number of refreshes"), -1;
+		return 0;
+	case 'w':
+		o->record = arg;
+		return 0;
+	case 'r':
+		o->replay = arg;
+		return 0;
+	case 'v':
+		o->verbose++;
+		return 0;
+	case OPT_EXPORT:
+		o->export_at_end = 1;
+		return 0;
+	case OPT_WINDOW:
+		if (parse_double(arg, 0.1, 86400, &o->window_s) < 0)
+			return xpu_err("--window: expected 0.1 to 86400 seconds"), -1;
+		return 0;
+	case OPT_VIEW:
+		if ((o->view = parse_view(arg)) < 0)
+			return xpu_err("--view: expected gpu, npu or cpu"), -1;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "delay", required_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "output-dir", required_argument, NULL, 'o' },
+		{ "theme", required_argument, NULL, 't' },
+		{ "batch", no_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "write", required_argument, NULL, 'w' },
+		{ "read", required_argument, NULL, 'r' },
+		{ "export", no_argument, NULL, OPT_EXPORT },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "view", required_argument, NULL, OPT_VIEW },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->delay_s = 1.0;
+	o->hz = 99;
+	o->window_s = 10;
+	o->view = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+d:p:F:o:t:bjn:w:r:vhV", longs, NULL)) != -1) {
+		if (c == 'h') {
+			xpu_opts_usage(stdout);
+			return 1;
+		}
+		if (c == 'V') {
+			printf("xputop %s\n", XPU_VERSION);
+			return 1;
+		}
+		if (c == '?' || parse_one(o, c, optarg) < 0) {
+			fprintf(stderr, "Try 'xputop --help' for more information.\n");
+			return -1;
+		}
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (o->replay && o->cmd) {
+		xpu_err("a command to run (-- CMD) cannot be combined with replaying a recording (-r)");
+		return -1;
+	}
+	if (o->replay && o->record && strcmp(o->replay, o->record) == 0) {
+		xpu_err("-r and -w name the same file");
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* Command-line options.  One table drives parsing, --help and the test that
+ * keeps --help and man/xputop.8 in step. */
+#ifndef XPU_OPTS_H
+#define XPU_OPTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define XPU_MAX_PIDS 256
+
+struct xpu_opts {
+	double delay_s;		/* -d */
+	uint32_t pids[XPU_MAX_PIDS];	/* -p */
+	uint32_t npids;
+	uint32_t hz;		/* -F */
+	const char *outdir;	/* -o */
+	const char *theme;	/* -t */
+	int batch;		/* -b */
+	int json;		/* -j */
+	long iterations;	/* -n, 0 = forever */
+	const char *record;	/* -w */
+	const char *replay;	/* -r */
+	int export_at_end;	/* --export */
+	double window_s;	/* --window */
+	int view;		/* --view, enum xpu_view; -1 = automatic */
+	int verbose;		/* -v */
+	char **cmd;		/* -- CMD ARGS */
+};
+
+/* A documented option: what --help prints and the man page must list. */
+struct xpu_optdoc {
+	const char *lng;	/* long name without dashes */
+	char shrt;		/* short letter or 0 */
+	const char *arg;	/* argument name or NULL */
+	const char *help;
+};
+extern const struct xpu_optdoc xpu_optdocs[];
+
+/* A documented interactive key: --help, the TUI's help screen and the man
+ * page test all read this one table.  keys == NULL starts a section. */
+struct xpu_keydoc {
+	const char *keys;
+	const char *help;
+};
+extern const struct xpu_keydoc xpu_keydocs[];
+extern const unsigned xpu_nkeydocs;
+
+/* Parses argv.  Returns 0 to run, 1 when it handled --help/--version (exit 0),
+ * or -1 after reporting a usage error (exit 2). */
+int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv);
+void xpu_opts_usage(FILE *f);
+
+#endif

@@ -1,0 +1,88 @@
+/* What a front-end reads each refresh.
+ *
+ * The snapshot is built from the models' closed data and the user's view
+ * choices (struct xpu_viewstate).  Front-ends (TUI, batch text, JSON,
+ * exporters) only read it; they never compute a statistic.
+ */
+#ifndef XPU_SNAPSHOT_H
+#define XPU_SNAPSHOT_H
+
+#include <stdint.h>
+
+#include "flame.h"
+#include "stacks.h"
+#include "table.h"
+
+struct xpu_dict;
+struct xpu_session;
+
+enum xpu_view { XPU_VIEW_GPU = 0, XPU_VIEW_NPU = 1, XPU_VIEW_CPU = 2, XPU_VIEW_MAX };
+
+#define XPU_FILTER_MAX 64
+
+/* The user's choices.  Owned by the front-end; the snapshot builder reads it. */
+struct xpu_viewstate {
+	enum xpu_view view;
+	int sort_col[XPU_VIEW_MAX];	/* column index, -1 = the view's default */
+	int reverse[XPU_VIEW_MAX];
+	char filter[XPU_VIEW_MAX][XPU_FILTER_MAX];
+	uint64_t selected[XPU_VIEW_MAX]; /* key of the selected row, 0 = first row */
+	int threads;			/* CPU view: one row per thread */
+	enum xpu_window window;		/* recent window or since start */
+	int flame;			/* flamegraph pane shown */
+	int paused;
+};
+
+void xpu_viewstate_init(struct xpu_viewstate *vs);
+
+/* Whether a data source is delivering, and if not, what the user can do. */
+enum xpu_src_state { XPU_SRC_OFF = 0, XPU_SRC_ACTIVE = 1, XPU_SRC_WAITING = 2, XPU_SRC_FAILED = 3 };
+
+struct xpu_src_status {
+	enum xpu_src_state state;
+	char text[320];		/* one line: what is active, or what is missing and how to fix it */
+};
+
+struct xpu_snapshot {
+	const struct xpu_dict *dict;	/* names for frames and strings */
+
+	/* header */
+	uint64_t mono_ns;		/* CLOCK_MONOTONIC of the last closed tick */
+	uint64_t wall_ns;		/* CLOCK_REALTIME of the last closed tick */
+	uint64_t interval_ns;		/* length of the last closed tick */
+	uint64_t window_ns;		/* length of the recent window */
+	char host[64];
+	uint64_t ticks;			/* closed ticks so far */
+	uint64_t events_total;
+	double events_per_s;		/* over the last tick */
+	uint64_t dropped_total;
+	uint64_t dropped_tick;		/* dropped during the last tick */
+	uint32_t sample_hz;
+	uint32_t ncpus;
+	int replay;			/* data comes from a recording */
+	int replay_done;		/* and it has ended */
+	char source_name[128];		/* "live" or the recording's path */
+
+	/* CPU view */
+	struct xpu_src_status cpu_status;
+	struct xpu_table cpu;		/* processes or threads, sorted and filtered */
+	struct xpu_flame cpu_flame;	/* stacks of the selected row */
+	uint64_t cpu_flame_key;		/* pid (or tid in thread mode) the flame shows, 0 = none */
+	char cpu_flame_title[128];
+	uint64_t cpu_samples_tick;	/* samples in the last tick, all processes */
+
+	/* GPU view */
+	struct xpu_src_status gpu_status;
+
+	/* NPU view */
+	struct xpu_src_status npu_status;
+};
+
+void xpu_snapshot_init(struct xpu_snapshot *s);
+void xpu_snapshot_free(struct xpu_snapshot *s);
+/* (Re)builds the snapshot from the session's models for these choices.
+ * Cheap enough to call on every key press that changes the choices. */
+int xpu_snapshot_build(struct xpu_snapshot *s, struct xpu_session *sess,
+		       const struct xpu_viewstate *vs);
+
+#endif

@@ -1,0 +1,216 @@
+/* The CPU model and the folded exporter, fed through the event seam. */
+#include "check.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dict.h"
+#include "event.h"
+#include "folded.h"
+#include "model_cpu.h"
+#include "outfile.h"
+#include "table.h"
+
+static uint32_t frame(struct xpu_dict *d, const char *name, uint32_t kind)
+{
+	return xpu_dict_frame(d, kind, xpu_dict_cstr(d, name), xpu_dict_cstr(d, "mod.so"));
+}
+
+static struct xpu_event sample(struct xpu_dict *d, uint32_t pid, uint32_t tid, const char *comm,
+			       const char *tcomm, uint32_t stack)
+{
+	struct xpu_event ev = { .type = XPU_EV_CPU_SAMPLE, .pid = pid, .tid = tid };
+	ev.cpu.stack = stack;
+	ev.cpu.comm = xpu_dict_cstr(d, comm);
+	ev.cpu.tcomm = xpu_dict_cstr(d, tcomm);
+	ev.cpu.user = xpu_dict_cstr(d, "alice");
+	ev.cpu.uid = 1000;
+	return ev;
+}
+
+static const struct xpu_cell *row_for(const struct xpu_table *t, uint64_t key)
+{
+	int r = xpu_table_find(t, key);
+	return r < 0 ? NULL : xpu_table_row(t, (uint32_t)r);
+}
+
+TEST(cpu_percent_is_samples_over_a_busy_cpus_worth)
+{
+	struct xpu_dict d;
+	struct xpu_cpu_model m;
+	struct xpu_table t;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_cpu_model_init(&m, 100, 10) == 0);
+	uint32_t st = xpu_dict_stack(&d, NULL, 0);
+	for (int i = 0; i < 50; i++) {	/* 50 samples at 100 Hz in 1 s: half a CPU */
+		struct xpu_event ev = sample(&d, 7, 7, "yes", "yes", st);
+		xpu_cpu_model_sample(&m, &ev);
+	}
+	for (int i = 0; i < 150; i++) {	/* two threads of one process: 1.5 CPUs */
+		struct xpu_event ev = sample(&d, 8, 8 + i % 2, "make", i % 2 ? "cc1" : "make", st);
+		xpu_cpu_model_sample(&m, &ev);
+	}
+	xpu_cpu_model_tick(&m, 1000000000ULL);
+	xpu_table_init(&t, xpu_cpu_cols, XPU_CPU_NCOLS);
+	REQUIRE(xpu_cpu_model_table(&m, &d, &t, 0, XPU_WIN_RECENT) == 0);
+	CHECK_INT(t.nrows, ==, 2);
+	const struct xpu_cell *y = row_for(&t, 7), *mk = row_for(&t, 8);
+	REQUIRE(y && mk);
+	CHECK(y[XPU_CPU_COL_PCT].d > 49.99 && y[XPU_CPU_COL_PCT].d < 50.01);
+	CHECK(mk[XPU_CPU_COL_PCT].d > 149.99 && mk[XPU_CPU_COL_PCT].d < 150.01);
+	CHECK_INT(mk[XPU_CPU_COL_SAMPLES].i, ==, 150);
+	CHECK_STR(y[XPU_CPU_COL_USER].s, "alice");
+	CHECK_STR(y[XPU_CPU_COL_COMM].s, "yes");
+	xpu_table_free(&t);
+	xpu_cpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
+TEST(cpu_thread_rows_carry_thread_names)
+{
+	struct xpu_dict d;
+	struct xpu_cpu_model m;
+	struct xpu_table t;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_cpu_model_init(&m, 100, 10) == 0);
+	uint32_t st = xpu_dict_stack(&d, NULL, 0);
+	struct xpu_event a = sample(&d, 8, 8, "make", "make", st), b = sample(&d, 8, 9, "make", "cc1", st);
+	xpu_cpu_model_sample(&m, &a);
+	xpu_cpu_model_sample(&m, &b);
+	xpu_cpu_model_sample(&m, &b);
+	xpu_cpu_model_tick(&m, 1000000000ULL);
+	xpu_table_init(&t, xpu_cpu_thread_cols, XPU_CPU_NCOLS);
+	REQUIRE(xpu_cpu_model_table(&m, &d, &t, 1, XPU_WIN_RECENT) == 0);
+	CHECK_INT(t.nrows, ==, 2);
+	const struct xpu_cell *cc = row_for(&t, 9);
+	REQUIRE(cc);
+	CHECK_STR(cc[XPU_CPU_COL_COMM].s, "cc1");
+	CHECK_INT(cc[XPU_CPU_COL_PID].i, ==, 8);
+	CHECK_INT(cc[XPU_CPU_COL_SAMPLES].i, ==, 2);
+	xpu_table_free(&t);
+	xpu_cpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
+TEST(cpu_rows_leave_the_recent_window_but_stay_since_start)
+{
+	struct xpu_dict d;
+	struct xpu_cpu_model m;
+	struct xpu_table t;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_cpu_model_init(&m, 100, 2) == 0);
+	uint32_t st = xpu_dict_stack(&d, NULL, 0);
+	struct xpu_event ev = sample(&d, 5, 5, "short", "short", st);
+	xpu_cpu_model_sample(&m, &ev);
+	for (int i = 0; i < 3; i++)
+		xpu_cpu_model_tick(&m, 1000000000ULL);
+	xpu_table_init(&t, xpu_cpu_cols, XPU_CPU_NCOLS);
+	xpu_cpu_model_table(&m, &d, &t, 0, XPU_WIN_RECENT);
+	CHECK_INT(t.nrows, ==, 0);
+	xpu_cpu_model_table(&m, &d, &t, 0, XPU_WIN_ALL);
+	CHECK_INT(t.nrows, ==, 1);
+	CHECK_INT(m.window_ns, ==, 2000000000ULL);
+	xpu_table_free(&t);
+	xpu_cpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
+static char *folded_of(struct xpu_dict *d, struct xpu_stacks *s, const struct xpu_folded_sel *sel)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	xpu_folded_write(f, d, s, sel);
+	fclose(f);
+	return buf;
+}
+
+TEST(folded_lines_follow_flamegraph_conventions)
+{
+	struct xpu_dict d;
+	struct xpu_stacks s;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_stacks_init(&s, 4) == 0);
+	uint32_t f1[] = {
+		frame(&d, "main", XPU_FRAME_USER),
+		frame(&d, "std::map<int; int>::find", XPU_FRAME_USER),
+		frame(&d, "do_syscall_64", XPU_FRAME_KERNEL),
+	};
+	uint32_t f2[] = {
+		frame(&d, "main", XPU_FRAME_USER),
+		xpu_dict_frame(&d, XPU_FRAME_UNKNOWN, xpu_dict_cstr(&d, "[unknown]"), xpu_dict_cstr(&d, "libx.so")),
+		frame(&d, "jitted\nfn", XPU_FRAME_JIT),
+	};
+	uint32_t comm = xpu_dict_cstr(&d, "my app");
+	xpu_stacks_add(&s, 1, 1, xpu_dict_stack(&d, f1, 3), comm, 3);
+	xpu_stacks_add(&s, 1, 2, xpu_dict_stack(&d, f1, 3), comm, 4);	/* merged with the above */
+	xpu_stacks_add(&s, 1, 1, xpu_dict_stack(&d, f2, 3), comm, 2);
+	xpu_stacks_add(&s, 2, 2, xpu_dict_stack(&d, f2, 3), xpu_dict_cstr(&d, "other"), 9);
+	xpu_stacks_tick(&s);
+	struct xpu_folded_sel all = { .window = XPU_WIN_RECENT };
+	char *out = folded_of(&d, &s, &all);
+	CHECK_STR(out, "my app;main;[unknown] (libx.so);jitted?fn_[j] 2\n"
+		       "my app;main;std::map<int: int>::find;do_syscall_64_[k] 7\n"
+		       "other;main;[unknown] (libx.so);jitted?fn_[j] 9\n");
+	free(out);
+	uint64_t keys[] = { 2 };
+	struct xpu_folded_sel one = { .window = XPU_WIN_RECENT, .keys = keys, .nkeys = 1 };
+	out = folded_of(&d, &s, &one);
+	CHECK_STR(out, "other;main;[unknown] (libx.so);jitted?fn_[j] 9\n");
+	free(out);
+	struct xpu_folded_sel us = { .window = XPU_WIN_RECENT, .keys = keys, .nkeys = 1, .divisor = 4 };
+	out = folded_of(&d, &s, &us);
+	CHECK_STR(out, "other;main;[unknown] (libx.so);jitted?fn_[j] 2\n");
+	free(out);
+	xpu_stacks_free(&s);
+	xpu_dict_free(&d);
+}
+
+TEST(outfile_never_replaces_an_existing_file)
+{
+	char dir[] = "/tmp/xputop-test-XXXXXX", path[4200], path2[4200];
+	struct xpu_outfile o;
+	REQUIRE(mkdtemp(dir));
+	REQUIRE(xpu_outfile_open(&o, dir) == 0);
+	fputs("first\n", o.f);
+	REQUIRE(xpu_outfile_commit(&o, "xputop-cpu-x", "folded", path, sizeof(path)) == 0);
+	REQUIRE(xpu_outfile_open(&o, dir) == 0);
+	fputs("second\n", o.f);
+	REQUIRE(xpu_outfile_commit(&o, "xputop-cpu-x", "folded", path2, sizeof(path2)) == 0);
+	CHECK(strcmp(path, path2) != 0);
+	CHECK(strstr(path2, "xputop-cpu-x-2.folded") != NULL);
+	char buf[16] = { 0 };
+	int fd = open(path, O_RDONLY);
+	REQUIRE(fd >= 0);
+	CHECK_INT(read(fd, buf, sizeof(buf) - 1), ==, 6);
+	CHECK_STR(buf, "first\n");
+	close(fd);
+	/* A symlink planted under the next name is not followed or replaced. */
+	char link[4200];
+	snprintf(link, sizeof(link), "%s/xputop-cpu-y.folded", dir);
+	REQUIRE(symlink("/etc/passwd", link) == 0);
+	REQUIRE(xpu_outfile_open(&o, dir) == 0);
+	fputs("third\n", o.f);
+	REQUIRE(xpu_outfile_commit(&o, "xputop-cpu-y", "folded", path, sizeof(path)) == 0);
+	CHECK(strstr(path, "xputop-cpu-y-2.folded") != NULL);
+	struct stat st;
+	CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+	unlink(link);
+	unlink(path);
+	unlink(path2);
+	snprintf(path, sizeof(path), "%s/xputop-cpu-x.folded", dir);
+	unlink(path);
+	CHECK_INT(rmdir(dir), ==, 0);	/* no temporary file left behind */
+}
+
+TEST(outfile_abort_leaves_nothing)
+{
+	char dir[] = "/tmp/xputop-test-XXXXXX";
+	struct xpu_outfile o;
+	REQUIRE(mkdtemp(dir));
+	REQUIRE(xpu_outfile_open(&o, dir) == 0);
+	fputs("partial", o.f);
+	xpu_outfile_abort(&o);
+	CHECK_INT(rmdir(dir), ==, 0);
+}
