@@ -1,0 +1,172 @@
+# The interactive screen through a real terminal (tmux): what a user sees
+# and what each key does.  Needs root (live CPU sampling) and tmux.
+. tests/lib.sh
+need_root
+command -v tmux > /dev/null || { echo "FAIL $(basename "$0"): tmux is not installed" >&2; exit 1; }
+
+NTERM=0
+SOCK="xputop-test-$$-0"
+ESC=$(printf '\033')
+printf 'set -g default-terminal screen-256color\nset -g escape-time 0\n' > "$T_TMP/tmux.conf"
+
+tm() { tmux -u -L "$SOCK" -f "$T_TMP/tmux.conf" "$@"; }
+
+# start COLS ROWS [ENV=...] -- ARGS: xputop in a fresh terminal of that size.
+start() {
+	cols=$1 rows=$2
+	shift 2
+	envs=""
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+	[ "$1" = "--" ] && shift
+	# A fresh server each time: a dying one can take a new session with it.
+	tm kill-server 2> /dev/null
+	NTERM=$((NTERM + 1))
+	SOCK="xputop-test-$$-$NTERM"
+	tm new-session -d -x "$cols" -y "$rows" \
+		"env LANG=C.UTF-8 $envs $XPUTOP -d 0.3 -o $T_TMP $*; echo EXITED rc=\$?; sleep 600"
+}
+
+screen() { tm capture-pane -p -t 0 > "$T_TMP/screen" 2> /dev/null; }
+
+# wait_for TEXT [TENTHS]: until the screen shows TEXT (fixed string).
+wait_for() {
+	i=0
+	while [ $i -lt "${2:-80}" ]; do
+		screen
+		grep -qF -- "$1" "$T_TMP/screen" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "the screen never showed '$1'"
+	sed 's/^/    | /' "$T_TMP/screen" >&2
+	return 1
+}
+
+wait_gone() {
+	i=0
+	while [ $i -lt 50 ]; do
+		screen
+		grep -qF -- "$1" "$T_TMP/screen" || return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "the screen still shows '$1'"
+	return 1
+}
+
+keys() { tm send-keys -t 0 "$@"; }
+alternate_screen() { tm display-message -p -t 0 '#{alternate_on}'; }
+
+t the_screen_shows_the_header_and_the_view_tabs
+start 100 30 -- ""
+wait_for "GPU · NPU · CPU"
+expect_grep " xputop " "$T_TMP/screen"
+expect_grep "PID" "$T_TMP/screen"
+[ "$(alternate_screen)" = 1 ] || fail "not on the alternate screen"
+
+t help_opens_with_a_key_and_any_key_closes_it
+keys '?'
+wait_for "xputop help"
+expect_grep "Flamegraph frames" "$T_TMP/screen"
+keys x
+wait_gone "xputop help"
+
+t view_keys_switch_between_gpu_npu_and_cpu
+keys g
+wait_for "GPU source:"
+keys 2
+wait_for "NPU source:"
+keys Tab
+wait_gone "NPU source:"
+wait_for "PID"
+
+t space_pauses_and_resumes
+keys Space
+wait_for "PAUSED"
+keys Space
+wait_gone "PAUSED"
+
+t slash_filters_and_esc_restores
+keys /
+wait_for "Filter: "
+keys z q z q z q
+wait_for 'no rows match the filter "zqzqzq"'
+keys Escape
+wait_gone "Filter: "
+wait_gone 'filter "zqzqzq"'
+
+t s_exports_and_says_where
+keys s
+i=0
+while [ $i -lt 50 ]; do
+	screen
+	grep -qE "exported .* to |nothing to export" "$T_TMP/screen" && break
+	sleep 0.1
+	i=$((i + 1))
+done
+grep -qE "exported .* to |nothing to export" "$T_TMP/screen" || fail "no export message"
+
+t a_tiny_terminal_says_it_is_too_small_and_recovers
+tm resize-window -t 0 -x 30 -y 5
+wait_for "terminal too small"
+tm resize-window -t 0 -x 100 -y 30
+wait_for "GPU · NPU · CPU"
+
+t q_quits_and_gives_the_terminal_back
+keys q
+wait_for "EXITED rc=0"
+[ "$(alternate_screen)" = 0 ] || fail "still on the alternate screen after q"
+
+t f10_quits
+start 100 30 -- ""
+wait_for "GPU · NPU · CPU"
+keys F10
+wait_for "EXITED rc=0"
+
+t sigterm_gives_the_terminal_back
+start 100 30 -- ""
+wait_for "GPU · NPU · CPU"
+pid=$(pgrep -P "$(tm display-message -p -t 0 '#{pane_pid}')" -x xputop)
+[ -n "$pid" ] && kill -TERM "$pid"
+wait_for "EXITED rc="
+[ "$(alternate_screen)" = 0 ] || fail "still on the alternate screen after SIGTERM"
+
+t no_color_draws_without_colours
+start 100 30 NO_COLOR=1 -- ""
+wait_for "GPU · NPU · CPU"
+tm capture-pane -e -p -t 0 > "$T_TMP/ansi"
+if grep -qE "$ESC\[([0-9]+;)*(3[0-8]|4[0-8]|9[0-7]|10[0-7])(;[0-9]+)*m" "$T_TMP/ansi"; then
+	fail "colour escapes on the screen with NO_COLOR set"
+fi
+grep -qE "$ESC\[([0-9]+;)*7(;[0-9]+)*m" "$T_TMP/ansi" || fail "no reverse video in monochrome"
+keys q
+
+t colours_are_used_by_default
+start 100 30 -- ""
+wait_for "GPU · NPU · CPU"
+tm capture-pane -e -p -t 0 > "$T_TMP/ansi"
+grep -qE "$ESC\[([0-9]+;)*(3[0-7]|4[0-7]|38;5;[0-9]+)(;[0-9]+)*m" "$T_TMP/ansi" || fail "no colours"
+keys q
+
+t a_non_utf8_locale_gets_ascii_tabs
+start 100 30 LC_ALL=C -- ""
+wait_for "GPU | NPU | CPU"
+keys q
+
+t themes_are_found_by_name_and_a_missing_one_is_an_error
+start 100 30 -- -t light
+wait_for "GPU · NPU · CPU"
+keys q
+wait_for "EXITED rc=0"
+start 100 30 -- -t no-such-theme
+wait_for "EXITED rc=1"
+expect_grep "theme 'no-such-theme' not found" "$T_TMP/screen"
+
+t a_replay_is_marked_in_the_header
+"$XPUTOP" -b -n 3 -d 0.3 -w "$T_TMP/rec.xpr" > /dev/null 2>&1 || fail "cannot record"
+start 100 30 -- -r "$T_TMP/rec.xpr"
+wait_for "REPLAY"
+keys q
+
+tm kill-server 2> /dev/null
+finish

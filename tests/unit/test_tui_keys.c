@@ -1,0 +1,257 @@
+/* Keys change the user's choices and say what the main loop must do; they
+ * never draw, so they are tested without a terminal. */
+#include "check.h"
+
+#include "draw.h"
+#include "keys.h"
+#include "tui.h"
+
+static const struct xpu_col cols[] = {
+	{ "PID", "pid", XPU_CELL_INT, 7, 0 },
+	{ "CPU%", "cpu", XPU_CELL_PCT, 6, 0 },
+	{ "SECRET", "secret", XPU_CELL_INT, 4, XPU_COL_HIDDEN },
+	{ "COMMAND", "comm", XPU_CELL_STR, 10, XPU_COL_LEFT | XPU_COL_FLEX },
+};
+
+static struct xpu_snapshot snap;
+static struct xpu_viewstate vs;
+static struct xpu_ui ui;
+
+/* A CPU table of `n` rows keyed 101, 102, ... sorted by CPU%. */
+static void setup(int n)
+{
+	xpu_table_free(&snap.cpu);	/* the previous test's */
+	memset(&snap, 0, sizeof(snap));
+	memset(&vs, 0, sizeof(vs));
+	memset(&ui, 0, sizeof(ui));
+	for (int v = 0; v < XPU_VIEW_MAX; v++)
+		vs.sort_col[v] = -1;
+	vs.view = XPU_VIEW_CPU;
+	ui.page = 10;
+	xpu_table_init(&snap.cpu, cols, 4);
+	for (int i = 0; i < n; i++) {
+		struct xpu_cell *c = xpu_table_add(&snap.cpu, 101 + (uint64_t)i);
+		c[0].i = 101 + i;
+		c[1].d = 100.0 - i;
+		c[3].s = "proc";
+	}
+	snap.cpu.sort_col = 1;
+}
+
+static int key(int k)
+{
+	return xpu_keys_handle(&ui, &snap, &vs, k);
+}
+
+static void type(const char *s)
+{
+	while (*s)
+		key((unsigned char)*s++);
+}
+
+TEST(letters_and_digits_switch_views)
+{
+	setup(3);
+	CHECK_INT(key('g'), ==, XPU_REACT_REBUILD);
+	CHECK_INT(vs.view, ==, XPU_VIEW_GPU);
+	CHECK_INT(key('n'), ==, XPU_REACT_REBUILD);
+	CHECK_INT(vs.view, ==, XPU_VIEW_NPU);
+	CHECK_INT(key('c'), ==, XPU_REACT_REBUILD);
+	CHECK_INT(vs.view, ==, XPU_VIEW_CPU);
+	CHECK_INT(key('1'), ==, XPU_REACT_REBUILD);
+	CHECK_INT(vs.view, ==, XPU_VIEW_GPU);
+	CHECK_INT(key('2'), ==, XPU_REACT_REBUILD);
+	CHECK_INT(vs.view, ==, XPU_VIEW_NPU);
+	CHECK_INT(key('3'), ==, XPU_REACT_REBUILD);
+	CHECK_INT(vs.view, ==, XPU_VIEW_CPU);
+	CHECK_INT(key('3'), ==, XPU_REACT_NONE);
+}
+
+TEST(tab_and_shift_tab_cycle_the_views)
+{
+	setup(3);
+	key('\t');
+	CHECK_INT(vs.view, ==, XPU_VIEW_GPU);
+	key('\t');
+	CHECK_INT(vs.view, ==, XPU_VIEW_NPU);
+	key(KEY_BTAB);
+	key(KEY_BTAB);
+	CHECK_INT(vs.view, ==, XPU_VIEW_CPU);
+}
+
+TEST(q_and_f10_quit_and_s_exports)
+{
+	setup(3);
+	CHECK_INT(key('q'), ==, XPU_REACT_QUIT);
+	CHECK_INT(key(KEY_F(10)), ==, XPU_REACT_QUIT);
+	CHECK_INT(key('s'), ==, XPU_REACT_EXPORT);
+}
+
+TEST(space_pauses_and_resumes)
+{
+	setup(3);
+	CHECK_INT(key(' '), ==, XPU_REACT_REDRAW);
+	CHECK(vs.paused);
+	CHECK_INT(key(' '), ==, XPU_REACT_REBUILD);
+	CHECK(!vs.paused);
+}
+
+TEST(slash_filters_live_and_enter_keeps_it)
+{
+	setup(3);
+	CHECK_INT(key('/'), ==, XPU_REACT_REDRAW);
+	CHECK(ui.editing);
+	CHECK_INT(key('p'), ==, XPU_REACT_REBUILD);
+	CHECK_INT(key('q'), ==, XPU_REACT_REBUILD);	/* text, not quit */
+	CHECK_STR(vs.filter[XPU_VIEW_CPU], "pq");
+	CHECK_INT(key(KEY_BACKSPACE), ==, XPU_REACT_REBUILD);
+	CHECK_STR(vs.filter[XPU_VIEW_CPU], "p");
+	key('\r');
+	CHECK(!ui.editing);
+	CHECK_STR(vs.filter[XPU_VIEW_CPU], "p");
+}
+
+TEST(esc_restores_the_previous_filter)
+{
+	setup(3);
+	key('/');
+	type("py\r");
+	key('/');
+	type("thon");
+	CHECK_STR(vs.filter[XPU_VIEW_CPU], "python");
+	CHECK_INT(key(27), ==, XPU_REACT_REBUILD);
+	CHECK(!ui.editing);
+	CHECK_STR(vs.filter[XPU_VIEW_CPU], "py");
+}
+
+TEST(backspace_removes_a_whole_utf8_character)
+{
+	setup(3);
+	key('/');
+	type("a\xc3\xa9");	/* "aé" */
+	key(127);
+	CHECK_STR(vs.filter[XPU_VIEW_CPU], "a");
+}
+
+TEST(the_filter_stops_at_its_buffer_size)
+{
+	setup(3);
+	key('/');
+	for (int i = 0; i < 2 * XPU_FILTER_MAX; i++)
+		key('x');
+	CHECK_INT(strlen(vs.filter[XPU_VIEW_CPU]), ==, XPU_FILTER_MAX - 1);
+}
+
+TEST(arrows_move_the_selection_while_filtering)
+{
+	setup(3);
+	key('/');
+	CHECK_INT(key(KEY_DOWN), ==, XPU_REACT_REBUILD);
+	CHECK(ui.editing);
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 102);
+}
+
+TEST(sort_keys_start_from_the_tables_sort_column_and_skip_hidden_ones)
+{
+	setup(3);
+	CHECK_INT(key('>'), ==, XPU_REACT_REBUILD);
+	CHECK_INT(vs.sort_col[XPU_VIEW_CPU], ==, 3);	/* CPU% -> COMMAND, over SECRET */
+	key('>');
+	CHECK_INT(vs.sort_col[XPU_VIEW_CPU], ==, 0);	/* wraps */
+	key('<');
+	CHECK_INT(vs.sort_col[XPU_VIEW_CPU], ==, 3);
+	key('<');
+	CHECK_INT(vs.sort_col[XPU_VIEW_CPU], ==, 1);
+	CHECK_INT(key('r'), ==, XPU_REACT_REBUILD);
+	CHECK(vs.reverse[XPU_VIEW_CPU]);
+	key('r');
+	CHECK(!vs.reverse[XPU_VIEW_CPU]);
+}
+
+TEST(selection_keys_select_row_keys)
+{
+	setup(30);
+	CHECK_INT(key(KEY_UP), ==, XPU_REACT_NONE);	/* already on the first row */
+	CHECK_INT(key('j'), ==, XPU_REACT_REBUILD);
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 102);
+	key(KEY_DOWN);
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 103);
+	key('k');
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 102);
+	key(KEY_NPAGE);
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 102 + 9);
+	key(KEY_END);
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 130);
+	CHECK_INT(key(KEY_DOWN), ==, XPU_REACT_NONE);
+	key(KEY_PPAGE);
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 130 - 9);
+	key(KEY_HOME);
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 101);
+}
+
+TEST(a_vanished_selection_moves_from_the_first_row)
+{
+	setup(5);
+	vs.selected[XPU_VIEW_CPU] = 999;
+	key(KEY_DOWN);
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 102);
+}
+
+TEST(help_opens_and_any_key_closes_it_without_acting)
+{
+	setup(3);
+	CHECK_INT(key('?'), ==, XPU_REACT_REDRAW);
+	CHECK(ui.help);
+	CHECK_INT(key('q'), ==, XPU_REACT_REDRAW);
+	CHECK(!ui.help);
+	key('h');
+	CHECK(ui.help);
+	CHECK_INT(key(KEY_RESIZE), ==, XPU_REACT_REDRAW);
+	CHECK(ui.help);	/* a resize is not a key press */
+}
+
+TEST(display_toggles_rebuild)
+{
+	setup(3);
+	CHECK_INT(key('f'), ==, XPU_REACT_REBUILD);
+	CHECK(vs.flame);
+	CHECK_INT(key('H'), ==, XPU_REACT_REBUILD);
+	CHECK(vs.threads);
+	CHECK_INT(key('w'), ==, XPU_REACT_REBUILD);
+	CHECK_INT(vs.window, ==, XPU_WIN_ALL);
+	key('w');
+	CHECK_INT(vs.window, ==, XPU_WIN_RECENT);
+}
+
+TEST(table_keys_do_nothing_in_a_view_without_a_table)
+{
+	setup(3);
+	vs.view = XPU_VIEW_GPU;
+	CHECK_INT(key('/'), ==, XPU_REACT_NONE);
+	CHECK(!ui.editing);
+	CHECK_INT(key('>'), ==, XPU_REACT_NONE);
+	CHECK_INT(key('j'), ==, XPU_REACT_NONE);
+	CHECK_INT(key('r'), ==, XPU_REACT_NONE);
+	CHECK_INT(key('H'), ==, XPU_REACT_NONE);
+}
+
+TEST(ctrl_l_and_resize_repaint_everything)
+{
+	setup(3);
+	CHECK_INT(key(12), ==, XPU_REACT_REDRAW);
+	CHECK(ui.relayout);
+}
+
+TEST(every_hint_is_in_the_help)
+{
+	for (unsigned i = 0; i < xpu_key_nhints; i++) {
+		int found = 0;
+		for (unsigned j = 0; j < xpu_nkeydocs; j++)
+			found |= xpu_keydocs[j].keys &&
+				 strstr(xpu_keydocs[j].keys, xpu_key_hints[i].key) != NULL;
+		found |= !strcmp(xpu_key_hints[i].key, "<>");
+		if (!found)
+			fprintf(stderr, "  hint %s is not in the help\n", xpu_key_hints[i].key);
+		CHECK(found);
+	}
+}

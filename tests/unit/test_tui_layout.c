@@ -1,0 +1,170 @@
+/* The screen layout: every rectangle fits, none overlaps, at every size. */
+#include "check.h"
+
+#include "layout.h"
+
+#define MAX_ROWS 80
+#define MAX_COLS 250
+
+static const struct xpu_layout_opts combos[] = {
+	{ .table = 1, .flame = 1, .text = 1 }, { .table = 1, .flame = 0, .text = 1 },
+	{ .table = 1, .flame = 1, .text = 0 }, { .table = 1, .flame = 0, .text = 0 },
+	{ .table = 1, .flame = 1, .text = 3 }, { .table = 0, .flame = 0, .text = 0 },
+	{ .table = 0, .flame = 1, .text = 1 }, { .table = 0, .flame = 0, .text = 5 },
+	{ .table = 1, .flame = 1, .text = 1, .help = 1 },
+	{ .table = 0, .flame = 0, .text = 0, .help = 1 },
+};
+#define NCOMBOS (int)(sizeof(combos) / sizeof(combos[0]))
+
+static int shown(const struct xpu_rect *r)
+{
+	return r->h > 0 && r->w > 0;
+}
+
+static int overlap(const struct xpu_rect *a, const struct xpu_rect *b)
+{
+	return a->y < b->y + b->h && b->y < a->y + a->h && a->x < b->x + b->w && b->x < a->x + a->w;
+}
+
+/* Checks one layout; prints and returns 1 on the first problem. */
+static int bad_layout(const struct xpu_layout *l, int rows, int cols, int combo)
+{
+	const struct xpu_rect *r[XPU_LAYOUT_NRECTS];
+	xpu_layout_rects(l, r);
+	for (int i = 0; i < XPU_LAYOUT_NRECTS; i++) {
+		if (!shown(r[i])) {
+			if (r[i]->h || r[i]->w || r[i]->y || r[i]->x)
+				goto bad;
+			continue;
+		}
+		if (r[i]->y < 0 || r[i]->x < 0 || r[i]->y + r[i]->h > rows || r[i]->x + r[i]->w > cols)
+			goto bad;
+		for (int j = 0; j < i; j++)
+			if (shown(r[j]) && overlap(r[i], r[j]))
+				goto bad;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "  bad layout at %dx%d, options #%d\n", cols, rows, combo);
+	return 1;
+}
+
+TEST(every_size_fits_the_screen_without_overlap)
+{
+	struct xpu_layout l;
+	int bad = 0;
+	for (int rows = 1; rows <= MAX_ROWS && !bad; rows++)
+		for (int cols = 1; cols <= MAX_COLS && !bad; cols++)
+			for (int c = 0; c < NCOMBOS && !bad; c++) {
+				xpu_layout_compute(&l, rows, cols, &combos[c]);
+				bad = bad_layout(&l, rows, cols, c);
+			}
+	CHECK(!bad);
+}
+
+TEST(every_row_is_given_to_something)
+{
+	struct xpu_layout l;
+	int bad = 0;
+	for (int rows = XPU_LAYOUT_MIN_ROWS; rows <= MAX_ROWS && !bad; rows++)
+		for (int c = 0; c < NCOMBOS && !bad; c++) {
+			const struct xpu_rect *r[XPU_LAYOUT_NRECTS];
+			int sum = 0;
+			xpu_layout_compute(&l, rows, 80, &combos[c]);
+			xpu_layout_rects(&l, r);
+			for (int i = 0; i < XPU_LAYOUT_NRECTS; i++)
+				sum += r[i]->h;
+			if (sum != rows) {
+				fprintf(stderr, "  %d of %d rows used at options #%d\n", sum, rows, c);
+				bad = 1;
+			}
+		}
+	CHECK(!bad);
+}
+
+TEST(below_the_minimum_only_the_too_small_notice_is_shown)
+{
+	struct xpu_layout l;
+	xpu_layout_compute(&l, XPU_LAYOUT_MIN_ROWS - 1, 200, &combos[0]);
+	CHECK(l.too_small);
+	CHECK_INT(l.small.h, ==, XPU_LAYOUT_MIN_ROWS - 1);
+	CHECK_INT(l.small.w, ==, 200);
+	CHECK(!shown(&l.header) && !shown(&l.table) && !shown(&l.status));
+	xpu_layout_compute(&l, 50, XPU_LAYOUT_MIN_COLS - 1, &combos[0]);
+	CHECK(l.too_small);
+	xpu_layout_compute(&l, XPU_LAYOUT_MIN_ROWS, XPU_LAYOUT_MIN_COLS, &combos[0]);
+	CHECK(!l.too_small);
+	CHECK(shown(&l.header) && shown(&l.tabs) && shown(&l.table) && shown(&l.status));
+}
+
+TEST(a_standard_terminal_shows_table_flame_hints_and_status)
+{
+	struct xpu_layout l;
+	xpu_layout_compute(&l, 24, 80, &combos[0]);
+	CHECK_INT(l.header.y, ==, 0);
+	CHECK_INT(l.tabs.y, ==, 1);
+	CHECK_INT(l.text.h, ==, 1);
+	CHECK_INT(l.table.h, >=, 1 + XPU_LAYOUT_TABLE_MIN);
+	CHECK_INT(l.flame.h, >=, 1 + XPU_LAYOUT_FLAME_MIN);
+	CHECK_INT(l.table.y, <, l.flame.y);
+	CHECK_INT(l.hints.y, ==, 22);
+	CHECK_INT(l.status.y, ==, 23);
+	CHECK_INT(l.table.w, ==, 80);
+}
+
+TEST(small_terminals_drop_the_flame_before_the_hints)
+{
+	struct xpu_layout l;
+	int flame_from = 0, hints_from = 0;
+	for (int rows = MAX_ROWS; rows >= 1; rows--) {
+		xpu_layout_compute(&l, rows, 100, &combos[0]);
+		if (shown(&l.flame))
+			flame_from = rows;
+		if (shown(&l.hints))
+			hints_from = rows;
+		if (shown(&l.flame))
+			CHECK(shown(&l.hints));
+	}
+	CHECK_INT(flame_from, >, hints_from);
+	CHECK_INT(hints_from, ==, XPU_LAYOUT_HINT_ROWS);
+}
+
+TEST(the_flame_pane_never_squeezes_the_table_below_its_minimum)
+{
+	struct xpu_layout l;
+	for (int rows = 1; rows <= MAX_ROWS; rows++) {
+		xpu_layout_compute(&l, rows, 100, &combos[0]);
+		if (!shown(&l.flame))
+			continue;
+		CHECK_INT(l.table.h, >=, 1 + XPU_LAYOUT_TABLE_MIN);
+		CHECK_INT(l.flame.h, >=, 1 + XPU_LAYOUT_FLAME_MIN);
+	}
+}
+
+TEST(a_view_without_a_table_fills_its_area_with_text)
+{
+	struct xpu_layout l;
+	xpu_layout_compute(&l, 40, 120, &combos[5]);
+	CHECK(!shown(&l.table) && !shown(&l.flame));
+	CHECK_INT(l.text.y, ==, 2);
+	CHECK_INT(l.text.h, ==, 40 - 4);
+}
+
+TEST(help_replaces_the_view_area)
+{
+	struct xpu_layout l;
+	xpu_layout_compute(&l, 40, 120, &combos[8]);
+	CHECK(!shown(&l.table) && !shown(&l.flame) && !shown(&l.text));
+	CHECK_INT(l.help.y, ==, 2);
+	CHECK_INT(l.help.h, ==, 40 - 4);
+	CHECK(shown(&l.header) && shown(&l.hints) && shown(&l.status));
+}
+
+TEST(the_text_area_gives_way_to_the_table)
+{
+	struct xpu_layout l;
+	const struct xpu_layout_opts o = { .table = 1, .text = 30 };
+	xpu_layout_compute(&l, 24, 80, &o);
+	CHECK_INT(l.table.h, >=, 1 + XPU_LAYOUT_TABLE_MIN);
+	CHECK_INT(l.text.h + l.table.h, ==, 24 - 4);
+}

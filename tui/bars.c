@@ -1,0 +1,250 @@
+#include "bars.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "draw.h"
+#include "err.h"
+#include "views.h"
+
+/* Formats a rate with a k/M suffix so it keeps its width. */
+static void fmt_rate(char *buf, size_t size, double v)
+{
+	if (v < 1000)
+		snprintf(buf, size, "%.0f", v);
+	else if (v < 1e6)
+		snprintf(buf, size, "%.1fk", v / 1e3);
+	else
+		snprintf(buf, size, "%.1fM", v / 1e6);
+}
+
+static void fmt_secs(char *buf, size_t size, uint64_t ns)
+{
+	if (ns % 1000000000ull == 0)
+		snprintf(buf, size, "%" PRIu64 "s", (uint64_t)(ns / 1000000000ull));
+	else
+		snprintf(buf, size, "%.2gs", (double)ns / 1e9);
+}
+
+static void fmt_time(char *buf, size_t size, uint64_t wall_ns, int with_date)
+{
+	time_t t = (time_t)(wall_ns / 1000000000ull);
+	struct tm tm;
+	if (!wall_ns || !localtime_r(&t, &tm) ||
+	    !strftime(buf, size, with_date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm))
+		snprintf(buf, size, "--:--:--");
+}
+
+/* Writes one header field if it fits before `limit`; returns the new x. */
+static int field(int y, int x, int limit, const char *text, enum xpu_role role)
+{
+	int w = xpu_text_width(text);
+	if (x + w > limit)
+		return limit;
+	xpu_put_text(y, x, w, text, xpu_draw_attr(role), 0);
+	return x + w + 2;
+}
+
+/* Draws a marker ending at column `end`; returns where it starts. */
+static int marker(int y, int end, const char *text, enum xpu_role role)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), " %s ", text);
+	int w = xpu_text_width(buf);
+	xpu_put_text(y, end - w, w, buf, xpu_draw_attr(role), 0);
+	return end - w;
+}
+
+void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
+		     const struct xpu_viewstate *vs)
+{
+	char buf[128], num[32];
+	int y = r->y, x = r->x, limit = r->x + r->w;
+
+	xpu_fill(y, r->x, r->w, xpu_draw_attr(XPU_ROLE_HEADER));
+	/* Markers first, at the right end, so that nothing can push them off. */
+	if (vs->paused)
+		limit = marker(y, limit, XPU_MARK_PAUSED, XPU_ROLE_PAUSED);
+	if (s->replay)
+		limit = marker(y, limit, s->replay_done ? XPU_MARK_REPLAY_DONE : XPU_MARK_REPLAY,
+			       XPU_ROLE_REPLAY);
+
+	x = field(y, x, limit, " xputop", XPU_ROLE_BRAND);
+	x = field(y, x, limit, s->host[0] ? s->host : "?", XPU_ROLE_HEADER);
+	fmt_time(buf, sizeof(buf), s->wall_ns, s->replay);
+	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
+	fmt_secs(num, sizeof(num), s->interval_ns);
+	snprintf(buf, sizeof(buf), "refresh %s", s->interval_ns ? num : "-");
+	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
+	fmt_rate(num, sizeof(num), s->events_per_s);
+	snprintf(buf, sizeof(buf), "%s ev/s", num);
+	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
+	if (s->dropped_tick)
+		snprintf(buf, sizeof(buf), "dropped %" PRIu64 " (+%" PRIu64 ")", s->dropped_total,
+			 s->dropped_tick);
+	else
+		snprintf(buf, sizeof(buf), "dropped %" PRIu64, s->dropped_total);
+	field(y, x, limit, buf, s->dropped_total ? XPU_ROLE_DROPPED : XPU_ROLE_HEADER);
+}
+
+static void view_modes(char *buf, size_t size, const struct xpu_snapshot *s,
+		       const struct xpu_viewstate *vs)
+{
+	const char *filter = vs->filter[vs->view];
+	char win[32] = "since start";
+	size_t n = 0;
+
+	if (vs->window != XPU_WIN_ALL) {
+		char secs[24];
+		fmt_secs(secs, sizeof(secs), s->window_ns);
+		snprintf(win, sizeof(win), s->window_ns ? "last %s" : "recent", secs);
+	}
+	if (vs->view == XPU_VIEW_CPU)
+		n = (size_t)snprintf(buf, size, "%s  %s", vs->threads ? "threads" : "processes", win);
+	else
+		n = (size_t)snprintf(buf, size, "%s",
+				     xpu_src_state_name(xpu_view_status(s, vs->view)->state));
+	if (filter[0] && n < size)
+		snprintf(buf + n, size - n, "  filter \"%s\"", filter);
+}
+
+void xpu_tabs_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
+		   const struct xpu_viewstate *vs)
+{
+	int x = r->x + 1, end = r->x + r->w;
+	char modes[XPU_FILTER_MAX + 96];
+
+	xpu_fill(r->y, r->x, r->w, xpu_draw_attr(XPU_ROLE_TAB));
+	for (int v = 0; v < XPU_VIEW_MAX; v++) {
+		enum xpu_src_state st = xpu_view_status(s, (enum xpu_view)v)->state;
+		enum xpu_role role = v == (int)vs->view ? XPU_ROLE_TAB_ACTIVE
+				   : st == XPU_SRC_OFF || st == XPU_SRC_FAILED ? XPU_ROLE_TAB_OFF
+				   : XPU_ROLE_TAB;
+		char label[16];
+		if (v)
+			x += xpu_put_text(r->y, x, end - x, xpu_glyph(XPU_GLYPH_SEP),
+					  xpu_draw_attr(XPU_ROLE_TAB), 0);
+		snprintf(label, sizeof(label), " %s ", xpu_view_names[v]);
+		x += xpu_put_text(r->y, x, end - x, label, xpu_draw_attr(role), 0);
+	}
+	view_modes(modes, sizeof(modes), s, vs);
+	int mw = xpu_text_width(modes);
+	x += 2;
+	if (mw > end - x - 1)
+		mw = end - x - 1;
+	if (mw > 0)
+		xpu_put_text(r->y, end - mw - 1, mw, modes, xpu_draw_attr(XPU_ROLE_MODE), 1);
+}
+
+void xpu_hints_draw(const struct xpu_rect *r)
+{
+	int x = r->x, end = r->x + r->w;
+
+	xpu_fill(r->y, r->x, r->w, xpu_draw_attr(XPU_ROLE_HINT_TEXT));
+	for (unsigned i = 0; i < xpu_key_nhints; i++) {
+		const struct xpu_key_hint *h = &xpu_key_hints[i];
+		int kw = xpu_text_width(h->key), ww = xpu_text_width(h->what);
+		if (x + kw + 1 + ww > end)
+			break;
+		x += xpu_put_text(r->y, x, kw, h->key, xpu_draw_attr(XPU_ROLE_HINT_KEY), 0) + 1;
+		x += xpu_put_text(r->y, x, ww, h->what, xpu_draw_attr(XPU_ROLE_HINT_TEXT), 0) + 2;
+	}
+}
+
+int xpu_status_draw(const struct xpu_rect *r, const struct xpu_ui *ui,
+		    const struct xpu_viewstate *vs, const char *msg, int level)
+{
+	static const enum xpu_role level_role[] = {
+		[XPU_LOG_ERR] = XPU_ROLE_STATUS_ERR, [XPU_LOG_WARN] = XPU_ROLE_STATUS_WARN,
+		[XPU_LOG_INFO] = XPU_ROLE_STATUS_INFO, [XPU_LOG_DEBUG] = XPU_ROLE_STATUS_INFO,
+	};
+	const char *keys = "Enter keep  Esc cancel";
+	int x = r->x;
+
+	xpu_fill(r->y, r->x, r->w, xpu_draw_attr(XPU_ROLE_STATUS_INFO));
+	if (!ui->editing) {
+		enum xpu_role role = level >= 0 && level <= XPU_LOG_DEBUG ? level_role[level]
+									   : XPU_ROLE_STATUS_INFO;
+		xpu_put_text(r->y, x, r->w, msg, xpu_draw_attr(role), 1);
+		return -1;
+	}
+	int kw = xpu_text_width(keys);
+	int avail = r->w - (kw + 2 < r->w / 2 ? kw + 2 : 0);
+	x += xpu_put_text(r->y, x, avail, XPU_FILTER_PROMPT, xpu_draw_attr(XPU_ROLE_PROMPT), 0);
+	/* Show the end of a filter longer than the line: that is where typing goes. */
+	const char *f = vs->filter[vs->view];
+	while (*f && xpu_text_width(f) > avail - (x - r->x) - 1)
+		f++;
+	x += xpu_put_text(r->y, x, avail - (x - r->x) - 1, f, xpu_draw_attr(XPU_ROLE_DEFAULT), 0);
+	if (avail < r->w)
+		xpu_put_text(r->y, r->x + r->w - kw, kw, keys, xpu_draw_attr(XPU_ROLE_HINT_TEXT), 0);
+	return x;
+}
+
+/* The flamegraph's colours, each kind named in its own style. */
+static void draw_legend(int y, int x, int end)
+{
+	static const struct { enum xpu_role role; const char *name; } kinds[] = {
+		{ XPU_ROLE_FLAME_USER, "user" }, { XPU_ROLE_FLAME_KERNEL, "kernel" },
+		{ XPU_ROLE_FLAME_JIT, "jit" }, { XPU_ROLE_FLAME_UNKNOWN, "unknown" },
+		{ XPU_ROLE_FLAME_LAUNCH, "GPU launch" }, { XPU_ROLE_FLAME_GPU, "GPU kernel" },
+		{ XPU_ROLE_FLAME_INFO, "process / all" },
+	};
+	x += xpu_put_text(y, x, end - x, "Flamegraph frames  ", xpu_draw_attr(XPU_ROLE_HELP_TITLE), 0);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		char label[32];
+		snprintf(label, sizeof(label), " %s ", kinds[i].name);
+		if (x + xpu_text_width(label) > end)
+			break;
+		x += xpu_put_text(y, x, end - x, label, xpu_draw_attr(kinds[i].role), 0) + 1;
+	}
+}
+
+void xpu_help_draw(const struct xpu_rect *r)
+{
+	const int keyw = 18;
+	int rows = r->h - 2;	/* title and a blank line */
+	int colw = keyw + 50;
+	int ncols = (int)xpu_nkeydocs > rows && r->w >= 2 * colw + 2 ? 2 : 1;
+	int per_col = ((int)xpu_nkeydocs + ncols - 1) / ncols;
+
+	if (r->h <= 0)
+		return;
+	xpu_fill_rect(r, xpu_draw_attr(XPU_ROLE_DEFAULT));
+	xpu_put_text(r->y, r->x + 1, r->w - 2, XPU_HELP_TITLE " - press any key to close",
+		     xpu_draw_attr(XPU_ROLE_HELP_TITLE), 1);
+	for (int i = 0; i < (int)xpu_nkeydocs; i++) {
+		const struct xpu_keydoc *d = &xpu_keydocs[i];
+		int col = i / per_col, row = i % per_col;
+		int y = r->y + 2 + row, x = r->x + 2 + col * (colw + 2);
+		int w = ncols == 2 ? colw : r->w - 3;
+		if (row >= rows)
+			continue;
+		if (!d->keys) {
+			xpu_put_text(y, x, w, d->help, xpu_draw_attr(XPU_ROLE_HELP_TITLE), 1);
+			continue;
+		}
+		xpu_put_text(y, x + 2, keyw - 2, d->keys, xpu_draw_attr(XPU_ROLE_HELP_KEY), 1);
+		xpu_put_text(y, x + keyw + 1, w - keyw - 1, d->help,
+			     xpu_draw_attr(XPU_ROLE_HELP_TEXT), 1);
+	}
+	if (per_col + 1 < rows)
+		draw_legend(r->y + 3 + per_col, r->x + 2, r->x + r->w - 1);
+}
+
+void xpu_too_small_draw(const struct xpu_rect *r)
+{
+	char size[64];
+	const char *lines[2] = { XPU_TOO_SMALL, size };
+
+	snprintf(size, sizeof(size), "%dx%d, need %dx%d", r->w, r->h, XPU_LAYOUT_MIN_COLS,
+		 XPU_LAYOUT_MIN_ROWS);
+	for (int i = 0; i < 2 && i < r->h; i++) {
+		int w = xpu_text_width(lines[i]);
+		int x = w < r->w ? (r->w - w) / 2 : 0;
+		int y = r->h > 1 ? (r->h - 2) / 2 + i : 0;
+		xpu_put_text(y, x, r->w, lines[i], xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+	}
+}

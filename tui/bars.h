@@ -1,0 +1,31 @@
+/* The fixed lines around the view: header, view tabs, key hints, status,
+ * plus the help overlay and the "terminal too small" notice. */
+#ifndef XPU_TUI_BARS_H
+#define XPU_TUI_BARS_H
+
+#include "keys.h"
+#include "layout.h"
+#include "snapshot.h"
+
+/* Markers on the header's right end; tests look for these strings. */
+#define XPU_MARK_PAUSED "PAUSED"
+#define XPU_MARK_REPLAY "REPLAY"
+#define XPU_MARK_REPLAY_DONE "REPLAY ENDED"
+#define XPU_HELP_TITLE "xputop help"
+#define XPU_TOO_SMALL "terminal too small"
+#define XPU_FILTER_PROMPT "Filter: "
+
+void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
+		     const struct xpu_viewstate *vs);
+void xpu_tabs_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
+		   const struct xpu_viewstate *vs);
+void xpu_hints_draw(const struct xpu_rect *r);
+/* Draws the status line: the filter prompt while editing, else the last
+ * message coloured by its level.  Returns the cursor column while editing,
+ * else -1. */
+int xpu_status_draw(const struct xpu_rect *r, const struct xpu_ui *ui,
+		    const struct xpu_viewstate *vs, const char *msg, int level);
+void xpu_help_draw(const struct xpu_rect *r);
+void xpu_too_small_draw(const struct xpu_rect *r);
+
+#endif

@@ -1,0 +1,29 @@
+/* The flamegraph widget: an icicle graph of any struct xpu_flame (CPU stacks
+ * now, GPU launch stacks later), coloured by frame kind. */
+#ifndef XPU_TUI_FLAME_VIEW_H
+#define XPU_TUI_FLAME_VIEW_H
+
+#include "flame.h"
+#include "layout.h"
+#include "theme.h"
+
+struct xpu_dict;
+
+/* The role a node is drawn in: its frame's kind; the root and labels (process
+ * names) are "info". */
+enum xpu_role xpu_flame_node_role(const struct xpu_flame *f, const struct xpu_dict *d,
+				  uint32_t node);
+/* The text a node shows: its label, its frame, or "all" for an unlabelled root. */
+void xpu_flame_node_text(const struct xpu_flame *f, const struct xpu_dict *d, uint32_t node,
+			 char *buf, size_t size);
+
+/* Draws a title line (title left, info right) and the icicle below it.
+ * `empty` is shown when the tree has no weight. */
+void xpu_flame_view_draw(const struct xpu_rect *r, const struct xpu_flame *f,
+			 const struct xpu_dict *d, const char *title, const char *info,
+			 const char *empty);
+
+/* Frees the widget's scratch memory. */
+void xpu_flame_view_free(void);
+
+#endif

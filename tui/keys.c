@@ -1,0 +1,182 @@
+#include "keys.h"
+
+#include <string.h>
+
+#include "draw.h"
+#include "table_view.h"
+#include "tui.h"
+#include "views.h"
+
+#define CTRL(c) ((c) & 0x1f)
+#define KEY_ESC 27
+
+/* Most useful first: the hint line drops what does not fit from the end. */
+const struct xpu_key_hint xpu_key_hints[] = {
+	{ "q", "Quit" }, { "?", "Help" }, { "Tab", "View" }, { "/", "Filter" },
+	{ "<>", "Sort" }, { "r", "Reverse" }, { "f", "Flame" }, { "H", "Threads" },
+	{ "w", "Window" }, { "Space", "Pause" }, { "s", "Export" },
+};
+const unsigned xpu_key_nhints = sizeof(xpu_key_hints) / sizeof(xpu_key_hints[0]);
+
+static int set_view(struct xpu_viewstate *vs, int v)
+{
+	if (vs->view == (enum xpu_view)v)
+		return XPU_REACT_NONE;
+	vs->view = (enum xpu_view)v;
+	return XPU_REACT_REBUILD;
+}
+
+/* Moves the selection to row `to` (clamped); `rel` makes it relative to the
+ * selected row. */
+static int move_selection(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int to,
+			  int rel)
+{
+	const struct xpu_table *t = xpu_view_table(s, vs->view);
+	if (!t || !t->nrows)
+		return XPU_REACT_NONE;
+	int cur = xpu_table_selected_row(t, vs->selected[vs->view]);
+	int row = rel ? cur + to : to;
+	if (row < 0)
+		row = 0;
+	if (row >= (int)t->nrows)
+		row = (int)t->nrows - 1;
+	if (row == cur)
+		return XPU_REACT_NONE;
+	vs->selected[vs->view] = t->keys[row];
+	return XPU_REACT_REBUILD;
+}
+
+/* Steps the sort column to the next shown column in direction dir. */
+static int move_sort(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int dir)
+{
+	const struct xpu_table *t = xpu_view_table(s, vs->view);
+	int v = vs->view;
+	if (!t || !t->ncols)
+		return XPU_REACT_NONE;
+	int col = vs->sort_col[v] >= 0 ? vs->sort_col[v] : t->sort_col >= 0 ? t->sort_col : 0;
+	for (uint32_t i = 0; i < t->ncols; i++) {
+		col = (col + dir + (int)t->ncols) % (int)t->ncols;
+		if (!(t->cols[col].flags & XPU_COL_HIDDEN))
+			break;
+	}
+	vs->sort_col[v] = col;
+	return XPU_REACT_REBUILD;
+}
+
+static int start_filter(struct xpu_ui *ui, const struct xpu_snapshot *s,
+			const struct xpu_viewstate *vs)
+{
+	if (!xpu_view_table(s, vs->view))
+		return XPU_REACT_NONE;
+	ui->editing = 1;
+	memcpy(ui->saved, vs->filter[vs->view], sizeof(ui->saved));
+	return XPU_REACT_REDRAW;
+}
+
+/* Handles a key while the filter prompt is open; -1 passes it on (moving
+ * the selection and resizing still work while typing). */
+static int edit_filter(struct xpu_ui *ui, struct xpu_viewstate *vs, int key)
+{
+	char *f = vs->filter[vs->view];
+	size_t n = strlen(f);
+
+	switch (key) {
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		ui->editing = 0;
+		return XPU_REACT_REDRAW;
+	case KEY_ESC:
+		ui->editing = 0;
+		if (!strcmp(f, ui->saved))
+			return XPU_REACT_REDRAW;
+		memcpy(f, ui->saved, XPU_FILTER_MAX);
+		f[XPU_FILTER_MAX - 1] = '\0';
+		return XPU_REACT_REBUILD;
+	case KEY_BACKSPACE:
+	case 127:
+	case CTRL('h'):
+		if (!n)
+			return XPU_REACT_NONE;
+		/* Remove a whole UTF-8 character: its continuation bytes too. */
+		while (n > 1 && ((unsigned char)f[n - 1] & 0xc0) == 0x80)
+			n--;
+		f[n - 1] = '\0';
+		return XPU_REACT_REBUILD;
+	case CTRL('u'):
+		if (!n)
+			return XPU_REACT_NONE;
+		f[0] = '\0';
+		return XPU_REACT_REBUILD;
+	case KEY_UP: case KEY_DOWN: case KEY_PPAGE: case KEY_NPAGE:
+	case KEY_HOME: case KEY_END: case KEY_RESIZE: case CTRL('l'):
+		return -1;
+	}
+	if (key < ' ' || key > 255 || key == 127)
+		return XPU_REACT_NONE;
+	if (n + 1 >= XPU_FILTER_MAX)
+		return XPU_REACT_NONE;
+	f[n] = (char)key;
+	f[n + 1] = '\0';
+	return XPU_REACT_REBUILD;
+}
+
+static int toggle(int *flag)
+{
+	*flag = !*flag;
+	return XPU_REACT_REBUILD;
+}
+
+int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_viewstate *vs,
+		    int key)
+{
+	int page = ui->page > 1 ? ui->page - 1 : 1;
+
+	if (key == KEY_RESIZE || key == CTRL('l')) {
+		ui->relayout = 1;
+		return XPU_REACT_REDRAW;
+	}
+	if (ui->help) {
+		ui->help = 0;
+		return XPU_REACT_REDRAW;
+	}
+	if (ui->editing) {
+		int r = edit_filter(ui, vs, key);
+		if (r >= 0)
+			return r;
+	}
+	switch (key) {
+	case 'g': case '1': return set_view(vs, XPU_VIEW_GPU);
+	case 'n': case '2': return set_view(vs, XPU_VIEW_NPU);
+	case 'c': case '3': return set_view(vs, XPU_VIEW_CPU);
+	case '\t': return set_view(vs, (vs->view + 1) % XPU_VIEW_MAX);
+	case KEY_BTAB: return set_view(vs, (vs->view + XPU_VIEW_MAX - 1) % XPU_VIEW_MAX);
+	case KEY_UP: case 'k': return move_selection(s, vs, -1, 1);
+	case KEY_DOWN: case 'j': return move_selection(s, vs, 1, 1);
+	case KEY_PPAGE: return move_selection(s, vs, -page, 1);
+	case KEY_NPAGE: return move_selection(s, vs, page, 1);
+	case KEY_HOME: return move_selection(s, vs, 0, 0);
+	case KEY_END: return move_selection(s, vs, 1 << 30, 0);
+	case '<': return move_sort(s, vs, -1);
+	case '>': return move_sort(s, vs, 1);
+	case 'r':
+		return xpu_view_table(s, vs->view) ? toggle(&vs->reverse[vs->view])
+						   : XPU_REACT_NONE;
+	case '/': return start_filter(ui, s, vs);
+	case 'f': return toggle(&vs->flame);
+	case 'H': return vs->view == XPU_VIEW_CPU ? toggle(&vs->threads) : XPU_REACT_NONE;
+	case 'w':
+		vs->window = vs->window == XPU_WIN_ALL ? XPU_WIN_RECENT : XPU_WIN_ALL;
+		return XPU_REACT_REBUILD;
+	case ' ':
+		/* Resuming catches up with what was collected meanwhile. */
+		vs->paused = !vs->paused;
+		return vs->paused ? XPU_REACT_REDRAW : XPU_REACT_REBUILD;
+	case 's': return XPU_REACT_EXPORT;
+	case '?': case 'h':
+		ui->help = 1;
+		return XPU_REACT_REDRAW;
+	case 'q': case KEY_F(10): return XPU_REACT_QUIT;
+	}
+	return XPU_REACT_NONE;
+}

@@ -1,0 +1,75 @@
+#include "layout.h"
+
+#include <string.h>
+
+static struct xpu_rect rect(int y, int x, int h, int w)
+{
+	if (h <= 0 || w <= 0)
+		return (struct xpu_rect){ 0, 0, 0, 0 };
+	return (struct xpu_rect){ y, x, h, w };
+}
+
+/* Splits the view area (rows y .. y+h-1) between text, table and flame. */
+static void split_view(struct xpu_layout *l, int y, int h, const struct xpu_layout_opts *o)
+{
+	int w = l->cols;
+
+	if (o->help) {
+		l->help = rect(y, 0, h, w);
+		return;
+	}
+	int table_min = o->table ? 1 + XPU_LAYOUT_TABLE_MIN : 0;
+	int flame_min = 1 + XPU_LAYOUT_FLAME_MIN;
+	int flame = o->flame && h - table_min >= flame_min;
+
+	if (!o->table && !flame) {
+		l->text = rect(y, 0, h, w);
+		return;
+	}
+	int spare = h - table_min - (flame ? flame_min : 0);
+	int text = o->text > 0 ? o->text : 0;
+	if (text > spare)
+		text = spare > 0 ? spare : 0;
+	l->text = rect(y, 0, text, w);
+	y += text;
+	h -= text;
+	if (!flame) {
+		l->table = rect(y, 0, h, w);
+		return;
+	}
+	/* The table keeps half the rows (the flame gets the odd one); a view
+	 * without a table gives the flame everything. */
+	int table = o->table ? h / 2 : 0;
+	if (table < table_min)
+		table = table_min;
+	l->table = rect(y, 0, table, w);
+	l->flame = rect(y + table, 0, h - table, w);
+}
+
+void xpu_layout_compute(struct xpu_layout *l, int rows, int cols, const struct xpu_layout_opts *o)
+{
+	memset(l, 0, sizeof(*l));
+	l->rows = rows;
+	l->cols = cols;
+	if (rows < XPU_LAYOUT_MIN_ROWS || cols < XPU_LAYOUT_MIN_COLS) {
+		l->too_small = 1;
+		l->small = rect(0, 0, rows, cols);
+		return;
+	}
+	int hints = rows >= XPU_LAYOUT_HINT_ROWS;
+	l->header = rect(0, 0, 1, cols);
+	l->tabs = rect(1, 0, 1, cols);
+	l->status = rect(rows - 1, 0, 1, cols);
+	if (hints)
+		l->hints = rect(rows - 2, 0, 1, cols);
+	split_view(l, 2, rows - 3 - hints, o);
+}
+
+void xpu_layout_rects(const struct xpu_layout *l, const struct xpu_rect *out[XPU_LAYOUT_NRECTS])
+{
+	const struct xpu_rect *r[XPU_LAYOUT_NRECTS] = {
+		&l->small, &l->header, &l->tabs, &l->text, &l->table,
+		&l->flame, &l->help, &l->hints, &l->status,
+	};
+	memcpy(out, r, sizeof(r));
+}

@@ -1,0 +1,50 @@
+/* Where everything goes on the screen: a pure function of the terminal size
+ * and what is shown.  No curses here, so the unit test can try every size. */
+#ifndef XPU_TUI_LAYOUT_H
+#define XPU_TUI_LAYOUT_H
+
+/* A rectangle of cells; h == 0 or w == 0 means "not shown". */
+struct xpu_rect {
+	int y, x, h, w;
+};
+
+/* Below this size only "terminal too small" is shown. */
+#define XPU_LAYOUT_MIN_ROWS 6
+#define XPU_LAYOUT_MIN_COLS 32
+/* The hint line is dropped below this many rows. */
+#define XPU_LAYOUT_HINT_ROWS 9
+/* A table pane needs its heading and this many rows; a flame pane its title
+ * and this many levels.  The flame pane is dropped before the table shrinks
+ * below its minimum. */
+#define XPU_LAYOUT_TABLE_MIN 4
+#define XPU_LAYOUT_FLAME_MIN 3
+
+struct xpu_layout_opts {
+	int table;	/* the view has a table */
+	int flame;	/* the view wants its flame pane */
+	int text;	/* rows wanted for the text/summary area above the table;
+			 * without a table or flame the text area takes the view area */
+	int help;	/* the help overlay replaces the view area */
+};
+
+struct xpu_layout {
+	int rows, cols;
+	int too_small;		/* only `small` is set */
+	struct xpu_rect small;	/* the "terminal too small" message */
+	struct xpu_rect header;	/* host, time, rates, PAUSED/REPLAY */
+	struct xpu_rect tabs;	/* GPU · NPU · CPU and the view's modes */
+	struct xpu_rect text;	/* the view's text: a summary line or a message box */
+	struct xpu_rect table;	/* column headings + rows */
+	struct xpu_rect flame;	/* title + one row per depth */
+	struct xpu_rect help;	/* the help overlay */
+	struct xpu_rect hints;	/* key hints */
+	struct xpu_rect status;	/* last message, or the filter prompt */
+};
+
+void xpu_layout_compute(struct xpu_layout *l, int rows, int cols, const struct xpu_layout_opts *o);
+
+/* All rectangles of a layout, for drawing loops and tests. */
+#define XPU_LAYOUT_NRECTS 9
+void xpu_layout_rects(const struct xpu_layout *l, const struct xpu_rect *out[XPU_LAYOUT_NRECTS]);
+
+#endif

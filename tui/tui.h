@@ -1,0 +1,37 @@
+/* The curses front-end, as the main loop sees it.  No curses type crosses this
+ * header, so core/main.c stays free of curses. */
+#ifndef XPU_TUI_H
+#define XPU_TUI_H
+
+struct xpu_snapshot;
+struct xpu_viewstate;
+
+struct xpu_tui_opts {
+	const char *theme;	/* theme name or path; NULL = the default */
+	int no_color;		/* NO_COLOR set or colours unavailable */
+};
+
+/* What the main loop must do after a key. */
+enum {
+	XPU_REACT_NONE = 0,
+	XPU_REACT_REDRAW = 1,	/* draw again from the same snapshot */
+	XPU_REACT_REBUILD = 2,	/* choices changed: rebuild the snapshot, then draw */
+	XPU_REACT_EXPORT = 4,	/* write a snapshot export of the current view */
+	XPU_REACT_QUIT = 8,
+};
+
+/* Starts curses and routes the error channel to the status line.
+ * Returns 0, or -1 with a message printed (terminal untouched). */
+int xpu_tui_init(const struct xpu_tui_opts *opts);
+/* Restores the terminal.  Safe to call more than once. */
+void xpu_tui_fini(void);
+/* Draws the whole screen from the snapshot. */
+void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs);
+/* Reads and handles all pending input; returns XPU_REACT_* flags. */
+int xpu_tui_input(const struct xpu_snapshot *s, struct xpu_viewstate *vs);
+/* Shows a message on the status line until the next one (e.g. the export path). */
+void xpu_tui_status(const char *msg);
+/* Crash path: restore the terminal from a signal handler as far as possible. */
+void xpu_tui_emergency_restore(void);
+
+#endif

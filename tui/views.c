@@ -1,0 +1,243 @@
+#include "views.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "draw.h"
+#include "flame_view.h"
+#include "table_view.h"
+
+const char *const xpu_view_names[XPU_VIEW_MAX] = {
+	[XPU_VIEW_GPU] = "GPU", [XPU_VIEW_NPU] = "NPU", [XPU_VIEW_CPU] = "CPU",
+};
+
+/* Shown when a source gives no text of its own: never a blank pane. */
+static const char *const fallback_text[XPU_VIEW_MAX] = {
+	[XPU_VIEW_GPU] = "No GPU data. Run a CUDA program under xputop (sudo xputop -- CMD), "
+			 "or start it with CUDA_INJECTION64_PATH set to libxputop_inject.so.",
+	[XPU_VIEW_NPU] = "No NPU data. The NPU view needs an Intel NPU with the intel_vpu "
+			 "driver (/dev/accel/accel*).",
+	[XPU_VIEW_CPU] = "No CPU samples yet.",
+};
+
+const struct xpu_table *xpu_view_table(const struct xpu_snapshot *s, enum xpu_view v)
+{
+	return v == XPU_VIEW_CPU ? &s->cpu : NULL;
+}
+
+const struct xpu_flame *xpu_view_flame(const struct xpu_snapshot *s, enum xpu_view v)
+{
+	return v == XPU_VIEW_CPU ? &s->cpu_flame : NULL;
+}
+
+const struct xpu_src_status *xpu_view_status(const struct xpu_snapshot *s, enum xpu_view v)
+{
+	switch (v) {
+	case XPU_VIEW_GPU: return &s->gpu_status;
+	case XPU_VIEW_NPU: return &s->npu_status;
+	default: return &s->cpu_status;
+	}
+}
+
+const char *xpu_src_state_name(enum xpu_src_state st)
+{
+	switch (st) {
+	case XPU_SRC_ACTIVE: return "active";
+	case XPU_SRC_WAITING: return "waiting for data";
+	case XPU_SRC_FAILED: return "failed";
+	default: return "off";
+	}
+}
+
+int xpu_src_state_role(enum xpu_src_state st)
+{
+	switch (st) {
+	case XPU_SRC_ACTIVE: return XPU_ROLE_SRC_ACTIVE;
+	case XPU_SRC_WAITING: return XPU_ROLE_SRC_WAITING;
+	case XPU_SRC_FAILED: return XPU_ROLE_SRC_FAILED;
+	default: return XPU_ROLE_SRC_OFF;
+	}
+}
+
+static const char *status_text(const struct xpu_snapshot *s, enum xpu_view v)
+{
+	const struct xpu_src_status *st = xpu_view_status(s, v);
+	return st->text[0] ? st->text : fallback_text[v];
+}
+
+void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewstate *vs,
+			  const struct xpu_ui *ui, struct xpu_layout_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->help = ui->help;
+	o->table = xpu_view_table(s, vs->view) != NULL;
+	o->flame = vs->flame && xpu_view_flame(s, vs->view) != NULL;
+	o->text = o->table || o->flame ? 1 : 0;
+}
+
+/* The next line of s that fits in width columns, broken at a space where
+ * possible.  Returns its length in bytes; *next is where the line after it
+ * starts. */
+static size_t wrap_next(const char *s, int width, const char **next)
+{
+	size_t n = xpu_text_fit(s, width);
+	const char *nl = memchr(s, '\n', n);
+	if (nl)
+		n = (size_t)(nl - s);
+	else if (s[n] && s[n] != ' ') {
+		size_t sp = n;
+		while (sp && s[sp - 1] != ' ')
+			sp--;
+		if (sp)
+			n = sp;
+	}
+	if (!n && *s && !nl)
+		n = 1;	/* a character wider than the box: skip it rather than loop */
+	const char *p = s + n;
+	while (*p == ' ' || *p == '\n')
+		p++;
+	*next = p;
+	return n;
+}
+
+static int count_lines(const char *s, int width)
+{
+	int lines = 0;
+	while (*s) {
+		wrap_next(s, width, &s);
+		lines++;
+	}
+	return lines;
+}
+
+static void draw_frame(int y, int x, int h, int w, const char *title)
+{
+	attr_t a = xpu_draw_attr(XPU_ROLE_BOX);
+	attrset(a);
+	mvhline(y, x + 1, ACS_HLINE | a, w - 2);
+	mvhline(y + h - 1, x + 1, ACS_HLINE | a, w - 2);
+	mvvline(y + 1, x, ACS_VLINE | a, h - 2);
+	mvvline(y + 1, x + w - 1, ACS_VLINE | a, h - 2);
+	mvaddch(y, x, ACS_ULCORNER | a);
+	mvaddch(y, x + w - 1, ACS_URCORNER | a);
+	mvaddch(y + h - 1, x, ACS_LLCORNER | a);
+	mvaddch(y + h - 1, x + w - 1, ACS_LRCORNER | a);
+	char t[64];
+	snprintf(t, sizeof(t), " %s ", title);
+	xpu_put_text(y, x + 2, w - 4, t, xpu_draw_attr(XPU_ROLE_BOX_TITLE), 1);
+}
+
+/* A view without data: a box saying what is missing and how to get it. */
+static void draw_message_box(const struct xpu_rect *r, const struct xpu_snapshot *s,
+			     enum xpu_view v)
+{
+	const struct xpu_src_status *st = xpu_view_status(s, v);
+	const char *text = status_text(s, v);
+	const char *foot = "c: CPU view   ?: help";
+	char head[96];
+
+	snprintf(head, sizeof(head), "%s source: %s", xpu_view_names[v],
+		 xpu_src_state_name(st->state));
+	int w = r->w - 2 < 76 ? r->w - 2 : 76;
+	int inner = w - 4;
+	if (w < 12 || r->h < 3) {
+		xpu_put_text(r->y, r->x, r->w, head, xpu_draw_attr(xpu_src_state_role(st->state)), 1);
+		if (r->h > 1)
+			xpu_put_text(r->y + 1, r->x, r->w, text, xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+		return;
+	}
+	int body = count_lines(text, inner);
+	int h = 2 + 1 + 1 + body + 1 + 1 + 1;	/* frame, head, gap, text, gap, foot, pad */
+	if (h > r->h)
+		h = r->h;
+	int y = r->y + (r->h - h) / 3, x = r->x + (r->w - w) / 2;
+	draw_frame(y, x, h, w, xpu_view_names[v]);
+	int line = y + 1, last = y + h - 2;
+	xpu_put_text(line++, x + 2, inner, head, xpu_draw_attr(xpu_src_state_role(st->state)), 1);
+	line++;
+	for (const char *p = text; *p && line <= last; line++) {
+		const char *start = p;
+		size_t n = wrap_next(p, inner, &p);
+		char buf[sizeof(st->text) + 1];
+		if (n >= sizeof(buf))
+			n = sizeof(buf) - 1;
+		memcpy(buf, start, n);
+		buf[n] = '\0';
+		xpu_put_text(line, x + 2, inner, buf, xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+	}
+	if (line + 1 <= last)
+		xpu_put_text(line + 1, x + 2, inner, foot, xpu_draw_attr(XPU_ROLE_HINT_TEXT), 1);
+}
+
+/* One line above the table: the source's state and what it says. */
+static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s, enum xpu_view v)
+{
+	const struct xpu_src_status *st = xpu_view_status(s, v);
+	char right[64] = "";
+	int x = r->x + 1;
+
+	if (r->h <= 0)
+		return;
+	if (v == XPU_VIEW_CPU && st->state == XPU_SRC_ACTIVE)
+		snprintf(right, sizeof(right), "%" PRIu64 " samples last refresh", s->cpu_samples_tick);
+	int rw = xpu_text_width(right);
+	if (rw + 2 >= r->w / 2)
+		rw = 0;
+	x += xpu_put_text(r->y, x, r->w - 1 - rw, xpu_src_state_name(st->state),
+			  xpu_draw_attr(xpu_src_state_role(st->state)), 1);
+	x += 2;
+	xpu_put_text(r->y, x, r->x + r->w - x - rw - 2, status_text(s, v),
+		     xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+	if (rw)
+		xpu_put_text(r->y, r->x + r->w - rw - 1, rw, right, xpu_draw_attr(XPU_ROLE_MODE), 0);
+}
+
+static void draw_cpu_table(const struct xpu_rect *r, const struct xpu_snapshot *s,
+			   const struct xpu_viewstate *vs, struct xpu_ui *ui)
+{
+	const struct xpu_table *t = &s->cpu;
+	const char *filter = vs->filter[XPU_VIEW_CPU];
+	const char *empty = s->cpu_status.state == XPU_SRC_ACTIVE ? "waiting for the first samples"
+								  : status_text(s, XPU_VIEW_CPU);
+	char nomatch[XPU_FILTER_MAX + 64];
+
+	if (filter[0]) {
+		snprintf(nomatch, sizeof(nomatch), "no rows match the filter \"%s\"", filter);
+		empty = nomatch;
+	}
+	ui->page = r->h - 1;
+	xpu_table_view_draw(r, t, xpu_table_selected_row(t, vs->selected[XPU_VIEW_CPU]),
+			    &ui->top[XPU_VIEW_CPU], empty);
+}
+
+static void draw_cpu_flame(const struct xpu_rect *r, const struct xpu_snapshot *s,
+			   const struct xpu_viewstate *vs)
+{
+	char info[96];
+	const char *title = s->cpu_flame_title[0] ? s->cpu_flame_title : "all processes";
+
+	snprintf(info, sizeof(info), "%" PRIu64 " samples, %s", s->cpu_flame.total,
+		 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
+	xpu_flame_view_draw(r, &s->cpu_flame, s->dict, title, info,
+			    "no stacks for this selection yet");
+}
+
+void xpu_view_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
+		   const struct xpu_viewstate *vs, struct xpu_ui *ui)
+{
+	enum xpu_view v = vs->view;
+
+	ui->page = 0;
+	if (v != XPU_VIEW_CPU) {
+		if (l->text.h)
+			draw_message_box(&l->text, s, v);
+		return;
+	}
+	if (l->text.h)
+		draw_summary(&l->text, s, v);
+	if (l->table.h)
+		draw_cpu_table(&l->table, s, vs, ui);
+	if (l->flame.h)
+		draw_cpu_flame(&l->flame, s, vs);
+}
