@@ -1,0 +1,60 @@
+# CPU sampling for real: perf events, BPF stacks, symbolization, JSON, export,
+# record and replay.  Needs root.
+. tests/lib.sh
+need_root
+Q="python3 tests/jsonq.py"
+BUSY=$OUT/tests/progs/busy
+
+t yes_is_the_top_cpu_process
+yes > /dev/null &
+YES=$!
+"$XPUTOP" -b -j -n 3 > "$T_TMP/yes.json" 2> "$T_TMP/yes.err" || fail "xputop exited with $?: $(cat "$T_TMP/yes.err")"
+kill $YES
+$Q count 3 < "$T_TMP/yes.json" || fail "JSON shape"
+$Q top_comm yes < "$T_TMP/yes.json" || fail "yes is not on top"
+
+t busy_programs_own_functions_are_in_its_stacks
+"$BUSY" 8 & B=$!
+"$XPUTOP" -b -j -n 2 -p $B > "$T_TMP/busy.json" 2> "$T_TMP/busy.err" || fail "xputop failed: $(cat "$T_TMP/busy.err")"
+$Q stack_has $B busy main busy_outer busy_middle busy_leaf_spin < "$T_TMP/busy.json" || fail "call path"
+
+t pid_filter_shows_only_those_processes
+$Q only_pids $B < "$T_TMP/busy.json" || fail "-p let other processes through"
+kill $B 2>/dev/null; wait $B 2>/dev/null
+
+t kernel_frames_are_captured_and_marked
+dd if=/dev/zero of=/dev/null bs=1 count=200000000 2>/dev/null & D=$!
+"$XPUTOP" -b -j -n 2 -p $D > "$T_TMP/dd.json" 2>/dev/null
+kill $D 2>/dev/null; wait $D 2>/dev/null
+$Q has_kernel_frames < "$T_TMP/dd.json" || fail "no _[k] frames for a syscall-heavy process"
+
+t a_process_that_exits_keeps_its_frames
+"$BUSY" 0.8 & B=$!
+"$XPUTOP" -b -j -n 1 -d 2 > "$T_TMP/exit.json" 2>/dev/null
+wait $B 2>/dev/null
+$Q stack_has $B busy busy_outer busy_leaf_spin < "$T_TMP/exit.json" || fail "frames of an exited process"
+
+t a_replayed_recording_gives_the_same_snapshots
+"$BUSY" 6 2 & B=$!
+"$XPUTOP" -b -j -n 4 -d 0.5 -w "$T_TMP/rec.xpr" > "$T_TMP/live.json" 2>/dev/null || fail "recording run failed"
+kill $B 2>/dev/null; wait $B 2>/dev/null
+"$XPUTOP" -r "$T_TMP/rec.xpr" -b -j > "$T_TMP/replay.json" 2> "$T_TMP/replay.err" || fail "replay failed: $(cat "$T_TMP/replay.err")"
+$Q count 4 < "$T_TMP/replay.json" || fail "replay gave other snapshots"
+$Q same_as "$T_TMP/live.json" < "$T_TMP/replay.json" || fail "replay numbers differ"
+
+t batch_export_writes_a_folded_file_flamegraph_renders
+"$BUSY" 6 & B=$!
+mkdir -p "$T_TMP/exp"
+"$XPUTOP" -b -n 2 -p $B --export -o "$T_TMP/exp" > /dev/null 2> "$T_TMP/exp.err" || fail "export run failed"
+kill $B 2>/dev/null; wait $B 2>/dev/null
+F=$(ls "$T_TMP"/exp/xputop-cpu-*.folded 2>/dev/null | head -1)
+[ -n "$F" ] || fail "no folded file in $T_TMP/exp"
+expect_grep "exported .* to $T_TMP/exp/xputop-cpu-" "$T_TMP/exp.err" "the export message"
+if [ -n "$F" ]; then
+	expect_grep '^busy;.*;main;busy_outer;busy_middle;busy_leaf_spin [0-9][0-9]*$' "$F"
+	perl /usr/share/perl5/Devel/NYTProf/flamegraph.pl "$F" > "$T_TMP/fg.svg" 2> "$T_TMP/fg.err" || fail "flamegraph.pl failed"
+	[ -s "$T_TMP/fg.err" ] && fail "flamegraph.pl warned: $(cat "$T_TMP/fg.err")"
+	expect_grep busy_leaf_spin "$T_TMP/fg.svg" "the SVG"
+fi
+
+finish

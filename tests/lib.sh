@@ -1,0 +1,49 @@
+# Helpers for the shell tests.  Each test script sources this, calls `t NAME`
+# before each behaviour, `fail MSG` when it does not hold, and `finish` last.
+# OUT is the build directory (default build).
+OUT=${OUT:-build}
+XPUTOP=${XPUTOP:-$OUT/xputop}
+T_FAILED=0
+T_RAN=0
+T_CUR=""
+T_CUR_FAILED=0
+T_TMP=$(mktemp -d /tmp/xputop-test.XXXXXX)
+
+t() {
+	t_end
+	T_CUR=$1
+	T_CUR_FAILED=0
+	T_RAN=$((T_RAN + 1))
+}
+
+t_end() {
+	if [ -n "$T_CUR" ]; then
+		if [ "$T_CUR_FAILED" -eq 0 ]; then echo "ok   $T_CUR"; else echo "FAIL $T_CUR"; fi
+	fi
+	T_CUR=""
+}
+
+fail() {
+	echo "  $T_CUR: $*" >&2
+	if [ "$T_CUR_FAILED" -eq 0 ]; then T_FAILED=$((T_FAILED + 1)); fi
+	T_CUR_FAILED=1
+}
+
+# expect_grep PATTERN FILE [what]
+expect_grep() {
+	grep -q -- "$1" "$2" || fail "${3:-$2} does not contain '$1'"
+}
+
+need_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "FAIL $(basename "$0"): these tests need root (run the suite with sudo)" >&2
+		exit 1
+	fi
+}
+
+finish() {
+	t_end
+	rm -rf "$T_TMP"
+	echo "$((T_RAN - T_FAILED))/$T_RAN passed"
+	[ "$T_FAILED" -eq 0 ]
+}
