@@ -76,6 +76,8 @@ endif
 
 .PHONY: all tests check deps run clean bench fuzz
 .DELETE_ON_ERROR:
+# Keep the BPF objects and skeletons: they are not throwaway intermediates.
+.SECONDARY: $(BPF_OBJS) $(SKELS) $(OUTPUT)/vmlinux.h
 
 all: $(PROGS) tests
 

@@ -57,6 +57,10 @@ wait_gone() {
 keys() { tm send-keys -t 0 "$@"; }
 alternate_screen() { tm display-message -p -t 0 '#{alternate_on}'; }
 
+# Something busy with known function names to look at.
+"$OUT/tests/progs/busy" 120 > /dev/null 2>&1 &
+BUSY=$!
+
 t the_screen_shows_the_header_and_the_view_tabs
 start 100 30 -- ""
 wait_for "GPU · NPU · CPU"
@@ -95,16 +99,21 @@ keys Escape
 wait_gone "Filter: "
 wait_gone 'filter "zqzqzq"'
 
-t s_exports_and_says_where
+t s_exports_a_folded_file_that_flamegraph_renders
+keys c
+wait_for "PID"
 keys s
-i=0
-while [ $i -lt 50 ]; do
-	screen
-	grep -qE "exported .* to |nothing to export" "$T_TMP/screen" && break
-	sleep 0.1
-	i=$((i + 1))
-done
-grep -qE "exported .* to |nothing to export" "$T_TMP/screen" || fail "no export message"
+wait_for "exported "
+F=$(ls "$T_TMP"/xputop-cpu-*.folded 2> /dev/null | head -1)
+expect_grep "to $F" "$T_TMP/screen" "the status line"
+if [ -z "$F" ]; then
+	fail "no folded file in $T_TMP"
+else
+	expect_grep "busy_leaf_spin" "$F"
+	perl /usr/share/perl5/Devel/NYTProf/flamegraph.pl "$F" > "$T_TMP/fg.svg" 2> "$T_TMP/fg.err" || fail "flamegraph.pl failed"
+	[ -s "$T_TMP/fg.err" ] && fail "flamegraph.pl warned: $(cat "$T_TMP/fg.err")"
+	grep -q "<svg" "$T_TMP/fg.svg" || fail "flamegraph.pl made no SVG"
+fi
 
 t a_tiny_terminal_says_it_is_too_small_and_recovers
 tm resize-window -t 0 -x 30 -y 5
@@ -116,6 +125,28 @@ t q_quits_and_gives_the_terminal_back
 keys q
 wait_for "EXITED rc=0"
 [ "$(alternate_screen)" = 0 ] || fail "still on the alternate screen after q"
+
+t ctrl_c_quits_and_gives_the_terminal_back
+start 100 30 -- ""
+wait_for "GPU · NPU · CPU"
+keys C-c
+wait_for "EXITED rc=0"
+[ "$(alternate_screen)" = 0 ] || fail "still on the alternate screen after Ctrl-C"
+
+t the_shell_is_usable_after_q
+tm kill-server 2> /dev/null
+NTERM=$((NTERM + 1))
+SOCK="xputop-test-$$-$NTERM"
+tm new-session -d -x 100 -y 30 "env LANG=C.UTF-8 PS1='shell> ' sh"
+wait_for "shell>"
+keys "$XPUTOP -d 0.3" Enter
+wait_for "GPU · NPU · CPU"
+keys q
+wait_gone "GPU · NPU · CPU"
+keys "stty -a | tr ' ' '\n' | grep -x -e echo -e icanon | tr '\n' + ; echo" Enter
+wait_for "icanon+echo+"
+keys "echo still-alive" Enter
+wait_for "still-alive"
 
 t f10_quits
 start 100 30 -- ""
@@ -169,4 +200,5 @@ wait_for "REPLAY"
 keys q
 
 tm kill-server 2> /dev/null
+kill $BUSY 2> /dev/null
 finish
