@@ -26,7 +26,7 @@ VERSION := 0.1.0
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
 CFLAGS ?= -O2 -g
-XCFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+XCFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Iinject \
 	-D_GNU_SOURCE -DXPU_VERSION='"$(VERSION)"' -MMD -MP -I$(OUTPUT) -Icore -Ibpf -fno-omit-frame-pointer
 LDFLAGS ?=
 
@@ -40,12 +40,12 @@ endif
 LIBBPF_A := $(shell $(PKG_CONFIG) --variable=libdir libbpf 2>/dev/null)/libbpf.a
 NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
 ifeq ($(STATIC),1)
-LIBS := $(LIBBPF_A) -Wl,-Bstatic -lelf -lz -lzstd -lncursesw -ltinfo -Wl,-Bdynamic \
+LIBS := $(LIBBPF_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lncursesw -ltinfo -Wl,-Bdynamic \
 	-static-libstdc++ -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic -lm
 else
-LIBS := $(LIBBPF_A) -lelf -lz $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw) -lstdc++ -lm
+LIBS := $(LIBBPF_A) -ldw -lelf -lz $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw) -lstdc++ -lm
 endif
-CORE_LIBS := $(LIBBPF_A) -lelf -lz -lstdc++ -lm
+CORE_LIBS := $(LIBBPF_A) -ldw -lelf -lz -llzma -lbz2 -lstdc++ -lm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -65,6 +65,10 @@ HAVE_CUPTI := $(shell test -f $(CUDA_HOME)/include/cupti.h && echo 1)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+# The injection library with CUPTI replaced by a stand-in, for GPU tests
+# without a GPU.
+FAKE_INJECT_LIB := $(OUTPUT)/tests/libxputop_inject_fake.so
+FAKE_INJECT_OBJS := $(filter-out %/cupti.pic.o,$(INJECT_OBJS)) $(OUTPUT)/tests/fake_cupti.pic.o
 PROG_SRCS := $(wildcard tests/progs/*.c)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUTPUT)/tests/progs/%,$(PROG_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -123,10 +127,21 @@ $(INJECT_LIB): $(INJECT_OBJS)
 	$(CC) $(CFLAGS) $(SANLD) -shared -Wl,-z,defs -Wl,--exclude-libs,ALL $^ -ldl -lpthread -o $@
 
 # ---- tests ----
-tests: $(UNIT_BINS) $(PROG_BINS)
+tests: $(UNIT_BINS) $(PROG_BINS) $(FAKE_INJECT_LIB)
+
+$(OUTPUT)/tests/fake_cupti.pic.o: tests/fake/fake_cupti.c | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) $(XCFLAGS) -fPIC -fvisibility=hidden -Iinject -c $< -o $@
+
+$(FAKE_INJECT_LIB): $(FAKE_INJECT_OBJS)
+	$(CC) $(CFLAGS) $(SANLD) -shared -Wl,-z,defs $^ -ldl -lpthread -o $@
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(LIBCORE) | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iinject $< $(LIBCORE) $(SANLD) $(CORE_LIBS) -o $@
+
+# Unit tests of the injection library link its sources (not core).
+$(OUTPUT)/tests/test_inject_%: tests/unit/test_inject_%.c tests/unit/check.h $(filter-out %/cupti.pic.o,$(INJECT_OBJS)) | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iinject $< $(filter-out %/cupti.pic.o %/inject.pic.o,$(INJECT_OBJS)) \
+		$(SANLD) -ldl -lpthread -o $@
 
 # TUI unit tests link the front-end too (a shorter stem, so this rule wins).
 $(OUTPUT)/tests/test_tui_%: tests/unit/test_tui_%.c tests/unit/check.h $(TUI_OBJS) $(LIBCORE) | $(OUTPUT)/tests

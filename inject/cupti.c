@@ -1,0 +1,297 @@
+/* CUPTI, reached through dlopen: launch callbacks on the launching thread and
+ * kernel/memcpy activity records, turned into wire records.
+ *
+ * The libcupti used is the one the process already has (PyTorch brings its
+ * own), else the system's; without one the library stays dormant.  Only the
+ * stable leading fields of the activity records are read (see GPU.md). */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "inject.h"
+
+#define BUF_SIZE (2u << 20)
+
+static struct {
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+	CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+				       CUpti_CallbackId);
+	CUptiResult (*activity_enable)(CUpti_ActivityKind);
+	CUptiResult (*activity_disable)(CUpti_ActivityKind);
+	CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc,
+					  CUpti_BuffersCallbackCompleteFunc);
+	CUptiResult (*register_timestamp)(CUpti_TimestampCallbackFunc);
+	CUptiResult (*flush_all)(uint32_t);
+	CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
+	CUptiResult (*num_dropped)(CUcontext, uint32_t, size_t *);
+	CUptiResult (*get_version)(uint32_t *);
+	CUptiResult (*result_string)(CUptiResult, const char **);
+	CUptiResult (*hw_trace)(uint8_t);	/* CUPTI 12.8+, Blackwell: may be missing */
+} api;
+
+static struct {
+	int loaded;
+	int registered;
+	CUpti_SubscriberHandle sub;
+	int subscribed;
+	struct xpu_chan *chan;
+	uint32_t flags;
+	uint32_t version;
+	uint64_t dropped;
+} st;
+
+static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } launch_cbids[] = {
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000 },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunch },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz },
+};
+#define NCBIDS (sizeof(launch_cbids) / sizeof(launch_cbids[0]))
+
+/* The correlation id of the runtime launch in progress on this thread: the
+ * driver launch nested inside it carries the same id and is skipped. */
+static __thread uint32_t runtime_corr;
+
+static void *open_cupti(void)
+{
+	static const char *names[] = {
+		"libcupti.so.13", "/usr/local/cuda/lib64/libcupti.so.13",
+		"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+	};
+	void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+	for (size_t i = 0; !h && i < sizeof(names) / sizeof(names[0]); i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	return h;
+}
+
+int xpu_cupti_load(void)
+{
+	void *h = open_cupti();
+	if (!h)
+		return -1;
+#define SYM(field, name)                                       \
+	do {                                                   \
+		*(void **)&api.field = dlsym(h, name);         \
+		if (!api.field)                                \
+			return -1;                             \
+	} while (0)
+	SYM(subscribe, "cuptiSubscribe");
+	SYM(unsubscribe, "cuptiUnsubscribe");
+	SYM(enable_callback, "cuptiEnableCallback");
+	SYM(activity_enable, "cuptiActivityEnable");
+	SYM(activity_disable, "cuptiActivityDisable");
+	SYM(register_callbacks, "cuptiActivityRegisterCallbacks");
+	SYM(register_timestamp, "cuptiActivityRegisterTimestampCallback");
+	SYM(flush_all, "cuptiActivityFlushAll");
+	SYM(next_record, "cuptiActivityGetNextRecord");
+	SYM(num_dropped, "cuptiActivityGetNumDroppedRecords");
+	SYM(get_version, "cuptiGetVersion");
+	SYM(result_string, "cuptiGetResultString");
+#undef SYM
+	*(void **)&api.hw_trace = dlsym(h, "cuptiActivityEnableHWTrace");
+	api.get_version(&st.version);
+	st.loaded = 1;
+	return 0;
+}
+
+uint32_t xpu_cupti_version(void)
+{
+	return st.version;
+}
+
+/* GPU timestamps in the clock bpf_ktime_get_ns() uses. */
+static uint64_t CUPTIAPI timestamp(void)
+{
+	return xpu_inj_now();
+}
+
+static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+			       const void *data)
+{
+	const CUpti_CallbackData *cd = data;
+	if (cd->callbackSite != CUPTI_API_ENTER || !st.chan)
+		return;
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API && cd->correlationId == runtime_corr)
+		return;
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
+		runtime_corr = cd->correlationId;
+	xpu_inj_launch(st.chan, cd->correlationId, cbid, dom, cd->functionName);
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	*buffer = aligned_alloc(8, BUF_SIZE);
+	*size = *buffer ? BUF_SIZE : 0;
+	*max_records = 0;
+}
+
+static void put_kernel(const CUpti_ActivityKernel10 *k)
+{
+	struct xpu_wire_kernel w = {
+		.start = k->start, .end = k->end, .corr = k->correlationId,
+		.device = k->deviceId, .context = k->contextId, .stream = k->streamId,
+		.graph = k->graphId,
+	};
+	xpu_inj_kernel(st.chan, &w, k->name);
+}
+
+static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
+{
+	struct xpu_wire_memcpy w = {
+		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
+		.device = m->deviceId, .kind = m->copyKind, .stream = m->streamId,
+	};
+	xpu_chan_put(st.chan, XPU_WIRE_MEMCPY, &w, sizeof(w), NULL, 0);
+}
+
+static void put_memset(const CUpti_ActivityMemset4 *m)
+{
+	struct xpu_wire_memcpy w = {
+		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
+		.device = m->deviceId, .stream = m->streamId,
+	};
+	xpu_chan_put(st.chan, XPU_WIRE_MEMSET, &w, sizeof(w), NULL, 0);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+				      size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+	while (st.chan && api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
+		switch (rec->kind) {
+		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		case CUPTI_ACTIVITY_KIND_KERNEL:
+			put_kernel((const CUpti_ActivityKernel10 *)rec);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMCPY:
+			put_memcpy((const CUpti_ActivityMemcpy6 *)rec);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMSET:
+			put_memset((const CUpti_ActivityMemset4 *)rec);
+			break;
+		default:
+			break;
+		}
+	}
+	size_t dropped = 0;
+	if (api.num_dropped(ctx, stream, &dropped) == CUPTI_SUCCESS)
+		__atomic_add_fetch(&st.dropped, dropped, __ATOMIC_RELAXED);
+	free(buffer);
+}
+
+static int enable_all(uint32_t on)
+{
+	for (size_t i = 0; i < NCBIDS; i++)
+		if (api.enable_callback(on, st.sub, launch_cbids[i].dom, launch_cbids[i].cbid) !=
+		    CUPTI_SUCCESS && on)
+			return -1;
+	return 0;
+}
+
+int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
+{
+	static int said_other, said_error;
+	const char *why = "";
+	if (!st.loaded)
+		return XPU_WIRE_STATE_CUPTI_ERROR;
+	if (!st.registered) {
+		/* The clock must be set before callbacks and activity kinds. */
+		if (api.register_timestamp(timestamp) != CUPTI_SUCCESS ||
+		    api.register_callbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
+			return XPU_WIRE_STATE_CUPTI_ERROR;
+		st.registered = 1;
+	}
+	xpu_inj_new_monitor(flags);
+	st.chan = chan;
+	st.flags = flags;
+	CUptiResult r = api.subscribe(&st.sub, on_launch, NULL);
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		xpu_inj_say_once(&said_other, "another CUPTI profiler is attached to this process; "
+				 "xputop will not show its GPU kernels");
+		st.chan = NULL;
+		return XPU_WIRE_STATE_OTHER_SUBSCRIBER;
+	}
+	if (r != CUPTI_SUCCESS)
+		goto fail;
+	st.subscribed = 1;
+	/* Kernel timestamps from hardware events where the GPU has them
+	 * (Blackwell) cost far less than CUPTI's instrumentation; elsewhere the
+	 * call fails and nothing changes. */
+	if (api.hw_trace)
+		api.hw_trace(1);
+	if (enable_all(1) < 0 || api.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+		goto fail;
+	if ((flags & XPU_WIRE_START_MEMCPY) &&
+	    (api.activity_enable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS ||
+	     api.activity_enable(CUPTI_ACTIVITY_KIND_MEMSET) != CUPTI_SUCCESS))
+		goto fail;
+	return XPU_WIRE_STATE_OK;
+fail:
+	api.result_string(r, &why);
+	xpu_inj_say_once(&said_error, "CUPTI refused to start (%s); xputop will not show this "
+			 "process's GPU kernels", why ? why : "?");
+	xpu_cupti_stop();
+	return XPU_WIRE_STATE_CUPTI_ERROR;
+}
+
+void xpu_cupti_flush(int forced)
+{
+	if (st.loaded && st.registered)
+		api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+void xpu_cupti_stop(void)
+{
+	if (!st.loaded)
+		return;
+	api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
+	if (st.subscribed) {
+		enable_all(0);
+		api.unsubscribe(st.sub);
+		st.subscribed = 0;
+	}
+	/* Records still in flight go nowhere once the channel is detached. */
+	xpu_cupti_flush(1);
+	st.chan = NULL;
+}
+
+void xpu_cupti_detach(void)
+{
+	st.chan = NULL;
+}
+
+uint64_t xpu_cupti_dropped(void)
+{
+	return __atomic_load_n(&st.dropped, __ATOMIC_RELAXED);
+}
+

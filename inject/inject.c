@@ -1,0 +1,231 @@
+/* libxputop_inject.so: CUDA loads it through CUDA_INJECTION64_PATH and calls
+ * InitializeInjection().  An agent thread looks for an xputop once a second
+ * (one failed connect() when none runs); when one accepts, CUPTI is started
+ * and batches flow every flush period; when the connection ends, for any
+ * reason, CUPTI is stopped and the library is dormant again. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "inject.h"
+
+#define CHAN_BYTES (4u << 20)
+#define STATUS_EVERY_NS 1000000000ULL
+
+static struct {
+	pthread_mutex_t lock;	/* fd and active, against the exit handler */
+	struct xpu_chan *chan;
+	int fd;
+	int active;
+	uint32_t state;
+	uint32_t flush_ms;
+	char path[108];
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+void xpu_inj_say_once(int *said, const char *fmt, ...)
+{
+	va_list ap;
+	if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+		return;
+	char msg[512];
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "xputop-inject[%d]: %s\n", (int)getpid(), msg);
+}
+
+static int connect_monitor(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", g.path);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void put_status(void)
+{
+	struct xpu_wire_status s = {
+		.dropped = xpu_chan_dropped(g.chan),
+		.cupti_dropped = xpu_cupti_dropped(),
+		.launches = xpu_inj_launches(),
+		.sites = xpu_sites_count(),
+		.state = g.state,
+	};
+	xpu_chan_put(g.chan, XPU_WIRE_STATUS, &s, sizeof(s), NULL, 0);
+}
+
+/* The process's name: its main thread's, not this agent thread's. */
+static void process_name(char comm[16])
+{
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, comm, 15) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		n = 0;
+	while (n > 0 && comm[n - 1] == '\n')
+		n--;
+	comm[n] = '\0';
+}
+
+static int send_hello(int fd)
+{
+	struct xpu_wire_hello h = { .pid = (uint32_t)getpid(), .cupti_version = xpu_cupti_version() };
+	process_name(h.comm);
+	xpu_chan_put(g.chan, XPU_WIRE_HELLO, &h, sizeof(h), NULL, 0);
+	return xpu_chan_send(g.chan, fd);
+}
+
+/* Waits up to ms for a packet from xputop; returns its first record's type
+ * (START fills *start), 0 on timeout, -1 when the connection is gone. */
+static int read_control(int fd, int ms, struct xpu_wire_start *start)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char buf[256];
+	int r = poll(&p, 1, ms);
+	if (r <= 0)
+		return r < 0 && errno != EINTR ? -1 : 0;
+	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n <= 0)
+		return n == 0 || errno != EAGAIN ? -1 : 0;
+	struct xpu_wire_msg m;
+	struct xpu_wire_rec h;
+	if ((size_t)n < sizeof(m) + sizeof(h))
+		return -1;
+	memcpy(&m, buf, sizeof(m));
+	memcpy(&h, buf + sizeof(m), sizeof(h));
+	if (m.magic != XPU_WIRE_MAGIC || m.version != XPU_WIRE_VERSION)
+		return -1;
+	if (h.type == XPU_WIRE_START && h.len >= sizeof(*start) &&
+	    (size_t)n >= sizeof(m) + sizeof(h) + sizeof(*start))
+		memcpy(start, buf + sizeof(m) + sizeof(h), sizeof(*start));
+	return h.type;
+}
+
+static void set_active(int fd, int active)
+{
+	pthread_mutex_lock(&g.lock);
+	g.fd = fd;
+	g.active = active;
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* One connection's life: HELLO, START, batches until it ends. */
+static void serve(int fd)
+{
+	struct xpu_wire_start start = { .flush_ms = 20 };
+	xpu_chan_reset(g.chan);
+	if (send_hello(fd) < 0 || read_control(fd, 2000, &start) != XPU_WIRE_START)
+		return;
+	g.flush_ms = start.flush_ms >= 5 && start.flush_ms <= 1000 ? start.flush_ms : 20;
+	g.state = xpu_cupti_start(g.chan, start.flags);
+	set_active(fd, 1);
+	put_status();
+	uint64_t last_status = xpu_inj_now();
+	for (;;) {
+		int r = read_control(fd, (int)g.flush_ms, &start);
+		if (r < 0 || r == XPU_WIRE_STOP)
+			break;
+		if (g.state == XPU_WIRE_STATE_OK)
+			xpu_cupti_flush(0);
+		if (xpu_inj_now() - last_status >= STATUS_EVERY_NS) {
+			put_status();
+			last_status = xpu_inj_now();
+		}
+		if (xpu_chan_send(g.chan, fd) < 0)
+			break;
+	}
+	set_active(-1, 0);
+	xpu_cupti_stop();
+	xpu_chan_reset(g.chan);
+}
+
+static void *agent(void *arg)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	prctl(PR_SET_NAME, "xputop-agent");
+	for (;;) {
+		int fd = connect_monitor();
+		if (fd >= 0) {
+			serve(fd);
+			close(fd);
+		}
+		sleep(1);
+	}
+	return arg;
+}
+
+/* At exit, whatever completed is flushed and sent while the monitor listens. */
+static void on_exit_flush(void)
+{
+	pthread_mutex_lock(&g.lock);
+	if (g.active && g.fd >= 0) {
+		if (g.state == XPU_WIRE_STATE_OK)
+			xpu_cupti_flush(1);
+		put_status();
+		xpu_chan_send(g.chan, g.fd);
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* A forked child shares the parent's socket but has no agent thread and no
+ * usable CUDA: it stays silent. */
+static void after_fork_child(void)
+{
+	g.active = 0;
+	g.fd = -1;
+	xpu_cupti_detach();
+}
+
+/* Called by CUDA when it initializes.  Returns 1 (success) even when the
+ * library decides to stay out of the way: it must never stop the host. */
+XPU_INJ_API int InitializeInjection(void)
+{
+	static int done;
+	pthread_t t;
+	pthread_attr_t attr;
+
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return 1;
+	const char *path = getenv("XPUTOP_SOCKET");
+	snprintf(g.path, sizeof(g.path), "%s", path && *path ? path : XPU_WIRE_SOCKET);
+	if (xpu_cupti_load() < 0) {
+		static int said;
+		xpu_inj_say_once(&said, "libcupti.so.13 not found; xputop cannot show this process's "
+				 "GPU kernels");
+		return 1;
+	}
+	g.chan = xpu_chan_new(CHAN_BYTES);
+	if (!g.chan)
+		return 1;
+	xpu_sites_init();
+	atexit(on_exit_flush);
+	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	if (pthread_create(&t, &attr, agent, NULL) != 0) {
+		static int said;
+		xpu_inj_say_once(&said, "cannot start its agent thread; xputop will not see this process");
+	}
+	pthread_attr_destroy(&attr);
+	return 1;
+}

@@ -1,0 +1,83 @@
+/* Internals of libxputop_inject.so, the CUPTI injection library.
+ *
+ * The library is loaded by CUDA through CUDA_INJECTION64_PATH.  It stays
+ * dormant (no CUPTI subscription, no activity, nothing per launch) until an
+ * xputop accepts its connection, and goes dormant again when xputop leaves.
+ * It must never block, crash or slow down its host beyond the measured CUPTI
+ * cost: everything it produces goes through a bounded channel that drops (and
+ * counts) instead of waiting.
+ */
+#ifndef XPU_INJECT_H
+#define XPU_INJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+#define XPU_INJ_API __attribute__((visibility("default")))
+
+/* The channel: records appended by any thread, sent in packets by the agent. */
+struct xpu_chan;
+
+struct xpu_chan *xpu_chan_new(size_t capacity);
+void xpu_chan_free(struct xpu_chan *c);
+/* Appends a record (body, then tail bytes).  Never blocks on the peer: when
+ * the buffer is full the record is dropped and counted.  Returns 0 or -1. */
+int xpu_chan_put(struct xpu_chan *c, uint16_t type, const void *body, uint16_t len,
+		 const void *tail, uint16_t tail_len);
+/* Sends everything buffered as packets of at most XPU_WIRE_MAX_MSG bytes on a
+ * SOCK_SEQPACKET socket without waiting; what the socket cannot take now is
+ * dropped and counted.  Returns -1 when the connection is gone. */
+int xpu_chan_send(struct xpu_chan *c, int fd);
+/* Discards what is buffered (the peer left), counting nothing. */
+void xpu_chan_reset(struct xpu_chan *c);
+uint64_t xpu_chan_dropped(const struct xpu_chan *c);
+
+/* Call sites of launches.  A site is one distinct CPU stack of a launching
+ * thread; its stack is captured once by xputop's BPF uprobe on
+ * xputop_launch_site(), after which launches from it cost a hash lookup. */
+void xpu_sites_init(void);
+/* Called on the launching thread, in the launch callback.  Returns the site
+ * id (0 when none can be given). */
+uint32_t xpu_sites_current(uint32_t corr, uint32_t cbid);
+/* A new monitor connected: every site is announced again when next used. */
+void xpu_sites_new_generation(void);
+uint64_t xpu_sites_count(void);
+
+/* The marker xputop's uprobe attaches to (exported, never inlined). */
+XPU_INJ_API void xputop_launch_site(uint32_t site, uint32_t corr, uint32_t cbid);
+
+/* CUPTI, loaded with dlopen so a missing or foreign libcupti only disables us. */
+int xpu_cupti_load(void);
+/* Subscribes and enables launch callbacks and kernel (and memcpy) activity.
+ * Returns XPU_WIRE_STATE_OK or the state explaining why not. */
+int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags);
+/* Flushes completed activity buffers into the channel. */
+void xpu_cupti_flush(int forced);
+/* Disables everything and unsubscribes. */
+void xpu_cupti_stop(void);
+/* Stops producing records without calling CUPTI (in a forked child). */
+void xpu_cupti_detach(void);
+uint64_t xpu_cupti_dropped(void);
+uint32_t xpu_cupti_version(void);
+
+/* Records from what CUPTI reports (inject/records.c), shared with the test
+ * stand-in that replaces CUPTI. */
+enum { XPU_INJ_RUNTIME = 2, XPU_INJ_DRIVER = 1 };	/* CUPTI callback domains */
+/* On the launching thread: the LAUNCH record, with its call site. */
+void xpu_inj_launch(struct xpu_chan *chan, uint32_t corr, uint32_t cbid, uint32_t domain,
+		    const char *api);
+/* A kernel record; the name is sent once and then referred to by id. */
+void xpu_inj_kernel(struct xpu_chan *chan, const struct xpu_wire_kernel *k, const char *name);
+/* A new monitor connected (START flags): names are sent again, sites
+ * announced again. */
+void xpu_inj_new_monitor(uint32_t flags);
+uint64_t xpu_inj_launches(void);
+
+/* Messages on the host's stderr, each at most once per process. */
+void xpu_inj_say_once(int *said, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+uint64_t xpu_inj_now(void);	/* CLOCK_MONOTONIC ns */
+
+#endif

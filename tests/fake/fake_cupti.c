@@ -1,0 +1,89 @@
+/* A stand-in for CUPTI, linked into libxputop_inject_fake.so for tests on
+ * machines without a GPU: everything of the injection library runs for real
+ * (agent, channel, call sites, wire format) except CUPTI, whose callbacks and
+ * activity records the test program produces through fake_cuda_launch() and
+ * fake_cuda_kernel(). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inject.h"
+
+#define QUEUE 65536
+
+static struct xpu_chan *chan;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { struct xpu_wire_kernel k; char name[128]; } queue[QUEUE];
+static uint32_t nqueued;
+
+int xpu_cupti_load(void)
+{
+	return 0;
+}
+
+uint32_t xpu_cupti_version(void)
+{
+	return 0;
+}
+
+int xpu_cupti_start(struct xpu_chan *c, uint32_t flags)
+{
+	xpu_inj_new_monitor(flags);
+	__atomic_store_n(&chan, c, __ATOMIC_RELEASE);
+	return XPU_WIRE_STATE_OK;
+}
+
+/* Like CUPTI's buffer-completed callback: queued records go out now. */
+void xpu_cupti_flush(int forced)
+{
+	struct xpu_chan *c = __atomic_load_n(&chan, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&lock);
+	for (uint32_t i = 0; c && i < nqueued; i++)
+		xpu_inj_kernel(c, &queue[i].k, queue[i].name);
+	nqueued = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+void xpu_cupti_stop(void)
+{
+	xpu_cupti_flush(1);
+	__atomic_store_n(&chan, NULL, __ATOMIC_RELEASE);
+}
+
+void xpu_cupti_detach(void)
+{
+	chan = NULL;
+}
+
+uint64_t xpu_cupti_dropped(void)
+{
+	return 0;
+}
+
+XPU_INJ_API int fake_cuda_connected(void)
+{
+	return __atomic_load_n(&chan, __ATOMIC_ACQUIRE) != NULL;
+}
+
+/* What the launch callback does, on the calling thread. */
+XPU_INJ_API void fake_cuda_launch(uint32_t corr, uint32_t cbid, uint32_t domain, const char *api)
+{
+	struct xpu_chan *c = __atomic_load_n(&chan, __ATOMIC_ACQUIRE);
+	if (c)
+		xpu_inj_launch(c, corr, cbid, domain, api);
+}
+
+XPU_INJ_API void fake_cuda_kernel(const char *name, uint64_t start, uint64_t end, uint32_t corr,
+				  uint32_t device, uint32_t stream, uint32_t graph)
+{
+	pthread_mutex_lock(&lock);
+	if (nqueued < QUEUE) {
+		queue[nqueued].k = (struct xpu_wire_kernel){
+			.start = start, .end = end, .corr = corr, .device = device, .stream = stream,
+			.graph = graph,
+		};
+		strncpy(queue[nqueued].name, name, sizeof(queue[nqueued].name) - 1);
+		nqueued++;
+	}
+	pthread_mutex_unlock(&lock);
+}
