@@ -1,5 +1,7 @@
 #include "event.h"
 
+#include <stddef.h>
+
 #include "dict.h"
 
 /* A tick longer than a day is not a refresh interval but a damaged field; a
@@ -12,16 +14,73 @@ static int bad(const char **why, const char *reason)
 	return -1;
 }
 
-/* Id 0 means "none" everywhere; any other id must already be in the dictionary. */
-static int check_ids(const struct xpu_dict *d, uint32_t stack, const uint32_t *strs, int n,
-		     const char **why)
+/* Which fields of each event type are dictionary ids. */
+struct id_field {
+	uint16_t off;
+	uint8_t kind;
+};
+
+#define STR(f) { offsetof(struct xpu_event, f), XPU_ID_STRING }
+#define STK(f) { offsetof(struct xpu_event, f), XPU_ID_STACK }
+static const struct id_field cpu_ids[] = { STK(cpu.stack), STR(cpu.comm), STR(cpu.tcomm), STR(cpu.user) };
+static const struct id_field launch_ids[] = { STK(launch.stack), STR(launch.api), STR(launch.comm) };
+static const struct id_field kernel_ids[] = { STR(kernel.name), STR(kernel.comm) };
+static const struct id_field memcpy_ids[] = { STR(memcpy.comm) };
+static const struct id_field gproc_ids[] = { STR(gproc.comm) };
+static const struct id_field npu_ids[] = { STR(npu.comm) };
+/* A power event's aux names its reason or event in the dictionary. */
+static const struct id_field npu_pm_ids[] = { STR(npu.comm), STR(npu.aux) };
+#undef STR
+#undef STK
+
+static int fields(uint16_t type, const struct id_field **f, size_t *n)
 {
-	if (stack > xpu_dict_nstacks(d))
-		return bad(why, "refers to a stack id not defined yet");
-	for (int i = 0; i < n; i++)
-		if (strs[i] > xpu_dict_nstr(d))
-			return bad(why, "refers to a string id not defined yet");
+	switch (type) {
+	case XPU_EV_TICK:
+	case XPU_EV_DROP:
+	case XPU_EV_PROC_EXIT:
+		*n = 0;
+		return 0;
+	case XPU_EV_CPU_SAMPLE: *f = cpu_ids; *n = sizeof(cpu_ids) / sizeof(cpu_ids[0]); return 0;
+	case XPU_EV_GPU_LAUNCH: *f = launch_ids; *n = sizeof(launch_ids) / sizeof(launch_ids[0]); return 0;
+	case XPU_EV_GPU_KERNEL: *f = kernel_ids; *n = sizeof(kernel_ids) / sizeof(kernel_ids[0]); return 0;
+	case XPU_EV_GPU_MEMCPY: *f = memcpy_ids; *n = 1; return 0;
+	case XPU_EV_GPU_PROC: *f = gproc_ids; *n = 1; return 0;
+	case XPU_EV_NPU_PM: *f = npu_pm_ids; *n = 2; return 0;
+	case XPU_EV_NPU_IOCTL:
+	case XPU_EV_NPU_IPC:
+	case XPU_EV_NPU_JOB:
+	case XPU_EV_NPU_MEM:
+	case XPU_EV_NPU_L0:
+	case XPU_EV_NPU_BUSY:
+		*f = npu_ids;
+		*n = 1;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+int xpu_event_ids(struct xpu_event *ev, xpu_event_id_fn fn, void *ctx)
+{
+	const struct id_field *f = NULL;
+	size_t n;
+	if (fields(ev->type, &f, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t *id = (uint32_t *)((char *)ev + f[i].off);
+		int r = fn(ctx, id, f[i].kind);
+		if (r)
+			return r;
+	}
 	return 0;
+}
+
+/* Id 0 means "none" everywhere; any other id must already be in the dictionary. */
+static int defined(void *ctx, uint32_t *id, int kind)
+{
+	const struct xpu_dict *d = ctx;
+	return *id > (kind == XPU_ID_STACK ? xpu_dict_nstacks(d) : xpu_dict_nstr(d)) ? kind + 1 : 0;
 }
 
 static int check_tick(const struct xpu_ev_tick *t, const char **why)
@@ -33,36 +92,21 @@ static int check_tick(const struct xpu_ev_tick *t, const char **why)
 
 int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const char **why)
 {
+	struct xpu_event copy = *ev;
 	if (ev->source >= XPU_SRC_MAX)
 		return bad(why, "unknown source");
-	switch (ev->type) {
-	case XPU_EV_TICK:
+	if (ev->type == XPU_EV_TICK)
 		return check_tick(&ev->tick, why);
-	case XPU_EV_CPU_SAMPLE:
-		return check_ids(d, ev->cpu.stack,
-				 (const uint32_t[]){ ev->cpu.comm, ev->cpu.tcomm, ev->cpu.user }, 3, why);
-	case XPU_EV_DROP:
-		return ev->drop.source < XPU_SRC_MAX ? 0 : bad(why, "drop names an unknown source");
-	case XPU_EV_PROC_EXIT:
+	if (ev->type == XPU_EV_DROP && ev->drop.source >= XPU_SRC_MAX)
+		return bad(why, "drop names an unknown source");
+	switch (xpu_event_ids(&copy, defined, (void *)d)) {
+	case 0:
 		return 0;
-	case XPU_EV_GPU_LAUNCH:
-		return check_ids(d, ev->launch.stack,
-				 (const uint32_t[]){ ev->launch.api, ev->launch.comm }, 2, why);
-	case XPU_EV_GPU_KERNEL:
-		return check_ids(d, 0, (const uint32_t[]){ ev->kernel.name, ev->kernel.comm }, 2, why);
-	case XPU_EV_GPU_MEMCPY:
-		return check_ids(d, 0, &ev->memcpy.comm, 1, why);
-	case XPU_EV_GPU_PROC:
-		return check_ids(d, 0, &ev->gproc.comm, 1, why);
-	case XPU_EV_NPU_IOCTL:
-	case XPU_EV_NPU_IPC:
-	case XPU_EV_NPU_JOB:
-	case XPU_EV_NPU_MEM:
-	case XPU_EV_NPU_PM:
-	case XPU_EV_NPU_L0:
-	case XPU_EV_NPU_BUSY:
-		return check_ids(d, 0, &ev->npu.comm, 1, why);
-	default:
+	case -1:
 		return bad(why, "unknown event type");
+	case XPU_ID_STACK + 1:
+		return bad(why, "refers to a stack id not defined yet");
+	default:
+		return bad(why, "refers to a string id not defined yet");
 	}
 }

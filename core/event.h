@@ -92,19 +92,26 @@ struct xpu_ev_gpu_memcpy {
 struct xpu_ev_gpu_proc {
 	uint32_t state;		/* XPU_GPU_PROC_* */
 	uint32_t comm;
-	uint64_t dropped;	/* records the library dropped since it started */
-	uint32_t version;	/* wire format version the library speaks */
-	uint32_t pad;
+	uint64_t dropped;	/* records the library dropped since it connected */
+	uint64_t cupti_dropped;	/* records CUPTI reported dropped */
+	uint32_t detail;	/* the library's state: XPU_WIRE_STATE_* */
+	uint32_t sites;		/* call sites the library knows */
 };
 
-/* NPU payloads; see core/model_npu.h for the meaning of each code. */
+enum { XPU_GPU_LAUNCH_ONLY = 1 };	/* xpu_ev_gpu_launch.flags: seen by uprobes, no CUPTI */
+enum { XPU_GPU_PROC_CONNECTED = 1, XPU_GPU_PROC_LEFT = 2, XPU_GPU_PROC_STATUS = 3 };
+#define XPU_GPU_MEMSET 0x100u	/* xpu_ev_gpu_memcpy.kind of a memset */
+
+/* NPU payloads; see core/model_npu.h for the meaning of each field by type. */
 struct xpu_ev_npu {
-	uint32_t code;		/* ioctl nr, IPC message type, job event, ... */
+	uint32_t code;		/* ioctl command, IPC message type, job event, ... */
 	int32_t result;		/* return value / status / errno (negative) */
 	uint64_t dur_ns;	/* latency where known */
-	uint64_t arg;		/* size, job id, address, ... */
-	uint32_t comm;
-	uint32_t aux;		/* engine, context, direction, ... */
+	uint64_t arg;		/* size, job key, address, heartbeat, ... */
+	uint32_t comm;		/* dict string: process name, 0 = none */
+	uint32_t aux;		/* queue, direction flags; NPU_PM: dict string */
+	uint32_t count;		/* calls or messages this event stands for; 0 reads as 1 */
+	uint32_t pad;
 };
 
 struct xpu_event {
@@ -131,6 +138,12 @@ _Static_assert(sizeof(struct xpu_event) == 64, "xpu_event is part of the recordi
 
 /* Checks an event's type, source and that every id it carries exists in dict.
  * Returns 0, or -1 with a reason in why. */
+/* The dictionary ids an event carries, for checking and for renumbering. */
+enum xpu_id_kind { XPU_ID_STRING = 0, XPU_ID_STACK = 1 };
+typedef int (*xpu_event_id_fn)(void *ctx, uint32_t *id, int kind);
+/* Calls fn on each id field of ev (it may change them).  Returns -1 for an
+ * unknown event type, else the first nonzero value fn returned, or 0. */
+int xpu_event_ids(struct xpu_event *ev, xpu_event_id_fn fn, void *ctx);
 int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *dict, const char **why);
 
 #endif

@@ -364,6 +364,9 @@ struct xpu_rec_reader {
 	uint8_t *buf;			/* what fetch() read from the file */
 	size_t buf_cap;
 	struct xpu_dict *dict;
+	/* The file's ids -> the dictionary's: models may intern entries of
+	 * their own while a replay runs, so the two numberings can differ. */
+	struct id_map { uint32_t *v; uint32_t n, cap; } map[3];
 	struct xpu_rec_meta meta;
 	int newer;			/* written by a newer minor version */
 	uint64_t skipped;
@@ -497,9 +500,6 @@ static int read_header(struct xpu_rec_reader *r)
 /* Opening ends here: on failure the message goes to err and r is freed. */
 static struct xpu_rec_reader *finish_open(struct xpu_rec_reader *r, char *err, size_t errlen)
 {
-	if (!r->failed && (xpu_dict_nstr(r->dict) || xpu_dict_nframes(r->dict) ||
-			   xpu_dict_nstacks(r->dict)))
-		fail(r, "cannot replay into a dictionary that is not empty");
 	if (!r->failed && read_header(r) == 0)
 		return r;
 	snprintf(err, errlen, "%s", r->err);
@@ -673,46 +673,62 @@ static int next_block(struct xpu_rec_reader *r)
 	return 1;
 }
 
-/* A dictionary record must carry the next id, and interning it must give that id. */
-static int check_seq(struct xpu_rec_reader *r, uint64_t at, const char *what, uint32_t id,
-		     uint32_t count)
+enum { MAP_STR, MAP_FRAME, MAP_STACK };
+
+/* A dictionary record must carry the file's next id. */
+static int check_seq(struct xpu_rec_reader *r, uint64_t at, const char *what, uint32_t id, int map)
 {
-	if (id != count + 1)
-		return damage(r, r->block, at, "%s id %u is out of sequence (expected %u)", what, id,
-			      count + 1);
+	uint32_t want = r->map[map].n + 1;
+	if (id != want)
+		return damage(r, r->block, at, "%s id %u is out of sequence (expected %u)", what, id, want);
 	return 0;
 }
 
-static int interned(struct xpu_rec_reader *r, uint64_t at, const char *what, uint32_t id,
-		    uint32_t got)
+/* Records the dictionary id a file id became. */
+static int mapped(struct xpu_rec_reader *r, int map, uint32_t got)
 {
+	struct id_map *m = &r->map[map];
 	if (got == 0)
 		return fail(r, "out of memory reading the dictionary");
-	if (got != id)
-		return damage(r, r->block, at, "%s id %u repeats %s id %u", what, id, what, got);
+	if (m->n == m->cap) {
+		uint32_t cap = m->cap ? m->cap * 2 : 1024;
+		uint32_t *v = realloc(m->v, (size_t)cap * sizeof(uint32_t));
+		if (!v)
+			return fail(r, "out of memory reading the dictionary");
+		m->v = v;
+		m->cap = cap;
+	}
+	m->v[m->n++] = got;
 	return 0;
+}
+
+/* A file id (defined already) as a dictionary id; 0 stays 0. */
+static uint32_t translate(const struct xpu_rec_reader *r, int map, uint32_t id)
+{
+	return id ? r->map[map].v[id - 1] : 0;
 }
 
 static int read_string(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p, uint32_t len)
 {
 	uint32_t id = get32(p);
-	if (check_seq(r, at, "string", id, xpu_dict_nstr(r->dict)))
+	if (check_seq(r, at, "string", id, MAP_STR))
 		return -1;
-	return interned(r, at, "string", id, xpu_dict_str(r->dict, (const char *)p + 4, len - 4));
+	return mapped(r, MAP_STR, xpu_dict_str(r->dict, (const char *)p + 4, len - 4));
 }
 
 static int read_frame(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p)
 {
 	uint32_t id = get32(p), kind = get32(p + 4), name = get32(p + 8), module = get32(p + 12);
-	uint32_t nstr = xpu_dict_nstr(r->dict);
+	uint32_t nstr = r->map[MAP_STR].n;
 
-	if (check_seq(r, at, "frame", id, xpu_dict_nframes(r->dict)))
+	if (check_seq(r, at, "frame", id, MAP_FRAME))
 		return -1;
 	if (kind >= XPU_FRAME_KIND_MAX)
 		return damage(r, r->block, at, "frame %u has unknown kind %u", id, kind);
 	if (name > nstr || module > nstr)
 		return damage(r, r->block, at, "frame %u refers to a string id not defined yet", id);
-	return interned(r, at, "frame", id, xpu_dict_frame(r->dict, kind, name, module));
+	return mapped(r, MAP_FRAME, xpu_dict_frame(r->dict, kind, translate(r, MAP_STR, name),
+						    translate(r, MAP_STR, module)));
 }
 
 static int read_stack(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p, uint32_t len)
@@ -722,14 +738,28 @@ static int read_stack(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p, u
 
 	if (len != 8 + 4 * (uint64_t)n)
 		return damage(r, r->block, at, "stack record of %u bytes cannot hold %u frames", len, n);
-	if (check_seq(r, at, "stack", id, xpu_dict_nstacks(r->dict)))
+	if (check_seq(r, at, "stack", id, MAP_STACK))
 		return -1;
 	memcpy(frames, p + 8, (size_t)n * 4);
-	for (uint32_t i = 0; i < n; i++)
-		if (frames[i] == 0 || frames[i] > xpu_dict_nframes(r->dict))
+	for (uint32_t i = 0; i < n; i++) {
+		if (frames[i] == 0 || frames[i] > r->map[MAP_FRAME].n)
 			return damage(r, r->block, at, "stack %u refers to frame id %u, not defined yet",
 				      id, frames[i]);
-	return interned(r, at, "stack", id, xpu_dict_stack(r->dict, frames, n));
+		frames[i] = translate(r, MAP_FRAME, frames[i]);
+	}
+	return mapped(r, MAP_STACK, xpu_dict_stack(r->dict, frames, n));
+}
+
+/* Renumbers an event's ids from the file's to the dictionary's, refusing
+ * ids the file has not defined. */
+static int renumber(void *ctx, uint32_t *id, int kind)
+{
+	const struct xpu_rec_reader *r = ctx;
+	int map = kind == XPU_ID_STACK ? MAP_STACK : MAP_STR;
+	if (*id > r->map[map].n)
+		return kind + 1;
+	*id = translate(r, map, *id);
+	return 0;
 }
 
 static int read_event(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p,
@@ -742,6 +772,10 @@ static int read_event(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p,
 		r->skipped++;
 		return 0;
 	}
+	int bad = xpu_event_ids(ev, renumber, r);
+	if (bad > 0)
+		return damage(r, r->block, at, "event of type %u: refers to a %s id not defined yet",
+			      ev->type, bad == XPU_ID_STACK + 1 ? "stack" : "string");
 	if (xpu_event_check(ev, r->dict, &why))
 		return damage(r, r->block, at, "event of type %u: %s", ev->type, why);
 	return 1;
@@ -811,6 +845,8 @@ void xpu_rec_close_reader(struct xpu_rec_reader *r)
 		return;
 	if (r->fd >= 0)
 		close(r->fd);
+	for (int m = 0; m < 3; m++)
+		free(r->map[m].v);
 	free(r->buf);
 	free(r);
 }

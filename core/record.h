@@ -48,7 +48,8 @@ uint64_t xpu_rec_bytes(const struct xpu_rec_writer *w);
 struct xpu_rec_reader;
 
 /* Opens a recording and checks its header.  Dictionary entries read later are
- * added to `dict`, which must be empty.  Returns NULL with a message in err.
+ * added to `dict` (which may hold entries already: the file's ids are
+ * renumbered into it).  Returns NULL with a message in err.
  * Reader messages do not name the file: the caller does. */
 struct xpu_rec_reader *xpu_rec_open(const char *path, struct xpu_dict *dict, char *err,
 				    size_t errlen);
