@@ -11,8 +11,10 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Only sample these thread groups (set by -p). */
+/* Only sample these thread groups (set by -p, or the command xputop runs). */
 const volatile bool filter_pids = false;
+/* Children of watched processes are watched too (xputop -- CMD). */
+const volatile bool follow_forks = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -92,8 +94,24 @@ int BPF_PROG(cpu_exec, struct task_struct *task, pid_t old_pid, struct linux_bin
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(cpu_exit, struct task_struct *task)
 {
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
 	/* One report per thread group: when its leader exits. */
-	if (BPF_CORE_READ(task, pid) == BPF_CORE_READ(task, tgid) && wanted(BPF_CORE_READ(task, tgid)))
-		report_proc(XPU_CPU_REC_EXIT, task);
+	if (BPF_CORE_READ(task, pid) != tgid || !wanted(tgid))
+		return 0;
+	report_proc(XPU_CPU_REC_EXIT, task);
+	if (follow_forks)
+		bpf_map_delete_elem(&pids, &tgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(cpu_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = BPF_CORE_READ(parent, tgid), cpid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (follow_forks && ppid != cpid && bpf_map_lookup_elem(&pids, &ppid))
+		bpf_map_update_elem(&pids, &cpid, &one, BPF_ANY);
 	return 0;
 }

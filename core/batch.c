@@ -1,4 +1,6 @@
 #include "batch.h"
+#include "batch_gpu.h"
+#include "batch_npu.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -11,9 +13,8 @@
 #include "session.h"
 #include "snapshot.h"
 
-#define TOP_STACKS 5
 
-static void wall_text(uint64_t ns, char *buf, size_t size, int iso)
+void xpu_batch_wall_text(uint64_t ns, char *buf, size_t size, int iso)
 {
 	time_t t = (time_t)(ns / 1000000000ULL);
 	struct tm tm;
@@ -28,17 +29,12 @@ static void wall_text(uint64_t ns, char *buf, size_t size, int iso)
 	snprintf(buf, size, "%s.%03u%.3s:%s", date, (unsigned)(ns / 1000000 % 1000), zone, zone + 3);
 }
 
-static void print_status(FILE *f, const char *view, const struct xpu_src_status *st)
-{
-	fprintf(f, "%s: %s\n", view, st->text[0] ? st->text : "no data");
-}
-
-static void print_table(FILE *f, const struct xpu_table *t)
+void xpu_batch_print_table(FILE *f, const struct xpu_table *t)
 {
 	char cell[256];
 	for (uint32_t c = 0; c < t->ncols; c++) {
 		const struct xpu_col *col = &t->cols[c];
-		if (col->flags & XPU_COL_HIDDEN)
+		if (!xpu_col_shown(col))
 			continue;
 		fprintf(f, (col->flags & XPU_COL_LEFT) ? " %-*s" : " %*s", col->width, col->title);
 	}
@@ -47,7 +43,7 @@ static void print_table(FILE *f, const struct xpu_table *t)
 		const struct xpu_cell *row = xpu_table_row(t, r);
 		for (uint32_t c = 0; c < t->ncols; c++) {
 			const struct xpu_col *col = &t->cols[c];
-			if (col->flags & XPU_COL_HIDDEN)
+			if (!xpu_col_shown(col))
 				continue;
 			xpu_cell_format(col, &row[c], cell, sizeof(cell));
 			fprintf(f, (col->flags & XPU_COL_LEFT) ? " %-*s" : " %*s", col->width, cell);
@@ -59,37 +55,33 @@ static void print_table(FILE *f, const struct xpu_table *t)
 void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 {
 	char when[64];
-	wall_text(s->wall_ns, when, sizeof(when), 0);
+	xpu_batch_wall_text(s->wall_ns, when, sizeof(when), 0);
 	fprintf(f, "xputop %s - %s - %s - refresh %.2fs - %.0f events/s - dropped %" PRIu64 "%s\n",
 		XPU_VERSION, s->host, when, (double)s->interval_ns / 1e9, s->events_per_s,
 		s->dropped_total, s->replay ? " - replay" : "");
 	fprintf(f, "CPU: %u Hz on %u CPUs, %" PRIu64 " samples in the last %.2fs\n", s->sample_hz,
 		s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
-	print_table(f, &s->cpu);
-	print_status(f, "GPU", &s->gpu_status);
-	print_status(f, "NPU", &s->npu_status);
+	xpu_batch_print_table(f, &s->cpu);
+	xpu_batch_gpu_text(f, s);
+	xpu_batch_npu_text(f, s);
+	xpu_batch_alerts_text(f, s);
 	fputc('\n', f);
 	fflush(f);
 }
-
-/* The heaviest stacks of each row, found in one pass over all stacks. */
-struct top {
-	uint32_t stack[TOP_STACKS];
-	uint64_t weight[TOP_STACKS];
-};
 
 struct top_ctx {
 	const struct xpu_table *t;
 	uint64_t *sorted;	/* row keys, sorted */
 	uint32_t *row_of;	/* sorted position -> row */
-	struct top *tops;	/* per row */
-	int by_tid;
+	struct xpu_batch_top *tops;	/* per row */
+	xpu_batch_key_fn key_of;
+	void *ctx;
 };
 
 static int top_one(void *arg, const struct xpu_stack_entry *e, uint64_t weight)
 {
 	struct top_ctx *c = arg;
-	uint64_t key = c->by_tid ? e->tid : e->pid;
+	uint64_t key = c->key_of(e, c->ctx);
 	uint32_t lo = 0, hi = c->t->nrows;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
@@ -98,15 +90,18 @@ static int top_one(void *arg, const struct xpu_stack_entry *e, uint64_t weight)
 		else
 			hi = mid;
 	}
-	if (lo == c->t->nrows || c->sorted[lo] != key)
+	if (!key || lo == c->t->nrows || c->sorted[lo] != key)
 		return 0;
-	struct top *t = &c->tops[c->row_of[lo]];
-	for (int i = 0; i < TOP_STACKS; i++) {
+	struct xpu_batch_top *t = &c->tops[c->row_of[lo]];
+	for (int i = 0; i < XPU_BATCH_TOP; i++) {
 		if (weight > t->weight[i] || (weight == t->weight[i] && t->stack[i] == 0)) {
-			memmove(&t->weight[i + 1], &t->weight[i], (TOP_STACKS - 1 - i) * sizeof(uint64_t));
-			memmove(&t->stack[i + 1], &t->stack[i], (TOP_STACKS - 1 - i) * sizeof(uint32_t));
+			size_t rest = XPU_BATCH_TOP - 1 - i;
+			memmove(&t->weight[i + 1], &t->weight[i], rest * sizeof(uint64_t));
+			memmove(&t->stack[i + 1], &t->stack[i], rest * sizeof(uint32_t));
+			memmove(&t->comm[i + 1], &t->comm[i], rest * sizeof(uint32_t));
 			t->weight[i] = weight;
 			t->stack[i] = e->stack;
+			t->comm[i] = e->comm;
 			break;
 		}
 	}
@@ -120,10 +115,10 @@ static int by_key(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-static struct top *top_stacks(const struct xpu_table *t, const struct xpu_stacks *st,
-			      enum xpu_window w, int by_tid)
+struct xpu_batch_top *xpu_batch_top_stacks(const struct xpu_table *t, const struct xpu_stacks *st,
+					   int window, xpu_batch_key_fn key_of, void *ctx)
 {
-	struct top_ctx c = { .t = t, .by_tid = by_tid };
+	struct top_ctx c = { .t = t, .key_of = key_of, .ctx = ctx };
 	uint32_t n = t->nrows;
 	c.tops = calloc(n + 1, sizeof(*c.tops));
 	c.sorted = malloc((n + 1) * sizeof(uint64_t));
@@ -134,14 +129,15 @@ static struct top *top_stacks(const struct xpu_table *t, const struct xpu_stacks
 		qsort_r(c.row_of, n, sizeof(uint32_t), by_key, t->keys);
 		for (uint32_t i = 0; i < n; i++)
 			c.sorted[i] = t->keys[c.row_of[i]];
-		xpu_stacks_each(st, w, 0, 0, top_one, &c);
+		xpu_stacks_each(st, (enum xpu_window)window, 0, 0, top_one, &c);
 	}
 	free(c.sorted);
 	free(c.row_of);
 	return c.tops;
 }
 
-static void json_stack(struct xpu_json *j, const struct xpu_dict *d, uint32_t comm, uint32_t stack)
+void xpu_batch_json_frames(struct xpu_json *j, const struct xpu_dict *d, uint32_t comm,
+			   uint32_t stack)
 {
 	char frame[1100];
 	uint32_t n;
@@ -155,7 +151,7 @@ static void json_stack(struct xpu_json *j, const struct xpu_dict *d, uint32_t co
 	xpu_json_end(j, ']');
 }
 
-static void json_cells(struct xpu_json *j, const struct xpu_table *t, uint32_t r)
+void xpu_batch_json_cells(struct xpu_json *j, const struct xpu_table *t, uint32_t r)
 {
 	const struct xpu_cell *row = xpu_table_row(t, r);
 	for (uint32_t c = 0; c < t->ncols; c++) {
@@ -173,21 +169,32 @@ static void json_cells(struct xpu_json *j, const struct xpu_table *t, uint32_t r
 	}
 }
 
+static uint64_t pid_of(const struct xpu_stack_entry *e, void *ctx)
+{
+	return e->pid;
+}
+
+static uint64_t tid_of(const struct xpu_stack_entry *e, void *ctx)
+{
+	return e->tid;
+}
+
 static void json_cpu(struct xpu_json *j, const struct xpu_snapshot *s,
 		     const struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
 	const struct xpu_table *t = &s->cpu;
-	struct top *tops = top_stacks(t, &sess->cpu.stacks, vs->window, vs->threads);
+	struct xpu_batch_top *tops = xpu_batch_top_stacks(t, &sess->cpu.stacks, vs->window,
+							  vs->threads ? tid_of : pid_of, NULL);
 	xpu_json_arr(j, "cpu");
 	for (uint32_t r = 0; r < t->nrows; r++) {
 		xpu_json_obj(j, NULL);
-		json_cells(j, t, r);
+		xpu_batch_json_cells(j, t, r);
 		uint32_t pid = (uint32_t)xpu_table_row(t, r)[XPU_CPU_COL_PID].i;
 		const struct xpu_cpu_task *proc = xpu_cpu_model_task(&sess->cpu, pid, 0);
 		xpu_json_arr(j, "stacks");
-		for (int k = 0; tops && k < TOP_STACKS && tops[r].stack[k]; k++) {
+		for (int k = 0; tops && k < XPU_BATCH_TOP && tops[r].stack[k]; k++) {
 			xpu_json_obj(j, NULL);
-			json_stack(j, s->dict, proc ? proc->comm : 0, tops[r].stack[k]);
+			xpu_batch_json_frames(j, s->dict, proc ? proc->comm : 0, tops[r].stack[k]);
 			xpu_json_uint(j, "samples", tops[r].weight[k]);
 			xpu_json_end(j, '}');
 		}
@@ -198,18 +205,10 @@ static void json_cpu(struct xpu_json *j, const struct xpu_snapshot *s,
 	free(tops);
 }
 
-static const char *state_name(enum xpu_src_state st)
+const char *xpu_batch_state_name(int st)
 {
 	static const char *names[] = { "off", "active", "waiting", "failed" };
-	return st <= XPU_SRC_FAILED ? names[st] : "off";
-}
-
-static void json_status(struct xpu_json *j, const char *key, const struct xpu_src_status *st)
-{
-	xpu_json_obj(j, key);
-	xpu_json_str(j, "state", state_name(st->state));
-	xpu_json_str(j, "status", st->text);
-	xpu_json_end(j, '}');
+	return st >= 0 && st <= XPU_SRC_FAILED ? names[st] : "off";
 }
 
 void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_session *sess,
@@ -217,7 +216,7 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 {
 	struct xpu_json j;
 	char when[64];
-	wall_text(s->wall_ns, when, sizeof(when), 1);
+	xpu_batch_wall_text(s->wall_ns, when, sizeof(when), 1);
 	xpu_json_init(&j, f);
 	xpu_json_obj(&j, NULL);
 	xpu_json_str(&j, "time", when);
@@ -238,10 +237,9 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_uint(&j, "samples_tick", s->cpu_samples_tick);
 	xpu_json_str(&j, "view", vs->threads ? "threads" : "processes");
 	xpu_json_end(&j, '}');
-	json_status(&j, "gpu", &s->gpu_status);
-	json_status(&j, "npu", &s->npu_status);
-	xpu_json_arr(&j, "alerts");
-	xpu_json_end(&j, ']');
+	xpu_batch_gpu_json(&j, s, sess, vs);
+	xpu_batch_npu_json(&j, s);
+	xpu_batch_alerts_json(&j, s);
 	xpu_json_end(&j, '}');
 	fputc('\n', f);
 	fflush(f);

@@ -164,6 +164,10 @@ static int add_sym(Elf *elf, const GElf_Sym *sym, const Elf_Data *str, struct xp
 	size_t room = str->d_size - sym->st_name, len = strnlen(name, room);
 	if (len == 0 || len == room)
 		return 0;
+	/* "__libc_start_main@@GLIBC_2.34": the version is not part of the name. */
+	const char *at = memchr(name, '@', len);
+	if (at && at > name)
+		len = (size_t)(at - name);
 	uint64_t size = sym->st_size ? sym->st_size : implied_size(elf, sym);
 	return xpu_symtab_add(t, sym->st_value, size, name, len, 0,
 			      xpu_symtab_name_rank(name, len, sym_prio(sym)));

@@ -140,7 +140,7 @@ long xpu_folded_write(FILE *f, const struct xpu_dict *d, const struct xpu_stacks
 		      const struct xpu_folded_sel *sel)
 {
 	struct collect c = { .sel = sel };
-	uint64_t div = sel->divisor ? sel->divisor : 1;
+	uint64_t div = sel->divisor ? sel->divisor : 1, mul = sel->multiplier ? sel->multiplier : 1;
 	long lines = 0;
 
 	xpu_htab_init(&c.idx);
@@ -152,7 +152,7 @@ long xpu_folded_write(FILE *f, const struct xpu_dict *d, const struct xpu_stacks
 	if (!c.oom)
 		qsort(c.v, c.n, sizeof(*c.v), by_text);
 	for (uint32_t i = 0; i < c.n && !c.oom; i++) {
-		uint64_t count = (c.v[i].weight + div / 2) / div;
+		uint64_t count = (c.v[i].weight * mul + div / 2) / div;
 		if (!count)
 			continue;
 		if (fprintf(f, "%s %llu\n", c.v[i].text, (unsigned long long)count) < 0)

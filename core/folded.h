@@ -19,7 +19,8 @@ struct xpu_folded_sel {
 	const uint64_t *keys;	/* pids (or tids with by_tid) to include; NULL = all */
 	uint32_t nkeys;
 	int by_tid;
-	uint64_t divisor;	/* weight units per count (1000: ns -> us); 0 = 1 */
+	uint64_t multiplier;	/* count = weight * multiplier / divisor (0 = 1): */
+	uint64_t divisor;	/* ns -> us is 1/1000; CPU samples -> us at 99 Hz is 10101/1 */
 };
 
 /* One frame's folded text.  Returns the length written. */

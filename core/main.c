@@ -10,17 +10,22 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "batch.h"
+#include "child.h"
 #include "err.h"
 #include "export.h"
+#include "import_bpftrace.h"
 #include "opts.h"
 #include "record.h"
 #include "session.h"
 #include "snapshot.h"
 #include "source.h"
 #include "source_cpu.h"
+#include "source_gpu.h"
+#include "source_npu.h"
 #include "symbolize.h"
 #include "sys.h"
 #include "../tui/tui.h"
@@ -34,11 +39,14 @@ struct app {
 	struct xpu_viewstate vs;
 	struct xpu_symbolizer *sym;
 	struct xpu_rec_reader *replay;
+	struct xpu_import *import;	/* -r of a bpftrace log instead of a recording */
 	int epfd, timerfd, sigfd;
 	int tui;
 	long refreshes;
 	int quit;
 	int status;		/* exit status */
+	struct xpu_child child;	/* -- CMD */
+	int child_done;		/* batch mode ends after the refresh that shows its end */
 };
 
 static struct app *crash_app;
@@ -83,7 +91,7 @@ static int setup_loop(struct app *a)
 		return -1;
 	}
 	/* Batch replay runs as fast as it can: the timer fires at once, every time. */
-	uint64_t ns = a->replay && !a->tui ? 1 : (uint64_t)(a->o.delay_s * 1e9);
+	uint64_t ns = (a->replay || a->import) && !a->tui ? 1 : (uint64_t)(a->o.delay_s * 1e9);
 	struct itimerspec its = {
 		.it_value = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
 		.it_interval = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
@@ -131,6 +139,9 @@ static void after_refresh(struct app *a)
 	a->refreshes++;
 	if (a->o.iterations && a->refreshes >= a->o.iterations)
 		a->quit = 1;
+	/* In batch mode a command's end ends the run, once it has been shown. */
+	if (a->child_done && !a->tui)
+		a->quit = 1;
 }
 
 /* Replay: feed the recording's events up to and including its next tick. */
@@ -140,7 +151,7 @@ static void replay_step(struct app *a)
 	int r;
 	if (a->sess.replay_done)
 		return;
-	while ((r = xpu_rec_next(a->replay, &ev)) > 0) {
+	while ((r = a->import ? xpu_import_next(a->import, &ev) : xpu_rec_next(a->replay, &ev)) > 0) {
 		xpu_session_emit(&a->sess, &ev);
 		if (ev.type == XPU_EV_TICK) {
 			show(a);
@@ -181,18 +192,38 @@ static void on_timer(struct app *a)
 	uint64_t expirations;
 	if (read(a->timerfd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
 		return;
-	if (!a->replay)
+	if (!a->replay && !a->import)
 		live_tick(a);
 	else if (!a->vs.paused)
 		replay_step(a);
+}
+
+static void on_child_exit(struct app *a)
+{
+	char msg[4400];
+	if (!xpu_child_reap(&a->child))
+		return;
+	int st = a->child.status;
+	snprintf(msg, sizeof(msg), "%s (pid %d) %s %d%s%s", a->o.cmd[0], (int)a->child.pid,
+		 WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
+		 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), a->child.log[0] ? "; output in " : "",
+		 a->child.log);
+	if (a->tui)
+		xpu_tui_status(msg);
+	else
+		fprintf(stderr, "xputop: %s\n", msg);
+	a->child_done = 1;
 }
 
 static void on_signal(struct app *a)
 {
 	struct signalfd_siginfo si;
 	while (read(a->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
+		if (si.ssi_signo == SIGCHLD) {
+			if (a->o.cmd)
+				on_child_exit(a);
 			continue;
+		}
 		a->quit = 1;
 		if (si.ssi_signo != SIGINT)
 			a->status = 128 + (int)si.ssi_signo;
@@ -250,6 +281,8 @@ static struct xpu_session_cfg session_cfg(const struct xpu_opts *o, uint32_t hz,
 		.sample_hz = hz,
 		.interval_ns = interval,
 		.window_ns = (uint64_t)(o->window_s * 1e9),
+		.npu = { .tdr_ms = o->npu_tdr_ms, .storm_factor = o->npu_storm,
+			 .silence_ms = o->npu_silence_ms },
 	};
 	return c;
 }
@@ -259,6 +292,11 @@ static int open_replay(struct app *a)
 	char err[512];
 	a->replay = xpu_rec_open(a->o.replay, &a->sess.dict, err, sizeof(err));
 	if (!a->replay) {
+		/* Not a recording: perhaps the text of the NPU tutorial's bpftrace script. */
+		char ierr[256];
+		a->import = xpu_import_bpftrace(a->o.replay, (uint64_t)(a->o.delay_s * 1e9), ierr, sizeof(ierr));
+		if (a->import)
+			return 0;
 		xpu_err("%s: %s", a->o.replay, err);
 		return -1;
 	}
@@ -269,8 +307,39 @@ static int open_replay(struct app *a)
 	return 0;
 }
 
+/* A bpftrace log replays into the NPU model only, paced at -d. */
+static int start_import(struct app *a)
+{
+	const struct xpu_import_stats *st = xpu_import_stats(a->import);
+	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
+	if (xpu_session_start(&a->sess, &cfg) < 0)
+		return -1;
+	a->sess.replay = 1;
+	snprintf(a->sess.host, sizeof(a->sess.host), "bpftrace log");
+	snprintf(a->sess.source_name, sizeof(a->sess.source_name), "%s", a->o.replay);
+	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_OFF, "a bpftrace log holds no CPU samples");
+	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_OFF, "a bpftrace log holds no GPU activity");
+	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_ACTIVE, "replaying the bpftrace log %s",
+			   a->o.replay);
+	xpu_npu_model_source(&a->sess.npu, "bpftrace log", XPU_SRC_ACTIVE,
+			     "%llu calls over %.1f s (%llu as NPU events, %llu of other functions), "
+			     "%llu lines not understood%s",
+			     (unsigned long long)st->calls, (double)(st->last_ms - st->first_ms) / 1e3,
+			     (unsigned long long)st->mapped, (unsigned long long)st->other,
+			     (unsigned long long)st->bad, st->truncated ? ", cut at 512 MiB" : "");
+	if (st->bad)
+		xpu_warn("%s: %llu lines not understood (the first is line %llu); they are left out",
+			 a->o.replay, (unsigned long long)st->bad, (unsigned long long)st->first_bad);
+	if (st->summary && st->summary_calls != st->calls)
+		xpu_warn("%s: the @calls summary counts %llu calls, the log has %llu lines of them",
+			 a->o.replay, (unsigned long long)st->summary_calls, (unsigned long long)st->calls);
+	return 0;
+}
+
 static int start_replay(struct app *a)
 {
+	if (a->import)
+		return start_import(a);
 	const struct xpu_rec_meta *m = xpu_rec_meta(a->replay);
 	struct xpu_session_cfg cfg = session_cfg(&a->o, m->sample_hz, m->interval_ns);
 	if (xpu_session_start(&a->sess, &cfg) < 0)
@@ -281,10 +350,30 @@ static int start_replay(struct app *a)
 	snprintf(a->sess.source_name, sizeof(a->sess.source_name), "%s", a->o.replay);
 	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE, "replaying %s (recorded on %s, %s)",
 			   a->o.replay, m->host, m->kernel);
-	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_OFF, "the recording holds no GPU activity");
-	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_OFF, "the recording holds no NPU activity");
+	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE, "replaying %s: GPU activity as recorded",
+			   a->o.replay);
+	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_ACTIVE, "replaying %s: NPU activity as recorded",
+			   a->o.replay);
+	xpu_npu_model_source(&a->sess.npu, "replay", XPU_SRC_ACTIVE, "events recorded on %s (%s)",
+			     m->host, m->kernel);
 	if (a->o.delay_s == 1.0 && m->interval_ns)	/* replay at the recorded pace by default */
 		a->o.delay_s = (double)m->interval_ns / 1e9;
+	return 0;
+}
+
+/* The command waits at its gate until every source is ready. */
+static int start_child(struct app *a, const char *lib)
+{
+	if (!lib)
+		xpu_warn("libxputop_inject.so was not found next to xputop or in its library directory: "
+			 "%s runs without it, so only its launches are seen", a->o.cmd[0]);
+	if (a->o.npids == XPU_MAX_PIDS) {
+		xpu_err("too many processes to watch with -p and a command");
+		return -1;
+	}
+	if (xpu_child_spawn(&a->child, a->o.cmd, lib, a->tui ? (a->o.outdir ? a->o.outdir : ".") : NULL) < 0)
+		return -1;
+	a->o.pids[a->o.npids++] = (uint32_t)a->child.pid;
 	return 0;
 }
 
@@ -304,16 +393,32 @@ static int start_live(struct app *a)
 	a->sym = xpu_sym_new(&a->sess.dict);
 	if (!a->sym)
 		return -1;
-	struct xpu_cpu_source_opts co = { .hz = a->o.hz, .pids = a->o.pids, .npids = a->o.npids };
+	const char *lib = xpu_inject_lib_path();
+	if (a->o.cmd && start_child(a, lib) < 0)
+		return -1;
+	struct xpu_cpu_source_opts co = {
+		.hz = a->o.hz, .pids = a->o.pids, .npids = a->o.npids, .follow_forks = a->o.cmd != NULL,
+	};
 	struct xpu_source *cpu = xpu_source_cpu_new(&a->sess, a->sym, &co);
 	if (!cpu)
 		return -1;
 	xpu_session_add_source(&a->sess, cpu);
-	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_OFF,
-			   "no GPU data source yet: GPU kernels will show here once the GPU source exists");
-	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_OFF,
-			   "no NPU data source yet: Intel NPU activity will show here once the NPU source exists");
+	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, lib, a->o.gpu_no_stacks);
+	if (!gpu)
+		return -1;
+	xpu_session_add_source(&a->sess, gpu);
+	struct xpu_npu_source_opts no = {
+		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary,
+		.pids = a->o.pids, .npids = a->o.npids,
+	};
+	struct xpu_source *npu = xpu_source_npu_new(&a->sess, &no);
+	if (npu)
+		xpu_session_add_source(&a->sess, npu);
+	else if (a->o.npu_dev || a->o.npu_probe_binary)
+		return -1;	/* what was asked for by name cannot be done */
 	a->sess.last_tick_mono = xpu_now_mono();
+	if (a->o.cmd && xpu_child_release(&a->child, a->o.cmd[0]) < 0)
+		return -1;
 	return 0;
 }
 
@@ -327,9 +432,9 @@ static int start_recording(struct app *a)
 	};
 	struct utsname u;
 	char err[512];
-	snprintf(m.host, sizeof(m.host), "%.*s", (int)sizeof(m.host) - 1, a->sess.host);
+	memcpy(m.host, a->sess.host, sizeof(m.host) - 1);
 	if (uname(&u) == 0)
-		snprintf(m.kernel, sizeof(m.kernel), "%s", u.release);
+		memcpy(m.kernel, u.release, sizeof(m.kernel) - 1);
 	snprintf(m.version, sizeof(m.version), "%s", XPU_VERSION);
 	a->sess.rec = xpu_rec_create(a->o.record, &a->sess.dict, &m, err, sizeof(err));
 	if (!a->sess.rec) {
@@ -353,10 +458,6 @@ int main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	if (a->o.verbose)
 		xpu_log_set_level(XPU_LOG_DEBUG);
-	if (a->o.cmd) {
-		xpu_err("running a command under xputop (-- CMD) is not available yet");
-		return 2;
-	}
 	xpu_viewstate_init(&a->vs);
 	if (a->o.view >= 0)
 		a->vs.view = a->o.view;
@@ -393,6 +494,7 @@ out:
 	xpu_session_free(&a->sess);
 	if (a->replay)
 		xpu_rec_close_reader(a->replay);
+	xpu_import_free(a->import);
 	xpu_sym_free(a->sym);
 	xpu_snapshot_free(&a->snap);
 	return a->status;

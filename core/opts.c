@@ -23,6 +23,12 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "export", 0, NULL, "batch mode: write the folded stack export on exit" },
 	{ "window", 0, "SECS", "length of the recent window (default 10)" },
 	{ "view", 0, "VIEW", "view to start in: gpu, npu or cpu" },
+	{ "gpu-no-stacks", 0, NULL, "GPU view without launch stacks: CUPTI alone, the least overhead" },
+	{ "npu-dev", 0, "PATH", "also count ioctls on this device node as NPU ioctls" },
+	{ "npu-probe-binary", 0, "PATH", "attach the ivpu_* probes as uprobes to this binary (testing)" },
+	{ "npu-tdr", 0, "MS", "NPU stall threshold (default: intel_vpu's tdr_timeout_ms, else 2000)" },
+	{ "npu-storm", 0, "X", "warn when firmware IPC runs X times its learned rate (default 5)" },
+	{ "npu-silence", 0, "MS", "warn after MS without IPC while NPU jobs wait (default 1000)" },
 	{ "verbose", 'v', NULL, "more messages (twice: libbpf's debug output too)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ "version", 'V', NULL, "show the version and exit" },
@@ -137,7 +143,10 @@ static int parse_view(const char *s)
 	return -1;
 }
 
-enum { OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW };
+enum {
+	OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW, OPT_GPU_NO_STACKS, OPT_NPU_DEV, OPT_NPU_PROBE_BINARY, OPT_NPU_TDR,
+	OPT_NPU_STORM, OPT_NPU_SILENCE,
+};
 
 static int parse_one(struct xpu_opts *o, int c, const char *arg)
 {
@@ -179,6 +188,9 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 	case 'v':
 		o->verbose++;
 		return 0;
+	case OPT_GPU_NO_STACKS:
+		o->gpu_no_stacks = 1;
+		return 0;
 	case OPT_EXPORT:
 		o->export_at_end = 1;
 		return 0;
@@ -189,6 +201,26 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 	case OPT_VIEW:
 		if ((o->view = parse_view(arg)) < 0)
 			return xpu_err("--view: expected gpu, npu or cpu"), -1;
+		return 0;
+	case OPT_NPU_DEV:
+		o->npu_dev = arg;
+		return 0;
+	case OPT_NPU_PROBE_BINARY:
+		o->npu_probe_binary = arg;
+		return 0;
+	case OPT_NPU_TDR:
+		if (parse_long(arg, 10, 3600000, &l) < 0)
+			return xpu_err("--npu-tdr: expected 10 to 3600000 milliseconds"), -1;
+		o->npu_tdr_ms = (uint32_t)l;
+		return 0;
+	case OPT_NPU_STORM:
+		if (parse_double(arg, 1.5, 1000, &o->npu_storm) < 0)
+			return xpu_err("--npu-storm: expected a factor of 1.5 to 1000"), -1;
+		return 0;
+	case OPT_NPU_SILENCE:
+		if (parse_long(arg, 10, 3600000, &l) < 0)
+			return xpu_err("--npu-silence: expected 10 to 3600000 milliseconds"), -1;
+		o->npu_silence_ms = (uint32_t)l;
 		return 0;
 	default:
 		return -1;
@@ -211,6 +243,12 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "export", no_argument, NULL, OPT_EXPORT },
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "view", required_argument, NULL, OPT_VIEW },
+		{ "gpu-no-stacks", no_argument, NULL, OPT_GPU_NO_STACKS },
+		{ "npu-dev", required_argument, NULL, OPT_NPU_DEV },
+		{ "npu-probe-binary", required_argument, NULL, OPT_NPU_PROBE_BINARY },
+		{ "npu-tdr", required_argument, NULL, OPT_NPU_TDR },
+		{ "npu-storm", required_argument, NULL, OPT_NPU_STORM },
+		{ "npu-silence", required_argument, NULL, OPT_NPU_SILENCE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },

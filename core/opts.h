@@ -24,6 +24,12 @@ struct xpu_opts {
 	double window_s;	/* --window */
 	int view;		/* --view, enum xpu_view; -1 = automatic */
 	int verbose;		/* -v */
+	int gpu_no_stacks;	/* --gpu-no-stacks */
+	const char *npu_dev;	/* --npu-dev */
+	const char *npu_probe_binary;	/* --npu-probe-binary */
+	uint32_t npu_tdr_ms;	/* --npu-tdr, 0 = the driver's */
+	double npu_storm;	/* --npu-storm, 0 = default */
+	uint32_t npu_silence_ms;	/* --npu-silence, 0 = default */
 	char **cmd;		/* -- CMD ARGS */
 };
 

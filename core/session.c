@@ -21,7 +21,9 @@ void xpu_session_init(struct xpu_session *s)
 int xpu_session_start(struct xpu_session *s, const struct xpu_session_cfg *cfg)
 {
 	s->cfg = *cfg;
-	if (xpu_cpu_model_init(&s->cpu, cfg->sample_hz, xpu_window_ticks(cfg)) < 0) {
+	if (xpu_cpu_model_init(&s->cpu, cfg->sample_hz, xpu_window_ticks(cfg)) < 0 ||
+	    xpu_gpu_model_init(&s->gpu, &s->dict, xpu_window_ticks(cfg)) < 0 ||
+	    xpu_npu_model_init(&s->npu, &cfg->npu, xpu_window_ticks(cfg), &s->alerts) < 0) {
 		xpu_err("out of memory");
 		return -1;
 	}
@@ -35,6 +37,8 @@ void xpu_session_free(struct xpu_session *s)
 	if (s->rec && xpu_rec_close(s->rec) < 0)
 		xpu_err("the recording could not be completed (disk full?)");
 	xpu_cpu_model_free(&s->cpu);
+	xpu_gpu_model_free(&s->gpu);
+	xpu_npu_model_free(&s->npu);
 	xpu_dict_free(&s->dict);
 	memset(s, 0, sizeof(*s));
 }
@@ -87,6 +91,9 @@ static void on_tick(struct xpu_session *s, const struct xpu_event *ev)
 	s->dropped_last = s->dropped_open;
 	s->dropped_open = 0;
 	xpu_cpu_model_tick(&s->cpu, ev->tick.interval_ns);
+	xpu_gpu_model_tick(&s->gpu, ev->time, ev->tick.interval_ns);
+	xpu_npu_model_tick(&s->npu, ev->time, ev->tick.interval_ns);
+	xpu_alerts_expire(&s->alerts, ev->time);
 }
 
 void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
@@ -108,6 +115,23 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 		break;
 	case XPU_EV_PROC_EXIT:
 		xpu_cpu_model_exit(&s->cpu, ev->pid);
+		break;
+	case XPU_EV_GPU_LAUNCH:
+	case XPU_EV_GPU_KERNEL:
+	case XPU_EV_GPU_MEMCPY:
+	case XPU_EV_GPU_PROC:
+		if (xpu_gpu_model_event(&s->gpu, ev) < 0)
+			xpu_err("out of memory in the GPU model");
+		break;
+	case XPU_EV_NPU_IOCTL:
+	case XPU_EV_NPU_IPC:
+	case XPU_EV_NPU_JOB:
+	case XPU_EV_NPU_MEM:
+	case XPU_EV_NPU_PM:
+	case XPU_EV_NPU_L0:
+	case XPU_EV_NPU_BUSY:
+		if (xpu_npu_model_event(&s->npu, &s->dict, ev) < 0)
+			xpu_err("out of memory in the NPU model");
 		break;
 	default:
 		break;

@@ -9,7 +9,10 @@
 
 #include "dict.h"
 #include "event.h"
+#include "alerts.h"
 #include "model_cpu.h"
+#include "model_gpu.h"
+#include "model_npu.h"
 #include "snapshot.h"
 
 struct xpu_rec_writer;
@@ -21,12 +24,16 @@ struct xpu_session_cfg {
 	uint32_t sample_hz;
 	uint64_t interval_ns;	/* refresh interval */
 	uint64_t window_ns;	/* length of the recent window */
+	struct xpu_npu_cfg npu;	/* NPU alert thresholds */
 };
 
 struct xpu_session {
 	struct xpu_dict dict;
 	struct xpu_session_cfg cfg;
 	struct xpu_cpu_model cpu;
+	struct xpu_gpu_model gpu;
+	struct xpu_npu_model npu;
+	struct xpu_alerts alerts;	/* raised by any model */
 
 	struct xpu_source *sources[XPU_MAX_SOURCES];
 	int nsources;

@@ -1,6 +1,7 @@
 #include "snapshot.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dict.h"
@@ -24,12 +25,18 @@ void xpu_snapshot_init(struct xpu_snapshot *s)
 	memset(s, 0, sizeof(*s));
 	xpu_table_init(&s->cpu, xpu_cpu_cols, XPU_CPU_NCOLS);
 	xpu_flame_init(&s->cpu_flame);
+	xpu_table_init(&s->gpu, xpu_gpu_cols, XPU_GPU_NCOLS);
+	xpu_flame_init(&s->gpu_flame);
+	xpu_npu_snap_init(&s->npu);
 }
 
 void xpu_snapshot_free(struct xpu_snapshot *s)
 {
 	xpu_table_free(&s->cpu);
 	xpu_flame_free(&s->cpu_flame);
+	xpu_table_free(&s->gpu);
+	xpu_flame_free(&s->gpu_flame);
+	xpu_npu_snap_free(&s->npu);
 }
 
 static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
@@ -103,9 +110,74 @@ static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 	return xpu_flame_build(&s->cpu_flame, &m->stacks, &sess->dict, &fo);
 }
 
+/* Processes the library connected come first, then launch-only ones. */
+static int by_state(const void *a, const void *b)
+{
+	const struct xpu_gpu_proc *x = a, *y = b;
+	if (x->launch_only != y->launch_only)
+		return x->launch_only - y->launch_only;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int gpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
+{
+	struct xpu_gpu_model *m = &sess->gpu;
+	int col = vs->sort_col[XPU_VIEW_GPU];
+
+	if (xpu_gpu_model_table(m, &sess->dict, &s->gpu, vs->window) < 0)
+		return -1;
+	xpu_table_filter(&s->gpu, vs->filter[XPU_VIEW_GPU]);
+	if (col < 0 || (uint32_t)col >= s->gpu.ncols)
+		col = XPU_GPU_COL_TOTAL;
+	xpu_table_sort(&s->gpu, col, vs->reverse[XPU_VIEW_GPU]);
+	uint64_t key = selected_key(&s->gpu, vs->selected[XPU_VIEW_GPU]);
+	int row = key ? xpu_table_find(&s->gpu, key) : -1;
+	s->gpu_selected = row >= 0 ? xpu_table_row(&s->gpu, (uint32_t)row)[XPU_GPU_COL_NAME].s : NULL;
+	s->ngpu_devices = xpu_gpu_model_devices(m, vs->window, s->gpu_devices, XPU_SNAP_GPU_DEVICES);
+	s->gpu_joined_pct = xpu_gpu_model_joined_pct(m, vs->window);
+	s->gpu_ns = xpu_gpu_model_gpu_ns(m, vs->window);
+	s->ngpu_procs = m->nprocs < XPU_SNAP_GPU_PROCS ? (int)m->nprocs : XPU_SNAP_GPU_PROCS;
+	for (int i = 0; i < s->ngpu_procs; i++)
+		s->gpu_procs[i] = m->procs[i];
+	qsort(s->gpu_procs, (size_t)s->ngpu_procs, sizeof(*m->procs), by_state);
+	/* Without GPU time (no library anywhere), the launch counts are the picture. */
+	s->gpu_flame_launches = xpu_stacks_sum(&m->stacks, vs->window) == 0;
+	struct xpu_flame_opts fo = {
+		.window = vs->window, .min_frac = FLAME_MIN_FRAC, .per_process = 1,
+	};
+	return xpu_flame_build(&s->gpu_flame, s->gpu_flame_launches ? &m->launch_stacks : &m->stacks,
+			       &sess->dict, &fo);
+}
+
+static int npu_view(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
+{
+	int col = vs->sort_col[XPU_VIEW_NPU];
+
+	s->npu_sources = sess->npu.sources;
+	if (xpu_npu_model_snapshot(&sess->npu, &sess->dict, &s->npu, vs->window) < 0)
+		return -1;
+	xpu_table_filter(&s->npu.calls, vs->filter[XPU_VIEW_NPU]);
+	if (col < 0 || (uint32_t)col >= s->npu.calls.ncols)
+		col = XPU_NPU_COL_RATE;
+	xpu_table_sort(&s->npu.calls, col, vs->reverse[XPU_VIEW_NPU]);
+	return 0;
+}
+
+static void alerts(struct xpu_snapshot *s, const struct xpu_alerts *a)
+{
+	s->nalerts = a->n;
+	s->alerts_active = xpu_alerts_active(a, -1);
+	xpu_alerts_summary(a, s->mono_ns, &s->alert_top, &s->alert_recent);
+	for (uint32_t i = 0; i < a->n; i++)
+		s->alerts[i] = *xpu_alerts_at(a, i);
+}
+
 int xpu_snapshot_build(struct xpu_snapshot *s, struct xpu_session *sess,
 		       const struct xpu_viewstate *vs)
 {
 	header(s, sess);
+	alerts(s, &sess->alerts);
+	if (npu_view(s, sess, vs) < 0 || gpu_view(s, sess, vs) < 0)
+		return -1;
 	return cpu_view(s, sess, vs);
 }

@@ -9,7 +9,10 @@
 
 #include <stdint.h>
 
+#include "alerts.h"
 #include "flame.h"
+#include "model_gpu.h"
+#include "model_npu.h"
 #include "stacks.h"
 #include "table.h"
 
@@ -19,6 +22,8 @@ struct xpu_session;
 enum xpu_view { XPU_VIEW_GPU = 0, XPU_VIEW_NPU = 1, XPU_VIEW_CPU = 2, XPU_VIEW_MAX };
 
 #define XPU_FILTER_MAX 64
+#define XPU_SNAP_GPU_DEVICES 16
+#define XPU_SNAP_GPU_PROCS 32
 
 /* The user's choices.  Owned by the front-end; the snapshot builder reads it. */
 struct xpu_viewstate {
@@ -73,10 +78,35 @@ struct xpu_snapshot {
 
 	/* GPU view */
 	struct xpu_src_status gpu_status;
+	struct xpu_table gpu;		/* kernels, sorted and filtered */
+	struct xpu_flame gpu_flame;	/* CPU -> launch API -> kernel, by GPU time */
+	int gpu_flame_launches;		/* no GPU time: the flame counts launch-only calls */
+	struct xpu_gpu_device_sum gpu_devices[XPU_SNAP_GPU_DEVICES];
+	int ngpu_devices;
+	double gpu_joined_pct;		/* GPU time with a complete launch stack, -1 = none */
+	uint64_t gpu_ns;		/* GPU time in the window */
+	struct xpu_gpu_proc gpu_procs[XPU_SNAP_GPU_PROCS];	/* processes seen, connected first */
+	int ngpu_procs;
+	const char *gpu_selected;	/* full name of the selected kernel, or NULL */
 
 	/* NPU view */
 	struct xpu_src_status npu_status;
+	struct xpu_npu_snap npu;	/* calls table sorted and filtered */
+	struct xpu_npu_srcinfo npu_sources;	/* what each NPU data source is doing */
+
+	/* Alerts of every view: the log, oldest first */
+	struct xpu_alert alerts[XPU_ALERT_LOG_MAX];
+	uint32_t nalerts;
+	uint32_t alerts_active;
+	int alert_top;			/* most severe active alert (newest first), -1 = none */
+	int alert_recent;		/* newest alert cleared within XPU_ALERT_RECENT_NS, -1 = none */
 };
+
+/* CLOCK_REALTIME of a CLOCK_MONOTONIC time, as of the snapshot's tick. */
+static inline uint64_t xpu_snapshot_wall(const struct xpu_snapshot *s, uint64_t mono)
+{
+	return s->wall_ns + mono - s->mono_ns;
+}
 
 void xpu_snapshot_init(struct xpu_snapshot *s);
 void xpu_snapshot_free(struct xpu_snapshot *s);

@@ -216,6 +216,7 @@ struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symboliz
 		goto fail;
 	}
 	c->skel->rodata->filter_pids = o->npids > 0;
+	c->skel->rodata->follow_forks = o->follow_forks;
 	bpf_map__set_max_entries(c->skel->maps.events, ring_size(s->ncpus ? s->ncpus : 1, o->hz));
 	err = cpu_bpf__load(c->skel);
 	if (err) {

@@ -13,6 +13,7 @@ struct xpu_cpu_source_opts {
 	uint32_t hz;
 	const uint32_t *pids;	/* sample only these processes; NULL = all */
 	uint32_t npids;
+	int follow_forks;	/* and the processes they start */
 };
 
 /* Loads and attaches the sampler.  Returns NULL with the reason reported. */

@@ -114,6 +114,10 @@ static int cmp_rows(const void *pa, const void *pb, void *arg)
 
 static int permute(struct xpu_table *t, const uint32_t *order, uint32_t n)
 {
+	if (!n) {
+		t->nrows = 0;
+		return 0;
+	}
 	struct xpu_cell *cells = malloc(((size_t)n * t->ncols + 1) * sizeof(*cells));
 	uint64_t *keys = malloc(((size_t)n + 1) * sizeof(*keys));
 	if (!cells || !keys) {
@@ -192,16 +196,17 @@ int xpu_table_find(const struct xpu_table *t, uint64_t key)
 	return -1;
 }
 
-/* Scales a duration to the largest unit that keeps it readable. */
+/* Scales a duration to the largest unit below it: "850ns", "12.5us",
+ * "2.00ms", "3.14s". */
 static int format_ns(char *buf, size_t size, int64_t ns)
 {
 	double v = (double)ns;
-	if (ns < 10000)
+	if (ns < 1000)
 		return snprintf(buf, size, "%" PRId64 "ns", ns);
-	if (ns < 10000000)
+	if (ns < 1000000)
 		return snprintf(buf, size, "%.1fus", v / 1e3);
-	if (ns < 10000000000LL)
-		return snprintf(buf, size, "%.1fms", v / 1e6);
+	if (ns < 1000000000)
+		return snprintf(buf, size, "%.2fms", v / 1e6);
 	return snprintf(buf, size, "%.2fs", v / 1e9);
 }
 

@@ -23,6 +23,7 @@ enum {
 	XPU_COL_LEFT = 1,	/* left-aligned (text) */
 	XPU_COL_FLEX = 2,	/* takes the remaining width (last text column) */
 	XPU_COL_HIDDEN = 4,	/* not shown (a column this table variant lacks) */
+	XPU_COL_JSON_ONLY = 8,	/* in JSON, not on screen or in text output */
 };
 
 struct xpu_col {
@@ -53,6 +54,12 @@ struct xpu_table {
 	char *arena;		/* text owned by the table */
 	size_t arena_len, arena_cap;
 };
+
+/* Whether a column is drawn on screen and in text output. */
+static inline int xpu_col_shown(const struct xpu_col *c)
+{
+	return !(c->flags & (XPU_COL_HIDDEN | XPU_COL_JSON_ONLY));
+}
 
 void xpu_table_init(struct xpu_table *t, const struct xpu_col *cols, uint32_t ncols);
 void xpu_table_reset(struct xpu_table *t);	/* drops rows, keeps columns */

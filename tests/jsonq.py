@@ -8,6 +8,26 @@ import json
 import sys
 
 
+def chrome_trace(_, path):
+    """PATH is a Chrome trace with kernel and launch events, GPU tracks named,
+    and a flow from launches to kernels."""
+    with open(path) as f:
+        t = json.load(f)
+    ev = t["traceEvents"]
+    kernels = [e for e in ev if e.get("cat") == "kernel"]
+    launches = [e for e in ev if e.get("cat") == "launch"]
+    flows = [e for e in ev if e.get("cat") == "flow"]
+    tracks = [e for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"]
+    if not kernels or not launches:
+        sys.exit(f"{len(kernels)} kernels and {len(launches)} launches in the trace")
+    if not all(e["ph"] == "X" and e["dur"] > 0 and "ts" in e for e in kernels):
+        sys.exit("a kernel event lacks a duration or time")
+    if not any(e["args"]["name"].startswith("GPU 0 stream") for e in tracks):
+        sys.exit("GPU tracks are not named")
+    if not flows or {e["ph"] for e in flows} != {"s", "f"}:
+        sys.exit("no launch -> kernel flows")
+
+
 def snapshots():
     out = []
     for n, line in enumerate(sys.stdin, 1):
@@ -86,6 +106,7 @@ def same_as(snaps, path):
         s.pop("source", None)
         for view in ("gpu", "npu"):
             s[view] = {k: v for k, v in s.get(view, {}).items() if k not in ("status", "state")}
+        s["npu"].pop("sources", None)  # what this machine offers, not what was recorded
         return s
 
     if len(other) != len(snaps):
@@ -96,9 +117,157 @@ def same_as(snaps, path):
             sys.exit(f"snapshot {n} differs in {diff}")
 
 
-CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as)}
+def _in_order(names, frames):
+    at = 0
+    for f in names:
+        if at < len(frames) and f == frames[at]:
+            at += 1
+    return at == len(frames)
+
+
+def gpu_kernels(snaps, expected_path):
+    """The last snapshot's kernels have exactly the calls and total GPU time
+    the workload reported (expected_path: its JSON lines)."""
+    rows = {k["mangled"]: k for k in snaps[-1]["gpu"]["kernels"]}
+    with open(expected_path) as f:
+        want = [json.loads(line) for line in f if line.strip()]
+    if not want:
+        sys.exit("the workload reported no kernels")
+    for w in want:
+        k = rows.get(w["kernel"])
+        if not k:
+            sys.exit(f"kernel {w['kernel']} missing; have {sorted(rows)}")
+        if k["calls"] != w["calls"] or k["total_ns"] != w["total_ns"]:
+            sys.exit(f"{w['kernel']}: {k['calls']} calls {k['total_ns']} ns, expected "
+                     f"{w['calls']} calls {w['total_ns']} ns")
+
+
+def gpu_stack_pct(snaps, pct):
+    """The share of GPU time with a launch stack is at least PCT."""
+    got = snaps[-1]["gpu"]["stack_pct"]
+    if got is None or got < float(pct) - 1e-9:
+        sys.exit(f"stack_pct is {got}, expected {pct}")
+
+
+def gpu_path(snaps, kernel, *frames):
+    """Every stack of KERNEL's rows holds FRAMES in order."""
+    rows = [k for k in snaps[-1]["gpu"]["kernels"] if k["kernel"].startswith(kernel)]
+    if not rows:
+        sys.exit(f"no kernel {kernel}")
+    for k in rows:
+        if not k["stacks"]:
+            sys.exit(f"{kernel} has no stacks")
+        for st in k["stacks"]:
+            if not _in_order(st["frames"], frames):
+                sys.exit(f"{kernel}: stack {st['frames']} lacks {frames}")
+
+
+def gpu_process(snaps, comm, mode):
+    """A process named COMM is listed in MODE ("cupti" or "launches only")."""
+    for s in reversed(snaps):
+        for p in s["gpu"]["processes"]:
+            if p["comm"] == comm and p["mode"] == mode:
+                return
+    sys.exit(f"no {mode} process {comm}: {snaps[-1]['gpu']['processes']}")
+
+
+def gpu_no_process(snaps, comm):
+    """No snapshot lists a GPU process named COMM."""
+    for s in snaps:
+        if any(p["comm"] == comm for p in s["gpu"]["processes"]):
+            sys.exit(f"process {comm} is listed")
+
+
+def gpu_launch_path(snaps, pid, *frames):
+    """Some launch-only stack of PID holds FRAMES in order."""
+    stacks = [st for s in snaps for st in s["gpu"]["launch_stacks"] if st["pid"] == int(pid)]
+    if not stacks:
+        sys.exit(f"no launch-only stacks of pid {pid}")
+    if not any(_in_order(st["frames"], frames) for st in stacks):
+        sys.exit(f"no launch stack of {pid} holds {frames}: {[st['frames'] for st in stacks[:3]]}")
+
+
+def dropped_at_least(snaps, n):
+    """The last snapshot counts at least N dropped records."""
+    if snaps[-1]["dropped"] < int(n):
+        sys.exit(f"dropped is {snaps[-1]['dropped']}, expected at least {n}")
+
+
+def npu_alerts(snaps, *rules):
+    """The last snapshot's alerts are exactly RULES (as many of each), in any order."""
+    got = sorted(a["rule"] for a in snaps[-1]["alerts"])
+    if got != sorted(rules):
+        sys.exit(f"alerts {got}, expected {sorted(rules)}: "
+                 f"{[(a['severity'], a['message']) for a in snaps[-1]['alerts']]}")
+
+
+def npu_alerts_within(snaps, onset_ns, limit_ms):
+    """Every alert was raised no earlier than ONSET_NS and within LIMIT_MS of it."""
+    for a in snaps[-1]["alerts"]:
+        late = (a["mono_ns"] - int(onset_ns)) / 1e6
+        if late < 0 or late > float(limit_ms):
+            sys.exit(f"{a['rule']} raised {late:.0f} ms after the onset, limit {limit_ms} ms")
+
+
+def npu_alert_severity(snaps, rule, severity):
+    """The alert RULE of the last snapshot has SEVERITY."""
+    for a in snaps[-1]["alerts"]:
+        if a["rule"] == rule:
+            if a["severity"] != severity:
+                sys.exit(f"{rule} is {a['severity']}, expected {severity}")
+            return
+    sys.exit(f"no alert {rule}")
+
+
+def npu_call(snaps, pid, call, count, errors, errno):
+    """The NPU calls table has PID's CALL with COUNT calls, ERRORS of them
+    failing mostly with ERRNO, and latency percentiles."""
+    for r in snaps[-1]["npu"]["calls"]:
+        if r["pid"] == int(pid) and r["call"] == call:
+            if (r["count"], r["errors"], r["errno"]) != (int(count), int(errors), errno):
+                sys.exit(f"{call}: count {r['count']} errors {r['errors']} errno {r['errno']}")
+            if r["p50_ns"] is None or r["p99_ns"] is None or r["p99_ns"] < r["p50_ns"]:
+                sys.exit(f"{call}: latency p50 {r['p50_ns']} p99 {r['p99_ns']}")
+            return
+    sys.exit(f"no row {call} of pid {pid}: {[(r['pid'], r['call']) for r in snaps[-1]['npu']['calls']]}")
+
+
+def npu_no_calls(snaps, pid):
+    """No snapshot has an NPU calls row of PID."""
+    for s in snaps:
+        if any(r["pid"] == int(pid) for r in s["npu"]["calls"]):
+            sys.exit(f"pid {pid} has NPU calls rows")
+
+
+def npu_source(snaps, name, state, text=""):
+    """The sources list has NAME in STATE, its detail holding TEXT."""
+    for src in snaps[-1]["npu"]["sources"]:
+        if src["name"] == name:
+            if src["state"] != state or text not in src["detail"]:
+                sys.exit(f"source {name}: {src['state']} {src['detail']!r}")
+            return
+    sys.exit(f"no source {name}: {[x['name'] for x in snaps[-1]['npu']['sources']]}")
+
+
+def npu_value(snaps, path, op, value):
+    """The last snapshot's npu.PATH (dotted) compares OP (eq, ge, le, null) to VALUE."""
+    v = snaps[-1]["npu"]
+    for k in path.split("."):
+        v = v[k]
+    ok = {"eq": lambda: str(v) == value, "ge": lambda: v is not None and v >= float(value),
+          "le": lambda: v is not None and v <= float(value), "null": lambda: v is None}[op]()
+    if not ok:
+        sys.exit(f"npu.{path} is {v!r}, expected {op} {value}")
+
+
+CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
+                                  gpu_kernels, gpu_stack_pct, gpu_path, gpu_process,
+                                  gpu_no_process, gpu_launch_path, dropped_at_least,
+                                  npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
+                                  npu_no_calls, npu_source, npu_value, chrome_trace)}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in CHECKS:
         sys.exit(f"usage: jsonq.py {{{','.join(CHECKS)}}} [ARGS...]")
-    CHECKS[sys.argv[1]](snapshots(), *sys.argv[2:])
+    check = CHECKS[sys.argv[1]]
+    check(None if check is chrome_trace else snapshots(), *sys.argv[2:])

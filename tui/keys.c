@@ -56,7 +56,7 @@ static int move_sort(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int
 	int col = vs->sort_col[v] >= 0 ? vs->sort_col[v] : t->sort_col >= 0 ? t->sort_col : 0;
 	for (uint32_t i = 0; i < t->ncols; i++) {
 		col = (col + dir + (int)t->ncols) % (int)t->ncols;
-		if (!(t->cols[col].flags & XPU_COL_HIDDEN))
+		if (xpu_col_shown(&t->cols[col]))
 			break;
 	}
 	vs->sort_col[v] = col;

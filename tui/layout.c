@@ -62,13 +62,17 @@ void xpu_layout_compute(struct xpu_layout *l, int rows, int cols, const struct x
 	l->status = rect(rows - 1, 0, 1, cols);
 	if (hints)
 		l->hints = rect(rows - 2, 0, 1, cols);
-	split_view(l, 2, rows - 3 - hints, o);
+	/* The alert bar takes a line from the view, never the view's last one. */
+	int bar = o->alerts && rows - 3 - hints > 1;
+	if (bar)
+		l->alerts = rect(2, 0, 1, cols);
+	split_view(l, 2 + bar, rows - 3 - hints - bar, o);
 }
 
 void xpu_layout_rects(const struct xpu_layout *l, const struct xpu_rect *out[XPU_LAYOUT_NRECTS])
 {
 	const struct xpu_rect *r[XPU_LAYOUT_NRECTS] = {
-		&l->small, &l->header, &l->tabs, &l->text, &l->table,
+		&l->small, &l->header, &l->tabs, &l->alerts, &l->text, &l->table,
 		&l->flame, &l->help, &l->hints, &l->status,
 	};
 	memcpy(out, r, sizeof(r));

@@ -25,6 +25,7 @@ struct xpu_layout_opts {
 	int text;	/* rows wanted for the text/summary area above the table;
 			 * without a table or flame the text area takes the view area */
 	int help;	/* the help overlay replaces the view area */
+	int alerts;	/* the alert bar: one line under the tabs, in every view */
 };
 
 struct xpu_layout {
@@ -33,6 +34,7 @@ struct xpu_layout {
 	struct xpu_rect small;	/* the "terminal too small" message */
 	struct xpu_rect header;	/* host, time, rates, PAUSED/REPLAY */
 	struct xpu_rect tabs;	/* GPU · NPU · CPU and the view's modes */
+	struct xpu_rect alerts;	/* the alert bar, when alerts are active or recent */
 	struct xpu_rect text;	/* the view's text: a summary line or a message box */
 	struct xpu_rect table;	/* column headings + rows */
 	struct xpu_rect flame;	/* title + one row per depth */
@@ -44,7 +46,7 @@ struct xpu_layout {
 void xpu_layout_compute(struct xpu_layout *l, int rows, int cols, const struct xpu_layout_opts *o);
 
 /* All rectangles of a layout, for drawing loops and tests. */
-#define XPU_LAYOUT_NRECTS 9
+#define XPU_LAYOUT_NRECTS 10
 void xpu_layout_rects(const struct xpu_layout *l, const struct xpu_rect *out[XPU_LAYOUT_NRECTS]);
 
 #endif

@@ -24,7 +24,7 @@ static void choose_columns(const struct xpu_table *t, int avail, int flex, uint8
 	int need = 0, shown = 0;
 
 	for (uint32_t i = 0; i < t->ncols; i++) {
-		show[i] = !(t->cols[i].flags & XPU_COL_HIDDEN);
+		show[i] = xpu_col_shown(&t->cols[i]);
 		if (show[i])
 			need += min_width(&t->cols[i]) + (shown++ ? 1 : 0);
 	}
@@ -43,7 +43,7 @@ int xpu_table_widths(const struct xpu_table *t, int avail, int *widths)
 	int fixed = 0, shown = 0, flex = -1, x = 0;
 
 	for (uint32_t i = 0; i < t->ncols; i++)
-		if ((t->cols[i].flags & XPU_COL_FLEX) && !(t->cols[i].flags & XPU_COL_HIDDEN)) {
+		if ((t->cols[i].flags & XPU_COL_FLEX) && xpu_col_shown(&t->cols[i])) {
 			flex = (int)i;
 			break;
 		}

@@ -70,6 +70,11 @@ const struct xpu_theme xpu_theme_default = { {
 	S(HELP_TITLE, BRIGHT_WHITE, DEF, B),
 	S(HELP_KEY, CYAN, DEF, B),
 	S(HELP_TEXT, DEF, DEF, 0),
+	S(ALERT_CRITICAL, BRIGHT_WHITE, RED, B),
+	S(ALERT_STALL, BLACK, BRIGHT_MAGENTA, B),
+	S(ALERT_WARN, BLACK, YELLOW, 0),
+	S(ALERT_CLEARED, DEF, DEF, D),
+	S(SPARKLINE, CYAN, DEF, 0),
 } };
 
 /* Keep in step with themes/mono.theme.  Kinds of frames differ by attribute,
@@ -114,6 +119,11 @@ const struct xpu_theme xpu_theme_mono = { {
 	S(HELP_TITLE, DEF, DEF, B | U),
 	S(HELP_KEY, DEF, DEF, B),
 	S(HELP_TEXT, DEF, DEF, 0),
+	S(ALERT_CRITICAL, DEF, DEF, R | B),
+	S(ALERT_STALL, DEF, DEF, R | B | U),
+	S(ALERT_WARN, DEF, DEF, R),
+	S(ALERT_CLEARED, DEF, DEF, D),
+	S(SPARKLINE, DEF, DEF, B),
 } };
 
 static const char *const role_names[XPU_ROLE_MAX] = {

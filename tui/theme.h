@@ -56,7 +56,12 @@
 	X(PROMPT, "prompt")		/* the filter prompt */                   \
 	X(HELP_TITLE, "help_title")	/* help overlay title */                  \
 	X(HELP_KEY, "help_key")		/* a key in the help */                   \
-	X(HELP_TEXT, "help_text")	/* its description */
+	X(HELP_TEXT, "help_text")	/* its description */                     \
+	X(ALERT_CRITICAL, "alert_critical") /* a CRITICAL alert (recovery, aborts) */ \
+	X(ALERT_STALL, "alert_stall")	/* a STALL alert */                       \
+	X(ALERT_WARN, "alert_warn")	/* a WARN alert */                        \
+	X(ALERT_CLEARED, "alert_cleared") /* an alert that no longer holds */     \
+	X(SPARKLINE, "sparkline")	/* a rate's recent history */
 
 enum xpu_role {
 #define XPU_ROLE_ENUM(id, name) XPU_ROLE_##id,

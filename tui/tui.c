@@ -13,6 +13,7 @@
 #include <term.h>
 #include <unistd.h>
 
+#include "alerts_view.h"
 #include "bars.h"
 #include "draw.h"
 #include "err.h"
@@ -211,6 +212,8 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 	} else {
 		xpu_header_draw(&l.header, s, vs);
 		xpu_tabs_draw(&l.tabs, s, vs);
+		if (l.alerts.h)
+			xpu_alert_bar_draw(&l.alerts, s);
 		if (l.help.h)
 			xpu_help_draw(&l.help);
 		else

@@ -4,9 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alerts_view.h"
 #include "draw.h"
 #include "flame_view.h"
 #include "table_view.h"
+#include "view_gpu.h"
+#include "view_npu.h"
 
 const char *const xpu_view_names[XPU_VIEW_MAX] = {
 	[XPU_VIEW_GPU] = "GPU", [XPU_VIEW_NPU] = "NPU", [XPU_VIEW_CPU] = "CPU",
@@ -23,11 +26,17 @@ static const char *const fallback_text[XPU_VIEW_MAX] = {
 
 const struct xpu_table *xpu_view_table(const struct xpu_snapshot *s, enum xpu_view v)
 {
-	return v == XPU_VIEW_CPU ? &s->cpu : NULL;
+	switch (v) {
+	case XPU_VIEW_CPU: return &s->cpu;
+	case XPU_VIEW_NPU: return &s->npu.calls;
+	default: return xpu_view_gpu_has_data(s) ? &s->gpu : NULL;
+	}
 }
 
 const struct xpu_flame *xpu_view_flame(const struct xpu_snapshot *s, enum xpu_view v)
 {
+	if (v == XPU_VIEW_GPU)
+		return xpu_view_gpu_has_data(s) ? &s->gpu_flame : NULL;
 	return v == XPU_VIEW_CPU ? &s->cpu_flame : NULL;
 }
 
@@ -74,6 +83,13 @@ void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewsta
 	o->table = xpu_view_table(s, vs->view) != NULL;
 	o->flame = vs->flame && xpu_view_flame(s, vs->view) != NULL;
 	o->text = o->table || o->flame ? 1 : 0;
+	o->alerts = xpu_alert_bar_wanted(s);
+	if (vs->view == XPU_VIEW_GPU && o->table)
+		o->text = xpu_view_gpu_text_rows(s);
+	if (vs->view == XPU_VIEW_NPU) {	/* the lower pane holds the alert log */
+		o->flame = 1;
+		o->text = xpu_view_npu_text_rows(s);
+	}
 }
 
 /* The next line of s that fits in width columns, broken at a space where
@@ -193,13 +209,10 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		xpu_put_text(r->y, r->x + r->w - rw - 1, rw, right, xpu_draw_attr(XPU_ROLE_MODE), 0);
 }
 
-static void draw_cpu_table(const struct xpu_rect *r, const struct xpu_snapshot *s,
-			   const struct xpu_viewstate *vs, struct xpu_ui *ui)
+void xpu_view_draw_table(const struct xpu_rect *r, const struct xpu_table *t,
+			 const struct xpu_viewstate *vs, struct xpu_ui *ui, const char *empty)
 {
-	const struct xpu_table *t = &s->cpu;
-	const char *filter = vs->filter[XPU_VIEW_CPU];
-	const char *empty = s->cpu_status.state == XPU_SRC_ACTIVE ? "waiting for the first samples"
-								  : status_text(s, XPU_VIEW_CPU);
+	const char *filter = vs->filter[vs->view];
 	char nomatch[XPU_FILTER_MAX + 64];
 
 	if (filter[0]) {
@@ -207,8 +220,16 @@ static void draw_cpu_table(const struct xpu_rect *r, const struct xpu_snapshot *
 		empty = nomatch;
 	}
 	ui->page = r->h - 1;
-	xpu_table_view_draw(r, t, xpu_table_selected_row(t, vs->selected[XPU_VIEW_CPU]),
-			    &ui->top[XPU_VIEW_CPU], empty);
+	xpu_table_view_draw(r, t, xpu_table_selected_row(t, vs->selected[vs->view]),
+			    &ui->top[vs->view], empty);
+}
+
+static void draw_cpu_table(const struct xpu_rect *r, const struct xpu_snapshot *s,
+			   const struct xpu_viewstate *vs, struct xpu_ui *ui)
+{
+	xpu_view_draw_table(r, &s->cpu, vs, ui,
+			    s->cpu_status.state == XPU_SRC_ACTIVE ? "waiting for the first samples"
+								  : status_text(s, XPU_VIEW_CPU));
 }
 
 static void draw_cpu_flame(const struct xpu_rect *r, const struct xpu_snapshot *s,
@@ -229,6 +250,14 @@ void xpu_view_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 	enum xpu_view v = vs->view;
 
 	ui->page = 0;
+	if (v == XPU_VIEW_NPU) {
+		xpu_view_npu_draw(l, s, vs, ui);
+		return;
+	}
+	if (v == XPU_VIEW_GPU && xpu_view_gpu_has_data(s)) {
+		xpu_view_gpu_draw(l, s, vs, ui);
+		return;
+	}
 	if (v != XPU_VIEW_CPU) {
 		if (l->text.h)
 			draw_message_box(&l->text, s, v);

@@ -79,9 +79,9 @@ t view_keys_switch_between_gpu_npu_and_cpu
 keys g
 wait_for "GPU source:"
 keys 2
-wait_for "NPU source:"
+wait_for "Sources on this machine"
 keys Tab
-wait_gone "NPU source:"
+wait_gone "Sources on this machine"
 wait_for "PID"
 
 t space_pauses_and_resumes

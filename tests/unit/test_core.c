@@ -315,15 +315,18 @@ TEST(cells_format_durations_sizes_and_unknowns)
 {
 	char buf[32];
 	struct xpu_col ns = { "T", "t", XPU_CELL_NS, 8, 0 }, by = { "B", "b", XPU_CELL_BYTES, 8, 0 };
-	struct xpu_cell c = { .i = 1500 };
+	struct xpu_cell c = { .i = 850 };
 	xpu_cell_format(&ns, &c, buf, sizeof(buf));
-	CHECK_STR(buf, "1500ns");
-	c.i = 2500000;
+	CHECK_STR(buf, "850ns");
+	c.i = 12500;
 	xpu_cell_format(&ns, &c, buf, sizeof(buf));
-	CHECK_STR(buf, "2500.0us");
-	c.i = 25000000;
+	CHECK_STR(buf, "12.5us");
+	c.i = 2000000;
 	xpu_cell_format(&ns, &c, buf, sizeof(buf));
-	CHECK_STR(buf, "25.0ms");
+	CHECK_STR(buf, "2.00ms");
+	c.i = 3140000000LL;
+	xpu_cell_format(&ns, &c, buf, sizeof(buf));
+	CHECK_STR(buf, "3.14s");
 	c.i = 3 << 20;
 	xpu_cell_format(&by, &c, buf, sizeof(buf));
 	CHECK_STR(buf, "3072.0K");

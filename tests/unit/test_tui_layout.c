@@ -13,6 +13,8 @@ static const struct xpu_layout_opts combos[] = {
 	{ .table = 0, .flame = 1, .text = 1 }, { .table = 0, .flame = 0, .text = 5 },
 	{ .table = 1, .flame = 1, .text = 1, .help = 1 },
 	{ .table = 0, .flame = 0, .text = 0, .help = 1 },
+	{ .table = 1, .flame = 1, .text = 9, .alerts = 1 }, { .table = 0, .flame = 0, .text = 0, .alerts = 1 },
+	{ .table = 1, .flame = 1, .text = 1, .help = 1, .alerts = 1 },
 };
 #define NCOMBOS (int)(sizeof(combos) / sizeof(combos[0]))
 

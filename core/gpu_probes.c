@@ -1,0 +1,322 @@
+#include "gpu_probes.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "dict.h"
+#include "err.h"
+#include "gpu.h"
+#include "gpu.skel.h"
+#include "rawstack.h"
+#include "symbolize.h"
+#include "sys.h"
+#include "unwind_dwarf.h"
+
+#define MAX_FILES 64
+#define MAX_LINKS 512
+/* A driver launch this soon after a runtime launch on the same thread is the
+ * runtime's own call into the driver, already counted. */
+#define NESTED_NS 200000
+#define TIDS 1024
+
+/* The launch entry points probed for processes without the library. */
+static const char *const runtime_fns[] = {
+	"cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaLaunchKernelExC",
+	"cudaLaunchKernelExC_ptsz", "cudaLaunchCooperativeKernel",
+	"cudaLaunchCooperativeKernel_ptsz", "cudaGraphLaunch", "cudaGraphLaunch_ptsz",
+	"__cudaLaunchKernel", "__cudaLaunchKernel_ptsz", "cudaLaunch",
+};
+static const char *const driver_fns[] = {
+	"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
+	"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz", "cuGraphLaunch",
+	"cuGraphLaunch_ptsz", "cuLaunch", "cuLaunchGrid", "cuLaunchGridAsync",
+};
+#define NRUNTIME (sizeof(runtime_fns) / sizeof(runtime_fns[0]))
+#define NDRIVER (sizeof(driver_fns) / sizeof(driver_fns[0]))
+
+struct file_id { uint64_t dev, ino; };
+
+struct xpu_gpu_probes {
+	struct gpu_bpf *skel;
+	struct ring_buffer *ring;
+	struct xpu_symbolizer *sym;
+	struct xpu_dict *dict;
+	struct xpu_gpu_probe_sink sink;
+	struct bpf_link *links[MAX_LINKS];
+	uint32_t nlinks;
+	struct file_id marker[MAX_FILES], runtime[MAX_FILES];
+	uint32_t nmarker, nruntime;
+	uint32_t api_str[NRUNTIME + NDRIVER];
+	struct { uint32_t tid; uint64_t time; } last_runtime[TIDS];
+	struct xpu_gpu_probe_stats st;
+};
+
+/* Frames of the launch machinery (the library, CUPTI, the CUDA runtime and
+ * driver) are cut from the leaf end: the stack ends at the caller's code and
+ * the launch API frame that follows names the call. */
+static int machinery(const struct xpu_dict *d, uint32_t frame)
+{
+	static const char *const prefixes[] = { "libxputop_inject", "libcupti.so", "libcudart.so",
+						"libcuda.so" };
+	const struct xpu_frame *f = xpu_dict_frame_get(d, frame);
+	const char *mod = f ? xpu_dict_str_get(d, f->module) : "";
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(mod, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static uint32_t caller_frames(struct xpu_gpu_probes *p, uint32_t pid, const uint64_t *ips, int n,
+			      uint32_t *frames)
+{
+	uint32_t k = xpu_rawstack_frames(p->sym, pid, ips, (uint32_t)n, NULL, 0, frames);
+	while (k && machinery(p->dict, frames[k - 1]))
+		k--;
+	return k;
+}
+
+static int fp_depth(int32_t ulen)
+{
+	return ulen > 0 ? (ulen / 8 > XPU_GPU_MAX_DEPTH ? XPU_GPU_MAX_DEPTH : ulen / 8) : 0;
+}
+
+static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+{
+	uint64_t ips[XPU_GPU_MAX_DEPTH];
+	uint32_t frames[XPU_DICT_MAX_DEPTH];
+	const uint64_t *use = (const uint64_t *)r->h.ustack;
+	int n = fp_depth(r->h.ulen);
+	uint32_t copied = r->h.copied <= XPU_GPU_STACK_COPY ? r->h.copied : 0;
+	int dw = copied ? xpu_unwind(r->h.pid, r->h.tid, (const uint64_t *)r->regs, r->stack, copied,
+				     ips, XPU_GPU_MAX_DEPTH)
+			: 0;
+	/* The frame-pointer walk stops (or strays) in code built without frame
+	 * pointers; DWARF follows the CFI and gets further. */
+	if (dw >= n && dw > 0) {
+		use = ips;
+		n = dw;
+		p->st.sites_dwarf++;
+	}
+	uint32_t k = caller_frames(p, r->h.pid, use, n, frames);
+	p->st.sites++;
+	p->sink.site(p->sink.arg, r->h.pid, r->h.site, xpu_dict_stack(p->dict, frames, k));
+}
+
+static int nested_driver_call(struct xpu_gpu_probes *p, const struct xpu_gpu_rec_hdr *h)
+{
+	uint32_t slot = h->tid % TIDS;
+	if (h->api < NRUNTIME) {
+		p->last_runtime[slot].tid = h->tid;
+		p->last_runtime[slot].time = h->time_ns;
+		return 0;
+	}
+	return p->last_runtime[slot].tid == h->tid && h->time_ns - p->last_runtime[slot].time < NESTED_NS;
+}
+
+static void on_launch(struct xpu_gpu_probes *p, const struct xpu_gpu_rec_hdr *h)
+{
+	uint32_t frames[XPU_DICT_MAX_DEPTH];
+	if (h->api >= NRUNTIME + NDRIVER || nested_driver_call(p, h))
+		return;
+	uint32_t k = caller_frames(p, h->pid, (const uint64_t *)h->ustack, fp_depth(h->ulen), frames);
+	uint32_t api = p->api_str[h->api];
+	frames[k++] = xpu_dict_frame(p->dict, XPU_FRAME_LAUNCH, api, 0);
+	uint32_t comm = xpu_dict_str(p->dict, h->comm, strnlen(h->comm, sizeof(h->comm)));
+	p->st.launches++;
+	p->sink.launch(p->sink.arg, h->pid, h->tid, h->time_ns, comm, api,
+		       xpu_dict_stack(p->dict, frames, k));
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct xpu_gpu_probes *p = ctx;
+	uint32_t type;
+	if (size < sizeof(type))
+		goto bad;
+	memcpy(&type, data, sizeof(type));
+	if (type == XPU_GPU_REC_SITE && size >= sizeof(struct xpu_gpu_site))
+		on_site(p, data);
+	else if (type == XPU_GPU_REC_LAUNCH && size >= sizeof(struct xpu_gpu_rec_hdr))
+		on_launch(p, data);
+	else
+		goto bad;
+	return 0;
+bad:
+	p->st.bad++;
+	return 0;
+}
+
+struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu_dict *d,
+					  const struct xpu_gpu_probe_sink *sink)
+{
+	struct xpu_gpu_probes *p = calloc(1, sizeof(*p));
+	int err;
+	if (!p)
+		return NULL;
+	p->sym = sym;
+	p->dict = d;
+	p->sink = *sink;
+	for (size_t i = 0; i < NRUNTIME; i++)
+		p->api_str[i] = xpu_dict_cstr(d, runtime_fns[i]);
+	for (size_t i = 0; i < NDRIVER; i++)
+		p->api_str[NRUNTIME + i] = xpu_dict_cstr(d, driver_fns[i]);
+	p->skel = gpu_bpf__open();
+	if (!p->skel) {
+		xpu_err("cannot open the GPU probes BPF object: %s", xpu_sys_bpf_hint(errno));
+		goto fail;
+	}
+	err = gpu_bpf__load(p->skel);
+	if (err) {
+		xpu_err("cannot load the GPU probes: %s", xpu_sys_bpf_hint(err));
+		goto fail;
+	}
+	p->ring = ring_buffer__new(bpf_map__fd(p->skel->maps.gpu_events), on_record, p, NULL);
+	if (!p->ring) {
+		xpu_err("cannot set up the GPU probe ring buffer: %s", xpu_sys_bpf_hint(errno));
+		goto fail;
+	}
+	return p;
+fail:
+	xpu_gpu_probes_free(p);
+	return NULL;
+}
+
+void xpu_gpu_probes_free(struct xpu_gpu_probes *p)
+{
+	if (!p)
+		return;
+	for (uint32_t i = 0; i < p->nlinks; i++)
+		bpf_link__destroy(p->links[i]);
+	ring_buffer__free(p->ring);
+	gpu_bpf__destroy(p->skel);
+	free(p);
+}
+
+int xpu_gpu_probes_fd(struct xpu_gpu_probes *p)
+{
+	return ring_buffer__epoll_fd(p->ring);
+}
+
+int xpu_gpu_probes_drain(struct xpu_gpu_probes *p)
+{
+	int n = ring_buffer__consume(p->ring);
+	return n == -EINTR ? 0 : n;
+}
+
+static int known(const struct file_id *v, uint32_t n, struct file_id id)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i].dev == id.dev && v[i].ino == id.ino)
+			return 1;
+	return 0;
+}
+
+static int attach(struct xpu_gpu_probes *p, struct bpf_program *prog, const char *path,
+		  const char *fn, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = fn, .bpf_cookie = cookie);
+	if (p->nlinks == MAX_LINKS)
+		return -ENOSPC;
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &o);
+	if (!l)
+		return -errno;
+	p->links[p->nlinks++] = l;
+	return 0;
+}
+
+/* The file as this process sees it, through its own root (containers). */
+static void proc_path(char *buf, size_t size, uint32_t pid, const char *path)
+{
+	snprintf(buf, size, "/proc/%u/root%s", pid, path);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid)
+{
+	struct xpu_maps maps;
+	uint8_t one = 1;
+	int rc = -1;
+	bpf_map__update_elem(p->skel->maps.injected, &pid, sizeof(pid), &one, 1, BPF_ANY);
+	if (xpu_maps_read(pid, &maps, NULL) < 0) {
+		xpu_warn("cannot read the maps of GPU process %u: its launch stacks will be missing", pid);
+		return -1;
+	}
+	for (size_t i = 0; i < maps.n; i++) {
+		const struct xpu_map *m = &maps.v[i];
+		struct file_id id = { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode };
+		if (!strstr(base_name(m->path), "libxputop_inject") || m->perms[2] != 'x')
+			continue;
+		if (known(p->marker, p->nmarker, id)) {
+			rc = 0;
+			break;
+		}
+		char path[4200];
+		proc_path(path, sizeof(path), pid, m->path);
+		int err = attach(p, p->skel->progs.gpu_site, path, "xputop_launch_site", 0);
+		if (err < 0) {
+			xpu_err("cannot probe %s:xputop_launch_site: %s", m->path, xpu_sys_bpf_hint(err));
+			break;
+		}
+		if (p->nmarker < MAX_FILES)
+			p->marker[p->nmarker++] = id;
+		p->st.marker_files = p->nmarker;
+		rc = 0;
+		break;
+	}
+	xpu_maps_free(&maps);
+	return rc;
+}
+
+void xpu_gpu_probes_left(struct xpu_gpu_probes *p, uint32_t pid)
+{
+	bpf_map__delete_elem(p->skel->maps.injected, &pid, sizeof(pid), 0);
+}
+
+/* Probes every launch function the file exports; missing ones are normal
+ * (older or newer CUDA versions). */
+static void probe_runtime_file(struct xpu_gpu_probes *p, const char *path, int driver)
+{
+	const char *const *fns = driver ? driver_fns : runtime_fns;
+	size_t n = driver ? NDRIVER : NRUNTIME, ok = 0;
+	for (size_t i = 0; i < n; i++)
+		ok += attach(p, p->skel->progs.gpu_launch, path, fns[i], (driver ? NRUNTIME : 0) + i) == 0;
+	if (!ok)
+		xpu_warn("no launch function of %s could be probed", path);
+}
+
+void xpu_gpu_probes_scan(struct xpu_gpu_probes *p, uint32_t pid)
+{
+	struct xpu_maps maps;
+	if (xpu_maps_read(pid, &maps, NULL) < 0)
+		return;
+	for (size_t i = 0; i < maps.n; i++) {
+		const struct xpu_map *m = &maps.v[i];
+		const char *b = base_name(m->path);
+		int runtime = strncmp(b, "libcudart.so", 12) == 0;
+		int driver = strncmp(b, "libcuda.so", 10) == 0;
+		struct file_id id = { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode };
+		if ((!runtime && !driver) || m->perms[2] != 'x' || known(p->runtime, p->nruntime, id) ||
+		    p->nruntime == MAX_FILES)
+			continue;
+		p->runtime[p->nruntime++] = id;
+		p->st.runtime_files = p->nruntime;
+		char path[4200];
+		proc_path(path, sizeof(path), pid, m->path);
+		probe_runtime_file(p, path, driver);
+	}
+	xpu_maps_free(&maps);
+}
+
+void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_stats *st)
+{
+	*st = p->st;
+	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches;
+}

@@ -1,0 +1,624 @@
+#include "model_gpu.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dict.h"
+#include "event.h"
+#include "symbolize.h"
+
+#define JOIN_CAP (1u << 20)
+/* A launch whose kernels have not all run after this long is forgotten. */
+#define JOIN_KEEP_NS (10ULL * 1000000000ULL)
+/* Kernel records arrive up to a flush period late; intervals are kept this
+ * much longer than the window so late ones still merge correctly. */
+#define LATE_NS (2ULL * 1000000000ULL)
+
+const struct xpu_col xpu_gpu_cols[XPU_GPU_NCOLS] = {
+	[XPU_GPU_COL_KERNEL] = { "KERNEL", "kernel", XPU_CELL_STR, 24, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_GPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
+	[XPU_GPU_COL_PROC] = { "PROCESS", "comm", XPU_CELL_STR, 12, XPU_COL_LEFT },
+	[XPU_GPU_COL_DEV] = { "DEV", "device", XPU_CELL_INT, 3, 0 },
+	[XPU_GPU_COL_CALLS] = { "CALLS", "calls", XPU_CELL_INT, 8, 0 },
+	[XPU_GPU_COL_TOTAL] = { "TOTAL", "total_ns", XPU_CELL_NS, 9, 0 },
+	[XPU_GPU_COL_AVG] = { "AVG", "avg_ns", XPU_CELL_NS, 9, 0 },
+	[XPU_GPU_COL_MAX] = { "MAX", "max_ns", XPU_CELL_NS, 9, 0 },
+	[XPU_GPU_COL_SHARE] = { "SHARE%", "share_pct", XPU_CELL_PCT, 6, 0 },
+	[XPU_GPU_COL_NAME] = { "NAME", "name", XPU_CELL_STR, 0, XPU_COL_JSON_ONLY },
+	[XPU_GPU_COL_MANGLED] = { "MANGLED", "mangled", XPU_CELL_STR, 0, XPU_COL_JSON_ONLY },
+};
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	uint32_t n = *cap ? *cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, (size_t)n * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t window_ticks)
+{
+	memset(m, 0, sizeof(*m));
+	m->dict = d;
+	m->window = window_ticks ? window_ticks : 1;
+	xpu_htab_init(&m->kidx);
+	xpu_htab_init(&m->jidx);
+	xpu_htab_init(&m->flame_idx);
+	m->tick_lens = calloc(m->window, sizeof(uint64_t));
+	m->joined_ring = calloc(m->window, sizeof(uint64_t));
+	m->unjoined_ring = calloc(m->window, sizeof(uint64_t));
+	m->joins = calloc(JOIN_CAP, sizeof(*m->joins));
+	m->jcap = JOIN_CAP;
+	m->trace = calloc(XPU_GPU_TRACE_MAX, sizeof(*m->trace));
+	if (!m->tick_lens || !m->joined_ring || !m->unjoined_ring || !m->joins || !m->trace ||
+	    xpu_stacks_init(&m->stacks, m->window) < 0 ||
+	    xpu_stacks_init(&m->launch_stacks, m->window) < 0) {
+		xpu_gpu_model_free(m);
+		return -ENOMEM;
+	}
+	uint32_t info = xpu_dict_cstr(d, "[no stack]");
+	m->no_stack_frame = xpu_dict_frame(d, XPU_FRAME_INFO, info, 0);
+	return 0;
+}
+
+void xpu_gpu_model_free(struct xpu_gpu_model *m)
+{
+	for (uint32_t i = 0; i < m->nkernels; i++)
+		free(m->kernels[i].ring);
+	for (int i = 0; i < XPU_GPU_MAX_DEVICES; i++) {
+		free(m->dev[i].iv);
+		free(m->dev[i].memcpy_ns_ring);
+		free(m->dev[i].memcpy_bytes_ring);
+		free(m->dev[i].kernels_ring);
+	}
+	free(m->kernels);
+	free(m->procs);
+	free(m->joins);
+	free(m->flame_cache);
+	free(m->trace);
+	free(m->tick_lens);
+	free(m->joined_ring);
+	free(m->unjoined_ring);
+	xpu_htab_free(&m->kidx);
+	xpu_htab_free(&m->jidx);
+	xpu_htab_free(&m->flame_idx);
+	xpu_stacks_free(&m->stacks);
+	xpu_stacks_free(&m->launch_stacks);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- names ---- */
+
+/* "void ns::kern<T, 4>(float*, int)" -> "ns::kern<...>": what fits a column. */
+static void shorten(const char *full, char *out, size_t size)
+{
+	const char *p = full;
+	size_t n = 0;
+	int depth = 0;
+	if (strncmp(p, "void ", 5) == 0)
+		p += 5;
+	for (; *p && n + 4 < size; p++) {
+		if (*p == '(' && depth == 0)
+			break;
+		if (*p == '<') {
+			if (depth++ == 0) {
+				memcpy(out + n, "<...>", 5);
+				n += 5;
+			}
+			continue;
+		}
+		if (*p == '>' && depth > 0) {
+			depth--;
+			continue;
+		}
+		if (depth == 0)
+			out[n++] = *p;
+	}
+	out[n] = '\0';
+}
+
+static void name_kernel(struct xpu_gpu_model *m, struct xpu_gpu_kernel *k)
+{
+	char full[4096], brief[512];
+	xpu_demangle(xpu_dict_str_get(m->dict, k->name), full, sizeof(full));
+	shorten(full, brief, sizeof(brief));
+	k->full_name = xpu_dict_cstr(m->dict, full);
+	k->short_name = xpu_dict_cstr(m->dict, brief[0] ? brief : full);
+	k->frame = xpu_dict_frame(m->dict, XPU_FRAME_GPU, k->full_name, 0);
+}
+
+/* ---- kernels ---- */
+
+struct kkey { uint32_t pid, name, device; };
+
+static int kernel_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct xpu_gpu_model *m = ctx;
+	const struct kkey *k = key;
+	const struct xpu_gpu_kernel *r = &m->kernels[i];
+	return r->pid == k->pid && r->name == k->name && r->device == k->device;
+}
+
+static struct xpu_gpu_kernel *kernel_get(struct xpu_gpu_model *m, uint32_t pid, uint32_t name,
+					 uint32_t device, uint32_t comm)
+{
+	struct kkey k = { pid, name, device };
+	uint64_t h = xpu_hash_u32s(&k.pid, 3, 0x6b65);
+	uint32_t i = xpu_htab_find(&m->kidx, h, kernel_eq, m, &k);
+	if (i != UINT32_MAX)
+		return &m->kernels[i];
+	if (grow((void **)&m->kernels, &m->kcap, m->nkernels + 1, sizeof(*m->kernels)))
+		return NULL;
+	struct xpu_gpu_kernel *r = &m->kernels[m->nkernels];
+	*r = (struct xpu_gpu_kernel){ .pid = pid, .name = name, .device = device, .comm = comm };
+	r->ring = calloc(m->window, sizeof(*r->ring));
+	if (!r->ring || xpu_htab_put(&m->kidx, h, m->nkernels) < 0) {
+		free(r->ring);
+		return NULL;
+	}
+	name_kernel(m, r);
+	m->nkernels++;
+	return r;
+}
+
+/* ---- processes ---- */
+
+static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint32_t comm)
+{
+	for (uint32_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid) {
+			if (comm)
+				m->procs[i].comm = comm;
+			return &m->procs[i];
+		}
+	if (grow((void **)&m->procs, &m->pcap, m->nprocs + 1, sizeof(*m->procs)))
+		return NULL;
+	struct xpu_gpu_proc *p = &m->procs[m->nprocs++];
+	*p = (struct xpu_gpu_proc){ .pid = pid, .comm = comm };
+	return p;
+}
+
+/* ---- the launch/kernel join ---- */
+
+struct jkey { uint32_t pid, corr; };
+
+static int join_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct xpu_gpu_model *m = ctx;
+	const struct jkey *k = key;
+	const struct xpu_gpu_join *j = &m->joins[i];
+	return j->pid == k->pid && j->corr == k->corr;
+}
+
+static uint64_t join_hash(uint32_t pid, uint32_t corr)
+{
+	return xpu_hash_u64(((uint64_t)pid << 32) | corr);
+}
+
+static void join_pop(struct xpu_gpu_model *m)
+{
+	uint32_t i = m->jhead % m->jcap;
+	struct xpu_gpu_join *j = &m->joins[i];
+	xpu_htab_del(&m->jidx, join_hash(j->pid, j->corr), i);
+	m->jhead++;
+}
+
+static void join_put(struct xpu_gpu_model *m, const struct xpu_event *ev)
+{
+	struct jkey k = { ev->pid, ev->launch.corr };
+	uint64_t h = join_hash(k.pid, k.corr);
+	uint32_t i = xpu_htab_find(&m->jidx, h, join_eq, m, &k);
+	if (i == UINT32_MAX) {
+		if (m->jtail - m->jhead == m->jcap)
+			join_pop(m);
+		i = m->jtail++ % m->jcap;
+		if (xpu_htab_put(&m->jidx, h, i) < 0) {
+			m->jtail--;
+			return;
+		}
+	}
+	m->joins[i] = (struct xpu_gpu_join){ ev->pid, ev->launch.corr, ev->tid, ev->launch.stack, ev->time };
+}
+
+static const struct xpu_gpu_join *join_find(const struct xpu_gpu_model *m, uint32_t pid, uint32_t corr)
+{
+	struct jkey k = { pid, corr };
+	uint32_t i = xpu_htab_find(&m->jidx, join_hash(pid, corr), join_eq, m, &k);
+	return i == UINT32_MAX ? NULL : &m->joins[i];
+}
+
+/* ---- flame stacks: launch stack + the kernel ---- */
+
+static int flame_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct xpu_gpu_model *m = ctx;
+	const uint32_t *k = key;
+	return m->flame_cache[i][0] == k[0] && m->flame_cache[i][1] == k[1];
+}
+
+static uint32_t flame_stack(struct xpu_gpu_model *m, uint32_t launch_stack, uint32_t kframe)
+{
+	uint32_t key[2] = { launch_stack, kframe };
+	uint64_t h = xpu_hash_u32s(key, 2, 0xf1);
+	uint32_t i = xpu_htab_find(&m->flame_idx, h, flame_eq, m, key);
+	if (i != UINT32_MAX)
+		return m->flame_cache[i][2];
+	uint32_t frames[XPU_DICT_MAX_DEPTH], n = 0;
+	if (launch_stack) {
+		const uint32_t *f = xpu_dict_stack_get(m->dict, launch_stack, &n);
+		if (n >= XPU_DICT_MAX_DEPTH)
+			n = XPU_DICT_MAX_DEPTH - 1;
+		memcpy(frames, f, n * sizeof(uint32_t));
+	} else {
+		frames[n++] = m->no_stack_frame;
+	}
+	frames[n++] = kframe;
+	uint32_t stack = xpu_dict_stack(m->dict, frames, n);
+	if (grow((void **)&m->flame_cache, &m->flame_cap, m->nflame + 1, sizeof(*m->flame_cache)) == 0) {
+		m->flame_cache[m->nflame][0] = launch_stack;
+		m->flame_cache[m->nflame][1] = kframe;
+		m->flame_cache[m->nflame][2] = stack;
+		if (xpu_htab_put(&m->flame_idx, h, m->nflame) == 0)
+			m->nflame++;
+	}
+	return stack;
+}
+
+/* ---- devices ---- */
+
+static struct xpu_gpu_device *device(struct xpu_gpu_model *m, uint32_t d)
+{
+	if (d >= XPU_GPU_MAX_DEVICES)
+		return NULL;
+	struct xpu_gpu_device *v = &m->dev[d];
+	if (!v->used) {
+		v->memcpy_ns_ring = calloc(m->window, sizeof(uint64_t));
+		v->memcpy_bytes_ring = calloc(m->window, sizeof(uint64_t));
+		v->kernels_ring = calloc(m->window, sizeof(uint64_t));
+		if (!v->memcpy_ns_ring || !v->memcpy_bytes_ring || !v->kernels_ring)
+			return NULL;
+		v->used = 1;
+	}
+	return v;
+}
+
+/* Adds [s, e) to the device's merged, sorted intervals and to busy_all.
+ * Records mostly arrive in order, so this is usually an append. */
+static void add_interval(struct xpu_gpu_device *v, uint64_t s, uint64_t e)
+{
+	struct xpu_gpu_interval *iv = v->iv + v->head;
+	uint32_t n = v->n;
+	if (e <= s)
+		return;
+	if (n && s <= iv[n - 1].end && e > iv[n - 1].end && s >= iv[n - 1].start) {
+		v->busy_all += e - iv[n - 1].end;
+		iv[n - 1].end = e;
+		return;
+	}
+	if (!n || s > iv[n - 1].end) {
+		if (v->head + n == v->cap) {
+			if (v->head) {	/* slide the live part down before growing */
+				memmove(v->iv, iv, n * sizeof(*iv));
+				v->head = 0;
+			} else if (grow((void **)&v->iv, &v->cap, n + 1, sizeof(*v->iv))) {
+				return;
+			}
+			iv = v->iv + v->head;
+		}
+		iv[n] = (struct xpu_gpu_interval){ s, e };
+		v->n++;
+		v->busy_all += e - s;
+		return;
+	}
+	/* Out of order: find the intervals it overlaps and merge them into one. */
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (iv[mid].end < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint32_t first = lo, last = lo;
+	uint64_t covered = 0, ns = s, ne = e;
+	while (last < n && iv[last].start <= e) {
+		covered += iv[last].end - iv[last].start;
+		if (iv[last].start < ns)
+			ns = iv[last].start;
+		if (iv[last].end > ne)
+			ne = iv[last].end;
+		last++;
+	}
+	v->busy_all += (ne - ns) - covered;
+	if (first == last) {	/* overlaps nothing: insert */
+		if (v->head + n == v->cap && grow((void **)&v->iv, &v->cap, v->head + n + 1, sizeof(*v->iv)))
+			return;
+		iv = v->iv + v->head;
+		memmove(iv + first + 1, iv + first, (n - first) * sizeof(*iv));
+		iv[first] = (struct xpu_gpu_interval){ ns, ne };
+		v->n++;
+		return;
+	}
+	iv[first] = (struct xpu_gpu_interval){ ns, ne };
+	memmove(iv + first + 1, iv + last, (n - last) * sizeof(*iv));
+	v->n -= last - first - 1;
+}
+
+static void prune_intervals(struct xpu_gpu_device *v, uint64_t before)
+{
+	while (v->n && v->iv[v->head].end < before) {
+		v->head++;
+		v->n--;
+	}
+	if (!v->n)
+		v->head = 0;
+}
+
+static uint64_t busy_since(const struct xpu_gpu_device *v, uint64_t from, uint64_t to)
+{
+	uint64_t busy = 0;
+	for (uint32_t i = v->n; i-- > 0;) {
+		const struct xpu_gpu_interval *x = &v->iv[v->head + i];
+		if (x->end <= from)
+			break;
+		uint64_t s = x->start > from ? x->start : from, e = x->end < to ? x->end : to;
+		if (e > s)
+			busy += e - s;
+	}
+	return busy;
+}
+
+/* ---- events ---- */
+
+static void trace_add(struct xpu_gpu_model *m, const struct xpu_gpu_trace_rec *r)
+{
+	m->trace[m->ntrace++ % XPU_GPU_TRACE_MAX] = *r;
+}
+
+static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
+{
+	struct xpu_gpu_proc *p = proc_get(m, ev->pid, ev->launch.comm);
+	if (!p)
+		return -ENOMEM;
+	p->launches_open++;
+	trace_add(m, &(struct xpu_gpu_trace_rec){ .start = ev->time, .end = ev->time, .pid = ev->pid,
+						   .tid = ev->tid, .name = ev->launch.api,
+						   .corr = ev->launch.corr, .is_launch = 1 });
+	if (ev->launch.flags & XPU_GPU_LAUNCH_ONLY) {
+		p->launch_only = 1;
+		return xpu_stacks_add(&m->launch_stacks, ev->pid, ev->tid, ev->launch.stack,
+				      ev->launch.comm, 1);
+	}
+	join_put(m, ev);
+	return 0;
+}
+
+static int on_kernel(struct xpu_gpu_model *m, const struct xpu_event *ev)
+{
+	const struct xpu_ev_gpu_kernel *k = &ev->kernel;
+	uint64_t dur = k->end > ev->time ? k->end - ev->time : 0;
+	struct xpu_gpu_kernel *r = kernel_get(m, ev->pid, k->name, k->device, k->comm);
+	struct xpu_gpu_device *v = device(m, k->device);
+	if (!r)
+		return -ENOMEM;
+	r->open.calls++;
+	r->open.ns += dur;
+	if (dur > r->open.max)
+		r->open.max = dur;
+	const struct xpu_gpu_join *j = join_find(m, ev->pid, k->corr);
+	uint32_t launch = j ? j->stack : 0;
+	if (launch)
+		m->joined_open += dur;
+	else
+		m->unjoined_open += dur;
+	if (v) {
+		add_interval(v, ev->time, k->end);
+		v->kernels_open++;
+	}
+	trace_add(m, &(struct xpu_gpu_trace_rec){ .start = ev->time, .end = k->end, .pid = ev->pid,
+						   .tid = j ? j->tid : 0, .name = r->full_name,
+						   .device = k->device, .stream = k->stream, .corr = k->corr });
+	return xpu_stacks_add(&m->stacks, ev->pid, j ? j->tid : 0, flame_stack(m, launch, r->frame),
+			      k->comm, dur);
+}
+
+static void on_memcpy(struct xpu_gpu_model *m, const struct xpu_event *ev)
+{
+	struct xpu_gpu_device *v = device(m, ev->memcpy.device);
+	uint64_t dur = ev->memcpy.end > ev->time ? ev->memcpy.end - ev->time : 0;
+	if (!v)
+		return;
+	v->memcpy_ns_open += dur;
+	v->memcpy_bytes_open += ev->memcpy.bytes;
+}
+
+static void on_proc(struct xpu_gpu_model *m, const struct xpu_event *ev)
+{
+	struct xpu_gpu_proc *p = proc_get(m, ev->pid, ev->gproc.comm);
+	if (!p)
+		return;
+	p->state = ev->gproc.state;
+	if (ev->gproc.state == XPU_GPU_PROC_CONNECTED)
+		p->launch_only = 0;
+	if (ev->gproc.state == XPU_GPU_PROC_STATUS) {
+		p->detail = ev->gproc.detail;
+		p->sites = ev->gproc.sites;
+		p->dropped = ev->gproc.dropped;
+		p->cupti_dropped = ev->gproc.cupti_dropped;
+	}
+}
+
+int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev)
+{
+	switch (ev->type) {
+	case XPU_EV_GPU_LAUNCH:
+		return on_launch(m, ev);
+	case XPU_EV_GPU_KERNEL:
+		return on_kernel(m, ev);
+	case XPU_EV_GPU_MEMCPY:
+		on_memcpy(m, ev);
+		return 0;
+	case XPU_EV_GPU_PROC:
+		on_proc(m, ev);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- ticks ---- */
+
+static void close_u64(uint64_t *ring, uint32_t slot, uint64_t *open, uint64_t *all)
+{
+	ring[slot] = *open;
+	*all += *open;
+	*open = 0;
+}
+
+void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval_ns)
+{
+	uint32_t slot = m->head;
+	if (m->filled == m->window)
+		m->window_ns -= m->tick_lens[slot];
+	else
+		m->filled++;
+	m->tick_lens[slot] = interval_ns;
+	m->window_ns += interval_ns;
+	m->total_ns += interval_ns;
+	m->tick_ns = interval_ns;
+	m->now = now;
+	for (uint32_t i = 0; i < m->nkernels; i++) {
+		struct xpu_gpu_kernel *k = &m->kernels[i];
+		k->ring[slot] = k->open;
+		k->total.calls += k->open.calls;
+		k->total.ns += k->open.ns;
+		if (k->open.max > k->total.max)
+			k->total.max = k->open.max;
+		k->open = (struct xpu_gpu_counts){ 0 };
+	}
+	for (int d = 0; d < XPU_GPU_MAX_DEVICES; d++) {
+		struct xpu_gpu_device *v = &m->dev[d];
+		if (!v->used)
+			continue;
+		v->kernels_last = v->kernels_open;
+		close_u64(v->kernels_ring, slot, &v->kernels_open, &v->kernels_all);
+		close_u64(v->memcpy_ns_ring, slot, &v->memcpy_ns_open, &v->memcpy_ns_all);
+		close_u64(v->memcpy_bytes_ring, slot, &v->memcpy_bytes_open, &v->memcpy_bytes_all);
+		prune_intervals(v, now > m->window_ns + LATE_NS ? now - m->window_ns - LATE_NS : 0);
+	}
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		struct xpu_gpu_proc *p = &m->procs[i];
+		p->launches_last = p->launches_open;
+		p->launches_total += p->launches_open;
+		p->launches_open = 0;
+	}
+	close_u64(m->joined_ring, slot, &m->joined_open, &m->joined_all);
+	close_u64(m->unjoined_ring, slot, &m->unjoined_open, &m->unjoined_all);
+	while (m->jhead != m->jtail && m->joins[m->jhead % m->jcap].time + JOIN_KEEP_NS < now)
+		join_pop(m);
+	xpu_stacks_tick(&m->stacks);
+	xpu_stacks_tick(&m->launch_stacks);
+	m->head = (slot + 1) % m->window;
+}
+
+/* ---- snapshot queries ---- */
+
+static uint64_t ring_sum(const uint64_t *ring, uint32_t n)
+{
+	uint64_t s = 0;
+	for (uint32_t i = 0; i < n; i++)
+		s += ring[i];
+	return s;
+}
+
+static struct xpu_gpu_counts kernel_counts(const struct xpu_gpu_model *m,
+					   const struct xpu_gpu_kernel *k, enum xpu_window w)
+{
+	if (w == XPU_WIN_ALL)
+		return k->total;
+	struct xpu_gpu_counts c = { 0 };
+	for (uint32_t i = 0; i < m->filled; i++) {
+		c.calls += k->ring[i].calls;
+		c.ns += k->ring[i].ns;
+		if (k->ring[i].max > c.max)
+			c.max = k->ring[i].max;
+	}
+	return c;
+}
+
+uint64_t xpu_gpu_model_gpu_ns(const struct xpu_gpu_model *m, enum xpu_window w)
+{
+	if (w == XPU_WIN_ALL)
+		return m->joined_all + m->unjoined_all;
+	return ring_sum(m->joined_ring, m->filled) + ring_sum(m->unjoined_ring, m->filled);
+}
+
+double xpu_gpu_model_joined_pct(const struct xpu_gpu_model *m, enum xpu_window w)
+{
+	uint64_t joined = w == XPU_WIN_ALL ? m->joined_all : ring_sum(m->joined_ring, m->filled);
+	uint64_t all = xpu_gpu_model_gpu_ns(m, w);
+	return all ? 100.0 * (double)joined / (double)all : -1;
+}
+
+int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
+			struct xpu_table *t, enum xpu_window w)
+{
+	uint64_t all = xpu_gpu_model_gpu_ns(m, w);
+	xpu_table_reset(t);
+	t->cols = xpu_gpu_cols;
+	t->ncols = XPU_GPU_NCOLS;
+	for (uint32_t i = 0; i < m->nkernels; i++) {
+		const struct xpu_gpu_kernel *k = &m->kernels[i];
+		struct xpu_gpu_counts c = kernel_counts(m, k, w);
+		if (!c.calls)
+			continue;
+		struct xpu_cell *r = xpu_table_add(t, i + 1);
+		if (!r)
+			return -ENOMEM;
+		r[XPU_GPU_COL_KERNEL].s = xpu_dict_str_get(d, k->short_name);
+		r[XPU_GPU_COL_PID].i = k->pid;
+		r[XPU_GPU_COL_PROC].s = xpu_dict_str_get(d, k->comm);
+		r[XPU_GPU_COL_DEV].i = k->device;
+		r[XPU_GPU_COL_CALLS].i = (int64_t)c.calls;
+		r[XPU_GPU_COL_TOTAL].i = (int64_t)c.ns;
+		r[XPU_GPU_COL_AVG].i = (int64_t)(c.ns / c.calls);
+		r[XPU_GPU_COL_MAX].i = (int64_t)c.max;
+		r[XPU_GPU_COL_SHARE].d = all ? 100.0 * (double)c.ns / (double)all : 0;
+		r[XPU_GPU_COL_NAME].s = xpu_dict_str_get(d, k->full_name);
+		r[XPU_GPU_COL_MANGLED].s = xpu_dict_str_get(d, k->name);
+	}
+	return 0;
+}
+
+int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
+			  struct xpu_gpu_device_sum *out, int max)
+{
+	int n = 0;
+	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+	for (int d = 0; d < XPU_GPU_MAX_DEVICES && n < max; d++) {
+		const struct xpu_gpu_device *v = &m->dev[d];
+		if (!v->used)
+			continue;
+		uint64_t busy = w == XPU_WIN_ALL ? v->busy_all
+						 : busy_since(v, m->now > span ? m->now - span : 0, m->now);
+		struct xpu_gpu_device_sum *s = &out[n++];
+		s->device = (uint32_t)d;
+		s->busy_pct = span ? 100.0 * (double)busy / (double)span : 0;
+		if (s->busy_pct > 100)
+			s->busy_pct = 100;
+		s->kernels_per_s = m->tick_ns ? (double)v->kernels_last * 1e9 / (double)m->tick_ns : 0;
+		s->memcpy_ns = w == XPU_WIN_ALL ? v->memcpy_ns_all : ring_sum(v->memcpy_ns_ring, m->filled);
+		s->memcpy_bytes = w == XPU_WIN_ALL ? v->memcpy_bytes_all
+						   : ring_sum(v->memcpy_bytes_ring, m->filled);
+		s->kernels = w == XPU_WIN_ALL ? v->kernels_all : ring_sum(v->kernels_ring, m->filled);
+	}
+	return n;
+}

@@ -1,0 +1,148 @@
+/* The GPU model: per-kernel GPU time, device busy time, and the CPU stacks
+ * that launched each kernel, joined exactly by CUPTI correlation id.
+ *
+ * A LAUNCH event (pid, correlation id) carries the launching thread's stack
+ * with the launch API frame at its leaf; a KERNEL event with the same pid and
+ * correlation id (every kernel of a graph launch shares it) is attributed to
+ * that stack, weighted by its GPU time.  Kernels with no matching launch are
+ * attributed to "[no stack]" and counted, so the share of GPU time with a
+ * complete stack is known. */
+#ifndef XPU_MODEL_GPU_H
+#define XPU_MODEL_GPU_H
+
+#include <stdint.h>
+
+#include "htab.h"
+#include "stacks.h"
+#include "table.h"
+
+struct xpu_dict;
+struct xpu_event;
+
+#define XPU_GPU_MAX_DEVICES 64
+#define XPU_GPU_TRACE_MAX 65536		/* recent kernels and launches kept for the trace export */
+
+/* Window counters: an open bucket, a ring of closed ticks, and totals. */
+struct xpu_gpu_counts {
+	uint64_t calls, ns, max;
+};
+
+struct xpu_gpu_kernel {
+	uint32_t pid, name, device, comm;	/* name: dict string, as CUPTI gave it */
+	uint32_t frame;		/* the GPU frame (demangled name) */
+	uint32_t short_name;	/* dict string: the name shortened for a column */
+	uint32_t full_name;	/* dict string: demangled */
+	struct xpu_gpu_counts open, total;
+	struct xpu_gpu_counts *ring;	/* per closed tick in the window */
+};
+
+struct xpu_gpu_interval { uint64_t start, end; };
+
+struct xpu_gpu_device {
+	int used;
+	/* merged kernel intervals, sorted, oldest first, for busy time */
+	struct xpu_gpu_interval *iv;
+	uint32_t head, n, cap;	/* ring */
+	uint64_t busy_all;	/* union length since start */
+	uint64_t kernels_open, kernels_last;
+	uint64_t memcpy_ns_open, memcpy_bytes_open;
+	uint64_t *memcpy_ns_ring, *memcpy_bytes_ring, *kernels_ring;
+	uint64_t memcpy_ns_all, memcpy_bytes_all, kernels_all;
+};
+
+struct xpu_gpu_proc {
+	uint32_t pid, comm;
+	uint32_t state;		/* XPU_GPU_PROC_* of the last event */
+	uint32_t detail;	/* the library's XPU_WIRE_STATE_* */
+	uint32_t sites;
+	uint64_t dropped, cupti_dropped;
+	uint64_t launches_open, launches_last, launches_total;
+	int launch_only;	/* seen by the launch probes, not the library */
+};
+
+/* A launch waiting for its kernels. */
+struct xpu_gpu_join {
+	uint32_t pid, corr, tid, stack;
+	uint64_t time;
+};
+
+/* A kernel or launch kept for the Chrome trace export. */
+struct xpu_gpu_trace_rec {
+	uint64_t start, end;	/* a launch: end == start */
+	uint32_t pid, tid;	/* a kernel: tid = the launching thread, or 0 */
+	uint32_t name;		/* dict string: kernel name or launch API */
+	uint32_t device, stream, corr;
+	uint8_t is_launch;
+};
+
+struct xpu_gpu_model {
+	uint32_t window;
+	uint32_t head, filled;	/* of the tick rings */
+	uint64_t *tick_lens;
+	uint64_t window_ns, total_ns, tick_ns;
+	uint64_t now;		/* time of the last tick */
+
+	struct xpu_gpu_kernel *kernels;
+	uint32_t nkernels, kcap;
+	struct xpu_htab kidx;
+
+	struct xpu_gpu_device dev[XPU_GPU_MAX_DEVICES];
+
+	struct xpu_gpu_proc *procs;
+	uint32_t nprocs, pcap;
+
+	struct xpu_gpu_join *joins;	/* ring */
+	uint32_t jhead, jtail, jcap;
+	struct xpu_htab jidx;
+
+	struct xpu_htab flame_idx;	/* (launch stack, kernel frame) -> flame stack */
+	uint32_t (*flame_cache)[3];
+	uint32_t nflame, flame_cap;
+
+	struct xpu_stacks stacks;	/* CPU->GPU stacks weighted by GPU ns */
+	struct xpu_stacks launch_stacks;	/* launch-only stacks weighted by calls */
+
+	/* GPU time with and without a complete stack */
+	uint64_t joined_open, unjoined_open;
+	uint64_t *joined_ring, *unjoined_ring;
+	uint64_t joined_all, unjoined_all;
+
+	struct xpu_gpu_trace_rec *trace;	/* ring of XPU_GPU_TRACE_MAX */
+	uint64_t ntrace;
+
+	uint32_t no_stack_frame;	/* "[no stack]" */
+	struct xpu_dict *dict;
+};
+
+int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t window_ticks);
+void xpu_gpu_model_free(struct xpu_gpu_model *m);
+int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev);
+void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval_ns);
+
+enum xpu_gpu_col {
+	XPU_GPU_COL_KERNEL, XPU_GPU_COL_PID, XPU_GPU_COL_PROC, XPU_GPU_COL_DEV, XPU_GPU_COL_CALLS,
+	XPU_GPU_COL_TOTAL, XPU_GPU_COL_AVG, XPU_GPU_COL_MAX, XPU_GPU_COL_SHARE, XPU_GPU_COL_NAME,
+	XPU_GPU_COL_MANGLED, XPU_GPU_NCOLS
+};
+extern const struct xpu_col xpu_gpu_cols[XPU_GPU_NCOLS];
+
+/* Kernel rows with GPU time in window w (key = kernel index + 1), unsorted. */
+int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
+			struct xpu_table *t, enum xpu_window w);
+
+struct xpu_gpu_device_sum {
+	uint32_t device;
+	double busy_pct;	/* union of kernel intervals over the window */
+	double kernels_per_s;	/* over the last tick */
+	uint64_t memcpy_ns, memcpy_bytes;	/* in the window */
+	uint64_t kernels;	/* in the window */
+};
+
+/* Summaries of the devices seen, at most max; returns how many. */
+int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
+			  struct xpu_gpu_device_sum *out, int max);
+/* Percent of GPU time (window w) whose launch stack is known; -1 if none. */
+double xpu_gpu_model_joined_pct(const struct xpu_gpu_model *m, enum xpu_window w);
+uint64_t xpu_gpu_model_gpu_ns(const struct xpu_gpu_model *m, enum xpu_window w);
+
+#endif

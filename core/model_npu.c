@@ -1,0 +1,1074 @@
+#include "model_npu.h"
+
+#include <errno.h>
+#include <linux/types.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dict.h"
+#include "event.h"
+#include "npu.h"
+
+#define MS 1000000ULL
+/* The driver re-checks a long job's heartbeat at the TDR: while that query
+ * is in flight (at most the IPC timeout) the job is not called stalled. */
+#define HB_WAIT_NS (500 * MS)
+#define JSM_QUERY_ENGINE_HB 0x1104
+#define JSM_QUERY_ENGINE_HB_DONE 0x2204
+#define EWMA_ALPHA 0.2
+#define STORM_CALM_TICKS 2
+
+const struct xpu_col xpu_npu_cols[XPU_NPU_NCOLS] = {
+	[XPU_NPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
+	[XPU_NPU_COL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 15, XPU_COL_LEFT },
+	[XPU_NPU_COL_KIND] = { "API", "api", XPU_CELL_STR, 5, XPU_COL_LEFT },
+	[XPU_NPU_COL_CALL] = { "CALL", "call", XPU_CELL_STR, 22, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_NPU_COL_RATE] = { "CALLS/s", "per_s", XPU_CELL_RATE, 8, 0 },
+	[XPU_NPU_COL_AVG] = { "AVG/s", "avg_per_s", XPU_CELL_RATE, 7, 0 },
+	[XPU_NPU_COL_TOTAL] = { "COUNT", "count", XPU_CELL_INT, 8, 0 },
+	[XPU_NPU_COL_ERRORS] = { "ERR", "errors", XPU_CELL_INT, 6, 0 },
+	[XPU_NPU_COL_ERRNO] = { "ERRNO", "errno", XPU_CELL_STR, 13, XPU_COL_LEFT },
+	[XPU_NPU_COL_P50] = { "P50", "p50_ns", XPU_CELL_NS, 8, 0 },
+	[XPU_NPU_COL_P99] = { "P99", "p99_ns", XPU_CELL_NS, 8, 0 },
+	[XPU_NPU_COL_BUSY] = { "BUSY%", "busy_pct", XPU_CELL_PCT, 6, 0 },
+};
+
+/* ---- names ---- */
+
+static const struct { uint16_t cmd; const char *name; } ioctl_names[] = {
+	{ 0x6400, "DRM_VERSION" }, { 0x6409, "DRM_GEM_CLOSE" }, { 0x640c, "DRM_GET_CAP" },
+	{ 0x642d, "DRM_PRIME_HANDLE_TO_FD" }, { 0x642e, "DRM_PRIME_FD_TO_HANDLE" },
+	{ 0x6440, "IVPU_GET_PARAM" }, { 0x6441, "IVPU_SET_PARAM" }, { 0x6442, "IVPU_BO_CREATE" },
+	{ 0x6443, "IVPU_BO_INFO" }, { 0x6445, "IVPU_SUBMIT" }, { 0x6446, "IVPU_BO_WAIT" },
+	{ 0x6447, "IVPU_METRIC_STREAMER_START" }, { 0x6448, "IVPU_METRIC_STREAMER_STOP" },
+	{ 0x6449, "IVPU_METRIC_STREAMER_GET_DATA" }, { 0x644a, "IVPU_METRIC_STREAMER_GET_INFO" },
+	{ 0x644b, "IVPU_CMDQ_CREATE" }, { 0x644c, "IVPU_CMDQ_DESTROY" }, { 0x644d, "IVPU_CMDQ_SUBMIT" },
+	{ 0x644e, "IVPU_BO_CREATE_FROM_USERPTR" },
+};
+
+const char *xpu_npu_ioctl_name(uint32_t cmd)
+{
+	for (size_t i = 0; i < sizeof(ioctl_names) / sizeof(ioctl_names[0]); i++)
+		if (ioctl_names[i].cmd == (cmd & 0xffff))
+			return ioctl_names[i].name;
+	return NULL;
+}
+
+static const struct { uint32_t type; const char *name; } msg_names[] = {
+	{ 0x1100, "ENGINE_RESET" }, { 0x1101, "ENGINE_PREEMPT" }, { 0x1102, "REGISTER_DB" },
+	{ 0x1103, "UNREGISTER_DB" }, { 0x1104, "QUERY_ENGINE_HB" }, { 0x11ff, "STATE_DUMP" },
+	{ 0x2100, "JOB_DONE" }, { 0x2200, "ASYNC_CMD_DONE" }, { 0x2201, "ENGINE_PREEMPT_DONE" },
+	{ 0x2202, "REGISTER_DB_DONE" }, { 0x2203, "UNREGISTER_DB_DONE" },
+	{ 0x2204, "QUERY_ENGINE_HB_DONE" }, { 0x21ff, "STATE_DUMP_RSP" },
+};
+
+const char *xpu_npu_msg_name(uint32_t type)
+{
+	for (size_t i = 0; i < sizeof(msg_names) / sizeof(msg_names[0]); i++)
+		if (msg_names[i].type == type)
+			return msg_names[i].name;
+	return NULL;
+}
+
+uint32_t xpu_npu_msg_type(const char *name)
+{
+	if (strncmp(name, "VPU_JSM_MSG_", 12) == 0)
+		name += 12;
+	for (size_t i = 0; i < sizeof(msg_names) / sizeof(msg_names[0]); i++)
+		if (strcmp(msg_names[i].name, name) == 0)
+			return msg_names[i].type;
+	return 0;
+}
+
+const char *xpu_npu_l0_name(uint32_t api)
+{
+	static const char *names[XPU_NPU_L0_API_MAX] = {
+		[XPU_NPU_L0_EXECUTE] = "zeCommandQueueExecuteCommandLists",
+		[XPU_NPU_L0_QUEUE_SYNC] = "zeCommandQueueSynchronize",
+		[XPU_NPU_L0_FENCE_SYNC] = "zeFenceHostSynchronize",
+		[XPU_NPU_L0_EVENT_SYNC] = "zeEventHostSynchronize",
+		[XPU_NPU_L0_ALLOC_HOST] = "zeMemAllocHost",
+		[XPU_NPU_L0_ALLOC_DEVICE] = "zeMemAllocDevice",
+		[XPU_NPU_L0_ALLOC_SHARED] = "zeMemAllocShared",
+	};
+	return api < XPU_NPU_L0_API_MAX ? names[api] : NULL;
+}
+
+const char *xpu_npu_mem_name(uint32_t code)
+{
+	static const char *names[XPU_NPU_MEM_MAX] = {
+		[XPU_NPU_MEM_BO_CREATE] = "bo_create", [XPU_NPU_MEM_BIND] = "bind",
+		[XPU_NPU_MEM_MAP] = "mmu_map", [XPU_NPU_MEM_UNMAP] = "mmu_unmap",
+		[XPU_NPU_MEM_FAULT] = "mmu_fault", [XPU_NPU_MEM_OTHER_MMU] = "mmu_other",
+		[XPU_NPU_MEM_OTHER_BO] = "bo_other",
+	};
+	return code < XPU_NPU_MEM_MAX ? names[code] : NULL;
+}
+
+/* ---- counters and histograms over ticks ---- */
+
+static int ctr_init(struct xpu_npu_ctr *c, uint32_t window)
+{
+	memset(c, 0, sizeof(*c));
+	c->ring = calloc(window, sizeof(uint64_t));
+	return c->ring ? 0 : -ENOMEM;
+}
+
+static void ctr_close(struct xpu_npu_ctr *c, uint32_t slot, int full)
+{
+	if (full)
+		c->recent -= c->ring[slot];
+	c->ring[slot] = c->open;
+	c->recent += c->open;
+	c->total += c->open;
+	c->last = c->open;
+	c->open = 0;
+}
+
+static uint64_t ctr_get(const struct xpu_npu_ctr *c, enum xpu_window w)
+{
+	return w == XPU_WIN_ALL ? c->total : c->recent;
+}
+
+static void lat_free(struct xpu_npu_lat *l, uint32_t window)
+{
+	if (l->ring)
+		for (uint32_t i = 0; i < window; i++) {
+			free(l->ring[i].b);
+			free(l->ring[i].c);
+		}
+	free(l->ring);
+	free(l->max_ring);
+	free(l->open);
+	free(l->win);
+	free(l->all);
+	memset(l, 0, sizeof(*l));
+}
+
+static int lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t n)
+{
+	if (!l->open) {
+		l->open = calloc(XPU_NPU_HIST_BUCKETS, sizeof(uint64_t));
+		l->win = calloc(XPU_NPU_HIST_BUCKETS, sizeof(uint64_t));
+		l->all = calloc(XPU_NPU_HIST_BUCKETS, sizeof(uint64_t));
+		l->ring = calloc(window, sizeof(*l->ring));
+		l->max_ring = calloc(window, sizeof(uint64_t));
+		if (!l->open || !l->win || !l->all || !l->ring || !l->max_ring) {
+			lat_free(l, window);
+			return -ENOMEM;
+		}
+	}
+	l->open[xpu_npu_hist_bucket(ns)] += n;
+	l->n_open += n;
+	if (ns > l->max_open)
+		l->max_open = ns;
+	return 0;
+}
+
+static void lat_close(struct xpu_npu_lat *l, uint32_t slot, int full)
+{
+	struct xpu_npu_sparse *r;
+	uint32_t used = 0;
+
+	if (!l->open)
+		return;
+	r = &l->ring[slot];
+	if (full)
+		for (uint32_t i = 0; i < r->n; i++) {
+			l->win[r->b[i]] -= r->c[i];
+			l->n_win -= r->c[i];
+		}
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
+		used += l->open[b] != 0;
+	free(r->b);
+	free(r->c);
+	r->n = 0;
+	r->b = used ? malloc(used * sizeof(*r->b)) : NULL;
+	r->c = used ? malloc(used * sizeof(*r->c)) : NULL;
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++) {
+		uint64_t c = l->open[b];
+		if (!c)
+			continue;
+		/* Out of memory: the tick stays in the totals but leaves the window early. */
+		if (r->b && r->c) {
+			r->b[r->n] = (uint16_t)b;
+			r->c[r->n++] = c;
+			l->win[b] += c;
+			l->n_win += c;
+		}
+		l->all[b] += c;
+		l->n_all += c;
+		l->open[b] = 0;
+	}
+	l->max_ring[slot] = l->max_open;
+	if (l->max_open > l->max_all)
+		l->max_all = l->max_open;
+	l->max_open = 0;
+	l->n_open = 0;
+}
+
+/* The value of quantile q: the middle of the bucket it falls in. */
+static uint64_t hist_quantile(const uint64_t *h, uint64_t n, double q)
+{
+	uint64_t want = (uint64_t)(q * (double)n + 0.999999), seen = 0;
+	if (!want)
+		want = 1;
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++) {
+		seen += h[b];
+		if (seen >= want) {
+			uint64_t lo = xpu_npu_hist_lower(b);
+			if (b < XPU_NPU_HIST_SUB || b + 1 == XPU_NPU_HIST_BUCKETS)
+				return lo;
+			return lo + (xpu_npu_hist_lower(b + 1) - lo) / 2;
+		}
+	}
+	return 0;
+}
+
+static int lat_quantiles(const struct xpu_npu_lat *l, enum xpu_window w, uint64_t *p50,
+			 uint64_t *p99)
+{
+	const uint64_t *h = w == XPU_WIN_ALL ? l->all : l->win;
+	uint64_t n = w == XPU_WIN_ALL ? l->n_all : l->n_win;
+	if (!h || !n)
+		return 0;
+	*p50 = hist_quantile(h, n, 0.5);
+	*p99 = hist_quantile(h, n, 0.99);
+	return 1;
+}
+
+/* ---- calls: (pid, kind, code) rows ---- */
+
+struct call_key { uint32_t pid, kind, code; };
+
+static uint64_t call_hash(uint32_t pid, uint32_t kind, uint32_t code)
+{
+	return xpu_hash_u64(((uint64_t)pid << 32) ^ ((uint64_t)kind << 24) ^ code);
+}
+
+static int call_eq(const void *ctx, uint32_t i, const void *k)
+{
+	const struct xpu_npu_model *m = ctx;
+	const struct call_key *key = k;
+	const struct xpu_npu_call *c = &m->calls[i];
+	return c->pid == key->pid && c->kind == key->kind && c->code == key->code;
+}
+
+static void call_free(struct xpu_npu_call *c, uint32_t window)
+{
+	free(c->calls.ring);
+	free(c->errors.ring);
+	free(c->busy_ns.ring);
+	lat_free(&c->lat, window);
+}
+
+/* Returns the row's index, or UINT32_MAX when out of memory. */
+static uint32_t call_get(struct xpu_npu_model *m, uint32_t pid, uint32_t kind, uint32_t code,
+			 uint32_t comm)
+{
+	struct call_key k = { pid, kind, code };
+	uint64_t h = call_hash(pid, kind, code);
+	uint32_t i = xpu_htab_find(&m->idx, h, call_eq, m, &k);
+	if (i != UINT32_MAX) {
+		if (comm)
+			m->calls[i].comm = comm;
+		return i;
+	}
+	if (m->ncalls == m->cap) {
+		uint32_t cap = m->cap ? m->cap * 2 : 64;
+		void *p = realloc(m->calls, (size_t)cap * sizeof(*m->calls));
+		if (!p)
+			return UINT32_MAX;
+		m->calls = p;
+		m->cap = cap;
+	}
+	struct xpu_npu_call *c = &m->calls[m->ncalls];
+	memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	c->kind = kind;
+	c->code = code;
+	c->comm = comm;
+	if (ctr_init(&c->calls, m->window) || ctr_init(&c->errors, m->window) ||
+	    ctr_init(&c->busy_ns, m->window) || xpu_htab_put(&m->idx, h, m->ncalls) < 0) {
+		call_free(c, m->window);
+		return UINT32_MAX;
+	}
+	return m->ncalls++;
+}
+
+/* Keeps the four most frequent error codes of a row. */
+static void err_note(struct xpu_npu_call *c, uint32_t code, uint64_t n)
+{
+	int min = 0;
+	for (int i = 0; i < 4; i++) {
+		if (c->err_count[i] && c->err_code[i] == code) {
+			c->err_count[i] += n;
+			return;
+		}
+		if (c->err_count[i] < c->err_count[min])
+			min = i;
+	}
+	if (c->err_count[min] <= n) {
+		c->err_code[min] = code;
+		c->err_count[min] = n;
+	}
+}
+
+/* ---- init / free ---- */
+
+static void cfg_defaults(struct xpu_npu_cfg *c)
+{
+	if (!(c->storm_factor > 1))
+		c->storm_factor = 5;
+	if (!(c->storm_min > 0))
+		c->storm_min = 50;
+	if (!c->silence_ms)
+		c->silence_ms = 1000;
+	if (!c->learn_ticks)
+		c->learn_ticks = 5;
+	if (!c->learn_jobs)
+		c->learn_jobs = 8;
+}
+
+int xpu_npu_model_init(struct xpu_npu_model *m, const struct xpu_npu_cfg *cfg, uint32_t window_ticks,
+		       struct xpu_alerts *alerts)
+{
+	memset(m, 0, sizeof(*m));
+	if (cfg)
+		m->cfg = *cfg;
+	cfg_defaults(&m->cfg);
+	m->alerts = alerts;
+	m->window = window_ticks ? window_ticks : 1;
+	xpu_htab_init(&m->idx);
+	m->tick_lens = calloc(m->window, sizeof(uint64_t));
+	if (!m->tick_lens)
+		goto fail;
+	for (int i = 0; i < XPU_NPU_NCTR; i++)
+		if (ctr_init(&m->g[i], m->window) < 0)
+			goto fail;
+	return 0;
+fail:
+	xpu_npu_model_free(m);
+	return -ENOMEM;
+}
+
+void xpu_npu_model_free(struct xpu_npu_model *m)
+{
+	for (uint32_t i = 0; i < m->ncalls; i++)
+		call_free(&m->calls[i], m->window);
+	for (uint32_t i = 0; i < m->ntypes; i++) {
+		free(m->types[i].tx.ring);
+		free(m->types[i].rx.ring);
+	}
+	for (int i = 0; i < XPU_NPU_NCTR; i++)
+		free(m->g[i].ring);
+	lat_free(&m->job_lat, m->window);
+	free(m->calls);
+	free(m->jobs);
+	free(m->tick_lens);
+	xpu_htab_free(&m->idx);
+	memset(m, 0, sizeof(*m));
+}
+
+void xpu_npu_model_source(struct xpu_npu_model *m, const char *name, int state, const char *fmt, ...)
+{
+	struct xpu_npu_srcinfo *s = &m->sources;
+	uint32_t i = 0;
+	va_list ap;
+
+	while (i < s->n && strcmp(s->line[i].name, name) != 0)
+		i++;
+	if (i == XPU_NPU_MAX_SRCLINES)
+		return;
+	if (i == s->n)
+		s->n++;
+	snprintf(s->line[i].name, sizeof(s->line[i].name), "%s", name);
+	s->line[i].state = state;
+	va_start(ap, fmt);
+	vsnprintf(s->line[i].detail, sizeof(s->line[i].detail), fmt, ap);
+	va_end(ap);
+}
+
+uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin)
+{
+	const char *o = "default";
+	uint32_t v = XPU_NPU_DEFAULT_TDR_MS;
+	if (m->cfg.tdr_ms) {
+		o = "--npu-tdr";
+		v = m->cfg.tdr_ms;
+	} else if (m->tdr_ms_driver) {
+		o = "driver";
+		v = m->tdr_ms_driver;
+	}
+	if (origin)
+		*origin = o;
+	return v;
+}
+
+/* ---- events ---- */
+
+static struct xpu_npu_type *type_get(struct xpu_npu_model *m, uint32_t code)
+{
+	for (uint32_t i = 0; i < m->ntypes; i++)
+		if (m->types[i].code == code)
+			return &m->types[i];
+	if (m->ntypes == XPU_NPU_MAX_TYPES)
+		return NULL;
+	struct xpu_npu_type *t = &m->types[m->ntypes];
+	t->code = code;
+	if (ctr_init(&t->tx, m->window) < 0 || ctr_init(&t->rx, m->window) < 0) {
+		free(t->tx.ring);
+		memset(t, 0, sizeof(*t));
+		return NULL;
+	}
+	m->ntypes++;
+	return t;
+}
+
+static void on_ipc(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_t n)
+{
+	const struct xpu_ev_npu *e = &ev->npu;
+	int timeout = (e->aux & XPU_NPU_IPC_RX) && e->result == -XPU_NPU_ETIMEDOUT;
+
+	if ((e->aux & XPU_NPU_IPC_MSG) && !timeout) {
+		if (e->aux & XPU_NPU_IPC_TX)
+			m->g[XPU_NPU_C_TX].open += n;
+		if (e->aux & XPU_NPU_IPC_RX)
+			m->g[XPU_NPU_C_RX].open += n;
+		m->last_msg = ev->time;
+	}
+	if (e->code && !timeout) {
+		struct xpu_npu_type *t = type_get(m, e->code);
+		if (t && (e->aux & XPU_NPU_IPC_TX))
+			t->tx.open += n;
+		if (t && (e->aux & XPU_NPU_IPC_RX))
+			t->rx.open += n;
+		if (e->code == JSM_QUERY_ENGINE_HB && (e->aux & XPU_NPU_IPC_TX))
+			m->hb_asked = ev->time;
+		if (e->code == JSM_QUERY_ENGINE_HB_DONE && (e->aux & XPU_NPU_IPC_RX))
+			m->hb_asked = 0;
+	}
+	if (e->aux & XPU_NPU_IPC_HB) {
+		/* The first reading has nothing to compare with: only a repeated
+		 * value is evidence that the engine is not moving. */
+		if (!m->hb_valued || e->arg != m->hb_value)
+			m->last_hb_progress = ev->time;
+		m->hb_value = e->arg;
+		m->hb_valued = 1;
+	}
+	if (timeout) {
+		m->hb_asked = 0;
+		m->g[XPU_NPU_C_TIMEOUT].open += n;
+		xpu_alert_raise(m->alerts, XPU_ALERT_CRITICAL, "npu", "npu.ipc_timeout", 0, ev->time,
+				XPU_NPU_ALERT_HOLD_NS, "firmware IPC receive timed out (%llu so far)",
+				(unsigned long long)(m->g[XPU_NPU_C_TIMEOUT].total + m->g[XPU_NPU_C_TIMEOUT].open));
+	}
+}
+
+static void alert_aborted(struct xpu_npu_model *m, uint64_t now, const char *what)
+{
+	xpu_alert_raise(m->alerts, XPU_ALERT_CRITICAL, "npu", "npu.job_aborted", 0, now,
+			XPU_NPU_ALERT_HOLD_NS, "%s", what);
+}
+
+static int job_submit(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	if (m->njobs == XPU_NPU_MAX_OUTSTANDING) {
+		memmove(m->jobs, m->jobs + 1, (m->njobs - 1) * sizeof(*m->jobs));
+		m->njobs--;
+		m->jobs_forgotten++;
+	}
+	if (m->njobs == m->jobs_cap) {
+		uint32_t cap = m->jobs_cap ? m->jobs_cap * 2 : 64;
+		void *p = realloc(m->jobs, (size_t)cap * sizeof(*m->jobs));
+		if (!p)
+			return -ENOMEM;
+		m->jobs = p;
+		m->jobs_cap = cap;
+	}
+	struct xpu_npu_job *j = &m->jobs[m->njobs++];
+	*j = (struct xpu_npu_job){
+		.submit_ns = ev->time, .key = ev->npu.arg, .queue = ev->npu.aux,
+		.pid = ev->pid, .comm = ev->npu.comm,
+	};
+	if (ev->pid) {
+		uint32_t c = call_get(m, ev->pid, XPU_NPU_KIND_JOB, 0, ev->npu.comm);
+		j->call = c == UINT32_MAX ? 0 : c + 1;
+	}
+	return 0;
+}
+
+/* The outstanding job a completion on (queue, key) ends: the one with that
+ * key, else the queue's oldest job submitted without a key. */
+static int job_match(const struct xpu_npu_model *m, uint32_t queue, uint64_t key)
+{
+	if (key)
+		for (uint32_t i = 0; i < m->njobs; i++)
+			if (m->jobs[i].queue == queue && m->jobs[i].key == key)
+				return (int)i;
+	for (uint32_t i = 0; i < m->njobs; i++)
+		if (m->jobs[i].queue == queue && (!key || !m->jobs[i].key))
+			return (int)i;
+	return -1;
+}
+
+static int job_done(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	int aborted = ev->npu.result == XPU_NPU_JOB_STATUS_ABORTED;
+	int i = job_match(m, ev->npu.aux, ev->npu.arg);
+	struct xpu_npu_job j = { 0 };
+	int rc = 0;
+
+	if (i < 0) {
+		m->jobs_unmatched++;
+	} else {
+		j = m->jobs[i];
+		memmove(m->jobs + i, m->jobs + i + 1, (m->njobs - (uint32_t)i - 1) * sizeof(*m->jobs));
+		m->njobs--;
+	}
+	if (aborted) {
+		char what[96];
+		m->g[XPU_NPU_C_ABORTED].open++;
+		if (i >= 0 && j.call)
+			m->calls[j.call - 1].errors.open++;
+		snprintf(what, sizeof(what), "job aborted by the driver (queue %u, job %llu)",
+			 ev->npu.aux, (unsigned long long)ev->npu.arg);
+		alert_aborted(m, ev->time, what);
+		return 0;
+	}
+	m->g[XPU_NPU_C_DONE].open++;
+	m->last_done = ev->time;
+	if (i < 0)
+		return 0;
+	uint64_t lat = ev->time > j.submit_ns ? ev->time - j.submit_ns : 0;
+	rc = lat_add(&m->job_lat, m->window, lat, 1);
+	if (j.call) {
+		struct xpu_npu_call *c = &m->calls[j.call - 1];
+		c->calls.open++;
+		c->busy_ns.open += lat;
+		if (lat_add(&c->lat, m->window, lat, 1) < 0)
+			rc = -ENOMEM;
+	}
+	return rc;
+}
+
+/* Every abort path of the driver ends the jobs outstanding on the affected
+ * queues; which queues is not visible, so all outstanding jobs are counted
+ * as aborted. */
+static void job_abort(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	static const char *why[] = { "", "all queues", "a command queue", "an engine error" };
+	uint32_t kind = (uint32_t)ev->npu.result < 4 ? (uint32_t)ev->npu.result : 0;
+	uint32_t n = m->njobs;
+	char what[96];
+
+	for (uint32_t i = 0; i < n; i++)
+		if (m->jobs[i].call)
+			m->calls[m->jobs[i].call - 1].errors.open++;
+	m->njobs = 0;
+	m->g[XPU_NPU_C_ABORTED].open += n;
+	if (!n && kind == XPU_NPU_ABORT_ALL)
+		return;	/* a recovery with nothing in flight: its own alert says it */
+	snprintf(what, sizeof(what), "%u outstanding job%s aborted (%s)", n, n == 1 ? "" : "s",
+		 kind ? why[kind] : "abort");
+	alert_aborted(m, ev->time, what);
+}
+
+static int on_job(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_t n)
+{
+	int rc = 0;
+	switch (ev->npu.code) {
+	case XPU_NPU_JOB_SUBMIT:
+		m->g[XPU_NPU_C_SUBMIT].open += n;
+		for (uint64_t i = 0; i < n && rc == 0; i++)
+			rc = job_submit(m, ev);
+		return rc;
+	case XPU_NPU_JOB_DONE:
+		for (uint64_t i = 0; i < n && rc == 0; i++)
+			rc = job_done(m, ev);
+		return rc;
+	case XPU_NPU_JOB_ABORT:
+		job_abort(m, ev);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static void on_pm(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev,
+		  uint64_t n)
+{
+	const struct xpu_ev_npu *e = &ev->npu;
+	if (e->code < XPU_NPU_PM_MAX)
+		m->g[XPU_NPU_C_PM0 + e->code].open += n;
+	if (e->code == XPU_NPU_PM_TDR && e->arg > 0 && e->arg < 3600000) {
+		m->tdr_ms_driver = (uint32_t)e->arg;
+	} else if (e->code == XPU_NPU_PM_RECOVERY) {
+		const char *reason = e->aux ? xpu_dict_str_get(d, e->aux) : NULL;
+		m->last_recovery_reason = e->aux;
+		xpu_alert_raise(m->alerts, XPU_ALERT_CRITICAL, "npu", "npu.recovery", 0, ev->time,
+				XPU_NPU_ALERT_HOLD_NS, "NPU recovery (reason: %s)",
+				reason && *reason ? reason : "not known");
+	}
+}
+
+static void on_busy(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	if (ev->npu.aux >= XPU_NPU_MAX_DEVICES)
+		return;
+	struct xpu_npu_device *d = &m->dev[ev->npu.aux];
+	d->prev_us = d->busy_us;
+	d->prev_ns = d->at_ns;
+	d->busy_us = ev->npu.arg;
+	d->at_ns = ev->time;
+	d->readings++;
+}
+
+static int on_call(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t kind, uint64_t n)
+{
+	const struct xpu_ev_npu *e = &ev->npu;
+	uint32_t i = call_get(m, ev->pid, kind, kind == XPU_NPU_KIND_IOCTL ? e->code & 0xffff : e->code,
+			      e->comm);
+	if (i == UINT32_MAX)
+		return -ENOMEM;
+	struct xpu_npu_call *c = &m->calls[i];
+	c->calls.open += n;
+	m->g[kind == XPU_NPU_KIND_IOCTL ? XPU_NPU_C_IOCTL : XPU_NPU_C_L0].open += n;
+	if (e->result != 0) {
+		c->errors.open += n;
+		err_note(c, kind == XPU_NPU_KIND_IOCTL ? (uint32_t)-e->result : (uint32_t)e->result, n);
+		if (kind == XPU_NPU_KIND_IOCTL)
+			m->g[XPU_NPU_C_IOCTL_ERR].open += n;
+	}
+	if (kind == XPU_NPU_KIND_IOCTL && (e->aux & XPU_NPU_F_NODUR))
+		return 0;
+	return lat_add(&c->lat, m->window, e->dur_ns, n);
+}
+
+int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev)
+{
+	uint64_t n = ev->npu.count ? ev->npu.count : 1;
+
+	m->events++;
+	if (ev->time > m->now)
+		m->now = ev->time;
+	switch (ev->type) {
+	case XPU_EV_NPU_IOCTL:
+		return on_call(m, ev, XPU_NPU_KIND_IOCTL, n);
+	case XPU_EV_NPU_L0:
+		return on_call(m, ev, XPU_NPU_KIND_L0, n);
+	case XPU_EV_NPU_IPC:
+		on_ipc(m, ev, n);
+		return 0;
+	case XPU_EV_NPU_JOB:
+		return on_job(m, ev, n);
+	case XPU_EV_NPU_MEM:
+		if (ev->npu.code < XPU_NPU_MEM_MAX)
+			m->g[XPU_NPU_C_MEM0 + ev->npu.code].open += n;
+		return 0;
+	case XPU_EV_NPU_PM:
+		on_pm(m, d, ev, n);
+		return 0;
+	case XPU_EV_NPU_BUSY:
+		on_busy(m, ev);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- tick: close the buckets, then the rules ---- */
+
+static void fmt_dur(char *buf, size_t size, uint64_t ns)
+{
+	if (ns >= 1000000000ULL)
+		snprintf(buf, size, "%.1f s", (double)ns / 1e9);
+	else if (ns >= MS)
+		snprintf(buf, size, "%.0f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, size, "%.0f us", (double)ns / 1e3);
+}
+
+/* WARN: the message rate is a multiple of what was learned over ticks with
+ * jobs; a burst of work after quiet is not a departure, since quiet ticks
+ * teach nothing. */
+static void rule_rate(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns)
+{
+	uint64_t msgs = m->g[XPU_NPU_C_TX].last + m->g[XPU_NPU_C_RX].last;
+	double rate = interval_ns ? (double)msgs * 1e9 / (double)interval_ns : 0;
+	int armed = m->learned_ticks >= m->cfg.learn_ticks;
+	int high = armed && rate >= m->cfg.storm_min && rate >= m->cfg.storm_factor * m->baseline;
+	int jobs = m->g[XPU_NPU_C_SUBMIT].last + m->g[XPU_NPU_C_DONE].last > 0;
+
+	if (high) {
+		m->storm_calm = 0;
+		if (!m->storm)
+			xpu_alert_raise(m->alerts, XPU_ALERT_WARN, "npu", "npu.ipc_rate", 0, now, 0,
+					"firmware IPC at %.0f msgs/s, %.0fx the learned %.0f/s",
+					rate, rate / m->baseline, m->baseline);
+		m->storm = 1;
+		return;
+	}
+	if (m->storm && ++m->storm_calm >= STORM_CALM_TICKS) {
+		xpu_alert_clear(m->alerts, "npu", "npu.ipc_rate", 0, now);
+		m->storm = 0;
+	}
+	if (jobs && !m->storm) {
+		m->baseline = m->learned_ticks ? m->baseline * (1 - EWMA_ALPHA) + rate * EWMA_ALPHA : rate;
+		m->learned_ticks++;
+	}
+}
+
+/* WARN: no message at all, for much longer than jobs usually take, while
+ * jobs are outstanding. */
+static void rule_silence(struct xpu_npu_model *m, uint64_t now)
+{
+	int on = 0;
+	uint64_t thr = 0, since = 0, p50 = 0, p99 = 0;
+
+	if (m->njobs && m->job_lat.n_all >= m->cfg.learn_jobs &&
+	    lat_quantiles(&m->job_lat, XPU_WIN_ALL, &p50, &p99)) {
+		thr = (uint64_t)m->cfg.silence_ms * MS;
+		if (4 * p99 > thr)
+			thr = 4 * p99;
+		since = m->last_msg > m->jobs[0].submit_ns ? m->last_msg : m->jobs[0].submit_ns;
+		on = now >= since + thr;
+	}
+	if (!on) {
+		xpu_alert_clear(m->alerts, "npu", "npu.ipc_silent", 0, now);
+		return;
+	}
+	if (!xpu_alert_find(m->alerts, "npu", "npu.ipc_silent", 0)) {
+		char quiet[32], usual[32];
+		fmt_dur(quiet, sizeof(quiet), now - since);
+		fmt_dur(usual, sizeof(usual), p99);
+		xpu_alert_raise(m->alerts, XPU_ALERT_WARN, "npu", "npu.ipc_silent", 0, now, 0,
+				"no firmware IPC for %s while %u job%s outstanding (jobs take %s at p99)",
+				quiet, m->njobs, m->njobs == 1 ? " is" : "s are", usual);
+	}
+}
+
+/* STALL: as the driver's TDR sees it. */
+static void rule_stall(struct xpu_npu_model *m, uint64_t now)
+{
+	uint64_t tdr = (uint64_t)xpu_npu_model_tdr_ms(m, NULL) * MS;
+	int asking = m->hb_asked && now - m->hb_asked < HB_WAIT_NS;
+	/* Past the TDR, not at it: the driver checks the heartbeat at each TDR. */
+	int on = m->njobs && !asking && now > m->jobs[0].submit_ns + tdr &&
+		 now - m->last_done > tdr && now - m->last_hb_progress > tdr;
+
+	if (!on) {
+		xpu_alert_clear(m->alerts, "npu", "npu.stall", 0, now);
+		return;
+	}
+	if (!xpu_alert_find(m->alerts, "npu", "npu.stall", 0)) {
+		const struct xpu_npu_job *j = &m->jobs[0];
+		char age[32];
+		fmt_dur(age, sizeof(age), now - j->submit_ns);
+		xpu_alert_raise(m->alerts, XPU_ALERT_STALL, "npu", "npu.stall", 0, now, 0,
+				"job on queue %u outstanding for %s, past the %u ms TDR: no completion, "
+				"no heartbeat progress", j->queue, age, (unsigned)(tdr / MS));
+	}
+}
+
+void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns)
+{
+	uint32_t slot = m->head;
+	int full = m->filled == m->window;
+
+	for (int i = 0; i < XPU_NPU_NCTR; i++)
+		ctr_close(&m->g[i], slot, full);
+	for (uint32_t i = 0; i < m->ncalls; i++) {
+		struct xpu_npu_call *c = &m->calls[i];
+		ctr_close(&c->calls, slot, full);
+		ctr_close(&c->errors, slot, full);
+		ctr_close(&c->busy_ns, slot, full);
+		lat_close(&c->lat, slot, full);
+	}
+	for (uint32_t i = 0; i < m->ntypes; i++) {
+		ctr_close(&m->types[i].tx, slot, full);
+		ctr_close(&m->types[i].rx, slot, full);
+	}
+	lat_close(&m->job_lat, slot, full);
+	if (full)
+		m->window_ns -= m->tick_lens[slot];
+	else
+		m->filled++;
+	m->tick_lens[slot] = interval_ns;
+	m->window_ns += interval_ns;
+	m->tick_ns = interval_ns;
+	m->total_ns += interval_ns;
+	m->head = (slot + 1) % m->window;
+
+	uint32_t h = (m->hist_head + m->hist_n) % XPU_NPU_HISTORY;
+	if (m->hist_n == XPU_NPU_HISTORY)
+		m->hist_head = (m->hist_head + 1) % XPU_NPU_HISTORY;
+	else
+		m->hist_n++;
+	m->hist_msgs[h] = m->g[XPU_NPU_C_TX].last + m->g[XPU_NPU_C_RX].last;
+	m->hist_ns[h] = interval_ns;
+
+	if (now > m->now)
+		m->now = now;
+	rule_rate(m, now, interval_ns);
+	rule_silence(m, now);
+	rule_stall(m, now);
+}
+
+/* ---- snapshot ---- */
+
+void xpu_npu_snap_init(struct xpu_npu_snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	xpu_table_init(&s->calls, xpu_npu_cols, XPU_NPU_NCOLS);
+}
+
+void xpu_npu_snap_free(struct xpu_npu_snap *s)
+{
+	xpu_table_free(&s->calls);
+}
+
+static double per_s(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n * 1e9 / (double)ns : 0;
+}
+
+static const char *call_name(const struct xpu_npu_call *c, char *buf, size_t size)
+{
+	const char *n = NULL;
+	if (c->kind == XPU_NPU_KIND_IOCTL)
+		n = xpu_npu_ioctl_name(c->code);
+	else if (c->kind == XPU_NPU_KIND_L0)
+		n = xpu_npu_l0_name(c->code);
+	else
+		n = "jobs (submit to done)";
+	if (!n) {
+		snprintf(buf, size, c->kind == XPU_NPU_KIND_IOCTL ? "ioctl 0x%04x" : "API %u", c->code);
+		n = buf;
+	}
+	return n;
+}
+
+static const char *ze_result_name(uint32_t r)
+{
+	switch (r) {
+	case 0x70000001: return "DEVICE_LOST";
+	case 0x70000002: return "OUT_OF_HOST_MEMORY";
+	case 0x70000003: return "OUT_OF_DEVICE_MEMORY";
+	case 0x78000001: return "UNINITIALIZED";
+	case 0x78000003: return "UNSUPPORTED_FEATURE";
+	case 0x78000004: return "INVALID_ARGUMENT";
+	case 0x78000005: return "INVALID_NULL_HANDLE";
+	case 0x78000007: return "INVALID_NULL_POINTER";
+	case 0x7fffffff: return "UNKNOWN";
+	default: return NULL;
+	}
+}
+
+static void err_text(const struct xpu_npu_call *c, char *buf, size_t size)
+{
+	int top = 0;
+	const char *name = NULL;
+	for (int i = 1; i < 4; i++)
+		if (c->err_count[i] > c->err_count[top])
+			top = i;
+	buf[0] = '\0';
+	if (!c->err_count[top])
+		return;
+	if (c->kind == XPU_NPU_KIND_IOCTL)
+		name = strerrorname_np((int)c->err_code[top]);
+	else if (c->kind == XPU_NPU_KIND_L0)
+		name = ze_result_name(c->err_code[top]);
+	else
+		name = "ABORTED";
+	if (name)
+		snprintf(buf, size, "%s", name);
+	else
+		snprintf(buf, size, c->kind == XPU_NPU_KIND_IOCTL ? "errno %u" : "0x%x", c->err_code[top]);
+}
+
+static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_table *t,
+		       enum xpu_window w)
+{
+	static const char *kinds[] = { "", "ioctl", "L0", "jobs" };
+	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+
+	xpu_table_reset(t);
+	for (uint32_t i = 0; i < m->ncalls; i++) {
+		const struct xpu_npu_call *c = &m->calls[i];
+		uint64_t n = ctr_get(&c->calls, w), errs = ctr_get(&c->errors, w);
+		char name[48], err[48];
+		uint64_t p50 = 0, p99 = 0;
+		if (!n && !errs)
+			continue;
+		uint64_t key = (uint64_t)c->pid << 32 | (uint64_t)c->kind << 24 | (c->code & 0xffffff);
+		struct xpu_cell *row = xpu_table_add(t, key);
+		if (!row)
+			return -ENOMEM;
+		err_text(c, err, sizeof(err));
+		row[XPU_NPU_COL_PID].i = c->pid;
+		row[XPU_NPU_COL_COMM].s = c->comm ? xpu_dict_str_get(d, c->comm) : "?";
+		row[XPU_NPU_COL_KIND].s = kinds[c->kind < 4 ? c->kind : 0];
+		row[XPU_NPU_COL_CALL].s = xpu_table_strdup(t, call_name(c, name, sizeof(name)));
+		row[XPU_NPU_COL_RATE].d = per_s(c->calls.last, m->tick_ns);
+		row[XPU_NPU_COL_AVG].d = per_s(n, span);
+		row[XPU_NPU_COL_TOTAL].i = (int64_t)n;
+		row[XPU_NPU_COL_ERRORS].i = (int64_t)errs;
+		row[XPU_NPU_COL_ERRNO].s = xpu_table_strdup(t, err);
+		if (lat_quantiles(&c->lat, w, &p50, &p99)) {
+			row[XPU_NPU_COL_P50].i = (int64_t)p50;
+			row[XPU_NPU_COL_P99].i = (int64_t)p99;
+		} else {
+			row[XPU_NPU_COL_P50].na = row[XPU_NPU_COL_P99].na = 1;
+		}
+		if (c->kind == XPU_NPU_KIND_JOB)
+			row[XPU_NPU_COL_BUSY].d = span ? 100.0 * (double)ctr_get(&c->busy_ns, w) / (double)span : 0;
+		else
+			row[XPU_NPU_COL_BUSY].na = 1;
+	}
+	return 0;
+}
+
+static void snap_ipc(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
+{
+	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+	const struct xpu_npu_ctr *tx = &m->g[XPU_NPU_C_TX], *rx = &m->g[XPU_NPU_C_RX];
+
+	s->tx_s = per_s(tx->last, m->tick_ns);
+	s->rx_s = per_s(rx->last, m->tick_ns);
+	s->tx_avg = per_s(ctr_get(tx, w), span);
+	s->rx_avg = per_s(ctr_get(rx, w), span);
+	s->tx_total = tx->total;
+	s->rx_total = rx->total;
+	s->timeouts_total = m->g[XPU_NPU_C_TIMEOUT].total;
+	s->nhistory = m->hist_n;
+	s->history_peak = 0;
+	for (uint32_t i = 0; i < m->hist_n; i++) {
+		uint32_t k = (m->hist_head + i) % XPU_NPU_HISTORY;
+		s->history[i] = per_s(m->hist_msgs[k], m->hist_ns[k]);
+		if (s->history[i] > s->history_peak)
+			s->history_peak = s->history[i];
+	}
+	s->ntypes = m->ntypes;
+	for (uint32_t i = 0; i < m->ntypes; i++) {
+		const struct xpu_npu_type *t = &m->types[i];
+		struct xpu_npu_type_snap *o = &s->types[i];
+		const char *name = xpu_npu_msg_name(t->code);
+		o->code = t->code;
+		if (name)
+			snprintf(o->name, sizeof(o->name), "%s", name);
+		else
+			snprintf(o->name, sizeof(o->name), "0x%04x", t->code);
+		o->tx_s = per_s(ctr_get(&t->tx, w), span);
+		o->rx_s = per_s(ctr_get(&t->rx, w), span);
+		o->tx_total = t->tx.total;
+		o->rx_total = t->rx.total;
+	}
+	s->baseline = m->baseline;
+	s->baseline_armed = m->learned_ticks >= m->cfg.learn_ticks;
+}
+
+static void snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
+{
+	const struct xpu_npu_lat *l = &m->job_lat;
+	s->submit_s = per_s(m->g[XPU_NPU_C_SUBMIT].last, m->tick_ns);
+	s->done_s = per_s(m->g[XPU_NPU_C_DONE].last, m->tick_ns);
+	s->submitted_total = m->g[XPU_NPU_C_SUBMIT].total;
+	s->done_total = m->g[XPU_NPU_C_DONE].total;
+	s->aborted_total = m->g[XPU_NPU_C_ABORTED].total;
+	s->aborted_recent = m->g[XPU_NPU_C_ABORTED].recent;
+	s->outstanding = m->njobs;
+	s->oldest_ns = m->njobs && m->now > m->jobs[0].submit_ns ? m->now - m->jobs[0].submit_ns : 0;
+	s->lat_valid = lat_quantiles(l, w, &s->p50_ns, &s->p99_ns);
+	s->max_ns = 0;
+	if (s->lat_valid && w == XPU_WIN_ALL)
+		s->max_ns = l->max_all;
+	else if (s->lat_valid)
+		for (uint32_t i = 0; i < m->window; i++)
+			if (l->max_ring[i] > s->max_ns)
+				s->max_ns = l->max_ring[i];
+	/* Job times are exact: a bucket's middle must not exceed the real maximum. */
+	if (s->p99_ns > s->max_ns)
+		s->p99_ns = s->max_ns;
+	if (s->p50_ns > s->max_ns)
+		s->p50_ns = s->max_ns;
+}
+
+static void snap_mem(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
+{
+	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+	uint64_t mm = 0, bo = 0, ipc;
+	for (int c = 1; c < XPU_NPU_MEM_MAX; c++) {
+		const struct xpu_npu_ctr *k = &m->g[XPU_NPU_C_MEM0 + c];
+		s->mem_s[c] = per_s(ctr_get(k, w), span);
+		s->mem_total[c] = k->total;
+		if (c == XPU_NPU_MEM_BO_CREATE || c == XPU_NPU_MEM_BIND || c == XPU_NPU_MEM_OTHER_BO)
+			bo += ctr_get(k, w);
+		else
+			mm += ctr_get(k, w);
+	}
+	ipc = ctr_get(&m->g[XPU_NPU_C_TX], w) + ctr_get(&m->g[XPU_NPU_C_RX], w);
+	s->shares_valid = mm + bo + ipc > 0;
+	if (s->shares_valid) {
+		double all = (double)(mm + bo + ipc);
+		s->share_mm = 100.0 * (double)mm / all;
+		s->share_bo = 100.0 * (double)bo / all;
+		s->share_ipc = 100.0 * (double)ipc / all;
+	}
+}
+
+static void snap_device(const struct xpu_npu_model *m, const struct xpu_dict *d,
+			struct xpu_npu_snap *s, enum xpu_window w)
+{
+	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+	const char *reason = m->last_recovery_reason ? xpu_dict_str_get(d, m->last_recovery_reason) : "";
+
+	s->suspends = m->g[XPU_NPU_C_PM0 + XPU_NPU_PM_SUSPEND].total;
+	s->resumes = m->g[XPU_NPU_C_PM0 + XPU_NPU_PM_RESUME].total;
+	s->recoveries = m->g[XPU_NPU_C_PM0 + XPU_NPU_PM_RECOVERY].total;
+	snprintf(s->last_recovery, sizeof(s->last_recovery), "%s", reason ? reason : "");
+	/* The busiest device, over its last two readings. */
+	s->busy_valid = 0;
+	for (int i = 0; i < XPU_NPU_MAX_DEVICES; i++) {
+		const struct xpu_npu_device *v = &m->dev[i];
+		if (v->readings < 2 || v->at_ns <= v->prev_ns || v->busy_us < v->prev_us)
+			continue;
+		double pct = 100.0 * (double)(v->busy_us - v->prev_us) * 1e3 / (double)(v->at_ns - v->prev_ns);
+		if (pct > 100)
+			pct = 100;
+		if (!s->busy_valid || pct > s->busy_pct)
+			s->busy_pct = pct;
+		s->busy_valid = 1;
+	}
+	for (uint32_t a = 1; a < XPU_NPU_L0_API_MAX && a < 8; a++) {
+		uint64_t n = 0, tot = 0;
+		for (uint32_t i = 0; i < m->ncalls; i++)
+			if (m->calls[i].kind == XPU_NPU_KIND_L0 && m->calls[i].code == a) {
+				n += ctr_get(&m->calls[i].calls, w);
+				tot += m->calls[i].calls.total;
+			}
+		s->l0_s[a] = per_s(n, span);
+		s->l0_total[a] = tot;
+	}
+}
+
+int xpu_npu_model_snapshot(const struct xpu_npu_model *m, const struct xpu_dict *d,
+			   struct xpu_npu_snap *s, enum xpu_window w)
+{
+	uint64_t p50 = 0, p99 = 0;
+
+	s->any = m->events > 0;
+	s->events = m->events;
+	snap_ipc(m, s, w);
+	snap_jobs(m, s, w);
+	snap_mem(m, s, w);
+	snap_device(m, d, s, w);
+	s->tdr_ms = xpu_npu_model_tdr_ms(m, &s->tdr_origin);
+	s->silence_ms = m->cfg.silence_ms;
+	if (m->job_lat.n_all >= m->cfg.learn_jobs && lat_quantiles(&m->job_lat, XPU_WIN_ALL, &p50, &p99) &&
+	    4 * p99 / MS > s->silence_ms)
+		s->silence_ms = (uint32_t)(4 * p99 / MS);
+	return calls_table(m, d, &s->calls, w);
+}

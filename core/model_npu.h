@@ -1,0 +1,303 @@
+/* The NPU model: Intel NPU (intel_vpu) ioctls, firmware IPC, jobs, memory
+ * activity, Level Zero calls and device busy time, and the stall rules.
+ *
+ * What the NPU events mean (struct xpu_ev_npu; `count` is how many calls or
+ * messages one event stands for, at least 1):
+ *   NPU_IOCTL  code = (type << 8) | nr of the command; result = 0 or -errno;
+ *              dur_ns = latency (a histogram bucket's lower bound when the
+ *              source aggregated); aux XPU_NPU_F_NODUR: latency unknown.
+ *   NPU_IPC    code = JSM message type (0 = not known); aux = XPU_NPU_IPC_*;
+ *              result = status, or ivpu_ipc_receive's return (-ETIMEDOUT);
+ *              arg = heartbeat value with XPU_NPU_IPC_HB; dur_ns = receive wait.
+ *   NPU_JOB    code = XPU_NPU_JOB_*; aux = queue (doorbell, fence context,
+ *              context id); arg = job key (0 = the queue's oldest job);
+ *              result = job status (DONE; 256 = aborted) or XPU_NPU_ABORT_* (ABORT).
+ *   NPU_MEM    code = XPU_NPU_MEM_*; arg = bytes (BO_CREATE) or device address.
+ *   NPU_PM     code = XPU_NPU_PM_*; aux = dict string (recovery reason or the
+ *              power event's name); arg = milliseconds (TDR).
+ *   NPU_L0     code = enum xpu_npu_l0_api; result = ze_result_t; dur_ns.
+ *   NPU_BUSY   aux = device index; arg = npu_busy_time_us as read from sysfs.
+ *
+ * Rates are per second over the last closed tick and over the recent window,
+ * as in the CPU model.  Alerts go to the session's alert log:
+ *   CRITICAL  a recovery; an aborted job; an IPC receive timeout
+ *             (event alerts, held XPU_NPU_ALERT_HOLD_NS after the last one);
+ *   STALL     the oldest outstanding job is older than the TDR, no job
+ *             completed and the engine heartbeat did not advance during the
+ *             last TDR (cleared when any of that changes);
+ *   WARN      the IPC rate is storm_factor times the baseline learned over
+ *             ticks with job activity; or no IPC for longer than the silence
+ *             threshold while jobs are outstanding, once job latencies have
+ *             been learned.  Quiet alone never raises anything.
+ */
+#ifndef XPU_MODEL_NPU_H
+#define XPU_MODEL_NPU_H
+
+#include <stdint.h>
+
+#include "alerts.h"
+#include "htab.h"
+#include "stacks.h"	/* enum xpu_window */
+#include "table.h"
+
+struct xpu_dict;
+struct xpu_event;
+
+/* NPU_IOCTL aux */
+#define XPU_NPU_F_NODUR 1
+
+/* NPU_IPC aux */
+enum {
+	XPU_NPU_IPC_TX = 1,	/* host -> firmware */
+	XPU_NPU_IPC_RX = 2,	/* firmware -> host */
+	XPU_NPU_IPC_MSG = 4,	/* counts as one message in the rates (else: type detail only) */
+	XPU_NPU_IPC_HB = 8,	/* arg holds the engine heartbeat */
+};
+
+enum { XPU_NPU_JOB_SUBMIT = 1, XPU_NPU_JOB_DONE = 2, XPU_NPU_JOB_ABORT = 3 };
+#define XPU_NPU_JOB_STATUS_ABORTED 256
+
+enum {
+	XPU_NPU_MEM_BO_CREATE = 1,
+	XPU_NPU_MEM_BIND = 2,
+	XPU_NPU_MEM_MAP = 3,
+	XPU_NPU_MEM_UNMAP = 4,
+	XPU_NPU_MEM_FAULT = 5,
+	XPU_NPU_MEM_OTHER_MMU = 6,	/* another ivpu_mmu_* function (imports) */
+	XPU_NPU_MEM_OTHER_BO = 7,	/* another ivpu_bo_* / ivpu_gem_* function (imports) */
+	XPU_NPU_MEM_MAX
+};
+
+enum {
+	XPU_NPU_PM_SUSPEND = 1,
+	XPU_NPU_PM_RESUME = 2,
+	XPU_NPU_PM_RECOVERY = 3,
+	XPU_NPU_PM_TDR = 4,	/* the driver's TDR timeout in arg (ms), as the source read it */
+	XPU_NPU_PM_OTHER = 5,	/* a vpu:pm event named by aux */
+	XPU_NPU_PM_MAX
+};
+
+#define XPU_NPU_ETIMEDOUT 110
+#define XPU_NPU_HISTORY 300		/* ticks of IPC rate kept for the sparkline */
+#define XPU_NPU_ALERT_HOLD_NS (10ULL * 1000000000)
+#define XPU_NPU_MAX_DEVICES 4
+#define XPU_NPU_MAX_TYPES 48		/* distinct IPC message types tracked */
+#define XPU_NPU_MAX_OUTSTANDING 65536
+
+/* Thresholds of the alert rules.  Zero fields take the defaults. */
+struct xpu_npu_cfg {
+	uint32_t tdr_ms;		/* forced TDR; 0 = the driver's (PM_TDR event) or 2000 */
+	double storm_factor;		/* WARN above this times the baseline (default 5) */
+	double storm_min;		/* ... and at least this many messages/s (default 50) */
+	uint32_t silence_ms;		/* WARN on IPC silence longer than this (default 1000)
+					 * and 4x the learned job latency p99 */
+	uint32_t learn_ticks;		/* ticks with jobs before the storm rule arms (default 5) */
+	uint32_t learn_jobs;		/* completed jobs before the silence rule arms (default 8) */
+};
+
+#define XPU_NPU_DEFAULT_TDR_MS 2000
+
+/* A count per tick, kept over the window and since the start. */
+struct xpu_npu_ctr {
+	uint64_t open, last, recent, total;
+	uint64_t *ring;
+};
+
+/* One closed tick's histogram: only its nonzero buckets. */
+struct xpu_npu_sparse {
+	uint32_t n;
+	uint16_t *b;
+	uint64_t *c;
+};
+
+/* A latency histogram for the open tick, over the window and since the
+ * start; allocated at the first latency. */
+struct xpu_npu_lat {
+	uint64_t *open, *win, *all;	/* XPU_NPU_HIST_BUCKETS each */
+	struct xpu_npu_sparse *ring;	/* per closed tick in the window */
+	uint64_t *max_ring;
+	uint64_t max_open, max_all;
+	uint64_t n_open, n_win, n_all;
+};
+
+enum xpu_npu_kind { XPU_NPU_KIND_IOCTL = 1, XPU_NPU_KIND_L0 = 2, XPU_NPU_KIND_JOB = 3 };
+
+/* One row of the calls table: a process's ioctl command, Level Zero API or jobs. */
+struct xpu_npu_call {
+	uint32_t pid, kind, code, comm;
+	struct xpu_npu_ctr calls, errors;
+	struct xpu_npu_lat lat;
+	struct xpu_npu_ctr busy_ns;	/* jobs: summed job time */
+	uint32_t err_code[4];		/* most frequent errnos / results */
+	uint64_t err_count[4];
+};
+
+struct xpu_npu_type {
+	uint32_t code;
+	struct xpu_npu_ctr tx, rx;
+};
+
+struct xpu_npu_job {
+	uint64_t submit_ns, key;
+	uint32_t queue, pid, comm, call;	/* call: index of the process's job row + 1 */
+};
+
+/* Global counters, one ring matrix. */
+enum xpu_npu_gctr {
+	XPU_NPU_C_TX, XPU_NPU_C_RX, XPU_NPU_C_TIMEOUT,
+	XPU_NPU_C_SUBMIT, XPU_NPU_C_DONE, XPU_NPU_C_ABORTED,
+	XPU_NPU_C_MEM0,	/* + XPU_NPU_MEM_* */
+	XPU_NPU_C_PM0 = XPU_NPU_C_MEM0 + XPU_NPU_MEM_MAX,	/* + XPU_NPU_PM_* */
+	XPU_NPU_C_IOCTL = XPU_NPU_C_PM0 + XPU_NPU_PM_MAX,
+	XPU_NPU_C_IOCTL_ERR, XPU_NPU_C_L0,
+	XPU_NPU_NCTR
+};
+
+struct xpu_npu_device {
+	uint64_t busy_us, at_ns;	/* last reading */
+	uint64_t prev_us, prev_ns;	/* the one before */
+	int readings;
+};
+
+/* What each NPU data source is doing on this machine (or "replaying"):
+ * set by the source at start-up, shown as is. */
+#define XPU_NPU_MAX_SRCLINES 12
+struct xpu_npu_srcline {
+	char name[24];
+	int state;		/* enum xpu_src_state */
+	char detail[200];
+};
+
+struct xpu_npu_srcinfo {
+	struct xpu_npu_srcline line[XPU_NPU_MAX_SRCLINES];
+	uint32_t n;
+};
+
+struct xpu_npu_model {
+	struct xpu_npu_cfg cfg;
+	struct xpu_npu_srcinfo sources;
+	struct xpu_alerts *alerts;
+	uint32_t window, head, filled;
+	uint64_t tick_ns, window_ns, total_ns, *tick_lens;
+	uint64_t now;			/* time of the newest event or tick */
+	uint64_t events;		/* NPU events seen */
+
+	struct xpu_npu_ctr g[XPU_NPU_NCTR];
+	struct xpu_npu_call *calls;
+	uint32_t ncalls, cap;
+	struct xpu_htab idx;
+	struct xpu_npu_type types[XPU_NPU_MAX_TYPES];
+	uint32_t ntypes;
+
+	struct xpu_npu_lat job_lat;
+	struct xpu_npu_job *jobs;	/* outstanding, oldest first */
+	uint32_t njobs, jobs_cap;
+	uint64_t jobs_unmatched;	/* completions with no known submission */
+	uint64_t jobs_forgotten;	/* outstanding jobs dropped from a full list */
+
+	/* IPC rate history: messages and length of each closed tick, oldest first */
+	uint64_t hist_msgs[XPU_NPU_HISTORY], hist_ns[XPU_NPU_HISTORY];
+	uint32_t hist_head, hist_n;
+
+	/* rule state */
+	uint32_t tdr_ms_driver;		/* from a PM_TDR event; 0 = none */
+	uint64_t last_done, last_hb_progress, last_msg;
+	uint64_t hb_value;
+	int hb_valued;
+	uint64_t hb_asked;		/* a heartbeat query in flight since then; 0 = none */
+	double baseline;		/* learned IPC messages/s over ticks with jobs */
+	uint32_t learned_ticks;
+	int storm, storm_calm;		/* storm alert up; calm ticks since */
+	uint32_t last_recovery_reason;	/* dict string */
+
+	struct xpu_npu_device dev[XPU_NPU_MAX_DEVICES];
+};
+
+int xpu_npu_model_init(struct xpu_npu_model *m, const struct xpu_npu_cfg *cfg, uint32_t window_ticks,
+		       struct xpu_alerts *alerts);
+void xpu_npu_model_free(struct xpu_npu_model *m);
+/* Takes one NPU_* event.  Returns 0 or -ENOMEM. */
+int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev);
+/* Closes the open tick, which ended at `now` and lasted interval_ns, and
+ * evaluates the tick rules. */
+void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns);
+/* Adds (or replaces, by name) a line of the sources list. */
+void xpu_npu_model_source(struct xpu_npu_model *m, const char *name, int state, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* The TDR the rules use, and where it came from ("--npu-tdr", "driver", "default"). */
+uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin);
+
+/* ---- what front-ends read (built by xpu_npu_model_snapshot) ---- */
+
+enum xpu_npu_col {
+	XPU_NPU_COL_PID, XPU_NPU_COL_COMM, XPU_NPU_COL_KIND, XPU_NPU_COL_CALL, XPU_NPU_COL_RATE,
+	XPU_NPU_COL_AVG, XPU_NPU_COL_TOTAL, XPU_NPU_COL_ERRORS, XPU_NPU_COL_ERRNO,
+	XPU_NPU_COL_P50, XPU_NPU_COL_P99, XPU_NPU_COL_BUSY, XPU_NPU_NCOLS
+};
+extern const struct xpu_col xpu_npu_cols[XPU_NPU_NCOLS];
+
+struct xpu_npu_type_snap {
+	uint32_t code;
+	char name[40];
+	double tx_s, rx_s;
+	uint64_t tx_total, rx_total;
+};
+
+struct xpu_npu_snap {
+	int any;			/* the model has seen NPU events */
+	uint64_t events;
+	struct xpu_table calls;		/* rows: processes x (ioctl | L0 API | jobs) */
+	/* IPC */
+	double tx_s, rx_s, tx_avg, rx_avg;
+	uint64_t tx_total, rx_total, timeouts_total;
+	double history[XPU_NPU_HISTORY];	/* messages/s per closed tick, oldest first */
+	uint32_t nhistory;
+	double history_peak;		/* the largest of them */
+	struct xpu_npu_type_snap types[XPU_NPU_MAX_TYPES];
+	uint32_t ntypes;
+	double baseline;		/* learned messages/s; valid when baseline_armed */
+	int baseline_armed;
+	/* jobs */
+	double submit_s, done_s;
+	uint64_t submitted_total, done_total, aborted_total, aborted_recent;
+	uint32_t outstanding;
+	uint64_t oldest_ns;		/* age of the oldest outstanding job */
+	int lat_valid;			/* p50/p99/max over the window exist */
+	uint64_t p50_ns, p99_ns, max_ns;
+	/* memory */
+	double mem_s[XPU_NPU_MEM_MAX];
+	uint64_t mem_total[XPU_NPU_MEM_MAX];
+	int shares_valid;
+	double share_mm, share_ipc, share_bo;	/* percent of the window's calls */
+	/* power */
+	uint64_t suspends, resumes, recoveries;
+	char last_recovery[40];
+	/* device busy */
+	int busy_valid;
+	double busy_pct;
+	/* Level Zero, all processes */
+	double l0_s[8];
+	uint64_t l0_total[8];
+	/* rules */
+	uint32_t tdr_ms;
+	const char *tdr_origin;
+	uint32_t silence_ms;		/* in effect now */
+};
+
+void xpu_npu_snap_init(struct xpu_npu_snap *s);
+void xpu_npu_snap_free(struct xpu_npu_snap *s);
+/* Fills s for window w (the calls table unsorted). */
+int xpu_npu_model_snapshot(const struct xpu_npu_model *m, const struct xpu_dict *d,
+			   struct xpu_npu_snap *s, enum xpu_window w);
+
+/* Names: "IVPU_SUBMIT", "DRM_VERSION", or NULL for a command it does not know. */
+const char *xpu_npu_ioctl_name(uint32_t cmd);
+/* Names: "JOB_DONE", ... or NULL. */
+const char *xpu_npu_msg_name(uint32_t type);
+/* The JSM type for a name as vpu:jsm prints it ("VPU_JSM_MSG_JOB_DONE" or "JOB_DONE"), or 0. */
+uint32_t xpu_npu_msg_type(const char *name);
+/* Names: "zeCommandQueueExecuteCommandLists", ... or NULL. */
+const char *xpu_npu_l0_name(uint32_t api);
+const char *xpu_npu_mem_name(uint32_t code);
+
+#endif

@@ -1,0 +1,21 @@
+/* The GPU source: CUDA processes running libxputop_inject.so connect to a
+ * socket xputop owns and stream CUPTI kernel, memcpy and launch records; BPF
+ * captures the CPU stack of each new launch call site; processes without the
+ * library are seen through uprobes on the CUDA launch functions. */
+#ifndef XPU_SOURCE_GPU_H
+#define XPU_SOURCE_GPU_H
+
+struct xpu_session;
+struct xpu_source;
+struct xpu_symbolizer;
+
+/* The socket path, XPU_WIRE_SOCKET unless XPUTOP_SOCKET overrides it. */
+const char *xpu_gpu_socket_path(void);
+
+/* Listens for injected processes and loads the launch probes.  Never fails
+ * the session: what cannot start is reported in the GPU view's status.
+ * Returns NULL only when out of memory. */
+struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
+				      const char *inject_lib, int no_stacks);
+
+#endif

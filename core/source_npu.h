@@ -1,0 +1,26 @@
+/* The NPU source: bpf/npu.bpf.c attached to whatever this machine offers
+ * (syscall tracepoints for ioctls on accel fds; vpu:* tracepoints; ivpu_*
+ * kprobes, or uprobes on a stand-in binary; dma_fence tracepoints as the job
+ * fallback; uprobes on the Level Zero loader) plus sysfs busy time.  What is
+ * missing is said in the NPU view's sources list; nothing missing is fatal. */
+#ifndef XPU_SOURCE_NPU_H
+#define XPU_SOURCE_NPU_H
+
+#include <stdint.h>
+
+struct xpu_session;
+struct xpu_source;
+
+struct xpu_npu_source_opts {
+	const char *dev_path;		/* --npu-dev: count ioctls on this node too */
+	const char *probe_binary;	/* --npu-probe-binary: ivpu_* probes as uprobes here */
+	const uint32_t *pids;		/* -p: ioctls and Level Zero calls of these only */
+	uint32_t npids;
+};
+
+/* Opens, loads and attaches what it can; the sources list and the NPU status
+ * line say what is active.  Returns NULL (with the reason in the status line
+ * and on the error channel) only when nothing at all could be set up. */
+struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_npu_source_opts *o);
+
+#endif

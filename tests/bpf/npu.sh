@@ -1,0 +1,145 @@
+# The NPU view for real, without an NPU: the ivpu_* BPF programs attached as
+# uprobes to the stand-in driver (tests/progs/npu_driver.c) playing each
+# scenario, real ioctls carrying IVPU numbers on a node given with --npu-dev,
+# and Level Zero calls through Debian's loader.  Needs root.
+. tests/lib.sh
+need_root
+Q="python3 tests/jsonq.py"
+DRV=$OUT/tests/progs/npu_driver
+IOC=$OUT/tests/progs/npu_ioctl
+L0=$OUT/tests/progs/npu_l0
+REFRESH_MS=500
+TDR_MS=2000
+
+# wait_first FILE: until xputop printed its first snapshot (its probes are attached).
+wait_first() {
+	i=0
+	while [ ! -s "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -s "$1" ] || fail "xputop printed nothing: $(cat "$1.err" 2>/dev/null)"
+}
+
+# scenario NAME SECONDS REFRESHES: plays a stand-in scenario under xputop;
+# leaves the snapshots in $T_TMP/NAME.json and the fault's onset in $ONSET.
+scenario() {
+	"$XPUTOP" -b -j -d 0.5 -n "$3" --npu-probe-binary "$DRV" > "$T_TMP/$1.json" 2> "$T_TMP/$1.json.err" &
+	xp=$!
+	wait_first "$T_TMP/$1.json"
+	"$DRV" "$1" "$2" > "$T_TMP/$1.onset" || fail "npu_driver $1 failed"
+	wait $xp || fail "xputop exited with $?: $(cat "$T_TMP/$1.json.err")"
+	ONSET=$(awk '/^onset/ { print $2 }' "$T_TMP/$1.onset")
+}
+
+LIMIT=$((TDR_MS + REFRESH_MS))
+
+t the_sources_list_says_what_this_kernel_offers
+"$XPUTOP" -b -j -n 1 -d 0.3 > "$T_TMP/src.json" 2> "$T_TMP/src.err" || fail "xputop failed: $(cat "$T_TMP/src.err")"
+$Q npu_source ioctls active "major 261" < "$T_TMP/src.json" || fail "ioctl source"
+$Q npu_source "vpu tracepoints" off "not found" < "$T_TMP/src.json" || fail "vpu tracepoints"
+if [ -e /sys/bus/event_source/devices/kprobe ]; then
+	$Q npu_source "ivpu probes" off "intel_vpu is not loaded" < "$T_TMP/src.json" || fail "kprobes"
+else
+	$Q npu_source "ivpu probes" off "no kprobes" < "$T_TMP/src.json" || fail "kprobes"
+fi
+$Q npu_source jobs active "dma_fence" < "$T_TMP/src.json" || fail "the dma_fence fallback is not in use"
+$Q npu_source busy off "N/A" < "$T_TMP/src.json" || fail "busy"
+$Q npu_value busy_pct null - < "$T_TMP/src.json" || fail "busy % is not null without a device"
+
+t the_stand_in_attaches_as_uprobes_and_names_what_it_lacks
+scenario normal 8 20
+$Q npu_source "ivpu probes" active "uprobes on $DRV" < "$T_TMP/normal.json" || fail "uprobes"
+$Q npu_source "ivpu probes" active "ivpu_bo_pin" < "$T_TMP/normal.json" || fail "missing functions not named"
+$Q npu_source jobs active "ivpu_hw_ip_db_set" < "$T_TMP/normal.json" || fail "jobs source"
+
+t a_normal_inference_burst_raises_no_alert
+$Q npu_alerts < "$T_TMP/normal.json" || fail "alerts in the normal burst"
+$Q count 20 < "$T_TMP/normal.json" || fail "snapshots"
+
+t ipc_jobs_and_memory_are_counted_from_the_stand_in
+$Q npu_value jobs.done_total ge 300 < "$T_TMP/normal.json" || fail "jobs done"
+$Q npu_value jobs.outstanding eq 0 < "$T_TMP/normal.json" || fail "jobs left outstanding"
+$Q npu_value jobs.p50_ns ge 2900000 < "$T_TMP/normal.json" || fail "job latency p50 below the 3 ms jobs take"
+$Q npu_value jobs.p50_ns le 20000000 < "$T_TMP/normal.json" || fail "job latency p50 far above 3 ms"
+$Q npu_value ipc.rx_total ge 300 < "$T_TMP/normal.json" || fail "IPC rx"
+$Q npu_value ipc.tx_total ge 5 < "$T_TMP/normal.json" || fail "IPC tx (heartbeat queries)"
+$Q npu_value memory.bo_create_total ge 15 < "$T_TMP/normal.json" || fail "buffer objects"
+$Q npu_value power.resumes ge 2 < "$T_TMP/normal.json" || fail "runtime resumes"
+
+t a_firmware_stall_raises_stall_within_tdr_and_one_refresh
+scenario stall 6 18
+$Q npu_alerts npu.ipc_silent npu.stall < "$T_TMP/stall.json" || fail "stall alerts"
+$Q npu_alert_severity npu.stall STALL < "$T_TMP/stall.json" || fail "severity"
+$Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/stall.json" || fail "too late"
+$Q npu_value jobs.outstanding eq 1 < "$T_TMP/stall.json" || fail "the stuck job"
+
+t an_ipc_timeout_storm_raises_critical_and_a_rate_warning
+scenario storm 8 18
+$Q npu_alerts npu.ipc_timeout npu.ipc_rate < "$T_TMP/storm.json" || fail "storm alerts"
+$Q npu_alert_severity npu.ipc_timeout CRITICAL < "$T_TMP/storm.json" || fail "severity"
+$Q npu_alert_severity npu.ipc_rate WARN < "$T_TMP/storm.json" || fail "severity"
+$Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/storm.json" || fail "too late"
+$Q npu_value ipc.timeouts_total ge 1000 < "$T_TMP/storm.json" || fail "timeouts"
+
+t a_recovery_raises_recovery_and_aborted_jobs
+scenario recovery 8 18
+$Q npu_alerts npu.recovery npu.job_aborted < "$T_TMP/recovery.json" || fail "recovery alerts"
+$Q npu_alert_severity npu.recovery CRITICAL < "$T_TMP/recovery.json" || fail "severity"
+$Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/recovery.json" || fail "too late"
+$Q npu_value power.last_recovery eq "WDT NCE IRQ" < "$T_TMP/recovery.json" || fail "the reason"
+$Q npu_value jobs.aborted_total eq 2 < "$T_TMP/recovery.json" || fail "aborted jobs"
+
+t ioctls_with_ivpu_numbers_are_decoded_with_errno_and_latency
+rm -f "$T_TMP/accel0"
+mknod "$T_TMP/accel0" c 1 7 || fail "mknod"	# /dev/full: no ioctls, every call ENOTTY
+"$XPUTOP" -b -j -d 0.5 -n 5 --window 60 --npu-dev "$T_TMP/accel0" > "$T_TMP/ioctl.json" 2> "$T_TMP/ioctl.json.err" &
+xp=$!
+wait_first "$T_TMP/ioctl.json"
+PID=$("$IOC" "$T_TMP/accel0" calls | awk '{ print $2 }')
+"$IOC" /dev/zero calls > "$T_TMP/other.pid"
+OTHER=$(awk '{ print $2 }' "$T_TMP/other.pid")
+wait $xp || fail "xputop failed: $(cat "$T_TMP/ioctl.json.err")"
+$Q npu_call "$PID" IVPU_GET_PARAM 100 100 ENOTTY < "$T_TMP/ioctl.json" || fail "GET_PARAM"
+$Q npu_call "$PID" IVPU_SUBMIT 50 50 ENOTTY < "$T_TMP/ioctl.json" || fail "SUBMIT"
+$Q npu_call "$PID" IVPU_BO_WAIT 20 20 ENOTTY < "$T_TMP/ioctl.json" || fail "BO_WAIT"
+$Q npu_call "$PID" DRM_VERSION 10 10 ENOTTY < "$T_TMP/ioctl.json" || fail "DRM_VERSION"
+$Q npu_source ioctls active "$T_TMP/accel0 (1:7)" < "$T_TMP/ioctl.json" || fail "the node in the sources list"
+
+t ioctls_on_other_devices_are_not_counted
+$Q npu_no_calls "$OTHER" < "$T_TMP/ioctl.json" || fail "ioctls on /dev/zero were counted"
+
+t level_zero_calls_through_the_real_loader_are_counted_per_process
+"$XPUTOP" -b -j -d 0.5 -n 4 --window 60 > "$T_TMP/l0.json" 2> "$T_TMP/l0.json.err" &
+xp=$!
+wait_first "$T_TMP/l0.json"
+"$L0" 3 > /dev/null & LP=$!
+wait $LP || fail "npu_l0 failed"
+wait $xp
+$Q npu_source "Level Zero" active "libze_loader.so.1" < "$T_TMP/l0.json" || fail "the loader probes"
+for api in zeCommandQueueExecuteCommandLists zeCommandQueueSynchronize zeFenceHostSynchronize \
+	zeEventHostSynchronize zeMemAllocHost zeMemAllocDevice zeMemAllocShared; do
+	$Q npu_call "$LP" "$api" 3 3 UNINITIALIZED < "$T_TMP/l0.json" || fail "$api"
+done
+
+t a_replayed_npu_recording_gives_the_same_snapshots
+"$XPUTOP" -b -j -d 0.5 -n 14 --npu-probe-binary "$DRV" -w "$T_TMP/npu.xpr" > "$T_TMP/live.json" 2>&1 &
+xp=$!
+wait_first "$T_TMP/live.json"
+"$DRV" recovery 6 > /dev/null
+wait $xp || fail "recording run failed"
+"$XPUTOP" -r "$T_TMP/npu.xpr" -b -j > "$T_TMP/replay.json" 2> "$T_TMP/replay.err" || fail "replay failed: $(cat "$T_TMP/replay.err")"
+$Q same_as "$T_TMP/live.json" < "$T_TMP/replay.json" || fail "replay numbers differ"
+$Q npu_alerts npu.recovery npu.job_aborted < "$T_TMP/replay.json" || fail "replayed alerts"
+
+t a_bpftrace_log_replays_into_the_npu_view
+"$XPUTOP" -r tests/fixtures/npu-bpftrace.log -b -j -d 0.5 > "$T_TMP/bt.json" 2> "$T_TMP/bt.err" || fail "import failed: $(cat "$T_TMP/bt.err")"
+[ -s "$T_TMP/bt.err" ] && fail "a good log gave messages: $(cat "$T_TMP/bt.err")"
+$Q npu_alerts npu.ipc_silent npu.stall npu.recovery npu.job_aborted < "$T_TMP/bt.json" || fail "alerts"
+$Q npu_value jobs.done_total eq 40 < "$T_TMP/bt.json" || fail "jobs"
+$Q npu_source "bpftrace log" active "0 lines not understood" < "$T_TMP/bt.json" || fail "import report"
+
+t damaged_lines_of_a_bpftrace_log_are_reported_not_fatal
+{ sed -n 1,100p tests/fixtures/npu-bpftrace.log; printf 'garbage\n\001\002\n12x kprobe:\n'; sed -n '101,$p' tests/fixtures/npu-bpftrace.log; } > "$T_TMP/bad.log"
+"$XPUTOP" -r "$T_TMP/bad.log" -b -j -d 0.5 > "$T_TMP/bad.json" 2> "$T_TMP/bad.err" || fail "a damaged log was refused"
+expect_grep "3 lines not understood (the first is line 101)" "$T_TMP/bad.err"
+$Q npu_value jobs.done_total eq 40 < "$T_TMP/bad.json" || fail "the good lines were not all used"
+
+finish

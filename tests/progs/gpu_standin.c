@@ -1,0 +1,161 @@
+/* A CUDA program without a GPU: it loads the injection library built on the
+ * fake CUPTI (libxputop_inject_fake.so) and plays a known workload through
+ * it, from functions with known names, so the whole GPU path of xputop can be
+ * checked on a machine without a GPU.
+ *
+ * Usage: gpu_standin LIB SECONDS
+ * Prints the expected per-kernel totals as JSON lines on stdout at the end. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUNTIME 2
+#define DRIVER 1
+#define CBID_LAUNCH_KERNEL 211	/* cudaLaunchKernel_v7000 */
+#define CBID_GRAPH_LAUNCH 311	/* cudaGraphLaunch_v10000 */
+#define CBID_CU_LAUNCH_KERNEL 307	/* cuLaunchKernel */
+
+static void (*launch)(uint32_t, uint32_t, uint32_t, const char *);
+static void (*kernel)(const char *, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t);
+static uint32_t corr;
+static uint64_t clock_ns;	/* GPU time line, advanced by each kernel */
+
+static struct { const char *name; uint64_t calls, ns; } totals[8];
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void run_kernel(const char *name, uint32_t c, uint64_t dur, uint32_t graph)
+{
+	uint64_t start = clock_ns > now() ? clock_ns : now();
+	kernel(name, start, start + dur, c, 0, 7, graph);
+	clock_ns = start + dur;
+	for (int i = 0; i < 8; i++) {
+		if (!totals[i].name || strcmp(totals[i].name, name) == 0) {
+			totals[i].name = name;
+			totals[i].calls++;
+			totals[i].ns += dur;
+			break;
+		}
+	}
+}
+
+__attribute__((noinline)) void standin_matmul(void)
+{
+	uint32_t c = ++corr;
+	launch(c, CBID_LAUNCH_KERNEL, RUNTIME, "cudaLaunchKernel");
+	run_kernel("_Z13matmul_kernelPfS_S_i", c, 2000000, 0);
+}
+
+__attribute__((noinline)) void standin_relu(void)
+{
+	uint32_t c = ++corr;
+	launch(c, CBID_LAUNCH_KERNEL, RUNTIME, "cudaLaunchKernel");
+	run_kernel("relu_kernel", c, 1000000, 0);
+}
+
+__attribute__((noinline)) void standin_forward(void)
+{
+	standin_matmul();
+	standin_relu();
+}
+
+/* One graph launch runs three kernels, all with the launch's correlation id. */
+__attribute__((noinline)) void standin_graph_replay(void)
+{
+	uint32_t c = ++corr;
+	launch(c, CBID_GRAPH_LAUNCH, RUNTIME, "cudaGraphLaunch");
+	for (int i = 0; i < 3; i++)
+		run_kernel("graph_node_kernel", c, 500000, 42);
+}
+
+__attribute__((noinline)) void standin_driver_launch(void)
+{
+	uint32_t c = ++corr;
+	launch(c, CBID_CU_LAUNCH_KERNEL, DRIVER, "cuLaunchKernel");
+	run_kernel("driver_kernel", c, 300000, 0);
+}
+
+/* Functions without frame pointers, like PyTorch's: only DWARF unwinding
+ * gets from the launch back to standin_train_step. */
+#define NOFP __attribute__((noinline, optimize("omit-frame-pointer"), optimize("no-optimize-sibling-calls")))
+static volatile int sink;
+
+NOFP void standin_nofp_inner(void)
+{
+	volatile char pad[64];
+	pad[0] = 1;
+	uint32_t c = ++corr;
+	launch(c, CBID_LAUNCH_KERNEL, RUNTIME, "cudaLaunchKernel");
+	run_kernel("nofp_kernel", c, 400000, 0);
+	sink += pad[0];
+}
+
+NOFP void standin_nofp_outer(void)
+{
+	volatile long pad[8];
+	pad[1] = 2;
+	standin_nofp_inner();
+	sink += (int)pad[1];
+}
+
+__attribute__((noinline)) void standin_train_step(int iter)
+{
+	standin_forward();
+	if (iter % 10 == 0)
+		standin_graph_replay();
+	standin_driver_launch();
+	standin_nofp_outer();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: gpu_standin LIB SECONDS\n");
+		return 2;
+	}
+	void *lib = dlopen(argv[1], RTLD_NOW);
+	if (!lib) {
+		fprintf(stderr, "gpu_standin: %s\n", dlerror());
+		return 1;
+	}
+	int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
+	int (*connected)(void) = (int (*)(void))dlsym(lib, "fake_cuda_connected");
+	launch = (void (*)(uint32_t, uint32_t, uint32_t, const char *))dlsym(lib, "fake_cuda_launch");
+	kernel = (void (*)(const char *, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t))
+		dlsym(lib, "fake_cuda_kernel");
+	if (!init || !connected || !launch || !kernel) {
+		fprintf(stderr, "gpu_standin: %s is not the fake-CUPTI library\n", argv[1]);
+		return 1;
+	}
+	/* What `xputop -- CMD` is checked for: who we run as, and the variable. */
+	const char *inj = getenv("CUDA_INJECTION64_PATH");
+	fprintf(stderr, "gpu_standin: uid=%d CUDA_INJECTION64_PATH=%s\n", (int)getuid(), inj ? inj : "");
+	init();
+	for (int i = 0; i < 500 && !connected(); i++)
+		usleep(10000);
+	if (!connected()) {
+		fprintf(stderr, "gpu_standin: no xputop connected\n");
+		return 1;
+	}
+	double secs = atof(argv[2]);
+	uint64_t end = now() + (uint64_t)(secs * 1e9);
+	for (int iter = 0; now() < end; iter++) {
+		standin_train_step(iter);
+		usleep(20000);
+	}
+	for (int i = 0; i < 8 && totals[i].name; i++)
+		printf("{\"kernel\":\"%s\",\"calls\":%llu,\"total_ns\":%llu}\n", totals[i].name,
+		       (unsigned long long)totals[i].calls, (unsigned long long)totals[i].ns);
+	fflush(stdout);
+	sleep(1);	/* the last kernels are flushed while the library is still up */
+	return 0;
+}

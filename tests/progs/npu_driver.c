@@ -1,0 +1,243 @@
+/* A stand-in for the intel_vpu driver: exports functions with the driver's
+ * names and signatures (see shared NPU.md) and calls them the way the driver
+ * would in a scenario, so xputop's ivpu_* BPF programs can be attached as
+ * uprobes (--npu-probe-binary) on a machine with no NPU and no kprobes.
+ *
+ *   npu_driver SCENARIO [SECONDS]
+ *
+ * normal    inference bursts separated by quiet: jobs complete in ~3 ms,
+ *           heartbeat queries advance, buffers are created and mapped
+ * stall     a warm-up burst, then one job submitted that never completes;
+ *           no IPC at all afterwards (firmware hung)
+ * storm     a warm-up burst, then heartbeat queries retried ~2000 times a
+ *           second, every reply timing out
+ * recovery  a warm-up burst, two jobs submitted, a firmware watchdog
+ *           recovery that aborts them, then normal work again
+ *
+ * Prints "onset MONO_NS" (CLOCK_MONOTONIC) when the scenario's fault starts
+ * (normal: when the first burst starts), then runs for SECONDS in all
+ * (default 10).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline, used))
+
+struct ivpu_device { int id; };
+struct ivpu_ipc_consumer { int channel; };
+struct ivpu_ipc_hdr { uint32_t data_addr, data_size, channel, src_node, dst_node, status; };
+struct vpu_jsm_msg {
+	uint64_t reserved_0;
+	uint32_t type, status, request_id, result;
+	uint64_t reserved_1;
+	uint32_t payload[26];	/* @32 */
+};
+struct device { int id; };
+struct drm_device { int id; };
+struct drm_gem_object { size_t size; };
+struct ivpu_bo { uint64_t vpu_addr; };
+struct ivpu_mmu_context { int id; };
+struct sg_table { int nents; };
+
+#define JSM_JOB_DONE 0x2100
+#define JSM_QUERY_ENGINE_HB 0x1104
+#define JSM_QUERY_ENGINE_HB_DONE 0x2204
+#define JOB_STATUS_ABORTED 256
+
+static volatile int sink;
+static int reply_timeout;	/* ivpu_ipc_receive times out */
+static uint64_t heartbeat = 1000;
+
+/* ---- the driver's functions (bodies only touch their arguments) ---- */
+
+NOINLINE void ivpu_hw_ip_ipc_tx_set(struct ivpu_device *vdev, uint32_t vpu_addr) { sink = (int)vpu_addr; }
+NOINLINE uint32_t ivpu_hw_ip_ipc_rx_addr_get(struct ivpu_device *vdev) { return (uint32_t)sink; }
+NOINLINE void ivpu_hw_ip_db_set(struct ivpu_device *vdev, uint32_t db_id) { sink = (int)db_id; }
+
+NOINLINE int ivpu_ipc_send(struct ivpu_device *vdev, struct ivpu_ipc_consumer *cons, struct vpu_jsm_msg *req)
+{
+	ivpu_hw_ip_ipc_tx_set(vdev, req->type);
+	return 0;
+}
+
+NOINLINE int ivpu_ipc_receive(struct ivpu_device *vdev, struct ivpu_ipc_consumer *cons,
+			      struct ivpu_ipc_hdr *ipc_buf, struct vpu_jsm_msg *jsm_msg,
+			      unsigned long timeout_ms)
+{
+	if (reply_timeout)
+		return -ETIMEDOUT;
+	ivpu_hw_ip_ipc_rx_addr_get(vdev);
+	memset(jsm_msg, 0, sizeof(*jsm_msg));
+	jsm_msg->type = JSM_QUERY_ENGINE_HB_DONE;
+	heartbeat += 17;
+	memcpy(&jsm_msg->payload[2], &heartbeat, sizeof(heartbeat));	/* @40 */
+	return 0;
+}
+
+NOINLINE void ivpu_job_done_callback(struct ivpu_device *vdev, struct ivpu_ipc_hdr *ipc_hdr,
+				     struct vpu_jsm_msg *jsm_msg)
+{
+	sink = (int)jsm_msg->payload[2];
+}
+
+NOINLINE void ivpu_jobs_abort_all(struct ivpu_device *vdev) { sink = vdev->id; }
+NOINLINE void ivpu_cmdq_abort_all_jobs(struct ivpu_device *vdev, uint32_t ctx_id, uint32_t cmdq_id) { sink = (int)ctx_id; }
+NOINLINE void ivpu_pm_trigger_recovery(struct ivpu_device *vdev, const char *reason) { sink = reason[0]; }
+NOINLINE int ivpu_pm_runtime_suspend_cb(struct device *dev) { return sink = 0; }
+NOINLINE int ivpu_pm_runtime_resume_cb(struct device *dev) { return sink = 0; }
+
+NOINLINE struct drm_gem_object *ivpu_gem_create_object(struct drm_device *dev, size_t size)
+{
+	static struct drm_gem_object obj;
+	obj.size = size;
+	return &obj;
+}
+
+NOINLINE int ivpu_bo_bind(struct ivpu_bo *bo) { return sink = (int)bo->vpu_addr; }
+
+NOINLINE int ivpu_mmu_context_map_sgt(struct ivpu_device *vdev, struct ivpu_mmu_context *ctx,
+				      uint64_t vpu_addr, struct sg_table *sgt, int llc_coherent)
+{
+	return sink = (int)vpu_addr;
+}
+
+NOINLINE void ivpu_mmu_context_unmap_sgt(struct ivpu_device *vdev, struct ivpu_mmu_context *ctx,
+					 uint64_t vpu_addr, struct sg_table *sgt)
+{
+	sink = (int)vpu_addr;
+}
+
+NOINLINE void ivpu_mmu_irq_evtq_handler(struct ivpu_device *vdev) { sink = vdev->id; }
+
+/* ---- scenario helpers ---- */
+
+static struct ivpu_device vdev = { 1 };
+static struct ivpu_ipc_consumer cons = { 0 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(double ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (double)(long)(ms / 1000) * 1000) * 1e6) };
+	nanosleep(&ts, NULL);
+}
+
+static void onset(void)
+{
+	printf("onset %llu\n", (unsigned long long)now_ns());
+	fflush(stdout);
+}
+
+static void job_done(uint32_t db, uint32_t job_id, uint32_t status)
+{
+	struct ivpu_ipc_hdr hdr = { 0 };
+	struct vpu_jsm_msg msg = { .type = JSM_JOB_DONE };
+	msg.payload[0] = 0;		/* engine */
+	msg.payload[1] = db;
+	msg.payload[2] = job_id;
+	msg.payload[3] = status;
+	ivpu_hw_ip_ipc_rx_addr_get(&vdev);
+	ivpu_job_done_callback(&vdev, &hdr, &msg);
+}
+
+static void heartbeat_query(void)
+{
+	struct vpu_jsm_msg req = { .type = JSM_QUERY_ENGINE_HB }, resp;
+	struct ivpu_ipc_hdr hdr;
+	ivpu_ipc_send(&vdev, &cons, &req);
+	ivpu_ipc_receive(&vdev, &cons, &hdr, &resp, 500);
+}
+
+static void buffers(uint64_t addr)
+{
+	struct ivpu_bo bo = { addr };
+	struct ivpu_mmu_context ctx = { 1 };
+	struct sg_table sgt = { 1 };
+	ivpu_gem_create_object((struct drm_device *)&vdev, 1 << 20);
+	ivpu_bo_bind(&bo);
+	ivpu_mmu_context_map_sgt(&vdev, &ctx, addr, &sgt, 0);
+}
+
+/* About 100 jobs a second on doorbell 1, each done in ~3 ms, with a
+ * heartbeat query every 50 jobs and a buffer every 20. */
+static uint32_t next_job = 1;
+
+static void burst(double secs)
+{
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+	ivpu_pm_runtime_resume_cb((struct device *)&vdev);
+	while (now_ns() < end) {
+		uint32_t id = next_job++;
+		if (id % 20 == 1)
+			buffers(0x100000000ULL + (uint64_t)id * 4096);
+		ivpu_hw_ip_db_set(&vdev, 1);
+		sleep_ms(3);
+		job_done(1, id, 0);
+		if (id % 50 == 0)
+			heartbeat_query();
+		sleep_ms(7);
+	}
+	ivpu_pm_runtime_suspend_cb((struct device *)&vdev);
+}
+
+static void until(uint64_t end)
+{
+	while (now_ns() < end)
+		sleep_ms(20);
+}
+
+int main(int argc, char **argv)
+{
+	const char *scenario = argc > 1 ? argv[1] : "normal";
+	double secs = argc > 2 ? atof(argv[2]) : 10;
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+
+	if (strcmp(scenario, "normal") == 0) {
+		onset();
+		while (now_ns() < end) {
+			burst(2);
+			sleep_ms(1500);	/* quiet and healthy: nothing outstanding */
+		}
+	} else if (strcmp(scenario, "stall") == 0) {
+		burst(4);
+		sleep_ms(300);
+		onset();
+		ivpu_pm_runtime_resume_cb((struct device *)&vdev);
+		ivpu_hw_ip_db_set(&vdev, 1);	/* never completes */
+		until(end);
+	} else if (strcmp(scenario, "storm") == 0) {
+		burst(4);
+		onset();
+		reply_timeout = 1;
+		for (uint64_t stop = now_ns() + 3000000000ULL, i = 0; now_ns() < stop; i++) {
+			heartbeat_query();
+			if (i % 2)
+				sleep_ms(0.9);
+		}
+		reply_timeout = 0;
+		until(end);
+	} else if (strcmp(scenario, "recovery") == 0) {
+		burst(4);
+		ivpu_hw_ip_db_set(&vdev, 1);
+		ivpu_hw_ip_db_set(&vdev, 1);
+		onset();
+		sleep_ms(100);
+		ivpu_pm_trigger_recovery(&vdev, "WDT NCE IRQ");
+		ivpu_jobs_abort_all(&vdev);
+		burst(3);
+		until(end);
+	} else {
+		fprintf(stderr, "usage: npu_driver normal|stall|storm|recovery [SECONDS]\n");
+		return 2;
+	}
+	return 0;
+}

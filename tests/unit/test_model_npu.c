@@ -1,0 +1,560 @@
+/* The NPU model: rates, errors and latency percentiles of ioctls, jobs matched
+ * to their completions, and the alert rules against synthetic event
+ * sequences of each scenario, including quiet periods that must not alert. */
+#include "check.h"
+
+#include <linux/types.h>
+
+#include "dict.h"
+#include "event.h"
+#include "model_npu.h"
+#include "npu.h"
+
+#define S 1000000000ULL
+#define MS 1000000ULL
+#define TICK (500 * MS)
+
+struct h {
+	struct xpu_npu_model m;
+	struct xpu_alerts alerts;
+	struct xpu_dict dict;
+	uint64_t now, last_tick;
+	uint32_t job;
+};
+
+static struct h H;
+
+/* The harness cannot go on without a model. */
+#define REQUIRE_MODEL(c) do { if (!(c)) { fprintf(stderr, "  model init failed\n"); exit(1); } } while (0)
+
+static struct h *setup(const struct xpu_npu_cfg *cfg)
+{
+	static int inited;
+	if (inited) {
+		xpu_npu_model_free(&H.m);
+		xpu_dict_free(&H.dict);
+	}
+	memset(&H, 0, sizeof(H));
+	xpu_alerts_init(&H.alerts);
+	xpu_dict_init(&H.dict);
+	REQUIRE_MODEL(xpu_npu_model_init(&H.m, cfg, 20, &H.alerts) == 0);
+	inited = 1;
+	H.now = H.last_tick = 100 * S;
+	return &H;
+}
+
+static void emit(struct h *h, uint16_t type, uint32_t pid, uint32_t code, int32_t result, uint64_t dur,
+		 uint64_t arg, uint32_t aux, uint32_t count)
+{
+	struct xpu_event ev = { .type = type, .source = XPU_SRC_NPU, .pid = pid, .time = h->now };
+	ev.npu.code = code;
+	ev.npu.result = result;
+	ev.npu.dur_ns = dur;
+	ev.npu.arg = arg;
+	ev.npu.aux = aux;
+	ev.npu.count = count;
+	ev.npu.comm = pid ? xpu_dict_cstr(&h->dict, "app") : 0;
+	CHECK_INT(xpu_npu_model_event(&h->m, &h->dict, &ev), ==, 0);
+}
+
+/* Advances time to t, closing every tick on the way. */
+static void until(struct h *h, uint64_t t)
+{
+	while (h->last_tick + TICK <= t) {
+		h->last_tick += TICK;
+		h->now = h->last_tick;
+		xpu_npu_model_tick(&h->m, h->now, TICK);
+		xpu_alerts_expire(&h->alerts, h->now);
+	}
+	h->now = t;
+}
+
+static void ioctl_(struct h *h, uint32_t pid, uint32_t cmd, int32_t result, uint64_t dur, uint32_t n)
+{
+	emit(h, XPU_EV_NPU_IOCTL, pid, cmd, result, dur, 0, 0, n);
+}
+
+static void msg(struct h *h, uint32_t type, uint32_t aux)
+{
+	emit(h, XPU_EV_NPU_IPC, 0, type, 0, 0, 0, aux | XPU_NPU_IPC_MSG, 1);
+}
+
+static void submit(struct h *h, uint32_t pid, uint32_t queue)
+{
+	emit(h, XPU_EV_NPU_JOB, pid, XPU_NPU_JOB_SUBMIT, 0, 0, 0, queue, 1);
+}
+
+static void done(struct h *h, uint32_t queue, int32_t status)
+{
+	emit(h, XPU_EV_NPU_JOB, 0, XPU_NPU_JOB_DONE, status, 0, 0, queue, 1);
+	emit(h, XPU_EV_NPU_IPC, 0, 0x2100, 0, 0, 0, XPU_NPU_IPC_RX | XPU_NPU_IPC_MSG, 1);
+}
+
+static void heartbeat(struct h *h, uint64_t value)
+{
+	msg(h, 0x1104, XPU_NPU_IPC_TX);
+	emit(h, XPU_EV_NPU_IPC, 0, 0x2204, 0, 0, value, XPU_NPU_IPC_RX | XPU_NPU_IPC_MSG | XPU_NPU_IPC_HB, 1);
+}
+
+/* Inference as the driver does it: ~100 jobs a second, 3 ms each, a
+ * heartbeat query every 50 jobs. */
+static void burst(struct h *h, uint64_t secs)
+{
+	uint64_t end = h->now + secs * S;
+	while (h->now + 10 * MS <= end) {
+		uint64_t t = h->now;
+		submit(h, 42, 1);
+		until(h, t + 3 * MS);
+		done(h, 1, 0);
+		if (++h->job % 50 == 0)
+			heartbeat(h, 1000 + h->job);
+		until(h, t + 10 * MS);
+	}
+	until(h, end);
+}
+
+static int alerts(struct h *h, const char *rule)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < h->alerts.n; i++)
+		n += strcmp(xpu_alerts_at(&h->alerts, i)->rule, rule) == 0;
+	return n;
+}
+
+static const struct xpu_alert *alert(struct h *h, const char *rule)
+{
+	for (uint32_t i = 0; i < h->alerts.n; i++)
+		if (strcmp(xpu_alerts_at(&h->alerts, i)->rule, rule) == 0)
+			return xpu_alerts_at(&h->alerts, i);
+	return NULL;
+}
+
+static const struct xpu_cell *row(struct xpu_npu_snap *s, uint64_t key)
+{
+	int r = xpu_table_find(&s->calls, key);
+	return r < 0 ? NULL : xpu_table_row(&s->calls, (uint32_t)r);
+}
+
+#define IOCTL_KEY(pid, cmd) ((uint64_t)(pid) << 32 | (uint64_t)XPU_NPU_KIND_IOCTL << 24 | (cmd))
+#define SUBMIT_CMD 0x6445
+
+/* ---- ioctls ---- */
+
+TEST(ioctl_rates_are_calls_per_second_of_the_last_tick)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	for (int i = 0; i < 50; i++)
+		ioctl_(h, 7, SUBMIT_CMD, 0, 2000, 1);
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(&s);
+	REQUIRE(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT) == 0);
+	const struct xpu_cell *c = row(&s, IOCTL_KEY(7, SUBMIT_CMD));
+	REQUIRE(c);
+	CHECK(c[XPU_NPU_COL_RATE].d > 99.9 && c[XPU_NPU_COL_RATE].d < 100.1);
+	CHECK_INT(c[XPU_NPU_COL_TOTAL].i, ==, 50);
+	CHECK_STR(c[XPU_NPU_COL_CALL].s, "IVPU_SUBMIT");
+	CHECK_STR(c[XPU_NPU_COL_COMM].s, "app");
+	xpu_npu_snap_free(&s);
+}
+
+TEST(an_aggregated_event_counts_as_its_count_of_calls)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	ioctl_(h, 7, 0x6440, 0, 1000, 30000);
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	const struct xpu_cell *c = row(&s, IOCTL_KEY(7, 0x6440));
+	REQUIRE(c);
+	CHECK_INT(c[XPU_NPU_COL_TOTAL].i, ==, 30000);
+	CHECK_STR(c[XPU_NPU_COL_CALL].s, "IVPU_GET_PARAM");
+	xpu_npu_snap_free(&s);
+}
+
+TEST(ioctl_errors_are_counted_and_named_by_errno)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	ioctl_(h, 7, 0x6446, 0, 1000, 5);
+	ioctl_(h, 7, 0x6446, -110, 1000, 3);
+	ioctl_(h, 7, 0x6446, -25, 1000, 1);
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	const struct xpu_cell *c = row(&s, IOCTL_KEY(7, 0x6446));
+	REQUIRE(c);
+	CHECK_INT(c[XPU_NPU_COL_TOTAL].i, ==, 9);
+	CHECK_INT(c[XPU_NPU_COL_ERRORS].i, ==, 4);
+	CHECK_STR(c[XPU_NPU_COL_ERRNO].s, "ETIMEDOUT");
+	CHECK_STR(c[XPU_NPU_COL_CALL].s, "IVPU_BO_WAIT");
+	xpu_npu_snap_free(&s);
+}
+
+TEST(ioctl_percentiles_come_from_the_latency_histogram_within_a_sixteenth)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	ioctl_(h, 7, SUBMIT_CMD, 0, 10000, 90);		/* 10 us */
+	ioctl_(h, 7, SUBMIT_CMD, 0, 2000000, 10);	/* 2 ms */
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	const struct xpu_cell *c = row(&s, IOCTL_KEY(7, SUBMIT_CMD));
+	REQUIRE(c);
+	CHECK(c[XPU_NPU_COL_P50].i >= 10000 * 15 / 16 && c[XPU_NPU_COL_P50].i <= 10000 * 17 / 16);
+	CHECK(c[XPU_NPU_COL_P99].i >= 2000000 * 15 / 16 && c[XPU_NPU_COL_P99].i <= 2000000 * 17 / 16);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(the_histogram_bucket_of_a_bucket_lower_bound_is_that_bucket)
+{
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
+		CHECK_INT(xpu_npu_hist_bucket(xpu_npu_hist_lower(b)), ==, b);
+	CHECK_INT(xpu_npu_hist_bucket(UINT64_MAX), ==, XPU_NPU_HIST_BUCKETS - 1);
+}
+
+TEST(calls_leave_the_recent_window_but_stay_in_the_totals)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	ioctl_(h, 7, SUBMIT_CMD, 0, 1000, 10);
+	until(h, h->now + 30 * S);	/* the window is 20 ticks */
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	CHECK(row(&s, IOCTL_KEY(7, SUBMIT_CMD)) == NULL);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_ALL);
+	const struct xpu_cell *c = row(&s, IOCTL_KEY(7, SUBMIT_CMD));
+	REQUIRE(c);
+	CHECK_INT(c[XPU_NPU_COL_TOTAL].i, ==, 10);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(level_zero_calls_are_rows_of_their_process_with_ze_results_named)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	emit(h, XPU_EV_NPU_L0, 9, XPU_NPU_L0_EXECUTE, 0x78000001, 5000, 0, 0, 1);
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	const struct xpu_cell *c = row(&s, (uint64_t)9 << 32 | (uint64_t)XPU_NPU_KIND_L0 << 24 | XPU_NPU_L0_EXECUTE);
+	REQUIRE(c);
+	CHECK_STR(c[XPU_NPU_COL_CALL].s, "zeCommandQueueExecuteCommandLists");
+	CHECK_STR(c[XPU_NPU_COL_ERRNO].s, "UNINITIALIZED");
+	CHECK_STR(c[XPU_NPU_COL_KIND].s, "L0");
+	CHECK(s.l0_total[XPU_NPU_L0_EXECUTE] == 1);
+	xpu_npu_snap_free(&s);
+}
+
+/* ---- jobs ---- */
+
+TEST(a_completion_ends_the_oldest_job_of_its_queue)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	submit(h, 42, 1);
+	until(h, h->now + 1 * MS);
+	submit(h, 42, 2);
+	until(h, h->now + 1 * MS);
+	submit(h, 42, 1);
+	until(h, h->now + 3 * MS);
+	done(h, 1, 0);		/* the first job: 5 ms */
+	xpu_npu_snap_init(&s);
+	until(h, h->last_tick + TICK);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	CHECK_INT(s.outstanding, ==, 2);
+	CHECK(s.lat_valid);
+	CHECK_INT(s.max_ns, ==, 5 * MS);
+	CHECK_INT(s.done_total, ==, 1);
+	CHECK_INT(s.submitted_total, ==, 3);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(jobs_with_keys_match_their_completion_by_key)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	emit(h, XPU_EV_NPU_JOB, 42, XPU_NPU_JOB_SUBMIT, 0, 0, 11, 5, 1);
+	until(h, h->now + 2 * MS);
+	emit(h, XPU_EV_NPU_JOB, 42, XPU_NPU_JOB_SUBMIT, 0, 0, 12, 5, 1);
+	until(h, h->now + 2 * MS);
+	emit(h, XPU_EV_NPU_JOB, 0, XPU_NPU_JOB_DONE, 0, 0, 12, 5, 1);	/* the second: 2 ms */
+	until(h, h->last_tick + TICK);
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	CHECK_INT(s.max_ns, ==, 2 * MS);
+	CHECK_INT(s.outstanding, ==, 1);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(a_process_busy_time_is_its_summed_job_time)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	for (int i = 0; i < 10; i++) {
+		submit(h, 42, 1);
+		until(h, h->now + 20 * MS);
+		done(h, 1, 0);
+	}
+	until(h, h->last_tick + TICK);	/* 200 ms of jobs in one 500 ms tick */
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_ALL);
+	const struct xpu_cell *c = row(&s, (uint64_t)42 << 32 | (uint64_t)XPU_NPU_KIND_JOB << 24);
+	REQUIRE(c);
+	CHECK(c[XPU_NPU_COL_BUSY].d > 39.9 && c[XPU_NPU_COL_BUSY].d < 40.1);
+	CHECK_INT(c[XPU_NPU_COL_TOTAL].i, ==, 10);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(device_busy_percent_needs_two_sysfs_readings)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	xpu_npu_snap_init(&s);
+	emit(h, XPU_EV_NPU_BUSY, 0, 0, 0, 0, 1000000, 0, 1);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	CHECK(!s.busy_valid);
+	until(h, h->now + 1 * S);
+	emit(h, XPU_EV_NPU_BUSY, 0, 0, 0, 0, 1250000, 0, 1);	/* 250 ms busy in 1 s */
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	CHECK(s.busy_valid);
+	CHECK(s.busy_pct > 24.9 && s.busy_pct < 25.1);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(memory_shares_split_the_calls_by_category)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	emit(h, XPU_EV_NPU_MEM, 0, XPU_NPU_MEM_MAP, 0, 0, 0, 0, 2);
+	emit(h, XPU_EV_NPU_MEM, 0, XPU_NPU_MEM_BO_CREATE, 0, 0, 0, 0, 1);
+	emit(h, XPU_EV_NPU_MEM, 0, XPU_NPU_MEM_BIND, 0, 0, 0, 0, 1);
+	for (int i = 0; i < 6; i++)
+		msg(h, 0, XPU_NPU_IPC_TX);
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	CHECK(s.shares_valid);
+	CHECK(s.share_mm > 19.9 && s.share_mm < 20.1);
+	CHECK(s.share_bo > 19.9 && s.share_bo < 20.1);
+	CHECK(s.share_ipc > 59.9 && s.share_ipc < 60.1);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(the_sparkline_history_is_messages_per_second_of_each_tick)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	for (int t = 0; t < 3; t++) {
+		for (int i = 0; i < t * 10; i++)
+			msg(h, 0, XPU_NPU_IPC_RX);
+		until(h, h->last_tick + TICK);
+	}
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	REQUIRE(s.nhistory == 3);
+	CHECK(s.history[0] == 0);
+	CHECK(s.history[1] > 19.9 && s.history[1] < 20.1);
+	CHECK(s.history[2] > 39.9 && s.history[2] < 40.1);
+	CHECK(s.history_peak > 39.9);
+	xpu_npu_snap_free(&s);
+}
+
+/* ---- rules: each scenario, exactly its alerts ---- */
+
+TEST(a_normal_inference_burst_raises_no_alert)
+{
+	struct h *h = setup(NULL);
+	for (int i = 0; i < 4; i++) {
+		burst(h, 3);
+		until(h, h->now + 2 * S);
+	}
+	CHECK_INT(h->alerts.n, ==, 0);
+}
+
+TEST(quiet_but_healthy_raises_no_alert)
+{
+	struct h *h = setup(NULL);
+	burst(h, 5);
+	until(h, h->now + 600 * S);	/* ten minutes of nothing at all */
+	CHECK_INT(h->alerts.n, ==, 0);
+}
+
+TEST(a_long_job_whose_heartbeat_advances_is_not_a_stall)
+{
+	struct h *h = setup(NULL);
+	burst(h, 5);
+	submit(h, 42, 1);
+	for (int i = 1; i <= 5; i++) {	/* the driver checks the heartbeat at each TDR */
+		until(h, h->now + 2 * S);
+		heartbeat(h, 50000 + (uint64_t)i);
+	}
+	until(h, h->now + 100 * MS);
+	done(h, 1, 0);
+	until(h, h->now + 5 * S);
+	CHECK_INT(alerts(h, "npu.stall"), ==, 0);
+	CHECK_INT(alerts(h, "npu.job_aborted"), ==, 0);
+}
+
+TEST(a_firmware_stall_raises_stall_within_tdr_and_one_refresh)
+{
+	struct h *h = setup(NULL);
+	burst(h, 4);
+	until(h, h->now + 300 * MS);
+	uint64_t onset = h->now;
+	submit(h, 42, 1);
+	until(h, onset + 2 * S + TICK);
+	const struct xpu_alert *a = alert(h, "npu.stall");
+	REQUIRE(a);
+	CHECK(a->active);
+	CHECK_INT(a->sev, ==, XPU_ALERT_STALL);
+	CHECK(a->raised >= onset + 2 * S && a->raised <= onset + 2 * S + TICK);
+	/* silence while a job waits, long past what jobs take: the early warning */
+	CHECK_INT(alerts(h, "npu.ipc_silent"), ==, 1);
+	CHECK_INT(h->alerts.n, ==, 2);
+}
+
+TEST(a_stall_clears_when_the_job_completes)
+{
+	struct h *h = setup(NULL);
+	burst(h, 4);
+	submit(h, 42, 1);
+	until(h, h->now + 3 * S);
+	REQUIRE(alert(h, "npu.stall") && alert(h, "npu.stall")->active);
+	done(h, 1, 0);
+	until(h, h->last_tick + TICK);
+	CHECK(!alert(h, "npu.stall")->active);
+	CHECK(!alert(h, "npu.ipc_silent")->active);
+}
+
+TEST(the_tdr_is_the_drivers_unless_forced)
+{
+	struct h *h = setup(NULL);
+	const char *from;
+	CHECK_INT(xpu_npu_model_tdr_ms(&h->m, &from), ==, 2000);
+	CHECK_STR(from, "default");
+	emit(h, XPU_EV_NPU_PM, 0, XPU_NPU_PM_TDR, 0, 0, 5000, 0, 1);
+	CHECK_INT(xpu_npu_model_tdr_ms(&h->m, &from), ==, 5000);
+	CHECK_STR(from, "driver");
+	struct xpu_npu_cfg cfg = { .tdr_ms = 700 };
+	h = setup(&cfg);
+	emit(h, XPU_EV_NPU_PM, 0, XPU_NPU_PM_TDR, 0, 0, 5000, 0, 1);
+	CHECK_INT(xpu_npu_model_tdr_ms(&h->m, &from), ==, 700);
+	CHECK_STR(from, "--npu-tdr");
+}
+
+TEST(a_forced_tdr_moves_the_stall)
+{
+	struct xpu_npu_cfg cfg = { .tdr_ms = 5000, .silence_ms = 60000 };
+	struct h *h = setup(&cfg);
+	burst(h, 4);
+	submit(h, 42, 1);
+	until(h, h->now + 4 * S);
+	CHECK_INT(alerts(h, "npu.stall"), ==, 0);
+	until(h, h->now + 1500 * MS);
+	CHECK_INT(alerts(h, "npu.stall"), ==, 1);
+	CHECK_INT(alerts(h, "npu.ipc_silent"), ==, 0);
+}
+
+TEST(an_ipc_receive_timeout_is_critical_and_repeats_count)
+{
+	struct h *h = setup(NULL);
+	for (int i = 0; i < 3; i++)
+		emit(h, XPU_EV_NPU_IPC, 0, 0, -110, 0, 0, XPU_NPU_IPC_RX, 1);
+	const struct xpu_alert *a = alert(h, "npu.ipc_timeout");
+	REQUIRE(a);
+	CHECK_INT(a->sev, ==, XPU_ALERT_CRITICAL);
+	CHECK_INT(a->count, ==, 3);
+	CHECK_INT(h->alerts.n, ==, 1);
+	until(h, h->now + 11 * S);	/* held 10 s after the last one */
+	CHECK(!a->active);
+}
+
+TEST(an_ipc_timeout_storm_raises_critical_and_a_rate_warning)
+{
+	struct h *h = setup(NULL);
+	burst(h, 4);
+	uint64_t onset = h->now;
+	while (h->now < onset + 3 * S) {	/* 2000 queries a second, every reply lost */
+		msg(h, 0x1104, XPU_NPU_IPC_TX);
+		emit(h, XPU_EV_NPU_IPC, 0, 0, -110, 0, 0, XPU_NPU_IPC_RX, 1);
+		until(h, h->now + S / 2000);
+	}
+	until(h, h->now + 5 * S);
+	CHECK_INT(alerts(h, "npu.ipc_timeout"), ==, 1);
+	CHECK_INT(alerts(h, "npu.ipc_rate"), ==, 1);
+	CHECK_INT(h->alerts.n, ==, 2);
+	const struct xpu_alert *w = alert(h, "npu.ipc_rate");
+	CHECK_INT(w->sev, ==, XPU_ALERT_WARN);
+	CHECK(w->raised <= onset + 2 * S + TICK);
+	CHECK(!w->active);	/* the rate came back down */
+}
+
+TEST(a_first_burst_after_a_trickle_is_not_a_storm)
+{
+	struct h *h = setup(NULL);
+	for (int i = 0; i < 60; i++) {	/* a heartbeat a second, no jobs */
+		heartbeat(h, 10 + (uint64_t)i);
+		until(h, h->now + S);
+	}
+	burst(h, 5);
+	CHECK_INT(h->alerts.n, ==, 0);
+}
+
+TEST(a_recovery_is_critical_and_names_its_reason)
+{
+	struct h *h = setup(NULL);
+	struct xpu_event ev = { .type = XPU_EV_NPU_PM, .source = XPU_SRC_NPU, .time = h->now };
+	ev.npu.code = XPU_NPU_PM_RECOVERY;
+	ev.npu.aux = xpu_dict_cstr(&h->dict, "WDT NCE IRQ");
+	ev.npu.count = 1;
+	xpu_npu_model_event(&h->m, &h->dict, &ev);
+	const struct xpu_alert *a = alert(h, "npu.recovery");
+	REQUIRE(a);
+	CHECK_INT(a->sev, ==, XPU_ALERT_CRITICAL);
+	CHECK(strstr(a->msg, "WDT NCE IRQ") != NULL);
+}
+
+TEST(a_recovery_that_aborts_jobs_raises_recovery_and_aborted_and_nothing_else)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	burst(h, 4);
+	submit(h, 42, 1);
+	submit(h, 42, 1);
+	until(h, h->now + 100 * MS);
+	emit(h, XPU_EV_NPU_PM, 0, XPU_NPU_PM_RECOVERY, 0, 0, 0, 0, 1);
+	emit(h, XPU_EV_NPU_JOB, 0, XPU_NPU_JOB_ABORT, XPU_NPU_ABORT_ALL, 0, 0, 0, 1);
+	burst(h, 3);
+	until(h, h->now + 5 * S);
+	CHECK_INT(alerts(h, "npu.recovery"), ==, 1);
+	CHECK_INT(alerts(h, "npu.job_aborted"), ==, 1);
+	CHECK_INT(h->alerts.n, ==, 2);
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_ALL);
+	CHECK_INT(s.aborted_total, ==, 2);
+	CHECK_INT(s.outstanding, ==, 0);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(a_job_completed_with_status_aborted_is_critical)
+{
+	struct h *h = setup(NULL);
+	submit(h, 42, 3);
+	until(h, h->now + 5 * MS);
+	emit(h, XPU_EV_NPU_JOB, 0, XPU_NPU_JOB_DONE, XPU_NPU_JOB_STATUS_ABORTED, 0, 77, 3, 1);
+	const struct xpu_alert *a = alert(h, "npu.job_aborted");
+	REQUIRE(a);
+	CHECK_INT(a->sev, ==, XPU_ALERT_CRITICAL);
+	CHECK(strstr(a->msg, "job 77") != NULL);
+	CHECK_INT(h->m.njobs, ==, 0);
+}
+
+TEST(an_abort_all_with_nothing_in_flight_adds_no_alert_of_its_own)
+{
+	struct h *h = setup(NULL);
+	emit(h, XPU_EV_NPU_JOB, 0, XPU_NPU_JOB_ABORT, XPU_NPU_ABORT_ALL, 0, 0, 0, 1);
+	CHECK_INT(h->alerts.n, ==, 0);
+}

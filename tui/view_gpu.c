@@ -1,0 +1,89 @@
+#include "view_gpu.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "dict.h"
+#include "event.h"
+#include "draw.h"
+#include "flame_view.h"
+#include "views.h"
+
+#define MAX_PROC_LINES 4
+
+int xpu_view_gpu_has_data(const struct xpu_snapshot *s)
+{
+	return s->ngpu_procs > 0 || s->gpu.nrows > 0 || s->ngpu_devices > 0;
+}
+
+static int proc_lines(const struct xpu_snapshot *s)
+{
+	return s->ngpu_procs < MAX_PROC_LINES ? s->ngpu_procs : MAX_PROC_LINES;
+}
+
+/* status, devices, processes, stack coverage, the selected kernel's full name */
+int xpu_view_gpu_text_rows(const struct xpu_snapshot *s)
+{
+	return 1 + s->ngpu_devices + proc_lines(s) + 1 + (s->gpu_selected ? 1 : 0);
+}
+
+static void line(const struct xpu_rect *r, int y, int role, const char *text)
+{
+	if (y < r->y + r->h)
+		xpu_put_text(y, r->x + 1, r->w - 2, text, xpu_draw_attr(role), 1);
+}
+
+static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
+{
+	char buf[512];
+	int y = r->y;
+	double per_s = s->interval_ns ? 1e9 / (double)s->interval_ns : 0;
+
+	snprintf(buf, sizeof(buf), "%s  %s", xpu_src_state_name(s->gpu_status.state), s->gpu_status.text);
+	line(r, y++, xpu_src_state_role(s->gpu_status.state), buf);
+	for (int i = 0; i < s->ngpu_devices; i++) {
+		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
+		snprintf(buf, sizeof(buf), "GPU%u  busy %5.1f%%  %8.0f kernels/s  memcpy %.1f ms (%.1f MB)",
+			 d->device, d->busy_pct, d->kernels_per_s, (double)d->memcpy_ns / 1e6,
+			 (double)d->memcpy_bytes / 1e6);
+		line(r, y++, XPU_ROLE_DEFAULT, buf);
+	}
+	for (int i = 0; i < proc_lines(s); i++) {
+		const struct xpu_gpu_proc *p = &s->gpu_procs[i];
+		snprintf(buf, sizeof(buf), "pid %-7u %-16s %-13s %8.0f launches/s  %u call sites  %" PRIu64 " dropped%s",
+			 p->pid, xpu_dict_str_get(s->dict, p->comm), p->launch_only ? "launches only" : "CUPTI",
+			 (double)p->launches_last * per_s, p->sites, p->dropped + p->cupti_dropped,
+			 p->state == XPU_GPU_PROC_LEFT ? "  (exited)" : p->detail == 1 ? "  (another profiler holds CUPTI)" : "");
+		line(r, y++, p->launch_only ? XPU_ROLE_NA : XPU_ROLE_DEFAULT, buf);
+	}
+	if (s->gpu_joined_pct >= 0)
+		snprintf(buf, sizeof(buf), "GPU time %.1f ms, %.1f%% of it with the launching CPU stack",
+			 (double)s->gpu_ns / 1e6, s->gpu_joined_pct);
+	else
+		snprintf(buf, sizeof(buf), "no GPU time yet");
+	line(r, y++, XPU_ROLE_MODE, buf);
+	if (s->gpu_selected)
+		line(r, y, XPU_ROLE_HINT_TEXT, s->gpu_selected);
+}
+
+void xpu_view_gpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
+		       const struct xpu_viewstate *vs, struct xpu_ui *ui)
+{
+	char info[96];
+	if (l->text.h)
+		draw_summary(&l->text, s);
+	if (l->table.h)
+		xpu_view_draw_table(&l->table, &s->gpu, vs, ui,
+				    "no kernels yet (processes without the library show launches only)");
+	if (!l->flame.h)
+		return;
+	if (s->gpu_flame_launches)
+		snprintf(info, sizeof(info), "%" PRIu64 " launches", s->gpu_flame.total);
+	else
+		snprintf(info, sizeof(info), "%.1f ms GPU time, %s", (double)s->gpu_flame.total / 1e6,
+			 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
+	xpu_flame_view_draw(&l->flame, &s->gpu_flame, s->dict,
+			    s->gpu_flame_launches ? "CPU stacks -> launch API (launch counts)"
+						  : "CPU stacks -> launch API -> GPU kernel",
+			    info, "no launches yet");
+}
