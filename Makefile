@@ -30,6 +30,9 @@ XCFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-ini
 	-D_GNU_SOURCE -DXPU_VERSION='"$(VERSION)"' -MMD -MP -I$(OUTPUT) -Icore -Ibpf -fno-omit-frame-pointer
 LDFLAGS ?=
 
+# The injection library is never sanitized: it runs inside other people's
+# programs, which do not carry the sanitizers' runtime.
+INJECT_CFLAGS := $(XCFLAGS)
 ifeq ($(SAN),1)
 XCFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 SANLD := -fsanitize=address,undefined
@@ -121,27 +124,28 @@ $(OUTPUT)/xputop: $(MAIN_OBJ) $(TUI_OBJS) $(LIBCORE)
 
 # ---- the CUPTI injection library (no libbpf, no ncurses) ----
 $(OUTPUT)/inject/%.pic.o: inject/%.c | $(OUTPUT)/inject
-	$(CC) $(CFLAGS) $(XCFLAGS) -fPIC -fvisibility=hidden -Iinject -I$(CUDA_HOME)/include -c $< -o $@
+	$(CC) $(CFLAGS) $(INJECT_CFLAGS) -fPIC -fvisibility=hidden -Iinject -I$(CUDA_HOME)/include -c $< -o $@
 
 $(INJECT_LIB): $(INJECT_OBJS)
-	$(CC) $(CFLAGS) $(SANLD) -shared -Wl,-z,defs -Wl,--exclude-libs,ALL $^ -ldl -lpthread -o $@
+	$(CC) $(CFLAGS) -shared -Wl,-z,defs -Wl,--exclude-libs,ALL $^ -ldl -lpthread -o $@
 
 # ---- tests ----
 tests: $(UNIT_BINS) $(PROG_BINS) $(FAKE_INJECT_LIB)
 
 $(OUTPUT)/tests/fake_cupti.pic.o: tests/fake/fake_cupti.c | $(OUTPUT)/tests
-	$(CC) $(CFLAGS) $(XCFLAGS) -fPIC -fvisibility=hidden -Iinject -c $< -o $@
+	$(CC) $(CFLAGS) $(INJECT_CFLAGS) -fPIC -fvisibility=hidden -Iinject -c $< -o $@
 
 $(FAKE_INJECT_LIB): $(FAKE_INJECT_OBJS)
-	$(CC) $(CFLAGS) $(SANLD) -shared -Wl,-z,defs $^ -ldl -lpthread -o $@
+	$(CC) $(CFLAGS) -shared -Wl,-z,defs $^ -ldl -lpthread -o $@
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(LIBCORE) | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iinject $< $(LIBCORE) $(SANLD) $(CORE_LIBS) -o $@
 
-# Unit tests of the injection library link its sources (not core).
-$(OUTPUT)/tests/test_inject_%: tests/unit/test_inject_%.c tests/unit/check.h $(filter-out %/cupti.pic.o,$(INJECT_OBJS)) | $(OUTPUT)/tests
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iinject $< $(filter-out %/cupti.pic.o %/inject.pic.o,$(INJECT_OBJS)) \
-		$(SANLD) -ldl -lpthread -o $@
+# Unit tests of the injection library compile its sources in (sanitized
+# with SAN=1, unlike the library itself); CUPTI and the agent stay out.
+INJECT_UNIT_SRCS := $(filter-out inject/cupti.c inject/inject.c,$(INJECT_SRCS))
+$(OUTPUT)/tests/test_inject_%: tests/unit/test_inject_%.c tests/unit/check.h $(INJECT_UNIT_SRCS) | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iinject $< $(INJECT_UNIT_SRCS) $(SANLD) -ldl -lpthread -o $@
 
 # TUI unit tests link the front-end too (a shorter stem, so this rule wins).
 $(OUTPUT)/tests/test_tui_%: tests/unit/test_tui_%.c tests/unit/check.h $(TUI_OBJS) $(LIBCORE) | $(OUTPUT)/tests

@@ -149,7 +149,7 @@ long xpu_folded_write(FILE *f, const struct xpu_dict *d, const struct xpu_stacks
 	for (uint32_t i = 0; i < c.n && !c.oom; i++)
 		if (!(c.v[i].text = render(d, &c.v[i])))
 			c.oom = 1;
-	if (!c.oom)
+	if (!c.oom && c.n)
 		qsort(c.v, c.n, sizeof(*c.v), by_text);
 	for (uint32_t i = 0; i < c.n && !c.oom; i++) {
 		uint64_t count = (c.v[i].weight * mul + div / 2) / div;

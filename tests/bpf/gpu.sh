@@ -5,8 +5,8 @@
 . tests/lib.sh
 need_root
 Q="python3 tests/jsonq.py"
-FAKE=$PWD/$OUT/tests/libxputop_inject_fake.so
-STANDIN=$PWD/$OUT/tests/progs/gpu_standin
+FAKE=$(realpath "$OUT/tests/libxputop_inject_fake.so")
+STANDIN=$(realpath "$OUT/tests/progs/gpu_standin")
 # A socket directory of our own (root's, not writable by others, as xputop
 # requires) that the unprivileged stand-in can reach.
 SOCKDIR=$(mktemp -d /tmp/xputop-gpu.XXXXXX)
