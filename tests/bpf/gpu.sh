@@ -61,6 +61,21 @@ else
 	python3 tests/jsonq.py chrome_trace "$J" < /dev/null || fail "the trace export"
 fi
 
+t a_program_outlives_a_killed_xputop_and_a_new_one_picks_it_up
+as_nobody "$STANDIN" "$FAKE" 7 > /dev/null 2> "$T_TMP/standin2.err" &
+S=$!
+"$XPUTOP" -b -d 0.5 > /dev/null 2>&1 &
+A=$!
+sleep 2
+kill -9 $A
+wait $A 2> /dev/null
+sleep 1
+kill -0 $S 2> /dev/null || fail "the program died with its monitor"
+"$XPUTOP" -b -j -n 6 -d 0.5 --window 60 > "$T_TMP/again.json" 2> /dev/null
+wait $S || fail "the program failed: $(cat "$T_TMP/standin2.err")"
+$Q gpu_process gpu_standin cupti < "$T_TMP/again.json" || fail "the new xputop does not see the program"
+$Q gpu_stack_pct 100 < "$T_TMP/again.json" || fail "call sites were not announced again to the new xputop"
+
 t a_client_claiming_another_pid_is_refused
 "$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/forge.json" 2> "$T_TMP/forge.err" &
 X=$!

@@ -73,11 +73,12 @@ XPU_INJ_API void fake_cuda_launch(uint32_t corr, uint32_t cbid, uint32_t domain,
 		xpu_inj_launch(c, corr, cbid, domain, api);
 }
 
+/* Like CUPTI's kernel activity, recorded only while a monitor is connected. */
 XPU_INJ_API void fake_cuda_kernel(const char *name, uint64_t start, uint64_t end, uint32_t corr,
 				  uint32_t device, uint32_t stream, uint32_t graph)
 {
 	pthread_mutex_lock(&lock);
-	if (nqueued < QUEUE) {
+	if (fake_cuda_connected() && nqueued < QUEUE) {
 		queue[nqueued].k = (struct xpu_wire_kernel){
 			.start = start, .end = end, .corr = corr, .device = device, .stream = stream,
 			.graph = graph,

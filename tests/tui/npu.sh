@@ -3,31 +3,11 @@
 # stand-in driver plays a recovery.  Needs root and tmux.
 . tests/lib.sh
 need_root
-command -v tmux > /dev/null || { echo "FAIL $(basename "$0"): tmux is not installed" >&2; exit 1; }
 
-SOCK="xputop-npu-test-$$"
+. tests/tmux.sh
 DRV=$OUT/tests/progs/npu_driver
-printf 'set -g default-terminal screen-256color\nset -g escape-time 0\n' > "$T_TMP/tmux.conf"
 
-tm() { tmux -u -L "$SOCK" -f "$T_TMP/tmux.conf" "$@"; }
-screen() { tm capture-pane -p -t 0 > "$T_TMP/screen" 2> /dev/null; }
-keys() { tm send-keys -t 0 "$@"; }
-
-# wait_for TEXT [TENTHS]: until the screen shows TEXT (fixed string).
-wait_for() {
-	i=0
-	while [ $i -lt "${2:-100}" ]; do
-		screen
-		grep -qF -- "$1" "$T_TMP/screen" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	fail "the screen never showed '$1'"
-	sed 's/^/    | /' "$T_TMP/screen" >&2
-	return 1
-}
-
-tm new-session -d -x 150 -y 48 \
+new_terminal 150 48 \
 	"env LANG=C.UTF-8 $XPUTOP -d 0.3 --view npu --npu-probe-binary $DRV; echo EXITED rc=\$?; sleep 600"
 
 t the_npu_view_lists_its_sources_and_their_state

@@ -2,14 +2,9 @@
 # and what each key does.  Needs root (live CPU sampling) and tmux.
 . tests/lib.sh
 need_root
-command -v tmux > /dev/null || { echo "FAIL $(basename "$0"): tmux is not installed" >&2; exit 1; }
 
-NTERM=0
-SOCK="xputop-test-$$-0"
+. tests/tmux.sh
 ESC=$(printf '\033')
-printf 'set -g default-terminal screen-256color\nset -g escape-time 0\n' > "$T_TMP/tmux.conf"
-
-tm() { tmux -u -L "$SOCK" -f "$T_TMP/tmux.conf" "$@"; }
 
 # start COLS ROWS [ENV=...] -- ARGS: xputop in a fresh terminal of that size.
 start() {
@@ -18,44 +13,9 @@ start() {
 	envs=""
 	while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs="$envs $1"; shift; done
 	[ "$1" = "--" ] && shift
-	# A fresh server each time: a dying one can take a new session with it.
-	tm kill-server 2> /dev/null
-	NTERM=$((NTERM + 1))
-	SOCK="xputop-test-$$-$NTERM"
-	tm new-session -d -x "$cols" -y "$rows" \
+	new_terminal "$cols" "$rows" \
 		"env LANG=C.UTF-8 $envs $XPUTOP -d 0.3 -o $T_TMP $*; echo EXITED rc=\$?; sleep 600"
 }
-
-screen() { tm capture-pane -p -t 0 > "$T_TMP/screen" 2> /dev/null; }
-
-# wait_for TEXT [TENTHS]: until the screen shows TEXT (fixed string).
-wait_for() {
-	i=0
-	while [ $i -lt "${2:-80}" ]; do
-		screen
-		grep -qF -- "$1" "$T_TMP/screen" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	fail "the screen never showed '$1'"
-	sed 's/^/    | /' "$T_TMP/screen" >&2
-	return 1
-}
-
-wait_gone() {
-	i=0
-	while [ $i -lt 50 ]; do
-		screen
-		grep -qF -- "$1" "$T_TMP/screen" || return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	fail "the screen still shows '$1'"
-	return 1
-}
-
-keys() { tm send-keys -t 0 "$@"; }
-alternate_screen() { tm display-message -p -t 0 '#{alternate_on}'; }
 
 # Something busy with known function names to look at.
 "$OUT/tests/progs/busy" 120 > /dev/null 2>&1 &
@@ -134,10 +94,7 @@ wait_for "EXITED rc=0"
 [ "$(alternate_screen)" = 0 ] || fail "still on the alternate screen after Ctrl-C"
 
 t the_shell_is_usable_after_q
-tm kill-server 2> /dev/null
-NTERM=$((NTERM + 1))
-SOCK="xputop-test-$$-$NTERM"
-tm new-session -d -x 100 -y 30 "env LANG=C.UTF-8 PS1='shell> ' sh"
+new_terminal 100 30 "env LANG=C.UTF-8 PS1='shell> ' sh"
 wait_for "shell>"
 keys "$XPUTOP -d 0.3" Enter
 wait_for "GPU · NPU · CPU"

@@ -1,0 +1,49 @@
+# Driving xputop through a real terminal: the helpers the TUI tests share.
+# Source after tests/lib.sh.  Each test gets its own tmux server (SOCK).
+command -v tmux > /dev/null || { echo "FAIL $(basename "$0"): tmux is not installed" >&2; exit 1; }
+
+NTERM=0
+SOCK="xputop-test-$$-0"
+printf 'set -g default-terminal screen-256color\nset -g escape-time 0\n' > "$T_TMP/tmux.conf"
+
+tm() { tmux -u -L "$SOCK" -f "$T_TMP/tmux.conf" "$@"; }
+
+# new_terminal COLS ROWS COMMAND: a fresh server with one pane running COMMAND
+# (a dying server can take a new session with it, so each gets its own).
+new_terminal() {
+	tm kill-server 2> /dev/null
+	NTERM=$((NTERM + 1))
+	SOCK="xputop-test-$$-$NTERM"
+	tm new-session -d -x "$1" -y "$2" "$3"
+}
+
+screen() { tm capture-pane -p -t 0 > "$T_TMP/screen" 2> /dev/null; }
+keys() { tm send-keys -t 0 "$@"; }
+alternate_screen() { tm display-message -p -t 0 '#{alternate_on}'; }
+
+# wait_for TEXT [TENTHS]: until the screen shows TEXT (fixed string).
+wait_for() {
+	i=0
+	while [ $i -lt "${2:-80}" ]; do
+		screen
+		grep -qF -- "$1" "$T_TMP/screen" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "the screen never showed '$1'"
+	sed 's/^/    | /' "$T_TMP/screen" >&2
+	return 1
+}
+
+# wait_gone TEXT: until the screen no longer shows TEXT.
+wait_gone() {
+	i=0
+	while [ $i -lt 50 ]; do
+		screen
+		grep -qF -- "$1" "$T_TMP/screen" || return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "the screen still shows '$1'"
+	return 1
+}

@@ -1,0 +1,57 @@
+# The GPU view through a real terminal (tmux) while the fake-CUPTI stand-in
+# plays a CUDA program: the device and process summary, the kernels table,
+# the CPU -> launch API -> kernel flamegraph, keys, and the export.  Needs root.
+. tests/lib.sh
+need_root
+. tests/tmux.sh
+
+FAKE=$(realpath "$OUT/tests/libxputop_inject_fake.so")
+STANDIN=$(realpath "$OUT/tests/progs/gpu_standin")
+SOCKDIR=$(mktemp -d /tmp/xputop-gpu.XXXXXX)
+chmod 755 "$SOCKDIR"
+export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
+
+t without_a_cuda_process_the_view_says_how_to_get_one
+new_terminal 120 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -d 0.3 --view gpu -o $T_TMP; echo EXITED; sleep 600"
+wait_for "GPU source:"
+expect_grep "CUDA_INJECTION64_PATH=" "$T_TMP/screen" "the message box"
+expect_grep "xputop -- CMD" "$T_TMP/screen" "the message box"
+
+t an_injected_process_fills_the_summary_the_table_and_the_flame
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 6 > /dev/null 2>&1 &
+S=$!
+wait_for "gpu_standin" 60
+wait_for "GPU0  busy"
+wait_for "of it with the launching CPU stack"
+expect_grep "100.0% of it with the launching CPU stack" "$T_TMP/screen" "the stack coverage"
+expect_grep "^matmul_kernel  *$S gpu_standin  *0 " "$T_TMP/screen" "the matmul row"
+expect_grep "CPU stacks -> launch API -> GPU kernel" "$T_TMP/screen" "the flame title"
+expect_grep "standin_train_step" "$T_TMP/screen" "the flame"
+expect_grep "cudaLaunchKernel" "$T_TMP/screen" "the flame's launch frames"
+
+t the_selected_kernels_full_name_is_shown
+expect_grep "matmul_kernel(float\*, float\*, float\*, int)" "$T_TMP/screen" "the full name"
+
+t the_filter_narrows_the_kernels
+keys / r e l u Enter
+wait_gone "graph_node_kernel  "
+expect_grep "^relu_kernel " "$T_TMP/screen" "the filtered table"
+keys / BSpace BSpace BSpace BSpace Enter
+wait_for "graph_node_kernel"
+
+t w_switches_the_flame_to_since_start
+keys w
+wait_for "GPU time, since start"
+
+t s_exports_the_gpu_view
+keys s
+wait_for "exported "
+ls "$T_TMP"/xputop-gpu-2*.folded > /dev/null 2>&1 || fail "no GPU folded file"
+ls "$T_TMP"/xputop-gpu-merged-*.folded > /dev/null 2>&1 || fail "no merged file"
+ls "$T_TMP"/xputop-gpu-*.trace.json > /dev/null 2>&1 || fail "no trace"
+
+kill $S 2> /dev/null
+wait $S 2> /dev/null
+tm kill-server 2> /dev/null
+rm -rf "$SOCKDIR"
+finish
