@@ -693,7 +693,8 @@ static int attach_l0(struct npu_source *n, const char *lib)
 /* ---- set-up: decide, load, attach, then tell ---- */
 
 struct plan {
-	int ioctls;		/* tracefs there: the syscall tracepoints can attach */
+	int accel;		/* an NPU to watch: accel devices, intel_vpu, or --npu-dev */
+	int ioctls;		/* and tracefs there: the syscall tracepoints can attach */
 	int kprobes;		/* the kernel can kprobe */
 	int vpu_loaded;
 	const char *binary;
@@ -720,6 +721,12 @@ static int resolve_dev(const char *path, uint32_t *rdev)
 static void tell_ioctls(struct npu_source *n, const struct plan *p, const struct xpu_npu_source_opts *o)
 {
 	struct xpu_npu_model *m = &n->sess->npu;
+	if (!p->accel) {
+		xpu_npu_model_source(m, "ioctls", XPU_SRC_OFF,
+				     "no accel device here (/dev/accel/accel*): ioctls are not traced "
+				     "(--npu-dev PATH watches another node)");
+		return;
+	}
 	if (!p->ioctls) {
 		xpu_npu_model_source(m, "ioctls", XPU_SRC_FAILED,
 				     "tracefs is not mounted and could not be: mount -t tracefs nodev " TRACEFS);
@@ -734,7 +741,7 @@ static void tell_ioctls(struct npu_source *n, const struct plan *p, const struct
 				     "syscall tracepoints; fds of accel devices (major %d)", XPU_NPU_ACCEL_MAJOR);
 }
 
-static void tell_group(struct npu_source *n, enum group g, const char *extra)
+static void tell_group(struct npu_source *n, enum group g, const char *extra, const char *none)
 {
 	char list[200];
 	size_t used = 0;
@@ -746,7 +753,7 @@ static void tell_group(struct npu_source *n, enum group g, const char *extra)
 	if (extra && used < sizeof(list))
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? "; " : "", extra);
 	xpu_npu_model_source(&n->sess->npu, group_names[g], used ? XPU_SRC_ACTIVE : XPU_SRC_OFF, "%s",
-			     used ? list : "no source on this kernel (needs vpu:* tracepoints or ivpu kprobes)");
+			     used ? list : none);
 }
 
 static void tell(struct npu_source *n, const struct plan *p, const struct xpu_npu_source_opts *o,
@@ -776,12 +783,15 @@ static void tell(struct npu_source *n, const struct plan *p, const struct xpu_np
 		xpu_npu_model_source(m, "ivpu probes", nprobes ? XPU_SRC_ACTIVE : XPU_SRC_FAILED,
 				     "kprobes: %d attached%s%s%s%s", nprobes, missing[0] ? "; not found: " : "",
 				     missing, failed[0] ? "; cannot attach: " : "", failed);
-	tell_group(n, G_IPC, n->tp_used[TP_JSM] ? "vpu:jsm" : NULL);
+	const char *none = p->accel || p->binary
+				   ? "no source on this kernel (needs vpu:* tracepoints or ivpu kprobes)"
+				   : "no NPU on this machine (no intel_vpu, no /dev/accel)";
+	tell_group(n, G_IPC, n->tp_used[TP_JSM] ? "vpu:jsm" : NULL, none);
 	tell_group(n, G_JOBS, n->tp_used[TP_JOB] ? "vpu:job"
 			      : n->tp_used[TP_FENCE_INIT] ? "fallback: dma_fence tracepoints (intel_vpu fences)"
-			      : NULL);
-	tell_group(n, G_POWER, n->tp_used[TP_PM] ? "vpu:pm" : NULL);
-	tell_group(n, G_MEMORY, NULL);
+			      : NULL, none);
+	tell_group(n, G_POWER, n->tp_used[TP_PM] ? "vpu:pm" : NULL, none);
+	tell_group(n, G_MEMORY, NULL, none);
 	if (nl0)
 		xpu_npu_model_source(m, "Level Zero", XPU_SRC_ACTIVE, "uprobes on %s (%d APIs)", p->ze, nl0);
 	else
@@ -811,15 +821,27 @@ static void emit_tdr(struct npu_source *n)
 	xpu_session_emit(n->sess, &ev);
 }
 
+static int accel_device_present(void)
+{
+	glob_t g;
+	int found = glob("/dev/accel/accel*", 0, NULL, &g) == 0;
+	if (found)
+		globfree(&g);
+	return found;
+}
+
 static int plan(struct npu_source *n, const struct xpu_npu_source_opts *o, struct plan *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->binary = o->probe_binary;
 	if (o->dev_path && resolve_dev(o->dev_path, &p->rdev) < 0)
 		return -1;
-	p->ioctls = xpu_sys_tracefs() == 0;
 	p->kprobes = kprobes_available();
 	p->vpu_loaded = access("/sys/module/intel_vpu", F_OK) == 0;
+	/* The ioctl tracepoints run for every ioctl on the machine: only worth
+	 * their cost (and mounting tracefs) where there is an NPU to watch. */
+	p->accel = o->dev_path || p->vpu_loaded || accel_device_present();
+	p->ioctls = p->accel && xpu_sys_tracefs() == 0;
 	if (p->ioctls)
 		find_tracepoints(n);
 	if (p->binary) {
