@@ -1,0 +1,52 @@
+"""A small PyTorch training-style loop: an NxN matmul + relu + sum per step
+(N = 1024 by default, as the GPU view's issue suggests; at N = 128 the GPU
+work is tiny and the loop is bound by launching, so CPU-side costs show).
+
+Usage: python3 -X perf torch_loop.py [--size N] [--seconds S] [--warmup-s W]
+Prints {"ms_per_iter": X, "iters": N} on stdout.
+"""
+import argparse
+import json
+import time
+
+import torch
+
+
+def model_forward(a, b):
+    return torch.relu(a @ b).sum()
+
+
+def train_step(a, b):
+    return model_forward(a, b)
+
+
+def run(a, b, seconds):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    n = 0
+    while True:
+        for _ in range(200):
+            train_step(a, b)
+        n += 200
+        if time.perf_counter() - t0 >= seconds:
+            break
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / n * 1e3, n
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--warmup-s", type=float, default=1.0)
+    p.add_argument("--size", type=int, default=1024)
+    args = p.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a = torch.randn(args.size, args.size, device="cuda")
+    b = torch.randn(args.size, args.size, device="cuda")
+    run(a, b, args.warmup_s)
+    ms, n = run(a, b, args.seconds)
+    print(json.dumps({"ms_per_iter": ms, "iters": n}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
