@@ -1,5 +1,6 @@
 #include "dict.h"
 
+#include "grow.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,24 +8,6 @@
 #define STR_SEED 0x5354
 #define FRAME_SEED 0x4652
 #define STACK_SEED 0x5354434b
-
-/* Grows an array so it holds at least `need` elements. */
-static int grow(void **p, uint32_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 64;
-	while (n < need)
-		n *= 2;
-	if (n > UINT32_MAX)
-		return -1;
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = (uint32_t)n;
-	return 0;
-}
 
 static int grow_sz(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -82,7 +65,7 @@ uint32_t xpu_dict_str(struct xpu_dict *d, const char *s, size_t len)
 		return idx + 1;
 	if (d->arena_len + len + 1 > UINT32_MAX ||
 	    grow_sz((void **)&d->arena, &d->arena_cap, d->arena_len + len + 1, 1) ||
-	    grow((void **)&d->strs, &d->str_cap, d->nstr + 1, sizeof(struct xpu_span)))
+	    xpu_grow((void **)&d->strs, &d->str_cap, d->nstr + 1, sizeof(struct xpu_span)))
 		return 0;
 	memcpy(d->arena + d->arena_len, s, len);
 	d->arena[d->arena_len + len] = '\0';
@@ -124,7 +107,7 @@ uint32_t xpu_dict_frame(struct xpu_dict *d, uint32_t kind, uint32_t name, uint32
 	uint32_t idx = xpu_htab_find(&d->frame_idx, h, frame_eq, d, &f);
 	if (idx != UINT32_MAX)
 		return idx + 1;
-	if (grow((void **)&d->frames, &d->frame_cap, d->nframes + 1, sizeof(f)))
+	if (xpu_grow((void **)&d->frames, &d->frame_cap, d->nframes + 1, sizeof(f)))
 		return 0;
 	d->frames[d->nframes] = f;
 	if (xpu_htab_put(&d->frame_idx, h, d->nframes) < 0)
@@ -164,7 +147,7 @@ uint32_t xpu_dict_stack(struct xpu_dict *d, const uint32_t *frames, uint32_t n)
 	if (d->stack_arena_len + n > UINT32_MAX ||
 	    grow_sz((void **)&d->stack_arena, &d->stack_arena_cap, d->stack_arena_len + n,
 		    sizeof(uint32_t)) ||
-	    grow((void **)&d->stacks, &d->stack_cap, d->nstacks + 1, sizeof(struct xpu_span)))
+	    xpu_grow((void **)&d->stacks, &d->stack_cap, d->nstacks + 1, sizeof(struct xpu_span)))
 		return 0;
 	if (n)
 		memcpy(d->stack_arena + d->stack_arena_len, frames, n * sizeof(uint32_t));

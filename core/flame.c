@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dict.h"
+#include "grow.h"
 #include "htab.h"
 
 /* Children are found through a (parent, frame, label) index while building;
@@ -41,14 +42,8 @@ void xpu_flame_free(struct xpu_flame *f)
 static uint32_t new_node(struct build *b, uint32_t parent, uint32_t frame, uint32_t label)
 {
 	struct xpu_flame *f = b->f;
-	if (f->n == f->cap) {
-		uint32_t cap = f->cap ? f->cap * 2 : 256;
-		void *p = realloc(f->nodes, (size_t)cap * sizeof(*f->nodes));
-		if (!p)
-			return UINT32_MAX;
-		f->nodes = p;
-		f->cap = cap;
-	}
+	if (xpu_grow((void **)&f->nodes, &f->cap, f->n + 1, sizeof(*f->nodes)))
+		return UINT32_MAX;
 	uint32_t i = f->n++;
 	f->nodes[i] = (struct xpu_flame_node){
 		.frame = frame, .label = label, .parent = parent,

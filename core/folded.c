@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dict.h"
+#include "grow.h"
 #include "htab.h"
 
 static const char *suffix(uint32_t kind)
@@ -85,14 +86,8 @@ static int collect_one(void *arg, const struct xpu_stack_entry *e, uint64_t weig
 		c->v[i].weight += weight;
 		return 0;
 	}
-	if (c->n == c->cap) {
-		uint32_t cap = c->cap ? c->cap * 2 : 256;
-		void *p = realloc(c->v, (size_t)cap * sizeof(*c->v));
-		if (!p)
-			goto oom;
-		c->v = p;
-		c->cap = cap;
-	}
+	if (xpu_grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+		goto oom;
 	c->v[c->n] = l;
 	if (xpu_htab_put(&c->idx, h, c->n) < 0)
 		goto oom;

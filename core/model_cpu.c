@@ -6,6 +6,7 @@
 
 #include "dict.h"
 #include "event.h"
+#include "grow.h"
 #include "table.h"
 
 const struct xpu_col xpu_cpu_cols[XPU_CPU_NCOLS] = {
@@ -74,14 +75,8 @@ static struct xpu_cpu_task *task_get(struct xpu_cpu_model *m, uint32_t pid, uint
 	uint32_t i = xpu_htab_find(&m->idx, h, task_eq, m, &k);
 	if (i != UINT32_MAX)
 		return &m->tasks[i];
-	if (m->ntasks == m->cap) {
-		uint32_t cap = m->cap ? m->cap * 2 : 128;
-		void *p = realloc(m->tasks, (size_t)cap * sizeof(*m->tasks));
-		if (!p)
-			return NULL;
-		m->tasks = p;
-		m->cap = cap;
-	}
+	if (xpu_grow((void **)&m->tasks, &m->cap, m->ntasks + 1, sizeof(*m->tasks)))
+		return NULL;
 	struct xpu_cpu_task *t = &m->tasks[m->ntasks];
 	*t = (struct xpu_cpu_task){ .pid = pid, .tid = tid };
 	t->ring = calloc(m->window, sizeof(uint32_t));

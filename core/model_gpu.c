@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dict.h"
+#include "grow.h"
 #include "event.h"
 #include "symbolize.h"
 
@@ -28,21 +29,6 @@ const struct xpu_col xpu_gpu_cols[XPU_GPU_NCOLS] = {
 	[XPU_GPU_COL_NAME] = { "NAME", "name", XPU_CELL_STR, 0, XPU_COL_JSON_ONLY },
 	[XPU_GPU_COL_MANGLED] = { "MANGLED", "mangled", XPU_CELL_STR, 0, XPU_COL_JSON_ONLY },
 };
-
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	uint32_t n = *cap ? *cap * 2 : 64;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, (size_t)n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
 
 int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t window_ticks)
 {
@@ -155,7 +141,7 @@ static struct xpu_gpu_kernel *kernel_get(struct xpu_gpu_model *m, uint32_t pid, 
 	uint32_t i = xpu_htab_find(&m->kidx, h, kernel_eq, m, &k);
 	if (i != UINT32_MAX)
 		return &m->kernels[i];
-	if (grow((void **)&m->kernels, &m->kcap, m->nkernels + 1, sizeof(*m->kernels)))
+	if (xpu_grow((void **)&m->kernels, &m->kcap, m->nkernels + 1, sizeof(*m->kernels)))
 		return NULL;
 	struct xpu_gpu_kernel *r = &m->kernels[m->nkernels];
 	*r = (struct xpu_gpu_kernel){ .pid = pid, .name = name, .device = device, .comm = comm };
@@ -179,7 +165,7 @@ static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint
 				m->procs[i].comm = comm;
 			return &m->procs[i];
 		}
-	if (grow((void **)&m->procs, &m->pcap, m->nprocs + 1, sizeof(*m->procs)))
+	if (xpu_grow((void **)&m->procs, &m->pcap, m->nprocs + 1, sizeof(*m->procs)))
 		return NULL;
 	struct xpu_gpu_proc *p = &m->procs[m->nprocs++];
 	*p = (struct xpu_gpu_proc){ .pid = pid, .comm = comm };
@@ -262,7 +248,7 @@ static uint32_t flame_stack(struct xpu_gpu_model *m, uint32_t launch_stack, uint
 	}
 	frames[n++] = kframe;
 	uint32_t stack = xpu_dict_stack(m->dict, frames, n);
-	if (grow((void **)&m->flame_cache, &m->flame_cap, m->nflame + 1, sizeof(*m->flame_cache)) == 0) {
+	if (xpu_grow((void **)&m->flame_cache, &m->flame_cap, m->nflame + 1, sizeof(*m->flame_cache)) == 0) {
 		m->flame_cache[m->nflame][0] = launch_stack;
 		m->flame_cache[m->nflame][1] = kframe;
 		m->flame_cache[m->nflame][2] = stack;
@@ -308,7 +294,7 @@ static void add_interval(struct xpu_gpu_device *v, uint64_t s, uint64_t e)
 			if (v->head) {	/* slide the live part down before growing */
 				memmove(v->iv, iv, n * sizeof(*iv));
 				v->head = 0;
-			} else if (grow((void **)&v->iv, &v->cap, n + 1, sizeof(*v->iv))) {
+			} else if (xpu_grow((void **)&v->iv, &v->cap, n + 1, sizeof(*v->iv))) {
 				return;
 			}
 			iv = v->iv + v->head;
@@ -339,7 +325,7 @@ static void add_interval(struct xpu_gpu_device *v, uint64_t s, uint64_t e)
 	}
 	v->busy_all += (ne - ns) - covered;
 	if (first == last) {	/* overlaps nothing: insert */
-		if (v->head + n == v->cap && grow((void **)&v->iv, &v->cap, v->head + n + 1, sizeof(*v->iv)))
+		if (v->head + n == v->cap && xpu_grow((void **)&v->iv, &v->cap, v->head + n + 1, sizeof(*v->iv)))
 			return;
 		iv = v->iv + v->head;
 		memmove(iv + first + 1, iv + first, (n - first) * sizeof(*iv));

@@ -9,6 +9,7 @@
 
 #include "dict.h"
 #include "event.h"
+#include "grow.h"
 #include "npu.h"
 
 #define MS 1000000ULL
@@ -276,14 +277,8 @@ static uint32_t call_get(struct xpu_npu_model *m, uint32_t pid, uint32_t kind, u
 			m->calls[i].comm = comm;
 		return i;
 	}
-	if (m->ncalls == m->cap) {
-		uint32_t cap = m->cap ? m->cap * 2 : 64;
-		void *p = realloc(m->calls, (size_t)cap * sizeof(*m->calls));
-		if (!p)
-			return UINT32_MAX;
-		m->calls = p;
-		m->cap = cap;
-	}
+	if (xpu_grow((void **)&m->calls, &m->cap, m->ncalls + 1, sizeof(*m->calls)))
+		return UINT32_MAX;
 	struct xpu_npu_call *c = &m->calls[m->ncalls];
 	memset(c, 0, sizeof(*c));
 	c->pid = pid;
@@ -480,14 +475,8 @@ static int job_submit(struct xpu_npu_model *m, const struct xpu_event *ev)
 		m->njobs--;
 		m->jobs_forgotten++;
 	}
-	if (m->njobs == m->jobs_cap) {
-		uint32_t cap = m->jobs_cap ? m->jobs_cap * 2 : 64;
-		void *p = realloc(m->jobs, (size_t)cap * sizeof(*m->jobs));
-		if (!p)
-			return -ENOMEM;
-		m->jobs = p;
-		m->jobs_cap = cap;
-	}
+	if (xpu_grow((void **)&m->jobs, &m->jobs_cap, m->njobs + 1, sizeof(*m->jobs)))
+		return -ENOMEM;
 	struct xpu_npu_job *j = &m->jobs[m->njobs++];
 	*j = (struct xpu_npu_job){
 		.submit_ns = ev->time, .key = ev->npu.arg, .queue = ev->npu.aux,

@@ -14,6 +14,7 @@
 #include "err.h"
 #include "gpu_probes.h"
 #include "gpu_wire.h"
+#include "grow.h"
 #include "session.h"
 #include "source.h"
 #include "sys.h"
@@ -195,14 +196,8 @@ static void on_name(void *arg, uint32_t id, const char *name, size_t len)
 		c->bad++;
 		return;
 	}
-	if (c->nnames == c->names_cap) {
-		uint32_t cap = c->names_cap ? c->names_cap * 2 : 256;
-		uint32_t *v = realloc(c->names, cap * sizeof(uint32_t));
-		if (!v)
-			return;
-		c->names = v;
-		c->names_cap = cap;
-	}
+	if (xpu_grow((void **)&c->names, &c->names_cap, c->nnames + 1, sizeof(uint32_t)))
+		return;
 	c->names[c->nnames++] = xpu_dict_str(&x->g->sess->dict, name, len);
 }
 

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "err.h"
+#include "grow.h"
 #include "htab.h"
 #include "model_npu.h"
 #include "npu.h"
@@ -293,14 +294,8 @@ static struct ioctl_prev *prev_get(struct npu_source *n, const struct xpu_npu_io
 	uint32_t i = xpu_htab_find(&n->prev_idx, h, prev_eq, n, k);
 	if (i != UINT32_MAX)
 		return &n->prev[i];
-	if (n->nprev == n->capprev) {
-		uint32_t cap = n->capprev ? n->capprev * 2 : 64;
-		void *p = realloc(n->prev, (size_t)cap * sizeof(*n->prev));
-		if (!p)
-			return NULL;
-		n->prev = p;
-		n->capprev = cap;
-	}
+	if (xpu_grow((void **)&n->prev, &n->capprev, n->nprev + 1, sizeof(*n->prev)))
+		return NULL;
 	struct ioctl_prev *p = &n->prev[n->nprev];
 	memset(p, 0, sizeof(*p));
 	p->key = *k;

@@ -1,5 +1,6 @@
 #include "stacks.h"
 
+#include "grow.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,21 +46,6 @@ void xpu_stacks_free(struct xpu_stacks *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	uint32_t n = *cap ? *cap * 2 : 256;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, (size_t)n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 int xpu_stacks_add(struct xpu_stacks *s, uint32_t pid, uint32_t tid, uint32_t stack,
 		   uint32_t comm, uint64_t weight)
 {
@@ -68,7 +54,7 @@ int xpu_stacks_add(struct xpu_stacks *s, uint32_t pid, uint32_t tid, uint32_t st
 	uint32_t i = xpu_htab_find(&s->idx, h, entry_eq, s, &k);
 
 	if (i == UINT32_MAX) {
-		if (grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		if (xpu_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
 			return -ENOMEM;
 		i = s->n;
 		s->v[i] = (struct xpu_stack_entry){ .pid = pid, .tid = tid, .stack = stack };
@@ -78,7 +64,7 @@ int xpu_stacks_add(struct xpu_stacks *s, uint32_t pid, uint32_t tid, uint32_t st
 	}
 	struct xpu_stack_entry *e = &s->v[i];
 	if (!e->open) {
-		if (grow((void **)&s->touched, &s->touched_cap, s->ntouched + 1, sizeof(uint32_t)))
+		if (xpu_grow((void **)&s->touched, &s->touched_cap, s->ntouched + 1, sizeof(uint32_t)))
 			return -ENOMEM;
 		s->touched[s->ntouched++] = i;
 	}
@@ -102,7 +88,7 @@ void xpu_stacks_tick(struct xpu_stacks *s)
 		s->filled++;
 	}
 	b->n = 0;
-	grow((void **)&b->v, &b->cap, s->ntouched, sizeof(*b->v));
+	xpu_grow((void **)&b->v, &b->cap, s->ntouched, sizeof(*b->v));
 	for (uint32_t j = 0; j < s->ntouched; j++) {
 		struct xpu_stack_entry *e = &s->v[s->touched[j]];
 		uint64_t w = e->open;
