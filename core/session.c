@@ -9,6 +9,7 @@
 #include "err.h"
 #include "record.h"
 #include "source.h"
+#include "sys.h"
 
 void xpu_session_init(struct xpu_session *s)
 {
@@ -138,6 +139,17 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 	}
 	s->events_total++;
 	s->events_open++;
+}
+
+void xpu_session_drops(struct xpu_session *s, enum xpu_src_id src, uint64_t total, uint64_t *seen)
+{
+	if (total <= *seen)
+		return;
+	struct xpu_event ev = { .type = XPU_EV_DROP, .source = src, .time = xpu_now_mono() };
+	ev.drop.source = src;
+	ev.drop.count = total - *seen;
+	*seen = total;
+	xpu_session_emit(s, &ev);
 }
 
 void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall)

@@ -65,6 +65,9 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev);
 /* Emits a TICK at mono (CLOCK_MONOTONIC) / wall (CLOCK_REALTIME) ns. */
 void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall);
 int xpu_session_add_source(struct xpu_session *s, struct xpu_source *src);
+/* A source's cumulative count of lost records: emits a DROP event for what
+ * is new since *seen (and updates it). */
+void xpu_session_drops(struct xpu_session *s, enum xpu_src_id src, uint64_t total, uint64_t *seen);
 /* Sets a view's source status line (printf-style). */
 void xpu_session_status(struct xpu_session *s, enum xpu_src_id src, enum xpu_src_state state,
 			const char *fmt, ...) __attribute__((format(printf, 4, 5)));

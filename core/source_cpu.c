@@ -113,15 +113,9 @@ static int cpu_drain(struct xpu_source *src, struct xpu_session *s)
 static void cpu_tick(struct xpu_source *src, struct xpu_session *s)
 {
 	struct cpu_source *c = (struct cpu_source *)src;
-	uint64_t drops = c->skel->bss->dropped_samples + c->skel->bss->dropped_procs + c->bad_records;
-	if (drops > c->seen_drops) {
-		struct xpu_event ev = { .type = XPU_EV_DROP, .source = XPU_SRC_CPU };
-		ev.time = xpu_now_mono();
-		ev.drop.source = XPU_SRC_CPU;
-		ev.drop.count = drops - c->seen_drops;
-		c->seen_drops = drops;
-		xpu_session_emit(s, &ev);
-	}
+	xpu_session_drops(s, XPU_SRC_CPU,
+			  c->skel->bss->dropped_samples + c->skel->bss->dropped_procs + c->bad_records,
+			  &c->seen_drops);
 }
 
 static void cpu_destroy(struct xpu_source *src)

@@ -54,7 +54,7 @@ struct conn {
 	struct site_stacks *sites;	/* by site id - 1 */
 	uint32_t nsites;
 	uint64_t dropped, cupti_dropped;	/* the library's counters, last seen */
-	uint64_t reported_drops;
+	uint64_t reported_drops;	/* of the sum below, already sent as DROP events */
 	struct xpu_wire_stats wire;
 	uint64_t bad;		/* records with impossible values */
 };
@@ -76,7 +76,6 @@ struct gpu_source {
 	struct conn *conns[MAX_CONNS];
 	struct pending *pending;
 	uint32_t phead, ptail;	/* ring of PENDING */
-	uint64_t pending_dropped;
 	struct { uint32_t pid; uint64_t next, gap; } scanned[SCANNED];
 	uint64_t probe_drops_seen;
 	uint64_t connections;
@@ -360,6 +359,8 @@ static void on_hello(void *arg, const struct xpu_wire_hello *h)
 static void close_conn(struct gpu_source *g, int slot)
 {
 	struct conn *c = g->conns[slot];
+	xpu_session_drops(g->sess, XPU_SRC_GPU,
+			  c->dropped + c->cupti_dropped + c->wire.bad_packets + c->bad, &c->reported_drops);
 	if (c->hello) {
 		flush_pending(g, UINT64_MAX, 1);
 		proc_event(g, c, XPU_GPU_PROC_LEFT, 0, 0);
@@ -474,24 +475,21 @@ static void scan_active(struct gpu_source *g, uint64_t now)
 	}
 }
 
+/* What each process and the probes lost: in the library's channel, in
+ * CUPTI, in bad packets and records, in the BPF ring. */
 static void report_drops(struct gpu_source *g)
 {
-	uint64_t total = g->pending_dropped;
-	for (int i = 0; i < MAX_CONNS; i++)
-		if (g->conns[i])
-			total += g->conns[i]->dropped + g->conns[i]->cupti_dropped +
-				 g->conns[i]->wire.bad_packets + g->conns[i]->bad;
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = g->conns[i];
+		if (c)
+			xpu_session_drops(g->sess, XPU_SRC_GPU,
+					  c->dropped + c->cupti_dropped + c->wire.bad_packets + c->bad,
+					  &c->reported_drops);
+	}
 	if (g->probes) {
 		struct xpu_gpu_probe_stats st;
 		xpu_gpu_probes_stats(g->probes, &st);
-		total += st.dropped + st.bad;
-	}
-	if (total > g->probe_drops_seen) {
-		struct xpu_event ev = { .type = XPU_EV_DROP, .time = xpu_now_mono() };
-		ev.drop.source = XPU_SRC_GPU;
-		ev.drop.count = total - g->probe_drops_seen;
-		g->probe_drops_seen = total;
-		emit(g, &ev);
+		xpu_session_drops(g->sess, XPU_SRC_GPU, st.dropped + st.bad, &g->probe_drops_seen);
 	}
 }
 

@@ -429,14 +429,9 @@ static void npu_tick(struct xpu_source *src, struct xpu_session *s)
 
 	read_ioctls(n, now);
 	read_busy(n, now);
-	uint64_t drops = b->dropped_records + b->dropped_ioctls + b->dropped_starts + n->bad_records;
-	if (drops > n->seen_drops) {
-		struct xpu_event ev = { .type = XPU_EV_DROP, .source = XPU_SRC_NPU, .time = now };
-		ev.drop.source = XPU_SRC_NPU;
-		ev.drop.count = drops - n->seen_drops;
-		n->seen_drops = drops;
-		xpu_session_emit(s, &ev);
-	}
+	xpu_session_drops(s, XPU_SRC_NPU,
+			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + n->bad_records,
+			  &n->seen_drops);
 }
 
 static void npu_destroy(struct xpu_source *src)

@@ -9,17 +9,6 @@
 #include "err.h"
 #include "views.h"
 
-/* Formats a rate with a k/M suffix so it keeps its width. */
-static void fmt_rate(char *buf, size_t size, double v)
-{
-	if (v < 1000)
-		snprintf(buf, size, "%.0f", v);
-	else if (v < 1e6)
-		snprintf(buf, size, "%.1fk", v / 1e3);
-	else
-		snprintf(buf, size, "%.1fM", v / 1e6);
-}
-
 static void fmt_secs(char *buf, size_t size, uint64_t ns)
 {
 	if (ns % 1000000000ull == 0)
@@ -78,7 +67,7 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 	fmt_secs(num, sizeof(num), s->interval_ns);
 	snprintf(buf, sizeof(buf), "refresh %s", s->interval_ns ? num : "-");
 	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
-	fmt_rate(num, sizeof(num), s->events_per_s);
+	xpu_fmt_rate(num, sizeof(num), s->events_per_s);
 	snprintf(buf, sizeof(buf), "%s ev/s", num);
 	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
 	if (s->dropped_tick)

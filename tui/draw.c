@@ -1,5 +1,7 @@
 #include "draw.h"
 
+#include <stdio.h>
+
 #include <string.h>
 #include <stdlib.h>
 #include <wchar.h>
@@ -133,4 +135,16 @@ void xpu_fill_rect(const struct xpu_rect *r, attr_t attr)
 {
 	for (int i = 0; i < r->h; i++)
 		xpu_fill(r->y + i, r->x, r->w, attr);
+}
+
+void xpu_fmt_rate(char *buf, size_t size, double v)
+{
+	if (v < 10)
+		snprintf(buf, size, "%.1f", v);
+	else if (v < 1e4)
+		snprintf(buf, size, "%.0f", v);
+	else if (v < 1e6)
+		snprintf(buf, size, "%.1fk", v / 1e3);
+	else
+		snprintf(buf, size, "%.1fM", v / 1e6);
 }

@@ -15,18 +15,6 @@
 #define METRIC_ROWS 5	/* IPC, IPC types, jobs, memory, device */
 #define LABEL_W 8
 
-static void rate(char *buf, size_t size, double v)
-{
-	if (v < 10)
-		snprintf(buf, size, "%.1f", v);
-	else if (v < 1e4)
-		snprintf(buf, size, "%.0f", v);
-	else if (v < 1e6)
-		snprintf(buf, size, "%.1fk", v / 1e3);
-	else
-		snprintf(buf, size, "%.1fM", v / 1e6);
-}
-
 static void dur(char *buf, size_t size, uint64_t ns)
 {
 	if (ns >= 1000000000ULL)
@@ -59,8 +47,8 @@ static void line_ipc(int y, const struct xpu_rect *r, const struct xpu_npu_snap 
 {
 	char tx[16], rx[16], base[16], peak[16], buf[160];
 	int x = label(y, r, XPU_NPU_IPC_LABEL);
-	rate(tx, sizeof(tx), n->tx_s);
-	rate(rx, sizeof(rx), n->rx_s);
+	xpu_fmt_rate(tx, sizeof(tx), n->tx_s);
+	xpu_fmt_rate(rx, sizeof(rx), n->rx_s);
 	snprintf(buf, sizeof(buf), "tx %s/s  rx %s/s  ", tx, rx);
 	x += xpu_put_text(y, x, r->x + r->w - x, buf, xpu_draw_attr(XPU_ROLE_DEFAULT), 0);
 	int spark = r->x + r->w - x - 44;
@@ -68,12 +56,12 @@ static void line_ipc(int y, const struct xpu_rect *r, const struct xpu_npu_snap 
 		spark = 60;
 	if (spark >= 8) {
 		x += xpu_sparkline_draw(y, x, spark, n->history, n->nhistory) + 1;
-		rate(peak, sizeof(peak), n->history_peak);
+		xpu_fmt_rate(peak, sizeof(peak), n->history_peak);
 		snprintf(buf, sizeof(buf), "peak %s/s ", peak);
 		x += xpu_put_text(y, x, r->x + r->w - x, buf, xpu_draw_attr(XPU_ROLE_NA), 0);
 	}
 	if (n->baseline_armed)
-		rate(base, sizeof(base), n->baseline);
+		xpu_fmt_rate(base, sizeof(base), n->baseline);
 	snprintf(buf, sizeof(buf), " learned %s%s  timeouts %" PRIu64, n->baseline_armed ? base : "-",
 		 n->baseline_armed ? "/s" : "", n->timeouts_total);
 	text_at(y, x, r, buf);
@@ -88,11 +76,11 @@ static void line_types(int y, const struct xpu_rect *r, const struct xpu_npu_sna
 	for (uint32_t i = 0; i < n->ntypes && used < sizeof(buf); i++) {
 		const struct xpu_npu_type_snap *t = &n->types[i];
 		if (t->tx_s > 0 || t->tx_total) {
-			rate(v, sizeof(v), t->tx_s);
+			xpu_fmt_rate(v, sizeof(v), t->tx_s);
 			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s tx %s/s  ", t->name, v);
 		}
 		if (used < sizeof(buf) && (t->rx_s > 0 || t->rx_total)) {
-			rate(v, sizeof(v), t->rx_s);
+			xpu_fmt_rate(v, sizeof(v), t->rx_s);
 			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s rx %s/s  ", t->name, v);
 		}
 	}
@@ -103,8 +91,8 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 {
 	char sub[16], done[16], old[16], p50[16], p99[16], max[16], buf[256];
 	int x = label(y, r, "Jobs");
-	rate(sub, sizeof(sub), n->submit_s);
-	rate(done, sizeof(done), n->done_s);
+	xpu_fmt_rate(sub, sizeof(sub), n->submit_s);
+	xpu_fmt_rate(done, sizeof(done), n->done_s);
 	dur(old, sizeof(old), n->oldest_ns);
 	dur(p50, sizeof(p50), n->p50_ns);
 	dur(p99, sizeof(p99), n->p99_ns);
@@ -141,7 +129,7 @@ static void line_device(int y, const struct xpu_rect *r, const struct xpu_npu_sn
 	int x = label(y, r, "Device");
 	for (int a = 1; a < XPU_NPU_L0_API_MAX && a < 8; a++)
 		l0s += n->l0_s[a];
-	rate(l0, sizeof(l0), l0s);
+	xpu_fmt_rate(l0, sizeof(l0), l0s);
 	if (n->busy_valid)
 		snprintf(busy, sizeof(busy), "%.0f%%", n->busy_pct);
 	else
