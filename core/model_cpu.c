@@ -47,10 +47,9 @@ int xpu_cpu_model_init(struct xpu_cpu_model *m, uint32_t hz, uint32_t window_tic
 {
 	memset(m, 0, sizeof(*m));
 	m->hz = hz ? hz : 1;
-	m->window = window_ticks ? window_ticks : 1;
 	xpu_htab_init(&m->idx);
-	m->tick_lens = calloc(m->window, sizeof(uint64_t));
-	if (!m->tick_lens || xpu_stacks_init(&m->stacks, m->window) < 0) {
+	if (xpu_ticks_init(&m->ticks, window_ticks) < 0 ||
+	    xpu_stacks_init(&m->stacks, m->ticks.window) < 0) {
 		xpu_cpu_model_free(m);
 		return -ENOMEM;
 	}
@@ -62,7 +61,7 @@ void xpu_cpu_model_free(struct xpu_cpu_model *m)
 	for (uint32_t i = 0; i < m->ntasks; i++)
 		free(m->tasks[i].ring);
 	free(m->tasks);
-	free(m->tick_lens);
+	xpu_ticks_free(&m->ticks);
 	xpu_htab_free(&m->idx);
 	xpu_stacks_free(&m->stacks);
 	memset(m, 0, sizeof(*m));
@@ -79,7 +78,7 @@ static struct xpu_cpu_task *task_get(struct xpu_cpu_model *m, uint32_t pid, uint
 		return NULL;
 	struct xpu_cpu_task *t = &m->tasks[m->ntasks];
 	*t = (struct xpu_cpu_task){ .pid = pid, .tid = tid };
-	t->ring = calloc(m->window, sizeof(uint32_t));
+	t->ring = calloc(m->ticks.window, sizeof(uint32_t));
 	if (!t->ring || xpu_htab_put(&m->idx, h, m->ntasks) < 0) {
 		free(t->ring);
 		return NULL;
@@ -120,8 +119,8 @@ void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
 
 void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns)
 {
-	uint32_t slot = m->head;
-	int full = m->filled == m->window;
+	int full;
+	uint32_t slot = xpu_ticks_close(&m->ticks, interval_ns, &full);
 
 	for (uint32_t i = 0; i < m->ntasks; i++) {
 		struct xpu_cpu_task *t = &m->tasks[i];
@@ -133,15 +132,6 @@ void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns)
 		t->last = t->open;
 		t->open = 0;
 	}
-	if (full)
-		m->window_ns -= m->tick_lens[slot];
-	else
-		m->filled++;
-	m->tick_lens[slot] = interval_ns;
-	m->window_ns += interval_ns;
-	m->tick_ns = interval_ns;
-	m->total_ns += interval_ns;
-	m->head = (slot + 1) % m->window;
 	m->samples_last = m->samples_open;
 	m->samples_total += m->samples_open;
 	m->samples_open = 0;
@@ -167,7 +157,7 @@ static double pct(uint64_t samples, uint32_t hz, uint64_t ns)
 int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 			struct xpu_table *t, int threads, enum xpu_window w)
 {
-	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
 
 	xpu_table_reset(t);
 	t->cols = threads ? xpu_cpu_thread_cols : xpu_cpu_cols;
@@ -183,7 +173,7 @@ int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 		c[XPU_CPU_COL_PID].i = k->pid;
 		c[XPU_CPU_COL_TID].i = k->tid;
 		c[XPU_CPU_COL_USER].s = xpu_dict_str_get(d, k->user);
-		c[XPU_CPU_COL_PCT].d = pct(k->last, m->hz, m->tick_ns);
+		c[XPU_CPU_COL_PCT].d = pct(k->last, m->hz, m->ticks.tick_ns);
 		c[XPU_CPU_COL_AVG].d = pct(n, m->hz, span);
 		c[XPU_CPU_COL_SAMPLES].i = (int64_t)n;
 		c[XPU_CPU_COL_COMM].s = xpu_dict_str_get(d, k->comm);

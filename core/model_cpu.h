@@ -13,6 +13,7 @@
 #include "htab.h"
 #include "stacks.h"
 #include "table.h"
+#include "ticks.h"
 
 struct xpu_dict;
 struct xpu_event;
@@ -31,16 +32,11 @@ struct xpu_cpu_task {
 
 struct xpu_cpu_model {
 	uint32_t hz;
-	uint32_t window;	/* ticks in the recent window */
-	uint32_t head, filled;
+	struct xpu_ticks ticks;
 	struct xpu_cpu_task *tasks;
 	uint32_t ntasks, cap;
 	struct xpu_htab idx;
 	struct xpu_stacks stacks;
-	uint64_t tick_ns;	/* length of the last closed tick */
-	uint64_t window_ns;	/* length of the closed ticks in the window */
-	uint64_t total_ns;	/* length of all closed ticks */
-	uint64_t *tick_lens;	/* per closed tick in the window */
 	uint64_t samples_open, samples_last, samples_total;
 };
 

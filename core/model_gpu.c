@@ -34,19 +34,18 @@ int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t win
 {
 	memset(m, 0, sizeof(*m));
 	m->dict = d;
-	m->window = window_ticks ? window_ticks : 1;
 	xpu_htab_init(&m->kidx);
 	xpu_htab_init(&m->jidx);
 	xpu_htab_init(&m->flame_idx);
-	m->tick_lens = calloc(m->window, sizeof(uint64_t));
-	m->joined_ring = calloc(m->window, sizeof(uint64_t));
-	m->unjoined_ring = calloc(m->window, sizeof(uint64_t));
+	int rc = xpu_ticks_init(&m->ticks, window_ticks);
+	m->joined_ring = calloc(m->ticks.window, sizeof(uint64_t));
+	m->unjoined_ring = calloc(m->ticks.window, sizeof(uint64_t));
 	m->joins = calloc(JOIN_CAP, sizeof(*m->joins));
 	m->jcap = JOIN_CAP;
 	m->trace = calloc(XPU_GPU_TRACE_MAX, sizeof(*m->trace));
-	if (!m->tick_lens || !m->joined_ring || !m->unjoined_ring || !m->joins || !m->trace ||
-	    xpu_stacks_init(&m->stacks, m->window) < 0 ||
-	    xpu_stacks_init(&m->launch_stacks, m->window) < 0) {
+	if (rc < 0 || !m->joined_ring || !m->unjoined_ring || !m->joins || !m->trace ||
+	    xpu_stacks_init(&m->stacks, m->ticks.window) < 0 ||
+	    xpu_stacks_init(&m->launch_stacks, m->ticks.window) < 0) {
 		xpu_gpu_model_free(m);
 		return -ENOMEM;
 	}
@@ -70,7 +69,7 @@ void xpu_gpu_model_free(struct xpu_gpu_model *m)
 	free(m->joins);
 	free(m->flame_cache);
 	free(m->trace);
-	free(m->tick_lens);
+	xpu_ticks_free(&m->ticks);
 	free(m->joined_ring);
 	free(m->unjoined_ring);
 	xpu_htab_free(&m->kidx);
@@ -145,7 +144,7 @@ static struct xpu_gpu_kernel *kernel_get(struct xpu_gpu_model *m, uint32_t pid, 
 		return NULL;
 	struct xpu_gpu_kernel *r = &m->kernels[m->nkernels];
 	*r = (struct xpu_gpu_kernel){ .pid = pid, .name = name, .device = device, .comm = comm };
-	r->ring = calloc(m->window, sizeof(*r->ring));
+	r->ring = calloc(m->ticks.window, sizeof(*r->ring));
 	if (!r->ring || xpu_htab_put(&m->kidx, h, m->nkernels) < 0) {
 		free(r->ring);
 		return NULL;
@@ -266,9 +265,9 @@ static struct xpu_gpu_device *device(struct xpu_gpu_model *m, uint32_t d)
 		return NULL;
 	struct xpu_gpu_device *v = &m->dev[d];
 	if (!v->used) {
-		v->memcpy_ns_ring = calloc(m->window, sizeof(uint64_t));
-		v->memcpy_bytes_ring = calloc(m->window, sizeof(uint64_t));
-		v->kernels_ring = calloc(m->window, sizeof(uint64_t));
+		v->memcpy_ns_ring = calloc(m->ticks.window, sizeof(uint64_t));
+		v->memcpy_bytes_ring = calloc(m->ticks.window, sizeof(uint64_t));
+		v->kernels_ring = calloc(m->ticks.window, sizeof(uint64_t));
 		if (!v->memcpy_ns_ring || !v->memcpy_bytes_ring || !v->kernels_ring)
 			return NULL;
 		v->used = 1;
@@ -471,15 +470,8 @@ static void close_u64(uint64_t *ring, uint32_t slot, uint64_t *open, uint64_t *a
 
 void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval_ns)
 {
-	uint32_t slot = m->head;
-	if (m->filled == m->window)
-		m->window_ns -= m->tick_lens[slot];
-	else
-		m->filled++;
-	m->tick_lens[slot] = interval_ns;
-	m->window_ns += interval_ns;
-	m->total_ns += interval_ns;
-	m->tick_ns = interval_ns;
+	int full;
+	uint32_t slot = xpu_ticks_close(&m->ticks, interval_ns, &full);
 	m->now = now;
 	for (uint32_t i = 0; i < m->nkernels; i++) {
 		struct xpu_gpu_kernel *k = &m->kernels[i];
@@ -498,7 +490,7 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 		close_u64(v->kernels_ring, slot, &v->kernels_open, &v->kernels_all);
 		close_u64(v->memcpy_ns_ring, slot, &v->memcpy_ns_open, &v->memcpy_ns_all);
 		close_u64(v->memcpy_bytes_ring, slot, &v->memcpy_bytes_open, &v->memcpy_bytes_all);
-		prune_intervals(v, now > m->window_ns + LATE_NS ? now - m->window_ns - LATE_NS : 0);
+		prune_intervals(v, now > m->ticks.window_ns + LATE_NS ? now - m->ticks.window_ns - LATE_NS : 0);
 	}
 	for (uint32_t i = 0; i < m->nprocs; i++) {
 		struct xpu_gpu_proc *p = &m->procs[i];
@@ -512,7 +504,6 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 		join_pop(m);
 	xpu_stacks_tick(&m->stacks);
 	xpu_stacks_tick(&m->launch_stacks);
-	m->head = (slot + 1) % m->window;
 }
 
 /* ---- snapshot queries ---- */
@@ -531,7 +522,7 @@ static struct xpu_gpu_counts kernel_counts(const struct xpu_gpu_model *m,
 	if (w == XPU_WIN_ALL)
 		return k->total;
 	struct xpu_gpu_counts c = { 0 };
-	for (uint32_t i = 0; i < m->filled; i++) {
+	for (uint32_t i = 0; i < m->ticks.filled; i++) {
 		c.calls += k->ring[i].calls;
 		c.ns += k->ring[i].ns;
 		if (k->ring[i].max > c.max)
@@ -544,12 +535,12 @@ uint64_t xpu_gpu_model_gpu_ns(const struct xpu_gpu_model *m, enum xpu_window w)
 {
 	if (w == XPU_WIN_ALL)
 		return m->joined_all + m->unjoined_all;
-	return ring_sum(m->joined_ring, m->filled) + ring_sum(m->unjoined_ring, m->filled);
+	return ring_sum(m->joined_ring, m->ticks.filled) + ring_sum(m->unjoined_ring, m->ticks.filled);
 }
 
 double xpu_gpu_model_joined_pct(const struct xpu_gpu_model *m, enum xpu_window w)
 {
-	uint64_t joined = w == XPU_WIN_ALL ? m->joined_all : ring_sum(m->joined_ring, m->filled);
+	uint64_t joined = w == XPU_WIN_ALL ? m->joined_all : ring_sum(m->joined_ring, m->ticks.filled);
 	uint64_t all = xpu_gpu_model_gpu_ns(m, w);
 	return all ? 100.0 * (double)joined / (double)all : -1;
 }
@@ -588,7 +579,7 @@ int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
 			  struct xpu_gpu_device_sum *out, int max)
 {
 	int n = 0;
-	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
 	for (int d = 0; d < XPU_GPU_MAX_DEVICES && n < max; d++) {
 		const struct xpu_gpu_device *v = &m->dev[d];
 		if (!v->used)
@@ -600,11 +591,11 @@ int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
 		s->busy_pct = span ? 100.0 * (double)busy / (double)span : 0;
 		if (s->busy_pct > 100)
 			s->busy_pct = 100;
-		s->kernels_per_s = m->tick_ns ? (double)v->kernels_last * 1e9 / (double)m->tick_ns : 0;
-		s->memcpy_ns = w == XPU_WIN_ALL ? v->memcpy_ns_all : ring_sum(v->memcpy_ns_ring, m->filled);
+		s->kernels_per_s = m->ticks.tick_ns ? (double)v->kernels_last * 1e9 / (double)m->ticks.tick_ns : 0;
+		s->memcpy_ns = w == XPU_WIN_ALL ? v->memcpy_ns_all : ring_sum(v->memcpy_ns_ring, m->ticks.filled);
 		s->memcpy_bytes = w == XPU_WIN_ALL ? v->memcpy_bytes_all
-						   : ring_sum(v->memcpy_bytes_ring, m->filled);
-		s->kernels = w == XPU_WIN_ALL ? v->kernels_all : ring_sum(v->kernels_ring, m->filled);
+						   : ring_sum(v->memcpy_bytes_ring, m->ticks.filled);
+		s->kernels = w == XPU_WIN_ALL ? v->kernels_all : ring_sum(v->kernels_ring, m->ticks.filled);
 	}
 	return n;
 }

@@ -15,6 +15,7 @@
 #include "htab.h"
 #include "stacks.h"
 #include "table.h"
+#include "ticks.h"
 
 struct xpu_dict;
 struct xpu_event;
@@ -76,10 +77,7 @@ struct xpu_gpu_trace_rec {
 };
 
 struct xpu_gpu_model {
-	uint32_t window;
-	uint32_t head, filled;	/* of the tick rings */
-	uint64_t *tick_lens;
-	uint64_t window_ns, total_ns, tick_ns;
+	struct xpu_ticks ticks;
 	uint64_t now;		/* time of the last tick */
 
 	struct xpu_gpu_kernel *kernels;

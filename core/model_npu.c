@@ -285,9 +285,9 @@ static uint32_t call_get(struct xpu_npu_model *m, uint32_t pid, uint32_t kind, u
 	c->kind = kind;
 	c->code = code;
 	c->comm = comm;
-	if (ctr_init(&c->calls, m->window) || ctr_init(&c->errors, m->window) ||
-	    ctr_init(&c->busy_ns, m->window) || xpu_htab_put(&m->idx, h, m->ncalls) < 0) {
-		call_free(c, m->window);
+	if (ctr_init(&c->calls, m->ticks.window) || ctr_init(&c->errors, m->ticks.window) ||
+	    ctr_init(&c->busy_ns, m->ticks.window) || xpu_htab_put(&m->idx, h, m->ncalls) < 0) {
+		call_free(c, m->ticks.window);
 		return UINT32_MAX;
 	}
 	return m->ncalls++;
@@ -335,13 +335,11 @@ int xpu_npu_model_init(struct xpu_npu_model *m, const struct xpu_npu_cfg *cfg, u
 		m->cfg = *cfg;
 	cfg_defaults(&m->cfg);
 	m->alerts = alerts;
-	m->window = window_ticks ? window_ticks : 1;
 	xpu_htab_init(&m->idx);
-	m->tick_lens = calloc(m->window, sizeof(uint64_t));
-	if (!m->tick_lens)
+	if (xpu_ticks_init(&m->ticks, window_ticks) < 0)
 		goto fail;
 	for (int i = 0; i < XPU_NPU_NCTR; i++)
-		if (ctr_init(&m->g[i], m->window) < 0)
+		if (ctr_init(&m->g[i], m->ticks.window) < 0)
 			goto fail;
 	return 0;
 fail:
@@ -352,17 +350,17 @@ fail:
 void xpu_npu_model_free(struct xpu_npu_model *m)
 {
 	for (uint32_t i = 0; i < m->ncalls; i++)
-		call_free(&m->calls[i], m->window);
+		call_free(&m->calls[i], m->ticks.window);
 	for (uint32_t i = 0; i < m->ntypes; i++) {
 		free(m->types[i].tx.ring);
 		free(m->types[i].rx.ring);
 	}
 	for (int i = 0; i < XPU_NPU_NCTR; i++)
 		free(m->g[i].ring);
-	lat_free(&m->job_lat, m->window);
+	lat_free(&m->job_lat, m->ticks.window);
 	free(m->calls);
 	free(m->jobs);
-	free(m->tick_lens);
+	xpu_ticks_free(&m->ticks);
 	xpu_htab_free(&m->idx);
 	memset(m, 0, sizeof(*m));
 }
@@ -413,7 +411,7 @@ static struct xpu_npu_type *type_get(struct xpu_npu_model *m, uint32_t code)
 		return NULL;
 	struct xpu_npu_type *t = &m->types[m->ntypes];
 	t->code = code;
-	if (ctr_init(&t->tx, m->window) < 0 || ctr_init(&t->rx, m->window) < 0) {
+	if (ctr_init(&t->tx, m->ticks.window) < 0 || ctr_init(&t->rx, m->ticks.window) < 0) {
 		free(t->tx.ring);
 		memset(t, 0, sizeof(*t));
 		return NULL;
@@ -532,12 +530,12 @@ static int job_done(struct xpu_npu_model *m, const struct xpu_event *ev)
 	if (i < 0)
 		return 0;
 	uint64_t lat = ev->time > j.submit_ns ? ev->time - j.submit_ns : 0;
-	rc = lat_add(&m->job_lat, m->window, lat, 1);
+	rc = lat_add(&m->job_lat, m->ticks.window, lat, 1);
 	if (j.call) {
 		struct xpu_npu_call *c = &m->calls[j.call - 1];
 		c->calls.open++;
 		c->busy_ns.open += lat;
-		if (lat_add(&c->lat, m->window, lat, 1) < 0)
+		if (lat_add(&c->lat, m->ticks.window, lat, 1) < 0)
 			rc = -ENOMEM;
 	}
 	return rc;
@@ -633,7 +631,7 @@ static int on_call(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t
 	}
 	if (kind == XPU_NPU_KIND_IOCTL && (e->aux & XPU_NPU_F_NODUR))
 		return 0;
-	return lat_add(&c->lat, m->window, e->dur_ns, n);
+	return lat_add(&c->lat, m->ticks.window, e->dur_ns, n);
 }
 
 int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev)
@@ -764,8 +762,8 @@ static void rule_stall(struct xpu_npu_model *m, uint64_t now)
 
 void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns)
 {
-	uint32_t slot = m->head;
-	int full = m->filled == m->window;
+	int full;
+	uint32_t slot = xpu_ticks_close(&m->ticks, interval_ns, &full);
 
 	for (int i = 0; i < XPU_NPU_NCTR; i++)
 		ctr_close(&m->g[i], slot, full);
@@ -781,15 +779,6 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 		ctr_close(&m->types[i].rx, slot, full);
 	}
 	lat_close(&m->job_lat, slot, full);
-	if (full)
-		m->window_ns -= m->tick_lens[slot];
-	else
-		m->filled++;
-	m->tick_lens[slot] = interval_ns;
-	m->window_ns += interval_ns;
-	m->tick_ns = interval_ns;
-	m->total_ns += interval_ns;
-	m->head = (slot + 1) % m->window;
 
 	uint32_t h = (m->hist_head + m->hist_n) % XPU_NPU_HISTORY;
 	if (m->hist_n == XPU_NPU_HISTORY)
@@ -882,7 +871,7 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 		       enum xpu_window w)
 {
 	static const char *kinds[] = { "", "ioctl", "L0", "jobs" };
-	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
 
 	xpu_table_reset(t);
 	for (uint32_t i = 0; i < m->ncalls; i++) {
@@ -901,7 +890,7 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 		row[XPU_NPU_COL_COMM].s = c->comm ? xpu_dict_str_get(d, c->comm) : "?";
 		row[XPU_NPU_COL_KIND].s = kinds[c->kind < 4 ? c->kind : 0];
 		row[XPU_NPU_COL_CALL].s = xpu_table_strdup(t, call_name(c, name, sizeof(name)));
-		row[XPU_NPU_COL_RATE].d = per_s(c->calls.last, m->tick_ns);
+		row[XPU_NPU_COL_RATE].d = per_s(c->calls.last, m->ticks.tick_ns);
 		row[XPU_NPU_COL_AVG].d = per_s(n, span);
 		row[XPU_NPU_COL_TOTAL].i = (int64_t)n;
 		row[XPU_NPU_COL_ERRORS].i = (int64_t)errs;
@@ -922,11 +911,11 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 
 static void snap_ipc(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
 {
-	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
 	const struct xpu_npu_ctr *tx = &m->g[XPU_NPU_C_TX], *rx = &m->g[XPU_NPU_C_RX];
 
-	s->tx_s = per_s(tx->last, m->tick_ns);
-	s->rx_s = per_s(rx->last, m->tick_ns);
+	s->tx_s = per_s(tx->last, m->ticks.tick_ns);
+	s->rx_s = per_s(rx->last, m->ticks.tick_ns);
 	s->tx_avg = per_s(ctr_get(tx, w), span);
 	s->rx_avg = per_s(ctr_get(rx, w), span);
 	s->tx_total = tx->total;
@@ -962,8 +951,8 @@ static void snap_ipc(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum
 static void snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
 {
 	const struct xpu_npu_lat *l = &m->job_lat;
-	s->submit_s = per_s(m->g[XPU_NPU_C_SUBMIT].last, m->tick_ns);
-	s->done_s = per_s(m->g[XPU_NPU_C_DONE].last, m->tick_ns);
+	s->submit_s = per_s(m->g[XPU_NPU_C_SUBMIT].last, m->ticks.tick_ns);
+	s->done_s = per_s(m->g[XPU_NPU_C_DONE].last, m->ticks.tick_ns);
 	s->submitted_total = m->g[XPU_NPU_C_SUBMIT].total;
 	s->done_total = m->g[XPU_NPU_C_DONE].total;
 	s->aborted_total = m->g[XPU_NPU_C_ABORTED].total;
@@ -975,7 +964,7 @@ static void snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enu
 	if (s->lat_valid && w == XPU_WIN_ALL)
 		s->max_ns = l->max_all;
 	else if (s->lat_valid)
-		for (uint32_t i = 0; i < m->window; i++)
+		for (uint32_t i = 0; i < m->ticks.window; i++)
 			if (l->max_ring[i] > s->max_ns)
 				s->max_ns = l->max_ring[i];
 	/* Job times are exact: a bucket's middle must not exceed the real maximum. */
@@ -987,7 +976,7 @@ static void snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enu
 
 static void snap_mem(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
 {
-	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
 	uint64_t mm = 0, bo = 0, ipc;
 	for (int c = 1; c < XPU_NPU_MEM_MAX; c++) {
 		const struct xpu_npu_ctr *k = &m->g[XPU_NPU_C_MEM0 + c];
@@ -1011,7 +1000,7 @@ static void snap_mem(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum
 static void snap_device(const struct xpu_npu_model *m, const struct xpu_dict *d,
 			struct xpu_npu_snap *s, enum xpu_window w)
 {
-	uint64_t span = w == XPU_WIN_ALL ? m->total_ns : m->window_ns;
+	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
 	const char *reason = m->last_recovery_reason ? xpu_dict_str_get(d, m->last_recovery_reason) : "";
 
 	s->suspends = m->g[XPU_NPU_C_PM0 + XPU_NPU_PM_SUSPEND].total;

@@ -39,6 +39,7 @@
 #include "htab.h"
 #include "stacks.h"	/* enum xpu_window */
 #include "table.h"
+#include "ticks.h"
 
 struct xpu_dict;
 struct xpu_event;
@@ -177,8 +178,7 @@ struct xpu_npu_model {
 	struct xpu_npu_cfg cfg;
 	struct xpu_npu_srcinfo sources;
 	struct xpu_alerts *alerts;
-	uint32_t window, head, filled;
-	uint64_t tick_ns, window_ns, total_ns, *tick_lens;
+	struct xpu_ticks ticks;
 	uint64_t now;			/* time of the newest event or tick */
 	uint64_t events;		/* NPU events seen */
 

@@ -45,7 +45,7 @@ static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
 	s->mono_ns = sess->last_tick_mono;
 	s->wall_ns = sess->last_tick_wall;
 	s->interval_ns = sess->last_interval;
-	s->window_ns = sess->cpu.window_ns;
+	s->window_ns = sess->cpu.ticks.window_ns;
 	snprintf(s->host, sizeof(s->host), "%s", sess->host);
 	s->ticks = sess->ticks;
 	s->events_total = sess->events_total;

@@ -110,7 +110,7 @@ TEST(cpu_rows_leave_the_recent_window_but_stay_since_start)
 	CHECK_INT(t.nrows, ==, 0);
 	xpu_cpu_model_table(&m, &d, &t, 0, XPU_WIN_ALL);
 	CHECK_INT(t.nrows, ==, 1);
-	CHECK_INT(m.window_ns, ==, 2000000000ULL);
+	CHECK_INT(m.ticks.window_ns, ==, 2000000000ULL);
 	xpu_table_free(&t);
 	xpu_cpu_model_free(&m);
 	xpu_dict_free(&d);
