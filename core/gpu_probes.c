@@ -272,6 +272,9 @@ int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid)
 		break;
 	}
 	xpu_maps_free(&maps);
+	if (rc < 0)
+		xpu_warn("GPU process %u: no libxputop_inject library with code in its maps, so its launch "
+			 "stacks cannot be captured", pid);
 	return rc;
 }
 
