@@ -11,12 +11,6 @@
 #include "session.h"
 #include "snapshot.h"
 
-static int key_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Writes one folded file from one or two stack sets; returns 0 or -1. */
 struct part {
 	const struct xpu_stacks *stacks;
@@ -52,7 +46,7 @@ static uint64_t *row_keys(const struct xpu_table *t, int pid_col, uint32_t *n)
 		return NULL;
 	for (uint32_t r = 0; r < t->nrows; r++)
 		keys[r] = pid_col < 0 ? t->keys[r] : (uint64_t)xpu_table_row(t, r)[pid_col].i;
-	qsort(keys, t->nrows, sizeof(uint64_t), key_cmp);
+	xpu_folded_sort_keys(keys, t->nrows);
 	*n = t->nrows;
 	return keys;
 }

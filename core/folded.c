@@ -63,6 +63,12 @@ static int key_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+void xpu_folded_sort_keys(uint64_t *keys, uint32_t n)
+{
+	if (n)
+		qsort(keys, n, sizeof(*keys), key_cmp);
+}
+
 static int line_eq(const void *ctx, uint32_t i, const void *k)
 {
 	const struct collect *c = ctx;

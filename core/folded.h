@@ -16,12 +16,16 @@ struct xpu_dict;
 
 struct xpu_folded_sel {
 	enum xpu_window window;
-	const uint64_t *keys;	/* pids (or tids with by_tid) to include; NULL = all */
+	const uint64_t *keys;	/* pids (or tids with by_tid) to include, sorted
+				 * (xpu_folded_sort_keys); NULL = all */
 	uint32_t nkeys;
 	int by_tid;
 	uint64_t multiplier;	/* count = weight * multiplier / divisor (0 = 1): */
 	uint64_t divisor;	/* ns -> us is 1/1000; CPU samples -> us at 99 Hz is 10101/1 */
 };
+
+/* Sorts keys for xpu_folded_sel.keys. */
+void xpu_folded_sort_keys(uint64_t *keys, uint32_t n);
 
 /* One frame's folded text.  Returns the length written. */
 size_t xpu_folded_frame(const struct xpu_dict *d, uint32_t frame, char *buf, size_t size);

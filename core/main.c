@@ -444,11 +444,6 @@ static int start_recording(struct app *a)
 	return 0;
 }
 
-static void tui_log_fallback(void)
-{
-	xpu_log_set_sink(NULL, NULL);
-}
-
 int main(int argc, char **argv)
 {
 	static struct app app;
@@ -480,7 +475,6 @@ int main(int argc, char **argv)
 		a->status = 1;
 	if (a->tui) {
 		xpu_tui_fini();
-		tui_log_fallback();
 		a->tui = 0;
 	}
 	if (a->o.export_at_end)

@@ -71,17 +71,25 @@ static uint64_t selected_key(const struct xpu_table *t, uint64_t want)
 	return t->nrows ? t->keys[0] : 0;
 }
 
+/* A view's rows as the user asked for them: filtered, then sorted by the
+ * chosen column (or the view's default). */
+static void arrange(struct xpu_table *t, const struct xpu_viewstate *vs, enum xpu_view v,
+		    int default_col)
+{
+	int col = vs->sort_col[v];
+	xpu_table_filter(t, vs->filter[v]);
+	if (col < 0 || (uint32_t)col >= t->ncols)
+		col = default_col;
+	xpu_table_sort(t, col, vs->reverse[v]);
+}
+
 static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
 	struct xpu_cpu_model *m = &sess->cpu;
-	int col = vs->sort_col[XPU_VIEW_CPU];
 
 	if (xpu_cpu_model_table(m, &sess->dict, &s->cpu, vs->threads, vs->window) < 0)
 		return -1;
-	xpu_table_filter(&s->cpu, vs->filter[XPU_VIEW_CPU]);
-	if (col < 0 || (uint32_t)col >= s->cpu.ncols)
-		col = XPU_CPU_COL_PCT;
-	xpu_table_sort(&s->cpu, col, vs->reverse[XPU_VIEW_CPU]);
+	arrange(&s->cpu, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT);
 	s->cpu_samples_tick = m->samples_last;
 
 	uint64_t key = selected_key(&s->cpu, vs->selected[XPU_VIEW_CPU]);
@@ -122,14 +130,10 @@ static int by_state(const void *a, const void *b)
 static int gpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
 	struct xpu_gpu_model *m = &sess->gpu;
-	int col = vs->sort_col[XPU_VIEW_GPU];
 
 	if (xpu_gpu_model_table(m, &sess->dict, &s->gpu, vs->window) < 0)
 		return -1;
-	xpu_table_filter(&s->gpu, vs->filter[XPU_VIEW_GPU]);
-	if (col < 0 || (uint32_t)col >= s->gpu.ncols)
-		col = XPU_GPU_COL_TOTAL;
-	xpu_table_sort(&s->gpu, col, vs->reverse[XPU_VIEW_GPU]);
+	arrange(&s->gpu, vs, XPU_VIEW_GPU, XPU_GPU_COL_TOTAL);
 	uint64_t key = selected_key(&s->gpu, vs->selected[XPU_VIEW_GPU]);
 	int row = key ? xpu_table_find(&s->gpu, key) : -1;
 	s->gpu_selected = row >= 0 ? xpu_table_row(&s->gpu, (uint32_t)row)[XPU_GPU_COL_NAME].s : NULL;
@@ -151,15 +155,10 @@ static int gpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 
 static int npu_view(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
-	int col = vs->sort_col[XPU_VIEW_NPU];
-
 	s->npu_sources = sess->npu.sources;
 	if (xpu_npu_model_snapshot(&sess->npu, &sess->dict, &s->npu, vs->window) < 0)
 		return -1;
-	xpu_table_filter(&s->npu.calls, vs->filter[XPU_VIEW_NPU]);
-	if (col < 0 || (uint32_t)col >= s->npu.calls.ncols)
-		col = XPU_NPU_COL_RATE;
-	xpu_table_sort(&s->npu.calls, col, vs->reverse[XPU_VIEW_NPU]);
+	arrange(&s->npu.calls, vs, XPU_VIEW_NPU, XPU_NPU_COL_RATE);
 	return 0;
 }
 

@@ -19,39 +19,37 @@
 		}                                                                       \
 	} while (0)
 
+/* Spins for ns nanoseconds of GPU time (the global timer); each kernel is a
+ * named wrapper so xputop and the events can tell them apart. */
+__device__ void spin(long long ns)
+{
+	long long t0;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	for (long long t = t0; t - t0 < ns;)
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+}
+
 /* Keeps the GPU busy while the CPU queues the timed launch and its events,
  * so the events measure the kernel and not the time the CPU took to launch
  * it (which is what instrumentation adds to). */
 __global__ void blocker_kernel(long long ns)
 {
-	long long t0;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	for (long long t = t0; t - t0 < ns;)
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	spin(ns);
 }
 
 __global__ void spin_kernel_a(long long ns)
 {
-	long long t0;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	for (long long t = t0; t - t0 < ns;)
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	spin(ns);
 }
 
 __global__ void spin_kernel_b(long long ns)
 {
-	long long t0;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	for (long long t = t0; t - t0 < ns;)
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	spin(ns);
 }
 
 __global__ void graph_node_kernel(long long ns)
 {
-	long long t0;
-	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-	for (long long t = t0; t - t0 < ns;)
-		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	spin(ns);
 }
 
 struct timing {
