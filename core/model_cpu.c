@@ -47,6 +47,7 @@ int xpu_cpu_model_init(struct xpu_cpu_model *m, uint32_t hz, uint32_t window_tic
 {
 	memset(m, 0, sizeof(*m));
 	m->hz = hz ? hz : 1;
+	m->max_tasks = XPU_CPU_MAX_TASKS;
 	xpu_htab_init(&m->idx);
 	if (xpu_ticks_init(&m->ticks, window_ticks) < 0 ||
 	    xpu_stacks_init(&m->stacks, m->ticks.window) < 0) {
@@ -117,6 +118,56 @@ void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
 		m->tasks[i].exited = 1;
 }
 
+static int cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Ages out rows with nothing in the window, the lightest first (model_cpu.h). */
+static void trim_tasks(struct xpu_cpu_model *m)
+{
+	uint32_t target = m->max_tasks / 4 * 3, nkeep = 0, ncand = 0;
+	uint64_t *w = malloc((size_t)m->ntasks * sizeof(*w));
+
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < m->ntasks; i++) {
+		if (m->tasks[i].recent || m->tasks[i].open)
+			nkeep++;
+		else
+			w[ncand++] = m->tasks[i].total;
+	}
+	uint32_t room = nkeep < target ? target - nkeep : 0, ties = 0;
+	uint64_t cut = UINT64_MAX;
+	if (room >= ncand) {
+		free(w);
+		return;
+	}
+	if (room) {
+		qsort(w, ncand, sizeof(*w), cmp_desc);
+		cut = w[room - 1];
+		for (uint32_t j = 0; j < room; j++)
+			ties += w[j] == cut;
+	}
+	free(w);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < m->ntasks; i++) {
+		struct xpu_cpu_task *t = &m->tasks[i];
+		if (t->recent || t->open || t->total > cut || (t->total == cut && ties && ties--)) {
+			m->tasks[n++] = *t;
+			continue;
+		}
+		free(t->ring);
+		m->tasks_aged_out++;
+	}
+	m->ntasks = n;
+	xpu_htab_free(&m->idx);
+	xpu_htab_init(&m->idx);
+	for (uint32_t i = 0; i < n; i++)
+		xpu_htab_put(&m->idx, task_hash(m->tasks[i].pid, m->tasks[i].tid), i);
+}
+
 void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns)
 {
 	int full;
@@ -136,6 +187,8 @@ void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns)
 	m->samples_total += m->samples_open;
 	m->samples_open = 0;
 	xpu_stacks_tick(&m->stacks);
+	if (m->max_tasks && m->ntasks > m->max_tasks)
+		trim_tasks(m);
 }
 
 const struct xpu_cpu_task *xpu_cpu_model_task(const struct xpu_cpu_model *m, uint32_t pid,

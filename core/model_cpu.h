@@ -38,7 +38,14 @@ struct xpu_cpu_model {
 	struct xpu_htab idx;
 	struct xpu_stacks stacks;
 	uint64_t samples_open, samples_last, samples_total;
+	uint32_t max_tasks;	/* rows kept after a tick (default XPU_CPU_MAX_TASKS) */
+	uint64_t tasks_aged_out;
 };
+
+/* Memory is bounded: past max_tasks rows (processes and threads), those with
+ * no samples in the window and the fewest since the start are aged out down
+ * to 3/4 of it.  Their samples stay in samples_total. */
+#define XPU_CPU_MAX_TASKS 16384u
 
 enum xpu_cpu_col {
 	XPU_CPU_COL_PID, XPU_CPU_COL_TID, XPU_CPU_COL_USER, XPU_CPU_COL_PCT, XPU_CPU_COL_AVG,

@@ -28,6 +28,12 @@ int xpu_session_start(struct xpu_session *s, const struct xpu_session_cfg *cfg)
 		xpu_err("out of memory");
 		return -1;
 	}
+	/* Weight of stacks aged out to bound memory lands on this label. */
+	uint32_t f = xpu_dict_frame(&s->dict, XPU_FRAME_INFO, xpu_dict_cstr(&s->dict, "[aged out]"), 0);
+	uint32_t aged = f ? xpu_dict_stack(&s->dict, &f, 1) : 0;
+	s->cpu.stacks.aged_stack = aged;
+	s->gpu.stacks.aged_stack = aged;
+	s->gpu.launch_stacks.aged_stack = aged;
 	return 0;
 }
 

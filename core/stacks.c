@@ -31,6 +31,7 @@ int xpu_stacks_init(struct xpu_stacks *s, uint32_t window_ticks)
 	memset(s, 0, sizeof(*s));
 	xpu_htab_init(&s->idx);
 	s->window = window_ticks ? window_ticks : 1;
+	s->max = XPU_STACKS_MAX;
 	s->ring = calloc(s->window, sizeof(*s->ring));
 	return s->ring ? 0 : -ENOMEM;
 }
@@ -46,22 +47,34 @@ void xpu_stacks_free(struct xpu_stacks *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int xpu_stacks_add(struct xpu_stacks *s, uint32_t pid, uint32_t tid, uint32_t stack,
-		   uint32_t comm, uint64_t weight)
+/* The entry for (pid, tid, stack), created empty if absent; UINT32_MAX when
+ * out of memory. */
+static uint32_t entry_get(struct xpu_stacks *s, uint32_t pid, uint32_t tid, uint32_t stack)
 {
 	struct key k = { pid, tid, stack };
 	uint64_t h = key_hash(&k);
 	uint32_t i = xpu_htab_find(&s->idx, h, entry_eq, s, &k);
 
-	if (i == UINT32_MAX) {
-		if (xpu_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
-			return -ENOMEM;
-		i = s->n;
-		s->v[i] = (struct xpu_stack_entry){ .pid = pid, .tid = tid, .stack = stack };
-		if (xpu_htab_put(&s->idx, h, i) < 0)
-			return -ENOMEM;
-		s->n++;
-	}
+	if (i != UINT32_MAX)
+		return i;
+	if (xpu_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		return UINT32_MAX;
+	i = s->n;
+	s->v[i] = (struct xpu_stack_entry){ .pid = pid, .tid = tid, .stack = stack };
+	if (xpu_htab_put(&s->idx, h, i) < 0)
+		return UINT32_MAX;
+	s->n++;
+	return i;
+}
+
+int xpu_stacks_add(struct xpu_stacks *s, uint32_t pid, uint32_t tid, uint32_t stack,
+		   uint32_t comm, uint64_t weight)
+{
+	if (!weight)
+		return 0;
+	uint32_t i = entry_get(s, pid, tid, stack);
+	if (i == UINT32_MAX)
+		return -ENOMEM;
 	struct xpu_stack_entry *e = &s->v[i];
 	if (!e->open) {
 		if (xpu_grow((void **)&s->touched, &s->touched_cap, s->ntouched + 1, sizeof(uint32_t)))
@@ -72,6 +85,107 @@ int xpu_stacks_add(struct xpu_stacks *s, uint32_t pid, uint32_t tid, uint32_t st
 	if (comm)
 		e->comm = comm;
 	return 0;
+}
+
+/* An entry may age out when nothing of it is in the window or the open
+ * bucket; the catch-all (pid 0, aged_stack) never does. */
+static int evictable(const struct xpu_stacks *s, const struct xpu_stack_entry *e)
+{
+	return !e->open && !e->recent && !(e->pid == 0 && e->stack == s->aged_stack && s->aged_stack);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Moves weight w of an evicted entry to its process's aged-out entry, or to
+ * the catch-all when that would not fit under max. */
+static void fold_aged(struct xpu_stacks *s, uint32_t pid, uint32_t comm, uint64_t w)
+{
+	if (!s->aged_stack || !w)
+		return;
+	uint32_t i = UINT32_MAX;
+	struct key k = { pid, 0, s->aged_stack };
+	if (pid)
+		i = xpu_htab_find(&s->idx, key_hash(&k), entry_eq, s, &k);
+	if (i == UINT32_MAX && pid && s->n < s->max)
+		i = entry_get(s, pid, 0, s->aged_stack);
+	if (i == UINT32_MAX) {
+		i = entry_get(s, 0, 0, s->aged_stack);
+		comm = 0;
+	}
+	if (i == UINT32_MAX)
+		return;
+	s->v[i].total += w;
+	if (comm)
+		s->v[i].comm = comm;
+}
+
+/* Ages entries out (see stacks.h).  Runs right after a tick closed, so the
+ * touched list is empty and every bucket refers only to entries with weight
+ * in the window, which all stay. */
+static void trim(struct xpu_stacks *s)
+{
+	uint32_t target = s->max / 4 * 3, nkeep = 0, ncand = 0;
+	struct gone { uint32_t pid, comm; uint64_t w; } *gone = NULL;
+	uint64_t *w = malloc((size_t)s->n * sizeof(*w));
+	uint32_t *remap = malloc((size_t)s->n * sizeof(*remap));
+
+	if (!w || !remap)
+		goto out;
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (evictable(s, &s->v[i]))
+			w[ncand++] = s->v[i].total;
+		else
+			nkeep++;
+	}
+	/* Keep the heaviest evictable entries that fit under the target:
+	 * those above cut, and `ties` of those equal to it. */
+	uint32_t room = nkeep < target ? target - nkeep : 0, ties = 0;
+	uint64_t cut = UINT64_MAX;
+	if (room >= ncand)
+		goto out;
+	if (room) {
+		qsort(w, ncand, sizeof(*w), cmp_desc);
+		cut = w[room - 1];
+		for (uint32_t j = 0; j < room; j++)
+			ties += w[j] == cut;
+	}
+	gone = malloc((size_t)(ncand - room) * sizeof(*gone));
+	if (!gone)
+		goto out;
+	uint32_t n = 0, ngone = 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct xpu_stack_entry *e = &s->v[i];
+		if (!evictable(s, e) || e->total > cut || (e->total == cut && ties && ties--)) {
+			remap[i] = n;
+			s->v[n++] = *e;
+			continue;
+		}
+		remap[i] = UINT32_MAX;
+		/* A process's own aged-out entry goes to the catch-all. */
+		int aged = s->aged_stack && e->stack == s->aged_stack;
+		gone[ngone++] = (struct gone){ aged ? 0 : e->pid, aged ? 0 : e->comm, e->total };
+	}
+	s->n = n;
+	s->aged_out += ngone;
+	for (uint32_t b = 0; b < s->window; b++)
+		for (uint32_t j = 0; j < s->ring[b].n; j++)
+			s->ring[b].v[j].idx = remap[s->ring[b].v[j].idx];
+	xpu_htab_free(&s->idx);
+	xpu_htab_init(&s->idx);
+	for (uint32_t i = 0; i < n; i++) {
+		struct key k = { s->v[i].pid, s->v[i].tid, s->v[i].stack };
+		xpu_htab_put(&s->idx, key_hash(&k), i);
+	}
+	for (uint32_t j = 0; j < ngone; j++)
+		fold_aged(s, gone[j].pid, gone[j].comm, gone[j].w);
+out:
+	free(gone);
+	free(w);
+	free(remap);
 }
 
 /* Reuses the oldest bucket for the tick being closed. */
@@ -105,6 +219,8 @@ void xpu_stacks_tick(struct xpu_stacks *s)
 	}
 	s->ntouched = 0;
 	s->head = (s->head + 1) % s->window;
+	if (s->max && s->n > s->max)
+		trim(s);
 }
 
 int xpu_stacks_each(const struct xpu_stacks *s, enum xpu_window w, uint32_t pid, uint32_t tid,

@@ -6,6 +6,13 @@
  * snapshots do not see until the next tick closes it, so a paused display
  * stays still while collection goes on.  Used by the CPU and GPU models; the
  * flamegraph widget and the folded exporter read it through xpu_stacks_each().
+ *
+ * Memory is bounded: when a tick leaves more than `max` entries, the entries
+ * with no weight in the window and the least since-start weight are aged out
+ * down to 3/4 of `max`.  Their weight is not lost: it moves to an entry of
+ * the same process (tid 0) whose stack is `aged_stack` (a "[aged out]" label
+ * the owner interns), or to pid 0 when even those would not fit, so totals
+ * and per-process sums since the start stay exact.
  */
 #ifndef XPU_STACKS_H
 #define XPU_STACKS_H
@@ -33,7 +40,12 @@ struct xpu_stacks {
 	struct xpu_bucket *ring; /* window closed buckets, oldest first */
 	uint32_t window, head, filled;
 	uint64_t sum_recent, sum_total;
+	uint32_t max;		/* entries kept after a tick (default XPU_STACKS_MAX) */
+	uint32_t aged_stack;	/* stack id that receives aged-out weight (0: dropped) */
+	uint64_t aged_out;	/* entries aged out so far */
 };
+
+#define XPU_STACKS_MAX (1u << 18)
 
 int xpu_stacks_init(struct xpu_stacks *s, uint32_t window_ticks);
 void xpu_stacks_free(struct xpu_stacks *s);

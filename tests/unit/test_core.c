@@ -116,6 +116,81 @@ TEST(stacks_age_out_of_the_window_but_stay_since_start)
 	xpu_stacks_free(&s);
 }
 
+/* Weight in window w for (pid, tid, stack), or -1 when there is no entry. */
+static long long entry_weight(const struct xpu_stacks *s, uint32_t pid, uint32_t tid, uint32_t stack,
+			      enum xpu_window w)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->v[i].pid == pid && s->v[i].tid == tid && s->v[i].stack == stack)
+			return (long long)xpu_stack_weight(&s->v[i], w);
+	return -1;
+}
+
+TEST(stacks_age_out_the_lightest_old_entries_past_max_and_keep_their_weight)
+{
+	struct xpu_stacks s;
+	REQUIRE(xpu_stacks_init(&s, 2) == 0);
+	s.max = 8;
+	s.aged_stack = 999;
+	/* Ten old stacks of pid 5 weighing 1..10, out of the window. */
+	for (uint32_t k = 1; k <= 10; k++)
+		xpu_stacks_add(&s, 5, 6, 100 + k, 0, k);
+	xpu_stacks_tick(&s);		/* 10 entries > 8: nothing is old yet */
+	CHECK_INT(s.n, ==, 10);
+	xpu_stacks_add(&s, 7, 7, 200, 0, 3);	/* pid 7: in the window from now */
+	xpu_stacks_tick(&s);
+	xpu_stacks_tick(&s);		/* pid 5's entries leave the window */
+	/* Kept: pid 7 (in the window) + the 5 heaviest old ones = 6 (3/4 of 8),
+	 * plus pid 5's aged-out entry with the weight of stacks 101..105. */
+	CHECK_INT(s.n, ==, 7);
+	CHECK_INT(s.aged_out, ==, 5);
+	CHECK_INT(entry_weight(&s, 7, 7, 200, XPU_WIN_RECENT), ==, 3);
+	CHECK_INT(entry_weight(&s, 5, 6, 110, XPU_WIN_ALL), ==, 10);
+	CHECK_INT(entry_weight(&s, 5, 6, 106, XPU_WIN_ALL), ==, 6);
+	CHECK_INT(entry_weight(&s, 5, 6, 105, XPU_WIN_ALL), ==, -1);
+	CHECK_INT(entry_weight(&s, 5, 0, 999, XPU_WIN_ALL), ==, 1 + 2 + 3 + 4 + 5);
+	uint64_t all = 0;
+	for (uint32_t i = 0; i < s.n; i++)
+		all += s.v[i].total;
+	CHECK_INT(all, ==, 55 + 3);
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_ALL), ==, 55 + 3);
+	/* The index was rebuilt: adding to a kept entry finds it. */
+	xpu_stacks_add(&s, 5, 6, 110, 0, 1);
+	xpu_stacks_tick(&s);
+	CHECK_INT(entry_weight(&s, 5, 6, 110, XPU_WIN_ALL), ==, 11);
+	CHECK_INT(entry_weight(&s, 5, 6, 110, XPU_WIN_RECENT), ==, 1);
+	xpu_stacks_free(&s);
+}
+
+TEST(stacks_stay_bounded_under_a_stream_of_new_stacks)
+{
+	struct xpu_stacks s;
+	REQUIRE(xpu_stacks_init(&s, 3) == 0);
+	s.max = 1000;
+	s.aged_stack = 1;
+	uint64_t sent = 0;
+	/* 300 ticks of 200 new stacks each from ever new processes (the
+	 * window of 3 ticks holds 600 entries, which must all stay). */
+	for (uint32_t t = 0; t < 300; t++) {
+		for (uint32_t k = 0; k < 200; k++) {
+			xpu_stacks_add(&s, 100 + t, 100 + t, 2 + t * 200 + k, 0, 1 + k % 7);
+			sent += 1 + k % 7;
+		}
+		xpu_stacks_tick(&s);
+		CHECK(s.n <= s.max + 1);
+	}
+	for (int t = 0; t < 3; t++)
+		xpu_stacks_tick(&s);
+	uint64_t all = 0;
+	for (uint32_t i = 0; i < s.n; i++)
+		all += s.v[i].total;
+	CHECK_INT(all, ==, sent);
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_ALL), ==, sent);
+	CHECK_INT(s.n, <=, s.max + 1);
+	CHECK(entry_weight(&s, 0, 0, 1, XPU_WIN_ALL) > 0);	/* the catch-all */
+	xpu_stacks_free(&s);
+}
+
 static int sum_fn(void *arg, const struct xpu_stack_entry *e, uint64_t w)
 {
 	*(uint64_t *)arg += w;

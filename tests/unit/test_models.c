@@ -35,6 +35,38 @@ static const struct xpu_cell *row_for(const struct xpu_table *t, uint64_t key)
 	return r < 0 ? NULL : xpu_table_row(t, (uint32_t)r);
 }
 
+TEST(cpu_rows_past_the_limit_age_out_lightest_first_and_keep_the_total)
+{
+	struct xpu_dict d;
+	struct xpu_cpu_model m;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_cpu_model_init(&m, 100, 2) == 0);
+	m.max_tasks = 8;
+	uint32_t st = xpu_dict_stack(&d, NULL, 0);
+	/* Ten short-lived processes (one thread each: two rows) with 1..10 samples. */
+	for (uint32_t p = 1; p <= 10; p++)
+		for (uint32_t k = 0; k < p; k++) {
+			struct xpu_event ev = sample(&d, 100 + p, 100 + p, "job", "job", st);
+			xpu_cpu_model_sample(&m, &ev);
+		}
+	xpu_cpu_model_tick(&m, 1000000000ULL);
+	CHECK_INT(m.ntasks, ==, 20);		/* all in the window: all stay */
+	struct xpu_event ev = sample(&d, 7, 7, "yes", "yes", st);
+	xpu_cpu_model_sample(&m, &ev);
+	xpu_cpu_model_tick(&m, 1000000000ULL);
+	xpu_cpu_model_tick(&m, 1000000000ULL);	/* the jobs leave the window */
+	/* 3/4 of 8 = 6 rows: pid 7's two, and the two heaviest jobs' two each. */
+	CHECK_INT(m.ntasks, ==, 6);
+	CHECK_INT(m.tasks_aged_out, ==, 16);
+	CHECK(xpu_cpu_model_task(&m, 7, 7) != NULL);
+	CHECK(xpu_cpu_model_task(&m, 110, 0) != NULL);
+	CHECK(xpu_cpu_model_task(&m, 109, 109) != NULL);
+	CHECK(xpu_cpu_model_task(&m, 108, 0) == NULL);
+	CHECK_INT(m.samples_total, ==, 55 + 1);
+	xpu_cpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(cpu_percent_is_samples_over_a_busy_cpus_worth)
 {
 	struct xpu_dict d;
