@@ -99,6 +99,10 @@ int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const 
 		return check_tick(&ev->tick, why);
 	if (ev->type == XPU_EV_DROP && ev->drop.source >= XPU_SRC_MAX)
 		return bad(why, "drop names an unknown source");
+	/* The NPU model tracks each job on its own: an event standing for
+	 * 4 billion of them would take it minutes. */
+	if (ev->type == XPU_EV_NPU_JOB && ev->npu.count > 1)
+		return bad(why, "a job event stands for more than one job");
 	switch (xpu_event_ids(&copy, defined, (void *)d)) {
 	case 0:
 		return 0;

@@ -27,6 +27,10 @@ static const char rec_magic[8] = "XPUTOPRC";
 #define BLK_TARGET 65536		/* the writer closes a block before its payload passes this */
 #define BLK_MAX (4u << 20)		/* the largest payload a reader accepts */
 #define REC_HDR 4
+/* The refresh intervals -d allows; 0 means not recorded.  The replay sizes
+ * its windows by the interval: a damaged one must not ask for gigabytes. */
+#define INTERVAL_MIN_NS 50000000ULL
+#define INTERVAL_MAX_NS 3600000000000ULL
 
 enum rec_type { REC_STRING = 1, REC_FRAME = 2, REC_STACK = 3, REC_EVENT = 4 };
 
@@ -457,6 +461,9 @@ static int read_meta(struct xpu_rec_reader *r, const uint8_t *h, uint32_t hsize)
 	m->ncpus = get32(h + 24);
 	m->start_wall_ns = get64(h + 28);
 	m->interval_ns = get64(h + 36);
+	if (m->interval_ns && (m->interval_ns < INTERVAL_MIN_NS || m->interval_ns > INTERVAL_MAX_NS))
+		return fail(r, "damaged recording: the header's refresh interval of %llu ns is not "
+			    "0.05 to 3600 s", (unsigned long long)m->interval_ns);
 	if (get_str(&p, end, m->host, sizeof(m->host)) ||
 	    get_str(&p, end, m->kernel, sizeof(m->kernel)) ||
 	    get_str(&p, end, m->version, sizeof(m->version)))

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "dict.h"
 #include "event.h"
+#include "model_npu.h"
 #include "record.h"
 
 #define CHECK_HAS(s, frag)                                                             \
@@ -146,6 +147,10 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 	case XPU_EV_NPU_PM:
 		ev.npu.comm = pick(s, ns);
 		ev.npu.aux = pick(s, ns);
+		break;
+	case XPU_EV_NPU_JOB:
+		ev.npu.comm = pick(s, ns);
+		ev.npu.count = (uint32_t)(rnd(s) % 2);
 		break;
 	default: ev.npu.comm = pick(s, ns); break;
 	}
@@ -696,6 +701,23 @@ TEST(event_check_rejects_bad_type_source_and_tick)
 	xpu_dict_free(&d);
 }
 
+TEST(event_check_rejects_a_job_event_standing_for_many_jobs)
+{
+	struct xpu_dict d;
+	const char *why;
+	struct xpu_event job = { .type = XPU_EV_NPU_JOB, .source = XPU_SRC_NPU };
+
+	xpu_dict_init(&d);
+	job.npu.code = XPU_NPU_JOB_SUBMIT;
+	CHECK_INT(xpu_event_check(&job, &d, &why), ==, 0);
+	job.npu.count = 1;
+	CHECK_INT(xpu_event_check(&job, &d, &why), ==, 0);
+	job.npu.count = UINT32_MAX;
+	CHECK_INT(xpu_event_check(&job, &d, &why), ==, -1);
+	CHECK_HAS(why, "more than one job");
+	xpu_dict_free(&d);
+}
+
 /* ---- damage ---- */
 
 TEST(empty_file_is_not_a_recording)
@@ -735,6 +757,20 @@ TEST(damaged_header_fails_its_checksum)
 	img_start(&m);
 	m.b[50] ^= 1;
 	CHECK_HAS(replay_error(m.b, m.len), "header checksum mismatch");
+}
+
+TEST(a_refresh_interval_no_xputop_records_is_damage)
+{
+	struct img m;
+	img_start(&m);
+	uint64_t one_ns = 1;
+	memcpy(m.b + 36, &one_ns, 8);
+	reseal_header(m.b);
+	CHECK_HAS(replay_error(m.b, m.len), "refresh interval of 1 ns is not 0.05 to 3600 s");
+	uint64_t none = 0;
+	memcpy(m.b + 36, &none, 8);
+	reseal_header(m.b);
+	CHECK_STR(replay_error(m.b, m.len), "");
 }
 
 TEST(truncated_block_says_how_many_blocks_are_intact)
