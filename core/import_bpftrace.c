@@ -284,8 +284,8 @@ struct xpu_import *xpu_import_bpftrace_text(const char *text, size_t len, uint64
 		xpu_import_free(im);
 		return NULL;
 	}
-	qsort(im->e, im->n, sizeof(*im->e), by_time);
-	if (im->n) {
+	if (im->n) {	/* none when every call was of a function the model has no use for */
+		qsort(im->e, im->n, sizeof(*im->e), by_time);
 		im->start_ns = im->e[0].ns;
 		im->st.first_ms = im->e[0].ns / 1000000;
 		im->st.last_ms = im->e[im->n - 1].ns / 1000000;

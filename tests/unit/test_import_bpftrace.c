@@ -170,6 +170,20 @@ TEST(text_without_probe_lines_is_not_a_bpftrace_log)
 	CHECK(import(summary, S, err, sizeof(err)) == NULL);
 }
 
+TEST(a_log_of_only_functions_the_model_has_no_use_for_gives_no_npu_events)
+{
+	char err[256];
+	struct xpu_import *im = import("1000 kprobe:intel_vpu:ivpu_fw_log_print\n"
+				       "1001 kretprobe:intel_vpu:ivpu_ipc_send\n", S, err, sizeof(err));
+	REQUIRE(im);
+	CHECK_INT(xpu_import_stats(im)->calls, ==, 2);
+	CHECK_INT(xpu_import_stats(im)->other, ==, 2);
+	struct got g = drain(im);
+	CHECK_INT(g.ipc_tx + g.ipc_rx + g.submit + g.done + g.mem + g.ioctl + g.drop, ==, 0);
+	CHECK_INT(g.ticks, ==, 1);
+	xpu_import_free(im);
+}
+
 TEST(ticks_are_synthesized_at_the_interval_from_the_first_call)
 {
 	char err[256];
