@@ -16,10 +16,15 @@ static uint64_t gpu_tid(const struct xpu_gpu_trace_rec *r)
 	return GPU_TID_BASE + (uint64_t)r->device * 100000u + r->stream;
 }
 
-static double us(uint64_t t, uint64_t origin)
+/* Launches go on the launching thread, kernels on their stream's track. */
+static uint64_t track(const struct xpu_gpu_trace_rec *r)
 {
-	return (double)(t - origin) / 1000.0;
+	return r->is_launch ? r->tid : gpu_tid(r);
 }
+
+/* A launch is an instant (CUPTI gives its time, not its length), drawn 1 us
+ * wide so that a flow can start in it. */
+#define LAUNCH_NS 1000u
 
 static void meta(struct xpu_json *j, const char *what, uint32_t pid, uint64_t tid, const char *name)
 {
@@ -35,24 +40,20 @@ static void meta(struct xpu_json *j, const char *what, uint32_t pid, uint64_t ti
 	xpu_json_end(j, '}');
 }
 
-static void event(struct xpu_json *j, const struct xpu_gpu_trace_rec *r, const struct xpu_dict *d,
-		  uint64_t origin)
+/* No "args": speedscope makes them part of the frame's name, and a
+ * correlation id there would make every call a frame of its own.  The flows
+ * carry the correlation, the track names the device and stream. */
+static void event(struct xpu_json *j, const struct xpu_gpu_trace_rec *r, uint64_t dur,
+		  const struct xpu_dict *d, uint64_t origin)
 {
 	xpu_json_obj(j, NULL);
 	xpu_json_str(j, "name", xpu_dict_str_get(d, r->name));
 	xpu_json_str(j, "cat", r->is_launch ? "launch" : "kernel");
 	xpu_json_str(j, "ph", "X");
 	xpu_json_uint(j, "pid", r->pid);
-	xpu_json_uint(j, "tid", r->is_launch ? r->tid : gpu_tid(r));
-	xpu_json_num(j, "ts", us(r->start, origin));
-	xpu_json_num(j, "dur", r->is_launch ? 1.0 : us(r->end, r->start));
-	xpu_json_obj(j, "args");
-	xpu_json_uint(j, "correlation", r->corr);
-	if (!r->is_launch) {
-		xpu_json_uint(j, "device", r->device);
-		xpu_json_uint(j, "stream", r->stream);
-	}
-	xpu_json_end(j, '}');
+	xpu_json_uint(j, "tid", track(r));
+	xpu_json_ns_as_us(j, "ts", r->start - origin);
+	xpu_json_ns_as_us(j, "dur", dur);
 	xpu_json_end(j, '}');
 }
 
@@ -68,11 +69,50 @@ static void flow(struct xpu_json *j, const char *ph, const struct xpu_gpu_trace_
 	xpu_json_uint(j, "id", ((uint64_t)r->pid << 32) | r->corr);
 	xpu_json_uint(j, "pid", r->pid);
 	xpu_json_uint(j, "tid", tid);
-	xpu_json_num(j, "ts", us(r->start, origin));
+	xpu_json_ns_as_us(j, "ts", r->start - origin);
 	xpu_json_end(j, '}');
 }
 
 struct corr_key { uint32_t pid, corr; };
+
+static int by_track_and_time(const void *a, const void *b, void *ctx)
+{
+	const struct xpu_gpu_trace_rec *v = ctx, *x = &v[*(const uint32_t *)a], *y = &v[*(const uint32_t *)b];
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (track(x) != track(y))
+		return track(x) < track(y) ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Each event's duration.  Events on one track must nest, or speedscope and
+ * Perfetto misplace them; a thread's launches and a stream's kernels follow
+ * each other, so each ends 1 ns before the next on its track begins (a
+ * launch's 1 us often reaches the next launch; kernels' timestamps can touch,
+ * and a viewer adding ts and dur in floating point then sees an overlap). */
+static uint64_t *durations(const struct xpu_gpu_trace_rec *v, uint32_t n)
+{
+	uint64_t *dur = malloc(((size_t)n + 1) * sizeof(*dur));
+	uint32_t *order = malloc(((size_t)n + 1) * sizeof(*order));
+	if (!dur || !order) {
+		free(dur);
+		free(order);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		dur[i] = v[i].is_launch ? LAUNCH_NS : v[i].end > v[i].start ? v[i].end - v[i].start : 0;
+		order[i] = i;
+	}
+	qsort_r(order, n, sizeof(*order), by_track_and_time, (void *)v);
+	for (uint32_t k = 0; k + 1 < n; k++) {
+		const struct xpu_gpu_trace_rec *a = &v[order[k]], *b = &v[order[k + 1]];
+		uint64_t gap = b->start - a->start;
+		if (a->pid == b->pid && track(a) == track(b) && dur[order[k]] >= gap)
+			dur[order[k]] = gap ? gap - 1 : 0;
+	}
+	free(order);
+	return dur;
+}
 
 /* Track names are written once per (process, device, stream). */
 static int track_eq(const void *ctx, uint32_t i, const void *key)
@@ -95,6 +135,7 @@ long xpu_chrome_trace_write(FILE *f, const struct xpu_gpu_model *m, const struct
 	struct xpu_gpu_trace_rec *v = malloc((n + 1) * sizeof(*v));
 	struct xpu_htab launches, tracks;
 	struct xpu_json j;
+	uint64_t *dur;
 	long count = 0;
 	if (!v)
 		return -1;
@@ -102,6 +143,10 @@ long xpu_chrome_trace_write(FILE *f, const struct xpu_gpu_model *m, const struct
 		v[i] = m->trace[(first + i) % XPU_GPU_TRACE_MAX];
 		if (v[i].start < origin)
 			origin = v[i].start;
+	}
+	if (!(dur = durations(v, (uint32_t)n))) {
+		free(v);
+		return -1;
 	}
 	xpu_htab_init(&launches);
 	xpu_htab_init(&tracks);
@@ -118,7 +163,7 @@ long xpu_chrome_trace_write(FILE *f, const struct xpu_gpu_model *m, const struct
 		struct xpu_gpu_trace_rec *r = &v[i];
 		struct corr_key k = { r->pid, r->corr };
 		uint64_t h = xpu_hash_u64(((uint64_t)r->pid << 32) | r->corr);
-		event(&j, r, d, origin);
+		event(&j, r, dur[i], d, origin);
 		count++;
 		if (r->is_launch) {
 			if (r->corr && xpu_htab_put(&launches, h, (uint32_t)i) == 0)
@@ -144,6 +189,7 @@ long xpu_chrome_trace_write(FILE *f, const struct xpu_gpu_model *m, const struct
 	fputc('\n', f);
 	xpu_htab_free(&launches);
 	xpu_htab_free(&tracks);
+	free(dur);
 	free(v);
 	return ferror(f) ? -1 : count;
 }

@@ -1,5 +1,6 @@
 #include "folded.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,24 @@ oom:
 	return -1;
 }
 
+/* flamegraph.pl reads "a;b NAME 12 34" as a differential line (two counts),
+ * so a leaf frame that ends in a space and a number has '_' for that space. */
+static void guard_leaf(char *buf, size_t at)
+{
+	size_t i = at;
+	while (i > 0 && isdigit((unsigned char)buf[i - 1]))
+		i--;
+	if (i > 0 && buf[i - 1] == '.') {
+		size_t j = i - 1;
+		while (j > 0 && isdigit((unsigned char)buf[j - 1]))
+			j--;
+		if (j < i - 1)
+			i = j;
+	}
+	if (i > 0 && i < at && isdigit((unsigned char)buf[i]) && buf[i - 1] == ' ')
+		buf[i - 1] = '_';
+}
+
 static char *render(const struct xpu_dict *d, const struct line *l)
 {
 	size_t size = 4096, at;
@@ -129,6 +148,7 @@ static char *render(const struct xpu_dict *d, const struct line *l)
 		memcpy(buf + at, frame, len + 1);
 		at += len;
 	}
+	guard_leaf(buf, at);
 	return buf;
 }
 

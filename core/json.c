@@ -86,6 +86,12 @@ void xpu_json_num(struct xpu_json *j, const char *key, double v)
 		fputs("null", j->f);
 }
 
+void xpu_json_ns_as_us(struct xpu_json *j, const char *key, uint64_t ns)
+{
+	prefix(j, key);
+	fprintf(j->f, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+}
+
 void xpu_json_null(struct xpu_json *j, const char *key)
 {
 	prefix(j, key);

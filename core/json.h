@@ -22,6 +22,9 @@ void xpu_json_str(struct xpu_json *j, const char *key, const char *v);
 void xpu_json_int(struct xpu_json *j, const char *key, long long v);
 void xpu_json_uint(struct xpu_json *j, const char *key, unsigned long long v);
 void xpu_json_num(struct xpu_json *j, const char *key, double v);	/* non-finite -> null */
+/* Nanoseconds written as microseconds with all three decimals: exact at any
+ * magnitude, unlike a double with six significant digits. */
+void xpu_json_ns_as_us(struct xpu_json *j, const char *key, uint64_t ns);
 void xpu_json_null(struct xpu_json *j, const char *key);
 void xpu_json_bool(struct xpu_json *j, const char *key, int v);
 
