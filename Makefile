@@ -9,6 +9,8 @@
 #   make deps            install the build and test dependencies (root; apt)
 #   make check           deps + build + the whole test suite (root)
 #   make run ARGS=...    deps + build + start xputop (root)
+#   make install         install under PREFIX (default /usr/local); DESTDIR=dir stages it
+#   make uninstall       remove what make install put there (same PREFIX and DESTDIR)
 
 OUTPUT ?= build
 override OUTPUT := $(patsubst %/,%,$(OUTPUT))
@@ -22,6 +24,22 @@ VMLINUX_H ?=
 STATIC ?= 0
 SAN ?= 0
 VERSION := 0.1.0
+
+# Where make install puts things.  XPU_LIBDIR and XPU_DATADIR are also
+# compiled into xputop (core/install.c), which finds its injection library and
+# themes there, or under DESTDIR when it runs from a staged copy.
+PREFIX ?= /usr/local
+override PREFIX := $(patsubst %/,%,$(PREFIX))
+BINDIR ?= $(PREFIX)/sbin
+XPU_LIBDIR ?= $(PREFIX)/lib/xputop
+XPU_DATADIR ?= $(PREFIX)/share/xputop
+MANDIR ?= $(PREFIX)/share/man
+ifeq ($(origin BASHCOMPDIR),undefined)
+BASHCOMPDIR := $(shell $(PKG_CONFIG) --define-variable=prefix=$(PREFIX) --variable=completionsdir \
+	bash-completion 2>/dev/null)
+BASHCOMPDIR := $(or $(BASHCOMPDIR),$(PREFIX)/share/bash-completion/completions)
+endif
+DESTDIR ?=
 
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
@@ -38,6 +56,28 @@ XCFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
 SANLD := -fsanitize=address,undefined
 endif
 
+# Libraries are found through pkg-config.  A missing one stops any goal that
+# builds, naming the package to install (make deps installs them all); deps,
+# check and run install them first, clean and uninstall need none.
+PKGS := libbpf libelf libdw zlib ncursesw
+DEB_libbpf := libbpf-dev
+DEB_libelf := libelf-dev
+DEB_libdw := libdw-dev
+DEB_zlib := zlib1g-dev
+DEB_ncursesw := libncurses-dev
+ifneq ($(filter-out deps check run clean uninstall,$(or $(MAKECMDGOALS),all)),)
+ifeq ($(shell command -v $(PKG_CONFIG) 2>/dev/null),)
+$(error xputop: $(PKG_CONFIG) is missing: run 'sudo make deps', or install pkg-config)
+endif
+MISSING_PKGS := $(strip $(foreach p,$(PKGS),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo y),,$(p))))
+ifneq ($(MISSING_PKGS),)
+$(error xputop: pkg-config cannot find $(MISSING_PKGS): run 'sudo make deps', or install \
+	$(foreach p,$(MISSING_PKGS),$(DEB_$(p))) (Debian/Ubuntu names))
+endif
+endif
+XCFLAGS += $(shell $(PKG_CONFIG) --cflags libbpf libelf libdw zlib 2>/dev/null)
+DW_LIBS := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
+
 # libbpf is always linked statically: Debian's 1.1 is what the code is written
 # against, and the binary must not depend on the version a target machine has.
 LIBBPF_A := $(shell $(PKG_CONFIG) --variable=libdir libbpf 2>/dev/null)/libbpf.a
@@ -46,9 +86,9 @@ ifeq ($(STATIC),1)
 LIBS := $(LIBBPF_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lncursesw -ltinfo -Wl,-Bdynamic \
 	-static-libstdc++ -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic -lm
 else
-LIBS := $(LIBBPF_A) -ldw -lelf -lz $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw) -lstdc++ -lm
+LIBS := $(LIBBPF_A) $(DW_LIBS) $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null) -lstdc++ -lm
 endif
-CORE_LIBS := $(LIBBPF_A) -ldw -lelf -lz -llzma -lbz2 -lstdc++ -lm
+CORE_LIBS := $(LIBBPF_A) $(DW_LIBS) -llzma -lbz2 -lstdc++ -lm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -81,12 +121,15 @@ ifeq ($(HAVE_CUPTI),1)
 PROGS += $(INJECT_LIB)
 endif
 
-.PHONY: all tests check deps run clean bench fuzz
+COMPLETION := $(OUTPUT)/xputop.bash
+THEMES := $(wildcard themes/*.theme)
+
+.PHONY: all tests check deps run clean bench fuzz install uninstall FORCE
 .DELETE_ON_ERROR:
 # Keep the BPF objects and skeletons: they are not throwaway intermediates.
 .SECONDARY: $(BPF_OBJS) $(SKELS) $(OUTPUT)/vmlinux.h
 
-all: $(PROGS) tests
+all: $(PROGS) $(COMPLETION) tests
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/core $(OUTPUT)/tui $(OUTPUT)/inject $(OUTPUT)/tests $(OUTPUT)/tests/progs:
 	@mkdir -p $@
@@ -109,6 +152,15 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@
 
 # ---- user space ----
+# The installation directories compiled into xputop, rewritten only when they
+# change, so that a new PREFIX rebuilds just what uses them.
+$(OUTPUT)/install_dirs.h: FORCE | $(OUTPUT)
+	@printf '#define XPU_BINDIR "%s"\n#define XPU_LIBDIR "%s"\n#define XPU_DATADIR "%s"\n' \
+		'$(BINDIR)' '$(XPU_LIBDIR)' '$(XPU_DATADIR)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+FORCE:
+$(OUTPUT)/core/install.o $(OUTPUT)/fuzz/core/install.o: $(OUTPUT)/install_dirs.h
+
 $(OUTPUT)/core/%.o: core/%.c | $(OUTPUT)/core $(SKELS)
 	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
 
@@ -169,6 +221,41 @@ check: deps
 
 deps:
 	.ci/setup
+
+# ---- install ----
+# The bash completion: the options as --help lists them, the directories and
+# the themes installed with them.
+$(COMPLETION): docs/completion/xputop.bash.in docs/completion/options.awk $(OUTPUT)/xputop \
+		$(OUTPUT)/install_dirs.h $(THEMES)
+	$(OUTPUT)/xputop --help | awk -f docs/completion/options.awk > $@.options
+	sed -e '/^@OPTIONS@$$/{r $@.options' -e 'd;}' -e 's|@BINDIR@|$(BINDIR)|' \
+		-e 's|@DATADIR@|$(XPU_DATADIR)|' -e 's|@THEMES@|$(notdir $(THEMES:.theme=))|' $< > $@.tmp
+	rm -f $@.options
+	mv -f $@.tmp $@
+
+install: $(PROGS) $(COMPLETION)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(XPU_LIBDIR) $(DESTDIR)$(XPU_DATADIR)/themes \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 755 $(OUTPUT)/xputop $(DESTDIR)$(BINDIR)/xputop
+ifeq ($(HAVE_CUPTI),1)
+	install -m 644 $(INJECT_LIB) $(DESTDIR)$(XPU_LIBDIR)/libxputop_inject.so
+else
+	@echo "xputop: no CUDA toolkit in $(CUDA_HOME) (CUDA_HOME=dir): the injection library is not" \
+		"installed; the GPU view will show launches only" >&2
+endif
+	install -m 644 $(THEMES) $(DESTDIR)$(XPU_DATADIR)/themes/
+	install -m 644 man/xputop.8 $(DESTDIR)$(MANDIR)/man8/xputop.8
+	install -m 644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/xputop
+
+# Removes only what install put there, then xputop's own directories if
+# nothing else is left in them.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/xputop $(DESTDIR)$(XPU_LIBDIR)/libxputop_inject.so \
+		$(addprefix $(DESTDIR)$(XPU_DATADIR)/,$(THEMES)) $(DESTDIR)$(MANDIR)/man8/xputop.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/xputop
+	@for d in $(DESTDIR)$(XPU_LIBDIR) $(DESTDIR)$(XPU_DATADIR)/themes $(DESTDIR)$(XPU_DATADIR); do \
+		rmdir "$$d" 2> /dev/null || :; \
+	done
 
 run: deps
 	$(MAKE) --no-print-directory $(PROGS)

@@ -12,12 +12,9 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "install.h"
 #include "outfile.h"
 #include "sys.h"
-
-#ifndef XPU_LIBDIR
-#define XPU_LIBDIR "/usr/local/lib/xputop"
-#endif
 
 const char *xpu_inject_lib_path(void)
 {
@@ -34,8 +31,7 @@ const char *xpu_inject_lib_path(void)
 				return path;
 		}
 	}
-	snprintf(path, sizeof(path), "%s/libxputop_inject.so", XPU_LIBDIR);
-	return access(path, R_OK) == 0 ? path : NULL;
+	return xpu_install_find(XPU_INSTALL_LIB, "libxputop_inject.so", path, sizeof(path)) == 0 ? path : NULL;
 }
 
 /* In the child: become the invoking user, with their groups and home. */

@@ -20,7 +20,8 @@ struct xpu_child {
 	char log[4200];		/* the output file, "" when not redirected */
 };
 
-/* The injection library next to the xputop binary, or installed; NULL if none. */
+/* The injection library next to the xputop binary (a build tree), or the
+ * installed one (install.h); NULL if none. */
 const char *xpu_inject_lib_path(void);
 
 /* Forks the command, held at the gate.  log_dir != NULL sends its output to a

@@ -10,10 +10,7 @@
 #include <unistd.h>
 
 #include "err.h"
-
-#ifndef XPU_DATADIR
-#define XPU_DATADIR "/usr/local/share/xputop"
-#endif
+#include "install.h"
 
 #define THEME_MAX_BYTES (64 * 1024)
 
@@ -322,7 +319,7 @@ static int try_path(char *path, size_t size, const char *fmt, const char *a, con
 int xpu_theme_find(const char *name, char *path, size_t size)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], rel[NAME_MAX + 16];
 	ssize_t n;
 
 	if (!name || !*name || !size)
@@ -334,7 +331,8 @@ int xpu_theme_find(const char *name, char *path, size_t size)
 	if ((!xdg || !*xdg) && home && *home &&
 	    try_path(path, size, "%s/.config/xputop/themes/%s.theme", home, name))
 		return 0;
-	if (try_path(path, size, "%s/themes/%s.theme", XPU_DATADIR, name))
+	if (snprintf(rel, sizeof(rel), "themes/%s.theme", name) < (int)sizeof(rel) &&
+	    xpu_install_find(XPU_INSTALL_DATA, rel, path, size) == 0)
 		return 0;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
