@@ -236,6 +236,11 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_uint(&j, "ncpus", s->ncpus);
 	xpu_json_uint(&j, "samples_tick", s->cpu_samples_tick);
 	xpu_json_str(&j, "view", vs->threads ? "threads" : "processes");
+	xpu_json_str(&j, "state", xpu_batch_state_name(s->cpu_status.state));
+	xpu_json_str(&j, "status", s->cpu_status.text);
+	/* What bounded memory has aged out so far (model_cpu.h, stacks.h). */
+	xpu_json_uint(&j, "rows_aged_out", sess->cpu.tasks_aged_out);
+	xpu_json_uint(&j, "stacks_aged_out", sess->cpu.stacks.aged_out);
 	xpu_json_end(&j, '}');
 	xpu_batch_gpu_json(&j, s, sess, vs);
 	xpu_batch_npu_json(&j, s);

@@ -1,5 +1,6 @@
 #include "export.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,7 +29,8 @@ static int write_folded(struct xpu_session *sess, const char *dir, const char *w
 	for (int i = 0; i < nparts; i++) {
 		long n = xpu_folded_write(out.f, &sess->dict, parts[i].stacks, &parts[i].sel);
 		if (n < 0) {
-			xpu_err("cannot write the %s export", what);
+			xpu_err("cannot write the %s export in %s: %s", what, out.dir,
+				strerror(errno ? errno : EIO));
 			xpu_outfile_abort(&out);
 			return -1;
 		}
@@ -78,7 +80,7 @@ static int export_trace(struct xpu_session *sess, const char *dir, char *path, s
 	if (xpu_outfile_open(&out, dir) < 0)
 		return -1;
 	if (xpu_chrome_trace_write(out.f, &sess->gpu, &sess->dict) < 0) {
-		xpu_err("cannot write the GPU trace export");
+		xpu_err("cannot write the GPU trace export in %s: %s", out.dir, strerror(errno ? errno : EIO));
 		xpu_outfile_abort(&out);
 		return -1;
 	}

@@ -123,15 +123,17 @@ static void show(struct app *a)
 		xpu_batch_text(stdout, &a->snap);
 }
 
-static void export_now(struct app *a)
+/* Returns 0, or -1 when the export failed (the reason was reported). */
+static int export_now(struct app *a)
 {
 	char msg[4400];
-	if (xpu_export_view(&a->sess, &a->snap, &a->vs, a->o.outdir, msg, sizeof(msg)) >= 0) {
-		if (a->tui)
-			xpu_tui_status(msg);
-		else
-			fprintf(stderr, "xputop: %s\n", msg);
-	}
+	if (xpu_export_view(&a->sess, &a->snap, &a->vs, a->o.outdir, msg, sizeof(msg)) < 0)
+		return -1;
+	if (a->tui)
+		xpu_tui_status(msg);
+	else
+		fprintf(stderr, "xputop: %s\n", msg);
+	return 0;
 }
 
 static void after_refresh(struct app *a)
@@ -382,8 +384,10 @@ static int start_live(struct app *a)
 	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
 	int *cpus = NULL;
 
-	if (xpu_sys_check_root() < 0 || xpu_sys_check_btf() < 0)
+	if (xpu_sys_check_root() < 0)
 		return -1;
+	/* Without BTF no BPF program loads; the rest still works (one message). */
+	int bpf = xpu_sys_check_btf() == 0;
 	xpu_sys_libbpf_logging(a->o.verbose);
 	if (xpu_session_start(&a->sess, &cfg) < 0)
 		return -1;
@@ -399,11 +403,15 @@ static int start_live(struct app *a)
 	struct xpu_cpu_source_opts co = {
 		.hz = a->o.hz, .pids = a->o.pids, .npids = a->o.npids, .follow_forks = a->o.cmd != NULL,
 	};
-	struct xpu_source *cpu = xpu_source_cpu_new(&a->sess, a->sym, &co);
-	if (!cpu)
-		return -1;
-	xpu_session_add_source(&a->sess, cpu);
-	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, lib, a->o.gpu_no_stacks);
+	/* A CPU sampler that cannot load (said why) leaves the other views. */
+	struct xpu_source *cpu = bpf ? xpu_source_cpu_new(&a->sess, a->sym, &co) : NULL;
+	if (cpu)
+		xpu_session_add_source(&a->sess, cpu);
+	else
+		xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_FAILED, "%s",
+				   bpf ? "CPU sampling is off: its BPF program did not load (see the message at start)"
+				       : "CPU sampling is off: this kernel has no usable BTF for BPF programs");
+	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, lib, a->o.gpu_no_stacks, !bpf);
 	if (!gpu)
 		return -1;
 	xpu_session_add_source(&a->sess, gpu);
@@ -411,11 +419,14 @@ static int start_live(struct app *a)
 		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary,
 		.pids = a->o.pids, .npids = a->o.npids,
 	};
-	struct xpu_source *npu = xpu_source_npu_new(&a->sess, &no);
+	struct xpu_source *npu = bpf ? xpu_source_npu_new(&a->sess, &no) : NULL;
 	if (npu)
 		xpu_session_add_source(&a->sess, npu);
-	else if (a->o.npu_dev || a->o.npu_probe_binary)
+	else if (bpf && (a->o.npu_dev || a->o.npu_probe_binary))
 		return -1;	/* what was asked for by name cannot be done */
+	else if (!bpf)
+		xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_FAILED, "%s",
+				   "NPU tracing is off: this kernel has no usable BTF for BPF programs");
 	a->sess.last_tick_mono = xpu_now_mono();
 	if (a->o.cmd && xpu_child_release(&a->child, a->o.cmd[0]) < 0)
 		return -1;
@@ -477,8 +488,8 @@ int main(int argc, char **argv)
 		xpu_tui_fini();
 		a->tui = 0;
 	}
-	if (a->o.export_at_end)
-		export_now(a);
+	if (a->o.export_at_end && export_now(a) < 0)
+		a->status = 1;
 	goto out;
 fail:
 	a->status = 1;

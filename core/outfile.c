@@ -12,6 +12,18 @@
 #include "err.h"
 #include "sys.h"
 
+/* Hands fd to the invoking user and wraps it in o->f (NULL on failure, fd closed). */
+static void give_and_open(struct xpu_outfile *o, int fd)
+{
+	uid_t uid;
+	gid_t gid;
+	if (xpu_sys_invoking_user(&uid, &gid) == 0 && fchown(fd, uid, gid) < 0)
+		xpu_warn("cannot give the export to uid %u: %s", (unsigned)uid, strerror(errno));
+	o->f = fdopen(fd, "w");
+	if (!o->f)
+		close(fd);
+}
+
 int xpu_outfile_open(struct xpu_outfile *o, const char *dir)
 {
 	memset(o, 0, sizeof(*o));
@@ -20,6 +32,16 @@ int xpu_outfile_open(struct xpu_outfile *o, const char *dir)
 	if (o->dirfd < 0) {
 		xpu_err("cannot export to %s: %s", o->dir, strerror(errno));
 		return -1;
+	}
+	int fd = openat(o->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		o->anon = 1;
+		snprintf(o->tmp, sizeof(o->tmp), "(anonymous)");
+		give_and_open(o, fd);
+		if (o->f)
+			return 0;
+		errno = ENOMEM;
+		goto fail;
 	}
 	for (int tries = 0; tries < 100; tries++) {
 		snprintf(o->tmp, sizeof(o->tmp), ".xputop-export-%d-%ld.tmp", (int)getpid(),
@@ -30,17 +52,13 @@ int xpu_outfile_open(struct xpu_outfile *o, const char *dir)
 			continue;
 		if (fd < 0)
 			break;
-		uid_t uid;
-		gid_t gid;
-		if (xpu_sys_invoking_user(&uid, &gid) == 0 && fchown(fd, uid, gid) < 0)
-			xpu_warn("cannot give the export to uid %u: %s", (unsigned)uid, strerror(errno));
-		o->f = fdopen(fd, "w");
+		give_and_open(o, fd);
 		if (o->f)
 			return 0;
-		close(fd);
 		unlinkat(o->dirfd, o->tmp, 0);
 		break;
 	}
+fail:
 	xpu_err("cannot create a file in %s: %s", o->dir, strerror(errno));
 	close(o->dirfd);
 	o->dirfd = -1;
@@ -52,7 +70,8 @@ void xpu_outfile_abort(struct xpu_outfile *o)
 	if (o->f)
 		fclose(o->f);
 	if (o->dirfd >= 0) {
-		unlinkat(o->dirfd, o->tmp, 0);
+		if (!o->anon)
+			unlinkat(o->dirfd, o->tmp, 0);
 		close(o->dirfd);
 	}
 	o->f = NULL;
@@ -81,10 +100,17 @@ int xpu_outfile_commit(struct xpu_outfile *o, const char *stem, const char *ext,
 
 	if (fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) < 0)
 		err = errno ? errno : EIO;
+	/* An anonymous file is named through /proc while still open. */
+	char fdpath[64];
+	int keep = o->anon && !err ? dup(fileno(o->f)) : -1;
+	if (o->anon && !err && keep < 0)
+		err = errno;
 	if (fclose(o->f) != 0 && !err)
 		err = errno;
 	o->f = NULL;
 	if (err) {
+		if (keep >= 0)
+			close(keep);
 		xpu_err("cannot write the export in %s: %s", o->dir, strerror(err));
 		xpu_outfile_abort(o);
 		return -1;
@@ -94,7 +120,16 @@ int xpu_outfile_commit(struct xpu_outfile *o, const char *stem, const char *ext,
 			snprintf(name, sizeof(name), "%s.%s", stem, ext);
 		else
 			snprintf(name, sizeof(name), "%s-%d.%s", stem, n, ext);
-		if (place(o->dirfd, o->tmp, name) == 0) {
+		int r;
+		if (o->anon) {
+			snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", keep);
+			r = linkat(AT_FDCWD, fdpath, o->dirfd, name, AT_SYMLINK_FOLLOW);
+		} else {
+			r = place(o->dirfd, o->tmp, name);
+		}
+		if (r == 0) {
+			if (keep >= 0)
+				close(keep);
 			snprintf(path, size, "%s/%s", o->dir, name);
 			close(o->dirfd);
 			o->dirfd = -1;
@@ -104,6 +139,8 @@ int xpu_outfile_commit(struct xpu_outfile *o, const char *stem, const char *ext,
 			break;
 	}
 	xpu_err("cannot name the export in %s: %s", o->dir, strerror(errno));
+	if (keep >= 0)
+		close(keep);
 	xpu_outfile_abort(o);
 	return -1;
 }

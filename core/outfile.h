@@ -1,9 +1,12 @@
 /* Files xputop writes for the user (exports), created so that a root process
- * cannot be tricked into clobbering anything: the data goes to a fresh
- * temporary file (O_EXCL|O_NOFOLLOW) in the target directory, which is renamed
- * to a name that does not exist yet (RENAME_NOREPLACE) only once it is
- * complete.  An interrupted export leaves no partial file under the final
- * name.  Under sudo the file is given to the invoking user. */
+ * cannot be tricked into clobbering anything: the data goes to an anonymous
+ * file (O_TMPFILE) in the target directory, which is linked under a name that
+ * does not exist yet only once it is complete and synced, so an export cut
+ * short, even by SIGKILL or a crash, leaves no file at all.  Filesystems
+ * without O_TMPFILE get a fresh named temporary file (O_EXCL|O_NOFOLLOW)
+ * renamed with RENAME_NOREPLACE instead.  Nothing follows a symlink or
+ * replaces an existing file.  Under sudo the file is given to the invoking
+ * user. */
 #ifndef XPU_OUTFILE_H
 #define XPU_OUTFILE_H
 
@@ -11,6 +14,7 @@
 
 struct xpu_outfile {
 	int dirfd;
+	int anon;		/* 1: an O_TMPFILE file, linked in by commit */
 	FILE *f;
 	char tmp[128];
 	char dir[4096];

@@ -617,7 +617,7 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 }
 
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
-				      const char *inject_lib, int no_stacks)
+				      const char *inject_lib, int no_stacks, int no_bpf)
 {
 	struct gpu_source *g = calloc(1, sizeof(*g));
 	if (!g)
@@ -635,8 +635,10 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		return NULL;
 	}
 	struct xpu_gpu_probe_sink ps = { probe_site, probe_launch, g };
-	g->probes = xpu_gpu_probes_new(sym, &s->dict, &ps);
-	if (g->probes) {
+	g->probes = no_bpf ? NULL : xpu_gpu_probes_new(sym, &s->dict, &ps);
+	if (no_bpf) {
+		snprintf(g->problem, sizeof(g->problem), "launch stacks are off (no kernel BTF for the BPF probes)");
+	} else if (g->probes) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_PROBES };
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, xpu_gpu_probes_fd(g->probes), &ev);
 	} else {

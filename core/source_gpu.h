@@ -16,6 +16,6 @@ const char *xpu_gpu_socket_path(void);
  * the session: what cannot start is reported in the GPU view's status.
  * Returns NULL only when out of memory. */
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
-				      const char *inject_lib, int no_stacks);
+				      const char *inject_lib, int no_stacks, int no_bpf);
 
 #endif

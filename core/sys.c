@@ -86,10 +86,23 @@ int xpu_sys_check_root(void)
 
 int xpu_sys_check_btf(void)
 {
-	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+	static const char *path = "/sys/kernel/btf/vmlinux";
+	unsigned char magic[2] = { 0, 0 };
+	const char *why = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		why = errno == ENOENT ? "is missing" : "cannot be read";
+	else if (read(fd, magic, sizeof(magic)) != (ssize_t)sizeof(magic) || magic[0] != 0x9f || magic[1] != 0xeb)
+		why = "is not BTF";
+	if (fd >= 0)
+		close(fd);
+	if (!why)
 		return 0;
-	xpu_err("this kernel exposes no BTF (/sys/kernel/btf/vmlinux is missing): xputop needs a kernel "
-		"built with CONFIG_DEBUG_INFO_BTF=y (most distribution kernels since 5.4 are)");
+	xpu_warn("this kernel exposes no usable BTF (%s %s), so no BPF program can load: CPU sampling, GPU "
+		 "launch stacks and NPU probes are off; GPU kernel times from the injection library and "
+		 "replays still work.  A kernel built with CONFIG_DEBUG_INFO_BTF=y (most distribution "
+		 "kernels since 5.4) has it.", path, why);
 	return -1;
 }
 

@@ -3,14 +3,22 @@
  * it, from functions with known names, so the whole GPU path of xputop can be
  * checked on a machine without a GPU.
  *
- * Usage: gpu_standin LIB SECONDS
- * Prints the expected per-kernel totals as JSON lines on stdout at the end. */
+ * Usage: gpu_standin LIB SECONDS [RATES [nowait]]
+ * Prints the expected per-kernel totals as JSON lines on stdout at the end.
+ * With RATES, it runs flat out (no pause between steps) and writes to that
+ * file, every 100 ms, "MS STEPS CONNECTED": the steps done in the slice and
+ * whether a monitor was connected, so tests can see it keep its speed when
+ * the monitor stalls or dies.  "nowait" starts without a monitor.
+ * STANDIN_FORK=1 forks a child at step 5 that launches (through the
+ * library's forked copy, which must stay silent) and exits; its kernels are
+ * not in the printed totals. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define RUNTIME 2
@@ -139,18 +147,51 @@ int main(int argc, char **argv)
 	/* What `xputop -- CMD` is checked for: who we run as, and the variable. */
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	fprintf(stderr, "gpu_standin: uid=%d CUDA_INJECTION64_PATH=%s\n", (int)getuid(), inj ? inj : "");
+	FILE *rates = argc > 3 ? fopen(argv[3], "w") : NULL;
+	int nowait = argc > 4 && strcmp(argv[4], "nowait") == 0;
+	if (argc > 3 && !rates) {
+		perror(argv[3]);
+		return 1;
+	}
 	init();
-	for (int i = 0; i < 500 && !connected(); i++)
+	for (int i = 0; i < 500 && !connected() && !nowait; i++)
 		usleep(10000);
-	if (!connected()) {
+	if (!connected() && !nowait) {
 		fprintf(stderr, "gpu_standin: no xputop connected\n");
 		return 1;
 	}
 	double secs = atof(argv[2]);
 	uint64_t end = now() + (uint64_t)(secs * 1e9);
+	uint64_t t0 = now(), slice = t0 + 100000000ULL, steps = 0;
+	const char *fk = getenv("STANDIN_FORK");
 	for (int iter = 0; now() < end; iter++) {
+		if (iter == 5 && fk && *fk == '1') {
+			uint64_t saved = clock_ns;
+			pid_t child = fork();
+			if (child == 0) {
+				for (int i = 0; i < 3; i++)
+					standin_forward();
+				exit(0);
+			}
+			int st = -1;
+			if (child > 0)
+				waitpid(child, &st, 0);
+			clock_ns = saved;
+			fprintf(stderr, "gpu_standin: forked child %d exited with %d\n", (int)child, st);
+		}
 		standin_train_step(iter);
-		usleep(20000);
+		if (!rates) {
+			usleep(20000);
+			continue;
+		}
+		steps++;
+		if (now() >= slice) {
+			fprintf(rates, "%llu %llu %d\n", (unsigned long long)((slice - t0) / 1000000),
+				(unsigned long long)steps, connected());
+			fflush(rates);
+			steps = 0;
+			slice += 100000000ULL;
+		}
 	}
 	for (int i = 0; i < 8 && totals[i].name; i++)
 		printf("{\"kernel\":\"%s\",\"calls\":%llu,\"total_ns\":%llu}\n", totals[i].name,
