@@ -1,24 +1,48 @@
 # The command line: --help, the man page, errors a user can meet.
 . tests/lib.sh
 
-t help_and_man_page_list_the_same_options
+t help_and_man_page_document_the_same_options
+# Each option as --help prints it ("-d, --delay SECS") is a tag of the man
+# page's OPTIONS section, and each tag there is an option of --help.
 "$XPUTOP" --help > "$T_TMP/help" || fail "--help failed"
-grep -o -- '--[a-z][a-z-]*' "$T_TMP/help" | sort -u > "$T_TMP/help.opts"
-sed -n 's/.*\\-\\-\([a-z][a-z\\-]*\).*/--\1/p' man/xputop.8 | sed 's/\\-/-/g' | sort -u > "$T_TMP/man.opts"
+sed -n '/^Options:$/,/^$/p' "$T_TMP/help" | sed '1d;$d' | cut -c3-30 | sed 's/ *$//; s/^ *//' | sort > "$T_TMP/help.opts"
+python3 tests/manpage.py options man/xputop.8 | sort > "$T_TMP/man.opts"
 [ -s "$T_TMP/help.opts" ] || fail "no options found in --help"
 if ! cmp -s "$T_TMP/help.opts" "$T_TMP/man.opts"; then
-	fail "--help and man/xputop.8 disagree: $(diff "$T_TMP/help.opts" "$T_TMP/man.opts" | grep '^[<>]' | tr '\n' ' ')"
+	fail "--help (<) and the OPTIONS of man/xputop.8 (>) disagree: $(diff "$T_TMP/help.opts" "$T_TMP/man.opts" | grep '^[<>]' | tr '\n' ' ')"
 fi
-for s in $(grep -o -- '^  -[A-Za-z],' "$T_TMP/help" | tr -d ' ,'); do
-	grep -q -- "\\\\$s\"* *, *\\\\-\\\\-\|^\.BR \\\\$s " man/xputop.8 || fail "man page lacks $s"
+
+t help_and_man_page_document_the_same_keys
+# Every word of the keys column of --help ("Up Down  j k", "click a row") is
+# in a tag of INTERACTIVE COMMANDS, and back.
+sed -n '/^Interactive keys:/,/^$/p' "$T_TMP/help" | sed '1d;$d' | cut -c3-30 | tr -s ' ' '\n' | sed '/^$/d' | sort -u > "$T_TMP/help.keys"
+python3 tests/manpage.py keys man/xputop.8 | sort -u > "$T_TMP/man.keys"
+[ -s "$T_TMP/help.keys" ] || fail "no keys in --help"
+if ! cmp -s "$T_TMP/help.keys" "$T_TMP/man.keys"; then
+	fail "--help (<) and the INTERACTIVE COMMANDS of man/xputop.8 (>) disagree: $(diff "$T_TMP/help.keys" "$T_TMP/man.keys" | grep '^[<>]' | tr '\n' ' ')"
+fi
+
+t the_man_page_renders_without_warnings
+groff -man -ww -z man/xputop.8 > "$T_TMP/groff" 2>&1 || fail "groff failed"
+[ -s "$T_TMP/groff" ] && fail "groff warns: $(head -5 "$T_TMP/groff")"
+MANWIDTH=80 man --warnings -l man/xputop.8 > "$T_TMP/man.txt" 2> "$T_TMP/man.err" || fail "man -l failed"
+[ -s "$T_TMP/man.err" ] && fail "man warns: $(head -5 "$T_TMP/man.err")"
+for s in SYNOPSIS REQUIREMENTS OPTIONS "INTERACTIVE COMMANDS" "CPU VIEW" "GPU VIEW" "NPU VIEW" ALERTS EXPORTS \
+	FILES ENVIRONMENT OVERHEAD EXAMPLES "SEE ALSO"; do
+	grep -q "^$s\$" "$T_TMP/man.txt" || fail "the man page has no $s section"
 done
 
-t help_and_man_page_list_every_key
-sed -n '/^Interactive keys:/,/^$/p' "$T_TMP/help" | sed '1d;$d' > "$T_TMP/keys"
-[ -s "$T_TMP/keys" ] || fail "no keys in --help"
-for k in g n c r H w f s q '/' '<' '?'; do
-	grep -q "^  .*[ ,]$k[ ,]\|^  $k[ ,]\|^  $k  " "$T_TMP/keys" || fail "--help lacks key $k"
-	grep -q "^\.BR* .*$k" man/xputop.8 || fail "man page lacks key $k"
+t the_man_page_describes_every_column_of_every_view
+# Each column heading of each view's table (core/model_VIEW.c; JSON-only
+# columns are not drawn) is a tag of the view's section.
+for v in cpu gpu npu; do
+	V=$(echo $v | tr a-z A-Z)
+	grep "^\s*\[XPU_${V}_COL_[A-Z0-9_]*\] = { \"" core/model_$v.c | grep -v JSON_ONLY |
+		sed 's/^[^"]*"\([^"]*\)".*/\1/' | sort -u > "$T_TMP/cols"
+	[ -s "$T_TMP/cols" ] || fail "no columns found in core/model_$v.c"
+	python3 tests/manpage.py columns man/xputop.8 "$V VIEW" | sort -u > "$T_TMP/man.cols"
+	missing=$(comm -23 "$T_TMP/cols" "$T_TMP/man.cols" | tr '\n' ' ')
+	[ -z "$missing" ] || fail "the $V VIEW section does not describe: $missing"
 done
 
 t version_prints_the_version
