@@ -55,6 +55,18 @@ static int connect_monitor(void)
 		close(fd);
 		return -1;
 	}
+	/* Only root's xputop (or one of our own user's) hears about us: a
+	 * socket planted by someone else gets nothing, not even a HELLO. */
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    (cred.uid != 0 && cred.uid != getuid())) {
+		static int said;
+		xpu_inj_say_once(&said, "%s belongs to a process of uid %d, not root's xputop: not connecting",
+				 g.path, (int)cred.uid);
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
