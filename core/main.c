@@ -15,6 +15,7 @@
 
 #include "batch.h"
 #include "child.h"
+#include "config.h"
 #include "err.h"
 #include "export.h"
 #include "import_bpftrace.h"
@@ -47,6 +48,7 @@ struct app {
 	int status;		/* exit status */
 	struct xpu_child child;	/* -- CMD */
 	int child_done;		/* batch mode ends after the refresh that shows its end */
+	struct xpu_settings settings;	/* what the settings file said */
 };
 
 static struct app *crash_app;
@@ -358,7 +360,7 @@ static int start_replay(struct app *a)
 			   a->o.replay);
 	xpu_npu_model_source(&a->sess.npu, "replay", XPU_SRC_ACTIVE, "events recorded on %s (%s)",
 			     m->host, m->kernel);
-	if (a->o.delay_s == 1.0 && m->interval_ns)	/* replay at the recorded pace by default */
+	if (!(a->o.given & XPU_GIVEN_DELAY) && m->interval_ns)	/* replay at the recorded pace by default */
 		a->o.delay_s = (double)m->interval_ns / 1e9;
 	return 0;
 }
@@ -465,6 +467,12 @@ int main(int argc, char **argv)
 	if (a->o.verbose)
 		xpu_log_set_level(XPU_LOG_DEBUG);
 	xpu_viewstate_init(&a->vs);
+	xpu_settings_init(&a->settings);
+	if (!a->o.no_config) {
+		if (xpu_config_load(&a->settings, a->o.config) < 0)
+			return 1;
+		xpu_config_apply(&a->settings, &a->o, &a->vs);
+	}
 	if (a->o.view >= 0)
 		a->vs.view = a->o.view;
 	xpu_snapshot_init(&a->snap);

@@ -29,6 +29,8 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "npu-tdr", 0, "MS", "NPU stall threshold (default: intel_vpu's tdr_timeout_ms, else 2000)" },
 	{ "npu-storm", 0, "X", "warn when firmware IPC runs X times its learned rate (default 5)" },
 	{ "npu-silence", 0, "MS", "warn after MS without IPC while NPU jobs wait (default 1000)" },
+	{ "config", 0, "FILE", "read settings from FILE (default ~/.config/xputop/xputop.conf)" },
+	{ "no-config", 0, NULL, "ignore the settings file" },
 	{ "verbose", 'v', NULL, "more messages (twice: libbpf's debug output too)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ "version", 'V', NULL, "show the version and exit" },
@@ -145,7 +147,7 @@ static int parse_view(const char *s)
 
 enum {
 	OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW, OPT_GPU_NO_STACKS, OPT_NPU_DEV, OPT_NPU_PROBE_BINARY, OPT_NPU_TDR,
-	OPT_NPU_STORM, OPT_NPU_SILENCE,
+	OPT_NPU_STORM, OPT_NPU_SILENCE, OPT_CONFIG, OPT_NO_CONFIG,
 };
 
 static int parse_one(struct xpu_opts *o, int c, const char *arg)
@@ -155,6 +157,7 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 	case 'd':
 		if (parse_double(arg, 0.05, 3600, &o->delay_s) < 0)
 			return xpu_err("-d: the refresh interval must be 0.05 to 3600 seconds"), -1;
+		o->given |= XPU_GIVEN_DELAY;
 		return 0;
 	case 'p':
 		return parse_pids(o, arg);
@@ -162,6 +165,7 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 		if (parse_long(arg, 1, 10000, &l) < 0)
 			return xpu_err("-F: the sampling frequency must be 1 to 10000 Hz"), -1;
 		o->hz = (uint32_t)l;
+		o->given |= XPU_GIVEN_FREQ;
 		return 0;
 	case 'o':
 		o->outdir = arg;
@@ -197,6 +201,7 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 	case OPT_WINDOW:
 		if (parse_double(arg, 0.1, 86400, &o->window_s) < 0)
 			return xpu_err("--window: expected 0.1 to 86400 seconds"), -1;
+		o->given |= XPU_GIVEN_WINDOW;
 		return 0;
 	case OPT_VIEW:
 		if ((o->view = parse_view(arg)) < 0)
@@ -221,6 +226,12 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 		if (parse_long(arg, 10, 3600000, &l) < 0)
 			return xpu_err("--npu-silence: expected 10 to 3600000 milliseconds"), -1;
 		o->npu_silence_ms = (uint32_t)l;
+		return 0;
+	case OPT_CONFIG:
+		o->config = arg;
+		return 0;
+	case OPT_NO_CONFIG:
+		o->no_config = 1;
 		return 0;
 	default:
 		return -1;
@@ -249,6 +260,8 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "npu-tdr", required_argument, NULL, OPT_NPU_TDR },
 		{ "npu-storm", required_argument, NULL, OPT_NPU_STORM },
 		{ "npu-silence", required_argument, NULL, OPT_NPU_SILENCE },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -280,6 +293,10 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		o->cmd = argv + optind;
 	if (o->replay && o->cmd) {
 		xpu_err("a command to run (-- CMD) cannot be combined with replaying a recording (-r)");
+		return -1;
+	}
+	if (o->config && o->no_config) {
+		xpu_err("--config and --no-config contradict each other");
 		return -1;
 	}
 	if (o->replay && o->record && strcmp(o->replay, o->record) == 0) {

@@ -30,8 +30,15 @@ struct xpu_opts {
 	uint32_t npu_tdr_ms;	/* --npu-tdr, 0 = the driver's */
 	double npu_storm;	/* --npu-storm, 0 = default */
 	uint32_t npu_silence_ms;	/* --npu-silence, 0 = default */
+	const char *config;	/* --config, NULL = the default settings file */
+	int no_config;		/* --no-config */
+	unsigned given;		/* XPU_GIVEN_*: options with defaults that were given */
 	char **cmd;		/* -- CMD ARGS */
 };
+
+/* Options given on the command line, which the settings file must not
+ * override (the others show it by a value that cannot be their default). */
+enum { XPU_GIVEN_DELAY = 1, XPU_GIVEN_FREQ = 2, XPU_GIVEN_WINDOW = 4 };
 
 /* A documented option: what --help prints and the man page must list. */
 struct xpu_optdoc {
