@@ -48,7 +48,7 @@ struct app {
 	int status;		/* exit status */
 	struct xpu_child child;	/* -- CMD */
 	int child_done;		/* batch mode ends after the refresh that shows its end */
-	struct xpu_settings settings;	/* what the settings file said */
+	struct xpu_settings settings;	/* what the settings file said; S saves */
 };
 
 static struct app *crash_app;
@@ -234,11 +234,25 @@ static void on_signal(struct app *a)
 	}
 }
 
+static void save_settings(struct app *a)
+{
+	char msg[4200];
+	if (a->o.no_config) {
+		xpu_tui_status("settings are not saved with --no-config");
+		return;
+	}
+	xpu_config_capture(&a->settings, &a->vs, xpu_tui_theme());
+	if (xpu_config_save(&a->settings, a->o.config, msg, sizeof(msg)) == 0)
+		xpu_tui_status(msg);
+}
+
 static void on_tty(struct app *a)
 {
 	int r = xpu_tui_input(&a->snap, &a->vs);
 	if (r & XPU_REACT_QUIT)
 		a->quit = 1;
+	if (r & XPU_REACT_SAVE)
+		save_settings(a);
 	if (r & XPU_REACT_EXPORT)
 		export_now(a);
 	if (r & XPU_REACT_REBUILD) {
@@ -484,9 +498,16 @@ int main(int argc, char **argv)
 	if (a->o.record && start_recording(a) < 0)
 		goto fail;
 	if (a->tui) {
-		struct xpu_tui_opts to = { .theme = a->o.theme, .no_color = getenv("NO_COLOR") && *getenv("NO_COLOR") };
+		struct xpu_tui_opts to = {
+			.theme = a->o.theme, .no_color = getenv("NO_COLOR") && *getenv("NO_COLOR"),
+			.theme_optional = a->o.theme == a->settings.theme, .no_mouse = !a->settings.mouse,
+		};
 		if (xpu_tui_init(&to) < 0)
 			goto fail;
+		if (a->settings.warnings)	/* printed before the screen took over: say so there */
+			xpu_warn("%s (%d settings file problem%s: on the terminal after q)",
+				 a->settings.first_warning, a->settings.warnings,
+				 a->settings.warnings > 1 ? "s" : "");
 		crash_app = a;
 		install_crash_handlers();
 	}

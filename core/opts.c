@@ -14,7 +14,7 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "pid", 'p', "PID[,PID...]", "watch only these processes" },
 	{ "freq", 'F', "HZ", "CPU sampling frequency (default 99)" },
 	{ "output-dir", 'o', "DIR", "directory for exports (default: the current directory)" },
-	{ "theme", 't', "NAME", "colour theme: dark, light, mono, or a theme file's path" },
+	{ "theme", 't', "NAME", "colour theme: dark, light, high-contrast, mono, or a theme file's path" },
 	{ "batch", 'b', NULL, "print text snapshots instead of the interactive screen" },
 	{ "json", 'j', NULL, "print one JSON object per refresh (NDJSON); implies -b" },
 	{ "iterations", 'n', "N", "stop after N refreshes" },
@@ -55,9 +55,19 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ "w", "recent window or since start" },
 	{ "Space", "pause or resume the display" },
 	{ "s", "export the current view to a file" },
+	{ "T", "next colour theme" },
+	{ "S", "save the settings (view, sort, theme...) in xputop.conf" },
 	{ "Ctrl-L", "redraw the screen" },
 	{ "?  h", "this help" },
 	{ "q  F10", "quit" },
+	{ NULL, "Flamegraph" },
+	{ "Enter", "zoom onto the heaviest frame above (the hot path)" },
+	{ "z  Backspace", "zoom out one level" },
+	{ NULL, "Mouse" },
+	{ "click a tab", "switch to its view" },
+	{ "click a row", "select it; on a heading: sort by it, again: reverse" },
+	{ "click a frame", "zoom the flamegraph onto it; its title: zoom out" },
+	{ "wheel", "move the selection" },
 };
 const unsigned xpu_nkeydocs = sizeof(xpu_keydocs) / sizeof(xpu_keydocs[0]);
 

@@ -99,6 +99,32 @@ static void view_modes(char *buf, size_t size, const struct xpu_snapshot *s,
 		snprintf(buf + n, size - n, "  filter \"%s\"", filter);
 }
 
+/* Where view v's tab (" GPU ") is drawn: tabs from the second column, a
+ * separator between them.  Drawing and clicks both ask here. */
+static int tab_span(const struct xpu_rect *r, int v, char *label, size_t size, int *x0)
+{
+	int x = r->x + 1, sep = xpu_text_width(xpu_glyph(XPU_GLYPH_SEP));
+	for (int i = 0; i < v; i++) {
+		snprintf(label, size, " %s ", xpu_view_names[i]);
+		x += xpu_text_width(label) + sep;
+	}
+	snprintf(label, size, " %s ", xpu_view_names[v]);
+	*x0 = x;
+	return xpu_text_width(label);
+}
+
+int xpu_tabs_hit(const struct xpu_rect *r, int x)
+{
+	char label[16];
+	int x0;
+	for (int v = 0; v < XPU_VIEW_MAX; v++) {
+		int w = tab_span(r, v, label, sizeof(label), &x0);
+		if (x >= x0 && x < x0 + w && x < r->x + r->w)
+			return v;
+	}
+	return -1;
+}
+
 void xpu_tabs_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		   const struct xpu_viewstate *vs)
 {
@@ -112,11 +138,12 @@ void xpu_tabs_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 				   : st == XPU_SRC_OFF || st == XPU_SRC_FAILED ? XPU_ROLE_TAB_OFF
 				   : XPU_ROLE_TAB;
 		char label[16];
+		int x0, w = tab_span(r, v, label, sizeof(label), &x0);
 		if (v)
-			x += xpu_put_text(r->y, x, end - x, xpu_glyph(XPU_GLYPH_SEP),
-					  xpu_draw_attr(XPU_ROLE_TAB), 0);
-		snprintf(label, sizeof(label), " %s ", xpu_view_names[v]);
-		x += xpu_put_text(r->y, x, end - x, label, xpu_draw_attr(role), 0);
+			xpu_put_text(r->y, x, end - x, xpu_glyph(XPU_GLYPH_SEP),
+				     xpu_draw_attr(XPU_ROLE_TAB), 0);
+		xpu_put_text(r->y, x0, end - x0, label, xpu_draw_attr(role), 0);
+		x = x0 + w;
 	}
 	view_modes(modes, sizeof(modes), s, vs);
 	int mw = xpu_text_width(modes);
@@ -191,26 +218,36 @@ static void draw_legend(int y, int x, int end)
 	}
 }
 
-void xpu_help_draw(const struct xpu_rect *r)
+void xpu_help_draw(const struct xpu_rect *r, int *top)
 {
-	const int keyw = 18;
-	int rows = r->h - 2;	/* title and a blank line */
+	const int keyw = 18, n = (int)xpu_nkeydocs;
+	int legend = r->h >= 4;
+	int rows = r->h - 2 - legend;	/* title, the legend, a blank line */
 	int colw = keyw + 50;
-	int ncols = (int)xpu_nkeydocs > rows && r->w >= 2 * colw + 2 ? 2 : 1;
-	int per_col = ((int)xpu_nkeydocs + ncols - 1) / ncols;
+	int ncols = n > rows && r->w >= 2 * colw + 2 ? 2 : 1;
+	int per_col = (n + ncols - 1) / ncols;
+	int scroll = per_col > rows;
 
 	if (r->h <= 0)
 		return;
+	if (!scroll || *top < 0)
+		*top = 0;
+	if (scroll && *top > n - rows)
+		*top = n - rows;
 	xpu_fill_rect(r, xpu_draw_attr(XPU_ROLE_DEFAULT));
-	xpu_put_text(r->y, r->x + 1, r->w - 2, XPU_HELP_TITLE " - press any key to close",
+	xpu_put_text(r->y, r->x + 1, r->w - 2,
+		     scroll ? XPU_HELP_TITLE " - Down Up PgDn PgUp for more, any other key closes"
+			    : XPU_HELP_TITLE " - press any key to close",
 		     xpu_draw_attr(XPU_ROLE_HELP_TITLE), 1);
-	for (int i = 0; i < (int)xpu_nkeydocs; i++) {
+	if (legend)
+		draw_legend(r->y + 1, r->x + 2, r->x + r->w - 1);
+	for (int i = *top; i < n; i++) {
 		const struct xpu_keydoc *d = &xpu_keydocs[i];
-		int col = i / per_col, row = i % per_col;
-		int y = r->y + 2 + row, x = r->x + 2 + col * (colw + 2);
+		int col = (i - *top) / per_col, row = (i - *top) % per_col;
+		int y = r->y + 2 + legend + row, x = r->x + 2 + col * (colw + 2);
 		int w = ncols == 2 ? colw : r->w - 3;
-		if (row >= rows)
-			continue;
+		if (row >= rows || (scroll && i - *top >= rows))
+			break;
 		if (!d->keys) {
 			xpu_put_text(y, x, w, d->help, xpu_draw_attr(XPU_ROLE_HELP_TITLE), 1);
 			continue;
@@ -219,8 +256,6 @@ void xpu_help_draw(const struct xpu_rect *r)
 		xpu_put_text(y, x + keyw + 1, w - keyw - 1, d->help,
 			     xpu_draw_attr(XPU_ROLE_HELP_TEXT), 1);
 	}
-	if (per_col + 1 < rows)
-		draw_legend(r->y + 3 + per_col, r->x + 2, r->x + r->w - 1);
 }
 
 void xpu_too_small_draw(const struct xpu_rect *r)

@@ -19,13 +19,17 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs);
 void xpu_tabs_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		   const struct xpu_viewstate *vs);
+/* The view whose tab is drawn at column x of the tab line, or -1. */
+int xpu_tabs_hit(const struct xpu_rect *r, int x);
 void xpu_hints_draw(const struct xpu_rect *r);
 /* Draws the status line: the filter prompt while editing, else the last
  * message coloured by its level.  Returns the cursor column while editing,
  * else -1. */
 int xpu_status_draw(const struct xpu_rect *r, const struct xpu_ui *ui,
 		    const struct xpu_viewstate *vs, const char *msg, int level);
-void xpu_help_draw(const struct xpu_rect *r);
+/* The help: the flamegraph's colours, then every key; when the keys do not
+ * fit, from entry *top on (clamped here), the title saying how to scroll. */
+void xpu_help_draw(const struct xpu_rect *r, int *top);
 void xpu_too_small_draw(const struct xpu_rect *r);
 
 #endif

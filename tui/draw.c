@@ -16,6 +16,13 @@ static attr_t curses_attrs(uint8_t a)
 	       (a & XPU_ATTR_UNDERLINE ? A_UNDERLINE : 0);
 }
 
+/* On a terminal of 8 colours a bright foreground is its colour in bold,
+ * which most such terminals draw bright. */
+static int bright_as_bold(int32_t fg)
+{
+	return COLORS < 16 && fg >= 8 && fg < 16;
+}
+
 void xpu_draw_apply_theme(const struct xpu_theme *t, int mono)
 {
 	for (int r = 0; r < XPU_ROLE_MAX; r++) {
@@ -25,9 +32,12 @@ void xpu_draw_apply_theme(const struct xpu_theme *t, int mono)
 			continue;
 		int fg = xpu_color_resolve(s->fg, COLORS);
 		int bg = xpu_color_resolve(s->bg, COLORS);
-		if (init_pair((short)(r + 1), (short)fg, (short)bg) == OK)
-			role_attr[r] |= COLOR_PAIR(r + 1);
+		/* The extended call: direct colours do not fit in a short. */
+		if (init_extended_pair(r + 1, fg, bg) == OK)
+			role_attr[r] |= COLOR_PAIR(r + 1) | (bright_as_bold(s->fg) ? A_BOLD : 0);
 	}
+	/* What erase() fills with: a theme's own background, if it has one. */
+	bkgd(' ' | role_attr[XPU_ROLE_DEFAULT]);
 }
 
 attr_t xpu_draw_attr(enum xpu_role r)

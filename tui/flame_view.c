@@ -88,25 +88,32 @@ static void draw_box(const struct xpu_rect *r, const struct xpu_flame *f,
 }
 
 void xpu_flame_view_draw(const struct xpu_rect *r, const struct xpu_flame *f,
-			 const struct xpu_dict *d, const char *title, const char *info,
-			 const char *empty)
+			 const struct xpu_dict *d, const struct xpu_flame_zoom *zoom,
+			 const char *title, const char *info, const char *empty)
 {
-	char right[160];
+	char right[160], left[512], name[256];
 	int rows = r->h - 1;
+	uint32_t root = zoom ? xpu_flame_zoom_node(f, zoom) : 0;
+	uint32_t levels = f->n ? f->max_depth + 1 - (root ? f->nodes[root].depth : 0) : 0;
 
 	if (r->h <= 0 || r->w <= 0)
 		return;
-	if (f->n && f->max_depth + 1 > (uint32_t)rows && rows > 0)
+	if (levels > (uint32_t)rows && rows > 0)
 		snprintf(right, sizeof(right), "%s%s%d of %u levels", info ? info : "",
-			 info && *info ? "  " : "", rows, f->max_depth + 1);
+			 info && *info ? "  " : "", rows, levels);
 	else
 		snprintf(right, sizeof(right), "%s", info ? info : "");
+	if (root) {
+		xpu_flame_node_text(f, d, root, name, sizeof(name));
+		snprintf(left, sizeof(left), "%s  zoomed on %s (z: zoom out)", title, name);
+		title = left;
+	}
 	draw_title(r, title, right);
 	if (rows <= 0)
 		return;
 	uint32_t n = 0;
-	if (f->n && f->nodes[0].value && reserve(f->n) == 0)
-		n = xpu_flame_layout(f, rows, r->w, boxes, f->n);
+	if (f->n && f->nodes[root].value && reserve(f->n) == 0)
+		n = xpu_flame_layout_zoom(f, root, rows, r->w, boxes, f->n);
 	if (!n) {
 		if (empty) {
 			int w = xpu_text_width(empty);

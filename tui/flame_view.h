@@ -4,6 +4,7 @@
 #define XPU_TUI_FLAME_VIEW_H
 
 #include "flame.h"
+#include "flame_layout.h"
 #include "layout.h"
 #include "theme.h"
 
@@ -17,11 +18,12 @@ enum xpu_role xpu_flame_node_role(const struct xpu_flame *f, const struct xpu_di
 void xpu_flame_node_text(const struct xpu_flame *f, const struct xpu_dict *d, uint32_t node,
 			 char *buf, size_t size);
 
-/* Draws a title line (title left, info right) and the icicle below it.
- * `empty` is shown when the tree has no weight. */
+/* Draws a title line (title left, info right) and the icicle below it,
+ * zoomed as `zoom` says (NULL: not zoomed).  `empty` is shown when the tree
+ * has no weight. */
 void xpu_flame_view_draw(const struct xpu_rect *r, const struct xpu_flame *f,
-			 const struct xpu_dict *d, const char *title, const char *info,
-			 const char *empty);
+			 const struct xpu_dict *d, const struct xpu_flame_zoom *zoom,
+			 const char *title, const char *info, const char *empty);
 
 /* Frees the widget's scratch memory. */
 void xpu_flame_view_free(void);

@@ -14,11 +14,12 @@
 const struct xpu_key_hint xpu_key_hints[] = {
 	{ "q", "Quit" }, { "?", "Help" }, { "Tab", "View" }, { "/", "Filter" },
 	{ "<>", "Sort" }, { "r", "Reverse" }, { "f", "Flame" }, { "H", "Threads" },
-	{ "w", "Window" }, { "Space", "Pause" }, { "s", "Export" },
+	{ "w", "Window" }, { "Space", "Pause" }, { "s", "Export" }, { "z", "Unzoom" },
+	{ "T", "Theme" }, { "S", "Save" },
 };
 const unsigned xpu_key_nhints = sizeof(xpu_key_hints) / sizeof(xpu_key_hints[0]);
 
-static int set_view(struct xpu_viewstate *vs, int v)
+int xpu_keys_set_view(struct xpu_viewstate *vs, int v)
 {
 	if (vs->view == (enum xpu_view)v)
 		return XPU_REACT_NONE;
@@ -26,10 +27,7 @@ static int set_view(struct xpu_viewstate *vs, int v)
 	return XPU_REACT_REBUILD;
 }
 
-/* Moves the selection to row `to` (clamped); `rel` makes it relative to the
- * selected row. */
-static int move_selection(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int to,
-			  int rel)
+int xpu_keys_select(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int to, int rel)
 {
 	const struct xpu_table *t = xpu_view_table(s, vs->view);
 	if (!t || !t->nrows)
@@ -127,6 +125,47 @@ static int toggle(int *flag)
 	return XPU_REACT_REBUILD;
 }
 
+int xpu_keys_zoom(struct xpu_ui *ui, const struct xpu_snapshot *s, const struct xpu_viewstate *vs,
+		  uint32_t node)
+{
+	const struct xpu_flame *f = xpu_view_flame(s, vs->view);
+	struct xpu_flame_zoom *z = &ui->zoom[vs->view];
+	if (!f || node >= f->n || node == xpu_flame_zoom_node(f, z))
+		return XPU_REACT_NONE;
+	xpu_flame_zoom_set(z, f, node);
+	return XPU_REACT_REDRAW;
+}
+
+/* Zooms one level out (dir < 0), or in onto the heaviest frame above the
+ * zoomed one (dir > 0): the hot path, a level at a time. */
+static int zoom_step(struct xpu_ui *ui, const struct xpu_snapshot *s,
+		     const struct xpu_viewstate *vs, int dir)
+{
+	const struct xpu_flame *f = xpu_view_flame(s, vs->view);
+	if (!f || !vs->flame || !f->n)
+		return XPU_REACT_NONE;
+	uint32_t root = xpu_flame_zoom_node(f, &ui->zoom[vs->view]);
+	if (dir < 0)
+		return root ? xpu_keys_zoom(ui, s, vs, f->nodes[root].parent) : XPU_REACT_NONE;
+	uint32_t child = f->nodes[root].first_child;
+	return child ? xpu_keys_zoom(ui, s, vs, child) : XPU_REACT_NONE;
+}
+
+/* Keys that scroll the help when it is longer than the screen; 0 for the
+ * others, which close it. */
+static int help_scroll(int key)
+{
+	switch (key) {
+	case KEY_DOWN: case 'j': return 1;
+	case KEY_UP: case 'k': return -1;
+	case KEY_NPAGE: case ' ': return 10;
+	case KEY_PPAGE: return -10;
+	case KEY_HOME: return -(1 << 20);
+	case KEY_END: return 1 << 20;
+	}
+	return 0;
+}
+
 int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_viewstate *vs,
 		    int key)
 {
@@ -137,7 +176,11 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 		return XPU_REACT_REDRAW;
 	}
 	if (ui->help) {
-		ui->help = 0;
+		int step = help_scroll(key);
+		if (step)
+			ui->help_top += step;	/* clamped where it is drawn */
+		else
+			ui->help = 0;
 		return XPU_REACT_REDRAW;
 	}
 	if (ui->editing) {
@@ -146,17 +189,23 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 			return r;
 	}
 	switch (key) {
-	case 'g': case '1': return set_view(vs, XPU_VIEW_GPU);
-	case 'n': case '2': return set_view(vs, XPU_VIEW_NPU);
-	case 'c': case '3': return set_view(vs, XPU_VIEW_CPU);
-	case '\t': return set_view(vs, (vs->view + 1) % XPU_VIEW_MAX);
-	case KEY_BTAB: return set_view(vs, (vs->view + XPU_VIEW_MAX - 1) % XPU_VIEW_MAX);
-	case KEY_UP: case 'k': return move_selection(s, vs, -1, 1);
-	case KEY_DOWN: case 'j': return move_selection(s, vs, 1, 1);
-	case KEY_PPAGE: return move_selection(s, vs, -page, 1);
-	case KEY_NPAGE: return move_selection(s, vs, page, 1);
-	case KEY_HOME: return move_selection(s, vs, 0, 0);
-	case KEY_END: return move_selection(s, vs, 1 << 30, 0);
+	case 'g': case '1': return xpu_keys_set_view(vs, XPU_VIEW_GPU);
+	case 'n': case '2': return xpu_keys_set_view(vs, XPU_VIEW_NPU);
+	case 'c': case '3': return xpu_keys_set_view(vs, XPU_VIEW_CPU);
+	case '\t': return xpu_keys_set_view(vs, (vs->view + 1) % XPU_VIEW_MAX);
+	case KEY_BTAB: return xpu_keys_set_view(vs, (vs->view + XPU_VIEW_MAX - 1) % XPU_VIEW_MAX);
+	case KEY_UP: case 'k': return xpu_keys_select(s, vs, -1, 1);
+	case KEY_DOWN: case 'j': return xpu_keys_select(s, vs, 1, 1);
+	case KEY_PPAGE: return xpu_keys_select(s, vs, -page, 1);
+	case KEY_NPAGE: return xpu_keys_select(s, vs, page, 1);
+	case KEY_HOME: return xpu_keys_select(s, vs, 0, 0);
+	case KEY_END: return xpu_keys_select(s, vs, 1 << 30, 0);
+	case '\n': case '\r': case KEY_ENTER: return zoom_step(ui, s, vs, 1);
+	case 'z': case KEY_BACKSPACE: case 127: case CTRL('h'): return zoom_step(ui, s, vs, -1);
+	case 'T':
+		ui->next_theme = 1;
+		return XPU_REACT_REDRAW;
+	case 'S': return XPU_REACT_SAVE | XPU_REACT_REDRAW;
 	case '<': return move_sort(s, vs, -1);
 	case '>': return move_sort(s, vs, 1);
 	case 'r':
@@ -175,6 +224,7 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	case 's': return XPU_REACT_EXPORT;
 	case '?': case 'h':
 		ui->help = 1;
+		ui->help_top = 0;
 		return XPU_REACT_REDRAW;
 	case 'q': case KEY_F(10): return XPU_REACT_QUIT;
 	}

@@ -5,17 +5,21 @@
 #ifndef XPU_TUI_KEYS_H
 #define XPU_TUI_KEYS_H
 
+#include "flame_layout.h"
 #include "opts.h"	/* xpu_keydocs: the keys documented for help */
 #include "snapshot.h"
 
 /* What the TUI remembers between draws that is not a view choice. */
 struct xpu_ui {
 	int help;			/* the help overlay is shown */
+	int help_top;			/* its first entry shown, when it is scrolled */
 	int editing;			/* the filter prompt is open */
 	char saved[XPU_FILTER_MAX];	/* the filter before editing, for Esc */
 	int page;			/* table rows visible at the last draw */
 	int top[XPU_VIEW_MAX];		/* first table row shown, per view */
 	int relayout;			/* clear and repaint everything (Ctrl-L, resize) */
+	struct xpu_flame_zoom zoom[XPU_VIEW_MAX];	/* flamegraph zoom, per view */
+	int next_theme;			/* T was pressed: the TUI moves to the next theme */
 };
 
 
@@ -28,5 +32,14 @@ extern const unsigned xpu_key_nhints;
 /* Handles one key (a curses key code). */
 int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_viewstate *vs,
 		    int key);
+
+/* What keys and the mouse share.  Each returns XPU_REACT_* flags. */
+int xpu_keys_set_view(struct xpu_viewstate *vs, int view);
+/* Selects row `to` of the view's table (clamped); `rel`: relative to the
+ * selected row. */
+int xpu_keys_select(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int to, int rel);
+/* Zooms the view's flamegraph onto a node of it (0: all the way out). */
+int xpu_keys_zoom(struct xpu_ui *ui, const struct xpu_snapshot *s, const struct xpu_viewstate *vs,
+		  uint32_t node);
 
 #endif

@@ -1,7 +1,9 @@
 #include "theme.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "err.h"
 #include "install.h"
 
@@ -305,70 +308,113 @@ int xpu_theme_parse(struct xpu_theme *t, const char *text, const char *origin)
 	return warnings;
 }
 
+/* Readable by the invoking user (the effective and filesystem ids, which
+ * xpu_as_user_begin sets; access() would ask for the real one). */
 static int readable(const char *path)
 {
-	return access(path, R_OK) == 0;
+	xpu_as_user_begin();
+	int ok = faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0;
+	xpu_as_user_end();
+	return ok;
 }
 
-static int try_path(char *path, size_t size, const char *fmt, const char *a, const char *b)
+#define THEME_DIRS 4
+
+/* Where themes are looked for, in order; returns how many there are. */
+static int theme_dirs(char dirs[THEME_DIRS][PATH_MAX])
 {
-	int n = snprintf(path, size, fmt, a, b);
-	return n > 0 && (size_t)n < size && readable(path);
+	char exe[PATH_MAX];
+	int n = 0;
+
+	if (xpu_config_dir(dirs[n], PATH_MAX) == 0 && strlen(dirs[n]) + 8 < PATH_MAX)
+		strcat(dirs[n++], "/themes");
+	xpu_install_find(XPU_INSTALL_DATA, "themes", dirs[n++], PATH_MAX);
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len > 0) {
+		exe[len] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			if (snprintf(dirs[n], PATH_MAX, "%s/../themes", exe) < PATH_MAX)
+				n++;
+		}
+	}
+	snprintf(dirs[n++], PATH_MAX, "./themes");
+	return n;
 }
 
 int xpu_theme_find(const char *name, char *path, size_t size)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	char exe[PATH_MAX], rel[NAME_MAX + 16];
-	ssize_t n;
+	char dirs[THEME_DIRS][PATH_MAX];
 
 	if (!name || !*name || !size)
 		return -ENOENT;
-	if (strchr(name, '/'))
-		return try_path(path, size, "%s%s", name, "") ? 0 : -ENOENT;
-	if (xdg && *xdg && try_path(path, size, "%s/xputop/themes/%s.theme", xdg, name))
-		return 0;
-	if ((!xdg || !*xdg) && home && *home &&
-	    try_path(path, size, "%s/.config/xputop/themes/%s.theme", home, name))
-		return 0;
-	if (snprintf(rel, sizeof(rel), "themes/%s.theme", name) < (int)sizeof(rel) &&
-	    xpu_install_find(XPU_INSTALL_DATA, rel, path, size) == 0)
-		return 0;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			if (try_path(path, size, "%s/../themes/%s.theme", exe, name))
-				return 0;
-		}
+	if (strchr(name, '/')) {
+		if ((size_t)snprintf(path, size, "%s", name) >= size)
+			return -ENOENT;
+		return readable(path) ? 0 : -ENOENT;
 	}
-	if (try_path(path, size, "./themes/%s.theme%s", name, ""))
-		return 0;
+	int n = theme_dirs(dirs);
+	for (int i = 0; i < n; i++) {
+		int w = snprintf(path, size, "%s/%s.theme", dirs[i], name);
+		if (w > 0 && (size_t)w < size && readable(path))
+			return 0;
+	}
 	return -ENOENT;
 }
 
 int xpu_theme_read(const char *path, char **text)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	char *buf = malloc(THEME_MAX_BYTES + 1);
-	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
+	return xpu_user_read(path, THEME_MAX_BYTES, text);
+}
+
+static const char *const shipped[] = { "dark", "light", "high-contrast", "mono" };
+#define NSHIPPED (int)(sizeof(shipped) / sizeof(shipped[0]))
+
+static int rank(const char *name)
+{
+	for (int i = 0; i < NSHIPPED; i++)
+		if (!strcmp(name, shipped[i]))
+			return i;
+	return NSHIPPED;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	const char *x = a, *y = b;
+	int rx = rank(x), ry = rank(y);
+	return rx != ry ? rx - ry : strcmp(x, y);
+}
+
+int xpu_theme_list(char (*names)[XPU_THEME_NAME_MAX], int max)
+{
+	char dirs[THEME_DIRS][PATH_MAX];
+	int n = 0, ndirs = theme_dirs(dirs);
+
+	for (int i = 0; i < ndirs && n < max; i++) {
+		xpu_as_user_begin();
+		DIR *d = opendir(dirs[i]);
+		xpu_as_user_end();
+		if (!d)
+			continue;
+		for (struct dirent *e; n < max && (e = readdir(d));) {
+			size_t len = strlen(e->d_name);
+			if (e->d_name[0] == '.' || len <= 6 || len - 6 >= XPU_THEME_NAME_MAX ||
+			    strcmp(e->d_name + len - 6, ".theme"))
+				continue;
+			char name[XPU_THEME_NAME_MAX];
+			memcpy(name, e->d_name, len - 6);
+			name[len - 6] = '\0';
+			int dup = 0;
+			for (int k = 0; k < n && !dup; k++)
+				dup = !strcmp(names[k], name);
+			if (!dup)
+				memcpy(names[n++], name, sizeof(name));
+		}
+		closedir(d);
 	}
-	size_t n = fread(buf, 1, THEME_MAX_BYTES + 1, f);
-	int err = ferror(f) ? -EIO : n > THEME_MAX_BYTES ? -EFBIG : 0;
-	fclose(f);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	buf[n] = '\0';
-	*text = buf;
-	return 0;
+	qsort(names, (size_t)n, sizeof(names[0]), by_rank);
+	return n;
 }
 
 /* xterm's default palette for the 16 named colours. */
@@ -403,12 +449,30 @@ static long dist(const int a[3], const int b[3])
 	return 2 * r * r + 4 * g * g + 3 * bl * bl;
 }
 
+/* Direct colour: the 8 ANSI colours keep the user's palette; the others are
+ * sent as RGB.  Values below 256 would be read as palette indexes by
+ * terminals that keep 16 or 256 of them, so such a blue gets a trace of green. */
+static int direct(int32_t color)
+{
+	int rgb[3];
+	if (!(color & XPU_COLOR_RGB)) {
+		if (color < 8)
+			return color;
+		index_rgb(color & 255, rgb);
+		color = rgb[0] << 16 | rgb[1] << 8 | rgb[2];
+	}
+	color &= 0xffffff;
+	return color < 256 ? color | 0x100 : color;
+}
+
 int xpu_color_resolve(int32_t color, int ncolors)
 {
 	int rgb[3], lo, hi;
 
 	if (color < 0)
 		return -1;
+	if (ncolors > XPU_COLORS_INDEXED_MAX)
+		return direct(color);
 	if (!(color & XPU_COLOR_RGB)) {
 		if (color < ncolors)
 			return color;

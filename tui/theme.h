@@ -103,16 +103,29 @@ const char *xpu_role_name(enum xpu_role r);
 int xpu_theme_parse(struct xpu_theme *t, const char *text, const char *origin);
 
 /* Finds theme NAME: a path if it contains '/', else NAME.theme in
- * $XDG_CONFIG_HOME/xputop/themes (~/.config/...), XPU_DATADIR/themes,
- * <dir of the executable>/../themes and ./themes.  Returns 0 and the path,
- * or -ENOENT. */
+ * $XDG_CONFIG_HOME/xputop/themes (~/.config/...; the invoking user's under
+ * sudo), the installation's themes (core/install.h), <dir of the
+ * executable>/../themes (a build tree) and ./themes.  Returns 0 and the
+ * path, or -ENOENT. */
 int xpu_theme_find(const char *name, char *path, size_t size);
-/* Reads a theme file (at most 64 KiB) into a malloc'd string.  Returns 0 or -errno. */
+/* Reads a theme file (at most 64 KiB; as the invoking user under sudo) into
+ * a malloc'd string.  Returns 0 or -errno. */
 int xpu_theme_read(const char *path, char **text);
 
-/* The colour index to use on a terminal with `ncolors` colours: the colour
- * itself when it exists, otherwise the nearest one (from the 256-colour cube
- * and grey ramp when ncolors >= 256, else from the first 16 or 8). */
+/* The names of the themes in those directories, each once: the shipped ones
+ * first (dark, light, high-contrast, mono), then the others A to Z.  Returns
+ * how many were put in names[]. */
+#define XPU_THEME_NAME_MAX 64
+int xpu_theme_list(char (*names)[XPU_THEME_NAME_MAX], int max);
+
+/* Terminals with more colours than this take colours as 0xRRGGBB (direct
+ * colour, e.g. TERM=xterm-direct). */
+#define XPU_COLORS_INDEXED_MAX 256
+
+/* The colour to use on a terminal with `ncolors` colours: the colour itself
+ * when it exists, otherwise the nearest one (from the 256-colour cube and
+ * grey ramp when ncolors is 256, else from the first 16 or 8).  On a
+ * direct-colour terminal: 0-7 as they are, anything else as 0xRRGGBB. */
 int xpu_color_resolve(int32_t color, int ncolors);
 
 #endif

@@ -8,7 +8,10 @@ struct xpu_viewstate;
 
 struct xpu_tui_opts {
 	const char *theme;	/* theme name or path; NULL = the default */
+	int theme_optional;	/* the theme came from the settings file: a missing
+				 * one is a warning, not an error */
 	int no_color;		/* NO_COLOR set or colours unavailable */
+	int no_mouse;		/* leave the mouse to the terminal */
 };
 
 /* What the main loop must do after a key. */
@@ -18,6 +21,7 @@ enum {
 	XPU_REACT_REBUILD = 2,	/* choices changed: rebuild the snapshot, then draw */
 	XPU_REACT_EXPORT = 4,	/* write a snapshot export of the current view */
 	XPU_REACT_QUIT = 8,
+	XPU_REACT_SAVE = 16,	/* save the settings (S) */
 };
 
 /* Starts curses and routes the error channel to the status line.
@@ -31,6 +35,8 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs);
 int xpu_tui_input(const struct xpu_snapshot *s, struct xpu_viewstate *vs);
 /* Shows a message on the status line until the next one (e.g. the export path). */
 void xpu_tui_status(const char *msg);
+/* The theme in use, as named (-t, the settings file, or T): what S saves. */
+const char *xpu_tui_theme(void);
 /* Crash path: restore the terminal from a signal handler as far as possible. */
 void xpu_tui_emergency_restore(void);
 

@@ -82,7 +82,7 @@ void xpu_view_gpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 	else
 		snprintf(info, sizeof(info), "%.1f ms GPU time, %s", (double)s->gpu_flame.total / 1e6,
 			 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
-	xpu_flame_view_draw(&l->flame, &s->gpu_flame, s->dict,
+	xpu_flame_view_draw(&l->flame, &s->gpu_flame, s->dict, &ui->zoom[XPU_VIEW_GPU],
 			    s->gpu_flame_launches ? "CPU stacks -> launch API (launch counts)"
 						  : "CPU stacks -> launch API -> GPU kernel",
 			    info, "no launches yet");

@@ -233,14 +233,14 @@ static void draw_cpu_table(const struct xpu_rect *r, const struct xpu_snapshot *
 }
 
 static void draw_cpu_flame(const struct xpu_rect *r, const struct xpu_snapshot *s,
-			   const struct xpu_viewstate *vs)
+			   const struct xpu_viewstate *vs, const struct xpu_ui *ui)
 {
 	char info[96];
 	const char *title = s->cpu_flame_title[0] ? s->cpu_flame_title : "all processes";
 
 	snprintf(info, sizeof(info), "%" PRIu64 " samples, %s", s->cpu_flame.total,
 		 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
-	xpu_flame_view_draw(r, &s->cpu_flame, s->dict, title, info,
+	xpu_flame_view_draw(r, &s->cpu_flame, s->dict, &ui->zoom[XPU_VIEW_CPU], title, info,
 			    "no stacks for this selection yet");
 }
 
@@ -268,5 +268,5 @@ void xpu_view_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 	if (l->table.h)
 		draw_cpu_table(&l->table, s, vs, ui);
 	if (l->flame.h)
-		draw_cpu_flame(&l->flame, s, vs);
+		draw_cpu_flame(&l->flame, s, vs, ui);
 }

@@ -258,3 +258,157 @@ TEST(frames_are_coloured_by_kind_and_labels_as_info)
 	CHECK_STR(text, "vfs_read");
 	xpu_dict_free(&d);
 }
+
+TEST(a_zoomed_frame_spans_the_pane_under_its_nearest_ancestors)
+{
+	struct xpu_flame f;
+	struct xpu_flame_box b[6];
+	small_tree(&f);
+	uint32_t n = xpu_flame_layout_zoom(&f, 1, 6, 100, b, 6);
+	REQUIRE(n == 4);
+	CHECK_INT(b[0].node, ==, 0);	/* the ancestor, full width */
+	CHECK_INT(b[0].row, ==, 0);
+	CHECK_INT(b[0].width, ==, 100);
+	CHECK_INT(b[1].node, ==, 1);	/* the zoomed frame, full width */
+	CHECK_INT(b[1].row, ==, 1);
+	CHECK_INT(b[1].col, ==, 0);
+	CHECK_INT(b[1].width, ==, 100);
+	CHECK_INT(b[2].node, ==, 4);	/* 30 of 60 */
+	CHECK_INT(b[2].row, ==, 2);
+	CHECK_INT(b[2].col, ==, 0);
+	CHECK_INT(b[2].width, ==, 50);
+	CHECK_INT(b[3].node, ==, 5);	/* 29 of 60 */
+	CHECK_INT(b[3].col, ==, 50);
+	CHECK_INT(b[3].width, ==, 48);
+	/* Siblings of the zoomed frame are not drawn. */
+	for (uint32_t i = 0; i < n; i++)
+		CHECK(b[i].node != 2 && b[i].node != 3);
+}
+
+TEST(ancestors_take_at_most_a_third_of_the_rows)
+{
+	struct xpu_flame f;
+	struct xpu_flame_box b[6];
+	small_tree(&f);
+	CHECK_INT(xpu_flame_layout_zoom(&f, 4, 3, 100, b, 6), ==, 2);	/* one ancestor: a */
+	CHECK_INT(b[0].node, ==, 1);
+	CHECK_INT(b[1].node, ==, 4);
+	CHECK_INT(b[1].row, ==, 1);
+	CHECK_INT(xpu_flame_layout_zoom(&f, 4, 2, 100, b, 6), ==, 1);	/* no room for one */
+	CHECK_INT(b[0].node, ==, 4);
+	CHECK_INT(b[0].row, ==, 0);
+}
+
+/* Zoomed onto any node of random trees: what is above it nests inside it in
+ * proportion to its value, and what is below it is its own ancestry. */
+TEST(zoomed_boxes_nest_and_stay_proportional_to_the_zoomed_frame)
+{
+	int bad = 0;
+	struct xpu_dict d;
+	struct xpu_flame f;
+	xpu_dict_init(&d);
+	random_tree(&f, &d, 11, 200);
+	for (uint32_t root = 0; root < f.n && !bad; root++) {
+		struct xpu_flame_box b[f.n];
+		int rows = 12, cols = 97;
+		uint32_t n = xpu_flame_layout_zoom(&f, root, rows, cols, b, f.n);
+		double k = (double)cols / (double)f.nodes[root].value;
+		int zrow = -1;
+		for (uint32_t i = 0; i < n && !bad; i++) {
+			const struct xpu_flame_node *node = &f.nodes[b[i].node];
+			if (b[i].node == root)
+				zrow = b[i].row;
+			if (b[i].col < 0 || b[i].col + b[i].width > cols || b[i].row >= rows)
+				bad = 1;
+			else if (zrow < 0 && b[i].width != cols)
+				bad = 2;	/* an ancestor */
+			else if (zrow >= 0 && b[i].node != root &&
+				 (b[i].width - (double)node->value * k <= -1 ||
+				  b[i].width - (double)node->value * k >= 1))
+				bad = 3;
+			else if (zrow >= 0 && b[i].row != zrow + (int)(node->depth - f.nodes[root].depth))
+				bad = 4;
+			if (bad)
+				fprintf(stderr, "  root %u box %u (node %u): rule %d\n", root, i, b[i].node, bad);
+		}
+		if (!bad && zrow < 0 && n)
+			bad = 5, fprintf(stderr, "  root %u not placed\n", root);
+	}
+	CHECK(!bad);
+	xpu_flame_free(&f);
+	xpu_dict_free(&d);
+}
+
+TEST(a_cell_hits_the_frame_drawn_there)
+{
+	struct xpu_flame f;
+	struct xpu_flame_box b[6];
+	small_tree(&f);
+	uint32_t n = xpu_flame_layout_zoom(&f, 0, 3, 50, b, 6);
+	for (uint32_t i = 0; i < n; i++) {
+		CHECK_INT(xpu_flame_hit(&f, 0, 3, 50, b[i].row, b[i].col), ==, b[i].node);
+		CHECK_INT(xpu_flame_hit(&f, 0, 3, 50, b[i].row, b[i].col + b[i].width - 1), ==, b[i].node);
+	}
+	CHECK_INT(xpu_flame_hit(&f, 0, 3, 50, 1, 49), ==, XPU_FLAME_NONE);	/* c: too narrow */
+	CHECK_INT(xpu_flame_hit(&f, 0, 3, 50, 2, 45), ==, XPU_FLAME_NONE);	/* above b: nothing */
+	CHECK_INT(xpu_flame_hit(&f, 0, 3, 50, 3, 0), ==, XPU_FLAME_NONE);	/* below the pane */
+	CHECK_INT(xpu_flame_hit(&f, 1, 6, 100, 2, 70), ==, 5);	/* zoomed onto a: a2 */
+	CHECK_INT(xpu_flame_hit(&f, 1, 6, 100, 0, 70), ==, 0);	/* its ancestor */
+}
+
+TEST(a_zoom_follows_its_frames_into_a_rebuilt_tree)
+{
+	struct xpu_dict d;
+	struct xpu_flame f, g;
+	struct xpu_flame_zoom z;
+	xpu_dict_init(&d);
+	random_tree(&f, &d, 5, 200);
+	random_tree(&g, &d, 5, 200);	/* the same stacks: node numbers may not be relied on */
+	for (uint32_t node = 0; node < f.n; node++) {
+		xpu_flame_zoom_set(&z, &f, node);
+		CHECK_INT(z.n, ==, f.nodes[node].depth);
+		uint32_t in_g = xpu_flame_zoom_node(&g, &z);
+		/* The same chain of frames from the root. */
+		for (uint32_t a = node, b = in_g;; a = f.nodes[a].parent, b = g.nodes[b].parent) {
+			CHECK_INT(f.nodes[a].frame, ==, g.nodes[b].frame);
+			CHECK_INT(f.nodes[a].label, ==, g.nodes[b].label);
+			if (!a || !b) {
+				CHECK_INT(a, ==, b);
+				break;
+			}
+		}
+	}
+	xpu_flame_zoom_set(&z, &f, 0);
+	CHECK_INT(z.n, ==, 0);
+	CHECK_INT(xpu_flame_zoom_node(&g, &z), ==, 0);
+	xpu_flame_free(&f);
+	xpu_flame_free(&g);
+	xpu_dict_free(&d);
+}
+
+TEST(a_zoom_whose_frames_are_gone_stops_at_the_deepest_one_left)
+{
+	struct xpu_flame f;
+	struct xpu_flame_zoom z;
+	small_tree(&f);
+	xpu_flame_zoom_set(&z, &f, 5);	/* root > a > a2 */
+	CHECK_INT(z.n, ==, 2);
+	CHECK_INT(xpu_flame_zoom_node(&f, &z), ==, 5);
+	z.path[1].frame = 99;	/* a2 is gone from the tree */
+	CHECK_INT(xpu_flame_zoom_node(&f, &z), ==, 1);
+	z.path[0].frame = 98;	/* and so is a */
+	CHECK_INT(xpu_flame_zoom_node(&f, &z), ==, 0);
+}
+
+TEST(a_zoom_deeper_than_a_path_holds_keeps_the_deepest_ancestor_it_can)
+{
+	static struct xpu_flame_node n[300];
+	struct xpu_flame f = { .nodes = n, .n = 300, .cap = 300, .max_depth = 299, .total = 1 };
+	struct xpu_flame_zoom z;
+	for (uint32_t i = 0; i < 300; i++)
+		n[i] = (struct xpu_flame_node){ .frame = i, .parent = i ? i - 1 : 0,
+						.first_child = i + 1 < 300 ? i + 1 : 0, .depth = i, .value = 1 };
+	xpu_flame_zoom_set(&z, &f, 299);
+	CHECK_INT(z.n, ==, XPU_FLAME_ZOOM_MAX);
+	CHECK_INT(xpu_flame_zoom_node(&f, &z), ==, XPU_FLAME_ZOOM_MAX);
+}

@@ -197,7 +197,7 @@ TEST(a_vanished_selection_moves_from_the_first_row)
 	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 102);
 }
 
-TEST(help_opens_and_any_key_closes_it_without_acting)
+TEST(help_opens_and_a_key_closes_it_without_acting)
 {
 	setup(3);
 	CHECK_INT(key('?'), ==, XPU_REACT_REDRAW);
@@ -254,4 +254,49 @@ TEST(every_hint_is_in_the_help)
 			fprintf(stderr, "  hint %s is not in the help\n", xpu_key_hints[i].key);
 		CHECK(found);
 	}
+}
+
+TEST(s_upper_asks_the_main_loop_to_save_the_settings)
+{
+	setup(3);
+	CHECK_INT(key('S'), ==, XPU_REACT_SAVE | XPU_REACT_REDRAW);
+	CHECK_INT(key('s'), ==, XPU_REACT_EXPORT);
+}
+
+TEST(t_upper_asks_for_the_next_theme_and_changes_no_choice)
+{
+	setup(3);
+	struct xpu_viewstate before = vs;
+	CHECK_INT(key('T'), ==, XPU_REACT_REDRAW);
+	CHECK(ui.next_theme);
+	CHECK(memcmp(&before, &vs, sizeof(vs)) == 0);
+}
+
+TEST(enter_and_backspace_still_edit_the_filter_while_it_is_open)
+{
+	setup(3);
+	type("/ab");
+	CHECK_INT(key(KEY_BACKSPACE), ==, XPU_REACT_REBUILD);
+	CHECK_STR(vs.filter[XPU_VIEW_CPU], "a");
+	CHECK_INT(key('\n'), ==, XPU_REACT_REDRAW);
+	CHECK_INT(ui.editing, ==, 0);
+	CHECK_STR(vs.filter[XPU_VIEW_CPU], "a");
+}
+
+TEST(the_help_scrolls_with_the_arrows_and_pages_and_other_keys_close_it)
+{
+	setup(3);
+	key('?');
+	CHECK_INT(key(KEY_DOWN), ==, XPU_REACT_REDRAW);
+	CHECK_INT(key('j'), ==, XPU_REACT_REDRAW);
+	CHECK_INT(ui.help_top, ==, 2);
+	key(KEY_NPAGE);
+	key(KEY_UP);
+	CHECK_INT(ui.help_top, ==, 11);
+	CHECK(ui.help);
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 0);	/* the table did not move */
+	key('x');
+	CHECK(!ui.help);
+	key('?');
+	CHECK_INT(ui.help_top, ==, 0);	/* it opens at the top */
 }

@@ -230,3 +230,96 @@ TEST(a_name_is_looked_up_in_the_user_config_dir_first)
 	rmdir(sub);
 	rmdir(dir);
 }
+
+TEST(every_shipped_theme_names_every_role_without_warnings)
+{
+	static const char *const names[] = { "dark", "light", "high-contrast", "mono" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct xpu_theme t;
+		char *text = read_shipped(names[i]);
+		REQUIRE(text);
+		CHECK_INT(parse(&t, text), ==, 0);
+		for (int r = 0; r < XPU_ROLE_MAX; r++) {
+			char line[64];
+			snprintf(line, sizeof(line), "\n%s ", xpu_role_name(r));
+			if (!strstr(text, line))
+				fprintf(stderr, "  %s.theme lacks %s\n", names[i], xpu_role_name(r));
+			CHECK(strstr(text, line) != NULL);
+		}
+		free(text);
+	}
+}
+
+TEST(high_contrast_gives_every_role_its_own_background_and_nothing_dim)
+{
+	struct xpu_theme t;
+	char *text = read_shipped("high-contrast");
+	REQUIRE(text);
+	CHECK_INT(parse(&t, text), ==, 0);
+	for (int r = 0; r < XPU_ROLE_MAX; r++) {
+		CHECK(t.role[r].bg != XPU_COLOR_DEFAULT);
+		CHECK(t.role[r].fg != XPU_COLOR_DEFAULT);
+		CHECK(!(t.role[r].attr & XPU_ATTR_DIM));
+	}
+	free(text);
+}
+
+TEST(rgb_and_high_indexes_map_to_the_nearest_of_sixteen)
+{
+	CHECK_INT(xpu_color_resolve(XPU_COLOR_RGB | 0xff0000, 16), ==, 9);
+	CHECK_INT(xpu_color_resolve(XPU_COLOR_RGB | 0xcd0000, 16), ==, 1);
+	CHECK_INT(xpu_color_resolve(XPU_COLOR_RGB | 0x000000, 16), ==, 0);
+	CHECK_INT(xpu_color_resolve(231, 16), ==, 15);	/* cube white */
+}
+
+TEST(a_direct_colour_terminal_gets_rgb_and_keeps_the_eight_ansi_colours)
+{
+	int direct = 1 << 24;
+	CHECK_INT(xpu_color_resolve(XPU_COLOR_DEFAULT, direct), ==, -1);
+	CHECK_INT(xpu_color_resolve(4, direct), ==, 4);	/* blue: the user's blue */
+	CHECK_INT(xpu_color_resolve(XPU_COLOR_RGB | 0xffaf00, direct), ==, 0xffaf00);
+	CHECK_INT(xpu_color_resolve(214, direct), ==, 0xffaf00);	/* cube index as RGB */
+	CHECK_INT(xpu_color_resolve(9, direct), ==, 0xff0000);	/* bright red: xterm's */
+	CHECK_INT(xpu_color_resolve(244, direct), ==, 0x808080);	/* grey ramp */
+	/* Below 256 a value would be a palette index: a trace of green keeps it RGB. */
+	CHECK_INT(xpu_color_resolve(XPU_COLOR_RGB | 0x0000ff, direct), ==, 0x0001ff);
+	CHECK_INT(xpu_color_resolve(XPU_COLOR_RGB | 0x000000, direct), ==, 0x000100);
+}
+
+TEST(the_theme_list_puts_the_shipped_ones_first_and_each_once)
+{
+	char dir[] = "/tmp/xputop-theme-XXXXXX", sub[300], file[400];
+	char names[32][XPU_THEME_NAME_MAX];
+	REQUIRE(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/xputop", dir);
+	mkdir(sub, 0700);
+	snprintf(sub, sizeof(sub), "%s/xputop/themes", dir);
+	mkdir(sub, 0700);
+	static const char *const files[] = { "zebra.theme", "dark.theme", "amber.theme", "notes.txt",
+					     ".hidden.theme" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(file, sizeof(file), "%s/%s", sub, files[i]);
+		FILE *f = fopen(file, "w");
+		REQUIRE(f);
+		fclose(f);
+	}
+	setenv("XDG_CONFIG_HOME", dir, 1);
+	int n = xpu_theme_list(names, 32);
+	unsetenv("XDG_CONFIG_HOME");
+	/* The shipped four come from the source tree's themes/ (the test runs in it). */
+	REQUIRE(n == 6);
+	CHECK_STR(names[0], "dark");
+	CHECK_STR(names[1], "light");
+	CHECK_STR(names[2], "high-contrast");
+	CHECK_STR(names[3], "mono");
+	CHECK_STR(names[4], "amber");
+	CHECK_STR(names[5], "zebra");
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(file, sizeof(file), "%s/%s", sub, files[i]);
+		unlink(file);
+	}
+	rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/xputop", dir);
+	rmdir(sub);
+	rmdir(dir);
+}
