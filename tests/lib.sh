@@ -8,6 +8,9 @@ T_RAN=0
 T_CUR=""
 T_CUR_FAILED=0
 T_TMP=$(mktemp -d /tmp/xputop-test.XXXXXX)
+# xputop never reads or writes the settings of whoever runs the tests (a path
+# that is not there, for root and the unprivileged user of some tests alike).
+export XDG_CONFIG_HOME=/nonexistent/xputop-tests
 
 t() {
 	t_end

@@ -47,3 +47,14 @@ wait_gone() {
 	fail "the screen still shows '$1'"
 	return 1
 }
+
+# record_busy FILE [THREADS]: a short recording of tests/progs/busy alone
+# (root), so that a replay of it shows the same screen every time it ends.
+record_busy() {
+	"$OUT/tests/progs/busy" 3 "${2:-1}" > /dev/null 2>&1 &
+	rb_busy=$!
+	"$XPUTOP" -b -n 6 -d 0.3 -p "$rb_busy" -w "$1" > /dev/null 2>&1 ||
+		echo "FAIL $(basename "$0"): cannot record $1" >&2
+	kill "$rb_busy" 2> /dev/null
+	wait "$rb_busy" 2> /dev/null
+}
