@@ -1,7 +1,8 @@
 # The terminal is given back however xputop ends (issue 6): SIGHUP from a
 # shell, a closed terminal, and a crash signal; each from a real shell in
 # tmux, which must be usable after (no alternate screen, echo and canonical
-# input back on).  Needs root (live sampling) and tmux.
+# input back on).  And a stalled screen shows what it lost.  Needs root
+# (live sampling) and tmux.
 . tests/lib.sh
 need_root
 
@@ -58,6 +59,28 @@ if kill -0 "$XP" 2> /dev/null; then
 	fail "xputop is still running 15 s after its terminal closed"
 	kill -9 "$XP"
 fi
+
+t samples_lost_while_stalled_are_shown_in_the_header
+"$OUT/tests/progs/busy" 20 2 > /dev/null 2>&1 &
+B=$!
+# Under a shell: tmux continues a pane's own process as soon as it stops.
+new_terminal 120 30 "env LANG=C.UTF-8 $XPUTOP -d 0.3 -F 999; sleep 600"
+wait_for "GPU · NPU · CPU"
+wait_for "dropped 0"
+XP=$(pgrep -P "$(tm display-message -p -t 0 '#{pane_pid}')" -x xputop)
+kill -STOP "$XP"
+sleep 3
+kill -CONT "$XP"
+i=0
+while [ $i -lt 50 ]; do
+	screen
+	grep -qE "dropped [1-9][0-9]*" "$T_TMP/screen" && break
+	sleep 0.1
+	i=$((i + 1))
+done
+grep -qE "dropped [1-9][0-9]*" "$T_TMP/screen" || fail "no drops shown after a 3 s stall: $(grep -o 'dropped[^ ]* [^ ]*' "$T_TMP/screen")"
+keys q
+kill $B 2> /dev/null; wait $B 2> /dev/null
 
 tm kill-server 2> /dev/null
 finish
