@@ -231,6 +231,27 @@ expect_grep "bytes 0" "$T_TMP/plant.out" "what the planted socket got"
 expect_grep "belongs to a process of uid 4242, not root's xputop: not connecting" "$T_TMP/plant.err"
 rm -rf "$PLANT"
 
+t a_library_that_cannot_be_probed_is_one_message_and_the_rest_works
+# A libcudart without a single launch function (a stand-in with no symbols),
+# loaded by a busy process: xputop tries it, says so once, and goes on.
+mkdir -p "$T_TMP/lib"
+echo 'int xputop_not_cuda;' > "$T_TMP/lib/empty.c"
+cc -shared -fPIC -o "$T_TMP/lib/libcudart.so.12" "$T_TMP/lib/empty.c" || fail "cc"
+/usr/bin/python3 -c "
+import ctypes, time
+ctypes.CDLL('$T_TMP/lib/libcudart.so.12')
+end = time.time() + 6
+while time.time() < end:
+    pass
+" &
+PY=$!
+sleep 0.5
+"$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/unprobe.json" 2> "$T_TMP/unprobe.err" || fail "xputop failed: $(cat "$T_TMP/unprobe.err")"
+kill $PY 2> /dev/null; wait $PY 2> /dev/null
+[ "$(grep -c "no launch function of .*libcudart.so.12 could be probed" "$T_TMP/unprobe.err")" -eq 1 ] ||
+	fail "not exactly one message: $(cat "$T_TMP/unprobe.err")"
+$Q stack_has $PY python3 < "$T_TMP/unprobe.json" || fail "the process is not sampled"
+
 t not_root_is_one_clear_message
 setpriv --reuid=65534 --regid=65534 --clear-groups "$XPUTOP" -b -n 1 > /dev/null 2> "$T_TMP/nonroot.err"
 rc=$?
