@@ -92,8 +92,10 @@ static int setup_loop(struct app *a)
 		xpu_err("cannot set up the event loop: %s", strerror(errno));
 		return -1;
 	}
-	/* Batch replay runs as fast as it can: the timer fires at once, every time. */
-	uint64_t ns = (a->replay || a->import) && !a->tui ? 1 : (uint64_t)(a->o.delay_s * 1e9);
+	/* Batch replay runs as fast as it can (the timer fires at once, every
+	 * time) unless -d asks for a pace. */
+	int fast = (a->replay || a->import) && !a->tui && !(a->o.given & XPU_GIVEN_DELAY);
+	uint64_t ns = fast ? 1 : (uint64_t)(a->o.delay_s * 1e9);
 	struct itimerspec its = {
 		.it_value = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
 		.it_interval = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
