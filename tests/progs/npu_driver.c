@@ -17,6 +17,13 @@
  * Prints "onset MONO_NS" (CLOCK_MONOTONIC) when the scenario's fault starts
  * (normal: when the first burst starts), then runs for SECONDS in all
  * (default 10).
+ *
+ *   npu_driver rate N SECONDS
+ *
+ * A probe storm for the benchmarks: jobs submitted and completed back to
+ * back (three probed calls each: ivpu_hw_ip_db_set, ivpu_hw_ip_ipc_rx_addr_get,
+ * ivpu_job_done_callback), N probed calls a second paced in 1 ms slices, or
+ * as fast as it can with N = 0.  Prints "calls C wall_ns W cpu_ns T pid P".
  */
 #include <errno.h>
 #include <stdint.h>
@@ -24,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, used))
 
@@ -189,6 +197,33 @@ static void burst(double secs)
 	ivpu_pm_runtime_suspend_cb((struct device *)&vdev);
 }
 
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int storm(long per_s, double secs)
+{
+	uint64_t start = now_ns(), end = start + (uint64_t)(secs * 1e9), c0 = cpu_ns(), done = 0, t;
+	while ((t = now_ns()) < end) {
+		uint64_t due = per_s ? (uint64_t)((double)(t - start) * (double)per_s / 1e9) : done + 3000;
+		for (; done < due; done += 3) {
+			uint32_t id = next_job++;
+			ivpu_hw_ip_db_set(&vdev, 1);
+			job_done(1, id, 0);
+		}
+		if (per_s) {
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	printf("calls %llu wall_ns %llu cpu_ns %llu pid %d\n", (unsigned long long)done,
+	       (unsigned long long)(now_ns() - start), (unsigned long long)(cpu_ns() - c0), (int)getpid());
+	return 0;
+}
+
 static void until(uint64_t end)
 {
 	while (now_ns() < end)
@@ -198,6 +233,8 @@ static void until(uint64_t end)
 int main(int argc, char **argv)
 {
 	const char *scenario = argc > 1 ? argv[1] : "normal";
+	if (strcmp(scenario, "rate") == 0 && argc == 4)
+		return storm(atol(argv[2]), atof(argv[3]));
 	double secs = argc > 2 ? atof(argv[2]) : 10;
 	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
 
@@ -236,7 +273,7 @@ int main(int argc, char **argv)
 		burst(3);
 		until(end);
 	} else {
-		fprintf(stderr, "usage: npu_driver normal|stall|storm|recovery [SECONDS]\n");
+		fprintf(stderr, "usage: npu_driver normal|stall|storm|recovery [SECONDS] | rate N SECONDS\n");
 		return 2;
 	}
 	return 0;
