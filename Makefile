@@ -7,7 +7,8 @@
 #   make VMLINUX_H=path  use this vmlinux.h instead of dumping the running kernel's BTF
 #   make OUTPUT=dir      out-of-tree build
 #   make deps            install the build and test dependencies (root; apt)
-#   make check           deps + build + the whole test suite (root)
+#   make check           deps + build + the whole test suite (root), then all of it
+#                        again built with ASan + UBSan in $(OUTPUT)-san
 #   make run ARGS=...    deps + build + start xputop (root)
 #   make install         install under PREFIX (default /usr/local); DESTDIR=dir stages it
 #   make uninstall       remove what make install put there (same PREFIX and DESTDIR)
@@ -21,8 +22,17 @@ LLVM_STRIP ?= llvm-strip
 PKG_CONFIG ?= pkg-config
 CUDA_HOME ?= /usr/local/cuda
 VMLINUX_H ?=
+# A build directory remembers how it was configured, so a later plain
+# `make OUTPUT=dir ...` (the install test, a rebuild) keeps its sanitizers or
+# static linking instead of rebuilding it half one way, half the other.
+-include $(OUTPUT)/config.mk
 STATIC ?= 0
 SAN ?= 0
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+$(shell mkdir -p $(OUTPUT) && printf 'STATIC ?= %s\nSAN ?= %s\n' '$(STATIC)' '$(SAN)' > $(OUTPUT)/config.mk.tmp && \
+	(cmp -s $(OUTPUT)/config.mk.tmp $(OUTPUT)/config.mk && rm -f $(OUTPUT)/config.mk.tmp || \
+	 mv -f $(OUTPUT)/config.mk.tmp $(OUTPUT)/config.mk))
+endif
 VERSION := 0.1.0
 
 # Where make install puts things.  XPU_LIBDIR and XPU_DATADIR are also
@@ -218,6 +228,9 @@ $(OUTPUT)/tests/progs/%: tests/progs/%.c | $(OUTPUT)/tests/progs
 check: deps
 	$(MAKE) --no-print-directory all
 	tests/run $(OUTPUT)
+	@echo "== the same suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer"
+	$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-san SAN=1 all
+	tests/run $(OUTPUT)-san
 
 deps:
 	.ci/setup
