@@ -193,8 +193,9 @@ static int add(struct xpu_import *im, uint64_t ms, uint16_t fn, uint16_t code)
 		im->e = p;
 		im->cap = cap;
 	}
-	/* ms since boot: no real log gets near 2^64 ns, a damaged one may */
-	uint64_t ns = ms > UINT64_MAX / 1000000 ? UINT64_MAX / 2 : ms * 1000000;
+	/* ms since boot: no real log gets near 2^64 ns, a damaged one may.
+	 * Half of it leaves room for the ticks after the last call. */
+	uint64_t ns = ms > UINT64_MAX / 2 / 1000000 ? UINT64_MAX / 2 : ms * 1000000;
 	im->e[im->n++] = (struct entry){ ns, (uint32_t)im->n, fn, code };
 	im->has[fn] = 1;
 	return 0;

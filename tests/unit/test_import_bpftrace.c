@@ -211,6 +211,21 @@ TEST(calls_are_replayed_in_time_order_even_when_lines_are_not)
 	xpu_import_free(im);
 }
 
+TEST(a_timestamp_near_2_to_the_64_ns_keeps_ticks_after_the_calls)
+{
+	char err[256];
+	/* 18446744073709 ms is 2^64 ns less 0.55 s: a tick after it would wrap. */
+	struct xpu_import *im = import("Lost 3 events\n18446744073709 kprobe:ivpu_hw_ip_db_set\n",
+				       S, err, sizeof(err));
+	REQUIRE(im);
+	struct got g = drain(im);
+	CHECK(!g.out_of_order);
+	CHECK_INT(g.submit, ==, 1);
+	CHECK_INT(g.drop, ==, 3);
+	CHECK_INT(g.ticks, ==, 1);
+	xpu_import_free(im);
+}
+
 TEST(events_bpftrace_lost_become_a_drop)
 {
 	char err[256];
