@@ -115,6 +115,8 @@ static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 			 vs->threads ? task->tid : task->pid);
 	else
 		s->cpu_flame_title[0] = '\0';
+	if (s->no_flames)
+		return 0;
 	return xpu_flame_build(&s->cpu_flame, &m->stacks, &sess->dict, &fo);
 }
 
@@ -149,6 +151,8 @@ static int gpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 	struct xpu_flame_opts fo = {
 		.window = vs->window, .min_frac = FLAME_MIN_FRAC, .per_process = 1,
 	};
+	if (s->no_flames)
+		return 0;
 	return xpu_flame_build(&s->gpu_flame, s->gpu_flame_launches ? &m->launch_stacks : &m->stacks,
 			       &sess->dict, &fo);
 }

@@ -50,6 +50,8 @@ struct xpu_src_status {
 
 struct xpu_snapshot {
 	const struct xpu_dict *dict;	/* names for frames and strings */
+	int no_flames;			/* set by the caller: nothing will draw the flamegraphs
+					 * (batch output), so they are left empty */
 
 	/* header */
 	uint64_t mono_ns;		/* CLOCK_MONOTONIC of the last closed tick */
