@@ -50,3 +50,12 @@ finish() {
 	echo "$((T_RAN - T_FAILED))/$T_RAN passed"
 	[ "$T_FAILED" -eq 0 ]
 }
+
+# wait_json FILE [TENTHS]: until a batch xputop writing to FILE has printed its
+# first snapshot, which it does only once every source is up (slow under the
+# sanitizers on a loaded machine, hence no fixed sleeps).
+wait_json() {
+	i=0
+	while [ ! -s "$1" ] && [ $i -lt "${2:-300}" ]; do sleep 0.1; i=$((i + 1)); done
+	[ -s "$1" ] || fail "xputop printed nothing into $1 in $((${2:-300} / 10)) s"
+}

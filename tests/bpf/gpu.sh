@@ -62,16 +62,17 @@ else
 fi
 
 t a_program_outlives_a_killed_xputop_and_a_new_one_picks_it_up
-as_nobody "$STANDIN" "$FAKE" 7 > /dev/null 2> "$T_TMP/standin2.err" &
+as_nobody "$STANDIN" "$FAKE" 12 > /dev/null 2> "$T_TMP/standin2.err" &
 S=$!
-"$XPUTOP" -b -d 0.5 > /dev/null 2>&1 &
+"$XPUTOP" -b -j -d 0.5 > "$T_TMP/first.json" 2> /dev/null &
 A=$!
-sleep 2
+wait_json "$T_TMP/first.json"
+sleep 1.5
 kill -9 $A
 wait $A 2> /dev/null
 sleep 1
 kill -0 $S 2> /dev/null || fail "the program died with its monitor"
-"$XPUTOP" -b -j -n 6 -d 0.5 --window 60 > "$T_TMP/again.json" 2> /dev/null
+"$XPUTOP" -b -j -n 10 -d 0.5 --window 60 > "$T_TMP/again.json" 2> /dev/null
 wait $S || fail "the program failed: $(cat "$T_TMP/standin2.err")"
 $Q gpu_process gpu_standin cupti < "$T_TMP/again.json" || fail "the new xputop does not see the program"
 $Q gpu_stack_pct 100 < "$T_TMP/again.json" || fail "call sites were not announced again to the new xputop"
@@ -79,7 +80,7 @@ $Q gpu_stack_pct 100 < "$T_TMP/again.json" || fail "call sites were not announce
 t a_client_claiming_another_pid_is_refused
 "$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/forge.json" 2> "$T_TMP/forge.err" &
 X=$!
-sleep 0.5
+wait_json "$T_TMP/forge.json"
 r=$(as_nobody "$OUT/tests/progs/gpu_forger" "$XPUTOP_SOCKET" other-pid)
 wait $X
 [ "$r" = refused ] || fail "the forged connection stayed open"
@@ -89,7 +90,7 @@ $Q gpu_no_process forger < "$T_TMP/forge.json" || fail "the forger's data was sh
 t malformed_packets_are_dropped_and_counted_and_the_rest_kept
 "$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/garbage.json" 2> /dev/null &
 X=$!
-sleep 0.5
+wait_json "$T_TMP/garbage.json"
 r=$(as_nobody "$OUT/tests/progs/gpu_forger" "$XPUTOP_SOCKET" garbage)
 wait $X
 [ "$r" = open ] || fail "a client that sent bad packets was cut off"
