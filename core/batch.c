@@ -242,6 +242,14 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_uint(&j, "rows_aged_out", sess->cpu.tasks_aged_out);
 	xpu_json_uint(&j, "stacks_aged_out", sess->cpu.stacks.aged_out);
 	xpu_json_end(&j, '}');
+	/* The session dictionary: what a long run's memory is made of. */
+	xpu_json_obj(&j, "dict");
+	xpu_json_uint(&j, "strings", xpu_dict_nstr(&sess->dict));
+	xpu_json_uint(&j, "frames", xpu_dict_nframes(&sess->dict));
+	xpu_json_uint(&j, "stacks", xpu_dict_nstacks(&sess->dict));
+	xpu_json_uint(&j, "stack_entries", sess->cpu.stacks.n);
+	xpu_json_uint(&j, "cpu_rows", sess->cpu.ntasks);
+	xpu_json_end(&j, '}');
 	xpu_batch_gpu_json(&j, s, sess, vs);
 	xpu_batch_npu_json(&j, s);
 	xpu_batch_alerts_json(&j, s);
