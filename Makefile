@@ -10,6 +10,8 @@
 #   make check           deps + build + the whole test suite (root), then all of it
 #                        again built with ASan + UBSan in $(OUTPUT)-san
 #   make run ARGS=...    deps + build + start xputop (root)
+#   make bench           build, then the CPU-side benchmarks against perf, bpftrace, top and
+#                        addr2line (root; about 12 minutes; bench/RESULTS.md)
 #   make install         install under PREFIX (default /usr/local); DESTDIR=dir stages it
 #   make uninstall       remove what make install put there (same PREFIX and DESTDIR)
 
@@ -125,6 +127,8 @@ FAKE_INJECT_OBJS := $(filter-out %/cupti.pic.o,$(INJECT_OBJS)) $(OUTPUT)/tests/f
 PROG_SRCS := $(wildcard tests/progs/*.c)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUTPUT)/tests/progs/%,$(PROG_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
 PROGS := $(OUTPUT)/xputop
 ifeq ($(HAVE_CUPTI),1)
@@ -139,9 +143,10 @@ THEMES := $(wildcard themes/*.theme)
 # Keep the BPF objects and skeletons: they are not throwaway intermediates.
 .SECONDARY: $(BPF_OBJS) $(SKELS) $(OUTPUT)/vmlinux.h
 
-all: $(PROGS) $(COMPLETION) tests
+all: $(PROGS) $(COMPLETION) tests $(BENCH_BINS)
 
-$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/core $(OUTPUT)/tui $(OUTPUT)/inject $(OUTPUT)/tests $(OUTPUT)/tests/progs:
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/core $(OUTPUT)/tui $(OUTPUT)/inject $(OUTPUT)/tests $(OUTPUT)/tests/progs \
+		$(OUTPUT)/bench:
 	@mkdir -p $@
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ----
@@ -190,6 +195,13 @@ $(OUTPUT)/inject/%.pic.o: inject/%.c | $(OUTPUT)/inject
 
 $(INJECT_LIB): $(INJECT_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-z,defs -Wl,--exclude-libs,ALL $^ -ldl -lpthread -o $@
+
+# ---- benchmark tools, linked against the core (bench/run.sh runs them) ----
+$(OUTPUT)/bench/%: bench/%.c $(LIBCORE) | $(OUTPUT)/bench
+	$(CC) $(CFLAGS) $(XCFLAGS) $< $(LIBCORE) $(SANLD) $(CORE_LIBS) -o $@
+
+bench: all
+	bench/run.sh $(OUTPUT)
 
 # ---- tests ----
 tests: $(UNIT_BINS) $(PROG_BINS) $(FAKE_INJECT_LIB)
