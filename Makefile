@@ -235,10 +235,48 @@ $(OUTPUT)/tests/progs/%: tests/progs/%.c | $(OUTPUT)/tests/progs
 		-D_GNU_SOURCE -Icore -Ibpf -I$(CUDA_HOME)/include $< -o $@ \
 		$(if $(findstring cuda,$*),$(CUDART_LDFLAGS)) -lpthread -ldl
 
+# ---- fuzzing (libFuzzer; tests/fuzz/README.md) ----
+# The core again, built by clang with coverage and ASan + UBSan, in its own
+# directory; each tests/fuzz/fuzz_NAME.c links it into $(OUTPUT)/fuzz/fuzz_NAME.
+# With STATIC=1 elfutils and the compression libraries are linked statically,
+# so the fuzzers also run where they are not installed.
+FUZZ_OUT := $(OUTPUT)/fuzz
+# pointer-overflow is recoverable only so that tests/fuzz/ubsan.supp can hold
+# back a known report; UBSAN_OPTIONS=halt_on_error=1 keeps every other fatal.
+FUZZ_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-fsanitize-recover=pointer-overflow
+FUZZ_CORE_OBJS := $(patsubst core/%.c,$(FUZZ_OUT)/core/%.o,$(CORE_SRCS))
+FUZZ_LIBCORE := $(FUZZ_OUT)/libxpucore.a
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_OUT)/%,$(FUZZ_SRCS))
+ifeq ($(STATIC),1)
+FUZZ_LIBS := $(LIBBPF_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -Wl,-Bdynamic -lstdc++ -lm
+else
+FUZZ_LIBS := $(CORE_LIBS)
+endif
+
+fuzz: $(FUZZ_BINS) $(FUZZ_OUT)/wire_seeds
+
+$(FUZZ_OUT)/core/%.o: core/%.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(XCFLAGS) -c $< -o $@
+
+$(FUZZ_LIBCORE): $(FUZZ_CORE_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIBCORE)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(XCFLAGS) -Itests/fuzz $< $(FUZZ_LIBCORE) \
+		$(FUZZ_LIBS) -o $@
+
+# Writes the wire decoder's seeds with the injection library's own code.
+$(FUZZ_OUT)/wire_seeds: tests/fuzz/wire_seeds.c core/gpu_wire.c $(INJECT_UNIT_SRCS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(INJECT_CFLAGS) $^ -lpthread -o $@
+
 # check and run install the dependencies first, then build in a fresh make so
 # that pkg-config sees what was just installed.
 check: deps
-	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory all fuzz
 	tests/run $(OUTPUT)
 	@echo "== the same suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer"
 	$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-san SAN=1 all
@@ -289,4 +327,4 @@ run: deps
 clean:
 	rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fuzz/core/*.d)
