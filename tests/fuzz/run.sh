@@ -1,0 +1,57 @@
+#!/bin/sh
+# The fuzzers' part of the test suite (tests/run runs it): for each harness,
+# replays the whole kept corpus (tests/fuzz/corpus/NAME), then fuzzes for a
+# short fixed time from it.  Any crash, sanitizer report, leak, timeout or
+# out-of-memory fails; the input that caused it is kept in
+# OUT/fuzz/artifacts/.  New inputs found go to a scratch directory, not the
+# kept corpus (tests/fuzz/README.md says how to add them).
+#
+#     tests/fuzz/run.sh [OUT]        XPU_FUZZ_SECONDS (default 30) per harness
+OUT=${1:-${OUT:-build}}
+cd "$(dirname "$0")/../.." || exit 1
+FUZZ_DIR=$PWD/tests/fuzz
+. "$FUZZ_DIR/common.sh"
+SECS=${XPU_FUZZ_SECONDS:-30}
+ART=$OUT/fuzz/artifacts
+mkdir -p "$ART" || exit 1
+TMP=$(mktemp -d /tmp/xputop-fuzz.XXXXXX) || exit 1
+trap 'rm -rf "$TMP"' EXIT
+failed=0
+
+fail() {
+	echo "FAIL $1" >&2
+	shift
+	echo "  $*" >&2
+	failed=$((failed + 1))
+}
+
+for name in $(fuzz_names); do
+	bin=$OUT/fuzz/fuzz_$name
+	corpus=tests/fuzz/corpus/$name
+	if [ ! -x "$bin" ]; then
+		fail "fuzz_$name" "$bin is not built: run make OUTPUT=$OUT fuzz"
+		continue
+	fi
+	n=$(ls "$corpus" 2> /dev/null | wc -l)
+	if [ "$n" -eq 0 ]; then
+		fail "fuzz_$name" "$corpus holds no inputs"
+		continue
+	fi
+	# shellcheck disable=SC2046
+	if ! "$bin" $(fuzz_opts "$name") -runs=0 -artifact_prefix="$ART/$name-" "$corpus" \
+		> "$TMP/$name.replay" 2>&1; then
+		fail "fuzz_${name}_replays_its_corpus" "$(grep -E 'ERROR|SUMMARY|broken promise|Test unit written' "$TMP/$name.replay" | head -5)"
+		continue
+	fi
+	echo "ok   fuzz_${name}_replays_its_corpus ($n inputs)"
+	mkdir -p "$TMP/$name.new"
+	# shellcheck disable=SC2046
+	if ! "$bin" $(fuzz_opts "$name") -max_total_time="$SECS" -print_final_stats=1 \
+		-artifact_prefix="$ART/$name-" "$TMP/$name.new" "$corpus" > "$TMP/$name.log" 2>&1; then
+		fail "fuzz_${name}_for_${SECS}s" "$(grep -E 'ERROR|SUMMARY|broken promise|Test unit written' "$TMP/$name.log" | head -5)"
+		continue
+	fi
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$TMP/$name.log")
+	echo "ok   fuzz_${name}_for_${SECS}s ($runs runs)"
+done
+[ "$failed" -eq 0 ]
