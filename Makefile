@@ -279,7 +279,7 @@ check: deps
 	$(MAKE) --no-print-directory all fuzz
 	tests/run $(OUTPUT)
 	@echo "== the same suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer"
-	$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-san SAN=1 all
+	$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-san SAN=1 all fuzz
 	tests/run $(OUTPUT)-san
 
 deps:
