@@ -249,6 +249,8 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_uint(&j, "stacks", xpu_dict_nstacks(&sess->dict));
 	xpu_json_uint(&j, "stack_entries", sess->cpu.stacks.n);
 	xpu_json_uint(&j, "cpu_rows", sess->cpu.ntasks);
+	xpu_json_uint(&j, "gpu_rows", sess->gpu.nkernels);
+	xpu_json_uint(&j, "npu_rows", sess->npu.ncalls);
 	xpu_json_end(&j, '}');
 	xpu_batch_gpu_json(&j, s, sess, vs);
 	xpu_batch_npu_json(&j, s);

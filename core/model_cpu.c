@@ -8,6 +8,7 @@
 #include "event.h"
 #include "grow.h"
 #include "table.h"
+#include "trim.h"
 
 const struct xpu_col xpu_cpu_cols[XPU_CPU_NCOLS] = {
 	[XPU_CPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
@@ -118,17 +119,12 @@ void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
 		m->tasks[i].exited = 1;
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
 /* Ages out rows with nothing in the window, the lightest first (model_cpu.h). */
 static void trim_tasks(struct xpu_cpu_model *m)
 {
-	uint32_t target = m->max_tasks / 4 * 3, nkeep = 0, ncand = 0;
+	uint32_t nkeep = 0, ncand = 0;
 	uint64_t *w = malloc((size_t)m->ntasks * sizeof(*w));
+	struct xpu_trim plan;
 
 	if (!w)
 		return;
@@ -138,23 +134,14 @@ static void trim_tasks(struct xpu_cpu_model *m)
 		else
 			w[ncand++] = m->tasks[i].total;
 	}
-	uint32_t room = nkeep < target ? target - nkeep : 0, ties = 0;
-	uint64_t cut = UINT64_MAX;
-	if (room >= ncand) {
-		free(w);
-		return;
-	}
-	if (room) {
-		qsort(w, ncand, sizeof(*w), cmp_desc);
-		cut = w[room - 1];
-		for (uint32_t j = 0; j < room; j++)
-			ties += w[j] == cut;
-	}
+	int go = xpu_trim_plan(m->max_tasks, nkeep, w, ncand, &plan);
 	free(w);
+	if (!go)
+		return;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < m->ntasks; i++) {
 		struct xpu_cpu_task *t = &m->tasks[i];
-		if (t->recent || t->open || t->total > cut || (t->total == cut && ties && ties--)) {
+		if (t->recent || t->open || xpu_trim_keeps(&plan, t->total)) {
 			m->tasks[n++] = *t;
 			continue;
 		}

@@ -6,6 +6,7 @@
 
 #include "dict.h"
 #include "grow.h"
+#include "trim.h"
 #include "event.h"
 #include "symbolize.h"
 
@@ -43,6 +44,8 @@ int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t win
 	m->joins = calloc(JOIN_CAP, sizeof(*m->joins));
 	m->jcap = JOIN_CAP;
 	m->trace = calloc(XPU_GPU_TRACE_MAX, sizeof(*m->trace));
+	m->max_kernels = XPU_GPU_MAX_KERNEL_ROWS;
+	m->max_procs = XPU_GPU_MAX_PROCS;
 	if (rc < 0 || !m->joined_ring || !m->unjoined_ring || !m->joins || !m->trace ||
 	    xpu_stacks_init(&m->stacks, m->ticks.window) < 0 ||
 	    xpu_stacks_init(&m->launch_stacks, m->ticks.window) < 0) {
@@ -468,6 +471,90 @@ static void close_u64(uint64_t *ring, uint32_t slot, uint64_t *open, uint64_t *a
 	*open = 0;
 }
 
+/* ---- bounded memory (trim.h) ---- */
+
+static int kernel_idle(const struct xpu_gpu_model *m, const struct xpu_gpu_kernel *k)
+{
+	if (k->open.calls)
+		return 0;
+	for (uint32_t t = 0; t < m->ticks.window; t++)
+		if (k->ring[t].calls)
+			return 0;
+	return 1;
+}
+
+static void trim_kernels(struct xpu_gpu_model *m)
+{
+	uint32_t busy = 0, nidle = 0, n = 0;
+	uint64_t *w = malloc((size_t)m->nkernels * sizeof(*w));
+	struct xpu_trim plan;
+
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < m->nkernels; i++) {
+		if (kernel_idle(m, &m->kernels[i]))
+			w[nidle++] = m->kernels[i].total.ns;
+		else
+			busy++;
+	}
+	int go = xpu_trim_plan(m->max_kernels, busy, w, nidle, &plan);
+	free(w);
+	if (!go)
+		return;
+	for (uint32_t i = 0; i < m->nkernels; i++) {
+		struct xpu_gpu_kernel *k = &m->kernels[i];
+		if (!kernel_idle(m, k) || xpu_trim_keeps(&plan, k->total.ns)) {
+			m->kernels[n++] = *k;
+			continue;
+		}
+		free(k->ring);
+		m->kernels_aged_out++;
+	}
+	m->nkernels = n;
+	xpu_htab_free(&m->kidx);
+	xpu_htab_init(&m->kidx);
+	for (uint32_t i = 0; i < n; i++) {
+		struct kkey k = { m->kernels[i].pid, m->kernels[i].name, m->kernels[i].device };
+		xpu_htab_put(&m->kidx, xpu_hash_u32s(&k.pid, 3, 0x6b65), i);
+	}
+}
+
+/* A process may go once it left (or, seen only by the launch probes, has
+ * been quiet for a tick). */
+static int proc_idle(const struct xpu_gpu_proc *p)
+{
+	return !p->launches_open && !p->launches_last &&
+	       (p->state == XPU_GPU_PROC_LEFT || p->launch_only);
+}
+
+static void trim_procs(struct xpu_gpu_model *m)
+{
+	uint32_t busy = 0, nidle = 0, n = 0;
+	uint64_t *w = malloc((size_t)m->nprocs * sizeof(*w));
+	struct xpu_trim plan;
+
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		if (proc_idle(&m->procs[i]))
+			w[nidle++] = m->procs[i].launches_total;
+		else
+			busy++;
+	}
+	int go = xpu_trim_plan(m->max_procs, busy, w, nidle, &plan);
+	free(w);
+	if (!go)
+		return;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		struct xpu_gpu_proc *p = &m->procs[i];
+		if (!proc_idle(p) || xpu_trim_keeps(&plan, p->launches_total))
+			m->procs[n++] = *p;
+		else
+			m->procs_aged_out++;
+	}
+	m->nprocs = n;
+}
+
 void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval_ns)
 {
 	int full;
@@ -504,6 +591,10 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 		join_pop(m);
 	xpu_stacks_tick(&m->stacks);
 	xpu_stacks_tick(&m->launch_stacks);
+	if (m->max_kernels && m->nkernels > m->max_kernels)
+		trim_kernels(m);
+	if (m->max_procs && m->nprocs > m->max_procs)
+		trim_procs(m);
 }
 
 /* ---- snapshot queries ---- */

@@ -39,6 +39,9 @@ struct xpu_gpu_kernel {
 
 struct xpu_gpu_interval { uint64_t start, end; };
 
+#define XPU_GPU_MAX_KERNEL_ROWS 8192u	/* (process, kernel, device) rows */
+#define XPU_GPU_MAX_PROCS 1024u
+
 struct xpu_gpu_device {
 	int used;
 	/* merged kernel intervals, sorted, oldest first, for busy time */
@@ -88,6 +91,10 @@ struct xpu_gpu_model {
 
 	struct xpu_gpu_proc *procs;
 	uint32_t nprocs, pcap;
+	/* Memory is bounded (trim.h): past max_kernels kernel rows or max_procs
+	 * processes, idle ones age out; their GPU time stays in the totals. */
+	uint32_t max_kernels, max_procs;
+	uint64_t kernels_aged_out, procs_aged_out;
 
 	struct xpu_gpu_join *joins;	/* ring */
 	uint32_t jhead, jtail, jcap;

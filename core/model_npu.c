@@ -11,6 +11,7 @@
 #include "event.h"
 #include "grow.h"
 #include "npu.h"
+#include "trim.h"
 
 #define MS 1000000ULL
 /* The driver re-checks a long job's heartbeat at the TDR: while that query
@@ -335,6 +336,7 @@ int xpu_npu_model_init(struct xpu_npu_model *m, const struct xpu_npu_cfg *cfg, u
 		m->cfg = *cfg;
 	cfg_defaults(&m->cfg);
 	m->alerts = alerts;
+	m->max_calls = XPU_NPU_MAX_CALL_ROWS;
 	xpu_htab_init(&m->idx);
 	if (xpu_ticks_init(&m->ticks, window_ticks) < 0)
 		goto fail;
@@ -760,6 +762,65 @@ static void rule_stall(struct xpu_npu_model *m, uint64_t now)
 	}
 }
 
+/* ---- bounded memory (trim.h) ---- */
+
+/* A row may go with nothing in the window and no job outstanding on it. */
+static int call_idle(const struct xpu_npu_model *m, uint32_t i)
+{
+	const struct xpu_npu_call *c = &m->calls[i];
+	if (c->calls.open || c->calls.recent || c->errors.open || c->errors.recent || c->busy_ns.open ||
+	    c->busy_ns.recent)
+		return 0;
+	for (uint32_t j = 0; j < m->njobs; j++)
+		if (m->jobs[j].call == i + 1)
+			return 0;
+	return 1;
+}
+
+static void trim_calls(struct xpu_npu_model *m)
+{
+	uint32_t busy = 0, nidle = 0, n = 0;
+	uint64_t *w = malloc((size_t)m->ncalls * sizeof(*w));
+	uint32_t *remap = malloc((size_t)m->ncalls * sizeof(*remap));
+	uint8_t *idle = malloc(m->ncalls);
+	struct xpu_trim plan;
+
+	if (!w || !remap || !idle)
+		goto out;
+	for (uint32_t i = 0; i < m->ncalls; i++) {
+		idle[i] = (uint8_t)call_idle(m, i);
+		if (idle[i])
+			w[nidle++] = m->calls[i].calls.total;
+		else
+			busy++;
+	}
+	if (!xpu_trim_plan(m->max_calls, busy, w, nidle, &plan))
+		goto out;
+	for (uint32_t i = 0; i < m->ncalls; i++) {
+		struct xpu_npu_call *c = &m->calls[i];
+		if (!idle[i] || xpu_trim_keeps(&plan, c->calls.total)) {
+			remap[i] = n;
+			m->calls[n++] = *c;
+			continue;
+		}
+		remap[i] = UINT32_MAX;
+		call_free(c, m->ticks.window);
+		m->calls_aged_out++;
+	}
+	m->ncalls = n;
+	for (uint32_t j = 0; j < m->njobs; j++)	/* their rows all stayed */
+		if (m->jobs[j].call)
+			m->jobs[j].call = remap[m->jobs[j].call - 1] + 1;
+	xpu_htab_free(&m->idx);
+	xpu_htab_init(&m->idx);
+	for (uint32_t i = 0; i < n; i++)
+		xpu_htab_put(&m->idx, call_hash(m->calls[i].pid, m->calls[i].kind, m->calls[i].code), i);
+out:
+	free(w);
+	free(remap);
+	free(idle);
+}
+
 void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns)
 {
 	int full;
@@ -793,6 +854,8 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 	rule_rate(m, now, interval_ns);
 	rule_silence(m, now);
 	rule_stall(m, now);
+	if (m->max_calls && m->ncalls > m->max_calls)
+		trim_calls(m);
 }
 
 /* ---- snapshot ---- */

@@ -124,6 +124,8 @@ struct xpu_npu_lat {
 enum xpu_npu_kind { XPU_NPU_KIND_IOCTL = 1, XPU_NPU_KIND_L0 = 2, XPU_NPU_KIND_JOB = 3 };
 
 /* One row of the calls table: a process's ioctl command, Level Zero API or jobs. */
+#define XPU_NPU_MAX_CALL_ROWS 8192u	/* (process, call) rows */
+
 struct xpu_npu_call {
 	uint32_t pid, kind, code, comm;
 	struct xpu_npu_ctr calls, errors;
@@ -185,6 +187,9 @@ struct xpu_npu_model {
 	struct xpu_npu_ctr g[XPU_NPU_NCTR];
 	struct xpu_npu_call *calls;
 	uint32_t ncalls, cap;
+	/* Memory is bounded (trim.h): past max_calls rows, idle ones age out. */
+	uint32_t max_calls;
+	uint64_t calls_aged_out;
 	struct xpu_htab idx;
 	struct xpu_npu_type types[XPU_NPU_MAX_TYPES];
 	uint32_t ntypes;

@@ -1,6 +1,7 @@
 #include "stacks.h"
 
 #include "grow.h"
+#include "trim.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,12 +95,6 @@ static int evictable(const struct xpu_stacks *s, const struct xpu_stack_entry *e
 	return !e->open && !e->recent && !(e->pid == 0 && e->stack == s->aged_stack && s->aged_stack);
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
 /* Moves weight w of an evicted entry to its process's aged-out entry, or to
  * the catch-all when that would not fit under max. */
 static void fold_aged(struct xpu_stacks *s, uint32_t pid, uint32_t comm, uint64_t w)
@@ -128,10 +123,11 @@ static void fold_aged(struct xpu_stacks *s, uint32_t pid, uint32_t comm, uint64_
  * in the window, which all stay. */
 static void trim(struct xpu_stacks *s)
 {
-	uint32_t target = s->max / 4 * 3, nkeep = 0, ncand = 0;
+	uint32_t nkeep = 0, ncand = 0;
 	struct gone { uint32_t pid, comm; uint64_t w; } *gone = NULL;
 	uint64_t *w = malloc((size_t)s->n * sizeof(*w));
 	uint32_t *remap = malloc((size_t)s->n * sizeof(*remap));
+	struct xpu_trim plan;
 
 	if (!w || !remap)
 		goto out;
@@ -141,25 +137,15 @@ static void trim(struct xpu_stacks *s)
 		else
 			nkeep++;
 	}
-	/* Keep the heaviest evictable entries that fit under the target:
-	 * those above cut, and `ties` of those equal to it. */
-	uint32_t room = nkeep < target ? target - nkeep : 0, ties = 0;
-	uint64_t cut = UINT64_MAX;
-	if (room >= ncand)
+	if (!xpu_trim_plan(s->max, nkeep, w, ncand, &plan))
 		goto out;
-	if (room) {
-		qsort(w, ncand, sizeof(*w), cmp_desc);
-		cut = w[room - 1];
-		for (uint32_t j = 0; j < room; j++)
-			ties += w[j] == cut;
-	}
-	gone = malloc((size_t)(ncand - room) * sizeof(*gone));
+	gone = malloc((size_t)ncand * sizeof(*gone));
 	if (!gone)
 		goto out;
 	uint32_t n = 0, ngone = 0;
 	for (uint32_t i = 0; i < s->n; i++) {
 		struct xpu_stack_entry *e = &s->v[i];
-		if (!evictable(s, e) || e->total > cut || (e->total == cut && ties && ties--)) {
+		if (!evictable(s, e) || xpu_trim_keeps(&plan, e->total)) {
 			remap[i] = n;
 			s->v[n++] = *e;
 			continue;

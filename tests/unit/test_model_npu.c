@@ -231,6 +231,31 @@ TEST(calls_leave_the_recent_window_but_stay_in_the_totals)
 	xpu_npu_snap_free(&s);
 }
 
+TEST(call_rows_past_the_limit_age_out_the_lightest_idle_ones)
+{
+	struct h *h = setup(NULL);
+	h->m.max_calls = 8;
+	for (uint32_t p = 1; p <= 12; p++)	/* twelve processes, p calls each, then quiet */
+		ioctl_(h, 100 + p, SUBMIT_CMD, 0, 1000, p);
+	until(h, h->now + 1 * S);
+	CHECK_INT(h->m.ncalls, ==, 12);		/* all in the window */
+	submit(h, 7, 1);			/* a job outstanding on pid 7's row */
+	until(h, h->now + 25 * S);		/* the window is 20 ticks */
+	CHECK_INT(h->m.ncalls, ==, 6);		/* pid 7's job row + the 5 heaviest */
+	CHECK_INT(h->m.calls_aged_out, ==, 7);
+	struct xpu_npu_snap s;
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_ALL);
+	CHECK(row(&s, IOCTL_KEY(112, SUBMIT_CMD)) != NULL);
+	CHECK(row(&s, IOCTL_KEY(107, SUBMIT_CMD)) == NULL);
+	xpu_npu_snap_free(&s);
+	done(h, 1, 0);				/* the job still finds its row */
+	until(h, h->now + 1 * S);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
+	CHECK_INT(h->m.g[XPU_NPU_C_DONE].last + h->m.g[XPU_NPU_C_DONE].recent > 0, ==, 1);
+	xpu_npu_snap_free(&s);
+}
+
 TEST(level_zero_calls_are_rows_of_their_process_with_ze_results_named)
 {
 	struct h *h = setup(NULL);

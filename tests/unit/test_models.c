@@ -9,6 +9,7 @@
 #include "event.h"
 #include "folded.h"
 #include "model_cpu.h"
+#include "model_gpu.h"
 #include "outfile.h"
 #include "table.h"
 
@@ -64,6 +65,45 @@ TEST(cpu_rows_past_the_limit_age_out_lightest_first_and_keep_the_total)
 	CHECK(xpu_cpu_model_task(&m, 108, 0) == NULL);
 	CHECK_INT(m.samples_total, ==, 55 + 1);
 	xpu_cpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
+TEST(gpu_kernel_rows_and_processes_past_the_limit_age_out_and_keep_the_totals)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_gpu_model_init(&m, &d, 2) == 0);
+	m.max_kernels = 8;
+	m.max_procs = 4;
+	uint32_t name = xpu_dict_cstr(&d, "_Z6kernelv");
+	uint64_t t = 1000000000ULL, all = 0;
+	/* Ten short-lived processes, each a kernel row weighing p us, then gone. */
+	for (uint32_t p = 1; p <= 10; p++) {
+		struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 100 + p, .time = t };
+		ev.gproc.state = XPU_GPU_PROC_CONNECTED;
+		CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+		ev = (struct xpu_event){ .type = XPU_EV_GPU_KERNEL, .source = XPU_SRC_GPU, .pid = 100 + p, .time = t };
+		ev.kernel.end = t + p * 1000;
+		ev.kernel.name = name;
+		ev.kernel.corr = p;
+		CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+		all += p * 1000;
+		ev = (struct xpu_event){ .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 100 + p, .time = t };
+		ev.gproc.state = XPU_GPU_PROC_LEFT;
+		CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+	}
+	xpu_gpu_model_tick(&m, t += 1000000000ULL, 1000000000ULL);
+	CHECK_INT(m.nkernels, ==, 10);		/* in the window: all stay */
+	xpu_gpu_model_tick(&m, t += 1000000000ULL, 1000000000ULL);
+	xpu_gpu_model_tick(&m, t += 1000000000ULL, 1000000000ULL);
+	CHECK_INT(m.nkernels, ==, 6);		/* 3/4 of 8, the heaviest */
+	CHECK_INT(m.kernels_aged_out, ==, 4);
+	for (uint32_t i = 0; i < m.nkernels; i++)
+		CHECK(m.kernels[i].pid > 104);
+	CHECK_INT(m.nprocs, ==, 3);		/* 3/4 of 4 */
+	CHECK_INT(xpu_gpu_model_gpu_ns(&m, XPU_WIN_ALL), ==, all);
+	xpu_gpu_model_free(&m);
 	xpu_dict_free(&d);
 }
 
