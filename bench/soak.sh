@@ -27,8 +27,11 @@ cd "$(dirname "$0")/.."
 LIBBPF_A=$(pkg-config --variable=libdir libbpf)/libbpf.a
 cc -O2 -D_GNU_SOURCE -DXPU_VERSION='"soak"' -Icore -Iinject -I"$OUT" bench/genrec.c "$OUT/libxpucore.a" \
 	"$LIBBPF_A" -ldw -lelf -lz -llzma -lbz2 -lstdc++ -lm -o "$DIR/genrec"
-echo "soak: writing $SECS s of recording at $RATE events/s"
-"$DIR/genrec" -s "$SECS" -r "$RATE" "$DIR/soak.xpr" | tee "$DIR/genrec.out"
+REC=${SOAK_REC:-$DIR/soak.xpr}	# SOAK_REC=FILE reuses a recording written before
+if [ ! -s "$REC" ]; then
+	echo "soak: writing $SECS s of recording at $RATE events/s"
+	"$DIR/genrec" -s "$SECS" -r "$RATE" "$REC" | tee "$DIR/genrec.out"
+fi
 
 # A churn of short-lived processes with stacks of their own.
 churn() {
@@ -43,7 +46,7 @@ churn() {
 churn &
 CHURN=$!
 
-"$X" -r "$DIR/soak.xpr" -b -j -d 1 > /dev/null 2> "$DIR/replay.err" &
+"$X" -r "$REC" -b -j -d 1 > /dev/null 2> "$DIR/replay.err" &
 R=$!
 "$X" -b -j -F 999 -d 1 > /dev/null 2> "$DIR/live.err" &
 L=$!
