@@ -243,6 +243,7 @@ $(OUTPUT)/tests/progs/%: tests/progs/%.c | $(OUTPUT)/tests/progs
 FUZZ_OUT := $(OUTPUT)/fuzz
 # pointer-overflow is recoverable only so that tests/fuzz/ubsan.supp can hold
 # back a known report; UBSAN_OPTIONS=halt_on_error=1 keeps every other fatal.
+# These come after XCFLAGS, whose SAN=1 flags would make it fatal again.
 FUZZ_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-fsanitize-recover=pointer-overflow
 FUZZ_CORE_OBJS := $(patsubst core/%.c,$(FUZZ_OUT)/core/%.o,$(CORE_SRCS))
@@ -258,14 +259,14 @@ fuzz: $(FUZZ_BINS) $(FUZZ_OUT)/wire_seeds
 
 $(FUZZ_OUT)/core/%.o: core/%.c | $(SKELS)
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(XCFLAGS) -c $< -o $@
+	$(CLANG) $(XCFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_LIBCORE): $(FUZZ_CORE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIBCORE)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(XCFLAGS) -Itests/fuzz $< $(FUZZ_LIBCORE) \
+	$(CLANG) $(XCFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Itests/fuzz $< $(FUZZ_LIBCORE) \
 		$(FUZZ_LIBS) -o $@
 
 # Writes the wire decoder's seeds with the injection library's own code.
