@@ -10,7 +10,8 @@
 #include "event.h"
 #include "symbolize.h"
 
-#define JOIN_CAP (1u << 20)
+#define JOIN_CAP (1u << 20)	/* launches waiting for kernels, at most */
+#define JOIN_START (1u << 12)	/* the ring grows by doubling up to JOIN_CAP */
 /* A launch whose kernels have not all run after this long is forgotten. */
 #define JOIN_KEEP_NS (10ULL * 1000000000ULL)
 /* Kernel records arrive up to a flush period late; intervals are kept this
@@ -41,8 +42,8 @@ int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t win
 	int rc = xpu_ticks_init(&m->ticks, window_ticks);
 	m->joined_ring = calloc(m->ticks.window, sizeof(uint64_t));
 	m->unjoined_ring = calloc(m->ticks.window, sizeof(uint64_t));
-	m->joins = calloc(JOIN_CAP, sizeof(*m->joins));
-	m->jcap = JOIN_CAP;
+	m->joins = calloc(JOIN_START, sizeof(*m->joins));
+	m->jcap = JOIN_START;
 	m->trace = calloc(XPU_GPU_TRACE_MAX, sizeof(*m->trace));
 	m->max_kernels = XPU_GPU_MAX_KERNEL_ROWS;
 	m->max_procs = XPU_GPU_MAX_PROCS;
@@ -199,13 +200,34 @@ static void join_pop(struct xpu_gpu_model *m)
 	m->jhead++;
 }
 
+/* Doubles the ring, its live part moved to the front in order. */
+static int join_grow(struct xpu_gpu_model *m)
+{
+	uint32_t n = m->jtail - m->jhead, cap = m->jcap * 2;
+	struct xpu_gpu_join *v = malloc((size_t)cap * sizeof(*v));
+	if (!v)
+		return -1;
+	for (uint32_t k = 0; k < n; k++)
+		v[k] = m->joins[(m->jhead + k) % m->jcap];
+	free(m->joins);
+	m->joins = v;
+	m->jcap = cap;
+	m->jhead = 0;
+	m->jtail = n;
+	xpu_htab_free(&m->jidx);
+	xpu_htab_init(&m->jidx);
+	for (uint32_t k = 0; k < n; k++)
+		xpu_htab_put(&m->jidx, join_hash(v[k].pid, v[k].corr), k);
+	return 0;
+}
+
 static void join_put(struct xpu_gpu_model *m, const struct xpu_event *ev)
 {
 	struct jkey k = { ev->pid, ev->launch.corr };
 	uint64_t h = join_hash(k.pid, k.corr);
 	uint32_t i = xpu_htab_find(&m->jidx, h, join_eq, m, &k);
 	if (i == UINT32_MAX) {
-		if (m->jtail - m->jhead == m->jcap)
+		if (m->jtail - m->jhead == m->jcap && (m->jcap >= JOIN_CAP || join_grow(m) < 0))
 			join_pop(m);
 		i = m->jtail++ % m->jcap;
 		if (xpu_htab_put(&m->jidx, h, i) < 0) {
@@ -282,7 +304,7 @@ static struct xpu_gpu_device *device(struct xpu_gpu_model *m, uint32_t d)
  * Records mostly arrive in order, so this is usually an append. */
 static void add_interval(struct xpu_gpu_device *v, uint64_t s, uint64_t e)
 {
-	struct xpu_gpu_interval *iv = v->iv + v->head;
+	struct xpu_gpu_interval *iv = v->iv ? v->iv + v->head : NULL;	/* none yet */
 	uint32_t n = v->n;
 	if (e <= s)
 		return;
