@@ -33,6 +33,7 @@
 #define PROC_CACHE_MAX 4096
 #define KERNEL_CACHE_MAX 65536
 #define ELF_CACHE_MAX 512
+#define ELF_CACHE_BYTES (64u << 20)	/* symbol tables kept, all files together */
 /* Re-reading a process's maps or perf map on a miss happens at most this
  * often, and never more than 1/REREAD_COST_RATIO of the time: a 100 MB perf
  * map that takes 0.5 s to parse is re-read at most every 10 s. */
@@ -89,6 +90,7 @@ struct xpu_symbolizer {
 
 	struct elf_ent *elfs;
 	uint32_t nelfs;
+	size_t elf_budget;	/* bytes of symbol tables kept (ELF_CACHE_BYTES) */
 	struct xpu_htab elf_idx;
 
 	struct elf_ent vdso;
@@ -413,6 +415,39 @@ static struct xpu_elf *load_fd(struct xpu_symbolizer *s, int fd, const char *pat
 	return e;
 }
 
+static size_t elf_ent_bytes(const struct elf_ent *e)
+{
+	if (!e->elf)
+		return 0;
+	const struct xpu_symtab *t = xpu_elf_symtab(e->elf);
+	return t->cap * sizeof(*t->v) + t->names_cap + (e->names ? t->n * sizeof(*e->names) : 0);
+}
+
+/* Keeps the cached symbol tables within ELF_CACHE_BYTES: the least recently
+ * used files other than slot `keep` are dropped (a file bigger than the
+ * whole budget still stays while it is the one in use). */
+static void elf_budget(struct xpu_symbolizer *s, uint32_t keep)
+{
+	size_t total = 0;
+	for (uint32_t i = 0; i < s->nelfs; i++)
+		total += elf_ent_bytes(&s->elfs[i]);
+	while (total > s->elf_budget) {
+		uint32_t best = UINT32_MAX;
+		for (uint32_t i = 0; i < s->nelfs; i++)
+			if (i != keep && s->elfs[i].elf &&
+			    (best == UINT32_MAX || s->elfs[i].last_use < s->elfs[best].last_use))
+				best = i;
+		if (best == UINT32_MAX)
+			return;
+		struct elf_ent *e = &s->elfs[best];
+		total -= elf_ent_bytes(e);
+		xpu_htab_del(&s->elf_idx, file_hash(&(struct file_id){ e->dev, e->ino }), best);
+		elf_ent_free(e);
+		*e = (struct elf_ent){ 0 };	/* a free slot: last_use 0, taken first */
+		s->st.elf_evicted++;
+	}
+}
+
 /* Reads the file into slot i, replacing what it held. */
 static void elf_fill(struct xpu_symbolizer *s, uint32_t i, int fd, const struct file_id *id,
 		     const char *path)
@@ -424,6 +459,7 @@ static void elf_fill(struct xpu_symbolizer *s, uint32_t i, int fd, const struct 
 	if (fstat(fd, &st) == 0)
 		e->sig = file_sig(&st);
 	e->elf = load_fd(s, fd, path);
+	elf_budget(s, i);
 }
 
 /* A freed inode number is soon given to a new file (a rebuilt library): the
@@ -742,6 +778,7 @@ struct xpu_symbolizer *xpu_sym_new(struct xpu_dict *dict)
 	xpu_htab_init(&s->elf_idx);
 	xpu_addrcache_init(&s->kcache, KERNEL_CACHE_MAX);
 	s->elfs = calloc(ELF_CACHE_MAX, sizeof(*s->elfs));
+	s->elf_budget = ELF_CACHE_BYTES;
 	s->unknown_name = xpu_dict_cstr(dict, "[unknown]");
 	s->unknown_frame = xpu_dict_frame(dict, XPU_FRAME_UNKNOWN, s->unknown_name, 0);
 	s->unknown_kframe = xpu_dict_frame(dict, XPU_FRAME_KERNEL, s->unknown_name, 0);
@@ -777,6 +814,11 @@ void xpu_sym_proc_exec(struct xpu_symbolizer *s, uint32_t pid)
 		proc_remove(s, i);
 }
 
+void xpu_sym_set_elf_budget(struct xpu_symbolizer *s, size_t bytes)
+{
+	s->elf_budget = bytes;
+}
+
 void xpu_sym_proc_exit(struct xpu_symbolizer *s, uint32_t pid)
 {
 	struct proc *p = proc_find(s, pid);
@@ -790,5 +832,7 @@ void xpu_sym_stats(const struct xpu_symbolizer *s, struct xpu_sym_stats *st)
 	*st = s->st;
 	st->procs = s->nprocs;
 	st->procs_dead = s->ndead;
-	st->elf_cached = s->nelfs;
+	st->elf_cached = 0;
+	for (uint32_t i = 0; i < s->nelfs; i++)
+		st->elf_cached += s->elfs[i].dev || s->elfs[i].ino;
 }

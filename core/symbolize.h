@@ -36,6 +36,7 @@ struct xpu_sym_stats {
 	uint64_t procs;		/* processes with state now, dead ones included */
 	uint64_t procs_dead;	/* of which exited, kept for their queued samples */
 	uint64_t elf_cached;	/* ELF files in the cache now */
+	uint64_t elf_evicted;	/* dropped to keep the cache within its byte budget */
 };
 
 struct xpu_symbolizer *xpu_sym_new(struct xpu_dict *dict);
@@ -62,6 +63,9 @@ void xpu_sym_proc_exit(struct xpu_symbolizer *s, uint32_t pid);
 #define XPU_SYM_DEAD_MAX 64
 
 void xpu_sym_stats(const struct xpu_symbolizer *s, struct xpu_sym_stats *st);
+/* The bytes of symbol tables the ELF cache keeps (default 64 MiB); the least
+ * recently used files beyond it are dropped and read again when needed. */
+void xpu_sym_set_elf_budget(struct xpu_symbolizer *s, size_t bytes);
 
 /* ---- Lower layers, public for tests, benchmarks and fuzzers ---- */
 

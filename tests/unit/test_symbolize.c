@@ -392,6 +392,32 @@ TEST(sym_user_names_shared_library_functions)
 	xpu_dict_free(&d);
 }
 
+TEST(sym_elf_cache_keeps_within_its_byte_budget_and_reloads_what_it_dropped)
+{
+	struct xpu_dict d;
+	struct xpu_sym_stats st;
+	uint32_t out[1];
+	xpu_dict_init(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	REQUIRE(s);
+	xpu_sym_set_elf_budget(s, 1);	/* room for the file in use only */
+	uint64_t a = (uint64_t)(uintptr_t)elf_begin + 4, b = (uint64_t)(uintptr_t)cxx_std_terminate + 1,
+		 c = (uint64_t)(uintptr_t)elf_end + 4;
+	xpu_sym_user(s, (uint32_t)getpid(), &a, 1, out);
+	CHECK_STR(fname(&d, out[0]), "elf_begin");
+	xpu_sym_user(s, (uint32_t)getpid(), &b, 1, out);	/* libstdc++ pushes libelf out */
+	CHECK_STR(fname(&d, out[0]), "std::terminate()");
+	xpu_sym_stats(s, &st);
+	CHECK(st.elf_evicted >= 1);
+	CHECK_INT(st.elf_cached, ==, 1);
+	xpu_sym_user(s, (uint32_t)getpid(), &c, 1, out);	/* libelf again: read anew */
+	CHECK_STR(fname(&d, out[0]), "elf_end");
+	xpu_sym_stats(s, &st);
+	CHECK_INT(st.elf_cached, ==, 1);
+	xpu_sym_free(s);
+	xpu_dict_free(&d);
+}
+
 TEST(sym_user_exec_drops_maps)
 {
 	struct xpu_dict d;
