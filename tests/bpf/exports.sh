@@ -37,9 +37,9 @@ CPU=$(ls "$T_TMP"/cpu/xputop-cpu-*.folded 2> /dev/null)
 SOCKDIR=$(mktemp -d /tmp/xputop-exports.XXXXXX)
 chmod 755 "$SOCKDIR"
 export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
-"$XPUTOP" -b -n 6 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/gpu" > /dev/null 2> "$T_TMP/gpu.err" &
+"$XPUTOP" -b -j -n 10 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/gpu" > "$T_TMP/gpu.json" 2> "$T_TMP/gpu.err" &
 X=$!
-sleep 0.5
+wait_json "$T_TMP/gpu.json"
 setpriv --reuid=65534 --regid=65534 --clear-groups "$(realpath "$OUT/tests/progs/gpu_standin")" \
 	"$(realpath "$OUT/tests/libxputop_inject_fake.so")" 1.5 > /dev/null 2>&1
 wait $X

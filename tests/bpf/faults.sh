@@ -40,9 +40,9 @@ $Q stack_has "$C" busy main forker_child_before_exec forker_spin_until < "$T_TMP
 $Q stack_has "$C" busy main busy_outer busy_middle busy_leaf_spin < "$T_TMP/fork.json" || fail "the child after exec"
 
 t a_gpu_program_that_forks_is_accounted_exactly_and_its_child_does_not_hang
-"$XPUTOP" -b -j -n 8 -d 0.5 --window 60 > "$T_TMP/gfork.json" 2> /dev/null &
+"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/gfork.json" 2> /dev/null &
 X=$!
-sleep 0.5
+wait_json "$T_TMP/gfork.json"
 STANDIN_FORK=1 timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 2 > "$T_TMP/gfork.expected" 2> "$T_TMP/gfork.err"
 rc=$?
 wait $X
@@ -94,9 +94,9 @@ awk -v k="${KILLED_MS:-0}" '$1 > k && $3 == 1 { found = 1 } END { exit !found }'
 $Q gpu_process gpu_standin cupti < "$T_TMP/again.json" || fail "the new xputop does not see the program"
 
 t a_stalled_xputop_never_slows_the_program_drops_are_counted_memory_stays_bounded
-"$XPUTOP" -b -j -d 0.5 -n 14 --window 60 > "$T_TMP/stall.json" 2> /dev/null &
+"$XPUTOP" -b -j -d 0.5 -n 16 --window 60 > "$T_TMP/stall.json" 2> /dev/null &
 A=$!
-sleep 0.5
+wait_json "$T_TMP/stall.json"
 as_nobody "$STANDIN" "$FAKE" 5 "$W/rates2" > /dev/null 2> "$T_TMP/stall.err" &
 S=$!
 sleep 1.5
@@ -191,9 +191,9 @@ $Q npu_source ioctls active < "$T_TMP/notr.json" || fail "the ioctl tracepoints 
 t without_btf_one_message_and_the_gpu_view_still_works
 : > "$T_TMP/not-btf"
 unshare -m sh -c "mount --bind '$T_TMP/not-btf' /sys/kernel/btf/vmlinux &&
-	'$XPUTOP' -b -j -n 8 -d 0.5 --window 60 > '$T_TMP/nobtf.json' 2> '$T_TMP/nobtf.err'" &
+	'$XPUTOP' -b -j -n 12 -d 0.5 --window 60 > '$T_TMP/nobtf.json' 2> '$T_TMP/nobtf.err'" &
 X=$!
-sleep 0.5
+wait_json "$T_TMP/nobtf.json"
 as_nobody "$STANDIN" "$FAKE" 2 > "$T_TMP/nobtf.expected" 2> /dev/null
 wait $X || fail "xputop without BTF exited with $?: $(cat "$T_TMP/nobtf.err")"
 [ "$(grep -c . "$T_TMP/nobtf.err")" -eq 1 ] || fail "more than one message: $(cat "$T_TMP/nobtf.err")"

@@ -15,9 +15,9 @@ export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 t an_injected_process_shows_every_kernel_with_exact_totals
-"$XPUTOP" -b -j -n 8 -d 0.5 --window 60 > "$T_TMP/gpu.json" 2> "$T_TMP/gpu.err" &
+"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/gpu.json" 2> "$T_TMP/gpu.err" &
 X=$!
-sleep 0.5
+wait_json "$T_TMP/gpu.json"
 as_nobody "$STANDIN" "$FAKE" 2 > "$T_TMP/expected" 2> "$T_TMP/standin.err" || fail "stand-in failed: $(cat "$T_TMP/standin.err")"
 wait $X || fail "xputop failed: $(cat "$T_TMP/gpu.err")"
 $Q gpu_kernels "$T_TMP/expected" < "$T_TMP/gpu.json" || fail "kernel totals"
@@ -40,9 +40,9 @@ $Q gpu_process gpu_standin cupti < "$T_TMP/gpu.json" || fail "process row"
 
 t the_gpu_export_writes_folded_merged_and_trace_files
 mkdir -p "$T_TMP/exp"
-"$XPUTOP" -b -n 6 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/exp" > /dev/null 2> "$T_TMP/exp.err" &
+"$XPUTOP" -b -j -n 10 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/exp" > "$T_TMP/exp.json" 2> "$T_TMP/exp.err" &
 X=$!
-sleep 0.5
+wait_json "$T_TMP/exp.json"
 as_nobody "$STANDIN" "$FAKE" 1.5 > /dev/null 2>&1
 wait $X
 F=$(ls "$T_TMP"/exp/xputop-gpu-2*.folded 2> /dev/null | head -1)
