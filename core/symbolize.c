@@ -6,7 +6,8 @@
  * Bounds: at most PROCS_MAX processes with state, of which XPU_SYM_DEAD_MAX exited
  * ones (each kept DEAD_GRACE_NS after its exit, least recently used freed
  * first); PROC_CACHE_MAX cached addresses per process and KERNEL_CACHE_MAX
- * kernel ones; ELF_CACHE_MAX files (least recently used freed first).
+ * kernel ones; ELF_CACHE_MAX files holding at most ELF_CACHE_BYTES of symbol
+ * tables (least recently used freed first).
  */
 #include "symbolize.h"
 
