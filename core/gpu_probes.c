@@ -78,6 +78,18 @@ static uint32_t caller_frames(struct xpu_gpu_probes *p, uint32_t pid, const uint
 	return k;
 }
 
+/* Whether a frame is an address in no known mapping ("[unknown]" without a
+ * module). */
+static int outside_maps(const struct xpu_dict *d, const uint32_t *frames, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xpu_frame *f = xpu_dict_frame_get(d, frames[i]);
+		if (f && f->kind == XPU_FRAME_UNKNOWN && !f->module)
+			return 1;
+	}
+	return 0;
+}
+
 static int fp_depth(int32_t ulen)
 {
 	return ulen > 0 ? (ulen / 8 > XPU_GPU_MAX_DEPTH ? XPU_GPU_MAX_DEPTH : ulen / 8) : 0;
@@ -101,6 +113,14 @@ static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 		p->st.sites_dwarf++;
 	}
 	uint32_t k = caller_frames(p, r->h.pid, use, n, frames);
+	/* A site's stack is captured once, so a frame outside every mapping
+	 * the symbolizer knows (its copy of the maps predates a dlopen, read
+	 * less than the re-read interval ago) must not stay: read the maps
+	 * again and symbolize once more. */
+	if (outside_maps(p->dict, frames, k)) {
+		xpu_sym_proc_exec(p->sym, r->h.pid);
+		k = caller_frames(p, r->h.pid, use, n, frames);
+	}
 	p->st.sites++;
 	p->sink.site(p->sink.arg, r->h.pid, r->h.site, xpu_dict_stack(p->dict, frames, k));
 }

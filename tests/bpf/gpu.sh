@@ -54,6 +54,7 @@ else
 	# GPU time in microseconds: 2 ms per matmul call.
 	expect_grep 'gpu_standin;.*;standin_matmul;cudaLaunchKernel;matmul_kernel(float\*, float\*, float\*, int)_\[g\] [0-9]*000$' "$F"
 	expect_grep 'standin_graph_replay;cudaGraphLaunch;graph_node_kernel_\[g\] ' "$M"
+	[ "$T_CUR_FAILED" -eq 0 ] || { echo "  the export was:"; sed 's/^/    | /' "$F"; } >&2
 	for f in "$F" "$M"; do
 		perl /usr/share/perl5/Devel/NYTProf/flamegraph.pl "$f" > "$T_TMP/fg.svg" 2> "$T_TMP/fg.err" || fail "flamegraph.pl failed on $f"
 		[ -s "$T_TMP/fg.err" ] && fail "flamegraph.pl warned on $f: $(cat "$T_TMP/fg.err")"
