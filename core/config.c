@@ -144,16 +144,6 @@ static void warn(struct xpu_settings *s, const char *origin, int line, const cha
 	xpu_warn("%s", msg);
 }
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	size_t n = strlen(s);
-	while (n && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	return s;
-}
-
 static int parse_bool(const char *v, int *out)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1" };
@@ -277,7 +267,7 @@ static int split(char *s, char **key, char **val)
 	if (!eq)
 		return -1;
 	*eq = '\0';
-	*key = trim(s);
+	*key = xpu_strip(s);
 	char *v = eq + 1;
 	/* A comment may follow a value after white space. */
 	for (char *h = strchr(v, '#'); h; h = strchr(h + 1, '#'))
@@ -285,7 +275,7 @@ static int split(char *s, char **key, char **val)
 			*h = '\0';
 			break;
 		}
-	*val = trim(v);
+	*val = xpu_strip(v);
 	return **key ? 0 : -1;
 }
 
@@ -308,7 +298,7 @@ static void each_line(struct xpu_settings *s, const char *text, const char *orig
 		} else {
 			memcpy(line, p, n);
 			line[n] = '\0';
-			char *t = trim(line);
+			char *t = xpu_strip(line);
 			if (*t && *t != '#')
 				fn(s, t, lineno, origin, ctx);
 		}

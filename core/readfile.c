@@ -1,5 +1,6 @@
 #include "readfile.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -67,4 +68,14 @@ int xpu_read_path(const char *path, size_t max, char **buf, size_t *len)
 	int r = xpu_read_fd(fd, max, buf, len);
 	close(fd);
 	return r;
+}
+
+char *xpu_strip(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
 }

@@ -13,5 +13,8 @@
 int xpu_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* The same for a path (opened read-only, close-on-exec). */
 int xpu_read_path(const char *path, size_t max, char **buf, size_t *len);
+/* s without its leading and trailing white space (cut in place), for the
+ * `key = value` lines of the settings and theme files. */
+char *xpu_strip(char *s);
 
 #endif

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "err.h"
 #include "install.h"
+#include "readfile.h"
 
 #define THEME_MAX_BYTES (64 * 1024)
 
@@ -209,16 +210,6 @@ static int starts_comment(const char *w)
 	return w[0] == '#' && !isxdigit((unsigned char)w[1]);
 }
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	size_t n = strlen(s);
-	while (n && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	return s;
-}
-
 /* Parses "fg [on bg] [attr...]"; on error returns -1 with the bad word in *bad. */
 static int parse_style(char *v, struct xpu_style *st, const char **bad)
 {
@@ -256,7 +247,7 @@ static int parse_style(char *v, struct xpu_style *st, const char **bad)
 
 static int parse_line(struct xpu_theme *t, char *line, const char *origin, int lineno)
 {
-	char *s = trim(line);
+	char *s = xpu_strip(line);
 	const char *bad;
 
 	if (!*s || *s == '#')
@@ -267,7 +258,7 @@ static int parse_line(struct xpu_theme *t, char *line, const char *origin, int l
 		return 1;
 	}
 	*eq = '\0';
-	char *name = trim(s);
+	char *name = xpu_strip(s);
 	int role = find_role(name);
 	if (role < 0) {
 		xpu_warn("%s:%d: unknown role '%s', line skipped", origin, lineno, name);
