@@ -6,8 +6,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+
+#include "fuzz.h"
 
 /* The format's numbers (docs/recording-format.md). */
 #define HDR_FIXED 20
@@ -49,6 +52,19 @@ static inline int fix_checksums(uint8_t *b, size_t size)
 		off += BLK_HDR + (size_t)len;
 	}
 	return changed;
+}
+
+/* Runs read() on an exact-size copy of the input (so that reading past the
+ * end is an ASan report), then again once its checksums are made right. */
+static inline void fuzz_recording(const uint8_t *data, size_t size, void (*read)(const uint8_t *, size_t))
+{
+	uint8_t *buf = malloc(size ? size : 1);
+	FUZZ_CHECK(buf);
+	memcpy(buf, data, size);
+	read(buf, size);
+	if (fix_checksums(buf, size))
+		read(buf, size);
+	free(buf);
 }
 
 #endif

@@ -71,13 +71,6 @@ static void read_file(const uint8_t *buf, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* Exact-size copies, so that reading past the end is an ASan report. */
-	uint8_t *buf = malloc(size ? size : 1);
-	FUZZ_CHECK(buf);
-	memcpy(buf, data, size);
-	read_file(buf, size);
-	if (fix_checksums(buf, size))
-		read_file(buf, size);
-	free(buf);
+	fuzz_recording(data, size, read_file);
 	return 0;
 }

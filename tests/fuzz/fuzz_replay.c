@@ -69,13 +69,6 @@ out:
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* Exact-size copies, so that reading past the end is an ASan report. */
-	uint8_t *buf = malloc(size ? size : 1);
-	FUZZ_CHECK(buf);
-	memcpy(buf, data, size);
-	replay(buf, size);
-	if (fix_checksums(buf, size))
-		replay(buf, size);
-	free(buf);
+	fuzz_recording(data, size, replay);
 	return 0;
 }
