@@ -57,5 +57,5 @@ finish() {
 wait_json() {
 	i=0
 	while [ ! -s "$1" ] && [ $i -lt "${2:-300}" ]; do sleep 0.1; i=$((i + 1)); done
-	[ -s "$1" ] || fail "xputop printed nothing into $1 in $((${2:-300} / 10)) s"
+	[ -s "$1" ] || fail "xputop printed nothing into $1 in $((${2:-300} / 10)) s $(cat "$1.err" 2> /dev/null)"
 }

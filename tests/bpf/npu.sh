@@ -11,19 +11,12 @@ L0=$OUT/tests/progs/npu_l0
 REFRESH_MS=500
 TDR_MS=2000
 
-# wait_first FILE: until xputop printed its first snapshot (its probes are attached).
-wait_first() {
-	i=0
-	while [ ! -s "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	[ -s "$1" ] || fail "xputop printed nothing: $(cat "$1.err" 2>/dev/null)"
-}
-
 # scenario NAME SECONDS REFRESHES: plays a stand-in scenario under xputop;
 # leaves the snapshots in $T_TMP/NAME.json and the fault's onset in $ONSET.
 scenario() {
 	"$XPUTOP" -b -j -d 0.5 -n "$3" --npu-probe-binary "$DRV" > "$T_TMP/$1.json" 2> "$T_TMP/$1.json.err" &
 	xp=$!
-	wait_first "$T_TMP/$1.json"
+	wait_json "$T_TMP/$1.json"
 	"$DRV" "$1" "$2" > "$T_TMP/$1.onset" || fail "npu_driver $1 failed"
 	wait $xp || fail "xputop exited with $?: $(cat "$T_TMP/$1.json.err")"
 	ONSET=$(awk '/^onset/ { print $2 }' "$T_TMP/$1.onset")
@@ -100,7 +93,7 @@ rm -f "$T_TMP/accel0"
 mknod "$T_TMP/accel0" c 1 7 || fail "mknod"	# /dev/full: no ioctls, every call ENOTTY
 "$XPUTOP" -b -j -d 0.5 -n 5 --window 60 --npu-dev "$T_TMP/accel0" > "$T_TMP/ioctl.json" 2> "$T_TMP/ioctl.json.err" &
 xp=$!
-wait_first "$T_TMP/ioctl.json"
+wait_json "$T_TMP/ioctl.json"
 PID=$("$IOC" "$T_TMP/accel0" calls | awk '{ print $2 }')
 "$IOC" /dev/zero calls > "$T_TMP/other.pid"
 OTHER=$(awk '{ print $2 }' "$T_TMP/other.pid")
@@ -117,7 +110,7 @@ $Q npu_no_calls "$OTHER" < "$T_TMP/ioctl.json" || fail "ioctls on /dev/zero were
 t level_zero_calls_through_the_real_loader_are_counted_per_process
 "$XPUTOP" -b -j -d 0.5 -n 4 --window 60 > "$T_TMP/l0.json" 2> "$T_TMP/l0.json.err" &
 xp=$!
-wait_first "$T_TMP/l0.json"
+wait_json "$T_TMP/l0.json"
 "$L0" 3 > /dev/null & LP=$!
 wait $LP || fail "npu_l0 failed"
 wait $xp
@@ -130,7 +123,7 @@ done
 t a_replayed_npu_recording_gives_the_same_snapshots
 "$XPUTOP" -b -j -d 0.5 -n 14 --npu-probe-binary "$DRV" -w "$T_TMP/npu.xpr" > "$T_TMP/live.json" 2>&1 &
 xp=$!
-wait_first "$T_TMP/live.json"
+wait_json "$T_TMP/live.json"
 "$DRV" recovery 6 > /dev/null
 wait $xp || fail "recording run failed"
 "$XPUTOP" -r "$T_TMP/npu.xpr" -b -j > "$T_TMP/replay.json" 2> "$T_TMP/replay.err" || fail "replay failed: $(cat "$T_TMP/replay.err")"
