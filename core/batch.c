@@ -3,9 +3,12 @@
 #include "batch_npu.h"
 
 #include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dict.h"
 #include "folded.h"
@@ -211,6 +214,25 @@ const char *xpu_batch_state_name(int st)
 	return st >= 0 && st <= XPU_SRC_FAILED ? names[st] : "off";
 }
 
+/* xputop's own memory: resident pages, and the heap in use against the heap
+ * held free by the allocator (what fragmentation would show as). */
+static void json_memory(struct xpu_json *j)
+{
+	unsigned long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%lu %lu", &pages, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	struct mallinfo2 mi = mallinfo2();
+	xpu_json_obj(j, "memory");
+	xpu_json_uint(j, "rss_kb", (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+	xpu_json_uint(j, "heap_used_kb", (uint64_t)(mi.uordblks + mi.hblkhd) / 1024);
+	xpu_json_uint(j, "heap_free_kb", (uint64_t)mi.fordblks / 1024);
+	xpu_json_end(j, '}');
+}
+
 void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_session *sess,
 		    const struct xpu_viewstate *vs)
 {
@@ -246,12 +268,16 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_obj(&j, "dict");
 	xpu_json_uint(&j, "strings", xpu_dict_nstr(&sess->dict));
 	xpu_json_uint(&j, "frames", xpu_dict_nframes(&sess->dict));
-	xpu_json_uint(&j, "stacks", xpu_dict_nstacks(&sess->dict));
+	xpu_json_uint(&j, "stacks", xpu_dict_live_stacks(&sess->dict));
+	xpu_json_uint(&j, "stacks_swept", sess->dict.stacks_swept);
+	xpu_json_uint(&j, "sweeps", sess->dict.sweeps);
 	xpu_json_uint(&j, "stack_entries", sess->cpu.stacks.n);
+	xpu_json_uint(&j, "gpu_stack_entries", sess->gpu.stacks.n + sess->gpu.launch_stacks.n);
 	xpu_json_uint(&j, "cpu_rows", sess->cpu.ntasks);
 	xpu_json_uint(&j, "gpu_rows", sess->gpu.nkernels);
 	xpu_json_uint(&j, "npu_rows", sess->npu.ncalls);
 	xpu_json_end(&j, '}');
+	json_memory(&j);
 	xpu_batch_gpu_json(&j, s, sess, vs);
 	xpu_batch_npu_json(&j, s);
 	xpu_batch_alerts_json(&j, s);

@@ -1,6 +1,7 @@
 #include "dict.h"
 
 #include "grow.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,8 @@ void xpu_dict_free(struct xpu_dict *d)
 	free(d->stack_arena);
 	free(d->stacks);
 	xpu_htab_free(&d->stack_idx);
+	free(d->stack_free);
+	free(d->marks);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -135,7 +138,7 @@ static int stack_eq(const void *ctx, uint32_t idx, const void *key)
 uint32_t xpu_dict_stack(struct xpu_dict *d, const uint32_t *frames, uint32_t n)
 {
 	struct idlist key = { frames, n };
-	if (n > XPU_DICT_MAX_DEPTH)
+	if (n > XPU_DICT_MAX_DEPTH || d->marks)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (frames[i] == 0 || frames[i] > d->nframes)
@@ -144,28 +147,102 @@ uint32_t xpu_dict_stack(struct xpu_dict *d, const uint32_t *frames, uint32_t n)
 	uint32_t idx = xpu_htab_find(&d->stack_idx, h, stack_eq, d, &key);
 	if (idx != UINT32_MAX)
 		return idx + 1;
-	if (d->stack_arena_len + n > UINT32_MAX ||
+	if (d->stack_arena_len + n >= UINT32_MAX ||
 	    grow_sz((void **)&d->stack_arena, &d->stack_arena_cap, d->stack_arena_len + n,
-		    sizeof(uint32_t)) ||
-	    xpu_grow((void **)&d->stacks, &d->stack_cap, d->nstacks + 1, sizeof(struct xpu_span)))
+		    sizeof(uint32_t)))
+		return 0;
+	if (d->nfree)
+		idx = d->stack_free[d->nfree - 1];
+	else if (xpu_grow((void **)&d->stacks, &d->stack_cap, d->nstacks + 1, sizeof(struct xpu_span)))
+		return 0;
+	else
+		idx = d->nstacks;
+	if (xpu_htab_put(&d->stack_idx, h, idx) < 0)
 		return 0;
 	if (n)
 		memcpy(d->stack_arena + d->stack_arena_len, frames, n * sizeof(uint32_t));
-	d->stacks[d->nstacks] = (struct xpu_span){ (uint32_t)d->stack_arena_len, n };
-	if (xpu_htab_put(&d->stack_idx, h, d->nstacks) < 0)
-		return 0;
+	d->stacks[idx] = (struct xpu_span){ (uint32_t)d->stack_arena_len, n };
 	d->stack_arena_len += n;
-	return ++d->nstacks;
+	if (d->nfree && d->stack_free[d->nfree - 1] == idx)
+		d->nfree--;
+	else
+		d->nstacks++;
+	return idx + 1;
 }
 
 const uint32_t *xpu_dict_stack_get(const struct xpu_dict *d, uint32_t id, uint32_t *n)
 {
-	if (id == 0 || id > d->nstacks) {
+	if (!xpu_dict_stack_valid(d, id)) {
 		*n = 0;
 		return NULL;
 	}
 	*n = d->stacks[id - 1].len;
 	return d->stack_arena + d->stacks[id - 1].off;
+}
+
+int xpu_dict_sweep_begin(struct xpu_dict *d)
+{
+	free(d->marks);
+	d->marks = calloc((size_t)d->nstacks / 64 + 1, sizeof(uint64_t));
+	return d->marks ? 0 : -ENOMEM;
+}
+
+uint32_t xpu_dict_sweep_end(struct xpu_dict *d, void (*freed)(void *arg, uint32_t id), void *arg)
+{
+	uint32_t nfreed = 0;
+	if (!d->marks)
+		return 0;
+	/* Room for every id that may be freed, before anything changes. */
+	if (xpu_grow((void **)&d->stack_free, &d->free_cap, d->nstacks, sizeof(uint32_t))) {
+		free(d->marks);
+		d->marks = NULL;
+		return 0;
+	}
+	/* The survivors go to a new arena of just their size: a reused id's
+	 * frames may lie anywhere in the old one. */
+	size_t len = 0, cap = 0;
+	for (uint32_t i = 0; i < d->nstacks; i++)
+		if (d->stacks[i].off != XPU_DICT_FREE && (d->marks[i / 64] >> (i % 64) & 1))
+			cap += d->stacks[i].len;
+	uint32_t *arena = malloc((cap ? cap : 1) * sizeof(uint32_t));
+	if (!arena) {
+		free(d->marks);
+		d->marks = NULL;
+		return 0;
+	}
+	for (uint32_t i = 0; i < d->nstacks; i++) {
+		struct xpu_span *sp = &d->stacks[i];
+		if (sp->off == XPU_DICT_FREE)
+			continue;
+		if (!(d->marks[i / 64] >> (i % 64) & 1)) {
+			if (freed)
+				freed(arg, i + 1);
+			xpu_htab_del(&d->stack_idx,
+				     xpu_hash_u32s(d->stack_arena + sp->off, sp->len, STACK_SEED), i);
+			sp->off = XPU_DICT_FREE;
+			sp->len = 0;
+			nfreed++;
+			continue;
+		}
+		if (sp->len)
+			memcpy(arena + len, d->stack_arena + sp->off, sp->len * sizeof(uint32_t));
+		sp->off = (uint32_t)len;
+		len += sp->len;
+	}
+	free(d->stack_arena);
+	d->stack_arena = arena;
+	d->stack_arena_cap = cap ? cap : 1;
+	d->stack_arena_len = len;
+	/* Free ids are handed out lowest first, so the id space stays dense. */
+	d->nfree = 0;
+	for (uint32_t i = d->nstacks; i-- > 0;)
+		if (d->stacks[i].off == XPU_DICT_FREE)
+			d->stack_free[d->nfree++] = i;
+	free(d->marks);
+	d->marks = NULL;
+	d->stacks_swept += nfreed;
+	d->sweeps++;
+	return nfreed;
 }
 
 size_t xpu_frame_text(const struct xpu_dict *d, uint32_t frame, char *buf, size_t size)

@@ -1,10 +1,15 @@
 /* The session dictionary: interned strings, frames and stacks.
  *
  * Events refer to names by id, so they stay fixed-size and cheap to compare.
- * Ids are dense and start at 1 (0 means "none"); entries are never removed,
- * so an id stays valid for the whole session.  The recorder writes each new
- * entry before the first event that uses it, and the replay reader re-creates
- * the same ids in the same order.
+ * Ids start at 1 (0 means "none").  Strings and frames are never removed:
+ * there are only as many as the code that runs has symbols.  Stacks (call
+ * paths) are as many as the ways that code can call itself, so a long session
+ * sweeps them: once the live stacks reach twice what the last sweep kept, the
+ * session marks every stack id something still holds (models, sources, the
+ * replay reader) and the dictionary frees the rest for reuse.  A stack id is
+ * therefore valid for as long as its holder holds it and marks it.  The
+ * recorder gives stacks file ids of its own, so a freed and reused id never
+ * confuses a recording (docs/recording-format.md).
  */
 #ifndef XPU_DICT_H
 #define XPU_DICT_H
@@ -50,10 +55,17 @@ struct xpu_dict {
 	/* stacks: frame ids in one arena */
 	uint32_t *stack_arena;
 	size_t stack_arena_len, stack_arena_cap;
-	struct xpu_span *stacks;
-	uint32_t nstacks, stack_cap;
+	struct xpu_span *stacks;	/* a freed id: off == XPU_DICT_FREE */
+	uint32_t nstacks, stack_cap;	/* nstacks: the highest id handed out */
 	struct xpu_htab stack_idx;
+	uint32_t *stack_free;		/* freed ids, reused last-freed first */
+	uint32_t nfree, free_cap;
+	uint64_t *marks;		/* between sweep_begin and sweep_end */
+	uint64_t stacks_swept;		/* stacks freed so far */
+	uint32_t sweeps;
 };
+
+#define XPU_DICT_FREE UINT32_MAX
 
 #define XPU_DICT_MAX_DEPTH 512	/* frames in one stack, all parts together */
 
@@ -76,6 +88,31 @@ const uint32_t *xpu_dict_stack_get(const struct xpu_dict *d, uint32_t id, uint32
 static inline uint32_t xpu_dict_nstr(const struct xpu_dict *d) { return d->nstr; }
 static inline uint32_t xpu_dict_nframes(const struct xpu_dict *d) { return d->nframes; }
 static inline uint32_t xpu_dict_nstacks(const struct xpu_dict *d) { return d->nstacks; }
+/* Stacks in the dictionary now (nstacks less the freed ids). */
+static inline uint32_t xpu_dict_live_stacks(const struct xpu_dict *d) { return d->nstacks - d->nfree; }
+/* Whether id names a stack now (1..nstacks and not freed). */
+static inline int xpu_dict_stack_valid(const struct xpu_dict *d, uint32_t id)
+{
+	return id >= 1 && id <= d->nstacks && d->stacks[id - 1].off != XPU_DICT_FREE;
+}
+
+/* Sweeping stacks: begin, have every holder mark the ids it holds, then end,
+ * which frees every unmarked stack (calling freed() with each id first) and
+ * packs the survivors.  Between the two, stack_marked() tells a cache which
+ * of its entries survive.  begin returns 0 or -ENOMEM (then nothing is swept);
+ * end returns the number of stacks freed. */
+int xpu_dict_sweep_begin(struct xpu_dict *d);
+static inline void xpu_dict_mark_stack(struct xpu_dict *d, uint32_t id)
+{
+	if (d->marks && id >= 1 && id <= d->nstacks)
+		d->marks[(id - 1) / 64] |= 1ULL << ((id - 1) % 64);
+}
+static inline int xpu_dict_stack_marked(const struct xpu_dict *d, uint32_t id)
+{
+	return id >= 1 && id <= d->nstacks && d->marks &&
+	       (d->marks[(id - 1) / 64] >> ((id - 1) % 64) & 1);
+}
+uint32_t xpu_dict_sweep_end(struct xpu_dict *d, void (*freed)(void *arg, uint32_t id), void *arg);
 
 /* The text shown for a frame (without folded suffixes): the symbol, or
  * "[unknown] (module)" for an unknown address.  Returns the length written

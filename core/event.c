@@ -80,7 +80,9 @@ int xpu_event_ids(struct xpu_event *ev, xpu_event_id_fn fn, void *ctx)
 static int defined(void *ctx, uint32_t *id, int kind)
 {
 	const struct xpu_dict *d = ctx;
-	return *id > (kind == XPU_ID_STACK ? xpu_dict_nstacks(d) : xpu_dict_nstr(d)) ? kind + 1 : 0;
+	if (kind == XPU_ID_STACK)
+		return *id && !xpu_dict_stack_valid(d, *id) ? kind + 1 : 0;
+	return *id > xpu_dict_nstr(d) ? kind + 1 : 0;
 }
 
 static int check_tick(const struct xpu_ev_tick *t, const char **why)

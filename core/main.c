@@ -356,6 +356,11 @@ static int start_import(struct app *a)
 	return 0;
 }
 
+static void mark_replay(void *arg, struct xpu_dict *d)
+{
+	xpu_rec_mark_stacks(arg, d);
+}
+
 static int start_replay(struct app *a)
 {
 	if (a->import)
@@ -366,6 +371,7 @@ static int start_replay(struct app *a)
 		return -1;
 	a->sess.replay = 1;
 	a->sess.ncpus = m->ncpus;
+	xpu_session_add_holder(&a->sess, mark_replay, a->replay);
 	snprintf(a->sess.host, sizeof(a->sess.host), "%s", m->host);
 	snprintf(a->sess.source_name, sizeof(a->sess.source_name), "%s", a->o.replay);
 	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE, "replaying %s (recorded on %s, %s)",

@@ -117,6 +117,8 @@ void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
 	uint32_t i = xpu_htab_find(&m->idx, task_hash(pid, 0), task_eq, m, &k);
 	if (i != UINT32_MAX)
 		m->tasks[i].exited = 1;
+	if (i != UINT32_MAX)
+		xpu_stacks_retire(&m->stacks, pid);
 }
 
 /* Ages out rows with nothing in the window, the lightest first (model_cpu.h). */

@@ -282,6 +282,33 @@ static uint32_t flame_stack(struct xpu_gpu_model *m, uint32_t launch_stack, uint
 	return stack;
 }
 
+void xpu_gpu_model_mark(const struct xpu_gpu_model *m)
+{
+	xpu_stacks_mark(&m->stacks, m->dict);
+	xpu_stacks_mark(&m->launch_stacks, m->dict);
+	for (uint32_t k = m->jhead; k != m->jtail; k++)
+		xpu_dict_mark_stack(m->dict, m->joins[k % m->jcap].stack);
+}
+
+void xpu_gpu_model_prune(struct xpu_gpu_model *m)
+{
+	uint32_t n = 0;
+	xpu_htab_free(&m->flame_idx);
+	xpu_htab_init(&m->flame_idx);
+	for (uint32_t i = 0; i < m->nflame; i++) {
+		uint32_t *c = m->flame_cache[i];
+		if ((c[0] && !xpu_dict_stack_marked(m->dict, c[0])) || !xpu_dict_stack_marked(m->dict, c[2]))
+			continue;
+		memmove(m->flame_cache[n], c, sizeof(m->flame_cache[n]));
+		/* The index was just emptied and holds fewer entries than before,
+		 * so a failure here can only be out of memory: the path is
+		 * then simply built again on its next kernel. */
+		if (xpu_htab_put(&m->flame_idx, xpu_hash_u32s(m->flame_cache[n], 2, 0xf1), n) == 0)
+			n++;
+	}
+	m->nflame = n;
+}
+
 /* ---- devices ---- */
 
 static struct xpu_gpu_device *device(struct xpu_gpu_model *m, uint32_t d)
@@ -450,12 +477,26 @@ static void on_memcpy(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	v->memcpy_bytes_open += ev->memcpy.bytes;
 }
 
+void xpu_gpu_model_exit(struct xpu_gpu_model *m, uint32_t pid)
+{
+	for (uint32_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid) {
+			xpu_stacks_retire(&m->stacks, pid);
+			xpu_stacks_retire(&m->launch_stacks, pid);
+			return;
+		}
+}
+
 static void on_proc(struct xpu_gpu_model *m, const struct xpu_event *ev)
 {
 	struct xpu_gpu_proc *p = proc_get(m, ev->pid, ev->gproc.comm);
 	if (!p)
 		return;
 	p->state = ev->gproc.state;
+	if (ev->gproc.state == XPU_GPU_PROC_LEFT) {
+		xpu_stacks_retire(&m->stacks, ev->pid);
+		xpu_stacks_retire(&m->launch_stacks, ev->pid);
+	}
 	if (ev->gproc.state == XPU_GPU_PROC_CONNECTED)
 		p->launch_only = 0;
 	if (ev->gproc.state == XPU_GPU_PROC_STATUS) {

@@ -123,6 +123,13 @@ int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t win
 void xpu_gpu_model_free(struct xpu_gpu_model *m);
 int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev);
 void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval_ns);
+/* A process exited (PROC_EXIT): its stacks merge by name once idle (stacks.h). */
+void xpu_gpu_model_exit(struct xpu_gpu_model *m, uint32_t pid);
+/* A dictionary sweep (dict.h): mark marks the stacks the model holds; prune,
+ * once every holder has marked, forgets the cached flame paths of stacks
+ * about to be freed. */
+void xpu_gpu_model_mark(const struct xpu_gpu_model *m);
+void xpu_gpu_model_prune(struct xpu_gpu_model *m);
 
 enum xpu_gpu_col {
 	XPU_GPU_COL_KERNEL, XPU_GPU_COL_PID, XPU_GPU_COL_PROC, XPU_GPU_COL_DEV, XPU_GPU_COL_CALLS,

@@ -17,7 +17,7 @@
 
 /* The numbers of docs/recording-format.md. */
 static const char rec_magic[8] = "XPUTOPRC";
-#define REC_MINOR 0			/* raised for additions an older reader can skip */
+#define REC_MINOR 1			/* raised for additions an older reader can skip */
 #define HDR_FIXED 20			/* magic, version, header size, header checksum */
 #define HDR_META 44			/* where the metadata strings start */
 #define HDR_MIN (HDR_META + 3 * 2)	/* a version 1.0 header with empty strings */
@@ -32,7 +32,8 @@ static const char rec_magic[8] = "XPUTOPRC";
 #define INTERVAL_MIN_NS 50000000ULL
 #define INTERVAL_MAX_NS 3600000000000ULL
 
-enum rec_type { REC_STRING = 1, REC_FRAME = 2, REC_STACK = 3, REC_EVENT = 4 };
+enum rec_type { REC_STRING = 1, REC_FRAME = 2, REC_STACK = 3, REC_EVENT = 4, REC_FORGET = 5 };
+#define FORGET_MAX 1024			/* stack ids in one FORGET record */
 
 /* Events are stored as the struct is laid out in memory; that is the format
  * only on a little-endian host with this layout. */
@@ -66,7 +67,14 @@ static uint32_t block_crc(const uint8_t *hdr, const uint8_t *payload, uint32_t l
 struct xpu_rec_writer {
 	int fd;
 	const struct xpu_dict *dict;
-	uint32_t nstr, nframes, nstacks;	/* dictionary entries already recorded */
+	uint32_t nstr, nframes;			/* dictionary entries already recorded */
+	/* Stacks get file ids of their own, written before their first event:
+	 * the dictionary reuses the ids of stacks it sweeps (dict.h). */
+	uint32_t *fid;				/* dictionary stack id - 1 -> file id, 0 = none */
+	uint32_t fid_cap;
+	uint32_t nstacks;			/* file stack ids handed out */
+	uint32_t forget[FORGET_MAX];		/* file ids of swept stacks, not written yet */
+	uint32_t nforget;
 	uint8_t *buf;				/* the open block: header, then payload */
 	size_t len, cap;
 	uint32_t nrec;
@@ -290,21 +298,62 @@ static int put_frames(struct xpu_rec_writer *w)
 	return 0;
 }
 
-static int put_stacks(struct xpu_rec_writer *w)
+/* Gives a stack id of an event its file id, writing the stack first if the
+ * file does not hold it. */
+static int put_stack(void *ctx, uint32_t *id, int kind)
 {
-	while (w->nstacks < xpu_dict_nstacks(w->dict)) {
-		uint32_t id = w->nstacks + 1, n;
-		const uint32_t *frames = xpu_dict_stack_get(w->dict, id, &n);
+	struct xpu_rec_writer *w = ctx;
+	uint32_t n;
+
+	if (kind != XPU_ID_STACK || *id == 0)
+		return 0;
+	if (*id > w->fid_cap) {
+		uint32_t cap = w->fid_cap ? w->fid_cap : 4096;
+		while (cap < *id)
+			cap *= 2;
+		uint32_t *v = realloc(w->fid, (size_t)cap * sizeof(uint32_t));
+		if (!v)
+			return w->err = -ENOMEM;
+		memset(v + w->fid_cap, 0, (size_t)(cap - w->fid_cap) * sizeof(uint32_t));
+		w->fid = v;
+		w->fid_cap = cap;
+	}
+	if (!w->fid[*id - 1]) {
+		const uint32_t *frames = xpu_dict_stack_get(w->dict, *id, &n);
 		uint8_t *p = reserve(w, REC_STACK, 8 + (size_t)n * 4);
 		if (!p)
 			return w->err;
-		put32(p, id);
+		put32(p, w->nstacks + 1);
 		put32(p + 4, n);
 		if (n)
 			memcpy(p + 8, frames, (size_t)n * 4);
-		w->nstacks = id;
+		w->fid[*id - 1] = ++w->nstacks;
 	}
+	*id = w->fid[*id - 1];
 	return 0;
+}
+
+static int put_forgets(struct xpu_rec_writer *w)
+{
+	if (!w->nforget)
+		return 0;
+	uint8_t *p = reserve(w, REC_FORGET, (size_t)w->nforget * 4);
+	if (!p)
+		return w->err;
+	for (uint32_t i = 0; i < w->nforget; i++)
+		put32(p + 4 * i, w->forget[i]);
+	w->nforget = 0;
+	return 0;
+}
+
+void xpu_rec_forget_stack(struct xpu_rec_writer *w, uint32_t id)
+{
+	if (id == 0 || id > w->fid_cap || !w->fid[id - 1])
+		return;
+	w->forget[w->nforget++] = w->fid[id - 1];
+	w->fid[id - 1] = 0;
+	if (w->nforget == FORGET_MAX)
+		put_forgets(w);
 }
 
 int xpu_rec_write(struct xpu_rec_writer *w, const struct xpu_event *ev)
@@ -312,15 +361,18 @@ int xpu_rec_write(struct xpu_rec_writer *w, const struct xpu_event *ev)
 	const char *why;
 
 	/* Strings before frames before stacks: each kind refers to the one before. */
-	if (put_strings(w) || put_frames(w) || put_stacks(w))
+	if (put_forgets(w) || put_strings(w) || put_frames(w))
 		return w->err;
 	/* An event the reader would call damage must not end up in the file. */
 	if (xpu_event_check(ev, w->dict, &why))
 		return -EINVAL;
-	uint8_t *p = reserve(w, REC_EVENT, sizeof(*ev));
+	struct xpu_event e = *ev;
+	if (xpu_event_ids(&e, put_stack, w))
+		return w->err;
+	uint8_t *p = reserve(w, REC_EVENT, sizeof(e));
 	if (!p)
 		return w->err;
-	memcpy(p, ev, sizeof(*ev));
+	memcpy(p, &e, sizeof(e));
 	return 0;
 }
 
@@ -346,10 +398,12 @@ int xpu_rec_close(struct xpu_rec_writer *w)
 {
 	if (!w)
 		return 0;
+	put_forgets(w);
 	int rc = xpu_rec_flush(w);
 	if (close(w->fd) && !rc)
 		rc = -errno;
 	free(w->buf);
+	free(w->fid);
 	free(w);
 	return rc;
 }
@@ -606,6 +660,8 @@ static int len_ok(enum rec_type type, uint32_t len)
 		return len >= 8 && (len - 8) % 4 == 0 && (len - 8) / 4 <= XPU_DICT_MAX_DEPTH;
 	case REC_EVENT:
 		return len == sizeof(struct xpu_event);
+	case REC_FORGET:
+		return len >= 4 && len % 4 == 0 && len / 4 <= FORGET_MAX;
 	}
 	return 1;
 }
@@ -622,7 +678,7 @@ static int record_at(struct xpu_rec_reader *r, uint64_t no, uint64_t at, const u
 	*len = word >> 8;
 	if (*len > (size_t)(end - p - REC_HDR))
 		return damage(r, no, at, "record of %u bytes crosses the end of the block", *len);
-	if (*type < REC_STRING || (*type > REC_EVENT && !r->newer))
+	if (*type < REC_STRING || (*type > REC_FORGET && !r->newer))
 		return damage(r, no, at, "unknown record type %u", *type);
 	if (!len_ok(*type, *len))
 		return damage(r, no, at, "record of type %u cannot be %u bytes long", *type, *len);
@@ -757,13 +813,35 @@ static int read_stack(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p, u
 	return mapped(r, MAP_STACK, xpu_dict_stack(r->dict, frames, n));
 }
 
+/* A FORGET record: the writer's session swept these stacks, so the file
+ * will not use their ids again and the replay need not hold them. */
+static int read_forget(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p, uint32_t len)
+{
+	struct id_map *m = &r->map[MAP_STACK];
+	for (uint32_t i = 0; i < len / 4; i++) {
+		uint32_t id = get32(p + 4 * i);
+		if (id == 0 || id > m->n)
+			return damage(r, r->block, at, "forgets stack id %u, not defined yet", id);
+		if (!m->v[id - 1])
+			return damage(r, r->block, at, "forgets stack id %u twice", id);
+		m->v[id - 1] = 0;
+	}
+	return 0;
+}
+
+void xpu_rec_mark_stacks(const struct xpu_rec_reader *r, struct xpu_dict *d)
+{
+	for (uint32_t i = 0; i < r->map[MAP_STACK].n; i++)
+		xpu_dict_mark_stack(d, r->map[MAP_STACK].v[i]);
+}
+
 /* Renumbers an event's ids from the file's to the dictionary's, refusing
- * ids the file has not defined. */
+ * ids the file has not defined (or has forgotten). */
 static int renumber(void *ctx, uint32_t *id, int kind)
 {
 	const struct xpu_rec_reader *r = ctx;
 	int map = kind == XPU_ID_STACK ? MAP_STACK : MAP_STR;
-	if (*id > r->map[map].n)
+	if (*id > r->map[map].n || (*id && !translate(r, map, *id)))
 		return kind + 1;
 	*id = translate(r, map, *id);
 	return 0;
@@ -808,6 +886,8 @@ static int read_record(struct xpu_rec_reader *r, struct xpu_event *ev)
 		return read_stack(r, at, p, len);
 	case REC_EVENT:
 		return read_event(r, at, p, ev);
+	case REC_FORGET:
+		return read_forget(r, at, p, len);
 	}
 	r->skipped++;
 	return 0;

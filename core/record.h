@@ -38,6 +38,9 @@ struct xpu_rec_writer *xpu_rec_create(const char *path, const struct xpu_dict *d
 /* Appends one event, writing first any dictionary entries created since the
  * last call.  Returns 0 or -errno. */
 int xpu_rec_write(struct xpu_rec_writer *w, const struct xpu_event *ev);
+/* The dictionary is about to free stack id (a sweep): the file forgets it,
+ * and an event that uses the id again after its reuse redefines it. */
+void xpu_rec_forget_stack(struct xpu_rec_writer *w, uint32_t id);
 /* Writes the pending block out (called at each tick). */
 int xpu_rec_flush(struct xpu_rec_writer *w);
 /* Flushes, closes and frees.  Returns 0 or -errno. */
@@ -66,6 +69,9 @@ int xpu_rec_next(struct xpu_rec_reader *r, struct xpu_event *ev);
  * Returns 0, or -1 (xpu_rec_error() says what and where). */
 int xpu_rec_verify(struct xpu_rec_reader *r);
 const char *xpu_rec_error(const struct xpu_rec_reader *r);
+/* Marks the stacks the reader maps file ids to (a sweep, dict.h): the file
+ * may use any of them again until it forgets them. */
+void xpu_rec_mark_stacks(const struct xpu_rec_reader *r, struct xpu_dict *d);
 /* Records and events skipped because a newer minor version of the format
  * wrote them and this reader does not know their type. */
 uint64_t xpu_rec_skipped(const struct xpu_rec_reader *r);

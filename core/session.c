@@ -17,6 +17,7 @@ void xpu_session_init(struct xpu_session *s)
 	xpu_dict_init(&s->dict);
 	gethostname(s->host, sizeof(s->host) - 1);
 	snprintf(s->source_name, sizeof(s->source_name), "live");
+	s->sweep_min = XPU_SWEEP_MIN;
 }
 
 int xpu_session_start(struct xpu_session *s, const struct xpu_session_cfg *cfg)
@@ -56,6 +57,40 @@ int xpu_session_add_source(struct xpu_session *s, struct xpu_source *src)
 		return -1;
 	s->sources[s->nsources++] = src;
 	return 0;
+}
+
+int xpu_session_add_holder(struct xpu_session *s, xpu_mark_fn fn, void *arg)
+{
+	if (s->nholders == XPU_MAX_HOLDERS)
+		return -1;
+	s->holders[s->nholders].fn = fn;
+	s->holders[s->nholders].arg = arg;
+	s->nholders++;
+	return 0;
+}
+
+static void forget_stack(void *arg, uint32_t id)
+{
+	struct xpu_session *s = arg;
+	if (s->rec && !s->rec_failed)
+		xpu_rec_forget_stack(s->rec, id);
+}
+
+uint32_t xpu_session_sweep(struct xpu_session *s, int force)
+{
+	struct xpu_dict *d = &s->dict;
+	if (!force && xpu_dict_live_stacks(d) < (s->sweep_at > s->sweep_min ? s->sweep_at : s->sweep_min))
+		return 0;
+	if (xpu_dict_sweep_begin(d) < 0)
+		return 0;
+	xpu_stacks_mark(&s->cpu.stacks, d);
+	xpu_gpu_model_mark(&s->gpu);
+	for (int i = 0; i < s->nholders; i++)
+		s->holders[i].fn(s->holders[i].arg, d);
+	xpu_gpu_model_prune(&s->gpu);
+	uint32_t n = xpu_dict_sweep_end(d, forget_stack, s);
+	s->sweep_at = 2 * xpu_dict_live_stacks(d);
+	return n;
 }
 
 void xpu_session_status(struct xpu_session *s, enum xpu_src_id src, enum xpu_src_state state,
@@ -101,6 +136,7 @@ static void on_tick(struct xpu_session *s, const struct xpu_event *ev)
 	xpu_gpu_model_tick(&s->gpu, ev->time, ev->tick.interval_ns);
 	xpu_npu_model_tick(&s->npu, ev->time, ev->tick.interval_ns);
 	xpu_alerts_expire(&s->alerts, ev->time);
+	xpu_session_sweep(s, 0);
 }
 
 void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
@@ -122,6 +158,7 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 		break;
 	case XPU_EV_PROC_EXIT:
 		xpu_cpu_model_exit(&s->cpu, ev->pid);
+		xpu_gpu_model_exit(&s->gpu, ev->pid);
 		break;
 	case XPU_EV_GPU_LAUNCH:
 	case XPU_EV_GPU_KERNEL:

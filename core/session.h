@@ -19,6 +19,16 @@ struct xpu_rec_writer;
 struct xpu_source;
 
 #define XPU_MAX_SOURCES 8
+#define XPU_MAX_HOLDERS 8
+
+/* Something outside the models that keeps stack ids between events (a
+ * source's per-site stacks, the replay reader's id map): it marks them when
+ * the session sweeps the dictionary (dict.h). */
+typedef void (*xpu_mark_fn)(void *arg, struct xpu_dict *d);
+
+/* The dictionary is swept once it holds this many stacks and twice what the
+ * last sweep kept. */
+#define XPU_SWEEP_MIN 65536u
 
 struct xpu_session_cfg {
 	uint32_t sample_hz;
@@ -37,6 +47,10 @@ struct xpu_session {
 
 	struct xpu_source *sources[XPU_MAX_SOURCES];
 	int nsources;
+	struct { xpu_mark_fn fn; void *arg; } holders[XPU_MAX_HOLDERS];
+	int nholders;
+	uint32_t sweep_min;	/* XPU_SWEEP_MIN unless a test lowers it */
+	uint32_t sweep_at;	/* live stacks that start the next sweep */
 	struct xpu_rec_writer *rec;
 	int rec_failed;
 	uint64_t rec_invalid;	/* events the recorder refused as malformed */
@@ -65,6 +79,11 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev);
 /* Emits a TICK at mono (CLOCK_MONOTONIC) / wall (CLOCK_REALTIME) ns. */
 void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall);
 int xpu_session_add_source(struct xpu_session *s, struct xpu_source *src);
+/* Registers a holder of stack ids; returns 0, or -1 when the table is full. */
+int xpu_session_add_holder(struct xpu_session *s, xpu_mark_fn fn, void *arg);
+/* Sweeps the dictionary's stacks now if it has grown past sweep_at (called
+ * after every tick; force sweeps regardless).  Returns the stacks freed. */
+uint32_t xpu_session_sweep(struct xpu_session *s, int force);
 /* A source's cumulative count of lost records: emits a DROP event for what
  * is new since *seen (and updates it). */
 void xpu_session_drops(struct xpu_session *s, enum xpu_src_id src, uint64_t total, uint64_t *seen);

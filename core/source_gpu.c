@@ -616,6 +616,19 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 	emit(g, &ev);
 }
 
+/* Each site's stacks stay in use for as long as the process launches. */
+static void mark_sites(void *arg, struct xpu_dict *d)
+{
+	struct gpu_source *g = arg;
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = g->conns[i];
+		for (uint32_t k = 0; c && k < c->nsites; k++) {
+			xpu_dict_mark_stack(d, c->sites[k].cpu);
+			xpu_dict_mark_stack(d, c->sites[k].full);
+		}
+	}
+}
+
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
 				      const char *inject_lib, int no_stacks, int no_bpf)
 {
@@ -650,5 +663,9 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->lfd, &ev);
 	}
 	describe(g);
+	if (xpu_session_add_holder(s, mark_sites, g) < 0) {
+		gpu_destroy(&g->base);
+		return NULL;
+	}
 	return &g->base;
 }

@@ -1,5 +1,7 @@
 #include "stacks.h"
 
+#include "dict.h"
+
 #include "grow.h"
 #include "trim.h"
 #include <errno.h>
@@ -44,6 +46,7 @@ void xpu_stacks_free(struct xpu_stacks *s)
 	free(s->ring);
 	free(s->v);
 	free(s->touched);
+	free(s->retired);
 	xpu_htab_free(&s->idx);
 	memset(s, 0, sizeof(*s));
 }
@@ -118,6 +121,33 @@ static void fold_aged(struct xpu_stacks *s, uint32_t pid, uint32_t comm, uint64_
 		s->v[i].comm = comm;
 }
 
+/* Removes the entries marked in go[] (none has weight in the window or the
+ * open bucket), keeping the others in order, and rebuilds the index. */
+static int remove_entries(struct xpu_stacks *s, const uint8_t *go)
+{
+	uint32_t *remap = malloc((size_t)s->n * sizeof(*remap));
+	if (!remap)
+		return -ENOMEM;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		remap[i] = go[i] ? UINT32_MAX : n;
+		if (!go[i])
+			s->v[n++] = s->v[i];
+	}
+	s->n = n;
+	for (uint32_t b = 0; b < s->window; b++)
+		for (uint32_t j = 0; j < s->ring[b].n; j++)
+			s->ring[b].v[j].idx = remap[s->ring[b].v[j].idx];
+	xpu_htab_free(&s->idx);
+	xpu_htab_init(&s->idx);
+	for (uint32_t i = 0; i < n; i++) {
+		struct key k = { s->v[i].pid, s->v[i].tid, s->v[i].stack };
+		xpu_htab_put(&s->idx, key_hash(&k), i);
+	}
+	free(remap);
+	return 0;
+}
+
 /* Ages entries out (see stacks.h).  Runs right after a tick closed, so the
  * touched list is empty and every bucket refers only to entries with weight
  * in the window, which all stay. */
@@ -126,10 +156,10 @@ static void trim(struct xpu_stacks *s)
 	uint32_t nkeep = 0, ncand = 0;
 	struct gone { uint32_t pid, comm; uint64_t w; } *gone = NULL;
 	uint64_t *w = malloc((size_t)s->n * sizeof(*w));
-	uint32_t *remap = malloc((size_t)s->n * sizeof(*remap));
+	uint8_t *go = calloc(s->n ? s->n : 1, 1);
 	struct xpu_trim plan;
 
-	if (!w || !remap)
+	if (!w || !go)
 		goto out;
 	for (uint32_t i = 0; i < s->n; i++) {
 		if (evictable(s, &s->v[i]))
@@ -142,36 +172,90 @@ static void trim(struct xpu_stacks *s)
 	gone = malloc((size_t)ncand * sizeof(*gone));
 	if (!gone)
 		goto out;
-	uint32_t n = 0, ngone = 0;
+	uint32_t ngone = 0;
 	for (uint32_t i = 0; i < s->n; i++) {
 		struct xpu_stack_entry *e = &s->v[i];
-		if (!evictable(s, e) || xpu_trim_keeps(&plan, e->total)) {
-			remap[i] = n;
-			s->v[n++] = *e;
+		if (!evictable(s, e) || xpu_trim_keeps(&plan, e->total))
 			continue;
-		}
-		remap[i] = UINT32_MAX;
+		go[i] = 1;
 		/* A process's own aged-out entry goes to the catch-all. */
 		int aged = s->aged_stack && e->stack == s->aged_stack;
 		gone[ngone++] = (struct gone){ aged ? 0 : e->pid, aged ? 0 : e->comm, e->total };
 	}
-	s->n = n;
+	if (remove_entries(s, go) < 0)
+		goto out;
 	s->aged_out += ngone;
-	for (uint32_t b = 0; b < s->window; b++)
-		for (uint32_t j = 0; j < s->ring[b].n; j++)
-			s->ring[b].v[j].idx = remap[s->ring[b].v[j].idx];
-	xpu_htab_free(&s->idx);
-	xpu_htab_init(&s->idx);
-	for (uint32_t i = 0; i < n; i++) {
-		struct key k = { s->v[i].pid, s->v[i].tid, s->v[i].stack };
-		xpu_htab_put(&s->idx, key_hash(&k), i);
-	}
 	for (uint32_t j = 0; j < ngone; j++)
 		fold_aged(s, gone[j].pid, gone[j].comm, gone[j].w);
 out:
 	free(gone);
 	free(w);
-	free(remap);
+	free(go);
+}
+
+void xpu_stacks_retire(struct xpu_stacks *s, uint32_t pid)
+{
+	if (pid && xpu_grow((void **)&s->retired, &s->retired_cap, s->nretired + 1, sizeof(uint32_t)) == 0)
+		s->retired[s->nretired++] = pid;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Merges the idle entries of exited processes into entries keyed by process
+ * name (stacks.h).  A pid stays retired while it still has weight in the
+ * window. */
+static void merge_retired(struct xpu_stacks *s)
+{
+	struct merge { uint32_t comm, stack; uint64_t w; } *m = NULL;
+	uint8_t *go = calloc(s->n ? s->n : 1, 1), *busy = calloc(s->nretired, 1);
+	uint32_t nm = 0, nr = 0;
+
+	if (!go || !busy)
+		goto out;
+	qsort(s->retired, s->nretired, sizeof(uint32_t), cmp_u32);
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct xpu_stack_entry *e = &s->v[i];
+		uint32_t *r = e->pid ? bsearch(&e->pid, s->retired, s->nretired, sizeof(uint32_t), cmp_u32) : NULL;
+		if (!r)
+			continue;
+		if (!evictable(s, e))
+			busy[r - s->retired] = 1;
+		else
+			go[i] = 1, nm++;
+	}
+	if (nm) {
+		if (!(m = malloc((size_t)nm * sizeof(*m))))
+			goto out;
+		nm = 0;
+		for (uint32_t i = 0; i < s->n; i++)
+			if (go[i])
+				m[nm++] = (struct merge){ s->v[i].comm, s->v[i].stack, s->v[i].total };
+		if (remove_entries(s, go) < 0)
+			goto out;
+		for (uint32_t j = 0; j < nm; j++) {
+			uint32_t i = entry_get(s, 0, m[j].comm, m[j].stack);
+			if (i == UINT32_MAX)
+				i = entry_get(s, 0, 0, s->aged_stack);
+			if (i == UINT32_MAX)
+				continue;
+			s->v[i].total += m[j].w;
+			s->v[i].comm = m[j].comm;
+		}
+		s->merged += nm;
+	}
+	/* Keep the pids with weight still in the window; duplicates go. */
+	for (uint32_t k = 0; k < s->nretired; k++)
+		if (busy[k] && (nr == 0 || s->retired[nr - 1] != s->retired[k]))
+			s->retired[nr++] = s->retired[k];
+	s->nretired = nr;
+out:
+	free(m);
+	free(go);
+	free(busy);
 }
 
 /* Reuses the oldest bucket for the tick being closed. */
@@ -205,6 +289,8 @@ void xpu_stacks_tick(struct xpu_stacks *s)
 	}
 	s->ntouched = 0;
 	s->head = (s->head + 1) % s->window;
+	if (s->nretired)
+		merge_retired(s);
 	if (s->max && s->n > s->max)
 		trim(s);
 }
@@ -222,4 +308,11 @@ int xpu_stacks_each(const struct xpu_stacks *s, enum xpu_window w, uint32_t pid,
 			return r;
 	}
 	return 0;
+}
+
+void xpu_stacks_mark(const struct xpu_stacks *s, struct xpu_dict *d)
+{
+	xpu_dict_mark_stack(d, s->aged_stack);
+	for (uint32_t i = 0; i < s->n; i++)
+		xpu_dict_mark_stack(d, s->v[i].stack);
 }

@@ -13,6 +13,14 @@
  * the same process (tid 0) whose stack is `aged_stack` (a "[aged out]" label
  * the owner interns), or to pid 0 when even those would not fit, so totals
  * and per-process sums since the start stay exact.
+ *
+ * Exited processes are not kept one by one: once a process has exited
+ * (xpu_stacks_retire) and none of its entries has weight in the window, its
+ * entries merge into entries of pid 0 keyed by process name (tid = the comm
+ * string id), one per (name, stack).  The since-start flamegraph of all
+ * processes and the folded export (which group by name) stay the same, and
+ * memory grows with the distinct call paths of the programs that run, not
+ * with how many times they ran.
  */
 #ifndef XPU_STACKS_H
 #define XPU_STACKS_H
@@ -43,6 +51,9 @@ struct xpu_stacks {
 	uint32_t max;		/* entries kept after a tick (default XPU_STACKS_MAX) */
 	uint32_t aged_stack;	/* stack id that receives aged-out weight (0: dropped) */
 	uint64_t aged_out;	/* entries aged out so far */
+	uint32_t *retired;	/* pids that exited, merged once idle */
+	uint32_t nretired, retired_cap;
+	uint64_t merged;	/* entries of exited processes merged so far */
 };
 
 #define XPU_STACKS_MAX (1u << 18)
@@ -52,6 +63,8 @@ void xpu_stacks_free(struct xpu_stacks *s);
 /* Adds weight; returns 0 or -ENOMEM. */
 int xpu_stacks_add(struct xpu_stacks *s, uint32_t pid, uint32_t tid, uint32_t stack,
 		   uint32_t comm, uint64_t weight);
+/* pid has exited: its entries merge by process name once idle. */
+void xpu_stacks_retire(struct xpu_stacks *s, uint32_t pid);
 /* Closes the open bucket and ages out the bucket that leaves the window. */
 void xpu_stacks_tick(struct xpu_stacks *s);
 static inline uint64_t xpu_stacks_sum(const struct xpu_stacks *s, enum xpu_window w)
@@ -65,6 +78,10 @@ static inline uint64_t xpu_stack_weight(const struct xpu_stack_entry *e, enum xp
 
 /* Calls fn for every entry with weight in window w matching pid/tid (0 = any).
  * Stops early and returns fn's value when it returns nonzero. */
+/* Marks every stack id the table holds (entries and aged_stack) in d's sweep. */
+struct xpu_dict;
+void xpu_stacks_mark(const struct xpu_stacks *s, struct xpu_dict *d);
+
 typedef int (*xpu_stacks_fn)(void *arg, const struct xpu_stack_entry *e, uint64_t weight);
 int xpu_stacks_each(const struct xpu_stacks *s, enum xpu_window w, uint32_t pid, uint32_t tid,
 		    xpu_stacks_fn fn, void *arg);

@@ -97,13 +97,15 @@ def count(snaps, n):
 
 def same_as(snaps, path):
     """The snapshots equal those in PATH, except for the words that say where
-    the data came from (source, and the CPU/GPU/NPU status lines)."""
+    the data came from (source, and the CPU/GPU/NPU status lines) and
+    xputop's own memory."""
     with open(path) as f:
         other = [json.loads(line) for line in f if line.strip()]
 
     def numbers(s):
         s = dict(s)
         s.pop("source", None)
+        s.pop("memory", None)
         for view in ("cpu_info", "gpu", "npu"):
             s[view] = {k: v for k, v in s.get(view, {}).items() if k not in ("status", "state")}
         s["npu"].pop("sources", None)  # what this machine offers, not what was recorded

@@ -191,6 +191,45 @@ TEST(stacks_stay_bounded_under_a_stream_of_new_stacks)
 	xpu_stacks_free(&s);
 }
 
+TEST(stacks_of_exited_processes_merge_by_name_once_idle)
+{
+	struct xpu_stacks s;
+	REQUIRE(xpu_stacks_init(&s, 2) == 0);
+	/* Two runs of make (same name 40, same stack 7), one cc (name 41). */
+	xpu_stacks_add(&s, 10, 10, 7, 40, 3);
+	xpu_stacks_add(&s, 10, 12, 8, 40, 1);
+	xpu_stacks_add(&s, 11, 11, 7, 40, 4);
+	xpu_stacks_add(&s, 12, 12, 9, 41, 5);
+	xpu_stacks_tick(&s);
+	xpu_stacks_retire(&s, 10);
+	xpu_stacks_retire(&s, 11);
+	xpu_stacks_retire(&s, 11);	/* twice: no harm */
+	xpu_stacks_retire(&s, 99);	/* never sampled */
+	xpu_stacks_add(&s, 11, 11, 7, 40, 2);	/* weight after the exit report */
+	xpu_stacks_tick(&s);
+	/* Weight in the window: nothing merges yet. */
+	CHECK_INT(s.n, ==, 4);
+	CHECK_INT(s.merged, ==, 0);
+	CHECK_INT(entry_weight(&s, 10, 10, 7, XPU_WIN_RECENT), ==, 3);
+	xpu_stacks_tick(&s);	/* pid 10 leaves the window, 11 not yet */
+	CHECK_INT(s.merged, ==, 2);
+	CHECK_INT(entry_weight(&s, 0, 40, 7, XPU_WIN_ALL), ==, 3);
+	CHECK_INT(entry_weight(&s, 0, 40, 8, XPU_WIN_ALL), ==, 1);
+	CHECK_INT(entry_weight(&s, 11, 11, 7, XPU_WIN_RECENT), ==, 2);
+	xpu_stacks_tick(&s);
+	CHECK_INT(entry_weight(&s, 0, 40, 7, XPU_WIN_ALL), ==, 9);	/* 3 + 4 + 2 */
+	CHECK_INT(entry_weight(&s, 12, 12, 9, XPU_WIN_ALL), ==, 5);	/* alive: its own */
+	CHECK_INT(s.n, ==, 3);
+	CHECK_INT(s.nretired, ==, 0);
+	CHECK_INT(xpu_stacks_sum(&s, XPU_WIN_ALL), ==, 15);
+	/* A later run of make has its own entry again until it exits. */
+	xpu_stacks_add(&s, 13, 13, 7, 40, 1);
+	xpu_stacks_tick(&s);
+	CHECK_INT(entry_weight(&s, 13, 13, 7, XPU_WIN_ALL), ==, 1);
+	CHECK_INT(entry_weight(&s, 0, 40, 7, XPU_WIN_ALL), ==, 9);
+	xpu_stacks_free(&s);
+}
+
 static int sum_fn(void *arg, const struct xpu_stack_entry *e, uint64_t w)
 {
 	*(uint64_t *)arg += w;
