@@ -10,7 +10,8 @@
 #   second, for the whole run: 20,000 events/s through the models for an hour.
 # - live: `xputop -b -j -F 999 -d 1` samples this machine at 999 Hz while a
 #   churn of short-lived processes (fork, exec, exit, new stacks) runs.
-# Every 10 s both RSS figures go to OUTDIR/rss.tsv; at the end a summary
+# Every 10 s both RSS figures go to OUTDIR/rss.tsv, and every snapshot's
+# dict and memory objects to OUTDIR/replay.dict and live.dict; at the end a summary
 # compares the first and last tenth of the run (flat memory = bounded).
 set -eu
 OUT=${1:-build}
@@ -46,10 +47,15 @@ churn() {
 churn &
 CHURN=$!
 
-"$X" -r "$REC" -b -j -d 1 > /dev/null 2> "$DIR/replay.err" &
-R=$!
-"$X" -b -j -F 999 -d 1 > /dev/null 2> "$DIR/live.err" &
-L=$!
+# Each snapshot's dict and memory objects are kept (replay.dict, live.dict):
+# what the dictionary and the tables hold, and the heap against the RSS.
+keep() { grep --line-buffered -o '"dict":{[^}]*},"memory":{[^}]*}' > "$1" || :; }
+rm -f "$DIR/replay.pid" "$DIR/live.pid"
+{ "$X" -r "$REC" -b -j -d 1 2> "$DIR/replay.err" & echo $! > "$DIR/replay.pid"; wait; } | keep "$DIR/replay.dict" &
+{ "$X" -b -j -F 999 -d 1 2> "$DIR/live.err" & echo $! > "$DIR/live.pid"; wait; } | keep "$DIR/live.dict" &
+while [ ! -s "$DIR/replay.pid" ] || [ ! -s "$DIR/live.pid" ]; do sleep 0.1; done
+R=$(cat "$DIR/replay.pid")
+L=$(cat "$DIR/live.pid")
 trap 'kill $R $L $CHURN 2> /dev/null' EXIT INT TERM
 
 kb() { awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status" 2> /dev/null || echo 0; }
@@ -61,7 +67,7 @@ while [ $t -lt "$SECS" ] && kill -0 $L 2> /dev/null; do
 	printf '%s\t%s\t%s\t%s\t%s\n' $t "$(kb $R VmRSS)" "$(kb $R VmHWM)" "$(kb $L VmRSS)" "$(kb $L VmHWM)" >> "$DIR/rss.tsv"
 done
 kill $R $L $CHURN 2> /dev/null || :
-wait $R $L 2> /dev/null || :
+wait 2> /dev/null || :
 trap - EXIT INT TERM
 
 # First and last tenth of the run: mean RSS of each, and the peak.
@@ -74,3 +80,18 @@ awk -F'\t' -v secs="$SECS" 'NR > 1 {
 	printf "  replay at the recorded pace: RSS %.1f MB in the first tenth, %.1f MB in the last, peak %.1f MB\n", r0 / k / 1024, r1 / k / 1024, rh / 1024
 	printf "  live sampling at 999 Hz:     RSS %.1f MB in the first tenth, %.1f MB in the last, peak %.1f MB\n", l0 / k / 1024, l1 / k / 1024, lh / 1024
 }' "$DIR/rss.tsv" | tee "$DIR/summary.txt"
+
+# What the memory is made of, at each quarter of the run: the heap in use,
+# the dictionary's stacks (and how many sweeps freed), the stack entries.
+for w in replay live; do
+	awk -v who="$w" -F'[:,{}]' '{
+		for (i = 1; i < NF; i++) v[$i] = $(i + 1)
+		n++; h[n] = v["\"heap_used_kb\""]; s[n] = v["\"stacks\""]; sw[n] = v["\"sweeps\""]
+		e[n] = v["\"stack_entries\""] + v["\"gpu_stack_entries\""]
+	} END {
+		if (!n) exit
+		printf "  %s: heap in use / dictionary stacks (sweeps) / stack entries at each quarter:\n   ", who
+		for (q = 1; q <= 4; q++) { i = int(n * q / 4); printf " %.1f MB / %d (%d) / %d;", h[i] / 1024, s[i], sw[i], e[i] }
+		printf "\n"
+	}' "$DIR/$w.dict"
+done | tee -a "$DIR/summary.txt"

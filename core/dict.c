@@ -198,13 +198,14 @@ uint32_t xpu_dict_sweep_end(struct xpu_dict *d, void (*freed)(void *arg, uint32_
 		d->marks = NULL;
 		return 0;
 	}
-	/* The survivors go to a new arena of just their size: a reused id's
-	 * frames may lie anywhere in the old one. */
+	/* The survivors go to a new arena of their size and a quarter: a reused
+	 * id's frames may lie anywhere in the old one. */
 	size_t len = 0, cap = 0;
 	for (uint32_t i = 0; i < d->nstacks; i++)
 		if (d->stacks[i].off != XPU_DICT_FREE && (d->marks[i / 64] >> (i % 64) & 1))
 			cap += d->stacks[i].len;
-	uint32_t *arena = malloc((cap ? cap : 1) * sizeof(uint32_t));
+	cap += cap / 4 + 1024;	/* room to grow before the next doubling */
+	uint32_t *arena = malloc(cap * sizeof(uint32_t));
 	if (!arena) {
 		free(d->marks);
 		d->marks = NULL;
@@ -231,7 +232,7 @@ uint32_t xpu_dict_sweep_end(struct xpu_dict *d, void (*freed)(void *arg, uint32_
 	}
 	free(d->stack_arena);
 	d->stack_arena = arena;
-	d->stack_arena_cap = cap ? cap : 1;
+	d->stack_arena_cap = cap;
 	d->stack_arena_len = len;
 	/* Free ids are handed out lowest first, so the id space stays dense. */
 	d->nfree = 0;

@@ -2,6 +2,7 @@
  * snapshot -> front-end (TUI, text or JSON), driven by one epoll set holding
  * the sources' descriptors, a refresh timer, signals and the terminal. */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -483,6 +484,11 @@ int main(int argc, char **argv)
 {
 	static struct app app;
 	struct app *a = &app;
+	/* xputop is left running for days, and its large tables are freed and
+	 * rebuilt when they are trimmed or swept.  glibc would raise its mmap
+	 * threshold after the first such free and serve later tables from the
+	 * heap, which then only grows; a fixed threshold gives them back. */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	int r = xpu_opts_parse(&a->o, argc, argv);
 	if (r)
 		return r > 0 ? 0 : 2;
