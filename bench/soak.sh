@@ -49,7 +49,7 @@ CHURN=$!
 
 # Each snapshot's dict and memory objects are kept (replay.dict, live.dict):
 # what the dictionary and the tables hold, and the heap against the RSS.
-keep() { grep --line-buffered -o '"dict":{[^}]*},"memory":{[^}]*}' > "$1" || :; }
+keep() { LC_ALL=C grep --line-buffered -o '"dict":{[^}]*},"memory":{[^}]*}' > "$1" || :; }
 rm -f "$DIR/replay.pid" "$DIR/live.pid"
 { "$X" -r "$REC" -b -j -d 1 2> "$DIR/replay.err" & echo $! > "$DIR/replay.pid"; wait; } | keep "$DIR/replay.dict" &
 { "$X" -b -j -F 999 -d 1 2> "$DIR/live.err" & echo $! > "$DIR/live.pid"; wait; } | keep "$DIR/live.dict" &
