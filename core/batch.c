@@ -216,7 +216,7 @@ const char *xpu_batch_state_name(int st)
 
 /* xputop's own memory: resident pages, and the heap in use against the heap
  * held free by the allocator (what fragmentation would show as). */
-static void json_memory(struct xpu_json *j)
+static void json_memory(struct xpu_json *j, const struct xpu_snapshot *s)
 {
 	unsigned long pages = 0, resident = 0;
 	FILE *f = fopen("/proc/self/statm", "re");
@@ -230,6 +230,8 @@ static void json_memory(struct xpu_json *j)
 	xpu_json_uint(j, "rss_kb", (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
 	xpu_json_uint(j, "heap_used_kb", (uint64_t)(mi.uordblks + mi.hblkhd) / 1024);
 	xpu_json_uint(j, "heap_free_kb", (uint64_t)mi.fordblks / 1024);
+	xpu_json_uint(j, "elf_cache_kb", s->sym_elf_bytes / 1024);
+	xpu_json_uint(j, "symbolized_procs", s->sym_procs);
 	xpu_json_end(j, '}');
 }
 
@@ -277,7 +279,7 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_uint(&j, "gpu_rows", sess->gpu.nkernels);
 	xpu_json_uint(&j, "npu_rows", sess->npu.ncalls);
 	xpu_json_end(&j, '}');
-	json_memory(&j);
+	json_memory(&j, s);
 	xpu_batch_gpu_json(&j, s, sess, vs);
 	xpu_batch_npu_json(&j, s);
 	xpu_batch_alerts_json(&j, s);

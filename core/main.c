@@ -120,6 +120,12 @@ static void show(struct app *a)
 {
 	if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 		xpu_err("out of memory while building the display");
+	if (a->sym) {
+		struct xpu_sym_stats st;
+		xpu_sym_stats(a->sym, &st);
+		a->snap.sym_elf_bytes = st.elf_bytes;
+		a->snap.sym_procs = st.procs;
+	}
 	if (a->tui)
 		xpu_tui_draw(&a->snap, &a->vs);
 	else if (a->o.json)

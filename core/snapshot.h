@@ -52,6 +52,9 @@ struct xpu_snapshot {
 	const struct xpu_dict *dict;	/* names for frames and strings */
 	int no_flames;			/* set by the caller: nothing will draw the flamegraphs
 					 * (batch output), so they are left empty */
+	/* set by the caller: the symbolizer's caches (symbolize.h), for the
+	 * JSON memory object */
+	uint64_t sym_elf_bytes, sym_procs;
 
 	/* header */
 	uint64_t mono_ns;		/* CLOCK_MONOTONIC of the last closed tick */

@@ -834,6 +834,9 @@ void xpu_sym_stats(const struct xpu_symbolizer *s, struct xpu_sym_stats *st)
 	st->procs = s->nprocs;
 	st->procs_dead = s->ndead;
 	st->elf_cached = 0;
-	for (uint32_t i = 0; i < s->nelfs; i++)
+	st->elf_bytes = 0;
+	for (uint32_t i = 0; i < s->nelfs; i++) {
 		st->elf_cached += s->elfs[i].dev || s->elfs[i].ino;
+		st->elf_bytes += elf_ent_bytes(&s->elfs[i]);
+	}
 }

@@ -37,6 +37,7 @@ struct xpu_sym_stats {
 	uint64_t procs_dead;	/* of which exited, kept for their queued samples */
 	uint64_t elf_cached;	/* ELF files in the cache now */
 	uint64_t elf_evicted;	/* dropped to keep the cache within its byte budget */
+	uint64_t elf_bytes;	/* bytes of symbol tables the cache holds now */
 };
 
 struct xpu_symbolizer *xpu_sym_new(struct xpu_dict *dict);
