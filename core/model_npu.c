@@ -146,7 +146,42 @@ static void lat_free(struct xpu_npu_lat *l, uint32_t window)
 	free(l->open);
 	free(l->win);
 	free(l->all);
+	free(l->parked.b);
+	free(l->parked.c);
 	memset(l, 0, sizeof(*l));
+}
+
+/* Keeps only the since-start buckets of a histogram with nothing in the
+ * window (model_npu.h); the scalars (counts, maxima) stay as they are. */
+static void lat_park(struct xpu_npu_lat *l, uint32_t window)
+{
+	uint32_t used = 0, k = 0;
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
+		used += l->all[b] != 0;
+	uint16_t *pb = malloc((used ? used : 1) * sizeof(*pb));
+	uint64_t *pc = malloc((used ? used : 1) * sizeof(*pc));
+	if (!pb || !pc) {	/* out of memory: it stays dense */
+		free(pb);
+		free(pc);
+		return;
+	}
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
+		if (l->all[b]) {
+			pb[k] = (uint16_t)b;
+			pc[k++] = l->all[b];
+		}
+	for (uint32_t i = 0; i < window; i++) {
+		free(l->ring[i].b);
+		free(l->ring[i].c);
+	}
+	free(l->ring);
+	free(l->max_ring);
+	free(l->open);
+	free(l->win);
+	free(l->all);
+	l->ring = NULL;
+	l->max_ring = l->open = l->win = l->all = NULL;
+	l->parked = (struct xpu_npu_sparse){ used, pb, pc };
 }
 
 static int lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t n)
@@ -161,6 +196,11 @@ static int lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t
 			lat_free(l, window);
 			return -ENOMEM;
 		}
+		for (uint32_t i = 0; i < l->parked.n; i++)	/* back in use */
+			l->all[l->parked.b[i]] = l->parked.c[i];
+		free(l->parked.b);
+		free(l->parked.c);
+		l->parked = (struct xpu_npu_sparse){ 0 };
 	}
 	l->open[xpu_npu_hist_bucket(ns)] += n;
 	l->n_open += n;
@@ -169,7 +209,7 @@ static int lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t
 	return 0;
 }
 
-static void lat_close(struct xpu_npu_lat *l, uint32_t slot, int full)
+static void lat_close(struct xpu_npu_lat *l, uint32_t window, uint32_t slot, int full)
 {
 	struct xpu_npu_sparse *r;
 	uint32_t used = 0;
@@ -209,22 +249,45 @@ static void lat_close(struct xpu_npu_lat *l, uint32_t slot, int full)
 		l->max_all = l->max_open;
 	l->max_open = 0;
 	l->n_open = 0;
+	if (!l->n_win)
+		lat_park(l, window);
+}
+
+/* The middle of bucket b. */
+static uint64_t bucket_mid(uint32_t b)
+{
+	uint64_t lo = xpu_npu_hist_lower(b);
+	if (b < XPU_NPU_HIST_SUB || b + 1 == XPU_NPU_HIST_BUCKETS)
+		return lo;
+	return lo + (xpu_npu_hist_lower(b + 1) - lo) / 2;
+}
+
+static uint64_t quantile_want(uint64_t n, double q)
+{
+	uint64_t want = (uint64_t)(q * (double)n + 0.999999);
+	return want ? want : 1;
 }
 
 /* The value of quantile q: the middle of the bucket it falls in. */
 static uint64_t hist_quantile(const uint64_t *h, uint64_t n, double q)
 {
-	uint64_t want = (uint64_t)(q * (double)n + 0.999999), seen = 0;
-	if (!want)
-		want = 1;
+	uint64_t want = quantile_want(n, q), seen = 0;
 	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++) {
 		seen += h[b];
-		if (seen >= want) {
-			uint64_t lo = xpu_npu_hist_lower(b);
-			if (b < XPU_NPU_HIST_SUB || b + 1 == XPU_NPU_HIST_BUCKETS)
-				return lo;
-			return lo + (xpu_npu_hist_lower(b + 1) - lo) / 2;
-		}
+		if (seen >= want)
+			return bucket_mid(b);
+	}
+	return 0;
+}
+
+/* The same over a parked histogram's buckets (ascending). */
+static uint64_t sparse_quantile(const struct xpu_npu_sparse *h, uint64_t n, double q)
+{
+	uint64_t want = quantile_want(n, q), seen = 0;
+	for (uint32_t i = 0; i < h->n; i++) {
+		seen += h->c[i];
+		if (seen >= want)
+			return bucket_mid(h->b[i]);
 	}
 	return 0;
 }
@@ -234,7 +297,14 @@ static int lat_quantiles(const struct xpu_npu_lat *l, enum xpu_window w, uint64_
 {
 	const uint64_t *h = w == XPU_WIN_ALL ? l->all : l->win;
 	uint64_t n = w == XPU_WIN_ALL ? l->n_all : l->n_win;
-	if (!h || !n)
+	if (!n)
+		return 0;
+	if (!h && w == XPU_WIN_ALL && l->parked.n) {
+		*p50 = sparse_quantile(&l->parked, n, 0.5);
+		*p99 = sparse_quantile(&l->parked, n, 0.99);
+		return 1;
+	}
+	if (!h)
 		return 0;
 	*p50 = hist_quantile(h, n, 0.5);
 	*p99 = hist_quantile(h, n, 0.99);
@@ -833,13 +903,13 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 		ctr_close(&c->calls, slot, full);
 		ctr_close(&c->errors, slot, full);
 		ctr_close(&c->busy_ns, slot, full);
-		lat_close(&c->lat, slot, full);
+		lat_close(&c->lat, m->ticks.window, slot, full);
 	}
 	for (uint32_t i = 0; i < m->ntypes; i++) {
 		ctr_close(&m->types[i].tx, slot, full);
 		ctr_close(&m->types[i].rx, slot, full);
 	}
-	lat_close(&m->job_lat, slot, full);
+	lat_close(&m->job_lat, m->ticks.window, slot, full);
 
 	uint32_t h = (m->hist_head + m->hist_n) % XPU_NPU_HISTORY;
 	if (m->hist_n == XPU_NPU_HISTORY)

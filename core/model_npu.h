@@ -113,9 +113,14 @@ struct xpu_npu_sparse {
 
 /* A latency histogram for the open tick, over the window and since the
  * start; allocated at the first latency. */
+/* A latency histogram: dense while the row is in use; once nothing of it
+ * is left in the window, only its since-start buckets are kept, sparse
+ * (`parked`), so the idle rows of a long session cost a few hundred bytes
+ * instead of three dense histograms. */
 struct xpu_npu_lat {
-	uint64_t *open, *win, *all;	/* XPU_NPU_HIST_BUCKETS each */
+	uint64_t *open, *win, *all;	/* XPU_NPU_HIST_BUCKETS each, NULL when parked */
 	struct xpu_npu_sparse *ring;	/* per closed tick in the window */
+	struct xpu_npu_sparse parked;	/* the since-start buckets of an idle row */
 	uint64_t *max_ring;
 	uint64_t max_open, max_all;
 	uint64_t n_open, n_win, n_all;

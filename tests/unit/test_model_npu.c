@@ -231,6 +231,42 @@ TEST(calls_leave_the_recent_window_but_stay_in_the_totals)
 	xpu_npu_snap_free(&s);
 }
 
+TEST(an_idle_rows_histogram_is_parked_and_keeps_its_since_start_percentiles)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	ioctl_(h, 7, SUBMIT_CMD, 0, 10000, 90);		/* 10 us */
+	ioctl_(h, 7, SUBMIT_CMD, 0, 2000000, 10);	/* 2 ms */
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(&s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_ALL);
+	const struct xpu_cell *c = row(&s, IOCTL_KEY(7, SUBMIT_CMD));
+	REQUIRE(c);
+	int64_t p50 = c[XPU_NPU_COL_P50].i, p99 = c[XPU_NPU_COL_P99].i;
+	REQUIRE(h->m.ncalls == 1);
+	CHECK(h->m.calls[0].lat.all != NULL);
+	until(h, h->now + 30 * S);	/* the window is 20 ticks: idle since */
+	const struct xpu_npu_lat *l = &h->m.calls[0].lat;
+	CHECK(l->all == NULL && l->open == NULL && l->win == NULL && l->ring == NULL);
+	CHECK_INT(l->parked.n, ==, 2);	/* two buckets used */
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_ALL);
+	c = row(&s, IOCTL_KEY(7, SUBMIT_CMD));
+	REQUIRE(c);
+	CHECK_INT(c[XPU_NPU_COL_P50].i, ==, p50);
+	CHECK_INT(c[XPU_NPU_COL_P99].i, ==, p99);
+	/* In use again: dense, with the old buckets counted since the start. */
+	ioctl_(h, 7, SUBMIT_CMD, 0, 2000000, 100);
+	until(h, h->now + TICK);
+	CHECK(l->all != NULL && l->parked.n == 0);
+	CHECK_INT(l->n_all, ==, 200);
+	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_ALL);
+	c = row(&s, IOCTL_KEY(7, SUBMIT_CMD));
+	REQUIRE(c);
+	CHECK(c[XPU_NPU_COL_P50].i >= 2000000 * 15 / 16);	/* 110 of 200 at 2 ms now */
+	CHECK_INT(c[XPU_NPU_COL_TOTAL].i, ==, 200);
+	xpu_npu_snap_free(&s);
+}
+
 TEST(call_rows_past_the_limit_age_out_the_lightest_idle_ones)
 {
 	struct h *h = setup(NULL);
