@@ -115,10 +115,11 @@ void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
 {
 	struct key k = { pid, 0 };
 	uint32_t i = xpu_htab_find(&m->idx, task_hash(pid, 0), task_eq, m, &k);
-	if (i != UINT32_MAX)
-		m->tasks[i].exited = 1;
-	if (i != UINT32_MAX)
-		xpu_stacks_retire(&m->stacks, pid);
+	if (i == UINT32_MAX)
+		return;
+	m->tasks[i].exited = 1;
+	m->exits_pending = 1;
+	xpu_stacks_retire(&m->stacks, pid);
 }
 
 /* Ages out rows with nothing in the window, the lightest first (model_cpu.h). */
@@ -157,6 +158,41 @@ static void trim_tasks(struct xpu_cpu_model *m)
 		xpu_htab_put(&m->idx, task_hash(m->tasks[i].pid, m->tasks[i].tid), i);
 }
 
+/* The thread rows of an exited process go once idle: its process row keeps
+ * their samples (model_cpu.h). */
+static void drop_exited_threads(struct xpu_cpu_model *m)
+{
+	uint8_t *go = calloc(m->ntasks ? m->ntasks : 1, 1);
+	uint32_t n = 0, busy = 0, ngone = 0;
+	if (!go)
+		return;
+	for (uint32_t i = 0; i < m->ntasks; i++) {
+		const struct xpu_cpu_task *t = &m->tasks[i], *p;
+		if (!t->tid || !(p = xpu_cpu_model_task(m, t->pid, 0)) || !p->exited)
+			continue;
+		if (t->recent || t->open)
+			busy++;
+		else
+			go[i] = 1, ngone++;
+	}
+	m->exits_pending = busy > 0;
+	if (ngone) {
+		for (uint32_t i = 0; i < m->ntasks; i++) {
+			if (go[i])
+				free(m->tasks[i].ring);
+			else
+				m->tasks[n++] = m->tasks[i];
+		}
+		m->ntasks = n;
+		m->threads_dropped += ngone;
+		xpu_htab_free(&m->idx);
+		xpu_htab_init(&m->idx);
+		for (uint32_t i = 0; i < n; i++)
+			xpu_htab_put(&m->idx, task_hash(m->tasks[i].pid, m->tasks[i].tid), i);
+	}
+	free(go);
+}
+
 void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns)
 {
 	int full;
@@ -176,6 +212,8 @@ void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns)
 	m->samples_total += m->samples_open;
 	m->samples_open = 0;
 	xpu_stacks_tick(&m->stacks);
+	if (m->exits_pending)
+		drop_exited_threads(m);
 	if (m->max_tasks && m->ntasks > m->max_tasks)
 		trim_tasks(m);
 }

@@ -40,11 +40,15 @@ struct xpu_cpu_model {
 	uint64_t samples_open, samples_last, samples_total;
 	uint32_t max_tasks;	/* rows kept after a tick (default XPU_CPU_MAX_TASKS) */
 	uint64_t tasks_aged_out;
+	int exits_pending;	/* exited processes may still have thread rows */
+	uint64_t threads_dropped;
 };
 
 /* Memory is bounded: past max_tasks rows (processes and threads), those with
  * no samples in the window and the fewest since the start are aged out down
- * to 3/4 of it.  Their samples stay in samples_total. */
+ * to 3/4 of it.  Their samples stay in samples_total.  The thread rows of an
+ * exited process go as soon as they have nothing in the window: the process
+ * row holds their samples. */
 #define XPU_CPU_MAX_TASKS 16384u
 
 enum xpu_cpu_col {

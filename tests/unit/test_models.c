@@ -139,6 +139,37 @@ TEST(cpu_percent_is_samples_over_a_busy_cpus_worth)
 	xpu_dict_free(&d);
 }
 
+TEST(cpu_thread_rows_of_an_exited_process_go_once_idle)
+{
+	struct xpu_dict d;
+	struct xpu_cpu_model m;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_cpu_model_init(&m, 100, 2) == 0);
+	uint32_t st = xpu_dict_stack(&d, NULL, 0);
+	for (uint32_t tid = 8; tid < 12; tid++) {	/* make: 4 threads */
+		struct xpu_event ev = sample(&d, 8, tid, "make", "make", st);
+		xpu_cpu_model_sample(&m, &ev);
+	}
+	struct xpu_event other = sample(&d, 9, 10, "cc", "cc", st);
+	xpu_cpu_model_sample(&m, &other);
+	xpu_cpu_model_tick(&m, 1000000000ULL);
+	CHECK_INT(m.ntasks, ==, 7);	/* 2 processes, 5 threads */
+	xpu_cpu_model_exit(&m, 8);
+	xpu_cpu_model_tick(&m, 1000000000ULL);
+	CHECK_INT(m.ntasks, ==, 7);	/* still in the window */
+	xpu_cpu_model_tick(&m, 1000000000ULL);
+	CHECK_INT(m.ntasks, ==, 3);	/* make's threads went; its row stays */
+	CHECK_INT(m.threads_dropped, ==, 4);
+	const struct xpu_cpu_task *p = xpu_cpu_model_task(&m, 8, 0);
+	REQUIRE(p);
+	CHECK_INT(p->total, ==, 4);
+	CHECK(xpu_cpu_model_task(&m, 8, 9) == NULL);
+	CHECK(xpu_cpu_model_task(&m, 9, 10) != NULL);	/* alive: kept */
+	CHECK_INT(m.exits_pending, ==, 0);
+	xpu_cpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(cpu_thread_rows_carry_thread_names)
 {
 	struct xpu_dict d;
