@@ -151,7 +151,8 @@ uint32_t xpu_dict_stack(struct xpu_dict *d, const uint32_t *frames, uint32_t n)
 	    grow_sz((void **)&d->stack_arena, &d->stack_arena_cap, d->stack_arena_len + n,
 		    sizeof(uint32_t)))
 		return 0;
-	if (d->nfree)
+	int reuse = d->nfree > 0;	/* a freed id, the lowest (dict.h) */
+	if (reuse)
 		idx = d->stack_free[d->nfree - 1];
 	else if (xpu_grow((void **)&d->stacks, &d->stack_cap, d->nstacks + 1, sizeof(struct xpu_span)))
 		return 0;
@@ -163,7 +164,7 @@ uint32_t xpu_dict_stack(struct xpu_dict *d, const uint32_t *frames, uint32_t n)
 		memcpy(d->stack_arena + d->stack_arena_len, frames, n * sizeof(uint32_t));
 	d->stacks[idx] = (struct xpu_span){ (uint32_t)d->stack_arena_len, n };
 	d->stack_arena_len += n;
-	if (d->nfree && d->stack_free[d->nfree - 1] == idx)
+	if (reuse)
 		d->nfree--;
 	else
 		d->nstacks++;
@@ -190,14 +191,12 @@ int xpu_dict_sweep_begin(struct xpu_dict *d)
 uint32_t xpu_dict_sweep_end(struct xpu_dict *d, void (*freed)(void *arg, uint32_t id), void *arg)
 {
 	uint32_t nfreed = 0;
+	uint32_t *arena = NULL;
 	if (!d->marks)
 		return 0;
 	/* Room for every id that may be freed, before anything changes. */
-	if (xpu_grow((void **)&d->stack_free, &d->free_cap, d->nstacks, sizeof(uint32_t))) {
-		free(d->marks);
-		d->marks = NULL;
-		return 0;
-	}
+	if (xpu_grow((void **)&d->stack_free, &d->free_cap, d->nstacks, sizeof(uint32_t)))
+		goto out;
 	/* The survivors go to a new arena of their size and a quarter: a reused
 	 * id's frames may lie anywhere in the old one. */
 	size_t len = 0, cap = 0;
@@ -205,12 +204,8 @@ uint32_t xpu_dict_sweep_end(struct xpu_dict *d, void (*freed)(void *arg, uint32_
 		if (d->stacks[i].off != XPU_DICT_FREE && (d->marks[i / 64] >> (i % 64) & 1))
 			cap += d->stacks[i].len;
 	cap += cap / 4 + 1024;	/* room to grow before the next doubling */
-	uint32_t *arena = malloc(cap * sizeof(uint32_t));
-	if (!arena) {
-		free(d->marks);
-		d->marks = NULL;
-		return 0;
-	}
+	if (!(arena = malloc(cap * sizeof(uint32_t))))
+		goto out;
 	for (uint32_t i = 0; i < d->nstacks; i++) {
 		struct xpu_span *sp = &d->stacks[i];
 		if (sp->off == XPU_DICT_FREE)
@@ -239,10 +234,11 @@ uint32_t xpu_dict_sweep_end(struct xpu_dict *d, void (*freed)(void *arg, uint32_
 	for (uint32_t i = d->nstacks; i-- > 0;)
 		if (d->stacks[i].off == XPU_DICT_FREE)
 			d->stack_free[d->nfree++] = i;
-	free(d->marks);
-	d->marks = NULL;
 	d->stacks_swept += nfreed;
 	d->sweeps++;
+out:
+	free(d->marks);
+	d->marks = NULL;
 	return nfreed;
 }
 

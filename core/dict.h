@@ -58,7 +58,7 @@ struct xpu_dict {
 	struct xpu_span *stacks;	/* a freed id: off == XPU_DICT_FREE */
 	uint32_t nstacks, stack_cap;	/* nstacks: the highest id handed out */
 	struct xpu_htab stack_idx;
-	uint32_t *stack_free;		/* freed ids, reused last-freed first */
+	uint32_t *stack_free;		/* freed ids, highest first: the lowest is reused first */
 	uint32_t nfree, free_cap;
 	uint64_t *marks;		/* between sweep_begin and sweep_end */
 	uint64_t stacks_swept;		/* stacks freed so far */

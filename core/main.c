@@ -120,18 +120,19 @@ static void show(struct app *a)
 {
 	if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 		xpu_err("out of memory while building the display");
-	if (a->sym) {
-		struct xpu_sym_stats st;
-		xpu_sym_stats(a->sym, &st);
-		a->snap.sym_elf_bytes = st.elf_bytes;
-		a->snap.sym_procs = st.procs;
-	}
-	if (a->tui)
+	if (a->tui) {
 		xpu_tui_draw(&a->snap, &a->vs);
-	else if (a->o.json)
+	} else if (a->o.json) {
+		if (a->sym) {	/* the symbolizer's caches, for the memory object */
+			struct xpu_sym_stats st;
+			xpu_sym_stats(a->sym, &st);
+			a->snap.sym_elf_bytes = st.elf_bytes;
+			a->snap.sym_procs = st.procs;
+		}
 		xpu_batch_json(stdout, &a->snap, &a->sess, &a->vs);
-	else
+	} else {
 		xpu_batch_text(stdout, &a->snap);
+	}
 }
 
 /* Returns 0, or -1 when the export failed (the reason was reported). */
@@ -378,7 +379,8 @@ static int start_replay(struct app *a)
 		return -1;
 	a->sess.replay = 1;
 	a->sess.ncpus = m->ncpus;
-	xpu_session_add_holder(&a->sess, mark_replay, a->replay);
+	if (xpu_session_add_holder(&a->sess, mark_replay, a->replay) < 0)
+		return -1;
 	snprintf(a->sess.host, sizeof(a->sess.host), "%s", m->host);
 	snprintf(a->sess.source_name, sizeof(a->sess.source_name), "%s", a->o.replay);
 	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE, "replaying %s (recorded on %s, %s)",

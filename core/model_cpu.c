@@ -122,40 +122,52 @@ void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
 	xpu_stacks_retire(&m->stacks, pid);
 }
 
+/* Removes the rows marked in go[], keeping the others in order, and rebuilds
+ * the index.  Returns how many went. */
+static uint32_t remove_tasks(struct xpu_cpu_model *m, const uint8_t *go)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < m->ntasks; i++) {
+		if (go[i])
+			free(m->tasks[i].ring);
+		else
+			m->tasks[n++] = m->tasks[i];
+	}
+	uint32_t gone = m->ntasks - n;
+	m->ntasks = n;
+	xpu_htab_free(&m->idx);
+	xpu_htab_init(&m->idx);
+	for (uint32_t i = 0; i < n; i++)
+		xpu_htab_put(&m->idx, task_hash(m->tasks[i].pid, m->tasks[i].tid), i);
+	return gone;
+}
+
 /* Ages out rows with nothing in the window, the lightest first (model_cpu.h). */
 static void trim_tasks(struct xpu_cpu_model *m)
 {
 	uint32_t nkeep = 0, ncand = 0;
 	uint64_t *w = malloc((size_t)m->ntasks * sizeof(*w));
+	uint8_t *go = calloc(m->ntasks ? m->ntasks : 1, 1);
 	struct xpu_trim plan;
 
-	if (!w)
-		return;
+	if (!w || !go)
+		goto out;
 	for (uint32_t i = 0; i < m->ntasks; i++) {
 		if (m->tasks[i].recent || m->tasks[i].open)
 			nkeep++;
 		else
 			w[ncand++] = m->tasks[i].total;
 	}
-	int go = xpu_trim_plan(m->max_tasks, nkeep, w, ncand, &plan);
-	free(w);
-	if (!go)
-		return;
-	uint32_t n = 0;
+	if (!xpu_trim_plan(m->max_tasks, nkeep, w, ncand, &plan))
+		goto out;
 	for (uint32_t i = 0; i < m->ntasks; i++) {
-		struct xpu_cpu_task *t = &m->tasks[i];
-		if (t->recent || t->open || xpu_trim_keeps(&plan, t->total)) {
-			m->tasks[n++] = *t;
-			continue;
-		}
-		free(t->ring);
-		m->tasks_aged_out++;
+		const struct xpu_cpu_task *t = &m->tasks[i];
+		go[i] = !(t->recent || t->open || xpu_trim_keeps(&plan, t->total));
 	}
-	m->ntasks = n;
-	xpu_htab_free(&m->idx);
-	xpu_htab_init(&m->idx);
-	for (uint32_t i = 0; i < n; i++)
-		xpu_htab_put(&m->idx, task_hash(m->tasks[i].pid, m->tasks[i].tid), i);
+	m->tasks_aged_out += remove_tasks(m, go);
+out:
+	free(w);
+	free(go);
 }
 
 /* The thread rows of an exited process go once idle: its process row keeps
@@ -163,7 +175,7 @@ static void trim_tasks(struct xpu_cpu_model *m)
 static void drop_exited_threads(struct xpu_cpu_model *m)
 {
 	uint8_t *go = calloc(m->ntasks ? m->ntasks : 1, 1);
-	uint32_t n = 0, busy = 0, ngone = 0;
+	uint32_t busy = 0, ngone = 0;
 	if (!go)
 		return;
 	for (uint32_t i = 0; i < m->ntasks; i++) {
@@ -176,20 +188,8 @@ static void drop_exited_threads(struct xpu_cpu_model *m)
 			go[i] = 1, ngone++;
 	}
 	m->exits_pending = busy > 0;
-	if (ngone) {
-		for (uint32_t i = 0; i < m->ntasks; i++) {
-			if (go[i])
-				free(m->tasks[i].ring);
-			else
-				m->tasks[n++] = m->tasks[i];
-		}
-		m->ntasks = n;
-		m->threads_dropped += ngone;
-		xpu_htab_free(&m->idx);
-		xpu_htab_init(&m->idx);
-		for (uint32_t i = 0; i < n; i++)
-			xpu_htab_put(&m->idx, task_hash(m->tasks[i].pid, m->tasks[i].tid), i);
-	}
+	if (ngone)
+		m->threads_dropped += remove_tasks(m, go);
 	free(go);
 }
 

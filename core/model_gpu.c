@@ -160,14 +160,22 @@ static struct xpu_gpu_kernel *kernel_get(struct xpu_gpu_model *m, uint32_t pid, 
 
 /* ---- processes ---- */
 
-static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint32_t comm)
+static struct xpu_gpu_proc *proc_find(struct xpu_gpu_model *m, uint32_t pid)
 {
 	for (uint32_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid) {
-			if (comm)
-				m->procs[i].comm = comm;
+		if (m->procs[i].pid == pid)
 			return &m->procs[i];
-		}
+	return NULL;
+}
+
+static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint32_t comm)
+{
+	struct xpu_gpu_proc *q = proc_find(m, pid);
+	if (q) {
+		if (comm)
+			q->comm = comm;
+		return q;
+	}
 	if (xpu_grow((void **)&m->procs, &m->pcap, m->nprocs + 1, sizeof(*m->procs)))
 		return NULL;
 	struct xpu_gpu_proc *p = &m->procs[m->nprocs++];
@@ -477,14 +485,17 @@ static void on_memcpy(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	v->memcpy_bytes_open += ev->memcpy.bytes;
 }
 
+/* The process's stacks merge by name once idle (stacks.h). */
+static void retire(struct xpu_gpu_model *m, uint32_t pid)
+{
+	xpu_stacks_retire(&m->stacks, pid);
+	xpu_stacks_retire(&m->launch_stacks, pid);
+}
+
 void xpu_gpu_model_exit(struct xpu_gpu_model *m, uint32_t pid)
 {
-	for (uint32_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].pid == pid) {
-			xpu_stacks_retire(&m->stacks, pid);
-			xpu_stacks_retire(&m->launch_stacks, pid);
-			return;
-		}
+	if (proc_find(m, pid))
+		retire(m, pid);
 }
 
 static void on_proc(struct xpu_gpu_model *m, const struct xpu_event *ev)
@@ -493,10 +504,8 @@ static void on_proc(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	if (!p)
 		return;
 	p->state = ev->gproc.state;
-	if (ev->gproc.state == XPU_GPU_PROC_LEFT) {
-		xpu_stacks_retire(&m->stacks, ev->pid);
-		xpu_stacks_retire(&m->launch_stacks, ev->pid);
-	}
+	if (ev->gproc.state == XPU_GPU_PROC_LEFT)
+		retire(m, ev->pid);
 	if (ev->gproc.state == XPU_GPU_PROC_CONNECTED)
 		p->launch_only = 0;
 	if (ev->gproc.state == XPU_GPU_PROC_STATUS) {

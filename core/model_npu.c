@@ -134,7 +134,9 @@ static uint64_t ctr_get(const struct xpu_npu_ctr *c, enum xpu_window w)
 	return w == XPU_WIN_ALL ? c->total : c->recent;
 }
 
-static void lat_free(struct xpu_npu_lat *l, uint32_t window)
+/* Frees what a histogram in use holds (dense arrays, the window's ring),
+ * leaving its parked buckets and its scalars. */
+static void lat_free_dense(struct xpu_npu_lat *l, uint32_t window)
 {
 	if (l->ring)
 		for (uint32_t i = 0; i < window; i++) {
@@ -146,42 +148,53 @@ static void lat_free(struct xpu_npu_lat *l, uint32_t window)
 	free(l->open);
 	free(l->win);
 	free(l->all);
+	l->ring = NULL;
+	l->max_ring = l->open = l->win = l->all = NULL;
+}
+
+static void lat_free(struct xpu_npu_lat *l, uint32_t window)
+{
+	lat_free_dense(l, window);
 	free(l->parked.b);
 	free(l->parked.c);
 	memset(l, 0, sizeof(*l));
+}
+
+/* The nonzero buckets of dense histogram h, ascending, into *out (empty,
+ * with no arrays, when there are none).  Returns 0 or -ENOMEM. */
+static int sparse_of(const uint64_t *h, struct xpu_npu_sparse *out)
+{
+	uint32_t used = 0;
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
+		used += h[b] != 0;
+	*out = (struct xpu_npu_sparse){ 0 };
+	if (!used)
+		return 0;
+	out->b = malloc(used * sizeof(*out->b));
+	out->c = malloc(used * sizeof(*out->c));
+	if (!out->b || !out->c) {
+		free(out->b);
+		free(out->c);
+		*out = (struct xpu_npu_sparse){ 0 };
+		return -ENOMEM;
+	}
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
+		if (h[b]) {
+			out->b[out->n] = (uint16_t)b;
+			out->c[out->n++] = h[b];
+		}
+	return 0;
 }
 
 /* Keeps only the since-start buckets of a histogram with nothing in the
  * window (model_npu.h); the scalars (counts, maxima) stay as they are. */
 static void lat_park(struct xpu_npu_lat *l, uint32_t window)
 {
-	uint32_t used = 0, k = 0;
-	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
-		used += l->all[b] != 0;
-	uint16_t *pb = malloc((used ? used : 1) * sizeof(*pb));
-	uint64_t *pc = malloc((used ? used : 1) * sizeof(*pc));
-	if (!pb || !pc) {	/* out of memory: it stays dense */
-		free(pb);
-		free(pc);
+	struct xpu_npu_sparse parked;
+	if (sparse_of(l->all, &parked) < 0)	/* out of memory: it stays dense */
 		return;
-	}
-	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
-		if (l->all[b]) {
-			pb[k] = (uint16_t)b;
-			pc[k++] = l->all[b];
-		}
-	for (uint32_t i = 0; i < window; i++) {
-		free(l->ring[i].b);
-		free(l->ring[i].c);
-	}
-	free(l->ring);
-	free(l->max_ring);
-	free(l->open);
-	free(l->win);
-	free(l->all);
-	l->ring = NULL;
-	l->max_ring = l->open = l->win = l->all = NULL;
-	l->parked = (struct xpu_npu_sparse){ used, pb, pc };
+	lat_free_dense(l, window);
+	l->parked = parked;
 }
 
 static int lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t n)
@@ -193,7 +206,7 @@ static int lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t
 		l->ring = calloc(window, sizeof(*l->ring));
 		l->max_ring = calloc(window, sizeof(uint64_t));
 		if (!l->open || !l->win || !l->all || !l->ring || !l->max_ring) {
-			lat_free(l, window);
+			lat_free_dense(l, window);	/* what was parked stays */
 			return -ENOMEM;
 		}
 		for (uint32_t i = 0; i < l->parked.n; i++)	/* back in use */
@@ -212,7 +225,6 @@ static int lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t
 static void lat_close(struct xpu_npu_lat *l, uint32_t window, uint32_t slot, int full)
 {
 	struct xpu_npu_sparse *r;
-	uint32_t used = 0;
 
 	if (!l->open)
 		return;
@@ -222,26 +234,17 @@ static void lat_close(struct xpu_npu_lat *l, uint32_t window, uint32_t slot, int
 			l->win[r->b[i]] -= r->c[i];
 			l->n_win -= r->c[i];
 		}
-	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
-		used += l->open[b] != 0;
 	free(r->b);
 	free(r->c);
-	r->n = 0;
-	r->b = used ? malloc(used * sizeof(*r->b)) : NULL;
-	r->c = used ? malloc(used * sizeof(*r->c)) : NULL;
+	/* Out of memory: the tick stays in the totals but leaves the window early. */
+	sparse_of(l->open, r);
+	for (uint32_t i = 0; i < r->n; i++) {
+		l->win[r->b[i]] += r->c[i];
+		l->n_win += r->c[i];
+	}
 	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++) {
-		uint64_t c = l->open[b];
-		if (!c)
-			continue;
-		/* Out of memory: the tick stays in the totals but leaves the window early. */
-		if (r->b && r->c) {
-			r->b[r->n] = (uint16_t)b;
-			r->c[r->n++] = c;
-			l->win[b] += c;
-			l->n_win += c;
-		}
-		l->all[b] += c;
-		l->n_all += c;
+		l->all[b] += l->open[b];
+		l->n_all += l->open[b];
 		l->open[b] = 0;
 	}
 	l->max_ring[slot] = l->max_open;

@@ -14,6 +14,7 @@
 #include "dict.h"
 #include "err.h"
 #include "event.h"
+#include "grow.h"
 
 /* The numbers of docs/recording-format.md. */
 static const char rec_magic[8] = "XPUTOPRC";
@@ -308,15 +309,10 @@ static int put_stack(void *ctx, uint32_t *id, int kind)
 	if (kind != XPU_ID_STACK || *id == 0)
 		return 0;
 	if (*id > w->fid_cap) {
-		uint32_t cap = w->fid_cap ? w->fid_cap : 4096;
-		while (cap < *id)
-			cap *= 2;
-		uint32_t *v = realloc(w->fid, (size_t)cap * sizeof(uint32_t));
-		if (!v)
+		uint32_t old = w->fid_cap;
+		if (xpu_grow((void **)&w->fid, &w->fid_cap, *id, sizeof(uint32_t)))
 			return w->err = -ENOMEM;
-		memset(v + w->fid_cap, 0, (size_t)(cap - w->fid_cap) * sizeof(uint32_t));
-		w->fid = v;
-		w->fid_cap = cap;
+		memset(w->fid + old, 0, (size_t)(w->fid_cap - old) * sizeof(uint32_t));
 	}
 	if (!w->fid[*id - 1]) {
 		const uint32_t *frames = xpu_dict_stack_get(w->dict, *id, &n);

@@ -76,10 +76,10 @@ static void forget_stack(void *arg, uint32_t id)
 		xpu_rec_forget_stack(s->rec, id);
 }
 
-uint32_t xpu_session_sweep(struct xpu_session *s, int force)
+uint32_t xpu_session_sweep(struct xpu_session *s)
 {
 	struct xpu_dict *d = &s->dict;
-	if (!force && xpu_dict_live_stacks(d) < (s->sweep_at > s->sweep_min ? s->sweep_at : s->sweep_min))
+	if (xpu_dict_live_stacks(d) < (s->sweep_at > s->sweep_min ? s->sweep_at : s->sweep_min))
 		return 0;
 	if (xpu_dict_sweep_begin(d) < 0)
 		return 0;
@@ -136,7 +136,7 @@ static void on_tick(struct xpu_session *s, const struct xpu_event *ev)
 	xpu_gpu_model_tick(&s->gpu, ev->time, ev->tick.interval_ns);
 	xpu_npu_model_tick(&s->npu, ev->time, ev->tick.interval_ns);
 	xpu_alerts_expire(&s->alerts, ev->time);
-	xpu_session_sweep(s, 0);
+	xpu_session_sweep(s);
 }
 
 void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)

@@ -81,9 +81,9 @@ void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall);
 int xpu_session_add_source(struct xpu_session *s, struct xpu_source *src);
 /* Registers a holder of stack ids; returns 0, or -1 when the table is full. */
 int xpu_session_add_holder(struct xpu_session *s, xpu_mark_fn fn, void *arg);
-/* Sweeps the dictionary's stacks now if it has grown past sweep_at (called
- * after every tick; force sweeps regardless).  Returns the stacks freed. */
-uint32_t xpu_session_sweep(struct xpu_session *s, int force);
+/* Sweeps the dictionary's stacks if it has grown past sweep_at (called after
+ * every tick).  Returns the stacks freed. */
+uint32_t xpu_session_sweep(struct xpu_session *s);
 /* A source's cumulative count of lost records: emits a DROP event for what
  * is new since *seen (and updates it). */
 void xpu_session_drops(struct xpu_session *s, enum xpu_src_id src, uint64_t total, uint64_t *seen);

@@ -192,16 +192,23 @@ TEST(ioctl_errors_are_counted_and_named_by_errno)
 	xpu_npu_snap_free(&s);
 }
 
+/* 90 submits of 10 us and 10 of 2 ms in one tick; the row's cells in
+ * window w (s initialized here). */
+static const struct xpu_cell *mixed_latencies(struct h *h, struct xpu_npu_snap *s, enum xpu_window w)
+{
+	ioctl_(h, 7, SUBMIT_CMD, 0, 10000, 90);		/* 10 us */
+	ioctl_(h, 7, SUBMIT_CMD, 0, 2000000, 10);	/* 2 ms */
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(s);
+	xpu_npu_model_snapshot(&h->m, &h->dict, s, w);
+	return row(s, IOCTL_KEY(7, SUBMIT_CMD));
+}
+
 TEST(ioctl_percentiles_come_from_the_latency_histogram_within_a_sixteenth)
 {
 	struct h *h = setup(NULL);
 	struct xpu_npu_snap s;
-	ioctl_(h, 7, SUBMIT_CMD, 0, 10000, 90);		/* 10 us */
-	ioctl_(h, 7, SUBMIT_CMD, 0, 2000000, 10);	/* 2 ms */
-	until(h, h->now + TICK);
-	xpu_npu_snap_init(&s);
-	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT);
-	const struct xpu_cell *c = row(&s, IOCTL_KEY(7, SUBMIT_CMD));
+	const struct xpu_cell *c = mixed_latencies(h, &s, XPU_WIN_RECENT);
 	REQUIRE(c);
 	CHECK(c[XPU_NPU_COL_P50].i >= 10000 * 15 / 16 && c[XPU_NPU_COL_P50].i <= 10000 * 17 / 16);
 	CHECK(c[XPU_NPU_COL_P99].i >= 2000000 * 15 / 16 && c[XPU_NPU_COL_P99].i <= 2000000 * 17 / 16);
@@ -235,12 +242,7 @@ TEST(an_idle_rows_histogram_is_parked_and_keeps_its_since_start_percentiles)
 {
 	struct h *h = setup(NULL);
 	struct xpu_npu_snap s;
-	ioctl_(h, 7, SUBMIT_CMD, 0, 10000, 90);		/* 10 us */
-	ioctl_(h, 7, SUBMIT_CMD, 0, 2000000, 10);	/* 2 ms */
-	until(h, h->now + TICK);
-	xpu_npu_snap_init(&s);
-	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_ALL);
-	const struct xpu_cell *c = row(&s, IOCTL_KEY(7, SUBMIT_CMD));
+	const struct xpu_cell *c = mixed_latencies(h, &s, XPU_WIN_ALL);
 	REQUIRE(c);
 	int64_t p50 = c[XPU_NPU_COL_P50].i, p99 = c[XPU_NPU_COL_P99].i;
 	REQUIRE(h->m.ncalls == 1);
