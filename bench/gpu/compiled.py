@@ -1,0 +1,49 @@
+"""A model compiled with torch.compile(mode="reduce-overhead"): after its
+warm-up PyTorch replays it as CUDA graphs (cudaGraphLaunch), so its kernels
+are launched by the graph, not one by one.  One step = one forward pass.
+
+  python3 -X perf compiled.py [--steps N] [--profile]
+"""
+import torch
+
+import workload
+
+
+class Block(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(d)
+        self.up = torch.nn.Linear(d, 4 * d)
+        self.down = torch.nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
+
+
+def build(d=1024, blocks=4):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[Block(d) for _ in range(blocks)]).cuda().eval()
+    return torch.compile(model, mode="reduce-overhead")
+
+
+def forward_step(model, x):
+    with torch.no_grad():
+        return model(x)
+
+
+def main():
+    p = workload.parser(__doc__)
+    p.set_defaults(steps=2000, warmup=5)
+    args = p.parse_args()
+
+    def setup():
+        return build(), torch.randn(8, 1024, device="cuda")
+
+    def step(state):
+        forward_step(state[0], state[1])
+
+    workload.run("compiled", args, setup, step)
+
+
+if __name__ == "__main__":
+    main()

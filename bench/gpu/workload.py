@@ -1,0 +1,70 @@
+"""Shared by the framework workloads of bench/gpu (hf_decode.py, compiled.py,
+multiproc.py): arguments, timing, and --profile, which runs the same workload
+under PyTorch's own profiler (torch.profiler, CUPTI) and counts the kernels it
+saw, the reference xputop's counts are checked against (in a separate run:
+CUPTI takes one subscriber per process).
+
+Every workload prints one JSON line on stdout:
+  {"workload": ..., "pid": ..., "steps": N, "step_s": ..., ...,
+   "profiled_kernels": K (with --profile: every kernel of the whole run),
+   "kernel_names": [...] (with --profile --names FILE: written to FILE)}
+"""
+import argparse
+import json
+import os
+import time
+
+import torch
+
+
+def parser(doc):
+    p = argparse.ArgumentParser(description=doc)
+    p.add_argument("--steps", type=int, default=10, help="measured steps")
+    p.add_argument("--warmup", type=int, default=2, help="steps before the measured ones")
+    p.add_argument("--profile", action="store_true",
+                   help="run under torch.profiler and count every kernel it saw")
+    p.add_argument("--names", help="with --profile: write the distinct kernel names here")
+    return p
+
+
+def kernels_of(prof, names_path):
+    """Kernel events of a finished profile, from its Chrome trace (cat "kernel"),
+    which is what Kineto got from CUPTI."""
+    path = f"/tmp/workload-trace-{os.getpid()}.json"
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        trace = json.load(f)
+    os.unlink(path)
+    kernels = [e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"]
+    if names_path:
+        with open(names_path, "a") as f:
+            for n in sorted({e["name"] for e in kernels}):
+                f.write(n + "\n")
+    return len(kernels)
+
+
+def run(name, args, setup, step, extra=None):
+    """setup() -> state; step(state) is one measured unit (synchronized)."""
+    def body():
+        state = setup()
+        for _ in range(args.warmup):
+            step(state)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(args.steps):
+            step(state)
+        torch.cuda.synchronize()
+        return state, time.perf_counter() - t0
+
+    out = {"workload": name, "pid": os.getpid(), "steps": args.steps, "warmup": args.warmup}
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            state, secs = body()
+        out["profiled_kernels"] = kernels_of(prof, args.names)
+    else:
+        state, secs = body()
+    out["step_s"] = secs / args.steps
+    if extra:
+        out.update(extra(state, secs))
+    print(json.dumps(out), flush=True)
