@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 	struct xpu_dict dict;
 	xpu_dict_init(&dict);
 	double t0 = now_s();
-	struct xpu_symbolizer *s = xpu_sym_new(&dict);
+	struct xpu_symbolizer *s = xpu_sym_new(&dict, NULL);
 	if (!s)
 		return 1;
 	for (uint32_t i = 0; i < nstacks; i++)

@@ -31,6 +31,7 @@ void xpu_dict_init(struct xpu_dict *d)
 	xpu_htab_init(&d->str_idx);
 	xpu_htab_init(&d->frame_idx);
 	xpu_htab_init(&d->stack_idx);
+	xpu_htab_init(&d->pend_idx);
 }
 
 void xpu_dict_free(struct xpu_dict *d)
@@ -45,6 +46,14 @@ void xpu_dict_free(struct xpu_dict *d)
 	xpu_htab_free(&d->stack_idx);
 	free(d->stack_free);
 	free(d->marks);
+	for (uint32_t i = 0; i < d->npend; i++) {
+		free(d->pend[i].stacks);
+		free(d->pend[i].exp);
+	}
+	free(d->pend);
+	free(d->fstate);
+	free(d->exp_log);
+	xpu_htab_free(&d->pend_idx);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -135,21 +144,209 @@ static int stack_eq(const void *ctx, uint32_t idx, const void *key)
 	       memcmp(d->stack_arena + d->stacks[idx].off, l->v, l->n * sizeof(uint32_t)) == 0;
 }
 
+/* ---- pending frames ---- */
+
+static int pend_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct xpu_dict *d = ctx;
+	return d->pend[idx].frame == *(const uint32_t *)key;
+}
+
+static struct xpu_dict_pend *pend_of(const struct xpu_dict *d, uint32_t frame)
+{
+	uint32_t i = xpu_htab_find(&d->pend_idx, xpu_hash_u64(frame), pend_eq, d, &frame);
+	return i == UINT32_MAX ? NULL : &d->pend[i];
+}
+
+/* Frames with every expanded frame replaced by its expansion.  Expansions
+ * may hold frames expanded later, hence the recursion (bounded: a frame's
+ * expansion only ever holds frames older than its expansion).  Past
+ * XPU_DICT_MAX_DEPTH the root end is cut, as the leaf end says the most. */
+struct subst {
+	uint32_t *out;
+	uint32_t n, skip;
+};
+
+static uint32_t subst_len(const struct xpu_dict *d, uint32_t f, int depth)
+{
+	const struct xpu_dict_pend *p;
+	if (depth > 8 || xpu_dict_frame_state(d, f) != XPU_FRAME_EXPANDED || !(p = pend_of(d, f)))
+		return 1;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < p->nexp; i++)
+		n += subst_len(d, p->exp[i], depth + 1);
+	return n;
+}
+
+static void subst_emit(const struct xpu_dict *d, struct subst *s, uint32_t f, int depth)
+{
+	const struct xpu_dict_pend *p;
+	if (depth <= 8 && xpu_dict_frame_state(d, f) == XPU_FRAME_EXPANDED && (p = pend_of(d, f))) {
+		for (uint32_t i = 0; i < p->nexp; i++)
+			subst_emit(d, s, p->exp[i], depth + 1);
+		return;
+	}
+	if (s->skip)
+		s->skip--;
+	else if (s->n < XPU_DICT_MAX_DEPTH)
+		s->out[s->n++] = f;
+}
+
+static uint32_t substitute(const struct xpu_dict *d, const uint32_t *in, uint32_t n, uint32_t *out)
+{
+	uint64_t len = 0;
+	for (uint32_t i = 0; i < n; i++)
+		len += subst_len(d, in[i], 0);
+	struct subst s = { out, 0, len > XPU_DICT_MAX_DEPTH ? (uint32_t)(len - XPU_DICT_MAX_DEPTH) : 0 };
+	for (uint32_t i = 0; i < n; i++)
+		subst_emit(d, &s, in[i], 0);
+	return s.n;
+}
+
+static int has_state(const struct xpu_dict *d, const uint32_t *v, uint32_t n, int state)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (xpu_dict_frame_state(d, v[i]) == state)
+			return 1;
+	return 0;
+}
+
+static int contains(const uint32_t *v, uint32_t n, uint32_t f)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] == f)
+			return 1;
+	return 0;
+}
+
+/* Remembers that stack id holds the pending frames of v that are not in
+ * `except` (frames it was registered with already). */
+static void register_pending(struct xpu_dict *d, uint32_t id, const uint32_t *v, uint32_t n,
+			     const uint32_t *except, uint32_t nexcept)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct xpu_dict_pend *p;
+		if (xpu_dict_frame_state(d, v[i]) != XPU_FRAME_PENDING || contains(v, i, v[i]) ||
+		    contains(except, nexcept, v[i]) || !(p = pend_of(d, v[i])))
+			continue;
+		if (xpu_grow((void **)&p->stacks, &p->cap, p->nstacks + 1, sizeof(uint32_t)) == 0)
+			p->stacks[p->nstacks++] = id;
+	}
+}
+
+uint32_t xpu_dict_frame_pending(struct xpu_dict *d, uint32_t kind, uint32_t name, uint32_t module)
+{
+	struct xpu_frame f = { .name = name, .module = module, .kind = kind };
+	if (kind >= XPU_FRAME_KIND_MAX || name > d->nstr || module > d->nstr ||
+	    xpu_grow((void **)&d->frames, &d->frame_cap, d->nframes + 1, sizeof(f)) ||
+	    xpu_grow((void **)&d->pend, &d->pend_cap, d->npend + 1, sizeof(*d->pend)))
+		return 0;
+	uint32_t id = d->nframes + 1, old = d->fstate_cap;
+	if (id > d->fstate_cap) {
+		if (xpu_grow((void **)&d->fstate, &d->fstate_cap, id, 1))
+			return 0;
+		memset(d->fstate + old, XPU_FRAME_PLAIN, d->fstate_cap - old);
+	}
+	if (xpu_htab_put(&d->pend_idx, xpu_hash_u64(id), d->npend) < 0)
+		return 0;
+	d->pend[d->npend++] = (struct xpu_dict_pend){ .frame = id };
+	d->frames[d->nframes++] = f;
+	d->fstate[id - 1] = XPU_FRAME_PENDING;
+	d->pending_now++;
+	return id;
+}
+
+static int append_stack(struct xpu_dict *d, const uint32_t *frames, uint32_t n)
+{
+	if (d->stack_arena_len + n >= UINT32_MAX ||
+	    grow_sz((void **)&d->stack_arena, &d->stack_arena_cap, d->stack_arena_len + n, sizeof(uint32_t)))
+		return -1;
+	if (n)
+		memcpy(d->stack_arena + d->stack_arena_len, frames, n * sizeof(uint32_t));
+	return 0;
+}
+
+/* Stack id gets its pending frame's expansion; its old frames stay in the
+ * arena until the next sweep packs it. */
+static void rewrite(struct xpu_dict *d, uint32_t id, uint32_t frame)
+{
+	uint32_t old[XPU_DICT_MAX_DEPTH], new[XPU_DICT_MAX_DEPTH], n;
+	const uint32_t *cur = xpu_dict_stack_get(d, id, &n);
+	if (!cur || !contains(cur, n, frame))
+		return;
+	memcpy(old, cur, n * sizeof(uint32_t));
+	uint32_t m = substitute(d, old, n, new);
+	if (append_stack(d, new, m) < 0)
+		return;
+	xpu_htab_del(&d->stack_idx, xpu_hash_u32s(old, n, STACK_SEED), id - 1);
+	d->stacks[id - 1] = (struct xpu_span){ (uint32_t)d->stack_arena_len, m };
+	d->stack_arena_len += m;
+	struct idlist key = { new, m };
+	uint64_t h = xpu_hash_u32s(new, m, STACK_SEED);
+	if (xpu_htab_find(&d->stack_idx, h, stack_eq, d, &key) == UINT32_MAX)
+		xpu_htab_put(&d->stack_idx, h, id - 1);
+	register_pending(d, id, new, m, old, n);
+	d->stacks_rewritten++;
+}
+
+int xpu_dict_frame_expand(struct xpu_dict *d, uint32_t frame, const uint32_t *frames, uint32_t n)
+{
+	struct xpu_dict_pend *p = pend_of(d, frame);
+	if (!p || xpu_dict_frame_state(d, frame) != XPU_FRAME_PENDING || n > XPU_DICT_MAX_DEPTH)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++)
+		if (frames[i] == 0 || frames[i] > d->nframes || frames[i] == frame)
+			return -EINVAL;
+	uint32_t *exp = malloc((n ? n : 1) * sizeof(uint32_t));
+	if (!exp || xpu_grow((void **)&d->exp_log, &d->exp_cap, d->nexp + 1, sizeof(uint32_t))) {
+		free(exp);
+		return -ENOMEM;
+	}
+	memcpy(exp, frames, n * sizeof(uint32_t));
+	p->exp = exp;
+	p->nexp = n;
+	d->fstate[frame - 1] = XPU_FRAME_EXPANDED;
+	d->pending_now--;
+	d->exp_log[d->nexp++] = frame;
+	uint32_t *stacks = p->stacks, nstacks = p->nstacks;
+	p->stacks = NULL;
+	p->nstacks = p->cap = 0;
+	for (uint32_t i = 0; i < nstacks; i++)
+		rewrite(d, stacks[i], frame);
+	free(stacks);
+	return 0;
+}
+
+const uint32_t *xpu_dict_frame_expansion(const struct xpu_dict *d, uint32_t id, uint32_t *n)
+{
+	const struct xpu_dict_pend *p;
+	*n = 0;
+	if (xpu_dict_frame_state(d, id) != XPU_FRAME_EXPANDED || !(p = pend_of(d, id)))
+		return NULL;
+	*n = p->nexp;
+	return p->exp;
+}
+
+/* ---- stacks ---- */
+
 uint32_t xpu_dict_stack(struct xpu_dict *d, const uint32_t *frames, uint32_t n)
 {
-	struct idlist key = { frames, n };
+	uint32_t buf[XPU_DICT_MAX_DEPTH];
 	if (n > XPU_DICT_MAX_DEPTH || d->marks)
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
 		if (frames[i] == 0 || frames[i] > d->nframes)
 			return 0;
+	if (d->npend && has_state(d, frames, n, XPU_FRAME_EXPANDED)) {
+		n = substitute(d, frames, n, buf);
+		frames = buf;
+	}
+	struct idlist key = { frames, n };
 	uint64_t h = xpu_hash_u32s(frames, n, STACK_SEED);
 	uint32_t idx = xpu_htab_find(&d->stack_idx, h, stack_eq, d, &key);
 	if (idx != UINT32_MAX)
 		return idx + 1;
-	if (d->stack_arena_len + n >= UINT32_MAX ||
-	    grow_sz((void **)&d->stack_arena, &d->stack_arena_cap, d->stack_arena_len + n,
-		    sizeof(uint32_t)))
+	if (append_stack(d, frames, n) < 0)
 		return 0;
 	int reuse = d->nfree > 0;	/* a freed id, the lowest (dict.h) */
 	if (reuse)
@@ -160,14 +357,14 @@ uint32_t xpu_dict_stack(struct xpu_dict *d, const uint32_t *frames, uint32_t n)
 		idx = d->nstacks;
 	if (xpu_htab_put(&d->stack_idx, h, idx) < 0)
 		return 0;
-	if (n)
-		memcpy(d->stack_arena + d->stack_arena_len, frames, n * sizeof(uint32_t));
 	d->stacks[idx] = (struct xpu_span){ (uint32_t)d->stack_arena_len, n };
 	d->stack_arena_len += n;
 	if (reuse)
 		d->nfree--;
 	else
 		d->nstacks++;
+	if (d->pending_now)
+		register_pending(d, idx + 1, frames, n, NULL, 0);
 	return idx + 1;
 }
 
@@ -186,6 +383,19 @@ int xpu_dict_sweep_begin(struct xpu_dict *d)
 	free(d->marks);
 	d->marks = calloc((size_t)d->nstacks / 64 + 1, sizeof(uint64_t));
 	return d->marks ? 0 : -ENOMEM;
+}
+
+/* Pending frames forget the stacks a sweep freed (their ids will be reused). */
+static void prune_pending(struct xpu_dict *d)
+{
+	for (uint32_t i = 0; i < d->npend; i++) {
+		struct xpu_dict_pend *p = &d->pend[i];
+		uint32_t k = 0;
+		for (uint32_t j = 0; j < p->nstacks; j++)
+			if (xpu_dict_stack_marked(d, p->stacks[j]))
+				p->stacks[k++] = p->stacks[j];
+		p->nstacks = k;
+	}
 }
 
 uint32_t xpu_dict_sweep_end(struct xpu_dict *d, void (*freed)(void *arg, uint32_t id), void *arg)
@@ -236,6 +446,7 @@ uint32_t xpu_dict_sweep_end(struct xpu_dict *d, void (*freed)(void *arg, uint32_
 			d->stack_free[d->nfree++] = i;
 	d->stacks_swept += nfreed;
 	d->sweeps++;
+	prune_pending(d);
 out:
 	free(d->marks);
 	d->marks = NULL;
@@ -250,6 +461,8 @@ size_t xpu_frame_text(const struct xpu_dict *d, uint32_t frame, char *buf, size_
 		return 0;
 	if (!f)
 		n = snprintf(buf, size, "[unknown]");
+	else if (xpu_dict_frame_state(d, frame) != XPU_FRAME_PLAIN)	/* "libfoo.so+0x1a2b" */
+		n = snprintf(buf, size, "%s", xpu_dict_str_get(d, f->name));
 	else if (f->kind == XPU_FRAME_UNKNOWN && f->module)
 		n = snprintf(buf, size, "[unknown] (%s)", xpu_dict_str_get(d, f->module));
 	else if (f->kind == XPU_FRAME_UNKNOWN)

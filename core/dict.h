@@ -63,6 +63,28 @@ struct xpu_dict {
 	uint64_t *marks;		/* between sweep_begin and sweep_end */
 	uint64_t stacks_swept;		/* stacks freed so far */
 	uint32_t sweeps;
+
+	/* pending frames (xpu_dict_frame_pending) */
+	uint8_t *fstate;		/* per frame: XPU_FRAME_PLAIN, _PENDING, _EXPANDED */
+	uint32_t fstate_cap;
+	struct xpu_dict_pend *pend;	/* one per pending or expanded frame */
+	uint32_t npend, pend_cap;
+	struct xpu_htab pend_idx;	/* frame id -> pend index */
+	uint32_t *exp_log;		/* frames in the order they were expanded */
+	uint32_t nexp, exp_cap;
+	uint64_t stacks_rewritten;	/* stacks given a pending frame's expansion */
+	uint32_t pending_now;		/* pending frames not expanded yet */
+};
+
+enum { XPU_FRAME_PLAIN = 0, XPU_FRAME_PENDING = 1, XPU_FRAME_EXPANDED = 2 };
+
+/* A pending frame's stacks (while it waits) and expansion (once it has one). */
+struct xpu_dict_pend {
+	uint32_t frame;
+	uint32_t *stacks;		/* stack ids that held it when interned */
+	uint32_t nstacks, cap;
+	uint32_t *exp;			/* its frames, once expanded */
+	uint32_t nexp;
 };
 
 #define XPU_DICT_FREE UINT32_MAX
@@ -77,6 +99,30 @@ uint32_t xpu_dict_str(struct xpu_dict *d, const char *s, size_t len);
 static inline uint32_t xpu_dict_cstr(struct xpu_dict *d, const char *s);
 uint32_t xpu_dict_frame(struct xpu_dict *d, uint32_t kind, uint32_t name, uint32_t module);
 uint32_t xpu_dict_stack(struct xpu_dict *d, const uint32_t *frames, uint32_t n);
+
+/* Pending frames.  A frame whose final form is not known yet (an address
+ * whose library's symbols are still being read, a launch site whose stack is
+ * still being unwound) is interned as a pending frame: a new id every time,
+ * never shared with another frame of the same content, shown as what it was
+ * given (a label such as "libtorch_cpu.so+0x1a2b").  Every stack interned
+ * with it is remembered.  Once the real frames are known,
+ * xpu_dict_frame_expand() gives it its expansion (one frame or several, none
+ * pending): every stack that holds it is rewritten in place, keeping its id
+ * (so whatever holds the stack shows the new frames at its next refresh),
+ * and any stack interned later with it gets the expansion instead.  Two
+ * stacks may end up with the same frames; the later one stays valid but is
+ * not found by content.  The recording replays the same expansions
+ * (docs/recording-format.md). */
+uint32_t xpu_dict_frame_pending(struct xpu_dict *d, uint32_t kind, uint32_t name, uint32_t module);
+/* Returns 0, -EINVAL (not a pending frame, or an id in frames is not a
+ * frame or is itself pending) or -ENOMEM. */
+int xpu_dict_frame_expand(struct xpu_dict *d, uint32_t frame, const uint32_t *frames, uint32_t n);
+static inline int xpu_dict_frame_state(const struct xpu_dict *d, uint32_t id)
+{
+	return id >= 1 && id <= d->fstate_cap ? d->fstate[id - 1] : XPU_FRAME_PLAIN;
+}
+/* The expansion of an expanded frame, or NULL. */
+const uint32_t *xpu_dict_frame_expansion(const struct xpu_dict *d, uint32_t id, uint32_t *n);
 
 /* Lookups: id 0 or an unknown id gives "" / NULL / an empty stack. */
 const char *xpu_dict_str_get(const struct xpu_dict *d, uint32_t id);
@@ -114,8 +160,8 @@ static inline int xpu_dict_stack_marked(const struct xpu_dict *d, uint32_t id)
 }
 uint32_t xpu_dict_sweep_end(struct xpu_dict *d, void (*freed)(void *arg, uint32_t id), void *arg);
 
-/* The text shown for a frame (without folded suffixes): the symbol, or
- * "[unknown] (module)" for an unknown address.  Returns the length written
+/* The text shown for a frame (without folded suffixes): the symbol,
+ * "[unknown] (module)" for an unknown address, or a pending frame's label.  Returns the length written
  * (truncated to fit, always NUL-terminated). */
 size_t xpu_frame_text(const struct xpu_dict *d, uint32_t frame, char *buf, size_t size);
 

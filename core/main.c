@@ -22,6 +22,7 @@
 #include "import_bpftrace.h"
 #include "opts.h"
 #include "record.h"
+#include "service.h"
 #include "session.h"
 #include "snapshot.h"
 #include "source.h"
@@ -32,7 +33,11 @@
 #include "sys.h"
 #include "../tui/tui.h"
 
-enum { TAG_TIMER = -1, TAG_SIGNAL = -2, TAG_TTY = -3 };
+enum { TAG_TIMER = -1, TAG_SIGNAL = -2, TAG_TTY = -3, TAG_SERVICE = -4 };
+/* Jobs waiting for the service thread at most (service.h). */
+#define SERVICE_QUEUE 4096
+/* At exit, how long names still being read may hold it up. */
+#define EXIT_WAIT_MS 1000
 
 struct app {
 	struct xpu_opts o;
@@ -40,6 +45,7 @@ struct app {
 	struct xpu_snapshot snap;
 	struct xpu_viewstate vs;
 	struct xpu_symbolizer *sym;
+	struct xpu_service *svc;	/* slow work off the ingest path (live only) */
 	struct xpu_rec_reader *replay;
 	struct xpu_import *import;	/* -r of a bpftrace log instead of a recording */
 	int epfd, timerfd, sigfd;
@@ -106,6 +112,8 @@ static int setup_loop(struct app *a)
 	epoll_add(a->epfd, a->sigfd, TAG_SIGNAL);
 	if (a->tui)
 		epoll_add(a->epfd, STDIN_FILENO, TAG_TTY);
+	if (a->svc)
+		epoll_add(a->epfd, xpu_service_fd(a->svc), TAG_SERVICE);
 	for (int i = 0; i < a->sess.nsources; i++) {
 		int fd = a->sess.sources[i]->fd(a->sess.sources[i]);
 		if (fd >= 0 && epoll_add(a->epfd, fd, i) < 0) {
@@ -188,6 +196,8 @@ static void replay_step(struct app *a)
 
 static void live_tick(struct app *a)
 {
+	/* What the service finished goes in before the sources' last records. */
+	xpu_service_poll(a->svc);
 	for (int i = 0; i < a->sess.nsources; i++) {
 		struct xpu_source *src = a->sess.sources[i];
 		src->drain(src, &a->sess);
@@ -197,6 +207,7 @@ static void live_tick(struct app *a)
 	if (a->vs.paused)
 		return;
 	xpu_session_tick(&a->sess, xpu_now_mono(), xpu_now_wall());
+	xpu_sym_tick(a->sym, (uint64_t)(a->o.delay_s * 1e9));
 	show(a);
 	after_refresh(a);
 }
@@ -297,8 +308,12 @@ static int run_loop(struct app *a)
 				on_signal(a);
 			} else if (tag == TAG_TTY) {
 				on_tty(a);
+			} else if (tag == TAG_SERVICE) {
+				xpu_service_poll(a->svc);
 			}
 		}
+		if (a->sym)	/* names asked for while draining go to the service */
+			xpu_sym_flush(a->sym);
 	}
 	return 0;
 }
@@ -427,7 +442,12 @@ static int start_live(struct app *a)
 	int n = xpu_sys_online_cpus(&cpus);
 	free(cpus);
 	a->sess.ncpus = n > 0 ? (uint32_t)n : 0;
-	a->sym = xpu_sym_new(&a->sess.dict);
+	a->svc = xpu_service_new(SERVICE_QUEUE);
+	if (!a->svc) {
+		xpu_err("cannot start the service thread: %s", strerror(errno));
+		return -1;
+	}
+	a->sym = xpu_sym_new(&a->sess.dict, a->svc);
 	if (!a->sym)
 		return -1;
 	const char *lib = xpu_inject_lib_path();
@@ -540,6 +560,11 @@ int main(int argc, char **argv)
 		xpu_tui_fini();
 		a->tui = 0;
 	}
+	/* Names still on their way go into the export and the recording. */
+	if (a->svc && xpu_service_drain(a->svc, EXIT_WAIT_MS) == 0 && a->sym)
+		xpu_sym_flush(a->sym);
+	if (a->svc)
+		xpu_service_drain(a->svc, EXIT_WAIT_MS);
 	if (a->o.export_at_end && export_now(a) < 0)
 		a->status = 1;
 	goto out;
@@ -548,6 +573,8 @@ fail:
 out:
 	if (a->tui)
 		xpu_tui_fini();
+	/* Its last jobs' done() touch the sources and the dictionary. */
+	xpu_service_free(a->svc, 0);
 	xpu_session_free(&a->sess);
 	if (a->replay)
 		xpu_rec_close_reader(a->replay);

@@ -1,5 +1,7 @@
 #include "readfile.h"
 
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -78,4 +80,15 @@ char *xpu_strip(char *s)
 	while (n && isspace((unsigned char)s[n - 1]))
 		s[--n] = '\0';
 	return s;
+}
+
+struct xpu_filesig xpu_filesig_of(const struct stat *st)
+{
+	return (struct xpu_filesig){
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec,
+		/* ctime too: a chown that makes a file acceptable changes only it */
+		.ctime_ns = (uint64_t)st->st_ctim.tv_sec * 1000000000ULL + (uint64_t)st->st_ctim.tv_nsec,
+	};
 }

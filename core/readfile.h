@@ -5,6 +5,17 @@
 #define XPU_READFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+struct stat;
+
+/* What tells a file from the one that was there before: a freed inode
+ * number is soon given to a new file (a rebuilt library), so the size and
+ * times must match too. */
+struct xpu_filesig {
+	uint64_t ino, size, mtime_ns, ctime_ns;
+};
+struct xpu_filesig xpu_filesig_of(const struct stat *st);
 
 /* Reads fd to its end, at most max bytes, into a new NUL-terminated buffer
  * (*len excludes the NUL).  Returns 0 when the end was reached, 1 when it

@@ -18,7 +18,7 @@
 
 /* The numbers of docs/recording-format.md. */
 static const char rec_magic[8] = "XPUTOPRC";
-#define REC_MINOR 1			/* raised for additions an older reader can skip */
+#define REC_MINOR 2			/* raised for additions an older reader can skip */
 #define HDR_FIXED 20			/* magic, version, header size, header checksum */
 #define HDR_META 44			/* where the metadata strings start */
 #define HDR_MIN (HDR_META + 3 * 2)	/* a version 1.0 header with empty strings */
@@ -33,7 +33,11 @@ static const char rec_magic[8] = "XPUTOPRC";
 #define INTERVAL_MIN_NS 50000000ULL
 #define INTERVAL_MAX_NS 3600000000000ULL
 
-enum rec_type { REC_STRING = 1, REC_FRAME = 2, REC_STACK = 3, REC_EVENT = 4, REC_FORGET = 5 };
+enum rec_type {
+	REC_STRING = 1, REC_FRAME = 2, REC_STACK = 3, REC_EVENT = 4, REC_FORGET = 5,
+	REC_PENDING = 6, REC_EXPAND = 7,
+	REC_LAST = REC_EXPAND
+};
 #define FORGET_MAX 1024			/* stack ids in one FORGET record */
 
 /* Events are stored as the struct is laid out in memory; that is the format
@@ -69,6 +73,7 @@ struct xpu_rec_writer {
 	int fd;
 	const struct xpu_dict *dict;
 	uint32_t nstr, nframes;			/* dictionary entries already recorded */
+	uint32_t nexp;				/* pending frames' expansions recorded (dict.h) */
 	/* Stacks get file ids of their own, written before their first event:
 	 * the dictionary reuses the ids of stacks it sweeps (dict.h). */
 	uint32_t *fid;				/* dictionary stack id - 1 -> file id, 0 = none */
@@ -287,8 +292,14 @@ static int put_frames(struct xpu_rec_writer *w)
 	while (w->nframes < xpu_dict_nframes(w->dict)) {
 		uint32_t id = w->nframes + 1;
 		const struct xpu_frame *f = xpu_dict_frame_get(w->dict, id);
-		uint8_t *p = reserve(w, REC_FRAME, 16);
-		if (!p)
+		uint8_t *p;
+		/* A pending frame is announced first, so the reader makes it one. */
+		if (xpu_dict_frame_state(w->dict, id) != XPU_FRAME_PLAIN) {
+			if (!(p = reserve(w, REC_PENDING, 4)))
+				return w->err;
+			put32(p, id);
+		}
+		if (!(p = reserve(w, REC_FRAME, 16)))
 			return w->err;
 		put32(p, id);
 		put32(p + 4, f->kind);
@@ -297,6 +308,33 @@ static int put_frames(struct xpu_rec_writer *w)
 		w->nframes = id;
 	}
 	return 0;
+}
+
+/* The expansions of pending frames, in the order the session made them. */
+static int put_expansions(struct xpu_rec_writer *w)
+{
+	while (w->nexp < w->dict->nexp) {
+		uint32_t id = w->dict->exp_log[w->nexp], n;
+		const uint32_t *frames = xpu_dict_frame_expansion(w->dict, id, &n);
+		uint8_t *p = reserve(w, REC_EXPAND, 8 + (size_t)n * 4);
+		if (!p)
+			return w->err;
+		put32(p, id);
+		put32(p + 4, n);
+		if (n)
+			memcpy(p + 8, frames, (size_t)n * 4);
+		w->nexp++;
+	}
+	return 0;
+}
+
+static int put_forgets(struct xpu_rec_writer *w);
+
+/* Strings before frames before expansions and stacks: each kind refers to
+ * the ones before. */
+static int put_dict(struct xpu_rec_writer *w)
+{
+	return put_forgets(w) || put_strings(w) || put_frames(w) || put_expansions(w) ? w->err : 0;
 }
 
 /* Gives a stack id of an event its file id, writing the stack first if the
@@ -356,8 +394,7 @@ int xpu_rec_write(struct xpu_rec_writer *w, const struct xpu_event *ev)
 {
 	const char *why;
 
-	/* Strings before frames before stacks: each kind refers to the one before. */
-	if (put_forgets(w) || put_strings(w) || put_frames(w))
+	if (put_dict(w))
 		return w->err;
 	/* An event the reader would call damage must not end up in the file. */
 	if (xpu_event_check(ev, w->dict, &why))
@@ -394,7 +431,7 @@ int xpu_rec_close(struct xpu_rec_writer *w)
 {
 	if (!w)
 		return 0;
-	put_forgets(w);
+	put_dict(w);	/* names that came after the last event */
 	int rc = xpu_rec_flush(w);
 	if (close(w->fd) && !rc)
 		rc = -errno;
@@ -422,6 +459,7 @@ struct xpu_rec_reader {
 	 * their own while a replay runs, so the two numberings can differ. */
 	struct id_map { uint32_t *v; uint32_t n, cap; } map[3];
 	struct xpu_rec_meta meta;
+	uint32_t next_pending;		/* file id of the frame a PENDING record announced */
 	int newer;			/* written by a newer minor version */
 	uint64_t skipped;
 	uint64_t first;			/* offset of the first block */
@@ -658,6 +696,10 @@ static int len_ok(enum rec_type type, uint32_t len)
 		return len == sizeof(struct xpu_event);
 	case REC_FORGET:
 		return len >= 4 && len % 4 == 0 && len / 4 <= FORGET_MAX;
+	case REC_PENDING:
+		return len == 4;
+	case REC_EXPAND:
+		return len >= 8 && (len - 8) % 4 == 0 && (len - 8) / 4 <= XPU_DICT_MAX_DEPTH;
 	}
 	return 1;
 }
@@ -674,7 +716,7 @@ static int record_at(struct xpu_rec_reader *r, uint64_t no, uint64_t at, const u
 	*len = word >> 8;
 	if (*len > (size_t)(end - p - REC_HDR))
 		return damage(r, no, at, "record of %u bytes crosses the end of the block", *len);
-	if (*type < REC_STRING || (*type > REC_FORGET && !r->newer))
+	if (*type < REC_STRING || (*type > REC_LAST && !r->newer))
 		return damage(r, no, at, "unknown record type %u", *type);
 	if (!len_ok(*type, *len))
 		return damage(r, no, at, "record of type %u cannot be %u bytes long", *type, *len);
@@ -786,8 +828,47 @@ static int read_frame(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p)
 		return damage(r, r->block, at, "frame %u has unknown kind %u", id, kind);
 	if (name > nstr || module > nstr)
 		return damage(r, r->block, at, "frame %u refers to a string id not defined yet", id);
-	return mapped(r, MAP_FRAME, xpu_dict_frame(r->dict, kind, translate(r, MAP_STR, name),
-						    translate(r, MAP_STR, module)));
+	name = translate(r, MAP_STR, name);
+	module = translate(r, MAP_STR, module);
+	int pend = r->next_pending == id;
+	r->next_pending = 0;
+	return mapped(r, MAP_FRAME, pend ? xpu_dict_frame_pending(r->dict, kind, name, module)
+					 : xpu_dict_frame(r->dict, kind, name, module));
+}
+
+/* The frame record that follows is a pending frame (dict.h). */
+static int read_pending(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p)
+{
+	uint32_t id = get32(p);
+	if (id != r->map[MAP_FRAME].n + 1)
+		return damage(r, r->block, at, "announces pending frame %u, not the next frame (%u)", id,
+			      r->map[MAP_FRAME].n + 1);
+	r->next_pending = id;
+	return 0;
+}
+
+/* A pending frame's expansion: the stacks holding it are rewritten. */
+static int read_expand(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p, uint32_t len)
+{
+	uint32_t frames[XPU_DICT_MAX_DEPTH];
+	uint32_t id = get32(p), n = get32(p + 4), nframes = r->map[MAP_FRAME].n;
+	if (len != 8 + 4 * (uint64_t)n)
+		return damage(r, r->block, at, "expansion record of %u bytes cannot hold %u frames", len, n);
+	if (id == 0 || id > nframes)
+		return damage(r, r->block, at, "expands frame %u, not defined yet", id);
+	for (uint32_t i = 0; i < n; i++) {
+		frames[i] = get32(p + 8 + 4 * i);
+		if (frames[i] == 0 || frames[i] > nframes)
+			return damage(r, r->block, at, "expansion of frame %u refers to frame id %u, not defined yet",
+				      id, frames[i]);
+		frames[i] = translate(r, MAP_FRAME, frames[i]);
+	}
+	int rc = xpu_dict_frame_expand(r->dict, translate(r, MAP_FRAME, id), frames, n);
+	if (rc == -ENOMEM)
+		return fail(r, "out of memory reading the dictionary");
+	if (rc < 0)
+		return damage(r, r->block, at, "expands frame %u, which is not pending", id);
+	return 0;
 }
 
 static int read_stack(struct xpu_rec_reader *r, uint64_t at, const uint8_t *p, uint32_t len)
@@ -884,6 +965,10 @@ static int read_record(struct xpu_rec_reader *r, struct xpu_event *ev)
 		return read_event(r, at, p, ev);
 	case REC_FORGET:
 		return read_forget(r, at, p, len);
+	case REC_PENDING:
+		return read_pending(r, at, p);
+	case REC_EXPAND:
+		return read_expand(r, at, p, len);
 	}
 	r->skipped++;
 	return 0;

@@ -529,11 +529,14 @@ static int find_binary_functions(struct npu_source *n, const char *path)
 		xpu_err("--npu-probe-binary: %s", err);
 		return -1;
 	}
-	const struct xpu_symtab *t = xpu_elf_symtab(e);
-	for (size_t s = 0; t && s < t->n; s++)
+	char name[256];
+	for (uint32_t s = 0; s < xpu_elf_nsyms(e); s++) {
+		if (!xpu_elf_sym_name(e, s, name, sizeof(name)))
+			continue;
 		for (int i = 0; i < P_NPROBES; i++)
-			if (strcmp(xpu_symtab_name(t, (uint32_t)s), probes[i].func) == 0)
+			if (strcmp(name, probes[i].func) == 0)
 				n->have[i] = 1;
+	}
 	xpu_elf_free(e);
 	return 0;
 }

@@ -1,21 +1,29 @@
 /* The symbolizer: per-process state (maps, perf map, address cache), the ELF
- * cache shared by all processes, and kernel symbols.  The parsing lives in
- * maps.c, elf.c, perfmap.c, kallsyms.c and demangle.c; this file decides what
- * to read when, and what to keep.
+ * cache shared by all processes (core/elfcache.c), and kernel symbols.  The
+ * parsing lives in maps.c, elf.c, perfmap.c, kallsyms.c and demangle.c; this
+ * file decides what to read when, and what to keep.
+ *
+ * With a service thread (core/service.h), what can be slow is done there:
+ * symbol tables and /proc/kallsyms are read, and names beyond this refresh's
+ * budget demangled; pending frames stand in meanwhile (dict.h).  What stays
+ * on the caller's path is bounded: cache lookups, a binary search, and maps
+ * and perf-map re-reads limited to a share of the time (REREAD_COST_RATIO).
  *
  * Bounds: at most PROCS_MAX processes with state, of which XPU_SYM_DEAD_MAX exited
  * ones (each kept DEAD_GRACE_NS after its exit, least recently used freed
  * first); PROC_CACHE_MAX cached addresses per process and KERNEL_CACHE_MAX
- * kernel ones; ELF_CACHE_MAX files holding at most ELF_CACHE_BYTES of symbol
- * tables (least recently used freed first).
+ * kernel ones; the ELF cache's own (elfcache.h); KWAIT_MAX kernel addresses
+ * waiting for /proc/kallsyms.
  */
 #include "symbolize.h"
 
 #include "addrcache.h"
 #include "dict.h"
+#include "elfcache.h"
 #include "err.h"
+#include "grow.h"
 #include "readfile.h"
-#include "symtab.h"
+#include "service.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,8 +41,7 @@
 #define DEAD_GRACE_NS (5 * NS_PER_S)
 #define PROC_CACHE_MAX 4096
 #define KERNEL_CACHE_MAX 65536
-#define ELF_CACHE_MAX 512
-#define ELF_CACHE_BYTES (64u << 20)	/* symbol tables kept, all files together */
+#define KWAIT_MAX 65536
 /* Re-reading a process's maps or perf map on a miss happens at most this
  * often, and never more than 1/REREAD_COST_RATIO of the time: a 100 MB perf
  * map that takes 0.5 s to parse is re-read at most every 10 s. */
@@ -52,11 +59,6 @@ struct pmap {
 	uint8_t checked;	/* the cached ELF was checked against its file */
 };
 
-/* When a file was last looked at, and whether it changed since. */
-struct filesig {
-	uint64_t ino, size, mtime_ns, ctime_ns;
-};
-
 struct proc {
 	uint32_t pid;
 	uint8_t dead;		/* exited (or vanished): never read /proc/PID again */
@@ -66,21 +68,28 @@ struct proc {
 	struct pmap *pm;	/* one per mapping */
 	uint64_t maps_ns, maps_wait_ns;	/* last read, and the wait before the next */
 	struct xpu_perfmap *jit;
-	struct filesig jit_sig;
+	struct xpu_filesig jit_sig;
 	uint64_t jit_ns, jit_wait_ns;
 	struct xpu_addrcache cache;	/* address (after the -1 of return addresses) -> frame */
 };
 
-struct elf_ent {
-	uint64_t dev, ino;
-	struct filesig sig;	/* of the file it was read from */
-	struct xpu_elf *elf;	/* NULL: the file is not a readable ELF */
-	uint32_t *names;	/* per symbol: dict id of its demangled name, 0 = not yet */
-	uint64_t last_use;
+/* Our own vDSO: a small image in memory, named inline. */
+struct vdso {
+	struct xpu_elf *elf;
+	uint32_t *names;
+	uint64_t len;
+	int tried;
+};
+
+/* A kernel address waiting for /proc/kallsyms. */
+struct kwait {
+	uint64_t addr;
+	uint32_t frame;
 };
 
 struct xpu_symbolizer {
 	struct xpu_dict *dict;
+	struct xpu_service *svc;	/* NULL: everything inline */
 	struct xpu_sym_stats st;
 	uint64_t clock;		/* counts calls, orders LRU eviction */
 
@@ -89,23 +98,21 @@ struct xpu_symbolizer {
 	struct xpu_htab proc_idx;
 	struct proc *last;	/* the process of the previous call: stacks come in runs */
 
-	struct elf_ent *elfs;
-	uint32_t nelfs;
-	size_t elf_budget;	/* bytes of symbol tables kept (ELF_CACHE_BYTES) */
-	struct xpu_htab elf_idx;
-
-	struct elf_ent vdso;
-	uint64_t vdso_len;
-	int vdso_tried;
+	struct xpu_elfcache *elfs;
+	struct vdso vdso;
 
 	struct xpu_kallsyms *ksyms;
-	int ksyms_tried;
+	int ksyms_state;	/* KSYMS_* */
+	struct kwait *kwaits;
+	uint32_t nkwaits, kwait_cap;
 	struct xpu_addrcache kcache;
 
 	uint32_t unknown_name, unknown_frame, unknown_kframe;
 	int warned_maps;
 	char buf[8192];		/* demangled names */
 };
+
+enum { KSYMS_NONE, KSYMS_LOADING, KSYMS_READY };
 
 static uint64_t now_ns(void)
 {
@@ -126,17 +133,6 @@ static uint64_t reread_wait(uint64_t t0, uint64_t t1, uint64_t at_least)
 	if (wait < at_least)
 		wait = at_least;
 	return wait > REREAD_MIN_NS ? wait : REREAD_MIN_NS;
-}
-
-static struct filesig file_sig(const struct stat *st)
-{
-	return (struct filesig){
-		.ino = st->st_ino,
-		.size = (uint64_t)st->st_size,
-		.mtime_ns = (uint64_t)st->st_mtim.tv_sec * NS_PER_S + (uint64_t)st->st_mtim.tv_nsec,
-		/* ctime too: a chown that makes the file acceptable changes only it */
-		.ctime_ns = (uint64_t)st->st_ctim.tv_sec * NS_PER_S + (uint64_t)st->st_ctim.tv_nsec,
-	};
 }
 
 /* ---- frames ---- */
@@ -330,23 +326,11 @@ static struct proc *proc_get(struct xpu_symbolizer *s, uint32_t pid)
 	return p;
 }
 
-/* ---- ELF files ---- */
+/* ---- files ---- */
 
 struct file_id {
 	uint64_t dev, ino;
 };
-
-static int elf_eq(const void *ctx, uint32_t id, const void *key)
-{
-	const struct xpu_symbolizer *s = ctx;
-	const struct file_id *k = key;
-	return s->elfs[id].dev == k->dev && s->elfs[id].ino == k->ino;
-}
-
-static uint64_t file_hash(const struct file_id *k)
-{
-	return xpu_hash_u64(k->dev * 0x9e3779b97f4a7c15ULL ^ k->ino);
-}
 
 static int open_checked(const char *path, const struct file_id *id)
 {
@@ -382,145 +366,16 @@ static int open_mapped(const struct proc *p, const struct xpu_map *m, const stru
 	return open_checked(m->path, id);
 }
 
-static void elf_ent_free(struct elf_ent *e)
-{
-	xpu_elf_free(e->elf);
-	free(e->names);
-}
+struct mapped_file {
+	const struct proc *p;
+	const struct xpu_map *m;
+	struct file_id id;
+};
 
-/* A slot for a new entry: a fresh one, or the least recently used one's
- * (taken out of the index; the caller refills it). */
-static uint32_t elf_slot(struct xpu_symbolizer *s)
+static int open_mapped_file(void *arg)
 {
-	if (s->nelfs < ELF_CACHE_MAX)
-		return s->nelfs++;
-	uint32_t best = 0;
-	for (uint32_t i = 1; i < s->nelfs; i++)
-		if (s->elfs[i].last_use < s->elfs[best].last_use)
-			best = i;
-	struct elf_ent *e = &s->elfs[best];
-	xpu_htab_del(&s->elf_idx, file_hash(&(struct file_id){ e->dev, e->ino }), best);
-	return best;
-}
-
-static struct xpu_elf *load_fd(struct xpu_symbolizer *s, int fd, const char *path)
-{
-	char err[256];
-	struct xpu_elf *e = xpu_elf_load_fd_path(fd, path, err, sizeof(err));
-	if (e)
-		s->st.elf_loaded++;
-	else {
-		s->st.elf_failed++;
-		xpu_debug("no symbols from %s: %s", path, err);
-	}
-	return e;
-}
-
-static size_t elf_ent_bytes(const struct elf_ent *e)
-{
-	if (!e->elf)
-		return 0;
-	const struct xpu_symtab *t = xpu_elf_symtab(e->elf);
-	return t->cap * sizeof(*t->v) + t->names_cap + (e->names ? t->n * sizeof(*e->names) : 0);
-}
-
-/* Keeps the cached symbol tables within ELF_CACHE_BYTES: the least recently
- * used files other than slot `keep` are dropped (a file bigger than the
- * whole budget still stays while it is the one in use). */
-static void elf_budget(struct xpu_symbolizer *s, uint32_t keep)
-{
-	size_t total = 0;
-	for (uint32_t i = 0; i < s->nelfs; i++)
-		total += elf_ent_bytes(&s->elfs[i]);
-	while (total > s->elf_budget) {
-		uint32_t best = UINT32_MAX;
-		for (uint32_t i = 0; i < s->nelfs; i++)
-			if (i != keep && s->elfs[i].elf &&
-			    (best == UINT32_MAX || s->elfs[i].last_use < s->elfs[best].last_use))
-				best = i;
-		if (best == UINT32_MAX)
-			return;
-		struct elf_ent *e = &s->elfs[best];
-		total -= elf_ent_bytes(e);
-		xpu_htab_del(&s->elf_idx, file_hash(&(struct file_id){ e->dev, e->ino }), best);
-		elf_ent_free(e);
-		*e = (struct elf_ent){ 0 };	/* a free slot: last_use 0, taken first */
-		s->st.elf_evicted++;
-	}
-}
-
-/* Reads the file into slot i, replacing what it held. */
-static void elf_fill(struct xpu_symbolizer *s, uint32_t i, int fd, const struct file_id *id,
-		     const char *path)
-{
-	struct stat st;
-	struct elf_ent *e = &s->elfs[i];
-	elf_ent_free(e);
-	*e = (struct elf_ent){ .dev = id->dev, .ino = id->ino };
-	if (fstat(fd, &st) == 0)
-		e->sig = file_sig(&st);
-	e->elf = load_fd(s, fd, path);
-	elf_budget(s, i);
-}
-
-/* A freed inode number is soon given to a new file (a rebuilt library): the
- * first time a process's mapping uses a cached entry, the file's size and
- * times must still match. */
-static int elf_stale(const struct elf_ent *e, int fd)
-{
-	struct stat st;
-	struct filesig sig;
-	if (fstat(fd, &st) < 0)
-		return 0;
-	sig = file_sig(&st);
-	return memcmp(&sig, &e->sig, sizeof(sig)) != 0;
-}
-
-/* The cache entry for mapping i's file, loading it on first use; NULL when
- * the file cannot be opened (not cached: another process may reach it). */
-static struct elf_ent *elf_get(struct xpu_symbolizer *s, struct proc *p, size_t mi)
-{
-	const struct xpu_map *m = &p->maps.v[mi];
-	struct file_id id = { makedev(m->dev_major, m->dev_minor), m->inode };
-	uint64_t h = file_hash(&id);
-	uint32_t i = xpu_htab_find(&s->elf_idx, h, elf_eq, s, &id);
-	if (i == UINT32_MAX || !p->pm[mi].checked) {
-		int fd = open_mapped(p, m, &id);
-		if (fd < 0 && i == UINT32_MAX)
-			return NULL;
-		if (i == UINT32_MAX) {
-			i = elf_slot(s);
-			elf_fill(s, i, fd, &id, m->path);
-			if (xpu_htab_put(&s->elf_idx, h, i) < 0) {
-				elf_ent_free(&s->elfs[i]);
-				memset(&s->elfs[i], 0, sizeof(s->elfs[i]));
-				close(fd);
-				return NULL;
-			}
-		} else if (fd >= 0 && elf_stale(&s->elfs[i], fd)) {
-			elf_fill(s, i, fd, &id, m->path);
-		}
-		if (fd >= 0)
-			close(fd);
-		p->pm[mi].checked = 1;
-	}
-	s->elfs[i].last_use = s->clock;
-	return &s->elfs[i];
-}
-
-/* The dict id of symbol i's display name: demangled once per symbol. */
-static uint32_t sym_name(struct xpu_symbolizer *s, struct elf_ent *e, uint32_t i)
-{
-	const struct xpu_symtab *t = xpu_elf_symtab(e->elf);
-	if (!e->names)
-		e->names = calloc(t->n, sizeof(*e->names));
-	if (e->names && e->names[i])
-		return e->names[i];
-	size_t len = xpu_demangle(xpu_symtab_name(t, i), s->buf, sizeof(s->buf));
-	uint32_t id = xpu_dict_str(s->dict, s->buf, len);
-	if (e->names)
-		e->names[i] = id;
-	return id;
+	const struct mapped_file *f = arg;
+	return open_mapped(f->p, f->m, &f->id);
 }
 
 /* ---- JIT code: /tmp/perf-PID.map ---- */
@@ -549,7 +404,7 @@ static int open_changed_perfmap(struct xpu_symbolizer *s, struct proc *p, int *a
 {
 	struct stat st;
 	int fd = xpu_perfmap_open(p->pid, &st);
-	struct filesig sig = file_sig(&st);
+	struct xpu_filesig sig = xpu_filesig_of(&st);
 	int changed = memcmp(&sig, &p->jit_sig, sizeof(sig)) != 0;
 	p->jit_sig = sig;
 	*absent = fd == -ENOENT;
@@ -600,28 +455,22 @@ static uint32_t jit_frame(struct xpu_symbolizer *s, struct proc *p, uint64_t add
 
 /* ---- user addresses ---- */
 
-static uint32_t elf_frame(struct xpu_symbolizer *s, struct proc *p, size_t i, uint64_t addr,
-			  struct elf_ent *e)
-{
-	const struct xpu_map *m = &p->maps.v[i];
-	uint64_t vaddr;
-	uint32_t si;
-	if (xpu_elf_offset_to_vaddr(e->elf, addr - m->start + m->pgoff, &vaddr) < 0 ||
-	    (si = xpu_symtab_find(xpu_elf_symtab(e->elf), vaddr)) == UINT32_MAX)
-		return unknown(s, module_of(s, p, i));
-	return frame(s, XPU_FRAME_USER, sym_name(s, e, si), module_of(s, p, i));
-}
-
 /* A file that is not a readable ELF may still hold JIT code (a memfd, say). */
 static uint32_t file_frame(struct xpu_symbolizer *s, struct proc *p, size_t i, uint64_t addr,
 			   int *cacheable)
 {
-	struct elf_ent *e = p->pm[i].no_elf ? NULL : elf_get(s, p, i);
-	if (!e || !e->elf) {
-		p->pm[i].no_elf = 1;
-		return jit_frame(s, p, addr, module_of(s, p, i), cacheable);
+	const struct xpu_map *m = &p->maps.v[i];
+	struct mapped_file mf = { p, m, { makedev(m->dev_major, m->dev_minor), m->inode } };
+	struct xpu_elffile f = { mf.id.dev, mf.id.ino, m->path, module_of(s, p, i), open_mapped_file, &mf };
+	uint32_t fr = 0;
+	if (!p->pm[i].no_elf &&
+	    xpu_elfcache_frame(s->elfs, &f, addr - m->start + m->pgoff, !p->pm[i].checked, s->clock,
+			       &fr) == XPU_ELF_OK) {
+		p->pm[i].checked = 1;
+		return fr;
 	}
-	return elf_frame(s, p, i, addr, e);
+	p->pm[i].no_elf = 1;
+	return jit_frame(s, p, addr, f.module, cacheable);
 }
 
 /* Our own vDSO, from the auxiliary vector and our maps. */
@@ -634,22 +483,35 @@ static void load_own_vdso(struct xpu_symbolizer *s)
 	if (!base || xpu_maps_read((uint32_t)getpid(), &maps, NULL) < 0)
 		return;
 	if ((m = xpu_maps_find(&maps, base)) && m->start == base) {
-		s->vdso_len = m->end - m->start;
-		s->vdso.elf = xpu_elf_load_mem((const void *)(uintptr_t)base, s->vdso_len, err,
+		s->vdso.len = m->end - m->start;
+		s->vdso.elf = xpu_elf_load_mem((const void *)(uintptr_t)base, s->vdso.len, err,
 					       sizeof(err));
+		if (s->vdso.elf)
+			s->vdso.names = calloc(xpu_elf_nsyms(s->vdso.elf) + 1, sizeof(uint32_t));
 	}
 	xpu_maps_free(&maps);
 }
 
 /* The vDSO is the kernel's, the same image in every process of our ABI: our
- * own is read once.  A mapping of another size (a 32-bit process) is not it. */
-static struct elf_ent *vdso_get(struct xpu_symbolizer *s, const struct xpu_map *m)
+ * own is read once and named inline (a handful of symbols).  A mapping of
+ * another size (a 32-bit process) is not it. */
+static uint32_t vdso_frame(struct xpu_symbolizer *s, struct proc *p, size_t i, uint64_t addr)
 {
-	if (!s->vdso_tried) {
-		s->vdso_tried = 1;
+	const struct xpu_map *m = &p->maps.v[i];
+	struct vdso *v = &s->vdso;
+	uint64_t vaddr;
+	uint32_t si;
+	if (!v->tried) {
+		v->tried = 1;
 		load_own_vdso(s);
 	}
-	return s->vdso.elf && m->end - m->start == s->vdso_len ? &s->vdso : NULL;
+	if (!v->elf || !v->names || m->end - m->start != v->len ||
+	    xpu_elf_offset_to_vaddr(v->elf, addr - m->start + m->pgoff, &vaddr) < 0 ||
+	    (si = xpu_elf_find(v->elf, vaddr, NULL)) == UINT32_MAX)
+		return unknown(s, module_of(s, p, i));
+	if (!v->names[si] && xpu_elf_sym_name(v->elf, si, s->buf, sizeof(s->buf)))
+		v->names[si] = xpu_dict_cstr(s->dict, s->buf);
+	return frame(s, XPU_FRAME_USER, v->names[si], module_of(s, p, i));
 }
 
 static int is_file(const struct xpu_map *m)
@@ -668,7 +530,6 @@ static uint32_t resolve_user(struct xpu_symbolizer *s, struct proc *p, uint64_t 
 			     int *cacheable)
 {
 	const struct xpu_map *m = xpu_maps_find(&p->maps, addr);
-	struct elf_ent *e;
 	/* Outside every mapping: maybe mapped since we read the maps. */
 	if (!m && !p->dead && reread_due(p->maps_ns, p->maps_wait_ns)) {
 		read_maps(s, p);
@@ -680,8 +541,8 @@ static uint32_t resolve_user(struct xpu_symbolizer *s, struct proc *p, uint64_t 
 	size_t i = (size_t)(m - p->maps.v);
 	if (is_file(m) && m->perms[2] == 'x')
 		return file_frame(s, p, i, addr, cacheable);
-	if (strcmp(m->path, "[vdso]") == 0 && (e = vdso_get(s, m)))
-		return elf_frame(s, p, i, addr, e);
+	if (strcmp(m->path, "[vdso]") == 0)
+		return vdso_frame(s, p, i, addr);
 	if (is_anon_exec(m))
 		return jit_frame(s, p, addr, module_of(s, p, i), cacheable);
 	return unknown(s, module_of(s, p, i));
@@ -727,28 +588,92 @@ uint32_t xpu_sym_user(struct xpu_symbolizer *s, uint32_t pid, const uint64_t *ip
 
 /* ---- kernel addresses ---- */
 
-static void load_kallsyms(struct xpu_symbolizer *s)
+static void warn_kallsyms(const struct xpu_kallsyms *k, const char *err)
 {
-	char err[256];
-	s->ksyms_tried = 1;
-	s->ksyms = xpu_kallsyms_load(err, sizeof(err));
-	if (!s->ksyms)
+	if (!k)
 		xpu_warn("%s — kernel frames show as [unknown]; run as root", err);
-	else if (xpu_kallsyms_hidden(s->ksyms))
+	else if (xpu_kallsyms_hidden(k))
 		xpu_warn("kernel symbols are hidden: every /proc/kallsyms address reads 0 "
 			 "(kernel.kptr_restrict) — kernel frames show as [unknown]; run as root "
 			 "with kernel.kptr_restrict at most 1");
 }
 
-static uint32_t resolve_kernel(struct xpu_symbolizer *s, uint64_t addr)
+static uint32_t kernel_frame(struct xpu_symbolizer *s, uint64_t addr)
 {
 	const char *module, *name;
-	if (!s->ksyms_tried)
-		load_kallsyms(s);
 	if (!s->ksyms || !(name = xpu_kallsyms_lookup(s->ksyms, addr, &module)))
 		return s->unknown_kframe;
 	uint32_t mod = module ? xpu_dict_cstr(s->dict, module) : 0;
 	return frame(s, XPU_FRAME_KERNEL, xpu_dict_cstr(s->dict, name), mod);
+}
+
+struct ksyms_job {
+	struct xpu_service_job job;
+	struct xpu_symbolizer *s;
+	struct xpu_kallsyms *k;
+	char err[256];
+};
+
+static void ksyms_work(struct xpu_service_job *job)
+{
+	struct ksyms_job *j = (struct ksyms_job *)job;
+	j->k = xpu_kallsyms_load(j->err, sizeof(j->err));
+}
+
+/* /proc/kallsyms is there: every kernel address that waited gets its frame. */
+static void ksyms_done(struct xpu_service_job *job)
+{
+	struct ksyms_job *j = (struct ksyms_job *)job;
+	struct xpu_symbolizer *s = j->s;
+	if (job->ran)
+		warn_kallsyms(j->k, j->err);
+	s->ksyms = j->k;
+	s->ksyms_state = KSYMS_READY;
+	for (uint32_t i = 0; i < s->nkwaits; i++) {
+		uint32_t f = kernel_frame(s, s->kwaits[i].addr);
+		xpu_dict_frame_expand(s->dict, s->kwaits[i].frame, &f, 1);
+	}
+	free(s->kwaits);
+	s->kwaits = NULL;
+	s->nkwaits = s->kwait_cap = 0;
+	free(j);
+}
+
+static void start_kallsyms(struct xpu_symbolizer *s)
+{
+	struct ksyms_job *j = s->svc ? calloc(1, sizeof(*j)) : NULL;
+	s->ksyms_state = KSYMS_LOADING;
+	if (j) {
+		*j = (struct ksyms_job){ .job = { .work = ksyms_work, .done = ksyms_done }, .s = s };
+		if (xpu_service_submit(s->svc, &j->job) == 0)
+			return;
+		free(j);
+	}
+	char err[256];
+	s->ksyms = xpu_kallsyms_load(err, sizeof(err));
+	warn_kallsyms(s->ksyms, err);
+	s->ksyms_state = KSYMS_READY;
+}
+
+/* A pending frame "0xffffffff81234567" until /proc/kallsyms is read. */
+static uint32_t kernel_wait(struct xpu_symbolizer *s, uint64_t addr)
+{
+	char label[32];
+	uint32_t f;
+	snprintf(label, sizeof(label), "0x%llx", (unsigned long long)addr);
+	if (s->nkwaits >= KWAIT_MAX ||
+	    xpu_grow((void **)&s->kwaits, &s->kwait_cap, s->nkwaits + 1, sizeof(*s->kwaits)) ||
+	    !(f = xpu_dict_frame_pending(s->dict, XPU_FRAME_KERNEL, xpu_dict_cstr(s->dict, label), 0)))
+		return s->unknown_kframe;
+	s->kwaits[s->nkwaits++] = (struct kwait){ addr, f };
+	return f;
+}
+
+static uint32_t resolve_kernel(struct xpu_symbolizer *s, uint64_t addr)
+{
+	if (s->ksyms_state == KSYMS_NONE)
+		start_kallsyms(s);
+	return s->ksyms_state == KSYMS_LOADING ? kernel_wait(s, addr) : kernel_frame(s, addr);
 }
 
 uint32_t xpu_sym_kernel(struct xpu_symbolizer *s, const uint64_t *ips, uint32_t n, uint32_t *out)
@@ -769,24 +694,26 @@ uint32_t xpu_sym_kernel(struct xpu_symbolizer *s, const uint64_t *ips, uint32_t 
 
 /* ---- lifecycle ---- */
 
-struct xpu_symbolizer *xpu_sym_new(struct xpu_dict *dict)
+struct xpu_symbolizer *xpu_sym_new(struct xpu_dict *dict, struct xpu_service *svc)
 {
 	struct xpu_symbolizer *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	s->dict = dict;
+	s->svc = svc;
 	xpu_htab_init(&s->proc_idx);
-	xpu_htab_init(&s->elf_idx);
 	xpu_addrcache_init(&s->kcache, KERNEL_CACHE_MAX);
-	s->elfs = calloc(ELF_CACHE_MAX, sizeof(*s->elfs));
-	s->elf_budget = ELF_CACHE_BYTES;
 	s->unknown_name = xpu_dict_cstr(dict, "[unknown]");
 	s->unknown_frame = xpu_dict_frame(dict, XPU_FRAME_UNKNOWN, s->unknown_name, 0);
 	s->unknown_kframe = xpu_dict_frame(dict, XPU_FRAME_KERNEL, s->unknown_name, 0);
+	s->elfs = xpu_elfcache_new(dict, svc, s->unknown_name);
 	if (!s->elfs || !s->unknown_frame || !s->unknown_kframe) {
 		xpu_sym_free(s);
 		return NULL;
 	}
+	/* Read early, off the path, so the first kernel frames wait less. */
+	if (svc)
+		start_kallsyms(s);
 	return s;
 }
 
@@ -798,12 +725,11 @@ void xpu_sym_free(struct xpu_symbolizer *s)
 		proc_free(s->procs[i]);
 	free(s->procs);
 	xpu_htab_free(&s->proc_idx);
-	for (uint32_t i = 0; i < s->nelfs; i++)
-		elf_ent_free(&s->elfs[i]);
-	free(s->elfs);
-	xpu_htab_free(&s->elf_idx);
-	elf_ent_free(&s->vdso);
+	xpu_elfcache_free(s->elfs);
+	xpu_elf_free(s->vdso.elf);
+	free(s->vdso.names);
 	xpu_kallsyms_free(s->ksyms);
+	free(s->kwaits);
 	xpu_addrcache_clear(&s->kcache);
 	free(s);
 }
@@ -817,7 +743,7 @@ void xpu_sym_proc_exec(struct xpu_symbolizer *s, uint32_t pid)
 
 void xpu_sym_set_elf_budget(struct xpu_symbolizer *s, size_t bytes)
 {
-	s->elf_budget = bytes;
+	xpu_elfcache_set_budget(s->elfs, bytes);
 }
 
 void xpu_sym_proc_exit(struct xpu_symbolizer *s, uint32_t pid)
@@ -828,15 +754,32 @@ void xpu_sym_proc_exit(struct xpu_symbolizer *s, uint32_t pid)
 	reap(s);
 }
 
+void xpu_sym_tick(struct xpu_symbolizer *s, uint64_t interval_ns)
+{
+	xpu_elfcache_tick(s->elfs, interval_ns);
+}
+
+void xpu_sym_flush(struct xpu_symbolizer *s)
+{
+	xpu_elfcache_flush(s->elfs);
+}
+
 void xpu_sym_stats(const struct xpu_symbolizer *s, struct xpu_sym_stats *st)
 {
+	struct xpu_elfcache_stats e;
+	xpu_elfcache_stats(s->elfs, &e);
 	*st = s->st;
 	st->procs = s->nprocs;
 	st->procs_dead = s->ndead;
-	st->elf_cached = 0;
-	st->elf_bytes = 0;
-	for (uint32_t i = 0; i < s->nelfs; i++) {
-		st->elf_cached += s->elfs[i].dev || s->elfs[i].ino;
-		st->elf_bytes += elf_ent_bytes(&s->elfs[i]);
-	}
+	st->elf_loaded = e.loaded;
+	st->elf_failed = e.failed;
+	st->elf_cached = e.cached;
+	st->elf_evicted = e.evicted;
+	st->elf_bytes = e.bytes;
+	st->elf_loading = e.loading;
+	st->names_inline = e.names_inline;
+	st->names_async = e.names_async;
+	st->pending = e.pending + s->nkwaits;
+	st->overflow = e.overflow;
+	st->refused = e.refused;
 }

@@ -9,8 +9,10 @@
  * so a process that has exited keeps its frames.
  *
  * Caches: ELF symbol tables by file identity (device + inode, checked against
- * the build-id), maps per process (re-read when an address falls outside them,
- * dropped on exec), and (pid, address) -> frame per process.
+ * the build-id; core/elfcache.h), maps per process (re-read when an address
+ * falls outside them, dropped on exec), and (pid, address) -> frame per
+ * process.  With a service thread, what is slow happens there and a frame
+ * not known yet is a pending frame, expanded in place later (dict.h).
  */
 #ifndef XPU_SYMBOLIZE_H
 #define XPU_SYMBOLIZE_H
@@ -19,6 +21,7 @@
 #include <stdint.h>
 
 struct xpu_dict;
+struct xpu_service;
 struct xpu_symbolizer;
 
 struct xpu_sym_stats {
@@ -38,9 +41,17 @@ struct xpu_sym_stats {
 	uint64_t elf_cached;	/* ELF files in the cache now */
 	uint64_t elf_evicted;	/* dropped to keep the cache within its byte budget */
 	uint64_t elf_bytes;	/* bytes of symbol tables the cache holds now */
+	uint64_t elf_loading;	/* tables being read on the service thread now */
+	uint64_t names_inline;	/* symbol names demangled on the caller's path */
+	uint64_t names_async;	/* ... and on the service thread */
+	uint64_t pending;	/* pending frames made while tables or names were on their way */
+	uint64_t overflow;	/* addresses given [unknown]: too much was pending */
+	uint64_t refused;	/* work the service's full queue refused (tried again later) */
 };
 
-struct xpu_symbolizer *xpu_sym_new(struct xpu_dict *dict);
+/* With a service (core/service.h), slow work goes there and pending frames
+ * stand in meanwhile (symbolize.c); NULL does everything inline. */
+struct xpu_symbolizer *xpu_sym_new(struct xpu_dict *dict, struct xpu_service *svc);
 void xpu_sym_free(struct xpu_symbolizer *s);
 
 /* Symbolizes a user stack of process `pid` as captured by bpf_get_stack():
@@ -64,6 +75,11 @@ void xpu_sym_proc_exit(struct xpu_symbolizer *s, uint32_t pid);
 #define XPU_SYM_DEAD_MAX 64
 
 void xpu_sym_stats(const struct xpu_symbolizer *s, struct xpu_sym_stats *st);
+/* Each refresh: refills the inline naming budget (a share of interval_ns)
+ * and sends the names asked for to the service. */
+void xpu_sym_tick(struct xpu_symbolizer *s, uint64_t interval_ns);
+/* Sends the names asked for so far to the service (after a burst of input). */
+void xpu_sym_flush(struct xpu_symbolizer *s);
 /* The bytes of symbol tables the ELF cache keeps (default 64 MiB); the least
  * recently used files beyond it are dropped and read again when needed. */
 void xpu_sym_set_elf_budget(struct xpu_symbolizer *s, size_t bytes);
@@ -96,7 +112,9 @@ const struct xpu_map *xpu_maps_find(const struct xpu_maps *m, uint64_t addr);
  * process). */
 int xpu_maps_read(uint32_t pid, struct xpu_maps *out, size_t *bad);
 
-/* A loaded ELF symbol table. */
+/* A loaded ELF symbol table: an index of the file's functions whose names
+ * stay in the file (read on demand; the file is kept open).  Read-only once
+ * loaded and reference-counted, so a worker thread may read names from it. */
 struct xpu_elf;
 /* Loads symbols from an open file descriptor (not closed).  On failure returns
  * NULL and writes a reason to err. */
@@ -114,8 +132,19 @@ void xpu_elf_free(struct xpu_elf *e);
 /* Maps a file offset (from a mapping: addr - start + pgoff) to the ELF virtual
  * address through the PT_LOAD segments.  Returns 0 or -1 if no segment holds it. */
 int xpu_elf_offset_to_vaddr(const struct xpu_elf *e, uint64_t off, uint64_t *vaddr);
-/* The (mangled) symbol covering vaddr, or NULL; *start receives its address. */
-const char *xpu_elf_lookup(const struct xpu_elf *e, uint64_t vaddr, uint64_t *start);
+/* Index of the symbol covering vaddr, or UINT32_MAX; *start (may be NULL)
+ * receives its address. */
+uint32_t xpu_elf_find(const struct xpu_elf *e, uint64_t vaddr, uint64_t *start);
+/* The (mangled) name of symbol i, read from the file, into buf; returns its
+ * length, 0 when it has none.  Safe from any thread. */
+size_t xpu_elf_sym_name(const struct xpu_elf *e, uint32_t i, char *buf, size_t size);
+/* The symbol covering vaddr: its name in buf, or NULL. */
+const char *xpu_elf_lookup(const struct xpu_elf *e, uint64_t vaddr, uint64_t *start, char *buf,
+			   size_t size);
+/* Another reference to e (xpu_elf_free drops one). */
+struct xpu_elf *xpu_elf_ref(struct xpu_elf *e);
+/* Bytes of memory the table holds (its index; names stay in the file). */
+size_t xpu_elf_bytes(const struct xpu_elf *e);
 /* The GNU build-id, or NULL. */
 const uint8_t *xpu_elf_build_id(const struct xpu_elf *e, size_t *len);
 size_t xpu_elf_nsyms(const struct xpu_elf *e);

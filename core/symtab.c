@@ -55,6 +55,31 @@ int xpu_symtab_add(struct xpu_symtab *t, uint64_t start, uint64_t size, const ch
 	return 0;
 }
 
+int xpu_symtab_add_ref(struct xpu_symtab *t, uint64_t start, uint64_t size, uint32_t name,
+		       uint32_t rank)
+{
+	if (t->n >= UINT32_MAX - 1 || reserve((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), 256))
+		return -ENOMEM;
+	t->v[t->n++] = (struct xpu_sym){
+		.start = start,
+		.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+		.name = name,
+		.rank = rank,
+	};
+	return 0;
+}
+
+void xpu_symtab_shrink(struct xpu_symtab *t)
+{
+	if (t->cap > t->n && t->n) {
+		struct xpu_sym *v = realloc(t->v, t->n * sizeof(*t->v));
+		if (v) {
+			t->v = v;
+			t->cap = t->n;
+		}
+	}
+}
+
 static int cmp_sym(const void *a, const void *b, void *names)
 {
 	const struct xpu_sym *x = a, *y = b;
@@ -65,7 +90,7 @@ static int cmp_sym(const void *a, const void *b, void *names)
 	return strcmp((const char *)names + x->name, (const char *)names + y->name);
 }
 
-static int sorted_unique(const struct xpu_symtab *t)
+int xpu_symtab_sorted_unique(const struct xpu_symtab *t)
 {
 	for (size_t i = 1; i < t->n; i++)
 		if (t->v[i - 1].start >= t->v[i].start)
@@ -77,7 +102,7 @@ void xpu_symtab_finish(struct xpu_symtab *t)
 {
 	/* Symbol tables usually arrive sorted (kallsyms, most linkers): skip
 	 * the n log n work then. */
-	if (sorted_unique(t))
+	if (xpu_symtab_sorted_unique(t))
 		return;
 	qsort_r(t->v, t->n, sizeof(*t->v), cmp_sym, t->names);
 	size_t out = 0;

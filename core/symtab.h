@@ -32,6 +32,14 @@ void xpu_symtab_free(struct xpu_symtab *t);
  * clamped.  Returns 0 or -ENOMEM. */
 int xpu_symtab_add(struct xpu_symtab *t, uint64_t start, uint64_t size, const char *name,
 		   size_t len, uint32_t aux, uint32_t rank);
+/* Adds an entry whose name lives elsewhere (an ELF string table): name is
+ * the owner's reference, rank the caller's priority alone. */
+int xpu_symtab_add_ref(struct xpu_symtab *t, uint64_t start, uint64_t size, uint32_t name,
+		       uint32_t rank);
+/* Whether the entries are sorted by start with no two at one address. */
+int xpu_symtab_sorted_unique(const struct xpu_symtab *t);
+/* Gives back the room reserved for growth. */
+void xpu_symtab_shrink(struct xpu_symtab *t);
 /* Sorts and drops aliases; call once, after the last add. */
 void xpu_symtab_finish(struct xpu_symtab *t);
 /* Index of the entry covering addr, or UINT32_MAX: the last entry starting at

@@ -44,7 +44,8 @@ static void lookup_offset(const struct xpu_elf *e, uint64_t off)
 	uint64_t vaddr, start;
 	if (xpu_elf_offset_to_vaddr(e, off, &vaddr) < 0)
 		return;
-	const char *name = xpu_elf_lookup(e, vaddr, &start);
+	static char buf[8192];
+	const char *name = xpu_elf_lookup(e, vaddr, &start, buf, sizeof(buf));
 	if (name) {
 		FUZZ_CHECK(start <= vaddr);
 		check_symbol(e, name);
@@ -72,13 +73,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct xpu_sym *s = &t->v[i];
 		FUZZ_CHECK(i == 0 || t->v[i - 1].start < s->start);
-		FUZZ_CHECK(s->name < t->names_len);
 		uint64_t start;
-		const char *name = xpu_elf_lookup(e, s->start, &start);
-		FUZZ_CHECK(name == xpu_symtab_name(t, (uint32_t)i) && start == s->start);
-		check_symbol(e, name);
+		static char name[8192], again[8192];
+		FUZZ_CHECK(xpu_elf_find(e, s->start, &start) == i && start == s->start);
+		size_t n = xpu_elf_sym_name(e, (uint32_t)i, name, sizeof(name));
+		FUZZ_CHECK(n < sizeof(name) && name[n] == '\0' && strlen(name) == n);
+		if (n) {
+			FUZZ_CHECK(xpu_elf_lookup(e, s->start, &start, again, sizeof(again)) &&
+				   strcmp(again, name) == 0);
+			check_symbol(e, name);
+		}
 		uint64_t last = s->start + s->size - 1;	/* may wrap past 2^64 */
-		if (s->size && last >= s->start && xpu_elf_lookup(e, last, &start))
+		if (s->size && last >= s->start && xpu_elf_find(e, last, &start) != UINT32_MAX)
 			FUZZ_CHECK(start >= s->start);
 	}
 	/* File offsets as a mapping's addr - start + pgoff gives them. */

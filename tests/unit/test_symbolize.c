@@ -182,11 +182,15 @@ static uint32_t sym1(struct xpu_symbolizer *s, uint32_t pid, uint64_t addr)
 static uint64_t elf_addr(const struct xpu_elf *e, const char *name)
 {
 	const struct xpu_symtab *t = xpu_elf_symtab(e);
+	char buf[256];
 	for (size_t i = 0; i < t->n; i++)
-		if (strcmp(xpu_symtab_name(t, (uint32_t)i), name) == 0)
+		if (xpu_elf_sym_name(e, (uint32_t)i, buf, sizeof(buf)) && strcmp(buf, name) == 0)
 			return t->v[i].start;
 	return 0;
 }
+
+static char lookup_buf[256];
+#define LOOKUP(e, vaddr, start) xpu_elf_lookup(e, vaddr, start, lookup_buf, sizeof(lookup_buf))
 
 static int write_file(const char *path, const void *buf, size_t len)
 {
@@ -338,7 +342,7 @@ TEST(sym_user_names_own_functions)
 	char exe[4096];
 	uint32_t out[3];
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	/* ips[1..] are return addresses: one past the call, looked up at -1. */
 	uint64_t ips[3] = { (uint64_t)(uintptr_t)xpu_test_sym_target_one + 2,
@@ -359,7 +363,7 @@ TEST(sym_user_warm_lookup_is_a_cache_hit)
 	struct xpu_dict d;
 	struct xpu_sym_stats st;
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	uint64_t a = (uint64_t)(uintptr_t)xpu_test_sym_target_two;
 	uint32_t f1 = sym1(s, (uint32_t)getpid(), a), f2 = sym1(s, (uint32_t)getpid(), a);
@@ -378,7 +382,7 @@ TEST(sym_user_names_shared_library_functions)
 	struct xpu_dict d;
 	uint32_t out[2];
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	uint64_t ips[2] = { (uint64_t)(uintptr_t)elf_begin + 4,
 			    (uint64_t)(uintptr_t)cxx_std_terminate + 1 };
@@ -398,7 +402,7 @@ TEST(sym_elf_cache_keeps_within_its_byte_budget_and_reloads_what_it_dropped)
 	struct xpu_sym_stats st;
 	uint32_t out[1];
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	xpu_sym_set_elf_budget(s, 1);	/* room for the file in use only */
 	uint64_t a = (uint64_t)(uintptr_t)elf_begin + 4, b = (uint64_t)(uintptr_t)cxx_std_terminate + 1,
@@ -423,7 +427,7 @@ TEST(sym_user_exec_drops_maps)
 	struct xpu_dict d;
 	struct xpu_sym_stats st;
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	uint64_t a = (uint64_t)(uintptr_t)xpu_test_sym_target_one;
 	sym1(s, (uint32_t)getpid(), a);
@@ -442,7 +446,7 @@ TEST(sym_user_maps_reread_on_miss_is_rate_limited)
 	struct xpu_dict d;
 	struct xpu_sym_stats st;
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	uint32_t pid = (uint32_t)getpid();
 	for (int i = 0; i < 5; i++)
@@ -477,7 +481,7 @@ TEST(sym_user_names_vdso_functions)
 	xpu_elf_free(e);
 
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	uint32_t f = sym1(s, (uint32_t)getpid(), base + (fn - v0) + 2);
 	const char *name = fname(&d, f);
@@ -495,7 +499,7 @@ TEST(sym_user_names_fixture_process_functions)
 	struct xpu_dict d;
 	struct child c;
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	REQUIRE(spawn(fixture("sym_fixture"), &c) == 0);
 	uint32_t pid = (uint32_t)c.pid;
@@ -528,7 +532,7 @@ TEST(sym_user_return_address_at_function_start_names_caller)
 	xpu_elf_free(e);
 
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	REQUIRE(spawn(fixture("sym_fixture"), &c) == 0);
 	uint64_t beta = addr_of(&c, "fixture_static_beta");
@@ -546,7 +550,7 @@ TEST(sym_user_names_non_pie_functions)
 	struct xpu_dict d;
 	struct child c;
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	REQUIRE(spawn(fixture("sym_fixture_nopie"), &c) == 0);
 	uint64_t a = addr_of(&c, "xpu_fixture_alpha");
@@ -565,7 +569,7 @@ TEST(sym_user_unknown_frame_carries_module)
 	struct child c;
 	char text[128];
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	/* stripped: no .symtab, and a PIE exports no functions in .dynsym */
 	REQUIRE(spawn(fixture("sym_fixture_stripped"), &c) == 0);
@@ -594,7 +598,7 @@ TEST(sym_user_reloads_a_file_rewritten_in_place)
 	snprintf(path, sizeof(path), "%s/inplace", tmpdir());
 	REQUIRE(write_file(path, pie, len1) == 0 && chmod(path, 0755) == 0 && stat(path, &before) == 0);
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	REQUIRE(spawn(path, &c) == 0);
 	CHECK_STR(fname(&d, sym1(s, (uint32_t)c.pid, addr_of(&c, "_ZN3foo3barEi"))), "foo::bar(int)");
@@ -622,7 +626,7 @@ TEST(sym_user_exited_process_still_resolves)
 	struct child c;
 	struct xpu_sym_stats st;
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	REQUIRE(spawn(fixture("sym_fixture"), &c) == 0);
 	uint32_t pid = (uint32_t)c.pid;
@@ -644,7 +648,7 @@ TEST(sym_user_process_gone_before_maps_read_is_unknown_quietly)
 	struct xpu_dict d;
 	struct xpu_sym_stats st;
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	pid_t pid = fork();
 	if (pid == 0)
@@ -673,7 +677,7 @@ TEST(sym_dead_processes_are_bounded)
 	struct xpu_dict d;
 	struct xpu_sym_stats st;
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	/* pids far above any in use: each is "gone" at once */
 	for (uint32_t pid = 4100000; pid < 4100000 + 2 * XPU_SYM_DEAD_MAX; pid++) {
@@ -708,7 +712,7 @@ TEST(elf_fixture_symbols_through_offsets)
 		const struct xpu_map *mp = xpu_maps_find(&m, addr);
 		REQUIRE(mp);
 		CHECK_INT(xpu_elf_offset_to_vaddr(e, addr - mp->start + mp->pgoff, &vaddr), ==, 0);
-		CHECK_STR(xpu_elf_lookup(e, vaddr, &start), names[i]);
+		CHECK_STR(LOOKUP(e, vaddr, &start), names[i]);
 		CHECK_INT(start, ==, vaddr);
 	}
 	CHECK_INT(xpu_elf_offset_to_vaddr(e, 1ull << 40, &(uint64_t){ 0 }), ==, -1);
@@ -747,7 +751,7 @@ TEST(elf_debug_file_found_by_build_id)
 	REQUIRE(e);
 	uint64_t beta = elf_addr(full, "fixture_static_beta");
 	REQUIRE(beta);
-	CHECK_STR(xpu_elf_lookup(e, beta + 2, NULL), "fixture_static_beta");
+	CHECK_STR(LOOKUP(e, beta + 2, NULL), "fixture_static_beta");
 	xpu_elf_free(e);
 	xpu_elf_free(full);
 }
@@ -771,8 +775,7 @@ TEST(elf_debug_file_found_by_debuglink_and_crc)
 	snprintf(err, sizeof(err), "%s/debug2", tmpdir());
 	REQUIRE(xpu_elf_set_debug_dir(err) == 0);
 	struct xpu_elf *e = xpu_elf_load(path, err, sizeof(err));
-	CHECK(e && xpu_elf_lookup(e, beta, NULL) &&
-	      strcmp(xpu_elf_lookup(e, beta, NULL), "fixture_static_beta") == 0);
+	CHECK(e && LOOKUP(e, beta, NULL) && strcmp(LOOKUP(e, beta, NULL), "fixture_static_beta") == 0);
 	xpu_elf_free(e);
 	/* a debug file whose CRC does not match is someone else's */
 	REQUIRE(run("printf x >> %s/linked.dbg", dir) == 0);
@@ -864,7 +867,7 @@ TEST(elf_corrupted_copies_fail_cleanly)
 		err[0] = '\0';
 		struct xpu_elf *e = xpu_elf_load(path, err, sizeof(err));
 		if (e) {
-			xpu_elf_lookup(e, 0x1179, NULL);
+			LOOKUP(e, 0x1179, NULL);
 			xpu_elf_free(e);
 		} else {
 			failed++;
@@ -1020,7 +1023,7 @@ TEST(sym_kernel_names_a_real_kallsyms_address)
 	struct xpu_dict d;
 	uint32_t out[2];
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	uint64_t a = kallsyms_addr("vfs_read");
 	REQUIRE(a);	/* needs root: addresses read 0 otherwise */
@@ -1177,7 +1180,7 @@ TEST(perfmap_used_only_when_owned_by_the_process_user)
 	char line[128];
 	REQUIRE(geteuid() == 0);
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	REQUIRE(start_jit_child(&j) == 0);
 	/* one line for the child's anonymous code, one for an unmapped address */
