@@ -231,7 +231,7 @@ $(OUTPUT)/tests/test_tui_%: tests/unit/test_tui_%.c tests/unit/check.h $(TUI_OBJ
 # so stack tests can look for them.
 CUDART_LDFLAGS := -L$(CUDA_HOME)/lib64 -Wl,-rpath=$(CUDA_HOME)/lib64 -lcudart
 $(OUTPUT)/tests/progs/%: tests/progs/%.c | $(OUTPUT)/tests/progs
-	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -MMD -MP \
 		-D_GNU_SOURCE -Icore -Ibpf -I$(CUDA_HOME)/include $< -o $@ \
 		$(if $(findstring cuda,$*),$(CUDART_LDFLAGS)) -lpthread -ldl
 
@@ -328,4 +328,4 @@ run: deps
 clean:
 	rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/fuzz/core/*.d)
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/tests/progs/*.d $(OUTPUT)/fuzz/core/*.d)

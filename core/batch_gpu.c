@@ -79,6 +79,11 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s)
 		xpu_json_uint(j, "launches", p->launches_total);
 		xpu_json_uint(j, "sites", p->sites);
 		xpu_json_uint(j, "dropped", p->dropped + p->cupti_dropped);
+		/* The account of kernels: what came, what the library dropped,
+		 * what CUPTI dropped (activity records, mostly kernels). */
+		xpu_json_uint(j, "kernels", p->kernels);
+		xpu_json_uint(j, "kernels_dropped", p->kernels_dropped);
+		xpu_json_uint(j, "cupti_dropped", p->cupti_dropped);
 		xpu_json_end(j, '}');
 	}
 	xpu_json_end(j, ']');

@@ -96,6 +96,7 @@ struct xpu_ev_gpu_proc {
 	uint64_t cupti_dropped;	/* records CUPTI reported dropped */
 	uint32_t detail;	/* the library's state: XPU_WIRE_STATE_* */
 	uint32_t sites;		/* call sites the library knows */
+	uint64_t kernels_dropped;	/* kernel records dropped, of `dropped` (0 before format 1.2) */
 };
 
 enum { XPU_GPU_LAUNCH_ONLY = 1 };	/* xpu_ev_gpu_launch.flags: seen by uprobes, no CUPTI */

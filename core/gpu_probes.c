@@ -11,6 +11,7 @@
 #include "gpu.h"
 #include "gpu.skel.h"
 #include "rawstack.h"
+#include "service.h"
 #include "symbolize.h"
 #include "sys.h"
 #include "unwind_dwarf.h"
@@ -21,6 +22,9 @@
  * runtime's own call into the driver, already counted. */
 #define NESTED_NS 200000
 #define TIDS 1024
+/* Site stacks being unwound on the service thread at most (256 KiB each):
+ * beyond, a site gets its frame-pointer stack at once. */
+#define SITE_JOBS 64
 
 /* The launch entry points probed for processes without the library. */
 static const char *const runtime_fns[] = {
@@ -44,6 +48,8 @@ struct xpu_gpu_probes {
 	struct ring_buffer *ring;
 	struct xpu_symbolizer *sym;
 	struct xpu_dict *dict;
+	struct xpu_service *svc;
+	struct xpu_unwinder *unwinder;	/* used on the service thread only */
 	struct xpu_gpu_probe_sink sink;
 	struct bpf_link *links[MAX_LINKS];
 	uint32_t nlinks;
@@ -95,34 +101,92 @@ static int fp_depth(int32_t ulen)
 	return ulen > 0 ? (ulen / 8 > XPU_GPU_MAX_DEPTH ? XPU_GPU_MAX_DEPTH : ulen / 8) : 0;
 }
 
-static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+/* A site's capture, on its way through the service thread. */
+struct site_job {
+	struct xpu_service_job job;
+	struct xpu_gpu_probes *p;
+	uint32_t pid, tid, site;
+	int nfp, ndw;
+	uint64_t fp[XPU_GPU_MAX_DEPTH];		/* the frame-pointer walk BPF did */
+	uint64_t regs[XPU_GPU_NREGS];
+	uint32_t copied;
+	uint8_t *stack;				/* the copy of the stack from rsp up */
+	uint64_t ips[XPU_GPU_MAX_DEPTH];	/* the DWARF walk */
+};
+
+/* Symbolizes the better of the two walks and hands the site its frames. */
+static void site_frames(struct xpu_gpu_probes *p, struct site_job *j)
 {
-	uint64_t ips[XPU_GPU_MAX_DEPTH];
 	uint32_t frames[XPU_DICT_MAX_DEPTH];
-	const uint64_t *use = (const uint64_t *)r->h.ustack;
-	int n = fp_depth(r->h.ulen);
-	uint32_t copied = r->h.copied <= XPU_GPU_STACK_COPY ? r->h.copied : 0;
-	int dw = copied ? xpu_unwind(r->h.pid, r->h.tid, (const uint64_t *)r->regs, r->stack, copied,
-				     ips, XPU_GPU_MAX_DEPTH)
-			: 0;
+	const uint64_t *use = j->fp;
+	int n = j->nfp;
 	/* The frame-pointer walk stops (or strays) in code built without frame
 	 * pointers; DWARF follows the CFI and gets further. */
-	if (dw >= n && dw > 0) {
-		use = ips;
-		n = dw;
+	if (j->ndw >= n && j->ndw > 0) {
+		use = j->ips;
+		n = j->ndw;
 		p->st.sites_dwarf++;
 	}
-	uint32_t k = caller_frames(p, r->h.pid, use, n, frames);
+	uint32_t k = caller_frames(p, j->pid, use, n, frames);
 	/* A site's stack is captured once, so a frame outside every mapping
 	 * the symbolizer knows (its copy of the maps predates a dlopen, read
 	 * less than the re-read interval ago) must not stay: read the maps
 	 * again and symbolize once more. */
 	if (outside_maps(p->dict, frames, k)) {
-		xpu_sym_proc_exec(p->sym, r->h.pid);
-		k = caller_frames(p, r->h.pid, use, n, frames);
+		xpu_sym_proc_exec(p->sym, j->pid);
+		k = caller_frames(p, j->pid, use, n, frames);
 	}
 	p->st.sites++;
-	p->sink.site(p->sink.arg, r->h.pid, r->h.site, xpu_dict_stack(p->dict, frames, k));
+	p->sink.site(p->sink.arg, j->pid, j->site, frames, k);
+}
+
+static void site_work(struct xpu_service_job *job)
+{
+	struct site_job *j = (struct site_job *)job;
+	j->ndw = xpu_unwinder_run(j->p->unwinder, j->pid, j->tid, j->regs, j->stack, j->copied, j->ips,
+				  XPU_GPU_MAX_DEPTH);
+}
+
+static void site_done(struct xpu_service_job *job)
+{
+	struct site_job *j = (struct site_job *)job;
+	j->p->st.sites_unwinding--;
+	site_frames(j->p, j);
+	free(j->stack);
+	free(j);
+}
+
+static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+{
+	struct site_job *j = calloc(1, sizeof(*j));
+	if (!j) {
+		p->st.bad++;
+		return;
+	}
+	*j = (struct site_job){ .job = { .work = site_work, .done = site_done }, .p = p,
+				.pid = r->h.pid, .tid = r->h.tid, .site = r->h.site,
+				.nfp = fp_depth(r->h.ulen) };
+	memcpy(j->fp, r->h.ustack, (size_t)j->nfp * sizeof(uint64_t));
+	memcpy(j->regs, r->regs, sizeof(j->regs));
+	j->copied = r->h.copied <= XPU_GPU_STACK_COPY ? r->h.copied : 0;
+	if (j->copied && p->st.sites_unwinding < SITE_JOBS && (j->stack = malloc(j->copied))) {
+		memcpy(j->stack, r->stack, j->copied);
+		if (!p->svc) {
+			site_work(&j->job);
+			p->st.sites_unwinding++;
+			site_done(&j->job);
+			return;
+		}
+		if (xpu_service_submit(p->svc, &j->job) == 0) {
+			p->st.sites_unwinding++;
+			return;
+		}
+	}
+	/* Too many unwinds wait already: the frame pointers will do. */
+	p->st.sites_fp_only++;
+	site_frames(p, j);
+	free(j->stack);
+	free(j);
 }
 
 static int nested_driver_call(struct xpu_gpu_probes *p, const struct xpu_gpu_rec_hdr *h)
@@ -170,7 +234,7 @@ bad:
 }
 
 struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu_dict *d,
-					  const struct xpu_gpu_probe_sink *sink)
+					  struct xpu_service *svc, const struct xpu_gpu_probe_sink *sink)
 {
 	struct xpu_gpu_probes *p = calloc(1, sizeof(*p));
 	int err;
@@ -178,7 +242,12 @@ struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu
 		return NULL;
 	p->sym = sym;
 	p->dict = d;
+	p->svc = svc;
 	p->sink = *sink;
+	if (!(p->unwinder = xpu_unwinder_new())) {
+		free(p);
+		return NULL;
+	}
 	for (size_t i = 0; i < NRUNTIME; i++)
 		p->api_str[i] = xpu_dict_cstr(d, runtime_fns[i]);
 	for (size_t i = 0; i < NDRIVER; i++)
@@ -212,6 +281,7 @@ void xpu_gpu_probes_free(struct xpu_gpu_probes *p)
 		bpf_link__destroy(p->links[i]);
 	ring_buffer__free(p->ring);
 	gpu_bpf__destroy(p->skel);
+	xpu_unwinder_free(p->unwinder);
 	free(p);
 }
 

@@ -8,12 +8,14 @@
 #include <stdint.h>
 
 struct xpu_dict;
+struct xpu_service;
 struct xpu_symbolizer;
 struct xpu_gpu_probes;
 
 struct xpu_gpu_probe_sink {
-	/* A call site's CPU stack (root first, launch machinery trimmed). */
-	void (*site)(void *arg, uint32_t pid, uint32_t site, uint32_t stack);
+	/* A call site's CPU frames (root first, launch machinery trimmed),
+	 * unwound on the service thread: it may come after the site's launches. */
+	void (*site)(void *arg, uint32_t pid, uint32_t site, const uint32_t *frames, uint32_t n);
 	/* A launch seen by the launch-only probes: stack includes the API frame. */
 	void (*launch)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint32_t comm,
 		       uint32_t api, uint32_t stack);
@@ -23,6 +25,8 @@ struct xpu_gpu_probe_sink {
 struct xpu_gpu_probe_stats {
 	uint64_t sites;			/* site stacks captured */
 	uint64_t sites_dwarf;		/* of which unwound with DWARF */
+	uint64_t sites_fp_only;		/* frame pointers only: too many unwinds waited */
+	uint32_t sites_unwinding;	/* waiting for the service thread now */
 	uint64_t launches;		/* launch-only records */
 	uint64_t dropped;		/* ring full, in BPF */
 	uint64_t bad;			/* records that failed the size check */
@@ -30,9 +34,10 @@ struct xpu_gpu_probe_stats {
 	uint32_t runtime_files;		/* CUDA runtime/driver copies with launch probes */
 };
 
-/* Loads the BPF programs.  Returns NULL with the reason reported. */
+/* Loads the BPF programs.  Sites are unwound on svc (NULL: inline).
+ * Returns NULL with the reason reported. */
 struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu_dict *d,
-					  const struct xpu_gpu_probe_sink *sink);
+					  struct xpu_service *svc, const struct xpu_gpu_probe_sink *sink);
 void xpu_gpu_probes_free(struct xpu_gpu_probes *p);
 int xpu_gpu_probes_fd(struct xpu_gpu_probes *p);
 int xpu_gpu_probes_drain(struct xpu_gpu_probes *p);

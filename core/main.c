@@ -464,7 +464,7 @@ static int start_live(struct app *a)
 		xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_FAILED, "%s",
 				   bpf ? "CPU sampling is off: its BPF program did not load (see the message at start)"
 				       : "CPU sampling is off: this kernel has no usable BTF for BPF programs");
-	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, lib, a->o.gpu_no_stacks, !bpf);
+	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, a->svc, lib, a->o.gpu_no_stacks, !bpf);
 	if (!gpu)
 		return -1;
 	xpu_session_add_source(&a->sess, gpu);

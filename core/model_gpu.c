@@ -452,8 +452,11 @@ static int on_kernel(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	uint64_t dur = k->end > ev->time ? k->end - ev->time : 0;
 	struct xpu_gpu_kernel *r = kernel_get(m, ev->pid, k->name, k->device, k->comm);
 	struct xpu_gpu_device *v = device(m, k->device);
+	struct xpu_gpu_proc *p = proc_get(m, ev->pid, k->comm);
 	if (!r)
 		return -ENOMEM;
+	if (p)
+		p->kernels++;
 	r->open.calls++;
 	r->open.ns += dur;
 	if (dur > r->open.max)
@@ -513,6 +516,7 @@ static void on_proc(struct xpu_gpu_model *m, const struct xpu_event *ev)
 		p->sites = ev->gproc.sites;
 		p->dropped = ev->gproc.dropped;
 		p->cupti_dropped = ev->gproc.cupti_dropped;
+		p->kernels_dropped = ev->gproc.kernels_dropped;
 	}
 }
 

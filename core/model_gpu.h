@@ -59,7 +59,9 @@ struct xpu_gpu_proc {
 	uint32_t state;		/* XPU_GPU_PROC_* of the last event */
 	uint32_t detail;	/* the library's XPU_WIRE_STATE_* */
 	uint32_t sites;
-	uint64_t dropped, cupti_dropped;
+	uint64_t dropped, cupti_dropped;	/* the library's account, last status */
+	uint64_t kernels_dropped;		/* of dropped: kernel records */
+	uint64_t kernels;			/* kernel records that reached the model */
 	uint64_t launches_open, launches_last, launches_total;
 	int launch_only;	/* seen by the launch probes, not the library */
 };

@@ -15,6 +15,7 @@
 #include "gpu_probes.h"
 #include "gpu_wire.h"
 #include "grow.h"
+#include "htab.h"
 #include "session.h"
 #include "source.h"
 #include "sys.h"
@@ -22,9 +23,10 @@
 #define MAX_CONNS 256
 #define MAX_SITES_PER_PROC 16384
 #define MAX_NAMES_PER_PROC 65536
-#define PENDING 65536
-/* A launch whose site stack has not arrived by then is shown without one. */
-#define PENDING_NS 500000000ULL
+/* A site whose stack has not come by then keeps a frame that says so. */
+#define SITE_WAIT_NS (10ULL * 1000000000ULL)
+#define SITES_WAITING 65536
+#define CONN_RCVBUF (8 << 20)
 /* A process maps CUDA when it first uses it, which can be long after it
  * started: its maps are looked at again after 1, 2, 4, ... seconds, up to a
  * minute apart, and at most this many processes are looked at per refresh. */
@@ -38,9 +40,16 @@ enum { TAG_LISTEN = 1, TAG_PROBES = 2, TAG_CONN = 3 };
 enum { CUPTI_DRIVER = 1, CUPTI_RUNTIME = 2 };
 
 struct site_stacks {
-	uint32_t cpu;		/* the site's CPU frames, 0 = not captured yet */
+	uint32_t frame;		/* pending until expanded into the site's CPU frames */
 	uint32_t api;		/* api string the full stack was built with */
-	uint32_t full;		/* cpu + the launch API frame */
+	uint32_t full;		/* the site's frame + the launch API frame */
+};
+
+/* A site whose frames are on their way: found again by (pid, site) even
+ * after its process left, so its launches' stacks still get them. */
+struct site_wait {
+	uint32_t pid, site, frame;
+	uint64_t since;
 };
 
 struct conn {
@@ -54,15 +63,10 @@ struct conn {
 	struct site_stacks *sites;	/* by site id - 1 */
 	uint32_t nsites;
 	uint64_t dropped, cupti_dropped;	/* the library's counters, last seen */
+	uint64_t kernels_dropped;
 	uint64_t reported_drops;	/* of the sum below, already sent as DROP events */
 	struct xpu_wire_stats wire;
 	uint64_t bad;		/* records with impossible values */
-};
-
-struct pending {
-	uint32_t pid;
-	struct xpu_wire_launch l;
-	uint64_t arrived;
 };
 
 struct gpu_source {
@@ -74,8 +78,10 @@ struct gpu_source {
 	const char *inject_lib;
 	uint32_t start_flags;	/* sent to each library that connects */
 	struct conn *conns[MAX_CONNS];
-	struct pending *pending;
-	uint32_t phead, ptail;	/* ring of PENDING */
+	struct site_wait *waits;
+	uint32_t nwaits, wcap;
+	struct xpu_htab widx;	/* (pid, site) -> waits index */
+	uint64_t sites_lost;	/* sites whose stack never came */
 	struct { uint32_t pid; uint64_t next, gap; } scanned[SCANNED];
 	uint64_t probe_drops_seen;
 	uint64_t connections;
@@ -122,25 +128,85 @@ static struct site_stacks *site_of(struct conn *c, uint32_t site, int create)
 	return &c->sites[site - 1];
 }
 
-/* The launch's full stack: the site's CPU frames and the API frame. */
-static uint32_t launch_stack(struct gpu_source *g, struct conn *c, struct site_stacks *s,
-			     uint32_t api)
+/* ---- call sites ---- */
+
+static uint64_t wait_key(uint32_t pid, uint32_t site)
+{
+	return (uint64_t)pid << 32 | site;
+}
+
+static int wait_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct gpu_source *g = ctx;
+	return wait_key(g->waits[i].pid, g->waits[i].site) == *(const uint64_t *)key;
+}
+
+static uint32_t wait_find(const struct gpu_source *g, uint32_t pid, uint32_t site)
+{
+	uint64_t k = wait_key(pid, site);
+	return xpu_htab_find(&g->widx, xpu_hash_u64(k), wait_eq, g, &k);
+}
+
+static void wait_remove(struct gpu_source *g, uint32_t i)
+{
+	uint32_t last = g->nwaits - 1;
+	xpu_htab_del(&g->widx, xpu_hash_u64(wait_key(g->waits[i].pid, g->waits[i].site)), i);
+	if (i != last) {
+		uint64_t h = xpu_hash_u64(wait_key(g->waits[last].pid, g->waits[last].site));
+		xpu_htab_del(&g->widx, h, last);
+		g->waits[i] = g->waits[last];
+		xpu_htab_put(&g->widx, h, i);
+	}
+	g->nwaits--;
+}
+
+/* The frame of a site seen for the first time: pending until its frames
+ * come (from the BPF capture, unwound on the service thread). */
+static uint32_t site_frame(struct gpu_source *g, uint32_t pid, uint32_t site)
 {
 	struct xpu_dict *d = &g->sess->dict;
-	if (!s || !s->cpu)
+	char label[64];
+	snprintf(label, sizeof(label), "[unwinding call site %u]", site);
+	if (g->nwaits >= SITES_WAITING ||
+	    xpu_grow((void **)&g->waits, &g->wcap, g->nwaits + 1, sizeof(*g->waits)))
+		return 0;
+	uint32_t f = xpu_dict_frame_pending(d, XPU_FRAME_INFO, xpu_dict_cstr(d, label), 0);
+	if (!f || xpu_htab_put(&g->widx, xpu_hash_u64(wait_key(pid, site)), g->nwaits) < 0)
+		return 0;
+	g->waits[g->nwaits++] = (struct site_wait){ pid, site, f, xpu_now_mono() };
+	return f;
+}
+
+/* The launch's full stack: the site's frame and the API frame. */
+static uint32_t launch_stack(struct gpu_source *g, struct conn *c, uint32_t site, uint32_t api)
+{
+	struct xpu_dict *d = &g->sess->dict;
+	struct site_stacks *s = site_of(c, site, 1);
+	if (!s)
+		return 0;
+	if (!s->frame && !(s->frame = site_frame(g, c->pid, site)))
 		return 0;
 	if (s->full && s->api == api)
 		return s->full;
-	uint32_t n;
-	const uint32_t *cpu = xpu_dict_stack_get(d, s->cpu, &n);
-	uint32_t frames[XPU_DICT_MAX_DEPTH];
-	if (n >= XPU_DICT_MAX_DEPTH)
-		n = XPU_DICT_MAX_DEPTH - 1;
-	memcpy(frames, cpu, n * sizeof(uint32_t));
-	frames[n++] = xpu_dict_frame(d, XPU_FRAME_LAUNCH, api, 0);
+	uint32_t frames[2] = { s->frame, xpu_dict_frame(d, XPU_FRAME_LAUNCH, api, 0) };
 	s->api = api;
-	s->full = xpu_dict_stack(d, frames, n);
+	s->full = xpu_dict_stack(d, frames, 2);
 	return s->full;
+}
+
+/* Sites whose stack never came (the BPF ring was full, the process left
+ * before its capture was unwound) say so rather than wait for ever. */
+static void expire_sites(struct gpu_source *g, uint64_t now)
+{
+	struct xpu_dict *d = &g->sess->dict;
+	for (uint32_t i = g->nwaits; i-- > 0;) {
+		if (now - g->waits[i].since < SITE_WAIT_NS)
+			continue;
+		uint32_t lost = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[call site not captured]"), 0);
+		xpu_dict_frame_expand(d, g->waits[i].frame, &lost, 1);
+		g->sites_lost++;
+		wait_remove(g, i);
+	}
 }
 
 static uint32_t api_name(struct gpu_source *g, struct conn *c, uint32_t domain, uint32_t cbid)
@@ -158,25 +224,10 @@ static void emit_launch(struct gpu_source *g, struct conn *c, const struct xpu_w
 	uint32_t api = api_name(g, c, l->domain, l->cbid);
 	struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .pid = c->pid, .tid = l->tid, .time = l->time };
 	ev.launch.corr = l->corr;
-	ev.launch.stack = launch_stack(g, c, site_of(c, l->site, 0), api);
+	ev.launch.stack = l->site ? launch_stack(g, c, l->site, api) : 0;
 	ev.launch.api = api;
 	ev.launch.comm = c->comm;
 	emit(g, &ev);
-}
-
-/* Launches wait in order until their site's stack is known or too old. */
-static void flush_pending(struct gpu_source *g, uint64_t now, int all)
-{
-	while (g->phead != g->ptail) {
-		struct pending *p = &g->pending[g->phead % PENDING];
-		struct conn *c = conn_of(g, p->pid);
-		struct site_stacks *s = c ? site_of(c, p->l.site, 0) : NULL;
-		if (c && !(s && s->cpu) && !all && now - p->arrived < PENDING_NS)
-			break;
-		if (c)
-			emit_launch(g, c, &p->l);
-		g->phead++;
-	}
 }
 
 static void on_hello(void *arg, const struct xpu_wire_hello *h);
@@ -186,18 +237,24 @@ struct decode_ctx {
 	struct conn *c;
 };
 
+/* A kernel name and its id.  Ids are given in order, but a name is sent
+ * again (same id) when the library had to drop records that named things,
+ * so one may come again, or come after a gap. */
 static void on_name(void *arg, uint32_t id, const char *name, size_t len)
 {
 	struct decode_ctx *x = arg;
 	struct conn *c = x->c;
-	/* Ids come in order; anything else is a confused or hostile peer. */
-	if (!c->hello || id != c->nnames + 1 || id > MAX_NAMES_PER_PROC) {
+	if (!c->hello || id == 0 || id > MAX_NAMES_PER_PROC) {
 		c->bad++;
 		return;
 	}
-	if (xpu_grow((void **)&c->names, &c->names_cap, c->nnames + 1, sizeof(uint32_t)))
-		return;
-	c->names[c->nnames++] = xpu_dict_str(&x->g->sess->dict, name, len);
+	if (id > c->nnames) {
+		if (xpu_grow((void **)&c->names, &c->names_cap, id, sizeof(uint32_t)))
+			return;
+		memset(c->names + c->nnames, 0, (id - c->nnames) * sizeof(uint32_t));
+		c->nnames = id;
+	}
+	c->names[id - 1] = xpu_dict_str(&x->g->sess->dict, name, len);
 }
 
 static void on_api(void *arg, uint32_t domain, uint32_t cbid, const char *name, size_t len)
@@ -220,14 +277,16 @@ static void on_kernel(void *arg, const struct xpu_wire_kernel *k)
 {
 	struct decode_ctx *x = arg;
 	struct conn *c = x->c;
-	if (!c->hello || !sane_span(k->start, k->end) || k->name > c->nnames) {
+	if (!c->hello || !sane_span(k->start, k->end) || k->name > MAX_NAMES_PER_PROC) {
 		c->bad++;
 		return;
 	}
+	/* A kernel whose name was lost with dropped records still counts. */
+	uint32_t name = k->name && k->name <= c->nnames ? c->names[k->name - 1] : 0;
 	struct xpu_event ev = { .type = XPU_EV_GPU_KERNEL, .pid = c->pid, .time = k->start };
 	ev.kernel.end = k->end;
 	ev.kernel.corr = k->corr;
-	ev.kernel.name = k->name ? c->names[k->name - 1] : xpu_dict_cstr(&x->g->sess->dict, "[unnamed kernel]");
+	ev.kernel.name = name ? name : xpu_dict_cstr(&x->g->sess->dict, "[unnamed kernel]");
 	ev.kernel.device = k->device;
 	ev.kernel.stream = k->stream;
 	ev.kernel.graph = k->graph;
@@ -256,23 +315,11 @@ static void on_memcpy(void *arg, const struct xpu_wire_memcpy *m, int is_memset)
 static void on_launch(void *arg, const struct xpu_wire_launch *l)
 {
 	struct decode_ctx *x = arg;
-	struct gpu_source *g = x->g;
-	struct conn *c = x->c;
-	if (!c->hello) {
-		c->bad++;
+	if (!x->c->hello) {
+		x->c->bad++;
 		return;
 	}
-	struct site_stacks *s = site_of(c, l->site, 0);
-	if (g->phead == g->ptail && (l->site == 0 || (s && s->cpu))) {
-		emit_launch(g, c, l);
-		return;
-	}
-	if (g->ptail - g->phead == PENDING)
-		flush_pending(g, UINT64_MAX, 0);	/* full: the oldest go out without a stack */
-	struct pending *p = &g->pending[g->ptail++ % PENDING];
-	p->pid = c->pid;
-	p->l = *l;
-	p->arrived = xpu_now_mono();
+	emit_launch(x->g, x->c, l);
 }
 
 static void proc_event(struct gpu_source *g, struct conn *c, uint32_t state, uint32_t detail,
@@ -285,6 +332,7 @@ static void proc_event(struct gpu_source *g, struct conn *c, uint32_t state, uin
 	ev.gproc.cupti_dropped = c->cupti_dropped;
 	ev.gproc.detail = detail;
 	ev.gproc.sites = sites;
+	ev.gproc.kernels_dropped = c->kernels_dropped;
 	emit(g, &ev);
 }
 
@@ -296,6 +344,7 @@ static void on_status(void *arg, const struct xpu_wire_status *s)
 		return;
 	c->dropped = s->dropped;
 	c->cupti_dropped = s->cupti_dropped;
+	c->kernels_dropped = s->kernels_dropped;
 	proc_event(x->g, c, XPU_GPU_PROC_STATUS, s->state,
 		   s->sites > UINT32_MAX ? UINT32_MAX : (uint32_t)s->sites);
 }
@@ -362,7 +411,6 @@ static void close_conn(struct gpu_source *g, int slot)
 	xpu_session_drops(g->sess, XPU_SRC_GPU,
 			  c->dropped + c->cupti_dropped + c->wire.bad_packets + c->bad, &c->reported_drops);
 	if (c->hello) {
-		flush_pending(g, UINT64_MAX, 1);
 		proc_event(g, c, XPU_GPU_PROC_LEFT, 0, 0);
 		if (g->probes)
 			xpu_gpu_probes_left(g->probes, c->pid);
@@ -419,6 +467,11 @@ static void accept_conns(struct gpu_source *g)
 		c->fd = fd;
 		c->pid = (uint32_t)cred.pid;
 		c->uid = (uint32_t)cred.uid;
+		/* Room for a burst while the main loop is busy: what does not
+		 * fit waits in the library's own buffer. */
+		int rcv = CONN_RCVBUF;
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)) < 0)
+			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
 		g->conns[slot] = c;
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ((uint64_t)slot << 8) | TAG_CONN };
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev);
@@ -446,7 +499,6 @@ static int gpu_drain(struct xpu_source *src, struct xpu_session *s)
 			read_conn(g, slot);
 		done++;
 	}
-	flush_pending(g, xpu_now_mono(), 0);
 	return done;
 }
 
@@ -520,6 +572,7 @@ static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 	struct gpu_source *g = (struct gpu_source *)src;
 	uint64_t now = xpu_now_mono();
 	gpu_drain(src, s);
+	expire_sites(g, now);
 	if (g->probes)
 		scan_active(g, now);
 	report_drops(g);
@@ -539,7 +592,8 @@ static void gpu_destroy(struct xpu_source *src)
 	if (g->epfd >= 0)
 		close(g->epfd);
 	xpu_gpu_probes_free(g->probes);
-	free(g->pending);
+	free(g->waits);
+	xpu_htab_free(&g->widx);
 	free(g);
 }
 
@@ -592,16 +646,32 @@ static int listen_socket(struct gpu_source *g)
 	return fd;
 }
 
-static void probe_site(void *arg, uint32_t pid, uint32_t site, uint32_t stack)
+/* A site's frames have come: its pending frame gets them, and with it every
+ * launch (and kernel) stack that holds it. */
+static void probe_site(void *arg, uint32_t pid, uint32_t site, const uint32_t *frames, uint32_t n)
 {
 	struct gpu_source *g = arg;
-	struct conn *c = conn_of(g, pid);
-	struct site_stacks *s = c ? site_of(c, site, 1) : NULL;
-	if (s) {
-		s->cpu = stack;
-		s->full = 0;
+	struct xpu_dict *d = &g->sess->dict;
+	uint32_t i = wait_find(g, pid, site), f = 0;
+	if (i != UINT32_MAX) {
+		f = g->waits[i].frame;
+		wait_remove(g, i);
+	} else {
+		/* Captured before the site's first launch came in. */
+		struct conn *c = conn_of(g, pid);
+		struct site_stacks *s = c ? site_of(c, site, 1) : NULL;
+		if (!s || s->frame)
+			return;	/* a site announced again (a new xputop), or gone */
+		f = s->frame = xpu_dict_frame_pending(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[call site]"), 0);
 	}
-	flush_pending(g, xpu_now_mono(), 0);
+	if (!f)
+		return;
+	if (!n) {
+		uint32_t none = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[no user stack]"), 0);
+		xpu_dict_frame_expand(d, f, &none, 1);
+		return;
+	}
+	xpu_dict_frame_expand(d, f, frames, n);
 }
 
 static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint32_t comm,
@@ -622,15 +692,14 @@ static void mark_sites(void *arg, struct xpu_dict *d)
 	struct gpu_source *g = arg;
 	for (int i = 0; i < MAX_CONNS; i++) {
 		struct conn *c = g->conns[i];
-		for (uint32_t k = 0; c && k < c->nsites; k++) {
-			xpu_dict_mark_stack(d, c->sites[k].cpu);
+		for (uint32_t k = 0; c && k < c->nsites; k++)
 			xpu_dict_mark_stack(d, c->sites[k].full);
-		}
 	}
 }
 
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
-				      const char *inject_lib, int no_stacks, int no_bpf)
+				      struct xpu_service *svc, const char *inject_lib, int no_stacks,
+				      int no_bpf)
 {
 	struct gpu_source *g = calloc(1, sizeof(*g));
 	if (!g)
@@ -641,14 +710,14 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 	g->start_flags = XPU_WIRE_START_MEMCPY | (no_stacks ? XPU_WIRE_START_NO_SITES : 0);
 	g->lfd = -1;
 	snprintf(g->sock_path, sizeof(g->sock_path), "%s", xpu_gpu_socket_path());
-	g->pending = calloc(PENDING, sizeof(*g->pending));
+	xpu_htab_init(&g->widx);
 	g->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!g->pending || g->epfd < 0) {
+	if (g->epfd < 0) {
 		gpu_destroy(&g->base);
 		return NULL;
 	}
 	struct xpu_gpu_probe_sink ps = { probe_site, probe_launch, g };
-	g->probes = no_bpf ? NULL : xpu_gpu_probes_new(sym, &s->dict, &ps);
+	g->probes = no_bpf ? NULL : xpu_gpu_probes_new(sym, &s->dict, svc, &ps);
 	if (no_bpf) {
 		snprintf(g->problem, sizeof(g->problem), "launch stacks are off (no kernel BTF for the BPF probes)");
 	} else if (g->probes) {

@@ -5,6 +5,7 @@
 #ifndef XPU_SOURCE_GPU_H
 #define XPU_SOURCE_GPU_H
 
+struct xpu_service;
 struct xpu_session;
 struct xpu_source;
 struct xpu_symbolizer;
@@ -12,10 +13,17 @@ struct xpu_symbolizer;
 /* The socket path, XPU_WIRE_SOCKET unless XPUTOP_SOCKET overrides it. */
 const char *xpu_gpu_socket_path(void);
 
-/* Listens for injected processes and loads the launch probes.  Never fails
- * the session: what cannot start is reported in the GPU view's status.
- * Returns NULL only when out of memory. */
+/* Listens for injected processes and loads the launch probes; call sites
+ * are unwound on svc.  Never fails the session: what cannot start is
+ * reported in the GPU view's status.  Returns NULL only when out of memory.
+ *
+ * A launch goes down the stream at once, with its call site's stack: the
+ * site's frames, or while the site is still being captured and unwound a
+ * pending frame "[unwinding call site N]" that is expanded in place (dict.h)
+ * when its frames come.  So a kernel always finds its launch, and nothing
+ * waits on the unwinding. */
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
-				      const char *inject_lib, int no_stacks, int no_bpf);
+				      struct xpu_service *svc, const char *inject_lib, int no_stacks,
+				      int no_bpf);
 
 #endif

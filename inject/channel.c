@@ -1,7 +1,8 @@
 /* The channel from the host's threads to xputop: a mutex-protected append
  * buffer, swapped with a spare and sent in packets by the agent thread.  A
- * producer never waits for xputop: a full buffer or a full socket drops
- * records and counts them. */
+ * producer never waits for xputop: a full buffer drops records and counts
+ * them by type.  What the socket cannot take goes back to the front of the
+ * buffer for the next round, so a short stall of xputop loses nothing. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -11,13 +12,17 @@
 
 #include "inject.h"
 
+#define NTYPES 16	/* record types counted one by one (library -> xputop types are < 16) */
+
 struct xpu_chan {
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;		/* the buffers and counters */
+	pthread_mutex_t send_lock;	/* one sender at a time (the agent, the exit handler) */
 	char *buf, *spare;
 	size_t len, cap;
-	uint32_t nrecs;
 	uint32_t seq;
-	uint64_t dropped;	/* records; updated under lock or by the sender */
+	uint64_t dropped;		/* all records dropped */
+	uint64_t dropped_type[NTYPES];
+	uint32_t names_epoch;
 };
 
 struct xpu_chan *xpu_chan_new(size_t capacity)
@@ -33,6 +38,7 @@ struct xpu_chan *xpu_chan_new(size_t capacity)
 	}
 	c->cap = capacity;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->send_lock, NULL);
 	return c;
 }
 
@@ -45,6 +51,16 @@ void xpu_chan_free(struct xpu_chan *c)
 	free(c);
 }
 
+/* Under the lock. */
+static void count_drop(struct xpu_chan *c, uint16_t type)
+{
+	c->dropped++;
+	if (type < NTYPES)
+		c->dropped_type[type]++;
+	if (type == XPU_WIRE_NAME || type == XPU_WIRE_API)
+		c->names_epoch++;
+}
+
 int xpu_chan_put(struct xpu_chan *c, uint16_t type, const void *body, uint16_t len,
 		 const void *tail, uint16_t tail_len)
 {
@@ -55,7 +71,7 @@ int xpu_chan_put(struct xpu_chan *c, uint16_t type, const void *body, uint16_t l
 		return -1;
 	pthread_mutex_lock(&c->lock);
 	if (c->len + need > c->cap) {
-		c->dropped++;
+		count_drop(c, type);
 		pthread_mutex_unlock(&c->lock);
 		return -1;
 	}
@@ -65,7 +81,6 @@ int xpu_chan_put(struct xpu_chan *c, uint16_t type, const void *body, uint16_t l
 	if (tail_len)
 		memcpy(p + sizeof(h) + len, tail, tail_len);
 	c->len += need;
-	c->nrecs++;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
@@ -74,8 +89,10 @@ void xpu_chan_reset(struct xpu_chan *c)
 {
 	pthread_mutex_lock(&c->lock);
 	c->len = 0;
-	c->nrecs = 0;
 	c->seq = 0;
+	c->dropped = 0;
+	memset(c->dropped_type, 0, sizeof(c->dropped_type));
+	c->names_epoch++;
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -84,16 +101,21 @@ uint64_t xpu_chan_dropped(const struct xpu_chan *c)
 	return __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
 }
 
-/* Records in [p, end). */
-static uint32_t count_recs(const char *p, const char *end)
+uint64_t xpu_chan_dropped_type(const struct xpu_chan *c, uint16_t type)
 {
-	uint32_t n = 0;
-	while (p + sizeof(struct xpu_wire_rec) <= end) {
-		struct xpu_wire_rec h;
-		memcpy(&h, p, sizeof(h));
-		p += sizeof(h) + h.len;
-		n++;
-	}
+	return type < NTYPES ? __atomic_load_n(&c->dropped_type[type], __ATOMIC_RELAXED) : 0;
+}
+
+uint32_t xpu_chan_names_epoch(const struct xpu_chan *c)
+{
+	return __atomic_load_n(&c->names_epoch, __ATOMIC_ACQUIRE);
+}
+
+int xpu_chan_pending(struct xpu_chan *c)
+{
+	pthread_mutex_lock(&c->lock);
+	int n = c->len > 0;
+	pthread_mutex_unlock(&c->lock);
 	return n;
 }
 
@@ -112,20 +134,51 @@ static int send_packet(struct xpu_chan *c, int fd, const char *p, size_t len, ui
 	return 0;
 }
 
+/* Counts as dropped the records of [p, end). */
+static void drop_range(struct xpu_chan *c, const char *p, const char *end)
+{
+	while (p < end) {
+		struct xpu_wire_rec h;
+		memcpy(&h, p, sizeof(h));
+		count_drop(c, h.type);
+		p += sizeof(h) + h.len;
+	}
+}
+
+/* Puts [p, end) back in front of what producers added since the swap.  When
+ * both do not fit, the newest records go (the older may name what newer
+ * ones use).  Under the lock. */
+static void put_back(struct xpu_chan *c, const char *p, const char *end)
+{
+	size_t back = (size_t)(end - p), keep = 0;
+	while (keep < c->len) {
+		struct xpu_wire_rec h;
+		memcpy(&h, c->buf + keep, sizeof(h));
+		if (back + keep + sizeof(h) + h.len > c->cap)
+			break;
+		keep += sizeof(h) + h.len;
+	}
+	drop_range(c, c->buf + keep, c->buf + c->len);
+	memmove(c->buf + back, c->buf, keep);
+	memcpy(c->buf, p, back);
+	c->len = back + keep;
+}
+
 int xpu_chan_send(struct xpu_chan *c, int fd)
 {
 	const size_t room = XPU_WIRE_MAX_MSG - sizeof(struct xpu_wire_msg);
 
+	pthread_mutex_lock(&c->send_lock);
 	pthread_mutex_lock(&c->lock);
 	char *data = c->buf;
 	size_t len = c->len;
 	c->buf = c->spare;
 	c->spare = data;
 	c->len = 0;
-	c->nrecs = 0;
 	pthread_mutex_unlock(&c->lock);
 
 	const char *p = data, *end = data + len;
+	int rc = 0;
 	while (p < end) {
 		const char *q = p;
 		uint16_t n = 0;
@@ -139,14 +192,19 @@ int xpu_chan_send(struct xpu_chan *c, int fd)
 			n++;
 		}
 		int r = send_packet(c, fd, p, (size_t)(q - p), n);
-		if (r == -EAGAIN || r == -ENOBUFS) {
-			/* xputop is behind: drop the rest rather than wait. */
-			__atomic_add_fetch(&c->dropped, count_recs(p, end), __ATOMIC_RELAXED);
-			return 0;
+		if (r == -EAGAIN || r == -ENOBUFS)
+			break;	/* xputop is behind: the rest waits for the next round */
+		if (r < 0) {
+			rc = -1;
+			break;
 		}
-		if (r < 0)
-			return -1;
 		p = q;
 	}
-	return 0;
+	if (p < end && rc == 0) {
+		pthread_mutex_lock(&c->lock);
+		put_back(c, p, end);
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_unlock(&c->send_lock);
+	return rc;
 }

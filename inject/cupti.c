@@ -295,3 +295,8 @@ uint64_t xpu_cupti_dropped(void)
 	return __atomic_load_n(&st.dropped, __ATOMIC_RELAXED);
 }
 
+void xpu_cupti_reset_counts(void)
+{
+	__atomic_store_n(&st.dropped, 0, __ATOMIC_RELAXED);
+}
+

@@ -21,6 +21,9 @@
 
 #define CHAN_BYTES (4u << 20)
 #define STATUS_EVERY_NS 1000000000ULL
+/* At exit, how long the process may wait for a slow xputop to take what is
+ * left and the final count (only when one is connected and behind). */
+#define EXIT_WAIT_NS 500000000ULL
 
 static struct {
 	pthread_mutex_t lock;	/* fd and active, against the exit handler */
@@ -29,6 +32,7 @@ static struct {
 	int active;
 	uint32_t state;
 	uint32_t flush_ms;
+	int status_due;		/* the last status did not go out */
 	char path[108];
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
@@ -70,16 +74,31 @@ static int connect_monitor(void)
 	return fd;
 }
 
-static void put_status(void)
+/* The status goes in a packet of its own, never through the buffer, so a
+ * full buffer cannot lose the count of what it dropped.  Returns 0, or -1
+ * when the socket cannot take it now (it is sent again next round). */
+static int send_status(int fd)
 {
-	struct xpu_wire_status s = {
-		.dropped = xpu_chan_dropped(g.chan),
-		.cupti_dropped = xpu_cupti_dropped(),
-		.launches = xpu_inj_launches(),
-		.sites = xpu_sites_count(),
-		.state = g.state,
+	struct {
+		struct xpu_wire_msg m;
+		struct xpu_wire_rec h;
+		struct xpu_wire_status s;
+	} __attribute__((packed)) pkt = {
+		.m = { .magic = XPU_WIRE_MAGIC, .version = XPU_WIRE_VERSION, .nrecs = 1, .len = sizeof(pkt) },
+		.h = { .type = XPU_WIRE_STATUS, .len = sizeof(struct xpu_wire_status) },
+		.s = {
+			.dropped = xpu_chan_dropped(g.chan),
+			.cupti_dropped = xpu_cupti_dropped(),
+			.launches = xpu_inj_launches(),
+			.sites = xpu_sites_count(),
+			.state = g.state,
+			.kernels = xpu_inj_kernels(),
+			.kernels_dropped = xpu_chan_dropped_type(g.chan, XPU_WIRE_KERNEL),
+			.launches_dropped = xpu_chan_dropped_type(g.chan, XPU_WIRE_LAUNCH),
+		},
 	};
-	xpu_chan_put(g.chan, XPU_WIRE_STATUS, &s, sizeof(s), NULL, 0);
+	g.status_due = send(fd, &pkt, sizeof(pkt), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(pkt);
+	return g.status_due ? -1 : 0;
 }
 
 /* The process's name: its main thread's, not this agent thread's. */
@@ -146,9 +165,10 @@ static void serve(int fd)
 	if (send_hello(fd) < 0 || read_control(fd, 2000, &start) != XPU_WIRE_START)
 		return;
 	g.flush_ms = start.flush_ms >= 5 && start.flush_ms <= 1000 ? start.flush_ms : 20;
+	xpu_cupti_reset_counts();
 	g.state = xpu_cupti_start(g.chan, start.flags);
 	set_active(fd, 1);
-	put_status();
+	send_status(fd);
 	uint64_t last_status = xpu_inj_now();
 	for (;;) {
 		int r = read_control(fd, (int)g.flush_ms, &start);
@@ -156,12 +176,12 @@ static void serve(int fd)
 			break;
 		if (g.state == XPU_WIRE_STATE_OK)
 			xpu_cupti_flush(0);
-		if (xpu_inj_now() - last_status >= STATUS_EVERY_NS) {
-			put_status();
-			last_status = xpu_inj_now();
-		}
 		if (xpu_chan_send(g.chan, fd) < 0)
 			break;
+		if (g.status_due || xpu_inj_now() - last_status >= STATUS_EVERY_NS) {
+			send_status(fd);
+			last_status = xpu_inj_now();
+		}
 	}
 	set_active(-1, 0);
 	xpu_cupti_stop();
@@ -185,15 +205,32 @@ static void *agent(void *arg)
 	return arg;
 }
 
-/* At exit, whatever completed is flushed and sent while the monitor listens. */
+/* Waits until fd can take more, or the deadline passes; 0 when it can. */
+static int wait_writable(int fd, uint64_t deadline)
+{
+	uint64_t now = xpu_inj_now();
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	if (now >= deadline)
+		return -1;
+	return poll(&p, 1, (int)((deadline - now) / 1000000ULL) + 1) == 1 && (p.revents & POLLOUT) ? 0 : -1;
+}
+
+/* At exit, whatever completed is flushed and sent while the monitor listens,
+ * then the final count.  This is the one place the library waits for
+ * xputop, and only while one is connected and behind, at most EXIT_WAIT_NS:
+ * otherwise what is left would be lost without a word. */
 static void on_exit_flush(void)
 {
 	pthread_mutex_lock(&g.lock);
 	if (g.active && g.fd >= 0) {
+		uint64_t deadline = xpu_inj_now() + EXIT_WAIT_NS;
 		if (g.state == XPU_WIRE_STATE_OK)
 			xpu_cupti_flush(1);
-		put_status();
-		xpu_chan_send(g.chan, g.fd);
+		while (xpu_chan_send(g.chan, g.fd) == 0 && xpu_chan_pending(g.chan) &&
+		       wait_writable(g.fd, deadline) == 0)
+			;
+		while (send_status(g.fd) < 0 && wait_writable(g.fd, deadline) == 0)
+			;
 	}
 	pthread_mutex_unlock(&g.lock);
 }

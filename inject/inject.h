@@ -23,16 +23,26 @@ struct xpu_chan;
 struct xpu_chan *xpu_chan_new(size_t capacity);
 void xpu_chan_free(struct xpu_chan *c);
 /* Appends a record (body, then tail bytes).  Never blocks on the peer: when
- * the buffer is full the record is dropped and counted.  Returns 0 or -1. */
+ * the buffer is full the record is dropped and counted by type.  Returns 0
+ * or -1. */
 int xpu_chan_put(struct xpu_chan *c, uint16_t type, const void *body, uint16_t len,
 		 const void *tail, uint16_t tail_len);
-/* Sends everything buffered as packets of at most XPU_WIRE_MAX_MSG bytes on a
- * SOCK_SEQPACKET socket without waiting; what the socket cannot take now is
- * dropped and counted.  Returns -1 when the connection is gone. */
+/* Sends what is buffered as packets of at most XPU_WIRE_MAX_MSG bytes on a
+ * SOCK_SEQPACKET socket without waiting.  What the socket cannot take now
+ * stays buffered, ahead of newer records, and is sent next time; only what
+ * no longer fits the buffer then is dropped (and counted).  Returns -1 when
+ * the connection is gone. */
 int xpu_chan_send(struct xpu_chan *c, int fd);
-/* Discards what is buffered (the peer left), counting nothing. */
+/* Whether records are still buffered (the socket was full). */
+int xpu_chan_pending(struct xpu_chan *c);
+/* Discards what is buffered and zeroes the counters (a new monitor). */
 void xpu_chan_reset(struct xpu_chan *c);
+/* Records dropped, all types, or one type (XPU_WIRE_*). */
 uint64_t xpu_chan_dropped(const struct xpu_chan *c);
+uint64_t xpu_chan_dropped_type(const struct xpu_chan *c, uint16_t type);
+/* Bumped each time records that named something (NAME, API) were dropped:
+ * names must then be sent again. */
+uint32_t xpu_chan_names_epoch(const struct xpu_chan *c);
 
 /* Call sites of launches.  A site is one distinct CPU stack of a launching
  * thread; its stack is captured once by xputop's BPF uprobe on
@@ -61,6 +71,8 @@ void xpu_cupti_stop(void);
 void xpu_cupti_detach(void);
 uint64_t xpu_cupti_dropped(void);
 uint32_t xpu_cupti_version(void);
+/* A new monitor: CUPTI's dropped count starts again from 0. */
+void xpu_cupti_reset_counts(void);
 
 /* Records from what CUPTI reports (inject/records.c), shared with the test
  * stand-in that replaces CUPTI. */
@@ -71,9 +83,10 @@ void xpu_inj_launch(struct xpu_chan *chan, uint32_t corr, uint32_t cbid, uint32_
 /* A kernel record; the name is sent once and then referred to by id. */
 void xpu_inj_kernel(struct xpu_chan *chan, const struct xpu_wire_kernel *k, const char *name);
 /* A new monitor connected (START flags): names are sent again, sites
- * announced again. */
+ * announced again, counters start from 0. */
 void xpu_inj_new_monitor(uint32_t flags);
 uint64_t xpu_inj_launches(void);
+uint64_t xpu_inj_kernels(void);
 
 /* Messages on the host's stderr, each at most once per process. */
 void xpu_inj_say_once(int *said, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -14,12 +14,13 @@
 #define NAME_SLOTS (2 * MAX_NAMES)
 
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
-/* kernel name -> id, open addressing on the string's hash */
-static struct { uint64_t hash; char *name; uint32_t id; } *names;
+/* kernel name -> id, open addressing on the string's hash; `epoch`: the
+ * channel's names epoch when the name was last sent (0 = never) */
+static struct { uint64_t hash; char *name; uint32_t id, epoch; } *names;
 static uint32_t nnames;
-/* Which callback ids' names this connection was told, per domain. */
-static uint8_t api_named[2][XPU_WIRE_MAX_CBID];
-static uint64_t launches;
+/* Which callback ids' names this connection was told (epoch + 1), per domain. */
+static uint32_t api_named[2][XPU_WIRE_MAX_CBID];
+static uint64_t launches, kernels;
 static int want_sites = 1;
 static __thread uint32_t my_tid;
 
@@ -35,6 +36,11 @@ uint64_t xpu_inj_launches(void)
 	return __atomic_load_n(&launches, __ATOMIC_RELAXED);
 }
 
+uint64_t xpu_inj_kernels(void)
+{
+	return __atomic_load_n(&kernels, __ATOMIC_RELAXED);
+}
+
 void xpu_inj_new_monitor(uint32_t flags)
 {
 	want_sites = !(flags & XPU_WIRE_START_NO_SITES);
@@ -45,18 +51,23 @@ void xpu_inj_new_monitor(uint32_t flags)
 		memset(names, 0, NAME_SLOTS * sizeof(*names));
 	nnames = 0;
 	memset(api_named, 0, sizeof(api_named));
+	__atomic_store_n(&launches, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&kernels, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&names_lock);
 	xpu_sites_new_generation();
 }
 
+/* Sent once per callback id, and again after names were dropped. */
 static void name_api(struct xpu_chan *chan, uint32_t domain, uint32_t cbid, const char *name)
 {
 	int d = domain == XPU_INJ_DRIVER;
-	if (cbid >= XPU_WIRE_MAX_CBID || !name || __atomic_load_n(&api_named[d][cbid], __ATOMIC_RELAXED) ||
-	    __atomic_exchange_n(&api_named[d][cbid], 1, __ATOMIC_RELAXED))
+	uint32_t now = xpu_chan_names_epoch(chan) + 1;
+	if (cbid >= XPU_WIRE_MAX_CBID || !name || __atomic_load_n(&api_named[d][cbid], __ATOMIC_RELAXED) == now ||
+	    __atomic_exchange_n(&api_named[d][cbid], now, __ATOMIC_RELAXED) == now)
 		return;
 	struct xpu_wire_api w = { .domain = domain, .cbid = cbid };
-	xpu_chan_put(chan, XPU_WIRE_API, &w, sizeof(w), name, (uint16_t)strnlen(name, XPU_WIRE_MAX_NAME));
+	if (xpu_chan_put(chan, XPU_WIRE_API, &w, sizeof(w), name, (uint16_t)strnlen(name, XPU_WIRE_MAX_NAME)))
+		__atomic_store_n(&api_named[d][cbid], 0, __ATOMIC_RELAXED);
 }
 
 void xpu_inj_launch(struct xpu_chan *chan, uint32_t corr, uint32_t cbid, uint32_t domain,
@@ -85,15 +96,24 @@ static uint64_t str_hash(const char *s, size_t n)
 	return h;
 }
 
-/* The id of a kernel name, sending the name the first time; 0 when there are
- * too many names. */
+/* Sends a name under its id, remembering in which names epoch it went. */
+static void send_name(struct xpu_chan *chan, uint32_t slot, const char *name, size_t n, uint32_t epoch)
+{
+	struct xpu_wire_name w = { .id = names[slot].id };
+	if (xpu_chan_put(chan, XPU_WIRE_NAME, &w, sizeof(w), name, (uint16_t)n) == 0)
+		names[slot].epoch = epoch;
+}
+
+/* The id of a kernel name, sending the name the first time (and again when
+ * names were dropped since: a kernel record must never refer to a name
+ * xputop did not get); 0 when there are too many names. */
 static uint32_t name_id(struct xpu_chan *chan, const char *name)
 {
 	size_t n = name ? strnlen(name, XPU_WIRE_MAX_NAME) : 0;
 	if (!n)
 		return 0;
 	uint64_t h = str_hash(name, n);
-	uint32_t id = 0;
+	uint32_t id = 0, epoch = xpu_chan_names_epoch(chan) + 1;
 	pthread_mutex_lock(&names_lock);
 	if (!names)
 		names = calloc(NAME_SLOTS, sizeof(*names));
@@ -103,12 +123,13 @@ static uint32_t name_id(struct xpu_chan *chan, const char *name)
 				break;
 			names[i].hash = h;
 			id = names[i].id = ++nnames;
-			struct xpu_wire_name w = { .id = id };
-			xpu_chan_put(chan, XPU_WIRE_NAME, &w, sizeof(w), name, (uint16_t)n);
+			send_name(chan, i, name, n, epoch);
 			break;
 		}
 		if (names[i].hash == h && strncmp(names[i].name, name, n) == 0 && names[i].name[n] == '\0') {
 			id = names[i].id;
+			if (names[i].epoch != epoch)
+				send_name(chan, i, name, n, epoch);
 			break;
 		}
 	}
@@ -120,5 +141,6 @@ void xpu_inj_kernel(struct xpu_chan *chan, const struct xpu_wire_kernel *k, cons
 {
 	struct xpu_wire_kernel w = *k;
 	w.name = name_id(chan, name);
+	__atomic_add_fetch(&kernels, 1, __ATOMIC_RELAXED);
 	xpu_chan_put(chan, XPU_WIRE_KERNEL, &w, sizeof(w), NULL, 0);
 }

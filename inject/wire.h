@@ -19,7 +19,7 @@
 
 #define XPU_WIRE_SOCKET "/run/xputop/gpu.sock"
 #define XPU_WIRE_MAGIC 0x57555058u	/* "XPUW" */
-#define XPU_WIRE_VERSION 1
+#define XPU_WIRE_VERSION 2
 #define XPU_WIRE_MAX_MSG 65536		/* largest packet either side sends */
 #define XPU_WIRE_MAX_NAME 4096		/* longest kernel or API name sent */
 #define XPU_WIRE_MAX_CBID 2048		/* callback ids above this are not named */
@@ -106,14 +106,19 @@ struct xpu_wire_launch {
 	uint32_t pad;
 };
 
-/* Sent about once a second and on shutdown. */
+/* Sent about once a second and when the process exits, in a packet of its
+ * own (so a full buffer cannot lose it).  Counters are cumulative since
+ * this monitor connected: the last one received is the process's account. */
 struct xpu_wire_status {
-	uint64_t dropped;	/* records the library dropped (channel full) */
-	uint64_t cupti_dropped;	/* records CUPTI reported dropped */
-	uint64_t launches;	/* launch callbacks since the start */
+	uint64_t dropped;	/* records the library dropped (its buffer full), all types */
+	uint64_t cupti_dropped;	/* activity records CUPTI reported dropped */
+	uint64_t launches;	/* launch callbacks */
 	uint64_t sites;		/* call sites known */
 	uint32_t state;		/* XPU_WIRE_STATE_* */
 	uint32_t pad;
+	uint64_t kernels;	/* kernel records CUPTI delivered to the library */
+	uint64_t kernels_dropped;	/* of which dropped (included in dropped) */
+	uint64_t launches_dropped;	/* launch records dropped (included in dropped) */
 };
 
 struct xpu_wire_start {
@@ -134,7 +139,7 @@ _Static_assert(sizeof(struct xpu_wire_name) == 8, "wire ABI");
 _Static_assert(sizeof(struct xpu_wire_kernel) == 40, "wire ABI");
 _Static_assert(sizeof(struct xpu_wire_memcpy) == 40, "wire ABI");
 _Static_assert(sizeof(struct xpu_wire_launch) == 32, "wire ABI");
-_Static_assert(sizeof(struct xpu_wire_status) == 40, "wire ABI");
+_Static_assert(sizeof(struct xpu_wire_status) == 64, "wire ABI");
 _Static_assert(sizeof(struct xpu_wire_start) == 8, "wire ABI");
 
 #endif

@@ -189,6 +189,25 @@ def gpu_launch_path(snaps, pid, *frames):
         sys.exit(f"no launch stack of {pid} holds {frames}: {[st['frames'] for st in stacks[:3]]}")
 
 
+def gpu_account(snaps, expected_path):
+    """The last snapshot accounts for every kernel the stand-in ran (its JSON
+    lines at EXPECTED_PATH, which name its pid): the kernels that arrived,
+    plus those the library and CUPTI dropped, add up to them exactly."""
+    with open(expected_path) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    if not lines:
+        sys.exit(f"{expected_path}: the program printed no totals")
+    ran, pid = sum(e["calls"] for e in lines), lines[0]["pid"]
+    procs = [p for p in snaps[-1]["gpu"]["processes"] if p["pid"] == int(pid)]
+    if not procs:
+        sys.exit(f"no process {pid}")
+    got = procs[0]["kernels"]
+    lost = procs[0]["kernels_dropped"] + procs[0]["cupti_dropped"]
+    if got + lost != ran:
+        sys.exit(f"{got} kernels arrived + {lost} dropped = {got + lost}, the program ran {ran}")
+    print(f"  {ran} kernels: {got} arrived, {lost} dropped and counted")
+
+
 def dropped_at_least(snaps, n):
     """The last snapshot counts at least N dropped records."""
     if snaps[-1]["dropped"] < int(n):
@@ -264,7 +283,7 @@ def npu_value(snaps, path, op, value):
 
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_process,
-                                  gpu_no_process, gpu_launch_path, dropped_at_least,
+                                  gpu_no_process, gpu_launch_path, gpu_account, dropped_at_least,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, chrome_trace)}
 

@@ -97,7 +97,7 @@ t a_stalled_xputop_never_slows_the_program_drops_are_counted_memory_stays_bounde
 "$XPUTOP" -b -j -d 0.5 -n 16 --window 60 > "$T_TMP/stall.json" 2> /dev/null &
 A=$!
 wait_json "$T_TMP/stall.json"
-as_nobody "$STANDIN" "$FAKE" 5 "$W/rates2" > /dev/null 2> "$T_TMP/stall.err" &
+as_nobody "$STANDIN" "$FAKE" 5 "$W/rates2" > "$T_TMP/stall.expect" 2> "$T_TMP/stall.err" &
 S=$!
 sleep 1.5
 kill -STOP $A
@@ -113,6 +113,7 @@ echo "  steps per 100 ms: $before while watched, $during while xputop was stoppe
 # machine's own noise (2 shared cores) is why the bar is not higher.
 at_least "$during" "$before" 0.3 || fail "the program slowed to $during steps/100ms (from $before) while xputop was stopped"
 $Q dropped_at_least 1000 < "$T_TMP/stall.json" || fail "the records that did not fit were not counted"
+$Q gpu_account "$T_TMP/stall.expect" < "$T_TMP/stall.json" || fail "kernels lost without being counted"
 $Q gpu_process gpu_standin cupti < "$T_TMP/stall.json" || fail "the program was lost after the stall"
 [ -n "$hwm" ] && [ "$hwm" -lt 400000 ] || fail "xputop's peak RSS was ${hwm:-unknown} kB"
 

@@ -15,6 +15,7 @@ static struct xpu_chan *chan;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { struct xpu_wire_kernel k; char name[128]; } queue[QUEUE];
 static uint32_t nqueued;
+static uint64_t dropped;	/* kernels the queue had no room for, as CUPTI counts its own */
 
 int xpu_cupti_load(void)
 {
@@ -57,7 +58,12 @@ void xpu_cupti_detach(void)
 
 uint64_t xpu_cupti_dropped(void)
 {
-	return 0;
+	return __atomic_load_n(&dropped, __ATOMIC_RELAXED);
+}
+
+void xpu_cupti_reset_counts(void)
+{
+	__atomic_store_n(&dropped, 0, __ATOMIC_RELAXED);
 }
 
 XPU_INJ_API int fake_cuda_connected(void)
@@ -85,6 +91,8 @@ XPU_INJ_API void fake_cuda_kernel(const char *name, uint64_t start, uint64_t end
 		};
 		strncpy(queue[nqueued].name, name, sizeof(queue[nqueued].name) - 1);
 		nqueued++;
+	} else if (fake_cuda_connected()) {
+		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&lock);
 }

@@ -95,7 +95,7 @@ TEST(unwinds_through_functions_without_frame_pointers)
 	int n = xpu_unwind(getpid(), (uint32_t)syscall(SYS_gettid), regs, stack_copy, stack_len, ips, 128);
 	REQUIRE(n > 4);
 	xpu_dict_init(&d);
-	struct xpu_symbolizer *s = xpu_sym_new(&d);
+	struct xpu_symbolizer *s = xpu_sym_new(&d, NULL);
 	REQUIRE(s);
 	xpu_sym_user(s, getpid(), ips, (uint32_t)n, frames);
 	int c = position(&d, frames, n, "unwind_capture_here");
