@@ -230,8 +230,29 @@ static void json_memory(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_uint(j, "rss_kb", (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
 	xpu_json_uint(j, "heap_used_kb", (uint64_t)(mi.uordblks + mi.hblkhd) / 1024);
 	xpu_json_uint(j, "heap_free_kb", (uint64_t)mi.fordblks / 1024);
-	xpu_json_uint(j, "elf_cache_kb", s->sym_elf_bytes / 1024);
-	xpu_json_uint(j, "symbolized_procs", s->sym_procs);
+	xpu_json_uint(j, "elf_cache_kb", s->sym.elf_bytes / 1024);
+	xpu_json_uint(j, "symbolized_procs", s->sym.procs);
+	xpu_json_end(j, '}');
+}
+
+/* The symbolizer's work off the ingest path (symbolize.h): what waited for
+ * a symbol table or a name, and the service thread's load. */
+static void json_symbolizer(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	if (!s->have_sym)
+		return;
+	xpu_json_obj(j, "symbolizer");
+	xpu_json_uint(j, "lookups", s->sym.lookups);
+	xpu_json_uint(j, "elf_loaded", s->sym.elf_loaded);
+	xpu_json_uint(j, "elf_loading", s->sym.elf_loading);
+	xpu_json_uint(j, "elf_evicted", s->sym.elf_evicted);
+	xpu_json_uint(j, "names_inline", s->sym.names_inline);
+	xpu_json_uint(j, "names_async", s->sym.names_async);
+	xpu_json_uint(j, "pending_frames", s->sym.pending);
+	xpu_json_uint(j, "overflow", s->sym.overflow);
+	xpu_json_uint(j, "refused", s->sym.refused + s->svc.refused);
+	xpu_json_uint(j, "service_queued", s->svc.queued);
+	xpu_json_uint(j, "service_busy_ms", s->svc.busy_ns / 1000000);
 	xpu_json_end(j, '}');
 }
 
@@ -280,6 +301,7 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_uint(&j, "npu_rows", sess->npu.ncalls);
 	xpu_json_end(&j, '}');
 	json_memory(&j, s);
+	json_symbolizer(&j, s);
 	xpu_batch_gpu_json(&j, s, sess, vs);
 	xpu_batch_npu_json(&j, s);
 	xpu_batch_alerts_json(&j, s);

@@ -131,11 +131,10 @@ static void show(struct app *a)
 	if (a->tui) {
 		xpu_tui_draw(&a->snap, &a->vs);
 	} else if (a->o.json) {
-		if (a->sym) {	/* the symbolizer's caches, for the memory object */
-			struct xpu_sym_stats st;
-			xpu_sym_stats(a->sym, &st);
-			a->snap.sym_elf_bytes = st.elf_bytes;
-			a->snap.sym_procs = st.procs;
+		if (a->sym) {	/* the symbolizer's caches and work, for JSON */
+			a->snap.have_sym = 1;
+			xpu_sym_stats(a->sym, &a->snap.sym);
+			xpu_service_stats(a->svc, &a->snap.svc);
 		}
 		xpu_batch_json(stdout, &a->snap, &a->sess, &a->vs);
 	} else {

@@ -14,6 +14,8 @@
 #include "model_gpu.h"
 #include "model_npu.h"
 #include "stacks.h"
+#include "service.h"
+#include "symbolize.h"
 #include "table.h"
 
 struct xpu_dict;
@@ -52,9 +54,12 @@ struct xpu_snapshot {
 	const struct xpu_dict *dict;	/* names for frames and strings */
 	int no_flames;			/* set by the caller: nothing will draw the flamegraphs
 					 * (batch output), so they are left empty */
-	/* set by the caller: the symbolizer's caches (symbolize.h), for the
-	 * JSON memory object */
-	uint64_t sym_elf_bytes, sym_procs;
+	/* set by the caller: the symbolizer's caches and the service thread's
+	 * work (symbolize.h, service.h), for the JSON memory and symbolizer
+	 * objects; have_sym 0 in a replay */
+	int have_sym;
+	struct xpu_sym_stats sym;
+	struct xpu_service_stats svc;
 
 	/* header */
 	uint64_t mono_ns;		/* CLOCK_MONOTONIC of the last closed tick */
