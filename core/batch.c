@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -214,6 +215,15 @@ const char *xpu_batch_state_name(int st)
 	return st >= 0 && st <= XPU_SRC_FAILED ? names[st] : "off";
 }
 
+/* The CPU time xputop itself has used, all its threads, since it started. */
+static void json_self_cpu(struct xpu_json *j)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		xpu_json_num(j, "self_cpu_s", (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+						(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+}
+
 /* xputop's own memory: resident pages, and the heap in use against the heap
  * held free by the allocator (what fragmentation would show as). */
 static void json_memory(struct xpu_json *j, const struct xpu_snapshot *s)
@@ -273,6 +283,7 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_num(&j, "events_per_s", s->events_per_s);
 	xpu_json_uint(&j, "dropped", s->dropped_total);
 	xpu_json_uint(&j, "dropped_tick", s->dropped_tick);
+	json_self_cpu(&j);
 	xpu_json_str(&j, "window", vs->window == XPU_WIN_ALL ? "all" : "recent");
 	xpu_json_num(&j, "window_s", (double)s->window_ns / 1e9);
 	json_cpu(&j, s, sess, vs);

@@ -140,6 +140,8 @@ void xpu_batch_gpu_json(struct xpu_json *j, const struct xpu_snapshot *s,
 		xpu_json_null(j, "stack_pct");
 	else
 		xpu_json_num(j, "stack_pct", s->gpu_joined_pct);
+	xpu_json_uint(j, "graph_kernels", sess->gpu.graph_kernels);
+	xpu_json_uint(j, "graph_kernels_joined", sess->gpu.graph_kernels_joined);
 	json_devices(j, s);
 	json_procs(j, s);
 	json_kernels(j, s, sess, vs);

@@ -39,6 +39,7 @@ int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t win
 	xpu_htab_init(&m->kidx);
 	xpu_htab_init(&m->jidx);
 	xpu_htab_init(&m->flame_idx);
+	xpu_htab_init(&m->graph_api_idx);
 	int rc = xpu_ticks_init(&m->ticks, window_ticks);
 	m->joined_ring = calloc(m->ticks.window, sizeof(uint64_t));
 	m->unjoined_ring = calloc(m->ticks.window, sizeof(uint64_t));
@@ -79,6 +80,8 @@ void xpu_gpu_model_free(struct xpu_gpu_model *m)
 	xpu_htab_free(&m->kidx);
 	xpu_htab_free(&m->jidx);
 	xpu_htab_free(&m->flame_idx);
+	xpu_htab_free(&m->graph_api_idx);
+	free(m->graph_api);
 	xpu_stacks_free(&m->stacks);
 	xpu_stacks_free(&m->launch_stacks);
 	memset(m, 0, sizeof(*m));
@@ -243,7 +246,8 @@ static void join_put(struct xpu_gpu_model *m, const struct xpu_event *ev)
 			return;
 		}
 	}
-	m->joins[i] = (struct xpu_gpu_join){ ev->pid, ev->launch.corr, ev->tid, ev->launch.stack, ev->time };
+	m->joins[i] = (struct xpu_gpu_join){ ev->pid, ev->launch.corr, ev->tid, ev->launch.stack,
+					     ev->launch.api, ev->time };
 }
 
 static const struct xpu_gpu_join *join_find(const struct xpu_gpu_model *m, uint32_t pid, uint32_t corr)
@@ -446,6 +450,29 @@ static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	return 0;
 }
 
+static int graph_api_eq(const void *ctx, uint32_t i, const void *key)
+{
+	const struct xpu_gpu_model *m = ctx;
+	return m->graph_api[i][0] == *(const uint32_t *)key;
+}
+
+/* Whether a launch API replays a CUDA graph (cudaGraphLaunch, cuGraphLaunch
+ * and their _ptsz twins), remembered per API string. */
+static int graph_launch_api(struct xpu_gpu_model *m, uint32_t api)
+{
+	uint64_t h = xpu_hash_u64(api);
+	uint32_t i = xpu_htab_find(&m->graph_api_idx, h, graph_api_eq, m, &api);
+	if (i != UINT32_MAX)
+		return (int)m->graph_api[i][1];
+	int is = strstr(xpu_dict_str_get(m->dict, api), "GraphLaunch") != NULL;
+	if (xpu_grow((void **)&m->graph_api, &m->graph_api_cap, m->ngraph_api + 1, sizeof(*m->graph_api)) == 0 &&
+	    xpu_htab_put(&m->graph_api_idx, h, m->ngraph_api) == 0) {
+		m->graph_api[m->ngraph_api][0] = api;
+		m->graph_api[m->ngraph_api++][1] = (uint32_t)is;
+	}
+	return is;
+}
+
 static int on_kernel(struct xpu_gpu_model *m, const struct xpu_event *ev)
 {
 	const struct xpu_ev_gpu_kernel *k = &ev->kernel;
@@ -463,6 +490,10 @@ static int on_kernel(struct xpu_gpu_model *m, const struct xpu_event *ev)
 		r->open.max = dur;
 	const struct xpu_gpu_join *j = join_find(m, ev->pid, k->corr);
 	uint32_t launch = j ? j->stack : 0;
+	if (k->graph) {
+		m->graph_kernels++;
+		m->graph_kernels_joined += j && j->api && graph_launch_api(m, j->api);
+	}
 	if (launch)
 		m->joined_open += dur;
 	else

@@ -69,6 +69,7 @@ struct xpu_gpu_proc {
 /* A launch waiting for its kernels. */
 struct xpu_gpu_join {
 	uint32_t pid, corr, tid, stack;
+	uint32_t api;		/* dict string: the launch API */
 	uint64_t time;
 };
 
@@ -108,6 +109,14 @@ struct xpu_gpu_model {
 
 	struct xpu_stacks stacks;	/* CPU->GPU stacks weighted by GPU ns */
 	struct xpu_stacks launch_stacks;	/* launch-only stacks weighted by calls */
+
+	/* Kernels run by a CUDA graph since the start, and of those, the ones
+	 * joined to the graph launch that replayed them (the launch-side check
+	 * of graph attribution). */
+	uint64_t graph_kernels, graph_kernels_joined;
+	struct xpu_htab graph_api_idx;	/* api string -> whether it launches graphs */
+	uint32_t (*graph_api)[2];
+	uint32_t ngraph_api, graph_api_cap;
 
 	/* GPU time with and without a complete stack */
 	uint64_t joined_open, unjoined_open;

@@ -208,6 +208,14 @@ def gpu_account(snaps, expected_path):
     print(f"  {ran} kernels: {got} arrived, {lost} dropped and counted")
 
 
+def gpu_graphs_joined(snaps):
+    """The last snapshot counts kernels run by CUDA graphs, every one of them
+    joined to the graph launch that replayed it."""
+    g = snaps[-1]["gpu"]
+    if not g["graph_kernels"] or g["graph_kernels_joined"] != g["graph_kernels"]:
+        sys.exit(f"{g['graph_kernels_joined']} of {g['graph_kernels']} graph kernels joined to a graph launch")
+
+
 def dropped_at_least(snaps, n):
     """The last snapshot counts at least N dropped records."""
     if snaps[-1]["dropped"] < int(n):
@@ -283,7 +291,8 @@ def npu_value(snaps, path, op, value):
 
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_process,
-                                  gpu_no_process, gpu_launch_path, gpu_account, dropped_at_least,
+                                  gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
+                                  dropped_at_least,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, chrome_trace)}
 

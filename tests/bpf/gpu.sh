@@ -31,6 +31,7 @@ $Q gpu_path driver_kernel standin_train_step standin_driver_launch cuLaunchKerne
 
 t a_graph_launchs_kernels_belong_to_the_graph_launch
 $Q gpu_path graph_node_kernel standin_train_step standin_graph_replay cudaGraphLaunch 'graph_node_kernel_[g]' < "$T_TMP/gpu.json" || fail "graph path"
+$Q gpu_graphs_joined < "$T_TMP/gpu.json" || fail "graph kernels not all joined to their graph launch"
 
 t dwarf_unwinding_crosses_code_without_frame_pointers
 $Q gpu_path nofp_kernel standin_train_step standin_nofp_outer standin_nofp_inner cudaLaunchKernel < "$T_TMP/gpu.json" || fail "path through no-frame-pointer code"
