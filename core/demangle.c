@@ -21,7 +21,7 @@ struct sink {
 static void append(const char *s, size_t len, void *opaque)
 {
 	struct sink *k = opaque;
-	if (!k->size)
+	if (!k->size || !len)	/* the Rust demangler passes (NULL, 0) for an empty identifier */
 		return;
 	if (len > k->size - 1 - k->n)
 		len = k->size - 1 - k->n;

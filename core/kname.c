@@ -46,13 +46,16 @@ struct out {
 	char *buf;
 	size_t size, n;
 	int depth;
+	int cut;	/* text was left out for want of room */
 };
 
 static void put(struct out *o, const char *s, size_t n)
 {
 	size_t room = o->size - 1 - o->n;
-	if (n > room)
+	if (n > room) {
 		n = room;
+		o->cut = 1;
+	}
 	memcpy(o->buf + o->n, s, n);
 	o->n += n;
 	o->buf[o->n] = '\0';
@@ -235,7 +238,7 @@ static void render_list(struct out *o, const char *p, const char *end)
 }
 
 /* A component's name and its template arguments ("<...>" left out when none
- * is kept). */
+ * is kept; a cut text is only ever cut, so that it starts as the whole would). */
 static void render_comp(struct out *o, const struct comp *c)
 {
 	put(o, c->s, (size_t)(c->base_end - c->s));
@@ -244,7 +247,7 @@ static void render_comp(struct out *o, const struct comp *c)
 	size_t before = o->n;
 	puts_(o, "<");
 	render_list(o, c->targs, c->targs_end);
-	if (o->n == before + 1)
+	if (o->n == before + 1 && !o->cut)
 		o->buf[o->n = before] = '\0';
 	else
 		puts_(o, ">");
@@ -357,7 +360,7 @@ static int is_cxx(const char *name)
 
 size_t xpu_kname_short(const char *name, char *out, size_t size)
 {
-	struct out o = { out, size, 0, 0 };
+	struct out o = { .buf = out, .size = size };
 	struct comp c[MAX_COMPS];
 	int n;
 	if (!size)
@@ -372,7 +375,7 @@ size_t xpu_kname_short(const char *name, char *out, size_t size)
 
 size_t xpu_kname_qualified(const char *name, char *out, size_t size)
 {
-	struct out o = { out, size, 0, 0 };
+	struct out o = { .buf = out, .size = size };
 	struct comp c[MAX_COMPS];
 	int n;
 	if (!size)
