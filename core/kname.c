@@ -358,22 +358,9 @@ static int is_cxx(const char *name)
 	return strpbrk(name, "<(: ") != NULL;
 }
 
-size_t xpu_kname_short(const char *name, char *out, size_t size)
-{
-	struct out o = { .buf = out, .size = size };
-	struct comp c[MAX_COMPS];
-	int n;
-	if (!size)
-		return 0;
-	out[0] = '\0';
-	if (!is_cxx(name) || !main_word(name, name + strlen(name), c, &n))
-		puts_(&o, name);
-	else
-		render_word(&o, c, n);
-	return o.n;
-}
-
-size_t xpu_kname_qualified(const char *name, char *out, size_t size)
+/* name's own word written to out in the short or the qualified form; a name
+ * that is not C++ as it is. */
+static size_t write_form(const char *name, char *out, size_t size, int qualified)
 {
 	struct out o = { .buf = out, .size = size };
 	struct comp c[MAX_COMPS];
@@ -382,11 +369,21 @@ size_t xpu_kname_qualified(const char *name, char *out, size_t size)
 		return 0;
 	out[0] = '\0';
 	const char *end = is_cxx(name) ? main_word(name, name + strlen(name), c, &n) : NULL;
-	if (!end) {
+	if (!end)
 		puts_(&o, name);
-		return o.n;
-	}
-	const char *stop = c[n - 1].params ? c[n - 1].params : end;
-	put(&o, c[0].s, (size_t)(stop - c[0].s));
+	else if (qualified)
+		put(&o, c[0].s, (size_t)((c[n - 1].params ? c[n - 1].params : end) - c[0].s));
+	else
+		render_word(&o, c, n);
 	return o.n;
+}
+
+size_t xpu_kname_short(const char *name, char *out, size_t size)
+{
+	return write_form(name, out, size, 0);
+}
+
+size_t xpu_kname_qualified(const char *name, char *out, size_t size)
+{
+	return write_form(name, out, size, 1);
 }

@@ -134,34 +134,46 @@ TEST(the_short_name_keeps_every_functor_and_operator)
 	}
 }
 
+/* A fixture name (by a part only it holds) and its short form. */
+static const struct {
+	const char *name, *want;
+} expected[] = {
+	{ "FillFunctor<int>, std::array<char*, 1ul> >(",
+	  "vectorized_elementwise_kernel<4, FillFunctor<int>>" },
+	{ "rsqrt_kernel_cuda",
+	  "vectorized_elementwise_kernel<4, rsqrt_kernel_cuda::{lambda(float)#1}>" },
+	{ "{lambda()#11}::operator()() const::{lambda(bool)#1}, std::array",
+	  "unrolled_elementwise_kernel<direct_copy_kernel_cuda::{lambda(bool)#1}, 4>" },
+	{ "{lambda()#4}::operator()() const::{lambda(long)#1}, std::array<char*, 2ul>, 4",
+	  "unrolled_elementwise_kernel<direct_copy_kernel_cuda::{lambda(long)#1}, 4>" },
+	{ "direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}",
+	  "unrolled_elementwise_kernel<direct_copy_kernel_cuda::{lambda(float)#1}, 4>" },
+	{ "vectorized_elementwise_kernel<8, at::native::BinaryFunctor",
+	  "vectorized_elementwise_kernel<8, BinaryFunctor<BFloat16, BFloat16, BFloat16, MulFunctor<float>>>" },
+	{ "AUnaryFunctor<long, long, bool, at::native::(anonymous namespace)::CompareEqFunctor",
+	  "vectorized_elementwise_kernel<4, AUnaryFunctor<long, long, bool, CompareEqFunctor<long>>>" },
+	{ "arange_cuda_out",
+	  "elementwise_kernel_with_index<int, arange_cuda_out::{lambda(long)#1}>" },
+	{ "silu_kernel",
+	  "vectorized_elementwise_kernel<8, silu_kernel::{lambda(BFloat16)#1}>" },
+	{ "ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor",
+	  "reduce_kernel<512, 1, ReduceOp<float, func_wrapper_t<float, sum_functor<float, float, float>"
+	  "::operator()::{lambda(float, float)#1}>, unsigned int, float, 4, 4>>" },
+	{ "BitwiseAndFunctor",
+	  "unrolled_elementwise_kernel<BinaryFunctor<long, long, long, BitwiseAndFunctor<long>>, 4>" },
+	{ "cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(",
+	  "Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>" },
+	{ "DeviceScanInitKernel",
+	  "DeviceScanInitKernel<ScanTileState<long, true>>" },
+	{ "indexSelectSmallIndex",
+	  "indexSelectSmallIndex<BFloat16, long, unsigned int, 2, 2, -2>" },
+};
+
 TEST(short_names_read_as_expected)
 {
 	load();
-	CHECK_STR(shortened(fixture("FillFunctor<int>, std::array<char*, 1ul> >(")),
-		  "vectorized_elementwise_kernel<4, FillFunctor<int>>");
-	CHECK_STR(shortened(fixture("rsqrt_kernel_cuda")),
-		  "vectorized_elementwise_kernel<4, rsqrt_kernel_cuda::{lambda(float)#1}>");
-	CHECK_STR(shortened(fixture("{lambda()#11}::operator()() const::{lambda(bool)#1}, std::array")),
-		  "unrolled_elementwise_kernel<direct_copy_kernel_cuda::{lambda(bool)#1}, 4>");
-	CHECK_STR(shortened(fixture("{lambda()#4}::operator()() const::{lambda(long)#1}, std::array<char*, 2ul>, 4")),
-		  "unrolled_elementwise_kernel<direct_copy_kernel_cuda::{lambda(long)#1}, 4>");
-	CHECK_STR(shortened(fixture("vectorized_elementwise_kernel<8, at::native::BinaryFunctor")),
-		  "vectorized_elementwise_kernel<8, BinaryFunctor<BFloat16, BFloat16, BFloat16, MulFunctor<float>>>");
-	CHECK_STR(shortened(fixture("AUnaryFunctor<long, long, bool, at::native::(anonymous namespace)::CompareEqFunctor")),
-		  "vectorized_elementwise_kernel<4, AUnaryFunctor<long, long, bool, CompareEqFunctor<long>>>");
-	CHECK_STR(shortened(fixture("arange_cuda_out")),
-		  "elementwise_kernel_with_index<int, arange_cuda_out::{lambda(long)#1}>");
-	CHECK_STR(shortened(fixture("silu_kernel")),
-		  "vectorized_elementwise_kernel<8, silu_kernel::{lambda(BFloat16)#1}>");
-	CHECK_STR(shortened(fixture("ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor")),
-		  "reduce_kernel<512, 1, ReduceOp<float, func_wrapper_t<float, sum_functor<float, float, float>"
-		  "::operator()::{lambda(float, float)#1}>, unsigned int, float, 4, 4>>");
-	CHECK_STR(shortened(fixture("BitwiseAndFunctor")),
-		  "unrolled_elementwise_kernel<BinaryFunctor<long, long, long, BitwiseAndFunctor<long>>, 4>");
-	CHECK_STR(shortened(fixture("cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(")),
-		  "Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>");
-	CHECK_STR(shortened(fixture("DeviceScanInitKernel")), "DeviceScanInitKernel<ScanTileState<long, true>>");
-	CHECK_STR(shortened(fixture("indexSelectSmallIndex")), "indexSelectSmallIndex<BFloat16, long, unsigned int, 2, 2, -2>");
+	for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++)
+		CHECK_STR(shortened(fixture(expected[i].name)), expected[i].want);
 }
 
 TEST(names_that_are_not_cxx_stay_as_they_are)
