@@ -1,7 +1,8 @@
 # xputop — one `make` builds the monitor, the injection library and the BPF skeletons.
 #
 #   make                 build into $(OUTPUT) (default build/)
-#   make STATIC=1        link libbpf, libelf, zlib, ncurses and libstdc++ statically
+#   make STATIC=1        link libbpf, libelf, zlib and ncurses statically (libiberty
+#                        always is)
 #                        (a binary that also runs on other distributions, e.g. the GPU machine)
 #   make SAN=1           build with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make VMLINUX_H=path  use this vmlinux.h instead of dumping the running kernel's BTF
@@ -87,6 +88,14 @@ $(error xputop: pkg-config cannot find $(MISSING_PKGS): run 'sudo make deps', or
 	$(foreach p,$(MISSING_PKGS),$(DEB_$(p))) (Debian/Ubuntu names))
 endif
 endif
+# libiberty (the demangler binutils and gdb use) comes as a static library
+# only, without a pkg-config file: it is looked for where the compiler looks.
+LIBIBERTY_A := $(abspath $(shell $(CC) -print-file-name=libiberty.a))
+ifneq ($(filter-out deps check run clean uninstall,$(or $(MAKECMDGOALS),all)),)
+ifeq ($(wildcard $(LIBIBERTY_A)),)
+$(error xputop: libiberty.a is missing: run 'sudo make deps', or install libiberty-dev (Debian/Ubuntu name))
+endif
+endif
 XCFLAGS += $(shell $(PKG_CONFIG) --cflags libbpf libelf libdw zlib 2>/dev/null)
 DW_LIBS := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
 
@@ -95,12 +104,12 @@ DW_LIBS := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
 LIBBPF_A := $(shell $(PKG_CONFIG) --variable=libdir libbpf 2>/dev/null)/libbpf.a
 NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
 ifeq ($(STATIC),1)
-LIBS := $(LIBBPF_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lncursesw -ltinfo -Wl,-Bdynamic \
-	-static-libstdc++ -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic -lm
+LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lncursesw -ltinfo -Wl,-Bdynamic -lm
 else
-LIBS := $(LIBBPF_A) $(DW_LIBS) $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null) -lstdc++ -lm
+LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null) -lm
 endif
-CORE_LIBS := $(LIBBPF_A) $(DW_LIBS) -llzma -lbz2 -lstdc++ -lm
+# libstdc++: the symbolizer's tests resolve C++ names in it.
+CORE_LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) -llzma -lbz2 -lstdc++ -lm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -250,7 +259,7 @@ FUZZ_CORE_OBJS := $(patsubst core/%.c,$(FUZZ_OUT)/core/%.o,$(CORE_SRCS))
 FUZZ_LIBCORE := $(FUZZ_OUT)/libxpucore.a
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_OUT)/%,$(FUZZ_SRCS))
 ifeq ($(STATIC),1)
-FUZZ_LIBS := $(LIBBPF_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -Wl,-Bdynamic -lstdc++ -lm
+FUZZ_LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -Wl,-Bdynamic -lstdc++ -lm
 else
 FUZZ_LIBS := $(CORE_LIBS)
 endif

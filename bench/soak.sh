@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 # The recording generator, against this build's core.
 LIBBPF_A=$(pkg-config --variable=libdir libbpf)/libbpf.a
 cc -O2 -D_GNU_SOURCE -DXPU_VERSION='"soak"' -Icore -Iinject -I"$OUT" bench/genrec.c "$OUT/libxpucore.a" \
-	"$LIBBPF_A" -ldw -lelf -lz -llzma -lbz2 -lstdc++ -lm -o "$DIR/genrec"
+	"$LIBBPF_A" -liberty -ldw -lelf -lz -llzma -lbz2 -lm -o "$DIR/genrec"
 REC=${SOAK_REC:-$DIR/soak.xpr}	# SOAK_REC=FILE reuses a recording written before
 if [ ! -s "$REC" ]; then
 	echo "soak: writing $SECS s of recording at $RATE events/s"

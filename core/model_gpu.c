@@ -1,11 +1,13 @@
 #include "model_gpu.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dict.h"
 #include "grow.h"
+#include "kname.h"
 #include "trim.h"
 #include "event.h"
 #include "symbolize.h"
@@ -40,6 +42,7 @@ int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t win
 	xpu_htab_init(&m->jidx);
 	xpu_htab_init(&m->flame_idx);
 	xpu_htab_init(&m->graph_api_idx);
+	xpu_htab_init(&m->claim_idx);
 	int rc = xpu_ticks_init(&m->ticks, window_ticks);
 	m->joined_ring = calloc(m->ticks.window, sizeof(uint64_t));
 	m->unjoined_ring = calloc(m->ticks.window, sizeof(uint64_t));
@@ -74,6 +77,7 @@ void xpu_gpu_model_free(struct xpu_gpu_model *m)
 	free(m->joins);
 	free(m->flame_cache);
 	free(m->trace);
+	free(m->claims);
 	xpu_ticks_free(&m->ticks);
 	free(m->joined_ring);
 	free(m->unjoined_ring);
@@ -82,6 +86,7 @@ void xpu_gpu_model_free(struct xpu_gpu_model *m)
 	xpu_htab_free(&m->flame_idx);
 	xpu_htab_free(&m->graph_api_idx);
 	free(m->graph_api);
+	xpu_htab_free(&m->claim_idx);
 	xpu_stacks_free(&m->stacks);
 	xpu_stacks_free(&m->launch_stacks);
 	memset(m, 0, sizeof(*m));
@@ -89,41 +94,69 @@ void xpu_gpu_model_free(struct xpu_gpu_model *m)
 
 /* ---- names ---- */
 
-/* "void ns::kern<T, 4>(float*, int)" -> "ns::kern<...>": what fits a column. */
-static void shorten(const char *full, char *out, size_t size)
+static int claim_eq(const void *ctx, uint32_t i, const void *key)
 {
-	const char *p = full;
-	size_t n = 0;
-	int depth = 0;
-	if (strncmp(p, "void ", 5) == 0)
-		p += 5;
-	for (; *p && n + 4 < size; p++) {
-		if (*p == '(' && depth == 0)
-			break;
-		if (*p == '<') {
-			if (depth++ == 0) {
-				memcpy(out + n, "<...>", 5);
-				n += 5;
-			}
-			continue;
-		}
-		if (*p == '>' && depth > 0) {
-			depth--;
-			continue;
-		}
-		if (depth == 0)
-			out[n++] = *p;
-	}
-	out[n] = '\0';
+	const struct xpu_gpu_model *m = ctx;
+	return m->claims[i].text == *(const uint32_t *)key;
 }
 
+/* Takes text for the kernel name owner: 1 when it is (now) the owner's, 0
+ * when another name's, -1 when out of memory. */
+static int claim(struct xpu_gpu_model *m, uint32_t text, uint32_t owner)
+{
+	uint64_t h = xpu_hash_u64(text);
+	uint32_t i = xpu_htab_find(&m->claim_idx, h, claim_eq, m, &text);
+	if (i != UINT32_MAX)
+		return m->claims[i].owner == owner;
+	if (!text || xpu_grow((void **)&m->claims, &m->claim_cap, m->nclaims + 1, sizeof(*m->claims)) ||
+	    xpu_htab_put(&m->claim_idx, h, m->nclaims) < 0)
+		return -1;
+	m->claims[m->nclaims++] = (struct xpu_gpu_claim){ text, owner };
+	return 1;
+}
+
+/* Kernel name `name` (full: demangled) in form 0, 1, ...: the short form, the
+ * qualified form, the full name, the name as CUPTI gave it, then that
+ * numbered. */
+static uint32_t form_text(struct xpu_gpu_model *m, int form, uint32_t name, const char *full)
+{
+	char buf[1024];
+	switch (form) {
+	case 0:
+		xpu_kname_short(full, buf, sizeof(buf));
+		break;
+	case 1:
+		xpu_kname_qualified(full, buf, sizeof(buf));
+		break;
+	case 2:
+		return xpu_dict_cstr(m->dict, full);
+	case 3:
+		return name;
+	default:
+		snprintf(buf, sizeof(buf), "%.1000s #%d", xpu_dict_str_get(m->dict, name), form - 2);
+	}
+	return xpu_dict_cstr(m->dict, buf);
+}
+
+/* The text a kernel name shows as: its first form that no other name shows
+ * as.  The same name always comes out the same, in every process. */
+static uint32_t unique_text(struct xpu_gpu_model *m, uint32_t name, const char *full)
+{
+	for (int form = 0;; form++) {
+		uint32_t text = form_text(m, form, name, full);
+		int rc = claim(m, text, name);
+		if (rc != 0)
+			return rc > 0 ? text : name;
+	}
+}
+
+/* CUPTI gives mangled names: demangled for the full name, then shortened. */
 static void name_kernel(struct xpu_gpu_model *m, struct xpu_gpu_kernel *k)
 {
-	char full[4096], brief[512];
+	char full[4096];
 	xpu_demangle(xpu_dict_str_get(m->dict, k->name), full, sizeof(full));
-	shorten(full, brief, sizeof(brief));
 	k->full_name = xpu_dict_cstr(m->dict, full);
-	k->short_name = xpu_dict_cstr(m->dict, brief[0] ? brief : full);
+	k->short_name = unique_text(m, k->name, full);
 	k->frame = xpu_dict_frame(m->dict, XPU_FRAME_GPU, k->full_name, 0);
 }
 

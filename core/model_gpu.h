@@ -31,7 +31,7 @@ struct xpu_gpu_counts {
 struct xpu_gpu_kernel {
 	uint32_t pid, name, device, comm;	/* name: dict string, as CUPTI gave it */
 	uint32_t frame;		/* the GPU frame (demangled name) */
-	uint32_t short_name;	/* dict string: the name shortened for a column */
+	uint32_t short_name;	/* dict string: the name shortened for a column, unique (name_kernel) */
 	uint32_t full_name;	/* dict string: demangled */
 	struct xpu_gpu_counts open, total;
 	struct xpu_gpu_counts *ring;	/* per closed tick in the window */
@@ -125,6 +125,12 @@ struct xpu_gpu_model {
 
 	struct xpu_gpu_trace_rec *trace;	/* ring of XPU_GPU_TRACE_MAX */
 	uint64_t ntrace;
+
+	/* Which kernel name (dict string) each short name shown belongs to, so
+	 * that two different kernels never show the same text. */
+	struct xpu_gpu_claim { uint32_t text, owner; } *claims;
+	uint32_t nclaims, claim_cap;
+	struct xpu_htab claim_idx;
 
 	uint32_t no_stack_frame;	/* "[no stack]" */
 	struct xpu_dict *dict;

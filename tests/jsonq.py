@@ -164,6 +164,17 @@ def gpu_path(snaps, kernel, *frames):
                 sys.exit(f"{kernel}: stack {st['frames']} lacks {frames}")
 
 
+def gpu_kernel_names(snaps, mangled, kernel, name):
+    """The kernel rows of the CUPTI name MANGLED read KERNEL in the table and
+    NAME (the full demangled name) in the name field."""
+    rows = [k for k in snaps[-1]["gpu"]["kernels"] if k["mangled"] == mangled]
+    if not rows:
+        sys.exit(f"no kernel {mangled}")
+    for k in rows:
+        if k["kernel"] != kernel or k["name"] != name:
+            sys.exit(f"{mangled} reads {k['kernel']!r} / {k['name']!r}, expected {kernel!r} / {name!r}")
+
+
 def gpu_process(snaps, comm, mode):
     """A process named COMM is listed in MODE ("cupti" or "launches only")."""
     for s in reversed(snaps):
@@ -290,7 +301,7 @@ def npu_value(snaps, path, op, value):
 
 
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
-                                  gpu_kernels, gpu_stack_pct, gpu_path, gpu_process,
+                                  gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   dropped_at_least,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,

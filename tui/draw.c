@@ -105,6 +105,38 @@ size_t xpu_text_fit(const char *s, int width)
 	return (size_t)(p - s);
 }
 
+size_t xpu_text_wrap(const char *s, int width, const char **next)
+{
+	size_t n = xpu_text_fit(s, width);
+	const char *nl = memchr(s, '\n', n);
+	if (nl)
+		n = (size_t)(nl - s);
+	else if (s[n] && s[n] != ' ') {
+		size_t sp = n;
+		while (sp && s[sp - 1] != ' ')
+			sp--;
+		if (sp)
+			n = sp;
+	}
+	if (!n && *s && !nl)
+		n = 1;	/* a character wider than the box: skip it rather than loop */
+	const char *p = s + n;
+	while (*p == ' ' || *p == '\n')
+		p++;
+	*next = p;
+	return n;
+}
+
+int xpu_text_lines(const char *s, int width)
+{
+	int lines = 0;
+	while (*s) {
+		xpu_text_wrap(s, width, &s);
+		lines++;
+	}
+	return lines;
+}
+
 static int put_chars(int y, int x, int width, const char *s, attr_t attr)
 {
 	int used = 0, w;

@@ -34,6 +34,12 @@ int xpu_text_width(const char *s);
 void xpu_fmt_rate(char *buf, size_t size, double v);
 /* Bytes of s that fit in `width` columns, cut at a character boundary. */
 size_t xpu_text_fit(const char *s, int width);
+/* The next line of s that fits in width columns, broken at a space where
+ * possible (and at a newline).  Returns its length in bytes; *next is where
+ * the line after it starts. */
+size_t xpu_text_wrap(const char *s, int width, const char **next);
+/* Lines s takes wrapped to width columns. */
+int xpu_text_lines(const char *s, int width);
 /* Writes s at (y, x), at most `width` columns, control characters and bytes
  * that do not decode shown as '?'.  With `ellipsis`, text cut short ends in
  * "…".  Returns the columns written. */

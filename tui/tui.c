@@ -305,7 +305,7 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 		tui.ui.relayout = 0;
 	}
 	erase();
-	xpu_view_layout_opts(s, vs, &tui.ui, &o);
+	xpu_view_layout_opts(s, vs, &tui.ui, COLS, &o);
 	xpu_layout_compute(&l, LINES, COLS, &o);
 	tui.layout = l;
 	if (l.too_small) {

@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "dict.h"
 #include "event.h"
@@ -10,6 +11,7 @@
 #include "views.h"
 
 #define MAX_PROC_LINES 4
+#define MAX_NAME_LINES 3	/* the selected kernel's full name, wrapped */
 
 int xpu_view_gpu_has_data(const struct xpu_snapshot *s)
 {
@@ -21,16 +23,44 @@ static int proc_lines(const struct xpu_snapshot *s)
 	return s->ngpu_procs < MAX_PROC_LINES ? s->ngpu_procs : MAX_PROC_LINES;
 }
 
-/* status, devices, processes, stack coverage, the selected kernel's full name */
-int xpu_view_gpu_text_rows(const struct xpu_snapshot *s)
+/* Lines the selected kernel's full name takes in a text area cols wide. */
+static int name_lines(const struct xpu_snapshot *s, int cols)
 {
-	return 1 + s->ngpu_devices + proc_lines(s) + 1 + (s->gpu_selected ? 1 : 0);
+	if (!s->gpu_selected)
+		return 0;
+	int n = xpu_text_lines(s->gpu_selected, cols - 2);
+	return n < MAX_NAME_LINES ? n : MAX_NAME_LINES;
+}
+
+/* status, devices, processes, stack coverage, the selected kernel's full name */
+int xpu_view_gpu_text_rows(const struct xpu_snapshot *s, int cols)
+{
+	return 1 + s->ngpu_devices + proc_lines(s) + 1 + name_lines(s, cols);
 }
 
 static void line(const struct xpu_rect *r, int y, int role, const char *text)
 {
 	if (y < r->y + r->h)
 		xpu_put_text(y, r->x + 1, r->w - 2, text, xpu_draw_attr(role), 1);
+}
+
+/* The full name from line y on, wrapped; the last line ends in "..." when
+ * the name goes on. */
+static void draw_name(const struct xpu_rect *r, int y, const char *name)
+{
+	for (int i = 1; *name && y < r->y + r->h; i++, y++) {
+		char buf[1024];
+		const char *next;
+		size_t n = xpu_text_wrap(name, r->w - 2, &next);
+		if (i == MAX_NAME_LINES || y == r->y + r->h - 1 || n >= sizeof(buf)) {
+			line(r, y, XPU_ROLE_HINT_TEXT, name);
+			return;
+		}
+		memcpy(buf, name, n);
+		buf[n] = '\0';
+		line(r, y, XPU_ROLE_HINT_TEXT, buf);
+		name = next;
+	}
 }
 
 static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
@@ -63,7 +93,7 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 		snprintf(buf, sizeof(buf), "no GPU time yet");
 	line(r, y++, XPU_ROLE_MODE, buf);
 	if (s->gpu_selected)
-		line(r, y, XPU_ROLE_HINT_TEXT, s->gpu_selected);
+		draw_name(r, y, s->gpu_selected);
 }
 
 void xpu_view_gpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,

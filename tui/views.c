@@ -76,7 +76,7 @@ static const char *status_text(const struct xpu_snapshot *s, enum xpu_view v)
 }
 
 void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewstate *vs,
-			  const struct xpu_ui *ui, struct xpu_layout_opts *o)
+			  const struct xpu_ui *ui, int cols, struct xpu_layout_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->help = ui->help;
@@ -85,46 +85,11 @@ void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewsta
 	o->text = o->table || o->flame ? 1 : 0;
 	o->alerts = xpu_alert_bar_wanted(s);
 	if (vs->view == XPU_VIEW_GPU && o->table)
-		o->text = xpu_view_gpu_text_rows(s);
+		o->text = xpu_view_gpu_text_rows(s, cols);
 	if (vs->view == XPU_VIEW_NPU) {	/* the lower pane holds the alert log */
 		o->flame = 1;
 		o->text = xpu_view_npu_text_rows(s);
 	}
-}
-
-/* The next line of s that fits in width columns, broken at a space where
- * possible.  Returns its length in bytes; *next is where the line after it
- * starts. */
-static size_t wrap_next(const char *s, int width, const char **next)
-{
-	size_t n = xpu_text_fit(s, width);
-	const char *nl = memchr(s, '\n', n);
-	if (nl)
-		n = (size_t)(nl - s);
-	else if (s[n] && s[n] != ' ') {
-		size_t sp = n;
-		while (sp && s[sp - 1] != ' ')
-			sp--;
-		if (sp)
-			n = sp;
-	}
-	if (!n && *s && !nl)
-		n = 1;	/* a character wider than the box: skip it rather than loop */
-	const char *p = s + n;
-	while (*p == ' ' || *p == '\n')
-		p++;
-	*next = p;
-	return n;
-}
-
-static int count_lines(const char *s, int width)
-{
-	int lines = 0;
-	while (*s) {
-		wrap_next(s, width, &s);
-		lines++;
-	}
-	return lines;
 }
 
 static void draw_frame(int y, int x, int h, int w, const char *title)
@@ -163,7 +128,7 @@ static void draw_message_box(const struct xpu_rect *r, const struct xpu_snapshot
 			xpu_put_text(r->y + 1, r->x, r->w, text, xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
 		return;
 	}
-	int body = count_lines(text, inner);
+	int body = xpu_text_lines(text, inner);
 	int h = 2 + 1 + 1 + body + 1 + 1 + 1;	/* frame, head, gap, text, gap, foot, pad */
 	if (h > r->h)
 		h = r->h;
@@ -174,7 +139,7 @@ static void draw_message_box(const struct xpu_rect *r, const struct xpu_snapshot
 	line++;
 	for (const char *p = text; *p && line <= last; line++) {
 		const char *start = p;
-		size_t n = wrap_next(p, inner, &p);
+		size_t n = xpu_text_wrap(p, inner, &p);
 		char buf[sizeof(st->text) + 1];
 		if (n >= sizeof(buf))
 			n = sizeof(buf) - 1;

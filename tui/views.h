@@ -15,9 +15,10 @@ const struct xpu_table *xpu_view_table(const struct xpu_snapshot *s, enum xpu_vi
 const struct xpu_flame *xpu_view_flame(const struct xpu_snapshot *s, enum xpu_view v);
 const struct xpu_src_status *xpu_view_status(const struct xpu_snapshot *s, enum xpu_view v);
 
-/* What the layout should make room for in the current view. */
+/* What the layout should make room for in the current view, on a terminal
+ * cols wide. */
 void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewstate *vs,
-			  const struct xpu_ui *ui, struct xpu_layout_opts *o);
+			  const struct xpu_ui *ui, int cols, struct xpu_layout_opts *o);
 /* Draws the current view's panes (text, table, flame) as laid out. */
 void xpu_view_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		   const struct xpu_viewstate *vs, struct xpu_ui *ui);

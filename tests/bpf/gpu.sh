@@ -36,6 +36,16 @@ $Q gpu_graphs_joined < "$T_TMP/gpu.json" || fail "graph kernels not all joined t
 t dwarf_unwinding_crosses_code_without_frame_pointers
 $Q gpu_path nofp_kernel standin_train_step standin_nofp_outer standin_nofp_inner cudaLaunchKernel < "$T_TMP/gpu.json" || fail "path through no-frame-pointer code"
 
+t pytorch_kernels_read_short_and_apart_in_the_table_and_whole_in_json
+FILL_INT=_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt5arrayIPcLm1EEEEviT0_T1_
+FILL_BOOL=_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIbEESt5arrayIPcLm1EEEEviT0_T1_
+for dt in int bool; do
+	[ $dt = int ] && m=$FILL_INT || m=$FILL_BOOL
+	$Q gpu_kernel_names "$m" "vectorized_elementwise_kernel<4, FillFunctor<$dt>>" \
+		"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<$dt>, std::array<char*, 1ul> >(int, at::native::FillFunctor<$dt>, std::array<char*, 1ul>)" \
+		< "$T_TMP/gpu.json" || fail "the FillFunctor<$dt> kernel's names"
+done
+
 t the_process_is_named_and_its_launches_counted
 $Q gpu_process gpu_standin cupti < "$T_TMP/gpu.json" || fail "process row"
 
@@ -55,6 +65,7 @@ else
 	# GPU time in microseconds: 2 ms per matmul call.
 	expect_grep 'gpu_standin;.*;standin_matmul;cudaLaunchKernel;matmul_kernel(float\*, float\*, float\*, int)_\[g\] [0-9]*000$' "$F"
 	expect_grep 'standin_graph_replay;cudaGraphLaunch;graph_node_kernel_\[g\] ' "$M"
+	expect_grep ';standin_fill;cudaLaunchKernel;void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, std::array<char\*, 1ul> >(int, at::native::FillFunctor<bool>, std::array<char\*, 1ul>)_\[g\] [0-9]*$' "$F"
 	[ "$T_CUR_FAILED" -eq 0 ] || { echo "  the export was:"; sed 's/^/    | /' "$F"; } >&2
 	for f in "$F" "$M"; do
 		perl /usr/share/perl5/Devel/NYTProf/flamegraph.pl "$f" > "$T_TMP/fg.svg" 2> "$T_TMP/fg.err" || fail "flamegraph.pl failed on $f"

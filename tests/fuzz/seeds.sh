@@ -77,6 +77,20 @@ for line in open("/proc/self/maps"):
             open(sys.argv[1], "wb").write(m.read(hi - lo))
 EOF
 
+# kname: the kernel names PyTorch launched on an H100 (demangled), and
+# mangled names: C++ kernels as CUPTI gives them, Rust in both manglings.
+i=0
+while IFS= read -r name; do
+	i=$((i + 1))
+	printf '%s' "$name" > "$S/kname/pytorch-$i"
+done < tests/fixtures/pytorch_kernels.txt
+for name in _ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt5arrayIPcLm1EEEEviT0_T1_ \
+	_Z13matmul_kernelPfS_S_i _ZN9rust_spin4main17ha56df2d83bc24c7fE \
+	_RINvNtCsgv1QoIoodqq_9rust_spin4work9spin_leafNtB2_5MixerEB4_; do
+	i=$((i + 1))
+	printf '%s' "$name" > "$S/kname/mangled-$i"
+done
+
 # replay: what -r reads, recordings and logs.
 cp "$S"/record/* "$S"/bpftrace/* "$S/replay/"
 

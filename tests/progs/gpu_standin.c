@@ -70,10 +70,26 @@ __attribute__((noinline)) void standin_relu(void)
 	run_kernel("relu_kernel", c, 1000000, 0);
 }
 
+/* Two PyTorch kernels, named as CUPTI names them, that differ only in the
+ * functor's dtype: FillFunctor<int> and FillFunctor<bool>. */
+__attribute__((noinline)) void standin_fill(void)
+{
+	static const char *const fill[] = {
+		"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt5arrayIPcLm1EEEEviT0_T1_",
+		"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIbEESt5arrayIPcLm1EEEEviT0_T1_",
+	};
+	for (int i = 0; i < 2; i++) {
+		uint32_t c = ++corr;
+		launch(c, CBID_LAUNCH_KERNEL, RUNTIME, "cudaLaunchKernel");
+		run_kernel(fill[i], c, 100000 * (i + 1), 0);
+	}
+}
+
 __attribute__((noinline)) void standin_forward(void)
 {
 	standin_matmul();
 	standin_relu();
+	standin_fill();
 }
 
 /* One graph launch runs three kernels, all with the launch's correlation id. */

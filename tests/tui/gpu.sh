@@ -32,6 +32,23 @@ expect_grep "cudaLaunchKernel" "$T_TMP/screen" "the flame's launch frames"
 t the_selected_kernels_full_name_is_shown
 expect_grep "matmul_kernel(float\*, float\*, float\*, int)" "$T_TMP/screen" "the full name"
 
+t pytorch_kernels_read_apart_and_the_selected_ones_full_name_wraps_above_the_table
+keys / F i l l F u n c Enter
+wait_for 'filter "FillFunc"'
+wait_gone "matmul_kernel  "
+expect_grep "^vectorized_elementwise_kernel<4, FillFunctor<b" "$T_TMP/screen" "the FillFunctor<bool> row"
+expect_grep "^vectorized_elementwise_kernel<4, FillFunctor<i" "$T_TMP/screen" "the FillFunctor<int> row"
+# The heavier (bool) row is selected: its full name, over two lines.
+expect_grep "^ void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, std::array<char\*, 1ul> >(int, *$" \
+	"$T_TMP/screen" "the full name's first line"
+expect_grep "^ at::native::FillFunctor<bool>, std::array<char\*, 1ul>) *$" "$T_TMP/screen" "the full name's second line"
+keys Down
+wait_for "at::native::FillFunctor<int>, std::array<char*, 1ul>)"
+expect_grep "^ void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>, std::array<char\*, 1ul> >(int, *$" \
+	"$T_TMP/screen" "the other row's full name"
+keys / BSpace BSpace BSpace BSpace BSpace BSpace BSpace BSpace Enter
+wait_for "matmul_kernel  "
+
 t the_filter_narrows_the_kernels
 keys / r e l u Enter
 wait_gone "graph_node_kernel  "

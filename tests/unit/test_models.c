@@ -1,4 +1,4 @@
-/* The CPU model and the folded exporter, fed through the event seam. */
+/* The CPU and GPU models and the folded exporter, fed through the event seam. */
 #include "check.h"
 
 #include <fcntl.h>
@@ -103,6 +103,67 @@ TEST(gpu_kernel_rows_and_processes_past_the_limit_age_out_and_keep_the_totals)
 		CHECK(m.kernels[i].pid > 104);
 	CHECK_INT(m.nprocs, ==, 3);		/* 3/4 of 4 */
 	CHECK_INT(xpu_gpu_model_gpu_ns(&m, XPU_WIN_ALL), ==, all);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
+/* One kernel record of the CUPTI name `name` for process pid. */
+static void gpu_kernel(struct xpu_gpu_model *m, uint32_t pid, const char *name)
+{
+	static uint64_t t = 1000000000ULL;
+	struct xpu_event ev = { .type = XPU_EV_GPU_KERNEL, .source = XPU_SRC_GPU, .pid = pid, .time = t };
+	ev.kernel.end = t + 1000;
+	ev.kernel.name = xpu_dict_cstr(m->dict, name);
+	CHECK_INT(xpu_gpu_model_event(m, &ev), ==, 0);
+	t += 2000;
+}
+
+/* The KERNEL text of process pid's row for the CUPTI name `name`. */
+static const char *gpu_row_text(const struct xpu_gpu_model *m, const struct xpu_table *t, uint32_t pid,
+				const char *name)
+{
+	for (uint32_t r = 0; r < t->nrows; r++) {
+		const struct xpu_cell *c = xpu_table_row(t, r);
+		if (c[XPU_GPU_COL_PID].i == pid && strcmp(c[XPU_GPU_COL_MANGLED].s, name) == 0)
+			return c[XPU_GPU_COL_KERNEL].s;
+	}
+	return NULL;
+}
+
+TEST(gpu_kernels_that_shorten_alike_never_show_the_same_text)
+{
+	/* FillFunctor<int> kernels that differ only in a plumbing argument
+	 * (std::array<char*, 1ul> and 2ul), overloads that differ only in their
+	 * parameters, and an extern "C" kernel of the same name. */
+	static const char *const names[] = {
+		"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt5arrayIPcLm1EEEEviT0_T1_",
+		"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt5arrayIPcLm2EEEEviT0_T1_",
+		"_Z6kernelPf", "_Z6kernelPi", "kernel",
+	};
+	static const char *const want[] = {
+		"vectorized_elementwise_kernel<4, FillFunctor<int>>",
+		"at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>, std::array<char*, 2ul> >",
+		"kernel", "kernel(int*)", "kernel #2",
+	};
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	struct xpu_table t;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_gpu_model_init(&m, &d, 2) == 0);
+	for (size_t i = 0; i < 5; i++)
+		gpu_kernel(&m, 7, names[i]);
+	/* in another process, later, each name reads as it did in the first */
+	for (size_t i = 5; i-- > 0;)
+		gpu_kernel(&m, 8, names[i]);
+	xpu_gpu_model_tick(&m, 2000000000ULL, 1000000000ULL);
+	xpu_table_init(&t, xpu_gpu_cols, XPU_GPU_NCOLS);
+	REQUIRE(xpu_gpu_model_table(&m, &d, &t, XPU_WIN_RECENT) == 0);
+	CHECK_INT(t.nrows, ==, 10);
+	for (size_t i = 0; i < 5; i++) {
+		CHECK_STR(gpu_row_text(&m, &t, 7, names[i]), want[i]);
+		CHECK_STR(gpu_row_text(&m, &t, 8, names[i]), want[i]);
+	}
+	xpu_table_free(&t);
 	xpu_gpu_model_free(&m);
 	xpu_dict_free(&d);
 }

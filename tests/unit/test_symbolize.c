@@ -1,5 +1,5 @@
 /* The symbolizer: maps parsing, ELF symbol tables (live processes, fixtures,
- * debug files, broken files), demangling, kernel symbols, perf maps and their
+ * debug files, broken files), kernel symbols, perf maps and their
  * ownership rule, and process lifetimes.
  *
  * Fixture programs are built from tests/progs/sym_fixture.c (run from the
@@ -962,45 +962,6 @@ TEST(addrcache_evicts_oldest_beyond_its_bound)
 	CHECK_INT(c.n, ==, 4);
 	xpu_addrcache_clear(&c);
 	CHECK_INT(xpu_addrcache_get(&c, 0x6000), ==, 0);
-}
-
-/* ---- demangling ---- */
-
-TEST(demangle_cxx_names)
-{
-	char buf[256];
-	CHECK_INT(xpu_demangle("_ZN3foo3barEi", buf, sizeof(buf)), ==, strlen("foo::bar(int)"));
-	CHECK_STR(buf, "foo::bar(int)");
-	xpu_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi", buf, sizeof(buf));
-	CHECK_STR(buf, "std::vector<int, std::allocator<int> >::push_back(int const&)");
-	xpu_demangle("_ZN3foo3barEi.cold", buf, sizeof(buf));
-	CHECK_STR(buf, "foo::bar(int) [clone .cold]");
-}
-
-TEST(demangle_leaves_other_names_alone)
-{
-	char buf[256];
-	xpu_demangle("main", buf, sizeof(buf));
-	CHECK_STR(buf, "main");
-	xpu_demangle("_Zgarbage!", buf, sizeof(buf));
-	CHECK_STR(buf, "_Zgarbage!");
-	size_t big = 100000;
-	char *huge = malloc(big + 1);
-	REQUIRE(huge);
-	memset(huge, 'A', big);
-	memcpy(huge, "_ZN3foo", 7);
-	huge[big] = '\0';
-	CHECK_INT(xpu_demangle(huge, buf, sizeof(buf)), ==, sizeof(buf) - 1);
-	CHECK(strncmp(buf, "_ZN3fooAAA", 10) == 0);
-	free(huge);
-}
-
-TEST(demangle_truncates_to_buffer)
-{
-	char buf[8];
-	CHECK_INT(xpu_demangle("_ZN3foo3barEi", buf, sizeof(buf)), ==, 7);
-	CHECK_STR(buf, "foo::ba");
-	CHECK_INT(xpu_demangle("main", buf, 0), ==, 0);
 }
 
 /* ---- kernel ---- */

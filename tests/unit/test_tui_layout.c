@@ -1,7 +1,9 @@
-/* The screen layout: every rectangle fits, none overlaps, at every size. */
+/* The screen layout: every rectangle fits, none overlaps, at every size; and
+ * the room the GPU view asks for above its table. */
 #include "check.h"
 
 #include "layout.h"
+#include "view_gpu.h"
 
 #define MAX_ROWS 80
 #define MAX_COLS 250
@@ -169,4 +171,25 @@ TEST(the_text_area_gives_way_to_the_table)
 	xpu_layout_compute(&l, 24, 80, &o);
 	CHECK_INT(l.table.h, >=, 1 + XPU_LAYOUT_TABLE_MIN);
 	CHECK_INT(l.text.h + l.table.h, ==, 24 - 4);
+}
+
+TEST(the_gpu_summary_makes_room_for_the_selected_kernels_full_name_up_to_three_lines)
+{
+	static char longest[3001];
+	struct xpu_snapshot s;
+	memset(&s, 0, sizeof(s));
+	s.ngpu_devices = 1;
+	s.ngpu_procs = 1;
+	int base = 1 + 1 + 1 + 1;	/* status, device, process, stack coverage */
+	CHECK_INT(xpu_view_gpu_text_rows(&s, 120), ==, base);
+	s.gpu_selected = "matmul_kernel(float*, float*, float*, int)";
+	CHECK_INT(xpu_view_gpu_text_rows(&s, 120), ==, base + 1);
+	s.gpu_selected = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, "
+			 "std::array<char*, 1ul> >(int, at::native::FillFunctor<bool>, std::array<char*, 1ul>)";
+	CHECK_INT(xpu_view_gpu_text_rows(&s, 120), ==, base + 2);
+	CHECK_INT(xpu_view_gpu_text_rows(&s, 200), ==, base + 1);
+	CHECK_INT(xpu_view_gpu_text_rows(&s, 40), ==, base + 3);
+	memset(longest, 'x', sizeof(longest) - 1);
+	s.gpu_selected = longest;
+	CHECK_INT(xpu_view_gpu_text_rows(&s, 250), ==, base + 3);
 }

@@ -50,7 +50,7 @@ static void setup(int n)
 	snap.cpu.sort_col = 1;
 	snap.cpu_flame = (struct xpu_flame){ .nodes = nodes, .n = 6, .cap = 6, .max_depth = 2,
 					     .total = 100 };
-	xpu_view_layout_opts(&snap, &vs, &ui, &o);
+	xpu_view_layout_opts(&snap, &vs, &ui, 100, &o);
 	xpu_layout_compute(&l, 30, 100, &o);
 }
 
