@@ -26,7 +26,7 @@ def main():
         fn = name(i)
         # 10 bytes of code, padded to 16: the function's index is its offset / 16.
         out.write(f"\t.p2align 4\n\t.type {fn},@function\n{fn}:\n"
-                  "\tmov $64,%eax\n1:\tdec %eax\n\tjnz 1b\n\tret\n")
+                  f"\tmov $64,%eax\n1:\tdec %eax\n\tjnz 1b\n\tret\n\t.size {fn},10\n")
     out.write(f"\t.globl bigsym_count\n\t.section .rodata\n\t.p2align 2\nbigsym_count:\n\t.long {n}\n")
 
 

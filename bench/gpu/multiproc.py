@@ -1,12 +1,10 @@
 """Several GPU processes at once: torch.multiprocessing workers (spawned, so
 each is a fresh python3 that inherits the environment, CUDA_INJECTION64_PATH
 included), each running an NxN matmul + relu + sum loop.  One step = one
-iteration in each worker.  The parent prints one JSON line per worker.
+iteration in each worker.  Each worker prints its own JSON line.
 
   python3 -X perf multiproc.py [--workers W] [--steps N] [--profile]
 """
-import json
-
 import torch
 import torch.multiprocessing as mp
 
@@ -17,11 +15,7 @@ def worker_step(a, b):
     return torch.relu(a @ b).sum()
 
 
-def worker(rank, args, q):
-    import io
-    import contextlib
-    buf = io.StringIO()
-
+def worker(rank, args):
     def setup():
         torch.manual_seed(rank)
         return torch.randn(args.size, args.size, device="cuda"), torch.randn(args.size, args.size, device="cuda")
@@ -29,9 +23,7 @@ def worker(rank, args, q):
     def step(state):
         worker_step(state[0], state[1])
 
-    with contextlib.redirect_stdout(buf):
-        workload.run(f"multiproc[{rank}]", args, setup, step)
-    q.put(buf.getvalue().strip())
+    workload.run(f"multiproc[{rank}]", args, setup, step)
 
 
 def main():
@@ -41,15 +33,11 @@ def main():
     p.set_defaults(steps=5000, warmup=20)
     args = p.parse_args()
     ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    procs = [ctx.Process(target=worker, args=(r, args, q)) for r in range(args.workers)]
+    procs = [ctx.Process(target=worker, args=(r, args)) for r in range(args.workers)]
     for pr in procs:
         pr.start()
-    lines = [q.get() for _ in procs]
     for pr in procs:
         pr.join()
-    for line in lines:
-        print(line, flush=True)
 
 
 if __name__ == "__main__":

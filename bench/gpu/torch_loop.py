@@ -4,12 +4,15 @@ work is tiny and the loop is bound by launching, so CPU-side costs show).
 
 Usage: python3 -X perf torch_loop.py [--size N] [--seconds S] [--warmup-s W]
 Prints {"ms_per_iter": X, "iters": N} on stdout.
+With --steps N it runs exactly N steps after --warmup ones instead, as the
+framework workloads do (workload.py: --profile, --out), for counting kernels.
 """
-import argparse
 import json
 import time
 
 import torch
+
+import workload
 
 
 def model_forward(a, b):
@@ -34,13 +37,28 @@ def run(a, b, seconds):
     return (time.perf_counter() - t0) / n * 1e3, n
 
 
+def counted(args):
+    def setup():
+        torch.manual_seed(0)
+        return (torch.randn(args.size, args.size, device="cuda"),
+                torch.randn(args.size, args.size, device="cuda"))
+
+    def step(state):
+        train_step(state[0], state[1])
+
+    workload.run(f"torch_loop[{args.size}]", args, setup, step)
+
+
 def main():
-    p = argparse.ArgumentParser()
+    p = workload.parser(__doc__)
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--warmup-s", type=float, default=1.0)
     p.add_argument("--size", type=int, default=1024)
+    p.set_defaults(steps=0)
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
+    if args.steps:
+        return counted(args)
     a = torch.randn(args.size, args.size, device="cuda")
     b = torch.randn(args.size, args.size, device="cuda")
     run(a, b, args.warmup_s)

@@ -4,7 +4,7 @@ under PyTorch's own profiler (torch.profiler, CUPTI) and counts the kernels it
 saw, the reference xputop's counts are checked against (in a separate run:
 CUPTI takes one subscriber per process).
 
-Every workload prints one JSON line on stdout:
+Every workload prints one JSON line on stdout (or appends it to --out):
   {"workload": ..., "pid": ..., "steps": N, "step_s": ..., ...,
    "profiled_kernels": K (with --profile: every kernel of the whole run),
    "kernel_names": [...] (with --profile --names FILE: written to FILE)}
@@ -24,6 +24,7 @@ def parser(doc):
     p.add_argument("--profile", action="store_true",
                    help="run under torch.profiler and count every kernel it saw")
     p.add_argument("--names", help="with --profile: write the distinct kernel names here")
+    p.add_argument("--out", help="append the JSON line to this file instead of stdout")
     return p
 
 
@@ -43,9 +44,27 @@ def kernels_of(prof, names_path):
     return len(kernels)
 
 
+def start_cuda():
+    """Creates the CUDA context (an allocation, no kernel) and waits a moment,
+    so that a profiler or an injection library attached when CUDA starts is
+    tracing before the first kernel: every run then counts the same kernels."""
+    torch.empty(1, device="cuda")
+    torch.cuda.synchronize()
+    time.sleep(1.5)
+
+
+def emit(out, line):
+    if out:
+        with open(out, "a") as f:
+            f.write(line + "\n")
+    else:
+        print(line, flush=True)
+
+
 def run(name, args, setup, step, extra=None):
     """setup() -> state; step(state) is one measured unit (synchronized)."""
     def body():
+        start_cuda()
         state = setup()
         for _ in range(args.warmup):
             step(state)
@@ -67,4 +86,4 @@ def run(name, args, setup, step, extra=None):
     out["step_s"] = secs / args.steps
     if extra:
         out.update(extra(state, secs))
-    print(json.dumps(out), flush=True)
+    emit(args.out, json.dumps(out))
