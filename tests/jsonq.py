@@ -98,7 +98,8 @@ def count(snaps, n):
 def same_as(snaps, path):
     """The snapshots equal those in PATH, except for the words that say where
     the data came from (source, and the CPU/GPU/NPU status lines) and
-    xputop's own memory."""
+    xputop's own memory, CPU time and symbolizer work (the replaying process's,
+    not the recorded one's)."""
     with open(path) as f:
         other = [json.loads(line) for line in f if line.strip()]
 
@@ -106,6 +107,8 @@ def same_as(snaps, path):
         s = dict(s)
         s.pop("source", None)
         s.pop("memory", None)
+        s.pop("self_cpu_s", None)
+        s.pop("symbolizer", None)
         for view in ("cpu_info", "gpu", "npu"):
             s[view] = {k: v for k, v in s.get(view, {}).items() if k not in ("status", "state")}
         s["npu"].pop("sources", None)  # what this machine offers, not what was recorded
