@@ -5,6 +5,7 @@ Usage: jsonq.py CHECK [ARGS...]; exit status 0 when the property holds,
 1 (with the reason on stderr) when it does not.
 """
 import json
+import re
 import sys
 
 
@@ -189,6 +190,46 @@ def gpu_launch_path(snaps, pid, *frames):
         sys.exit(f"no launch stack of {pid} holds {frames}: {[st['frames'] for st in stacks[:3]]}")
 
 
+def gpu_launches_within(snaps, pid, start_ns, limit_ms, *frames):
+    """A snapshot taken within LIMIT_MS of START_NS (CLOCK_MONOTONIC) has a
+    launch-only stack of PID holding FRAMES in order."""
+    for s in snaps:
+        if any(st["pid"] == int(pid) and _in_order(st["frames"], frames) for st in s["gpu"]["launch_stacks"]):
+            late = (s["mono_ns"] - int(start_ns)) / 1e6
+            if late > float(limit_ms):
+                sys.exit(f"launches of {pid} first shown {late:.0f} ms after it started, limit {limit_ms} ms")
+            return
+    sys.exit(f"no launch stack of {pid} holds {frames}")
+
+
+def gpu_launch_calls(snaps, pid, n, *frames):
+    """The last snapshot's launch-only stacks of PID that hold FRAMES in order
+    add up to N calls, and the process row counts as many launches when no
+    frames are given."""
+    s = snaps[-1]["gpu"]
+    got = sum(st["calls"] for st in s["launch_stacks"]
+              if st["pid"] == int(pid) and _in_order(st["frames"], frames))
+    if got != int(n):
+        sys.exit(f"launch stacks of {pid} with {frames} count {got} calls, expected {n}: "
+                 f"{[(st['calls'], st['frames']) for st in s['launch_stacks'] if st['pid'] == int(pid)]}")
+    rows = [p["launches"] for p in s["processes"] if p["pid"] == int(pid)]
+    if not frames and rows != [int(n)]:
+        sys.exit(f"the process row of {pid} counts {rows} launches, expected {n}")
+
+
+def gpu_stacks_taken(snaps, at_most, launches_at_least):
+    """The GPU status of the last snapshot says the launch probes counted at
+    least LAUNCHES_AT_LEAST launches and took at most AT_MOST stacks."""
+    text = snaps[-1]["gpu"]["status"]
+    m = re.search(r"(\d+) launches counted, (\d+) call-site stacks taken", text)
+    if not m:
+        sys.exit(f"the GPU status does not say what the launch probes did: {text}")
+    launches, stacks = int(m.group(1)), int(m.group(2))
+    if launches < int(launches_at_least) or stacks > int(at_most):
+        sys.exit(f"{launches} launches counted with {stacks} stacks taken: expected at least "
+                 f"{launches_at_least} launches and at most {at_most} stacks")
+
+
 def dropped_at_least(snaps, n):
     """The last snapshot counts at least N dropped records."""
     if snaps[-1]["dropped"] < int(n):
@@ -264,7 +305,8 @@ def npu_value(snaps, path, op, value):
 
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_process,
-                                  gpu_no_process, gpu_launch_path, dropped_at_least,
+                                  gpu_no_process, gpu_launch_path, gpu_launches_within,
+                                  gpu_launch_calls, gpu_stacks_taken, dropped_at_least,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, chrome_trace)}
 
