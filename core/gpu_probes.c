@@ -229,14 +229,14 @@ static int report_mapped_now(struct xpu_gpu_probes *p)
 	return err;
 }
 
-/* CUDA files mapped from now on are reported by the mmap hook, those mapped
- * already by one pass of the iterator (after the hook is on, so none falls
- * between the two). */
+/* CUDA files mapped from now on are reported by the mapping hook, those
+ * mapped already by one pass of the iterator (after the hook is on, so none
+ * falls between the two). */
 static void watch_mappings(struct xpu_gpu_probes *p)
 {
 	int err = keep(p, bpf_program__attach(p->skel->progs.gpu_mmap));
 	if (err < 0)
-		xpu_warn("cannot watch for CUDA libraries loaded from now on (syscalls:sys_enter_mmap): %s",
+		xpu_warn("cannot watch for CUDA libraries loaded from now on (tp_btf/mmap_lock_acquire_returned): %s",
 			 xpu_sys_bpf_hint(err));
 	else
 		p->st.watching = 1;

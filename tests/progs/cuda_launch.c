@@ -7,7 +7,8 @@
  *   Each thread launches until SECONDS have passed (default 5) or it made
  *   LAUNCHES, sleeping INTERVAL_MS between launches (default: none).  Three
  *   launches in four come from app_model_step, one from app_model_eval (two
- *   call sites); the last line says how many of each and the time per launch. */
+ *   call sites); the last line says how many of each, the wall time per launch
+ *   (per thread) and the process's CPU time per launch (uprobes run in it). */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -86,15 +87,20 @@ int main(int argc, char **argv)
 	if (threads < 1 || threads > 64)
 		threads = 1;
 	double t0 = now();
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	for (int i = 1; i < threads; i++)
 		pthread_create(&tids[i], NULL, launcher, NULL);
 	launcher(NULL);		/* the main thread is the first launcher */
 	for (int i = 1; i < threads; i++)
 		pthread_join(tids[i], NULL);
 	double t = now() - t0;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	double cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
 	long total = step_calls + eval_calls;
 	fprintf(stderr, "%ld launches failed (no GPU here, as expected)\n", failures);
-	printf("launches %ld step %ld eval %ld seconds %.3f us_per_launch %.3f start_ns %.0f\n", total, step_calls,
-	       eval_calls, t, total ? t * 1e6 * threads / (double)total : 0.0, t0 * 1e9);
+	printf("launches %ld step %ld eval %ld seconds %.3f us_per_launch %.3f cpu_us_per_launch %.3f start_ns %.0f\n",
+	       total, step_calls, eval_calls, t, total ? t * 1e6 * threads / (double)total : 0.0,
+	       total ? cpu * 1e6 / (double)total : 0.0, t0 * 1e9);
 	return 0;
 }
