@@ -250,6 +250,34 @@ static void watch_mappings(struct xpu_gpu_probes *p)
 			  (double)(xpu_now_mono() - t) / 1e6);
 }
 
+static int open_load(struct xpu_gpu_probes *p, int launch_only)
+{
+	gpu_bpf__destroy(p->skel);
+	p->skel = gpu_bpf__open();
+	if (!p->skel)
+		return -errno;
+	bpf_program__set_autoload(p->skel->progs.gpu_launch, launch_only);
+	bpf_program__set_autoload(p->skel->progs.gpu_mmap, launch_only);
+	bpf_program__set_autoload(p->skel->progs.gpu_maps, launch_only);
+	return gpu_bpf__load(p->skel);
+}
+
+/* The launch-only programs need Linux 5.17 (bpf_find_vma, the task_vma
+ * iterator, BTF tracepoints); where they do not load, the site probe of
+ * injected processes still does. */
+static int load(struct xpu_gpu_probes *p)
+{
+	int err = open_load(p, 1);
+	if (err == 0)
+		return 0;
+	if (open_load(p, 0) < 0)
+		return err;
+	xpu_warn("processes without the xputop library will not be seen: the launch-only probes did not "
+		 "load (%s)", xpu_sys_bpf_hint(err));
+	p->st.no_launch_only = 1;
+	return 0;
+}
+
 struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu_dict *d,
 					  const struct xpu_gpu_probe_sink *sink)
 {
@@ -264,12 +292,7 @@ struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu
 		p->api_str[i] = xpu_dict_cstr(d, runtime_fns[i]);
 	for (size_t i = 0; i < NDRIVER; i++)
 		p->api_str[NRUNTIME + i] = xpu_dict_cstr(d, driver_fns[i]);
-	p->skel = gpu_bpf__open();
-	if (!p->skel) {
-		xpu_err("cannot open the GPU probes BPF object: %s", xpu_sys_bpf_hint(errno));
-		goto fail;
-	}
-	err = gpu_bpf__load(p->skel);
+	err = load(p);
 	if (err) {
 		xpu_err("cannot load the GPU probes: %s", xpu_sys_bpf_hint(err));
 		goto fail;
@@ -284,7 +307,8 @@ struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu
 	if (!p->launches)
 		goto fail;
 	p->no_stack = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[stack not captured]"), 0);
-	watch_mappings(p);
+	if (!p->st.no_launch_only)
+		watch_mappings(p);
 	return p;
 fail:
 	xpu_gpu_probes_free(p);

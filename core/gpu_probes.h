@@ -37,6 +37,7 @@ struct xpu_gpu_probe_stats {
 	uint32_t marker_files;		/* library copies with the site probe */
 	uint32_t runtime_files;		/* CUDA runtime/driver copies with launch probes */
 	int watching;			/* new mappings of CUDA files are seen */
+	int no_launch_only;		/* the launch-only programs did not load */
 };
 
 /* Loads the BPF programs.  Returns NULL with the reason reported. */

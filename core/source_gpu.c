@@ -471,6 +471,11 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 		return 0;
 	}
 	xpu_gpu_probes_stats(g->probes, &st);
+	if (st.no_launch_only) {
+		snprintf(buf, size, "processes without the library are not seen (the launch-only probes did "
+			 "not load on this kernel)%s%s", g->problem[0] ? "; " : "", g->problem);
+		return 0;
+	}
 	int n = snprintf(buf, size, "launch probes on %u CUDA librar%s%s: %" PRIu64 " launches counted, %" PRIu64
 			 " call-site stacks taken", st.runtime_files, st.runtime_files == 1 ? "y" : "ies",
 			 st.watching ? "" : " (libraries loaded from now on are not seen)", st.launches,
