@@ -133,6 +133,9 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # without a GPU.
 FAKE_INJECT_LIB := $(OUTPUT)/tests/libxputop_inject_fake.so
 FAKE_INJECT_OBJS := $(filter-out %/cupti.pic.o,$(INJECT_OBJS)) $(OUTPUT)/tests/fake_cupti.pic.o
+# A stand-in CUDA runtime whose launch calls the driver, for the launch-only
+# probes' nested-launch test (tests/fake/fake_cudart.c).
+FAKE_CUDART := $(OUTPUT)/tests/fake_cudart/libcudart.so.13
 PROG_SRCS := $(wildcard tests/progs/*.c)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUTPUT)/tests/progs/%,$(PROG_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -213,7 +216,11 @@ bench: all
 	bench/run.sh $(OUTPUT)
 
 # ---- tests ----
-tests: $(UNIT_BINS) $(PROG_BINS) $(FAKE_INJECT_LIB)
+tests: $(UNIT_BINS) $(PROG_BINS) $(FAKE_INJECT_LIB) $(FAKE_CUDART)
+
+$(FAKE_CUDART): tests/fake/fake_cudart.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -fno-omit-frame-pointer -fPIC -shared $< -ldl -o $@
 
 $(OUTPUT)/tests/fake_cupti.pic.o: tests/fake/fake_cupti.c | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) $(INJECT_CFLAGS) -fPIC -fvisibility=hidden -Iinject -c $< -o $@

@@ -1,4 +1,4 @@
-/* Kernel/user ABI of the GPU launch probes (bpf/gpu.bpf.c <-> core/source_gpu.c).
+/* Kernel/user ABI of the GPU launch probes (bpf/gpu.bpf.c <-> core/gpu_probes.c).
  * Fixed-width fields only; no includes, no pointers. */
 #ifndef XPU_BPF_GPU_H
 #define XPU_BPF_GPU_H
@@ -7,20 +7,34 @@
 #define XPU_GPU_STACK_PAGES 63		/* whole pages copied above the first partial one */
 #define XPU_GPU_STACK_COPY ((XPU_GPU_STACK_PAGES + 1) * 4096)
 #define XPU_GPU_NREGS 17		/* DWARF x86-64 registers 0..16 (16 = rip) */
+/* Launch-only probes: a launch API's index (the uprobe's cookie) below this
+ * is a runtime function, at or above it a driver function. */
+#define XPU_GPU_NRUNTIME 11
+/* Return addresses hashed into a launch's call site: the caller's, then up
+ * to this many more along the frame-pointer chain. */
+#define XPU_GPU_SITE_DEPTH 8
+/* Call sites counted per process before its new sites are counted without
+ * a stack (site 0): a frame-pointer walk through code that uses rbp for
+ * data could otherwise make every launch look new. */
+#define XPU_GPU_SITES_PER_PROC 8192
+#define XPU_GPU_NAME_LEN 32
 
 enum xpu_gpu_rec_type {
 	XPU_GPU_REC_SITE = 1,		/* first launch from a call site of an injected process */
-	XPU_GPU_REC_LAUNCH = 2,		/* a launch API call in a process without the library */
+	XPU_GPU_REC_LAUNCH_SITE = 2,	/* first launch from a (thread, call site, API) of a
+					 * process without the library */
+	XPU_GPU_REC_MAPPED = 3,		/* a process maps a CUDA runtime or driver file
+					 * not reported before */
 };
 
-/* Header shared by both records. */
+/* Header of the two stack records. */
 struct xpu_gpu_rec_hdr {
 	__u32 type;
 	__u32 pid;
 	__u32 tid;
-	__u32 site;		/* SITE: the library's site id; LAUNCH: 0 */
+	__u32 site;		/* SITE: the library's site id; LAUNCH_SITE: 0 */
 	__u32 corr;		/* SITE: CUPTI correlation id */
-	__u32 api;		/* SITE: CUPTI cbid; LAUNCH: index of the probed function */
+	__u32 api;		/* SITE: CUPTI cbid; LAUNCH_SITE: index of the probed function */
 	__u64 time_ns;
 	__s32 ulen;		/* bytes of ustack (frame-pointer walk), or -errno */
 	__u32 copied;		/* SITE: bytes of stack copied from regs[7] (rsp) up */
@@ -34,8 +48,54 @@ struct xpu_gpu_site {
 	__u8 stack[XPU_GPU_STACK_COPY];
 };
 
+/* Launch-only counting: the key and value of the launch_counts map.  A
+ * launch from a known key is one atomic add; a new key sends its stack once
+ * (LAUNCH_SITE) and user space reads the counts each refresh. */
+struct xpu_gpu_launch_key {
+	__u32 pid;
+	__u32 tid;
+	__u64 site;		/* hash of the return addresses; 0 = counted without a stack */
+	__u32 api;		/* index of the probed function */
+	__u32 pad;
+};
+
+enum { XPU_GPU_LAUNCH_NESTED = 1 };	/* a driver launch the runtime made: already counted */
+
+struct xpu_gpu_launch_count {
+	__u64 calls;
+	__u32 flags;		/* XPU_GPU_LAUNCH_* */
+	__u32 pad;
+	char comm[16];		/* the process's name when the key was made */
+};
+
+struct xpu_gpu_launch_site {
+	struct xpu_gpu_rec_hdr h;
+	struct xpu_gpu_launch_key key;
+};
+
+/* Key of files_seen: a CUDA file is reported once per (device, inode) until
+ * user space forgets it. */
+struct xpu_gpu_file_key {
+	__u64 dev;		/* the kernel's dev_t of the file's superblock */
+	__u64 ino;
+};
+
+/* A CUDA file reported; user space reads the process's maps to find and
+ * probe it. */
+struct xpu_gpu_mapped {
+	__u32 type;
+	__u32 pid;
+	struct xpu_gpu_file_key file;
+	char name[XPU_GPU_NAME_LEN];	/* the file's name, for messages */
+};
+
 _Static_assert(sizeof(struct xpu_gpu_rec_hdr) == 56 + 8 * XPU_GPU_MAX_DEPTH, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_site) ==
 	       sizeof(struct xpu_gpu_rec_hdr) + 8 * XPU_GPU_NREGS + XPU_GPU_STACK_COPY, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_launch_key) == 24, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_launch_count) == 32, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_launch_site) == sizeof(struct xpu_gpu_rec_hdr) + 24, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_file_key) == 16, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_mapped) == 24 + XPU_GPU_NAME_LEN, "gpu ABI");
 
 #endif

@@ -67,7 +67,7 @@ struct xpu_ev_gpu_launch {
 	uint32_t api;		/* dict string: launch API name */
 	uint32_t comm;
 	uint32_t flags;		/* XPU_GPU_LAUNCH_* */
-	uint32_t pad;
+	uint32_t count;		/* launches this event stands for (LAUNCH_ONLY); 0 reads as 1 */
 };
 
 struct xpu_ev_gpu_kernel {

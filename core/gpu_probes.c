@@ -3,13 +3,16 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "dict.h"
 #include "err.h"
 #include "gpu.h"
 #include "gpu.skel.h"
+#include "gpu_launches.h"
 #include "rawstack.h"
 #include "service.h"
 #include "symbolize.h"
@@ -18,13 +21,17 @@
 
 #define MAX_FILES 64
 #define MAX_LINKS 512
-/* A driver launch this soon after a runtime launch on the same thread is the
- * runtime's own call into the driver, already counted. */
-#define NESTED_NS 200000
-#define TIDS 1024
 /* Site stacks being unwound on the service thread at most (256 KiB each):
  * beyond, a site gets its frame-pointer stack at once. */
 #define SITE_JOBS 64
+/* CUDA files reported and not probed yet.  A report comes as the mapping is
+ * made, so the process's maps may show it only a moment later: it is looked
+ * for again at the next refreshes, this many times. */
+#define DISCOVER_QUEUE 256
+#define DISCOVER_TRIES 5
+/* Reading maps and attaching probes per refresh stops after this long; the
+ * rest waits for the next refresh. */
+#define DISCOVER_BUDGET_NS 20000000ULL
 
 /* The launch entry points probed for processes without the library. */
 static const char *const runtime_fns[] = {
@@ -40,8 +47,15 @@ static const char *const driver_fns[] = {
 };
 #define NRUNTIME (sizeof(runtime_fns) / sizeof(runtime_fns[0]))
 #define NDRIVER (sizeof(driver_fns) / sizeof(driver_fns[0]))
+_Static_assert(NRUNTIME == XPU_GPU_NRUNTIME, "bpf/gpu.h tells runtime from driver functions by index");
 
 struct file_id { uint64_t dev, ino; };
+
+/* A CUDA file a process mapped, as BPF reported it. */
+struct mapped {
+	uint32_t pid, tries;
+	struct xpu_gpu_file_key file;	/* to forget it when it is not found */
+};
 
 struct xpu_gpu_probes {
 	struct gpu_bpf *skel;
@@ -51,12 +65,15 @@ struct xpu_gpu_probes {
 	struct xpu_service *svc;
 	struct xpu_unwinder *unwinder;	/* used on the service thread only */
 	struct xpu_gpu_probe_sink sink;
+	struct xpu_gpu_launches *launches;
 	struct bpf_link *links[MAX_LINKS];
 	uint32_t nlinks;
 	struct file_id marker[MAX_FILES], runtime[MAX_FILES];
 	uint32_t nmarker, nruntime;
 	uint32_t api_str[NRUNTIME + NDRIVER];
-	struct { uint32_t tid; uint64_t time; } last_runtime[TIDS];
+	uint32_t no_stack;	/* frame of launches counted without a stack */
+	struct mapped queue[DISCOVER_QUEUE];
+	uint32_t nqueue;
 	struct xpu_gpu_probe_stats st;
 };
 
@@ -189,29 +206,36 @@ static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 	free(j);
 }
 
-static int nested_driver_call(struct xpu_gpu_probes *p, const struct xpu_gpu_rec_hdr *h)
-{
-	uint32_t slot = h->tid % TIDS;
-	if (h->api < NRUNTIME) {
-		p->last_runtime[slot].tid = h->tid;
-		p->last_runtime[slot].time = h->time_ns;
-		return 0;
-	}
-	return p->last_runtime[slot].tid == h->tid && h->time_ns - p->last_runtime[slot].time < NESTED_NS;
-}
-
-static void on_launch(struct xpu_gpu_probes *p, const struct xpu_gpu_rec_hdr *h)
+/* The first launch from a key of a process without the library: its stack,
+ * with the launch API frame, becomes the key's stack. */
+static void on_launch_site(struct xpu_gpu_probes *p, const struct xpu_gpu_launch_site *r)
 {
 	uint32_t frames[XPU_DICT_MAX_DEPTH];
-	if (h->api >= NRUNTIME + NDRIVER || nested_driver_call(p, h))
+	const struct xpu_gpu_launch_key *k = &r->key;
+	if (k->api >= NRUNTIME + NDRIVER || k->pid != r->h.pid || k->tid != r->h.tid || !k->site) {
+		p->st.bad++;
 		return;
-	uint32_t k = caller_frames(p, h->pid, (const uint64_t *)h->ustack, fp_depth(h->ulen), frames);
-	uint32_t api = p->api_str[h->api];
-	frames[k++] = xpu_dict_frame(p->dict, XPU_FRAME_LAUNCH, api, 0);
-	uint32_t comm = xpu_dict_str(p->dict, h->comm, strnlen(h->comm, sizeof(h->comm)));
-	p->st.launches++;
-	p->sink.launch(p->sink.arg, h->pid, h->tid, h->time_ns, comm, api,
-		       xpu_dict_stack(p->dict, frames, k));
+	}
+	uint32_t n = caller_frames(p, k->pid, (const uint64_t *)r->h.ustack, fp_depth(r->h.ulen), frames);
+	frames[n++] = xpu_dict_frame(p->dict, XPU_FRAME_LAUNCH, p->api_str[k->api], 0);
+	p->st.launch_stacks++;
+	xpu_gpu_launches_stack(p->launches, k, xpu_dict_stack(p->dict, frames, n));
+}
+
+static void forget_file(struct xpu_gpu_probes *p, const struct xpu_gpu_file_key *f)
+{
+	bpf_map__delete_elem(p->skel->maps.files_seen, f, sizeof(*f), 0);
+}
+
+/* A process mapped a CUDA file: its maps are read at the next refresh. */
+static void on_mapped(struct xpu_gpu_probes *p, const struct xpu_gpu_mapped *m)
+{
+	if (p->nqueue == DISCOVER_QUEUE) {
+		p->st.files_dropped++;
+		forget_file(p, &m->file);	/* so that its next mapping reports it again */
+		return;
+	}
+	p->queue[p->nqueue++] = (struct mapped){ .pid = m->pid, .file = m->file };
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -223,13 +247,98 @@ static int on_record(void *ctx, void *data, size_t size)
 	memcpy(&type, data, sizeof(type));
 	if (type == XPU_GPU_REC_SITE && size >= sizeof(struct xpu_gpu_site))
 		on_site(p, data);
-	else if (type == XPU_GPU_REC_LAUNCH && size >= sizeof(struct xpu_gpu_rec_hdr))
-		on_launch(p, data);
+	else if (type == XPU_GPU_REC_LAUNCH_SITE && size >= sizeof(struct xpu_gpu_launch_site))
+		on_launch_site(p, data);
+	else if (type == XPU_GPU_REC_MAPPED && size >= sizeof(struct xpu_gpu_mapped))
+		on_mapped(p, data);
 	else
 		goto bad;
 	return 0;
 bad:
 	p->st.bad++;
+	return 0;
+}
+
+static int keep(struct xpu_gpu_probes *p, struct bpf_link *l)
+{
+	if (!l)
+		return -errno;
+	if (p->nlinks == MAX_LINKS) {
+		bpf_link__destroy(l);
+		return -ENOSPC;
+	}
+	p->links[p->nlinks++] = l;
+	return 0;
+}
+
+/* Runs the iterator over every process's mappings once: each CUDA file
+ * already mapped is reported through the ring like a new mapping. */
+static int report_mapped_now(struct xpu_gpu_probes *p)
+{
+	struct bpf_link *l = bpf_program__attach_iter(p->skel->progs.gpu_maps, NULL);
+	char buf[64];
+	int fd, err = 0;
+	if (!l)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(l));
+	if (fd < 0)
+		err = -errno;
+	while (fd >= 0 && (err = (int)read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (err < 0)
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	bpf_link__destroy(l);
+	return err;
+}
+
+/* CUDA files mapped from now on are reported by the mapping hook, those
+ * mapped already by one pass of the iterator (after the hook is on, so none
+ * falls between the two). */
+static void watch_mappings(struct xpu_gpu_probes *p)
+{
+	int err = keep(p, bpf_program__attach(p->skel->progs.gpu_mmap));
+	if (err < 0)
+		xpu_warn("cannot watch for CUDA libraries loaded from now on (tp_btf/mmap_lock_acquire_returned): %s",
+			 xpu_sys_bpf_hint(err));
+	else
+		p->st.watching = 1;
+	uint64_t t = xpu_now_mono();
+	err = report_mapped_now(p);
+	if (err < 0)
+		xpu_warn("cannot look for CUDA libraries loaded already (task_vma iterator): %s",
+			 xpu_sys_bpf_hint(err));
+	else
+		xpu_debug("looked for CUDA libraries in every process's mappings in %.1f ms",
+			  (double)(xpu_now_mono() - t) / 1e6);
+}
+
+static int open_load(struct xpu_gpu_probes *p, int launch_only)
+{
+	gpu_bpf__destroy(p->skel);
+	p->skel = gpu_bpf__open();
+	if (!p->skel)
+		return -errno;
+	bpf_program__set_autoload(p->skel->progs.gpu_launch, launch_only);
+	bpf_program__set_autoload(p->skel->progs.gpu_mmap, launch_only);
+	bpf_program__set_autoload(p->skel->progs.gpu_maps, launch_only);
+	return gpu_bpf__load(p->skel);
+}
+
+/* The launch-only programs need Linux 5.17 (bpf_find_vma, the task_vma
+ * iterator, BTF tracepoints); where they do not load, the site probe of
+ * injected processes still does. */
+static int load(struct xpu_gpu_probes *p)
+{
+	int err = open_load(p, 1);
+	if (err == 0)
+		return 0;
+	if (open_load(p, 0) < 0)
+		return err;
+	xpu_warn("processes without the xputop library will not be seen: the launch-only probes did not "
+		 "load (%s)", xpu_sys_bpf_hint(err));
+	p->st.no_launch_only = 1;
 	return 0;
 }
 
@@ -252,12 +361,7 @@ struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu
 		p->api_str[i] = xpu_dict_cstr(d, runtime_fns[i]);
 	for (size_t i = 0; i < NDRIVER; i++)
 		p->api_str[NRUNTIME + i] = xpu_dict_cstr(d, driver_fns[i]);
-	p->skel = gpu_bpf__open();
-	if (!p->skel) {
-		xpu_err("cannot open the GPU probes BPF object: %s", xpu_sys_bpf_hint(errno));
-		goto fail;
-	}
-	err = gpu_bpf__load(p->skel);
+	err = load(p);
 	if (err) {
 		xpu_err("cannot load the GPU probes: %s", xpu_sys_bpf_hint(err));
 		goto fail;
@@ -267,6 +371,13 @@ struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu
 		xpu_err("cannot set up the GPU probe ring buffer: %s", xpu_sys_bpf_hint(errno));
 		goto fail;
 	}
+	p->launches = xpu_gpu_launches_new(d, bpf_map__fd(p->skel->maps.launch_counts),
+					   bpf_map__fd(p->skel->maps.proc_sites));
+	if (!p->launches)
+		goto fail;
+	p->no_stack = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[stack not captured]"), 0);
+	if (!p->st.no_launch_only)
+		watch_mappings(p);
 	return p;
 fail:
 	xpu_gpu_probes_free(p);
@@ -279,6 +390,7 @@ void xpu_gpu_probes_free(struct xpu_gpu_probes *p)
 		return;
 	for (uint32_t i = 0; i < p->nlinks; i++)
 		bpf_link__destroy(p->links[i]);
+	xpu_gpu_launches_free(p->launches);
 	ring_buffer__free(p->ring);
 	gpu_bpf__destroy(p->skel);
 	xpu_unwinder_free(p->unwinder);
@@ -310,11 +422,7 @@ static int attach(struct xpu_gpu_probes *p, struct bpf_program *prog, const char
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = fn, .bpf_cookie = cookie);
 	if (p->nlinks == MAX_LINKS)
 		return -ENOSPC;
-	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &o);
-	if (!l)
-		return -errno;
-	p->links[p->nlinks++] = l;
-	return 0;
+	return keep(p, bpf_program__attach_uprobe_opts(prog, -1, path, 0, &o));
 }
 
 /* The file as this process sees it, through its own root (containers). */
@@ -379,25 +487,33 @@ static void probe_runtime_file(struct xpu_gpu_probes *p, const char *path, int d
 {
 	const char *const *fns = driver ? driver_fns : runtime_fns;
 	size_t n = driver ? NDRIVER : NRUNTIME, ok = 0;
+	uint64_t t = xpu_now_mono();
 	for (size_t i = 0; i < n; i++)
 		ok += attach(p, p->skel->progs.gpu_launch, path, fns[i], (driver ? NRUNTIME : 0) + i) == 0;
 	if (!ok)
 		xpu_warn("no launch function of %s could be probed", path);
+	xpu_debug("probed %zu launch functions of %s in %.1f ms", ok, path, (double)(xpu_now_mono() - t) / 1e6);
 }
 
-void xpu_gpu_probes_scan(struct xpu_gpu_probes *p, uint32_t pid)
+/* Probes the CUDA runtime and driver files pid has mapped with code (once
+ * per file).  Returns how many such mappings it has, or -1 when its maps
+ * cannot be read (it exited). */
+static int scan(struct xpu_gpu_probes *p, uint32_t pid)
 {
 	struct xpu_maps maps;
+	int found = 0;
 	if (xpu_maps_read(pid, &maps, NULL) < 0)
-		return;
+		return -1;
 	for (size_t i = 0; i < maps.n; i++) {
 		const struct xpu_map *m = &maps.v[i];
 		const char *b = base_name(m->path);
 		int runtime = strncmp(b, "libcudart.so", 12) == 0;
 		int driver = strncmp(b, "libcuda.so", 10) == 0;
 		struct file_id id = { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode };
-		if ((!runtime && !driver) || m->perms[2] != 'x' || known(p->runtime, p->nruntime, id) ||
-		    p->nruntime == MAX_FILES)
+		if ((!runtime && !driver) || m->perms[2] != 'x')
+			continue;
+		found++;
+		if (known(p->runtime, p->nruntime, id) || p->nruntime == MAX_FILES)
 			continue;
 		p->runtime[p->nruntime++] = id;
 		p->st.runtime_files = p->nruntime;
@@ -406,10 +522,67 @@ void xpu_gpu_probes_scan(struct xpu_gpu_probes *p, uint32_t pid)
 		probe_runtime_file(p, path, driver);
 	}
 	xpu_maps_free(&maps);
+	return found;
+}
+
+/* Reads the maps of the processes that mapped a CUDA file, within a time
+ * budget.  One whose maps do not show it yet is read again at the next
+ * refreshes; given up on, the file is forgotten in BPF so that its next
+ * mapping reports it again. */
+static void discover(struct xpu_gpu_probes *p, uint64_t now)
+{
+	uint32_t kept = 0, i = 0;
+	for (; i < p->nqueue && xpu_now_mono() - now < DISCOVER_BUDGET_NS; i++) {
+		struct mapped *m = &p->queue[i];
+		int found = scan(p, m->pid);
+		if (found == 0 && ++m->tries < DISCOVER_TRIES) {
+			p->queue[kept++] = *m;
+		} else if (found <= 0) {
+			p->st.files_missed++;
+			forget_file(p, &m->file);
+		}
+	}
+	memmove(p->queue + kept, p->queue + i, (p->nqueue - i) * sizeof(p->queue[0]));
+	p->nqueue = kept + (p->nqueue - i);
+}
+
+/* Counted launches go to the sink; those counted without a stack get one
+ * that says so, ending in their API. */
+static void on_counted(void *arg, const struct xpu_gpu_launch_key *k, uint32_t comm, uint32_t stack,
+		       uint64_t calls)
+{
+	struct xpu_gpu_probes *p = arg;
+	if (k->api >= NRUNTIME + NDRIVER) {
+		p->st.bad++;
+		return;
+	}
+	uint32_t api = p->api_str[k->api];
+	if (!stack) {
+		uint32_t frames[2] = { p->no_stack, xpu_dict_frame(p->dict, XPU_FRAME_LAUNCH, api, 0) };
+		stack = xpu_dict_stack(p->dict, frames, 2);
+	}
+	p->st.launches += calls;
+	p->sink.launch(p->sink.arg, k->pid, k->tid, xpu_now_mono(), comm, api, stack, calls);
+}
+
+void xpu_gpu_probes_tick(struct xpu_gpu_probes *p, uint64_t now)
+{
+	discover(p, now);
+	if (xpu_gpu_launches_collect(p->launches, now, on_counted, p) < 0)
+		xpu_debug("cannot read the launch counts: %s", strerror(errno));
+}
+
+void xpu_gpu_probes_mark(const struct xpu_gpu_probes *p, struct xpu_dict *d)
+{
+	xpu_gpu_launches_mark(p->launches, d);
 }
 
 void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_stats *st)
 {
+	struct xpu_gpu_launches_stats ls;
+	xpu_gpu_launches_stats(p->launches, &ls);
 	*st = p->st;
-	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches;
+	st->lost_stacks = p->skel->bss->lost_stacks + ls.stacks_lost;
+	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches +
+		      p->skel->bss->dropped_files + p->st.files_dropped;
 }

@@ -1,7 +1,9 @@
 /* The BPF half of the GPU source (bpf/gpu.bpf.c): the uprobe on the
  * injection library's xputop_launch_site() that captures each new call site's
  * stack, and the launch-only uprobes on every loaded copy of the CUDA runtime
- * and driver for processes running without the library. */
+ * and driver for processes running without the library: the copies are found
+ * as they are mapped (and, at start, where they are mapped already), and the
+ * launches are counted in BPF, a stack taken once per call site. */
 #ifndef XPU_GPU_PROBES_H
 #define XPU_GPU_PROBES_H
 
@@ -16,9 +18,11 @@ struct xpu_gpu_probe_sink {
 	/* A call site's CPU frames (root first, launch machinery trimmed),
 	 * unwound on the service thread: it may come after the site's launches. */
 	void (*site)(void *arg, uint32_t pid, uint32_t site, const uint32_t *frames, uint32_t n);
-	/* A launch seen by the launch-only probes: stack includes the API frame. */
+	/* calls launches counted by the launch-only probes since the last
+	 * refresh, from one thread, call site and API: stack includes the API
+	 * frame. */
 	void (*launch)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint32_t comm,
-		       uint32_t api, uint32_t stack);
+		       uint32_t api, uint32_t stack, uint64_t calls);
 	void *arg;
 };
 
@@ -27,11 +31,17 @@ struct xpu_gpu_probe_stats {
 	uint64_t sites_dwarf;		/* of which unwound with DWARF */
 	uint64_t sites_fp_only;		/* frame pointers only: too many unwinds waited */
 	uint32_t sites_unwinding;	/* waiting for the service thread now */
-	uint64_t launches;		/* launch-only records */
-	uint64_t dropped;		/* ring full, in BPF */
+	uint64_t launches;		/* launches counted by the launch-only probes */
+	uint64_t launch_stacks;		/* call-site stacks they captured */
+	uint64_t lost_stacks;		/* call sites counted without a stack */
+	uint64_t dropped;		/* site records, launches and file reports lost */
+	uint64_t files_dropped;		/* file reports over the queue */
+	uint64_t files_missed;		/* files reported but not found in the maps */
 	uint64_t bad;			/* records that failed the size check */
 	uint32_t marker_files;		/* library copies with the site probe */
 	uint32_t runtime_files;		/* CUDA runtime/driver copies with launch probes */
+	int watching;			/* new mappings of CUDA files are seen */
+	int no_launch_only;		/* the launch-only programs did not load */
 };
 
 /* Loads the BPF programs.  Sites are unwound on svc (NULL: inline).
@@ -45,9 +55,11 @@ int xpu_gpu_probes_drain(struct xpu_gpu_probes *p);
  * and leave its launches to CUPTI.  Returns 0 or -1 (reported). */
 int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid);
 void xpu_gpu_probes_left(struct xpu_gpu_probes *p, uint32_t pid);
-/* Looks for CUDA runtime/driver copies mapped by pid and probes their launch
- * entry points (once per file). */
-void xpu_gpu_probes_scan(struct xpu_gpu_probes *p, uint32_t pid);
+/* Once per refresh: probes the CUDA files mapped since the last one (reading
+ * maps within a time budget) and hands on the launches counted since. */
+void xpu_gpu_probes_tick(struct xpu_gpu_probes *p, uint64_t now);
+/* Marks the stack ids the probes hold (session holder). */
+void xpu_gpu_probes_mark(const struct xpu_gpu_probes *p, struct xpu_dict *d);
 void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_stats *st);
 
 #endif

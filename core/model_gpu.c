@@ -468,17 +468,20 @@ static void trace_add(struct xpu_gpu_model *m, const struct xpu_gpu_trace_rec *r
 static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
 {
 	struct xpu_gpu_proc *p = proc_get(m, ev->pid, ev->launch.comm);
+	uint32_t calls = ev->launch.count ? ev->launch.count : 1;
 	if (!p)
 		return -ENOMEM;
-	p->launches_open++;
-	trace_add(m, &(struct xpu_gpu_trace_rec){ .start = ev->time, .end = ev->time, .pid = ev->pid,
-						   .tid = ev->tid, .name = ev->launch.api,
-						   .corr = ev->launch.corr, .is_launch = 1 });
+	p->launches_open += calls;
+	/* Launches seen by the launch-only probes are counted, not timed: they
+	 * have no place in the trace. */
 	if (ev->launch.flags & XPU_GPU_LAUNCH_ONLY) {
 		p->launch_only = 1;
 		return xpu_stacks_add(&m->launch_stacks, ev->pid, ev->tid, ev->launch.stack,
-				      ev->launch.comm, 1);
+				      ev->launch.comm, calls);
 	}
+	trace_add(m, &(struct xpu_gpu_trace_rec){ .start = ev->time, .end = ev->time, .pid = ev->pid,
+						   .tid = ev->tid, .name = ev->launch.api,
+						   .corr = ev->launch.corr, .is_launch = 1 });
 	join_put(m, ev);
 	return 0;
 }

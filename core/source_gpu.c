@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,13 +28,6 @@
 #define SITE_WAIT_NS (10ULL * 1000000000ULL)
 #define SITES_WAITING 65536
 #define CONN_RCVBUF (8 << 20)
-/* A process maps CUDA when it first uses it, which can be long after it
- * started: its maps are looked at again after 1, 2, 4, ... seconds, up to a
- * minute apart, and at most this many processes are looked at per refresh. */
-#define RESCAN_FIRST_NS 1000000000ULL
-#define RESCAN_MAX_NS 60000000000ULL
-#define SCANS_PER_TICK 16
-#define SCANNED 1024
 
 enum { TAG_LISTEN = 1, TAG_PROBES = 2, TAG_CONN = 3 };
 /* CUPTI's callback domains, as the library reports them. */
@@ -82,7 +76,6 @@ struct gpu_source {
 	uint32_t nwaits, wcap;
 	struct xpu_htab widx;	/* (pid, site) -> waits index */
 	uint64_t sites_lost;	/* sites whose stack never came */
-	struct { uint32_t pid; uint64_t next, gap; } scanned[SCANNED];
 	uint64_t probe_drops_seen;
 	uint64_t connections;
 	char problem[200];	/* why the socket or the probes are unavailable */
@@ -502,31 +495,6 @@ static int gpu_drain(struct xpu_source *src, struct xpu_session *s)
 	return done;
 }
 
-/* Processes busy on a CPU are where new CUDA libraries appear: look at each
- * active process's maps now and then for launch functions to probe. */
-static void scan_active(struct gpu_source *g, uint64_t now)
-{
-	const struct xpu_cpu_model *m = &g->sess->cpu;
-	int budget = SCANS_PER_TICK;
-	for (uint32_t i = 0; i < m->ntasks && budget; i++) {
-		const struct xpu_cpu_task *t = &m->tasks[i];
-		if (t->tid || !t->last)
-			continue;
-		uint32_t slot = t->pid % SCANNED;
-		if (g->scanned[slot].pid != t->pid) {
-			g->scanned[slot].pid = t->pid;
-			g->scanned[slot].gap = RESCAN_FIRST_NS / 2;
-		} else if (now < g->scanned[slot].next) {
-			continue;
-		}
-		if (g->scanned[slot].gap < RESCAN_MAX_NS)
-			g->scanned[slot].gap *= 2;
-		g->scanned[slot].next = now + g->scanned[slot].gap;
-		xpu_gpu_probes_scan(g->probes, t->pid);
-		budget--;
-	}
-}
-
 /* What each process and the probes lost: in the library's channel, in
  * CUPTI, in bad packets and records, in the BPF ring. */
 static void report_drops(struct gpu_source *g)
@@ -545,26 +513,48 @@ static void report_drops(struct gpu_source *g)
 	}
 }
 
+/* What the launch-only probes watch and did, or why there are none.
+ * Returns the launches they counted. */
+static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
+{
+	struct xpu_gpu_probe_stats st;
+	if (!g->probes) {
+		snprintf(buf, size, "%s", g->problem);
+		return 0;
+	}
+	xpu_gpu_probes_stats(g->probes, &st);
+	if (st.no_launch_only) {
+		snprintf(buf, size, "processes without the library are not seen (the launch-only probes did "
+			 "not load on this kernel)%s%s", g->problem[0] ? "; " : "", g->problem);
+		return 0;
+	}
+	int n = snprintf(buf, size, "launch probes on %u CUDA librar%s%s: %" PRIu64 " launches counted, %" PRIu64
+			 " call-site stacks taken", st.runtime_files, st.runtime_files == 1 ? "y" : "ies",
+			 st.watching ? "" : " (libraries loaded from now on are not seen)", st.launches,
+			 st.launch_stacks);
+	if (st.lost_stacks && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " call sites without a stack", st.lost_stacks);
+	if (g->problem[0] && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "; %s", g->problem);
+	return st.launches;
+}
+
 static void describe(struct gpu_source *g)
 {
+	char probes[400];
 	int n = 0;
 	for (int i = 0; i < MAX_CONNS; i++)
 		n += g->conns[i] && g->conns[i]->hello;
-	struct xpu_gpu_probe_stats st = { 0 };
-	if (g->probes)
-		xpu_gpu_probes_stats(g->probes, &st);
+	uint64_t launches = probes_text(g, probes, sizeof(probes));
 	if (n)
 		xpu_session_status(g->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
-				   "%d CUDA process%s with the xputop library; launch probes on %u CUDA librar%s%s%s",
-				   n, n == 1 ? "" : "es", st.runtime_files, st.runtime_files == 1 ? "y" : "ies",
-				   g->problem[0] ? "; " : "", g->problem);
+				   "%d CUDA process%s with the xputop library; %s", n, n == 1 ? "" : "es", probes);
 	else
-		xpu_session_status(g->sess, XPU_SRC_GPU, st.launches ? XPU_SRC_ACTIVE : XPU_SRC_WAITING,
+		xpu_session_status(g->sess, XPU_SRC_GPU, launches ? XPU_SRC_ACTIVE : XPU_SRC_WAITING,
 				   "no CUDA process is connected: run one under xputop (sudo xputop -- CMD) "
 				   "or start it with CUDA_INJECTION64_PATH=%s; processes without it show "
-				   "launches only%s%s",
-				   g->inject_lib ? g->inject_lib : "libxputop_inject.so",
-				   g->problem[0] ? "; " : "", g->problem);
+				   "launches only; %s",
+				   g->inject_lib ? g->inject_lib : "libxputop_inject.so", probes);
 }
 
 static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
@@ -574,7 +564,7 @@ static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 	gpu_drain(src, s);
 	expire_sites(g, now);
 	if (g->probes)
-		scan_active(g, now);
+		xpu_gpu_probes_tick(g->probes, now);
 	report_drops(g);
 	describe(g);
 }
@@ -675,7 +665,7 @@ static void probe_site(void *arg, uint32_t pid, uint32_t site, const uint32_t *f
 }
 
 static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint32_t comm,
-			 uint32_t api, uint32_t stack)
+			 uint32_t api, uint32_t stack, uint64_t calls)
 {
 	struct gpu_source *g = arg;
 	struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .pid = pid, .tid = tid, .time = time };
@@ -683,13 +673,19 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 	ev.launch.api = api;
 	ev.launch.comm = comm;
 	ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
-	emit(g, &ev);
+	while (calls) {
+		ev.launch.count = calls > UINT32_MAX ? UINT32_MAX : (uint32_t)calls;
+		calls -= ev.launch.count;
+		emit(g, &ev);
+	}
 }
 
 /* Each site's stacks stay in use for as long as the process launches. */
 static void mark_sites(void *arg, struct xpu_dict *d)
 {
 	struct gpu_source *g = arg;
+	if (g->probes)
+		xpu_gpu_probes_mark(g->probes, d);
 	for (int i = 0; i < MAX_CONNS; i++) {
 		struct conn *c = g->conns[i];
 		for (uint32_t k = 0; c && k < c->nsites; k++)

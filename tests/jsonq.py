@@ -230,6 +230,39 @@ def gpu_graphs_joined(snaps):
         sys.exit(f"{g['graph_kernels_joined']} of {g['graph_kernels']} graph kernels joined to a graph launch")
 
 
+def gpu_launches_within(snaps, pid, start_ns, limit_ms, *frames):
+    """A snapshot taken within LIMIT_MS of START_NS (CLOCK_MONOTONIC) has a
+    launch-only stack of PID holding FRAMES in order."""
+    for s in snaps:
+        if any(st["pid"] == int(pid) and _in_order(st["frames"], frames) for st in s["gpu"]["launch_stacks"]):
+            late = (s["mono_ns"] - int(start_ns)) / 1e6
+            if late > float(limit_ms):
+                sys.exit(f"launches of {pid} first shown {late:.0f} ms after it started, limit {limit_ms} ms")
+            return
+    sys.exit(f"no launch stack of {pid} holds {frames}")
+
+
+def gpu_launch_calls(snaps, pid, n, *frames):
+    """The last snapshot's launch-only stacks of PID that hold FRAMES in order
+    add up to N calls, and the process row counts as many launches when no
+    frames are given."""
+    s = snaps[-1]["gpu"]
+    got = sum(st["calls"] for st in s["launch_stacks"]
+              if st["pid"] == int(pid) and _in_order(st["frames"], frames))
+    if got != int(n):
+        sys.exit(f"launch stacks of {pid} with {frames} count {got} calls, expected {n}: "
+                 f"{[(st['calls'], st['frames']) for st in s['launch_stacks'] if st['pid'] == int(pid)]}")
+    rows = [p["launches"] for p in s["processes"] if p["pid"] == int(pid)]
+    if not frames and rows != [int(n)]:
+        sys.exit(f"the process row of {pid} counts {rows} launches, expected {n}")
+
+
+def events_at_most(snaps, n):
+    """The last snapshot counts at most N events since the start."""
+    if snaps[-1]["events"] > int(n):
+        sys.exit(f"{snaps[-1]['events']} events, expected at most {n}")
+
+
 def dropped_at_least(snaps, n):
     """The last snapshot counts at least N dropped records."""
     if snaps[-1]["dropped"] < int(n):
@@ -306,7 +339,7 @@ def npu_value(snaps, path, op, value):
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
-                                  dropped_at_least,
+                                  gpu_launches_within, gpu_launch_calls, events_at_most, dropped_at_least,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, chrome_trace)}
 

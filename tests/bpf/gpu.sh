@@ -116,13 +116,131 @@ expect_grep "gpu_standin: uid=65534 CUDA_INJECTION64_PATH=.*libxputop_inject.so"
 expect_grep "gpu_standin (pid [0-9]*) exited with status 0" "$T_TMP/cmd.err"
 $Q gpu_process gpu_standin cupti < "$T_TMP/cmd.json" || fail "the command's GPU activity is missing"
 
-t a_program_without_the_library_shows_its_launches_and_their_stacks
-"$OUT/tests/progs/cuda_launch" 4 > /dev/null &
+# The launch-only probes, on the real libcudart (its launches fail without a
+# GPU, but the probes see them).  Each test gives its programs a copy of the
+# library of their own, a file no other process maps, so that finding it is
+# this xputop's doing.
+CL=$OUT/tests/progs/cuda_launch
+GD=$OUT/tests/progs/gpu_dlopen
+CUDART=$(ldd "$CL" | awk '/libcudart/ { print $3 }')
+CUDART_SO=$(basename "$CUDART")
+own_cudart() {
+	mkdir -p "$T_TMP/$1"
+	cp "$CUDART" "$T_TMP/$1/$CUDART_SO"
+}
+# wait_launches JSON PID FRAMES...: until xputop shows PID's launches through
+# FRAMES (its library is probed), at most 15 s.
+wait_launches() {
+	f=$1
+	shift
+	i=0
+	until $Q gpu_launch_path "$@" < "$f" > /dev/null 2>&1 || [ $i -ge 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+t a_program_launching_every_2ms_before_xputop_starts_is_found
+own_cudart running
+LD_LIBRARY_PATH=$T_TMP/running "$CL" -s 8 -i 2 > /dev/null 2>&1 &
 C=$!
+sleep 0.5
 "$XPUTOP" -b -j -n 4 -d 0.5 > "$T_TMP/lo.json" 2> /dev/null
 wait $C
 $Q gpu_launch_path $C main app_model_step app_launch_layer cudaLaunchKernel < "$T_TMP/lo.json" || fail "launch-only stack"
 $Q gpu_process cuda_launch "launches only" < "$T_TMP/lo.json" || fail "launch-only process row"
+
+t a_program_started_after_xputop_shows_its_launches_within_2s
+own_cudart later
+"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/later.json" 2> /dev/null &
+X=$!
+wait_json "$T_TMP/later.json"
+LD_LIBRARY_PATH=$T_TMP/later "$CL" -s 3 -i 2 > "$T_TMP/later.out" 2> /dev/null &
+C=$!
+wait $C
+wait $X
+START=$(sed -n 's/.*start_ns \([0-9]*\).*/\1/p' "$T_TMP/later.out")
+$Q gpu_launches_within $C "$START" 2000 main app_model_step app_launch_layer cudaLaunchKernel < "$T_TMP/later.json" ||
+	fail "the launches of a program started later"
+
+t a_program_that_dlopens_libcudart_later_shows_its_launches_within_2s
+own_cudart dl
+"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/dl.json" 2> /dev/null &
+X=$!
+wait_json "$T_TMP/dl.json"
+"$GD" "$T_TMP/dl/$CUDART_SO" 1 1000 2 > "$T_TMP/dl.out" 2> "$T_TMP/dl.err" &
+D=$!
+wait $D || fail "gpu_dlopen failed: $(cat "$T_TMP/dl.err")"
+wait $X
+LOADED=$(sed -n 's/.*loaded_ns \([0-9]*\).*/\1/p' "$T_TMP/dl.out")
+$Q gpu_launches_within $D "$LOADED" 2000 main late_model_step late_launch_layer cudaLaunchKernel < "$T_TMP/dl.json" ||
+	fail "the launches after a late dlopen"
+
+t launch_counts_are_exact_and_come_as_one_event_per_call_site_and_refresh
+# A slow launcher keeps the copy mapped, so it is probed before the program
+# counted starts (named exact_launch, to tell its lines in the export).
+own_cudart exact
+cp "$CL" "$T_TMP/exact_launch"
+LD_LIBRARY_PATH=$T_TMP/exact "$CL" -s 60 -i 50 > /dev/null 2>&1 &
+H=$!
+mkdir -p "$T_TMP/exp2"
+"$XPUTOP" -b -j -n 16 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/exp2" -w "$T_TMP/exact.xpr" \
+	> "$T_TMP/exact.json" 2> "$T_TMP/exact.err" &
+X=$!
+wait_json "$T_TMP/exact.json"
+wait_launches "$T_TMP/exact.json" $H cudaLaunchKernel
+LD_LIBRARY_PATH=$T_TMP/exact "$T_TMP/exact_launch" -n 20000 -t 2 > "$T_TMP/exact.out" 2> /dev/null &
+E=$!
+wait $E
+wait $X || fail "xputop failed: $(cat "$T_TMP/exact.err")"
+kill $H
+wait $H 2> /dev/null
+$Q gpu_launch_calls $E 40000 < "$T_TMP/exact.json" || fail "total"
+$Q gpu_launch_calls $E 30000 app_model_step app_launch_layer cudaLaunchKernel < "$T_TMP/exact.json" || fail "step site"
+$Q gpu_launch_calls $E 10000 app_model_eval app_launch_layer cudaLaunchKernel < "$T_TMP/exact.json" || fail "eval site"
+# Launches come as one event per (thread, call site) and refresh, not one
+# each: 40,000 launches, and all that 8 s of a machine made, in < 10,000.
+$Q events_at_most 10000 < "$T_TMP/exact.json" || fail "one event per launch"
+
+t launch_counts_replay_the_same_from_a_recording
+"$XPUTOP" -r "$T_TMP/exact.xpr" -b -j --window 60 > "$T_TMP/replay.json" 2> "$T_TMP/replay.err" ||
+	fail "replay failed: $(cat "$T_TMP/replay.err")"
+$Q gpu_launch_calls $E 40000 < "$T_TMP/replay.json" || fail "total"
+$Q gpu_launch_calls $E 30000 app_model_step app_launch_layer cudaLaunchKernel < "$T_TMP/replay.json" || fail "step site"
+
+t the_launch_export_weights_each_call_site_by_its_count
+F=$(ls "$T_TMP"/exp2/xputop-gpu-launches-*.folded 2> /dev/null | head -1)
+if [ -z "$F" ]; then
+	fail "no launch stacks exported: $(ls "$T_TMP/exp2")"
+else
+	total=$(awk '/^exact_launch;/ { n += $NF } END { print n + 0 }' "$F")
+	step=$(awk '/^exact_launch;.*;app_model_step;app_launch_layer;cudaLaunchKernel [0-9]+$/ { n += $NF } END { print n + 0 }' "$F")
+	[ "$total" = 40000 ] && [ "$step" = 30000 ] || fail "exported $total launches, $step from the step site: $(cat "$F")"
+fi
+
+t a_driver_launch_made_by_the_runtime_is_not_counted_twice
+# A stand-in runtime whose cudaLaunchKernel calls the driver's cuLaunchKernel
+# (the toolkit's stub), and a program that also calls cuLaunchKernel itself.
+mkdir -p "$T_TMP/nested"
+cp "$OUT/tests/fake_cudart/libcudart.so.13" "$T_TMP/nested/"
+cp "$(dirname "$CUDART")/stubs/libcuda.so" "$T_TMP/nested/"
+export XPU_TEST_LIBCUDA="$T_TMP/nested/libcuda.so"
+"$GD" "$T_TMP/nested/libcudart.so.13" 0 1200 50 "$XPU_TEST_LIBCUDA" > /dev/null 2>&1 &
+H=$!
+"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/nested.json" 2> /dev/null &
+X=$!
+wait_json "$T_TMP/nested.json"
+wait_launches "$T_TMP/nested.json" $H late_driver_layer cuLaunchKernel
+"$GD" "$T_TMP/nested/libcudart.so.13" 0 5000 0 "$XPU_TEST_LIBCUDA" > /dev/null 2>&1 &
+N=$!
+wait $N
+wait $X
+kill $H
+wait $H 2> /dev/null
+unset XPU_TEST_LIBCUDA
+$Q gpu_launch_calls $N 10000 < "$T_TMP/nested.json" || fail "total"
+$Q gpu_launch_calls $N 5000 late_launch_layer cudaLaunchKernel < "$T_TMP/nested.json" || fail "runtime launches"
+$Q gpu_launch_calls $N 5000 late_driver_layer cuLaunchKernel < "$T_TMP/nested.json" || fail "direct driver launches"
 
 rm -rf "$SOCKDIR"
 finish

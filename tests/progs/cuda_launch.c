@@ -1,13 +1,24 @@
 /* A program that calls cudaLaunchKernel through the real libcudart from
  * functions with known names.  Without a GPU every call fails, but the
- * launch probes still see it: the test of xputop's launch-only path.
- * Usage: cuda_launch SECONDS */
+ * launch probes still see it: the test and the benchmark of xputop's
+ * launch-only path.
+ *
+ * Usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS]
+ *   Each thread launches until SECONDS have passed (default 5) or it made
+ *   LAUNCHES, sleeping INTERVAL_MS between launches (default: none).  Three
+ *   launches in four come from app_model_step, one from app_model_eval (two
+ *   call sites); the last line says how many of each, the wall time per launch
+ *   (per thread) and the process's CPU time per launch (uprobes run in it). */
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
-static volatile long failures;
+static double seconds = 5, interval_ms;
+static long limit;
+static long step_calls, eval_calls, failures;
 
 __attribute__((noinline)) void app_kernel_stub(void)
 {
@@ -18,7 +29,7 @@ __attribute__((noinline)) void app_launch_layer(void)
 	void *args[1] = { NULL };
 	dim3 grid = { 1, 1, 1 }, block = { 32, 1, 1 };
 	if (cudaLaunchKernel((const void *)app_kernel_stub, grid, block, args, 0, 0) != cudaSuccess)
-		failures++;
+		__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
 }
 
 __attribute__((noinline)) void app_model_step(void)
@@ -26,15 +37,70 @@ __attribute__((noinline)) void app_model_step(void)
 	app_launch_layer();
 }
 
+__attribute__((noinline)) void app_model_eval(void)
+{
+	app_launch_layer();
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void *launcher(void *arg)
+{
+	double t0 = now();
+	long i = 0, eval = 0;
+	struct timespec gap = { (time_t)(interval_ms / 1000), (long)(interval_ms * 1e6) % 1000000000L };
+	for (; (!limit || i < limit) && now() - t0 < seconds; i++) {
+		if (i % 4 == 3) {
+			app_model_eval();
+			eval++;
+		} else {
+			app_model_step();
+		}
+		if (interval_ms > 0)
+			nanosleep(&gap, NULL);
+	}
+	__atomic_add_fetch(&step_calls, i - eval, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&eval_calls, eval, __ATOMIC_RELAXED);
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 5;
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		app_model_step();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
-	printf("%ld launches failed (no GPU here, as expected)\n", failures);
+	int threads = 1, c;
+	while ((c = getopt(argc, argv, "s:n:i:t:")) != -1) {
+		switch (c) {
+		case 's': seconds = atof(optarg); break;
+		case 'n': limit = atol(optarg); break;
+		case 'i': interval_ms = atof(optarg); break;
+		case 't': threads = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS]\n");
+			return 2;
+		}
+	}
+	pthread_t tids[64];
+	if (threads < 1 || threads > 64)
+		threads = 1;
+	double t0 = now();
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	for (int i = 1; i < threads; i++)
+		pthread_create(&tids[i], NULL, launcher, NULL);
+	launcher(NULL);		/* the main thread is the first launcher */
+	for (int i = 1; i < threads; i++)
+		pthread_join(tids[i], NULL);
+	double t = now() - t0;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	double cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+	long total = step_calls + eval_calls;
+	fprintf(stderr, "%ld launches failed (no GPU here, as expected)\n", failures);
+	printf("launches %ld step %ld eval %ld seconds %.3f us_per_launch %.3f cpu_us_per_launch %.3f start_ns %.0f\n",
+	       total, step_calls, eval_calls, t, total ? t * 1e6 * threads / (double)total : 0.0,
+	       total ? cpu * 1e6 / (double)total : 0.0, t0 * 1e9);
 	return 0;
 }

@@ -168,6 +168,51 @@ TEST(gpu_kernels_that_shorten_alike_never_show_the_same_text)
 	xpu_dict_free(&d);
 }
 
+static int stack_weight(void *arg, const struct xpu_stack_entry *e, uint64_t weight)
+{
+	uint64_t *w = arg;
+	w[e->stack] += weight;
+	return 0;
+}
+
+TEST(gpu_counted_launches_weigh_their_stack_by_their_count)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_gpu_model_init(&m, &d, 2) == 0);
+	uint32_t api = xpu_dict_cstr(&d, "cudaLaunchKernel");
+	uint32_t launch = xpu_dict_frame(&d, XPU_FRAME_LAUNCH, api, 0);
+	uint32_t step[] = { frame(&d, "main", XPU_FRAME_USER), frame(&d, "step", XPU_FRAME_USER), launch };
+	uint32_t eval[] = { frame(&d, "main", XPU_FRAME_USER), frame(&d, "eval", XPU_FRAME_USER), launch };
+	uint32_t s1 = xpu_dict_stack(&d, step, 3), s2 = xpu_dict_stack(&d, eval, 3);
+	struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 9, .tid = 9,
+				.time = 1000000000ULL };
+	ev.launch.api = api;
+	ev.launch.comm = xpu_dict_cstr(&d, "app");
+	ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
+	ev.launch.stack = s1;
+	ev.launch.count = 30000;
+	CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+	ev.launch.stack = s2;
+	ev.launch.count = 10000;
+	CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+	ev.launch.count = 0;	/* one launch, as recordings made before counting have it */
+	CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+	xpu_gpu_model_tick(&m, 2000000000ULL, 1000000000ULL);
+	uint64_t w[8] = { 0 };
+	REQUIRE(s1 < 8 && s2 < 8);
+	xpu_stacks_each(&m.launch_stacks, XPU_WIN_ALL, 0, 0, stack_weight, w);
+	CHECK_INT(w[s1], ==, 30000);
+	CHECK_INT(w[s2], ==, 10001);
+	REQUIRE(m.nprocs == 1);
+	CHECK_INT(m.procs[0].launches_total, ==, 40001);
+	CHECK(m.procs[0].launch_only);
+	CHECK_INT(m.ntrace, ==, 0);	/* counted, not timed: nothing for the trace */
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(cpu_percent_is_samples_over_a_busy_cpus_worth)
 {
 	struct xpu_dict d;
