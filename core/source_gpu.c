@@ -15,6 +15,7 @@
 #include "gpu_probes.h"
 #include "gpu_wire.h"
 #include "grow.h"
+#include "inject_diag.h"
 #include "session.h"
 #include "source.h"
 #include "sys.h"
@@ -69,6 +70,7 @@ struct gpu_source {
 	struct xpu_source base;
 	struct xpu_session *sess;
 	struct xpu_gpu_probes *probes;
+	struct xpu_inject_diag *diag;	/* why launching processes have no library */
 	int epfd, lfd;
 	char sock_path[108];
 	const char *inject_lib;
@@ -350,6 +352,7 @@ static void on_hello(void *arg, const struct xpu_wire_hello *h)
 	c->comm = xpu_dict_str(&g->sess->dict, h->comm, strnlen(h->comm, sizeof(h->comm)));
 	if (g->probes)
 		xpu_gpu_probes_injected(g->probes, c->pid);
+	xpu_inject_diag_connected(g->diag, c->pid);
 	struct xpu_wire_start st = { .flush_ms = 20, .flags = g->start_flags };
 	send_control(c->fd, XPU_WIRE_START, &st, sizeof(st));
 	g->connections++;
@@ -495,22 +498,27 @@ static void report_drops(struct gpu_source *g)
 
 static void describe(struct gpu_source *g)
 {
-	int n = 0;
+	int n = 0, more;
 	for (int i = 0; i < MAX_CONNS; i++)
 		n += g->conns[i] && g->conns[i]->hello;
 	struct xpu_gpu_probe_stats st = { 0 };
 	if (g->probes)
 		xpu_gpu_probes_stats(g->probes, &st);
+	/* A process whose library never connected comes first: it is what to fix. */
+	char lead[440] = "";
+	const char *why = xpu_inject_diag_text(g->diag, &more);
+	if (*why)
+		snprintf(lead, sizeof(lead), more ? "%s (and %d more); " : "%s; ", why, more);
 	if (n)
 		xpu_session_status(g->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
-				   "%d CUDA process%s with the xputop library; launch probes on %u CUDA librar%s%s%s",
-				   n, n == 1 ? "" : "es", st.runtime_files, st.runtime_files == 1 ? "y" : "ies",
+				   "%s%d CUDA process%s with the xputop library; launch probes on %u CUDA librar%s%s%s",
+				   lead, n, n == 1 ? "" : "es", st.runtime_files, st.runtime_files == 1 ? "y" : "ies",
 				   g->problem[0] ? "; " : "", g->problem);
 	else
 		xpu_session_status(g->sess, XPU_SRC_GPU, st.launches ? XPU_SRC_ACTIVE : XPU_SRC_WAITING,
-				   "no CUDA process is connected: run one under xputop (sudo xputop -- CMD) "
+				   "%sno CUDA process is connected: run one under xputop (sudo xputop -- CMD) "
 				   "or start it with CUDA_INJECTION64_PATH=%s; processes without it show "
-				   "launches only%s%s",
+				   "launches only%s%s", lead,
 				   g->inject_lib ? g->inject_lib : "libxputop_inject.so",
 				   g->problem[0] ? "; " : "", g->problem);
 }
@@ -522,6 +530,7 @@ static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 	gpu_drain(src, s);
 	if (g->probes)
 		scan_active(g, now);
+	xpu_inject_diag_tick(g->diag, now);
 	report_drops(g);
 	describe(g);
 }
@@ -539,6 +548,7 @@ static void gpu_destroy(struct xpu_source *src)
 	if (g->epfd >= 0)
 		close(g->epfd);
 	xpu_gpu_probes_free(g->probes);
+	xpu_inject_diag_free(g->diag);
 	free(g->pending);
 	free(g);
 }
@@ -547,19 +557,15 @@ static void gpu_destroy(struct xpu_source *src)
 static int safe_dir(const char *path)
 {
 	char dir[108];
-	struct stat st;
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
 	if (!slash || slash == dir)
 		return 0;
 	*slash = '\0';
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+	int fd = xpu_sys_own_dir(dir);
+	if (fd < 0)
 		return -1;
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022)) {
-		errno = EPERM;
-		return -1;
-	}
+	close(fd);
 	return 0;
 }
 
@@ -614,6 +620,7 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 	ev.launch.comm = comm;
 	ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
 	emit(g, &ev);
+	xpu_inject_diag_launch(g->diag, pid, time);
 }
 
 /* Each site's stacks stay in use for as long as the process launches. */
@@ -642,8 +649,9 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 	g->lfd = -1;
 	snprintf(g->sock_path, sizeof(g->sock_path), "%s", xpu_gpu_socket_path());
 	g->pending = calloc(PENDING, sizeof(*g->pending));
+	g->diag = xpu_inject_diag_new(g->sock_path);
 	g->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!g->pending || g->epfd < 0) {
+	if (!g->pending || !g->diag || g->epfd < 0) {
 		gpu_destroy(&g->base);
 		return NULL;
 	}
