@@ -17,7 +17,7 @@
 
 #define TRACKED 64
 /* The library looks for an xputop once a second: later than this, it is not coming. */
-#define GRACE_NS 3000000000ULL
+#define GRACE_NS 2000000000ULL
 #define MAX_ENVIRON (4u << 20)
 
 enum state { FREE, WAITING, QUIET, FOUND };
