@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -175,13 +176,29 @@ static void comm_of(uint32_t pid, char *comm, size_t size)
 		fclose(f);
 }
 
-/* What stops lib, as pid's user sees it through pid's root or cwd. */
+/* lib as pid sees it: through /proc/PID/cwd when relative, /proc/PID/root
+ * when pid has another root (a container), else as it is (its user may not
+ * enter /proc/PID/root of a process that is not dumpable).  Returns the
+ * length of the /proc prefix. */
+static int lib_path(uint32_t pid, const char *lib, char *path, size_t size)
+{
+	struct stat mine, its;
+	int skip = snprintf(path, size, "/proc/%u/root", pid);
+	if (lib[0] != '/')
+		skip = snprintf(path, size, "/proc/%u/cwd/", pid);
+	else if (stat(path, &its) == 0 && stat("/", &mine) == 0 && its.st_dev == mine.st_dev &&
+		 its.st_ino == mine.st_ino)
+		skip = 0;
+	snprintf(path + skip, size - (size_t)skip, "%s", lib);
+	return skip;
+}
+
+/* What stops lib, as pid's user sees it. */
 static void find_out(struct xpu_inject_diag *d, struct tracked *e, const char *lib, const char *sock)
 {
 	char path[PATH_MAX + 64], why[400], comm[32];
 	struct xpu_creds who;
-	int skip = snprintf(path, sizeof(path), "/proc/%u/%s", e->pid, lib[0] == '/' ? "root" : "cwd/");
-	snprintf(path + skip, sizeof(path) - (size_t)skip, "%s", lib);
+	int skip = lib_path(e->pid, lib, path, sizeof(path));
 	comm_of(e->pid, comm, sizeof(comm));
 	if (xpu_creds_of_pid(e->pid, &who) < 0)
 		return;
