@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,30 +194,41 @@ static int lib_path(uint32_t pid, const char *lib, char *path, size_t size)
 	return skip;
 }
 
+/* e's finding: "pid N (comm) " and the rest. */
+__attribute__((format(printf, 3, 4))) static void say(struct tracked *e, const char *comm, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(e->text, sizeof(e->text), "pid %u (%s) ", e->pid, comm);
+	va_start(ap, fmt);
+	vsnprintf(e->text + n, sizeof(e->text) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
 /* What stops lib, as pid's user sees it. */
 static void find_out(struct xpu_inject_diag *d, struct tracked *e, const char *lib, const char *sock)
 {
 	char path[PATH_MAX + 64], why[400], comm[32];
+	const char *wants = sock && *sock ? sock : XPU_WIRE_SOCKET;
 	struct xpu_creds who;
 	int skip = lib_path(e->pid, lib, path, sizeof(path));
 	comm_of(e->pid, comm, sizeof(comm));
+	if (!strstr(base_name(lib), "libxputop_inject")) {	/* as the launch probes tell it */
+		say(e, comm, "runs without xputop's library: its CUDA_INJECTION64_PATH is another tool's, %s", lib);
+		return;
+	}
 	if (xpu_creds_of_pid(e->pid, &who) < 0)
 		return;
 	if (xpu_loadable(path, (size_t)skip, &who, why, sizeof(why)) < 0)
-		snprintf(e->text, sizeof(e->text), "pid %u (%s) runs without xputop's library: uid %u cannot "
-			 "load its CUDA_INJECTION64_PATH (%.200s)", e->pid, comm, (unsigned)who.uid, why);
+		say(e, comm, "runs without xputop's library: uid %u cannot load its CUDA_INJECTION64_PATH (%s)",
+		    (unsigned)who.uid, why);
 	else if (!loaded(e->pid, lib))
-		snprintf(e->text, sizeof(e->text), "pid %u (%s) runs without xputop's library: CUDA did not "
-			 "load its CUDA_INJECTION64_PATH, %s, though uid %u can read it: is it xputop's "
-			 "libxputop_inject.so?",
-			 e->pid, comm, lib, (unsigned)who.uid);
-	else if (strcmp(sock && *sock ? sock : XPU_WIRE_SOCKET, d->sock) != 0)
-		snprintf(e->text, sizeof(e->text), "pid %u (%s) has xputop's library, which looks for xputop "
-			 "at %s (XPUTOP_SOCKET), not at %s", e->pid, comm, sock && *sock ? sock : XPU_WIRE_SOCKET,
-			 d->sock);
+		say(e, comm, "runs without xputop's library: CUDA did not load its CUDA_INJECTION64_PATH, %s, "
+		    "though uid %u can read it: is it xputop's libxputop_inject.so?", lib, (unsigned)who.uid);
+	else if (strcmp(wants, d->sock) != 0)
+		say(e, comm, "has xputop's library, which looks for xputop at %s (XPUTOP_SOCKET), not at %s",
+		    wants, d->sock);
 	else
-		snprintf(e->text, sizeof(e->text), "pid %u (%s) has xputop's library, but it never connected: "
-			 "the program's stderr says why", e->pid, comm);
+		say(e, comm, "has xputop's library, but it never connected: the program's stderr says why");
 	xpu_creds_free(&who);
 }
 

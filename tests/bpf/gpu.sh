@@ -183,8 +183,12 @@ setpriv --reuid=65534 --regid=65534 --clear-groups \
 A=$!
 setpriv --reuid=65534 --regid=65534 --clear-groups env CUDA_INJECTION64_PATH="$FAKE" "$LAUNCHER" 8 > /dev/null &
 B=$!
+OTHER=$T_PUB/libother_tool.so	# a library by another name: another tool's
+cp "$FAKE" "$OTHER"
+setpriv --reuid=65534 --regid=65534 --clear-groups env CUDA_INJECTION64_PATH="$OTHER" "$LAUNCHER" 8 > /dev/null &
+C=$!
 "$XPUTOP" -b -j -n 24 -d 0.5 > "$T_TMP/diag.json" 2> "$T_TMP/diag.err"
-wait $A $B
+wait $A $B $C
 
 t a_program_that_cannot_load_its_library_is_named_in_the_gpu_status_with_why
 $Q gpu_status_had "pid $A (cuda_launch) runs without xputop's library: uid 65534 cannot load its CUDA_INJECTION64_PATH ($T_TMP is not searchable by it: mode 0700, owner root)" < "$T_TMP/diag.json" ||
@@ -193,6 +197,10 @@ $Q gpu_status_had "pid $A (cuda_launch) runs without xputop's library: uid 65534
 t a_program_whose_readable_library_was_never_loaded_is_told_what_to_check
 $Q gpu_status_had "pid $B (cuda_launch) runs without xputop's library: CUDA did not load its CUDA_INJECTION64_PATH, $FAKE, though uid 65534 can read it" < "$T_TMP/diag.json" ||
 	fail "no word of pid $B"
+
+t a_program_with_another_tools_injection_library_is_told_so
+$Q gpu_status_had "pid $C (cuda_launch) runs without xputop's library: its CUDA_INJECTION64_PATH is another tool's, $OTHER" < "$T_TMP/diag.json" ||
+	fail "no word of pid $C"
 
 t the_other_findings_are_counted
 $Q gpu_status_had "(and 1 more); no CUDA process is connected" < "$T_TMP/diag.json" || fail "the second finding is not counted"
