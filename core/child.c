@@ -2,8 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,52 +9,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "creds.h"
 #include "err.h"
-#include "install.h"
+#include "inject_lib.h"
 #include "outfile.h"
-#include "sys.h"
 
-const char *xpu_inject_lib_path(void)
+/* In the child: the environment of the user it becomes. */
+static void become_env(const struct xpu_creds *who)
 {
-	static char path[4200];
-	char exe[4096];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(path, sizeof(path), "%s/libxputop_inject.so", exe);
-			if (access(path, R_OK) == 0)
-				return path;
-		}
-	}
-	return xpu_install_find(XPU_INSTALL_LIB, "libxputop_inject.so", path, sizeof(path)) == 0 ? path : NULL;
+	if (who->keep || !who->user[0])
+		return;
+	setenv("HOME", who->home, 1);
+	setenv("USER", who->user, 1);
+	setenv("LOGNAME", who->user, 1);
 }
 
-/* In the child: become the invoking user, with their groups and home. */
-static int drop_privileges(void)
-{
-	uid_t uid;
-	gid_t gid;
-	if (xpu_sys_invoking_user(&uid, &gid) < 0)
-		return 0;	/* root started xputop directly: the command runs as root */
-	struct passwd *pw = getpwuid(uid);
-	if (pw) {
-		if (initgroups(pw->pw_name, gid) < 0)
-			return -1;
-		setenv("HOME", pw->pw_dir, 1);
-		setenv("USER", pw->pw_name, 1);
-		setenv("LOGNAME", pw->pw_name, 1);
-	} else if (setgroups(0, NULL) < 0) {
-		return -1;
-	}
-	if (setgid(gid) < 0 || setuid(uid) < 0 || setuid(0) == 0)
-		return -1;	/* the last check: root must be gone for good */
-	return 0;
-}
-
-static void child_main(char **argv, const char *lib, int gate, int report, int out)
+static void child_main(char **argv, const char *lib, const struct xpu_creds *who, int gate, int report,
+		       int out)
 {
 	sigset_t none;
 	char go;
@@ -79,7 +48,8 @@ static void child_main(char **argv, const char *lib, int gate, int report, int o
 	} else {
 		dup2(STDERR_FILENO, STDOUT_FILENO);
 	}
-	if (drop_privileges() < 0) {
+	become_env(who);
+	if (xpu_creds_become(who) < 0) {
 		int e = errno ? errno : EPERM;
 		(void)!write(report, &e, sizeof(e));
 		_exit(127);
@@ -107,15 +77,13 @@ static int open_log(struct xpu_child *c, const char *dir)
 	return fd;
 }
 
-int xpu_child_spawn(struct xpu_child *c, char **argv, const char *inject_lib, const char *log_dir)
+/* Forks the command as who, with the library who can load. */
+static int fork_as(struct xpu_child *c, char **argv, const char *inject_lib, const struct xpu_creds *who,
+		   int out)
 {
-	int gate[2], report[2], out = -1;
-	memset(c, 0, sizeof(*c));
-	c->pid = -1;
-	c->gate = -1;
-	c->report = -1;
-	if (log_dir && (out = open_log(c, log_dir)) < 0)
-		return -1;
+	int gate[2], report[2];
+	const char *lib = inject_lib ? xpu_inject_lib_for(inject_lib, who, argv[0], c->lib, sizeof(c->lib))
+				     : NULL;
 	if (pipe2(gate, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0) {
 		xpu_err("cannot start %s: %s", argv[0], strerror(errno));
 		return -1;
@@ -128,15 +96,33 @@ int xpu_child_spawn(struct xpu_child *c, char **argv, const char *inject_lib, co
 	if (c->pid == 0) {
 		close(gate[1]);
 		close(report[0]);
-		child_main(argv, inject_lib, gate[0], report[1], out);
+		child_main(argv, lib, who, gate[0], report[1], out);
 	}
 	close(gate[0]);
 	close(report[1]);
-	if (out >= 0)
-		close(out);
 	c->gate = gate[1];
 	c->report = report[0];
 	return 0;
+}
+
+int xpu_child_spawn(struct xpu_child *c, char **argv, const char *inject_lib, const char *log_dir)
+{
+	struct xpu_creds who;
+	int out = -1;
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->gate = -1;
+	c->report = -1;
+	if (xpu_creds_invoker(&who) < 0) {
+		xpu_err("cannot look up the user to run %s as: %s", argv[0], strerror(errno));
+		xpu_creds_free(&who);
+		return -1;
+	}
+	int rc = log_dir && (out = open_log(c, log_dir)) < 0 ? -1 : fork_as(c, argv, inject_lib, &who, out);
+	if (out >= 0)
+		close(out);
+	xpu_creds_free(&who);
+	return rc;
 }
 
 int xpu_child_release(struct xpu_child *c, const char *name)

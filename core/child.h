@@ -1,9 +1,9 @@
 /* `xputop -- CMD ARGS`: the command xputop starts and watches.
  *
  * The command runs with CUDA_INJECTION64_PATH pointing at the injection
- * library, as the user who ran sudo (never as root unless root started
- * xputop directly), and waits at a gate until xputop's sources are ready, so
- * its first launches are seen.  Under the TUI its output goes to a log file
+ * library (or at a copy its user can load: inject_lib.h), as the user who ran
+ * sudo (never as root unless root started xputop directly), and waits at a
+ * gate until xputop's sources are ready, so its first launches are seen.  Under the TUI its output goes to a log file
  * (the screen is xputop's); in batch mode to xputop's stderr, keeping stdout
  * for snapshots. */
 #ifndef XPU_CHILD_H
@@ -18,11 +18,8 @@ struct xpu_child {
 	int exited;
 	int status;		/* wait status once exited */
 	char log[4200];		/* the output file, "" when not redirected */
+	char lib[4200];		/* the library's copy it was given, if one was */
 };
-
-/* The injection library next to the xputop binary (a build tree), or the
- * installed one (install.h); NULL if none. */
-const char *xpu_inject_lib_path(void);
 
 /* Forks the command, held at the gate.  log_dir != NULL sends its output to a
  * new file there.  Returns 0 or -1 (reported). */

@@ -20,6 +20,7 @@
 #include "err.h"
 #include "export.h"
 #include "import_bpftrace.h"
+#include "inject_lib.h"
 #include "opts.h"
 #include "record.h"
 #include "service.h"

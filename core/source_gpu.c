@@ -17,6 +17,7 @@
 #include "gpu_wire.h"
 #include "grow.h"
 #include "htab.h"
+#include "inject_diag.h"
 #include "session.h"
 #include "source.h"
 #include "sys.h"
@@ -67,6 +68,7 @@ struct gpu_source {
 	struct xpu_source base;
 	struct xpu_session *sess;
 	struct xpu_gpu_probes *probes;
+	struct xpu_inject_diag *diag;	/* why launching processes have no library */
 	int epfd, lfd;
 	char sock_path[108];
 	const char *inject_lib;
@@ -392,6 +394,7 @@ static void on_hello(void *arg, const struct xpu_wire_hello *h)
 	c->comm = xpu_dict_str(&g->sess->dict, h->comm, strnlen(h->comm, sizeof(h->comm)));
 	if (g->probes)
 		xpu_gpu_probes_injected(g->probes, c->pid);
+	xpu_inject_diag_connected(g->diag, c->pid);
 	struct xpu_wire_start st = { .flush_ms = 20, .flags = g->start_flags };
 	send_control(c->fd, XPU_WIRE_START, &st, sizeof(st));
 	g->connections++;
@@ -542,18 +545,24 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 static void describe(struct gpu_source *g)
 {
 	char probes[400];
-	int n = 0;
+	int n = 0, more;
 	for (int i = 0; i < MAX_CONNS; i++)
 		n += g->conns[i] && g->conns[i]->hello;
 	uint64_t launches = probes_text(g, probes, sizeof(probes));
+	/* A process whose library never connected comes first: it is what to fix. */
+	char lead[440] = "";
+	const char *why = xpu_inject_diag_text(g->diag, &more);
+	if (*why)
+		snprintf(lead, sizeof(lead), more ? "%s (and %d more); " : "%s; ", why, more);
 	if (n)
 		xpu_session_status(g->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
-				   "%d CUDA process%s with the xputop library; %s", n, n == 1 ? "" : "es", probes);
+				   "%s%d CUDA process%s with the xputop library; %s", lead, n, n == 1 ? "" : "es",
+				   probes);
 	else
 		xpu_session_status(g->sess, XPU_SRC_GPU, launches ? XPU_SRC_ACTIVE : XPU_SRC_WAITING,
-				   "no CUDA process is connected: run one under xputop (sudo xputop -- CMD) "
+				   "%sno CUDA process is connected: run one under xputop (sudo xputop -- CMD) "
 				   "or start it with CUDA_INJECTION64_PATH=%s; processes without it show "
-				   "launches only; %s",
+				   "launches only; %s", lead,
 				   g->inject_lib ? g->inject_lib : "libxputop_inject.so", probes);
 }
 
@@ -565,6 +574,7 @@ static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 	expire_sites(g, now);
 	if (g->probes)
 		xpu_gpu_probes_tick(g->probes, now);
+	xpu_inject_diag_tick(g->diag, now);
 	report_drops(g);
 	describe(g);
 }
@@ -584,6 +594,7 @@ static void gpu_destroy(struct xpu_source *src)
 	xpu_gpu_probes_free(g->probes);
 	free(g->waits);
 	xpu_htab_free(&g->widx);
+	xpu_inject_diag_free(g->diag);
 	free(g);
 }
 
@@ -591,19 +602,15 @@ static void gpu_destroy(struct xpu_source *src)
 static int safe_dir(const char *path)
 {
 	char dir[108];
-	struct stat st;
 	snprintf(dir, sizeof(dir), "%s", path);
 	char *slash = strrchr(dir, '/');
 	if (!slash || slash == dir)
 		return 0;
 	*slash = '\0';
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+	int fd = xpu_sys_own_dir(dir);
+	if (fd < 0)
 		return -1;
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022)) {
-		errno = EPERM;
-		return -1;
-	}
+	close(fd);
 	return 0;
 }
 
@@ -678,6 +685,7 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 		calls -= ev.launch.count;
 		emit(g, &ev);
 	}
+	xpu_inject_diag_launch(g->diag, pid, time);
 }
 
 /* Each site's stacks stay in use for as long as the process launches. */
@@ -707,8 +715,9 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 	g->lfd = -1;
 	snprintf(g->sock_path, sizeof(g->sock_path), "%s", xpu_gpu_socket_path());
 	xpu_htab_init(&g->widx);
+	g->diag = xpu_inject_diag_new(g->sock_path);
 	g->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (g->epfd < 0) {
+	if (!g->diag || g->epfd < 0) {
 		gpu_destroy(&g->base);
 		return NULL;
 	}

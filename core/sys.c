@@ -181,6 +181,27 @@ int xpu_sys_invoking_user(uid_t *uid, gid_t *gid)
 	return 0;
 }
 
+int xpu_sys_own_dir(const char *dir)
+{
+	int made = mkdir(dir, 0755) == 0;
+	if (!made && errno != EEXIST)
+		return -1;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	if (made && fchmod(fd, 0755) < 0) {	/* whatever the umask: others must enter it */
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 const char *xpu_sys_user_name(uint32_t uid)
 {
 	static struct { uint32_t uid; char name[33]; } cache[64];

@@ -25,6 +25,11 @@ const char *xpu_sys_bpf_hint(int err);
 
 /* The user who ran sudo (SUDO_UID/SUDO_GID) when we are root, else -1. */
 int xpu_sys_invoking_user(uid_t *uid, gid_t *gid);
+/* Opens dir (O_DIRECTORY), creating it with mode 0755 when missing: it must
+ * be a directory of xputop's own user that no one else can write into, or
+ * anyone could put files where xputop trusts them.  Returns the descriptor, or
+ * -1 with errno (EPERM: someone else's, or writable by others). */
+int xpu_sys_own_dir(const char *dir);
 /* User name for a uid (cached lookups; the number as text if unknown). */
 const char *xpu_sys_user_name(uint32_t uid);
 

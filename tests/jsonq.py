@@ -263,6 +263,18 @@ def events_at_most(snaps, n):
         sys.exit(f"{snaps[-1]['events']} events, expected at most {n}")
 
 
+def gpu_status_had(snaps, text):
+    """Some snapshot's GPU status holds TEXT."""
+    if not any(text in s["gpu"]["status"] for s in snaps):
+        sys.exit(f"no GPU status held {text!r}; the last: {snaps[-1]['gpu']['status']!r}")
+
+
+def gpu_status_lacks(snaps, text):
+    """The last snapshot's GPU status does not hold TEXT."""
+    if text in snaps[-1]["gpu"]["status"]:
+        sys.exit(f"the last GPU status still holds {text!r}")
+
+
 def dropped_at_least(snaps, n):
     """The last snapshot counts at least N dropped records."""
     if snaps[-1]["dropped"] < int(n):
@@ -339,7 +351,8 @@ def npu_value(snaps, path, op, value):
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
-                                  gpu_launches_within, gpu_launch_calls, events_at_most, dropped_at_least,
+                                  gpu_launches_within, gpu_launch_calls, events_at_most,
+                                  gpu_status_had, gpu_status_lacks, dropped_at_least,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, chrome_trace)}
 

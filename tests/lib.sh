@@ -11,6 +11,19 @@ T_TMP=$(mktemp -d /tmp/xputop-test.XXXXXX)
 # xputop never reads or writes the settings of whoever runs the tests (a path
 # that is not there, for root and the unprivileged user of some tests alike).
 export XDG_CONFIG_HOME=/nonexistent/xputop-tests
+# Under `sudo make check` xputop would hand exports and commands to whoever
+# ran sudo: tests that mean it say so themselves.
+unset SUDO_UID SUDO_GID SUDO_USER
+# What tests run as another user must be somewhere that user can reach, and
+# the checkout may be where only root can go (a clone under `mktemp -d`, a
+# 0700 home): `public FILE` copies FILE into T_PUB, which everyone can read,
+# and prints the copy's path.
+T_PUB=$(mktemp -d /tmp/xputop-pub.XXXXXX)
+chmod 755 "$T_PUB"
+public() {
+	cp "$1" "$T_PUB/" && chmod a+rX "$T_PUB/${1##*/}" && echo "$T_PUB/${1##*/}"
+}
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 t() {
 	t_end
@@ -46,7 +59,7 @@ need_root() {
 
 finish() {
 	t_end
-	rm -rf "$T_TMP"
+	rm -rf "$T_TMP" "$T_PUB"
 	echo "$((T_RAN - T_FAILED))/$T_RAN passed"
 	[ "$T_FAILED" -eq 0 ]
 }

@@ -40,8 +40,8 @@ export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
 "$XPUTOP" -b -j -n 10 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/gpu" > "$T_TMP/gpu.json" 2> "$T_TMP/gpu.err" &
 X=$!
 wait_json "$T_TMP/gpu.json"
-setpriv --reuid=65534 --regid=65534 --clear-groups "$(realpath "$OUT/tests/progs/gpu_standin")" \
-	"$(realpath "$OUT/tests/libxputop_inject_fake.so")" 1.5 > /dev/null 2>&1
+as_nobody "$(public "$OUT/tests/progs/gpu_standin")" "$(public "$OUT/tests/libxputop_inject_fake.so")" 1.5 \
+	> /dev/null 2>&1
 wait $X
 rm -rf "$SOCKDIR"
 GPU=$(ls "$T_TMP"/gpu/xputop-gpu-2*.folded 2> /dev/null)

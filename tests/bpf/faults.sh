@@ -5,13 +5,12 @@
 . tests/lib.sh
 need_root
 Q="python3 tests/jsonq.py"
-FAKE=$(realpath "$OUT/tests/libxputop_inject_fake.so")
-STANDIN=$(realpath "$OUT/tests/progs/gpu_standin")
+FAKE=$(public "$OUT/tests/libxputop_inject_fake.so")
+STANDIN=$(public "$OUT/tests/progs/gpu_standin")
 BUSY=$(realpath "$OUT/tests/progs/busy")
 SOCKDIR=$(mktemp -d /tmp/xputop-faults.XXXXXX)
 chmod 755 "$SOCKDIR"
 export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 W=$(mktemp -d /tmp/xputop-rates.XXXXXX)	# where the unprivileged stand-in writes
 chmod 777 "$W"
 
@@ -269,7 +268,7 @@ kill $PY 2> /dev/null; wait $PY 2> /dev/null
 $Q stack_has $PY python3 < "$T_TMP/unprobe.json" || fail "the process is not sampled"
 
 t not_root_is_one_clear_message
-setpriv --reuid=65534 --regid=65534 --clear-groups "$XPUTOP" -b -n 1 > /dev/null 2> "$T_TMP/nonroot.err"
+as_nobody "$(public "$XPUTOP")" -b -n 1 > /dev/null 2> "$T_TMP/nonroot.err"
 rc=$?
 [ $rc -eq 1 ] || fail "exit status $rc"
 [ "$(grep -c . "$T_TMP/nonroot.err")" -eq 1 ] || fail "more than one message: $(cat "$T_TMP/nonroot.err")"

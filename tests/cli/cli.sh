@@ -60,7 +60,7 @@ expect_grep "refresh interval" "$T_TMP/err"
 
 t an_unprivileged_user_is_told_to_use_sudo
 if [ "$(id -u)" -eq 0 ]; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$XPUTOP" -b -n 1 > /dev/null 2> "$T_TMP/err"; rc=$?
+	as_nobody "$(public "$XPUTOP")" -b -n 1 > /dev/null 2> "$T_TMP/err"; rc=$?
 else
 	"$XPUTOP" -b -n 1 > /dev/null 2> "$T_TMP/err"; rc=$?
 fi

@@ -140,6 +140,26 @@ __attribute__((noinline)) void standin_train_step(int iter)
 	standin_nofp_outer();
 }
 
+/* What `xputop -- CMD` is checked for: who we run as, the variable, and
+ * whether we can load the library it names as CUDA would (then let it go, so
+ * that only the fake one is there when xputop looks at our maps). */
+static void say_injection(void)
+{
+	const char *inj = getenv("CUDA_INJECTION64_PATH");
+	fprintf(stderr, "gpu_standin: uid=%d CUDA_INJECTION64_PATH=%s", (int)getuid(), inj ? inj : "");
+	if (!inj || !*inj) {
+		fprintf(stderr, "\n");
+		return;
+	}
+	void *h = dlopen(inj, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, " cannot be loaded: %s\n", dlerror());
+		return;
+	}
+	fprintf(stderr, dlsym(h, "InitializeInjection") ? " loads\n" : " loads, but has no InitializeInjection\n");
+	dlclose(h);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -160,9 +180,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpu_standin: %s is not the fake-CUPTI library\n", argv[1]);
 		return 1;
 	}
-	/* What `xputop -- CMD` is checked for: who we run as, and the variable. */
-	const char *inj = getenv("CUDA_INJECTION64_PATH");
-	fprintf(stderr, "gpu_standin: uid=%d CUDA_INJECTION64_PATH=%s\n", (int)getuid(), inj ? inj : "");
+	say_injection();
 	FILE *rates = argc > 3 ? fopen(argv[3], "w") : NULL;
 	int nowait = argc > 4 && strcmp(argv[4], "nowait") == 0;
 	if (argc > 3 && !rates) {

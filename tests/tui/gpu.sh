@@ -5,8 +5,8 @@
 need_root
 . tests/tmux.sh
 
-FAKE=$(realpath "$OUT/tests/libxputop_inject_fake.so")
-STANDIN=$(realpath "$OUT/tests/progs/gpu_standin")
+FAKE=$(public "$OUT/tests/libxputop_inject_fake.so")
+STANDIN=$(public "$OUT/tests/progs/gpu_standin")
 SOCKDIR=$(mktemp -d /tmp/xputop-gpu.XXXXXX)
 chmod 755 "$SOCKDIR"
 export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
@@ -69,6 +69,19 @@ ls "$T_TMP"/xputop-gpu-*.trace.json > /dev/null 2>&1 || fail "no trace"
 
 kill $S 2> /dev/null
 wait $S 2> /dev/null
+
+t a_program_that_cannot_load_its_library_is_named_on_the_status_line
+# Started by hand as uid 65534, launching through the real libcudart, with a
+# CUDA_INJECTION64_PATH it cannot reach (T_TMP is 0700).
+mkdir -p "$T_TMP/hidden"
+cp "$OUT/libxputop_inject.so" "$T_TMP/hidden/"
+setpriv --reuid=65534 --regid=65534 --clear-groups env CUDA_INJECTION64_PATH="$T_TMP/hidden/libxputop_inject.so" \
+	"$(public "$OUT/tests/progs/cuda_launch")" 30 > /dev/null &
+L=$!
+new_terminal 220 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -d 0.3 --view gpu -o $T_TMP; echo EXITED; sleep 600"
+wait_for "pid $L (cuda_launch) runs without xputop's library: uid 65534 cannot load its CUDA_INJECTION64_PATH ($T_TMP is not searchable by it: mode 0700, owner root)" 150
+kill $L 2> /dev/null
+wait $L 2> /dev/null
 tm kill-server 2> /dev/null
 rm -rf "$SOCKDIR"
 finish

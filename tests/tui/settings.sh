@@ -8,10 +8,8 @@ need_root
 
 record_busy "$T_TMP/rec.xpr"
 # Somewhere the unprivileged user of these tests can reach.
-PUB=$(mktemp -d /tmp/xputop-settings.XXXXXX)
-chmod 755 "$PUB"
-cp "$T_TMP/rec.xpr" "$PUB/rec.xpr"
-chmod 644 "$PUB/rec.xpr"
+PUB=$T_PUB
+public "$T_TMP/rec.xpr" > /dev/null
 CFG=$T_TMP/cfg
 CONF=$CFG/xputop/xputop.conf
 
@@ -112,7 +110,7 @@ t a_read_only_directory_gives_a_clear_message_and_no_file
 mkdir -p "$PUB/ro/xputop"
 chown -R 65534:65534 "$PUB/ro"
 chmod 555 "$PUB/ro/xputop"
-new_terminal 140 30 "setpriv --reuid=65534 --regid=65534 --clear-groups env LANG=C.UTF-8 XDG_CONFIG_HOME=$PUB/ro $XPUTOP -r $PUB/rec.xpr; echo EXITED rc=\$?; sleep 600"
+new_terminal 140 30 "setpriv --reuid=65534 --regid=65534 --clear-groups env LANG=C.UTF-8 XDG_CONFIG_HOME=$PUB/ro $(public "$XPUTOP") -r $PUB/rec.xpr; echo EXITED rc=\$?; sleep 600"
 wait_for "%CPU"
 keys S
 wait_for "cannot save settings to $PUB/ro/xputop/xputop.conf: Permission denied"
@@ -174,5 +172,4 @@ expect_grep "cannot read it (Permission denied); started without it" "$T_TMP/scr
 grep -q "secret-line" "$T_TMP/screen" && fail "the root-only file's text was shown"
 
 tm kill-server 2> /dev/null
-rm -rf "$PUB"
 finish

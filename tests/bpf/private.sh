@@ -1,0 +1,54 @@
+# The GPU suites from a checkout only root can enter (issue 18): a clone of
+# this checkout, with its uncommitted changes, in a 0700 directory (as
+# `mktemp -d` makes them and as many homes are), built there, and the suites
+# whose programs run as another user run from it.  There, uid 65534 can reach
+# nothing of the checkout: the suites must give it what it runs, and
+# `xputop -- CMD` must give it a library it can load.  Needs root.
+. tests/lib.sh
+need_root
+ROOT=$(pwd)
+PRIV=$(mktemp -d /tmp/xputop-private.XXXXXX)
+CLONE=$PRIV/xputop
+# The build the suites need, configured as $OUT is (sanitizers, static).
+SAN=$(sed -n 's/^SAN ?= //p' "$OUT/config.mk" 2> /dev/null)
+NEEDED="build/xputop build/libxputop_inject.so build/tests/libxputop_inject_fake.so"
+for p in gpu_standin gpu_forger cuda_launch busy forker; do NEEDED="$NEEDED build/tests/progs/$p"; done
+SUITES="tests/bpf/gpu.sh tests/bpf/exports.sh tests/bpf/faults.sh tests/tui/gpu.sh"
+
+# git -C "$ROOT" as root, whoever owns the checkout.
+g() { git -c safe.directory="$ROOT" -C "$ROOT" "$@"; }
+
+# clone: HEAD, then what the working tree changes (tracked and untracked); a
+# tree that is not a git checkout (a release tarball) is copied as it is.
+clone() {
+	if ! g rev-parse --git-dir > /dev/null 2>&1; then
+		mkdir "$CLONE" && tar -C "$ROOT" --exclude="./$OUT" --exclude='./build*' -cf - . | tar -C "$CLONE" -xf -
+		return
+	fi
+	git -c safe.directory="$ROOT" clone -q "$ROOT" "$CLONE" || return 1
+	g diff --binary HEAD > "$T_TMP/changes"
+	[ ! -s "$T_TMP/changes" ] || git -C "$CLONE" apply --binary "$T_TMP/changes" || return 1
+	g ls-files -z --others --exclude-standard | (cd "$ROOT" && tar --null -T - -cf -) | tar -C "$CLONE" -xf -
+}
+
+t a_clone_in_a_0700_directory_builds
+[ "$(stat -c %a "$PRIV")" = 700 ] || fail "$PRIV is mode $(stat -c %a "$PRIV"), not 0700"
+if ! clone > "$T_TMP/clone.log" 2>&1; then
+	fail "cannot clone $ROOT: $(cat "$T_TMP/clone.log")"
+# shellcheck disable=SC2086
+elif ! make -C "$CLONE" -j2 SAN="${SAN:-0}" $NEEDED > "$T_TMP/build.log" 2>&1; then
+	fail "the clone does not build: $(tail -20 "$T_TMP/build.log")"
+fi
+# The point of the exercise: its user cannot reach the clone's build.
+as_nobody test -r "$CLONE/build/libxputop_inject.so" && fail "uid 65534 can read the clone's library"
+
+for suite in $SUITES; do
+	t "$(echo "$suite" | tr '/.' '__')_passes_from_the_clone"
+	[ -x "$CLONE/build/xputop" ] || { fail "not built"; continue; }
+	(cd "$CLONE" && OUT=build sh "$suite") > "$T_TMP/suite.log" 2>&1 ||
+		fail "$(grep -E '^FAIL|^  ' "$T_TMP/suite.log" | head -20)"
+	grep "passed$" "$T_TMP/suite.log" | sed 's/^/  /'
+done
+
+rm -rf "$PRIV"
+finish
