@@ -114,6 +114,28 @@ static void grow_dict(struct xpu_dict *d, uint64_t *s, size_t i)
 	}
 }
 
+/* A device sample's values in their ranges (xpu_event_check). */
+static void gpu_dev_event(struct xpu_event *ev, uint64_t *s, uint32_t ns)
+{
+	uint32_t index = (uint32_t)(rnd(s) % XPU_GPU_DEV_MAX);
+	if (ev->type == XPU_EV_GPU_DEV) {
+		ev->gdev.index = index;
+		ev->gdev.name = pick(s, ns);
+		ev->gdev.bus = pick(s, ns);
+		ev->gdev.util_gpu = (uint8_t)(rnd(s) % 101);
+		ev->gdev.util_mem = (uint8_t)(rnd(s) % 101);
+		ev->gdev.mem_used_mib = ev->gdev.mem_total_mib / 2;
+	} else if (ev->type == XPU_EV_GPU_DEV_LINK) {
+		ev->glink.index = index;
+	} else {
+		ev->gdproc.index = index;
+		ev->gdproc.comm = pick(s, ns);
+		ev->gdproc.user = pick(s, ns);
+		ev->gdproc.sm_pct = ev->gdproc.mem_pct = (uint8_t)(rnd(s) % 101);
+		ev->gdproc.enc_pct = ev->gdproc.dec_pct = 0;
+	}
+}
+
 /* Random bytes everywhere, then valid ids where the type has ids. */
 static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *s)
 {
@@ -151,6 +173,11 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 	case XPU_EV_NPU_JOB:
 		ev.npu.comm = pick(s, ns);
 		ev.npu.count = (uint32_t)(rnd(s) % 2);
+		break;
+	case XPU_EV_GPU_DEV:
+	case XPU_EV_GPU_DEV_LINK:
+	case XPU_EV_GPU_DEV_PROC:
+		gpu_dev_event(&ev, s, ns);
 		break;
 	default: ev.npu.comm = pick(s, ns); break;
 	}
@@ -1137,7 +1164,7 @@ TEST(records_and_events_of_a_newer_minor_version_are_skipped)
 	char err[256];
 
 	img_start(&m);
-	m.b[10] = 2;
+	m.b[10] = 3;	/* this reader knows minor 2 */
 	reseal_header(m.b);
 	img_block(&m);
 	img_rec(&m, 77, "hello", 5);
