@@ -124,6 +124,9 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 # without a GPU.
 FAKE_INJECT_LIB := $(OUTPUT)/tests/libxputop_inject_fake.so
 FAKE_INJECT_OBJS := $(filter-out %/cupti.pic.o,$(INJECT_OBJS)) $(OUTPUT)/tests/fake_cupti.pic.o
+# NVIDIA's management library replaced by a stand-in, as a current driver
+# has it and as an old one (unversioned functions only) did.
+FAKE_NVML_LIBS := $(OUTPUT)/tests/libfake_nvml.so $(OUTPUT)/tests/libfake_nvml_v1.so
 PROG_SRCS := $(wildcard tests/progs/*.c)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUTPUT)/tests/progs/%,$(PROG_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -204,13 +207,21 @@ bench: all
 	bench/run.sh $(OUTPUT)
 
 # ---- tests ----
-tests: $(UNIT_BINS) $(PROG_BINS) $(FAKE_INJECT_LIB)
+tests: $(UNIT_BINS) $(PROG_BINS) $(FAKE_INJECT_LIB) $(FAKE_NVML_LIBS)
 
 $(OUTPUT)/tests/fake_cupti.pic.o: tests/fake/fake_cupti.c | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) $(INJECT_CFLAGS) -fPIC -fvisibility=hidden -Iinject -c $< -o $@
 
 $(FAKE_INJECT_LIB): $(FAKE_INJECT_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-z,defs $^ -ldl -lpthread -o $@
+
+$(OUTPUT)/tests/libfake_nvml.so: tests/fake/fake_nvml.c | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden -shared \
+		-Wl,-z,defs $< -lpthread -o $@
+
+$(OUTPUT)/tests/libfake_nvml_v1.so: tests/fake/fake_nvml.c | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden -shared \
+		-Wl,-z,defs -DFAKE_NVML_V1 $< -lpthread -o $@
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(LIBCORE) | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iinject $< $(LIBCORE) $(SANLD) $(CORE_LIBS) -o $@
