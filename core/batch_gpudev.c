@@ -15,10 +15,19 @@ const char *xpu_gpudev_proc_type(uint32_t valid)
 }
 
 /* A value, or null when the driver did not give it. */
-static void num(struct xpu_json *j, const char *key, int known, double v)
+static void num(struct xpu_json *j, const char *key, uint32_t known, double v)
 {
 	if (known)
 		xpu_json_num(j, key, v);
+	else
+		xpu_json_null(j, key);
+}
+
+/* Bytes are integers: a double would round them. */
+static void bytes_or_null(struct xpu_json *j, const char *key, uint32_t known, uint64_t v)
+{
+	if (known)
+		xpu_json_uint(j, key, v);
 	else
 		xpu_json_null(j, key);
 }
@@ -33,15 +42,15 @@ static void str(struct xpu_json *j, const char *key, const struct xpu_dict *d, u
 
 static void json_proc(struct xpu_json *j, const struct xpu_snapshot *s, const struct xpu_gpudev_proc *p)
 {
-	int ns = !!(p->valid & XPU_GPU_DEVPROC_NSPID), u = !!(p->valid & XPU_GPU_DEVPROC_UTIL);
-	int mig = !!(p->valid & XPU_GPU_DEVPROC_MIG);
+	uint32_t ns = p->valid & XPU_GPU_DEVPROC_NSPID, u = p->valid & XPU_GPU_DEVPROC_UTIL;
+	uint32_t mig = p->valid & XPU_GPU_DEVPROC_MIG;
 	xpu_json_obj(j, NULL);
 	xpu_json_uint(j, "pid", p->pid);
 	num(j, "container_pid", ns, p->nspid);
 	str(j, "comm", s->dict, p->comm);
 	str(j, "user", s->dict, p->user);
 	xpu_json_str(j, "type", xpu_gpudev_proc_type(p->valid));
-	num(j, "gpu_mem_bytes", p->valid & XPU_GPU_DEVPROC_MEM, (double)p->mem);
+	bytes_or_null(j, "gpu_mem_bytes", p->valid & XPU_GPU_DEVPROC_MEM, p->mem);
 	num(j, "sm_pct", u, p->sm_pct);
 	num(j, "mem_pct", u, p->mem_pct);
 	num(j, "enc_pct", u, p->enc_pct);
@@ -64,8 +73,8 @@ static void json_device(struct xpu_json *j, const struct xpu_snapshot *s, const 
 	xpu_json_num(j, "age_s", d->age_s);
 	num(j, "gpu_util_pct", v & XPU_GPU_DEV_UTIL, d->util_gpu);
 	num(j, "mem_util_pct", v & XPU_GPU_DEV_MEM_UTIL, d->util_mem);
-	num(j, "mem_used_bytes", v & XPU_GPU_DEV_MEM, (double)d->mem_used);
-	num(j, "mem_total_bytes", v & XPU_GPU_DEV_MEM, (double)d->mem_total);
+	bytes_or_null(j, "mem_used_bytes", v & XPU_GPU_DEV_MEM, d->mem_used);
+	bytes_or_null(j, "mem_total_bytes", v & XPU_GPU_DEV_MEM, d->mem_total);
 	num(j, "mem_used_pct", v & XPU_GPU_DEV_MEM, d->mem_pct);
 	num(j, "power_w", v & XPU_GPU_DEV_POWER, d->power_w);
 	num(j, "power_limit_w", v & XPU_GPU_DEV_POWER_LIMIT, d->power_limit_w);

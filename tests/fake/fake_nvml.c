@@ -276,12 +276,13 @@ EXPORT nvmlReturn_t nvmlSystemGetDriverVersion(char *buf, unsigned len)
 EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *buf, unsigned len)
 {
 	ENTER(d);
+	if (d->unterminated) {
+		memset(buf, 'X', len);
+		return OK;
+	}
 	if (!d->name[0])
 		return UNSUPPORTED;
-	if (d->unterminated)
-		memset(buf, 'X', len);
-	else
-		snprintf(buf, len, "%s", d->name);
+	snprintf(buf, len, "%s", d->name);
 	return OK;
 }
 
