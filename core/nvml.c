@@ -18,6 +18,7 @@ enum {
 	NVML_ERROR_NOT_SUPPORTED = 3,
 	NVML_ERROR_NOT_FOUND = 6,
 	NVML_ERROR_INSUFFICIENT_SIZE = 7,
+	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
 };
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
 enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
@@ -277,17 +278,24 @@ static void read_identity(struct xpu_nvml *n, nvmlDevice_t h, struct xpu_nvml_de
 		d->flags |= XPU_GPU_DEV_MIG;
 }
 
+/* The v2 call, whose "used" leaves out what the driver reserves; v1 where a
+ * driver lacks it or knows another struct version. */
 static void read_memory(struct xpu_nvml *n, nvmlDevice_t h, struct xpu_nvml_dev *d)
 {
 	struct nvml_mem_v2 m2 = { .version = NVML_MEMORY_V2 };
 	struct nvml_mem_v1 m1;
-	if (n->mem_v2 && ok(d, "nvmlDeviceGetMemoryInfo_v2", n->mem_v2(h, &m2))) {
+	if (!n->mem_v2 && !n->mem_v1)
+		return;
+	nvmlReturn_t rc = n->mem_v2 ? n->mem_v2(h, &m2) : NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if (rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH && n->mem_v1) {
+		if (ok(d, "nvmlDeviceGetMemoryInfo", n->mem_v1(h, &m1))) {
+			d->mem_used = m1.used;
+			d->mem_total = m1.total;
+			d->flags |= XPU_GPU_DEV_MEM;
+		}
+	} else if (ok(d, "nvmlDeviceGetMemoryInfo_v2", rc)) {
 		d->mem_used = m2.used;
 		d->mem_total = m2.total;
-		d->flags |= XPU_GPU_DEV_MEM;
-	} else if (n->mem_v1 && ok(d, "nvmlDeviceGetMemoryInfo", n->mem_v1(h, &m1))) {
-		d->mem_used = m1.used;
-		d->mem_total = m1.total;
 		d->flags |= XPU_GPU_DEV_MEM;
 	}
 }

@@ -35,7 +35,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAXDEV 8
-#define MAXPROC 64
+#define MAXPROC 128
 #define MAXRULE 8
 
 typedef int nvmlReturn_t;
