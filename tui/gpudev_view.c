@@ -11,6 +11,8 @@
 
 #define LABEL_W 6	/* "GPU12 " */
 #define NAME_W 28
+#define NAME_MIN 12
+#define METER_PREF 24	/* "MEM[|||  12.0/80.0 GiB]" and a little bar */
 #define METER_MIN 14
 #define METER_MAX 44
 
@@ -99,15 +101,38 @@ static void meter(struct pen *p, int w, const char *label, uint32_t known, doubl
 	put(p, XPU_ROLE_DEFAULT, "]  ");
 }
 
+/* "12.0/80.0 GiB", or "512 MiB/80.0 GiB" when the units differ. */
+static void used_of_total(char *buf, size_t size, uint64_t used, uint64_t total)
+{
+	char u[24], t[24];
+	xpu_fmt_bytes(u, sizeof(u), (double)used);
+	xpu_fmt_bytes(t, sizeof(t), (double)total);
+	const char *us = strrchr(u, ' '), *ts = strrchr(t, ' ');
+	if (us && ts && strcmp(us, ts) == 0)
+		snprintf(buf, size, "%.*s/%s", (int)(us - u), u, t);
+	else
+		snprintf(buf, size, "%s/%s", u, t);
+}
+
+/* The name gives up columns to the gauges on a narrow terminal. */
+static int name_width(const struct pen *p)
+{
+	int w = p->end - p->x - 2 * (METER_PREF + 2) - 2;
+	return w > NAME_W ? NAME_W : w < NAME_MIN ? NAME_MIN : w;
+}
+
 static void line_gauges(struct pen *p, const struct xpu_snapshot *s, const struct xpu_gpudev *d)
 {
-	char buf[64], used[24], total[24];
+	char buf[96];
 	snprintf(buf, sizeof(buf), "GPU%u", d->index);
 	put(p, XPU_ROLE_TABLE_HEAD, buf);
 	p->x += LABEL_W - (int)strlen(buf);
-	snprintf(buf, sizeof(buf), "%-*.*s", NAME_W, NAME_W,
-		 d->name ? xpu_dict_str_get(s->dict, d->name) : "(name N/A)");
-	put(p, d->name ? XPU_ROLE_DEFAULT : XPU_ROLE_NA, buf);
+	int nw = name_width(p);
+	snprintf(buf, sizeof(buf), "%s%s", d->name ? xpu_dict_str_get(s->dict, d->name) : "(name N/A)",
+		 d->mig ? " (MIG)" : "");
+	if (p->x + nw <= p->end)
+		xpu_put_text(p->y, p->x, nw, buf, xpu_draw_attr(d->name ? XPU_ROLE_DEFAULT : XPU_ROLE_NA), 1);
+	p->x += nw;
 	put(p, XPU_ROLE_DEFAULT, "  ");
 	if (d->stale) {
 		snprintf(buf, sizeof(buf), "no sample from the driver for %.0f s", d->age_s);
@@ -119,12 +144,8 @@ static void line_gauges(struct pen *p, const struct xpu_snapshot *s, const struc
 	uint32_t util = d->valid & XPU_GPU_DEV_UTIL, mem = d->valid & XPU_GPU_DEV_MEM;
 	snprintf(buf, sizeof(buf), "%.0f%%", d->util_gpu);
 	meter(p, w, "GPU", util, d->util_gpu, util ? buf : "N/A");
-	xpu_fmt_bytes(used, sizeof(used), (double)d->mem_used);
-	xpu_fmt_bytes(total, sizeof(total), (double)d->mem_total);
-	snprintf(buf, sizeof(buf), "%s/%s", used, total);
+	used_of_total(buf, sizeof(buf), d->mem_used, d->mem_total);
 	meter(p, w, "MEM", mem, d->mem_pct, mem ? buf : "N/A");
-	if (d->mig)
-		put(p, XPU_ROLE_MODE, "MIG");
 }
 
 /* Two rates: "rx 1.2 GiB/s tx 300 MiB/s". */
