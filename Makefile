@@ -266,7 +266,7 @@ else
 FUZZ_LIBS := $(CORE_LIBS)
 endif
 
-fuzz: $(FUZZ_BINS) $(FUZZ_OUT)/wire_seeds
+fuzz: $(FUZZ_BINS) $(FUZZ_OUT)/wire_seeds $(FUZZ_OUT)/nvml_seeds
 
 $(FUZZ_OUT)/core/%.o: core/%.c | $(SKELS)
 	@mkdir -p $(@D)
@@ -284,6 +284,11 @@ $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIBCORE)
 $(FUZZ_OUT)/wire_seeds: tests/fuzz/wire_seeds.c core/gpu_wire.c $(INJECT_UNIT_SRCS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(INJECT_CFLAGS) $^ -lpthread -o $@
+
+# Writes fuzz_nvml's seeds with the NVML layer's own code.
+$(FUZZ_OUT)/nvml_seeds: tests/fuzz/nvml_seeds.c $(LIBCORE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) $< $(LIBCORE) $(SANLD) $(CORE_LIBS) -o $@
 
 # check and run install the dependencies first, then build in a fresh make so
 # that pkg-config sees what was just installed.
