@@ -136,6 +136,9 @@ FAKE_INJECT_OBJS := $(filter-out %/cupti.pic.o,$(INJECT_OBJS)) $(OUTPUT)/tests/f
 # A stand-in CUDA runtime whose launch calls the driver, for the launch-only
 # probes' nested-launch test (tests/fake/fake_cudart.c).
 FAKE_CUDART := $(OUTPUT)/tests/fake_cudart/libcudart.so.13
+# NVIDIA's management library replaced by a stand-in, as a current driver
+# has it and as an old one (unversioned functions only) did.
+FAKE_NVML_LIBS := $(OUTPUT)/tests/libfake_nvml.so $(OUTPUT)/tests/libfake_nvml_v1.so
 PROG_SRCS := $(wildcard tests/progs/*.c)
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUTPUT)/tests/progs/%,$(PROG_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -216,7 +219,7 @@ bench: all
 	bench/run.sh $(OUTPUT)
 
 # ---- tests ----
-tests: $(UNIT_BINS) $(PROG_BINS) $(FAKE_INJECT_LIB) $(FAKE_CUDART)
+tests: $(UNIT_BINS) $(PROG_BINS) $(FAKE_INJECT_LIB) $(FAKE_CUDART) $(FAKE_NVML_LIBS)
 
 $(FAKE_CUDART): tests/fake/fake_cudart.c
 	@mkdir -p $(@D)
@@ -227,6 +230,14 @@ $(OUTPUT)/tests/fake_cupti.pic.o: tests/fake/fake_cupti.c | $(OUTPUT)/tests
 
 $(FAKE_INJECT_LIB): $(FAKE_INJECT_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-z,defs $^ -ldl -lpthread -o $@
+
+$(OUTPUT)/tests/libfake_nvml.so: tests/fake/fake_nvml.c | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden -shared \
+		-Wl,-z,defs $< -lpthread -o $@
+
+$(OUTPUT)/tests/libfake_nvml_v1.so: tests/fake/fake_nvml.c | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden -shared \
+		-Wl,-z,defs -DFAKE_NVML_V1 $< -lpthread -o $@
 
 $(OUTPUT)/tests/test_%: tests/unit/test_%.c tests/unit/check.h $(LIBCORE) | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iinject $< $(LIBCORE) $(SANLD) $(CORE_LIBS) -o $@
@@ -271,7 +282,7 @@ else
 FUZZ_LIBS := $(CORE_LIBS)
 endif
 
-fuzz: $(FUZZ_BINS) $(FUZZ_OUT)/wire_seeds
+fuzz: $(FUZZ_BINS) $(FUZZ_OUT)/wire_seeds $(FUZZ_OUT)/nvml_seeds
 
 $(FUZZ_OUT)/core/%.o: core/%.c | $(SKELS)
 	@mkdir -p $(@D)
@@ -289,6 +300,11 @@ $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIBCORE)
 $(FUZZ_OUT)/wire_seeds: tests/fuzz/wire_seeds.c core/gpu_wire.c $(INJECT_UNIT_SRCS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(INJECT_CFLAGS) $^ -lpthread -o $@
+
+# Writes fuzz_nvml's seeds with the NVML layer's own code.
+$(FUZZ_OUT)/nvml_seeds: tests/fuzz/nvml_seeds.c $(LIBCORE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) $< $(LIBCORE) $(SANLD) $(CORE_LIBS) -o $@
 
 # check and run install the dependencies first, then build in a fresh make so
 # that pkg-config sees what was just installed.

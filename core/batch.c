@@ -1,5 +1,6 @@
 #include "batch.h"
 #include "batch_gpu.h"
+#include "batch_gpudev.h"
 #include "batch_npu.h"
 
 #include <inttypes.h>
@@ -67,6 +68,7 @@ void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 		s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
 	xpu_batch_print_table(f, &s->cpu);
 	xpu_batch_gpu_text(f, s);
+	xpu_batch_gpudev_text(f, s);
 	xpu_batch_npu_text(f, s);
 	xpu_batch_alerts_text(f, s);
 	fputc('\n', f);
@@ -314,6 +316,7 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	json_memory(&j, s);
 	json_symbolizer(&j, s);
 	xpu_batch_gpu_json(&j, s, sess, vs);
+	xpu_batch_gpudev_json(&j, s);
 	xpu_batch_npu_json(&j, s);
 	xpu_batch_alerts_json(&j, s);
 	xpu_json_end(&j, '}');

@@ -28,6 +28,8 @@ static const struct id_field kernel_ids[] = { STR(kernel.name), STR(kernel.comm)
 static const struct id_field memcpy_ids[] = { STR(memcpy.comm) };
 static const struct id_field gproc_ids[] = { STR(gproc.comm) };
 static const struct id_field npu_ids[] = { STR(npu.comm) };
+static const struct id_field gdev_ids[] = { STR(gdev.name), STR(gdev.bus) };
+static const struct id_field gdproc_ids[] = { STR(gdproc.comm), STR(gdproc.user) };
 /* A power event's aux names its reason or event in the dictionary. */
 static const struct id_field npu_pm_ids[] = { STR(npu.comm), STR(npu.aux) };
 #undef STR
@@ -47,6 +49,9 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_GPU_MEMCPY: *f = memcpy_ids; *n = 1; return 0;
 	case XPU_EV_GPU_PROC: *f = gproc_ids; *n = 1; return 0;
 	case XPU_EV_NPU_PM: *f = npu_pm_ids; *n = 2; return 0;
+	case XPU_EV_GPU_DEV: *f = gdev_ids; *n = 2; return 0;
+	case XPU_EV_GPU_DEV_LINK: *n = 0; return 0;
+	case XPU_EV_GPU_DEV_PROC: *f = gdproc_ids; *n = 2; return 0;
 	case XPU_EV_NPU_IOCTL:
 	case XPU_EV_NPU_IPC:
 	case XPU_EV_NPU_JOB:
@@ -92,6 +97,32 @@ static int check_tick(const struct xpu_ev_tick *t, const char **why)
 	return 0;
 }
 
+/* Device samples: an index the models can hold, shares that are shares. */
+static int check_gpu_dev(const struct xpu_event *ev, const char **why)
+{
+	const struct xpu_ev_gpu_dev *g = &ev->gdev;
+	const struct xpu_ev_gpu_dev_proc *p = &ev->gdproc;
+	switch (ev->type) {
+	case XPU_EV_GPU_DEV:
+		if (g->index >= XPU_GPU_DEV_MAX)
+			return bad(why, "GPU device index over 63");
+		if (g->util_gpu > 100 || g->util_mem > 100)
+			return bad(why, "GPU utilization over 100%");
+		if ((g->flags & XPU_GPU_DEV_MEM) && g->mem_used_mib > g->mem_total_mib)
+			return bad(why, "GPU memory used is more than its total");
+		return 0;
+	case XPU_EV_GPU_DEV_LINK:
+		return ev->glink.index >= XPU_GPU_DEV_MAX ? bad(why, "GPU device index over 63") : 0;
+	case XPU_EV_GPU_DEV_PROC:
+		if (p->index >= XPU_GPU_DEV_MAX)
+			return bad(why, "GPU device index over 63");
+		if (p->sm_pct > 100 || p->mem_pct > 100 || p->enc_pct > 100 || p->dec_pct > 100)
+			return bad(why, "a process's GPU share over 100%");
+		return 0;
+	}
+	return 0;
+}
+
 int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const char **why)
 {
 	struct xpu_event copy = *ev;
@@ -99,6 +130,8 @@ int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const 
 		return bad(why, "unknown source");
 	if (ev->type == XPU_EV_TICK)
 		return check_tick(&ev->tick, why);
+	if (check_gpu_dev(ev, why))
+		return -1;
 	if (ev->type == XPU_EV_DROP && ev->drop.source >= XPU_SRC_MAX)
 		return bad(why, "drop names an unknown source");
 	/* The NPU model tracks each job on its own: an event standing for

@@ -29,6 +29,9 @@ enum xpu_ev_type {
 	XPU_EV_NPU_PM = 13,	/* power management, recovery, reset */
 	XPU_EV_NPU_L0 = 14,	/* a Level Zero API call */
 	XPU_EV_NPU_BUSY = 15,	/* device busy time read from sysfs */
+	XPU_EV_GPU_DEV = 22,	/* one GPU's state as its driver (NVML) reports it */
+	XPU_EV_GPU_DEV_LINK = 23, /* one GPU's PCIe and NVLink traffic, from NVML */
+	XPU_EV_GPU_DEV_PROC = 24, /* a process on one GPU, from NVML (pid: the host's) */
 	XPU_EV_TYPE_MAX
 };
 
@@ -103,6 +106,77 @@ enum { XPU_GPU_LAUNCH_ONLY = 1 };	/* xpu_ev_gpu_launch.flags: seen by uprobes, n
 enum { XPU_GPU_PROC_CONNECTED = 1, XPU_GPU_PROC_LEFT = 2, XPU_GPU_PROC_STATUS = 3 };
 #define XPU_GPU_MEMSET 0x100u	/* xpu_ev_gpu_memcpy.kind of a memset */
 
+/* GPU device payloads (NVML, sampled about once a second).  A DEV event
+ * starts a device's sample: the LINK and PROC events of the same device that
+ * follow it complete it, and replace what the previous sample said. */
+#define XPU_GPU_DEV_MAX 64	/* device indexes 0-63 */
+
+/* Which fields the driver gave; the others are unknown (shown N/A). */
+enum {
+	XPU_GPU_DEV_UTIL = 1 << 0,		/* util_gpu */
+	XPU_GPU_DEV_MEM_UTIL = 1 << 1,		/* util_mem */
+	XPU_GPU_DEV_MEM = 1 << 2,		/* mem_used_mib and mem_total_mib */
+	XPU_GPU_DEV_POWER = 1 << 3,
+	XPU_GPU_DEV_POWER_LIMIT = 1 << 4,
+	XPU_GPU_DEV_TEMP = 1 << 5,
+	XPU_GPU_DEV_SM_CLOCK = 1 << 6,
+	XPU_GPU_DEV_MEM_CLOCK = 1 << 7,
+	XPU_GPU_DEV_PCIE_RX = 1 << 8,		/* LINK: pcie_rx_kbs */
+	XPU_GPU_DEV_PCIE_TX = 1 << 9,
+	XPU_GPU_DEV_NVLINK_RX = 1 << 10,	/* LINK: nvlink_rx_kib */
+	XPU_GPU_DEV_NVLINK_TX = 1 << 11,
+	XPU_GPU_DEV_NVLINKS = 1 << 12,		/* LINK: nvlinks */
+	XPU_GPU_DEV_MIG = 1 << 16,		/* not a field: MIG mode is on */
+	XPU_GPU_DEV_STATE_BITS = 0xff,		/* the field bits of a DEV event */
+	XPU_GPU_DEV_LINK_BITS = 0x1f00,		/* the field bits of a LINK event */
+};
+
+struct xpu_ev_gpu_dev {
+	uint32_t index;		/* the driver's device index (nvidia-smi's) */
+	uint32_t name;		/* dict string: product name, 0 = unknown */
+	uint32_t bus;		/* dict string: PCI bus id, 0 = unknown */
+	uint32_t flags;		/* XPU_GPU_DEV_* bits 0-7 and MIG */
+	uint8_t util_gpu;	/* % of the driver's sample period a kernel ran */
+	uint8_t util_mem;	/* % of it device memory was read or written */
+	uint16_t temp_c;
+	uint16_t sm_mhz, mem_mhz;
+	uint32_t mem_used_mib, mem_total_mib;
+	uint32_t power_mw, power_limit_mw;
+};
+
+struct xpu_ev_gpu_dev_link {
+	uint32_t index;
+	uint32_t flags;		/* XPU_GPU_DEV_PCIE_* and XPU_GPU_DEV_NVLINK* bits */
+	uint32_t pcie_rx_kbs;	/* KiB/s over the driver's own 20 ms sample */
+	uint32_t pcie_tx_kbs;
+	uint64_t nvlink_rx_kib;	/* data received over all NVLinks since boot */
+	uint64_t nvlink_tx_kib;
+	uint32_t nvlinks;	/* NVLinks up */
+	uint32_t pad;
+};
+
+/* xpu_ev_gpu_dev_proc.flags */
+enum {
+	XPU_GPU_DEVPROC_COMPUTE = 1 << 0,	/* a CUDA (compute) context */
+	XPU_GPU_DEVPROC_GRAPHICS = 1 << 1,	/* a graphics context */
+	XPU_GPU_DEVPROC_MEM = 1 << 2,		/* mem is known */
+	XPU_GPU_DEVPROC_UTIL = 1 << 3,		/* sm_pct ... dec_pct: a utilization sample */
+	XPU_GPU_DEVPROC_NSPID = 1 << 4,		/* nspid is known (the process was in /proc) */
+	XPU_GPU_DEVPROC_MIG = 1 << 5,		/* gi and ci are known */
+	XPU_GPU_DEVPROC_BITS = 0x3f,
+};
+
+struct xpu_ev_gpu_dev_proc {
+	uint32_t index;		/* device */
+	uint32_t comm;		/* dict string: name from /proc, 0 = unknown */
+	uint32_t nspid;		/* the pid inside its own pid namespace (a container's) */
+	uint32_t flags;		/* XPU_GPU_DEVPROC_* */
+	uint64_t mem;		/* GPU memory it holds, bytes */
+	uint8_t sm_pct, mem_pct, enc_pct, dec_pct;	/* its share of the device, latest sample */
+	uint32_t user;		/* dict string: user name, 0 = unknown */
+	uint16_t gi, ci;	/* MIG GPU and compute instance */
+};
+
 /* NPU payloads; see core/model_npu.h for the meaning of each field by type. */
 struct xpu_ev_npu {
 	uint32_t code;		/* ioctl command, IPC message type, job event, ... */
@@ -131,6 +205,9 @@ struct xpu_event {
 		struct xpu_ev_gpu_memcpy memcpy;
 		struct xpu_ev_gpu_proc gproc;
 		struct xpu_ev_npu npu;
+		struct xpu_ev_gpu_dev gdev;
+		struct xpu_ev_gpu_dev_link glink;
+		struct xpu_ev_gpu_dev_proc gdproc;
 		uint8_t raw[40];
 	};
 };

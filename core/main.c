@@ -30,6 +30,7 @@
 #include "source_cpu.h"
 #include "source_gpu.h"
 #include "source_npu.h"
+#include "source_nvml.h"
 #include "symbolize.h"
 #include "sys.h"
 #include "../tui/tui.h"
@@ -362,6 +363,7 @@ static int start_import(struct app *a)
 	snprintf(a->sess.source_name, sizeof(a->sess.source_name), "%s", a->o.replay);
 	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_OFF, "a bpftrace log holds no CPU samples");
 	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_OFF, "a bpftrace log holds no GPU activity");
+	xpu_gpudev_model_status(&a->sess.gpudev, XPU_SRC_OFF, "a bpftrace log holds no GPU devices");
 	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_ACTIVE, "replaying the bpftrace log %s",
 			   a->o.replay);
 	xpu_npu_model_source(&a->sess.npu, "bpftrace log", XPU_SRC_ACTIVE,
@@ -402,6 +404,8 @@ static int start_replay(struct app *a)
 			   a->o.replay, m->host, m->kernel);
 	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE, "replaying %s: GPU activity as recorded",
 			   a->o.replay);
+	xpu_gpudev_model_status(&a->sess.gpudev, XPU_SRC_ACTIVE, "replaying %s: GPU devices as NVML "
+				"reported them on %s", a->o.replay, m->host);
 	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_ACTIVE, "replaying %s: NPU activity as recorded",
 			   a->o.replay);
 	xpu_npu_model_source(&a->sess.npu, "replay", XPU_SRC_ACTIVE, "events recorded on %s (%s)",
@@ -409,6 +413,22 @@ static int start_replay(struct app *a)
 	if (!(a->o.given & XPU_GIVEN_DELAY) && m->interval_ns)	/* replay at the recorded pace by default */
 		a->o.delay_s = (double)m->interval_ns / 1e9;
 	return 0;
+}
+
+/* The GPU device view: NVML, unless XPUTOP_NVML=off. */
+static int start_nvml(struct app *a)
+{
+	const char *lib = xpu_nvml_lib_path();
+	if (lib && strcmp(lib, "off") == 0) {
+		xpu_gpudev_model_status(&a->sess.gpudev, XPU_SRC_OFF, "turned off by XPUTOP_NVML=off");
+		return 0;
+	}
+	struct xpu_source *src = xpu_source_nvml_new(&a->sess, lib, a->sess.cfg.interval_ns);
+	if (src && xpu_session_add_source(&a->sess, src) == 0)
+		return 0;
+	xpu_source_destroy(src);
+	xpu_err("cannot start the GPU device view: out of memory");
+	return -1;
 }
 
 /* The command waits at its gate until every source is ready. */
@@ -480,6 +500,8 @@ static int start_live(struct app *a)
 	else if (!bpf)
 		xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_FAILED, "%s",
 				   "NPU tracing is off: this kernel has no usable BTF for BPF programs");
+	if (start_nvml(a) < 0)
+		return -1;
 	a->sess.last_tick_mono = xpu_now_mono();
 	if (a->o.cmd && xpu_child_release(&a->child, a->o.cmd[0]) < 0)
 		return -1;

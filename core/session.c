@@ -23,6 +23,7 @@ void xpu_session_init(struct xpu_session *s)
 int xpu_session_start(struct xpu_session *s, const struct xpu_session_cfg *cfg)
 {
 	s->cfg = *cfg;
+	xpu_gpudev_model_init(&s->gpudev);
 	if (xpu_cpu_model_init(&s->cpu, cfg->sample_hz, xpu_window_ticks(cfg)) < 0 ||
 	    xpu_gpu_model_init(&s->gpu, &s->dict, xpu_window_ticks(cfg)) < 0 ||
 	    xpu_npu_model_init(&s->npu, &cfg->npu, xpu_window_ticks(cfg), &s->alerts) < 0) {
@@ -134,6 +135,7 @@ static void on_tick(struct xpu_session *s, const struct xpu_event *ev)
 	s->dropped_open = 0;
 	xpu_cpu_model_tick(&s->cpu, ev->tick.interval_ns);
 	xpu_gpu_model_tick(&s->gpu, ev->time, ev->tick.interval_ns);
+	xpu_gpudev_model_tick(&s->gpudev, ev->time, ev->tick.interval_ns);
 	xpu_npu_model_tick(&s->npu, ev->time, ev->tick.interval_ns);
 	xpu_alerts_expire(&s->alerts, ev->time);
 	xpu_session_sweep(s);
@@ -166,6 +168,11 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 	case XPU_EV_GPU_PROC:
 		if (xpu_gpu_model_event(&s->gpu, ev) < 0)
 			xpu_err("out of memory in the GPU model");
+		break;
+	case XPU_EV_GPU_DEV:
+	case XPU_EV_GPU_DEV_LINK:
+	case XPU_EV_GPU_DEV_PROC:
+		xpu_gpudev_model_event(&s->gpudev, ev);
 		break;
 	case XPU_EV_NPU_IOCTL:
 	case XPU_EV_NPU_IPC:

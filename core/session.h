@@ -12,6 +12,7 @@
 #include "alerts.h"
 #include "model_cpu.h"
 #include "model_gpu.h"
+#include "model_gpudev.h"
 #include "model_npu.h"
 #include "snapshot.h"
 
@@ -42,6 +43,7 @@ struct xpu_session {
 	struct xpu_session_cfg cfg;
 	struct xpu_cpu_model cpu;
 	struct xpu_gpu_model gpu;
+	struct xpu_gpudev_model gpudev;	/* GPU devices, from NVML */
 	struct xpu_npu_model npu;
 	struct xpu_alerts alerts;	/* raised by any model */
 

@@ -180,6 +180,7 @@ int xpu_snapshot_build(struct xpu_snapshot *s, struct xpu_session *sess,
 {
 	header(s, sess);
 	alerts(s, &sess->alerts);
+	xpu_gpudev_model_snapshot(&sess->gpudev, &s->gpudev);
 	if (npu_view(s, sess, vs) < 0 || gpu_view(s, sess, vs) < 0)
 		return -1;
 	return cpu_view(s, sess, vs);

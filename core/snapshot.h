@@ -12,6 +12,7 @@
 #include "alerts.h"
 #include "flame.h"
 #include "model_gpu.h"
+#include "model_gpudev.h"
 #include "model_npu.h"
 #include "stacks.h"
 #include "service.h"
@@ -98,6 +99,7 @@ struct xpu_snapshot {
 	struct xpu_gpu_proc gpu_procs[XPU_SNAP_GPU_PROCS];	/* processes seen, connected first */
 	int ngpu_procs;
 	const char *gpu_selected;	/* full name of the selected kernel, or NULL */
+	struct xpu_gpudev_snap gpudev;	/* GPU devices as NVML reports them */
 
 	/* NPU view */
 	struct xpu_src_status npu_status;

@@ -76,6 +76,7 @@ const struct xpu_theme xpu_theme_default = { {
 	S(ALERT_WARN, BLACK, YELLOW, 0),
 	S(ALERT_CLEARED, DEF, DEF, D),
 	S(SPARKLINE, CYAN, DEF, 0),
+	S(METER, GREEN, DEF, B),
 } };
 
 /* Keep in step with themes/mono.theme.  Kinds of frames differ by attribute,
@@ -125,6 +126,7 @@ const struct xpu_theme xpu_theme_mono = { {
 	S(ALERT_WARN, DEF, DEF, R),
 	S(ALERT_CLEARED, DEF, DEF, D),
 	S(SPARKLINE, DEF, DEF, B),
+	S(METER, DEF, DEF, B),
 } };
 
 static const char *const role_names[XPU_ROLE_MAX] = {

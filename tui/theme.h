@@ -61,7 +61,8 @@
 	X(ALERT_STALL, "alert_stall")	/* a STALL alert */                       \
 	X(ALERT_WARN, "alert_warn")	/* a WARN alert */                        \
 	X(ALERT_CLEARED, "alert_cleared") /* an alert that no longer holds */     \
-	X(SPARKLINE, "sparkline")	/* a rate's recent history */
+	X(SPARKLINE, "sparkline")	/* a rate's recent history */            \
+	X(METER, "meter")		/* the filled part of a device gauge */
 
 enum xpu_role {
 #define XPU_ROLE_ENUM(id, name) XPU_ROLE_##id,

@@ -8,6 +8,7 @@
 #include "event.h"
 #include "draw.h"
 #include "flame_view.h"
+#include "gpudev_view.h"
 #include "views.h"
 
 #define MAX_PROC_LINES 4
@@ -15,7 +16,7 @@
 
 int xpu_view_gpu_has_data(const struct xpu_snapshot *s)
 {
-	return s->ngpu_procs > 0 || s->gpu.nrows > 0 || s->ngpu_devices > 0;
+	return s->ngpu_procs > 0 || s->gpu.nrows > 0 || s->ngpu_devices > 0 || xpu_gpudev_view_has_data(s);
 }
 
 static int proc_lines(const struct xpu_snapshot *s)
@@ -32,10 +33,11 @@ static int name_lines(const struct xpu_snapshot *s, int cols)
 	return n < MAX_NAME_LINES ? n : MAX_NAME_LINES;
 }
 
-/* status, devices, processes, stack coverage, the selected kernel's full name */
+/* status, the device panel, devices, processes, stack coverage, the
+ * selected kernel's full name */
 int xpu_view_gpu_text_rows(const struct xpu_snapshot *s, int cols)
 {
-	return 1 + s->ngpu_devices + proc_lines(s) + 1 + name_lines(s, cols);
+	return 1 + xpu_gpudev_view_rows(s) + s->ngpu_devices + proc_lines(s) + 1 + name_lines(s, cols);
 }
 
 static void line(const struct xpu_rect *r, int y, int role, const char *text)
@@ -71,6 +73,10 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 
 	snprintf(buf, sizeof(buf), "%s  %s", xpu_src_state_name(s->gpu_status.state), s->gpu_status.text);
 	line(r, y++, xpu_src_state_role(s->gpu_status.state), buf);
+	/* The device panel gives up detail before the lines below lose theirs. */
+	int panel = xpu_gpudev_view_rows(s), others = xpu_view_gpu_text_rows(s, r->w) - 1 - panel;
+	struct xpu_rect dr = { y, r->x, r->y + r->h - y - others, r->w };
+	y += xpu_gpudev_view_draw(&dr, s);
 	for (int i = 0; i < s->ngpu_devices; i++) {
 		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
 		snprintf(buf, sizeof(buf), "GPU%u  busy %5.1f%%  %8.0f kernels/s  memcpy %.1f ms (%.1f MB)",

@@ -40,6 +40,43 @@ sleep 1
 "$OUT/tests/progs/npu_driver" recovery 2 > /dev/null
 wait "$xp"
 
+# nvml: real polls of the stand-in libnvidia-ml (a host process, one in a
+# pid namespace of its own, MIG, an error); record: the device view recorded.
+NVML_LIB=$(realpath "$OUT/tests/libfake_nvml.so")
+sleep 60 > /dev/null 2>&1 &
+host=$!
+unshare --pid --fork --mount-proc --kill-child sleep 60 > /dev/null 2>&1 &
+ns=$!
+sleep 0.5
+cat > "$S/full.scenario" <<EOF
+driver 580.95.05
+device
+name NVIDIA H100 80GB HBM3
+bus 00000000:1B:00.0
+util 45 12
+memory 85899345920 12884901888
+power 312000
+limit 700000
+temp 63
+clocks 1980 2619
+pcie 1000 2000
+nvlink 18 1000000 2000000
+proc compute $host 3221225472
+proc graphics $host 1073741824
+procutil $host 37 21 0 0
+proc compute $(pgrep -P $ns) 2147483648
+device
+name NVIDIA A100-SXM4-80GB
+mig
+fail nvmlDeviceGetPowerUsage 15
+proc compute $host 1024 3 0
+EOF
+FAKE_NVML=$S/full.scenario "$F/nvml_seeds" "$NVML_LIB" "$S/nvml/h100-a100"
+printf 'device\nname_unterminated\n' > "$S/bare.scenario"
+FAKE_NVML=$S/bare.scenario "$F/nvml_seeds" "$NVML_LIB" "$S/nvml/unterminated"
+FAKE_NVML=$S/full.scenario XPUTOP_NVML=$NVML_LIB "$OUT/xputop" -b -j -n 4 -d 0.5 -w "$S/record/nvml.xpr" > /dev/null
+kill "$host" "$ns" 2> /dev/null || true
+
 # bpftrace: the NPU tutorial's log, whole and with its header and summary only.
 cp tests/fixtures/npu-bpftrace.log "$S/bpftrace/"
 head -40 tests/fixtures/npu-bpftrace.log > "$S/bpftrace/head.log"

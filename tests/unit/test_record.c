@@ -114,6 +114,28 @@ static void grow_dict(struct xpu_dict *d, uint64_t *s, size_t i)
 	}
 }
 
+/* A device sample's values in their ranges (xpu_event_check). */
+static void gpu_dev_event(struct xpu_event *ev, uint64_t *s, uint32_t ns)
+{
+	uint32_t index = (uint32_t)(rnd(s) % XPU_GPU_DEV_MAX);
+	if (ev->type == XPU_EV_GPU_DEV) {
+		ev->gdev.index = index;
+		ev->gdev.name = pick(s, ns);
+		ev->gdev.bus = pick(s, ns);
+		ev->gdev.util_gpu = (uint8_t)(rnd(s) % 101);
+		ev->gdev.util_mem = (uint8_t)(rnd(s) % 101);
+		ev->gdev.mem_used_mib = ev->gdev.mem_total_mib / 2;
+	} else if (ev->type == XPU_EV_GPU_DEV_LINK) {
+		ev->glink.index = index;
+	} else {
+		ev->gdproc.index = index;
+		ev->gdproc.comm = pick(s, ns);
+		ev->gdproc.user = pick(s, ns);
+		ev->gdproc.sm_pct = ev->gdproc.mem_pct = (uint8_t)(rnd(s) % 101);
+		ev->gdproc.enc_pct = ev->gdproc.dec_pct = 0;
+	}
+}
+
 /* Random bytes everywhere, then valid ids where the type has ids. */
 static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *s)
 {
@@ -152,10 +174,22 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 		ev.npu.comm = pick(s, ns);
 		ev.npu.count = (uint32_t)(rnd(s) % 2);
 		break;
+	case XPU_EV_GPU_DEV:
+	case XPU_EV_GPU_DEV_LINK:
+	case XPU_EV_GPU_DEV_PROC:
+		gpu_dev_event(&ev, s, ns);
+		break;
 	default: ev.npu.comm = pick(s, ns); break;
 	}
 	return ev;
 }
+
+/* Every event type a recording holds (the numbers have gaps). */
+static const uint16_t types[] = {
+	XPU_EV_TICK, XPU_EV_CPU_SAMPLE, XPU_EV_DROP, XPU_EV_PROC_EXIT, XPU_EV_GPU_LAUNCH, XPU_EV_GPU_KERNEL,
+	XPU_EV_GPU_MEMCPY, XPU_EV_GPU_PROC, XPU_EV_NPU_IOCTL, XPU_EV_NPU_IPC, XPU_EV_NPU_JOB, XPU_EV_NPU_MEM,
+	XPU_EV_NPU_PM, XPU_EV_NPU_L0, XPU_EV_NPU_BUSY, XPU_EV_GPU_DEV, XPU_EV_GPU_DEV_LINK, XPU_EV_GPU_DEV_PROC,
+};
 
 struct session {
 	struct xpu_dict dict;
@@ -186,7 +220,7 @@ static int record_session(struct session *s, size_t n, const char *path)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		grow_dict(&s->dict, &seed, i);
-		s->ev[i] = make_event(&s->dict, (uint16_t)(1 + i % (XPU_EV_TYPE_MAX - 1)), &seed);
+		s->ev[i] = make_event(&s->dict, types[i % (sizeof(types) / sizeof(types[0]))], &seed);
 		if (xpu_rec_write(w, &s->ev[i]))
 			return -1;
 	}
