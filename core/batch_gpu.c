@@ -64,7 +64,25 @@ static void json_devices(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_end(j, ']');
 }
 
-static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s)
+/* The mode asked of the libraries (live) and whether the figures are
+ * sampled estimates: then calls, totals and shares are scaled by the
+ * traced share of the time (gpu_ns stays what was traced). */
+static void json_tracing(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	xpu_json_obj(j, "tracing");
+	if (!s->replay) {
+		xpu_json_str(j, "mode", s->gpu_tracing.mode == XPU_GPU_MODE_EXACT ? "exact" : "sampled");
+		xpu_json_uint(j, "slice_ms", s->gpu_tracing.slice_ms);
+		xpu_json_uint(j, "period_ms", s->gpu_tracing.period_ms);
+		xpu_json_num(j, "exact_left_s", s->gpu_exact_left_s);
+	}
+	xpu_json_bool(j, "estimated", s->gpu_sampled);
+	xpu_json_num(j, "traced_pct", 100 * s->gpu_cover);
+	xpu_json_num(j, "gpu_ns_est", s->gpu_ns_est);
+	xpu_json_end(j, '}');
+}
+
+static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xpu_window vs_window)
 {
 	double per_s = s->interval_ns ? 1e9 / (double)s->interval_ns : 0;
 	xpu_json_arr(j, "processes");
@@ -84,6 +102,10 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s)
 		xpu_json_uint(j, "kernels", p->kernels);
 		xpu_json_uint(j, "kernels_dropped", p->kernels_dropped);
 		xpu_json_uint(j, "cupti_dropped", p->cupti_dropped);
+		if (!p->launch_only) {
+			xpu_json_str(j, "tracing", p->sampled[vs_window] ? "sampled" : "exact");
+			xpu_json_num(j, "traced_pct", 100 * p->cover[vs_window]);
+		}
 		xpu_json_end(j, '}');
 	}
 	xpu_json_end(j, ']');
@@ -136,6 +158,7 @@ void xpu_batch_gpu_json(struct xpu_json *j, const struct xpu_snapshot *s,
 	xpu_json_str(j, "state", xpu_batch_state_name(s->gpu_status.state));
 	xpu_json_str(j, "status", s->gpu_status.text);
 	xpu_json_uint(j, "gpu_ns", s->gpu_ns);
+	json_tracing(j, s);
 	if (s->gpu_joined_pct < 0)
 		xpu_json_null(j, "stack_pct");
 	else
@@ -143,7 +166,7 @@ void xpu_batch_gpu_json(struct xpu_json *j, const struct xpu_snapshot *s,
 	xpu_json_uint(j, "graph_kernels", sess->gpu.graph_kernels);
 	xpu_json_uint(j, "graph_kernels_joined", sess->gpu.graph_kernels_joined);
 	json_devices(j, s);
-	json_procs(j, s);
+	json_procs(j, s, vs->window);
 	json_kernels(j, s, sess, vs);
 	struct launch_line l = { j, s->dict };
 	xpu_json_arr(j, "launch_stacks");

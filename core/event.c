@@ -27,6 +27,7 @@ static const struct id_field launch_ids[] = { STK(launch.stack), STR(launch.api)
 static const struct id_field kernel_ids[] = { STR(kernel.name), STR(kernel.comm) };
 static const struct id_field memcpy_ids[] = { STR(memcpy.comm) };
 static const struct id_field gproc_ids[] = { STR(gproc.comm) };
+static const struct id_field slice_ids[] = { STR(slice.comm) };
 static const struct id_field npu_ids[] = { STR(npu.comm) };
 static const struct id_field gdev_ids[] = { STR(gdev.name), STR(gdev.bus) };
 static const struct id_field gdproc_ids[] = { STR(gdproc.comm), STR(gdproc.user) };
@@ -48,6 +49,7 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_GPU_KERNEL: *f = kernel_ids; *n = sizeof(kernel_ids) / sizeof(kernel_ids[0]); return 0;
 	case XPU_EV_GPU_MEMCPY: *f = memcpy_ids; *n = 1; return 0;
 	case XPU_EV_GPU_PROC: *f = gproc_ids; *n = 1; return 0;
+	case XPU_EV_GPU_SLICE: *f = slice_ids; *n = 1; return 0;
 	case XPU_EV_NPU_PM: *f = npu_pm_ids; *n = 2; return 0;
 	case XPU_EV_GPU_DEV: *f = gdev_ids; *n = 2; return 0;
 	case XPU_EV_GPU_DEV_LINK: *n = 0; return 0;
@@ -138,6 +140,9 @@ int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const 
 	 * 4 billion of them would take it minutes. */
 	if (ev->type == XPU_EV_NPU_JOB && ev->npu.count > 1)
 		return bad(why, "a job event stands for more than one job");
+	/* A slice's length weighs every estimate of its process. */
+	if (ev->type == XPU_EV_GPU_SLICE && (ev->slice.end < ev->time || ev->slice.end - ev->time > TICK_MAX_NS))
+		return bad(why, "a traced slice ends before it starts or lasts more than a day");
 	switch (xpu_event_ids(&copy, defined, (void *)d)) {
 	case 0:
 		return 0;

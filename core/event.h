@@ -29,6 +29,7 @@ enum xpu_ev_type {
 	XPU_EV_NPU_PM = 13,	/* power management, recovery, reset */
 	XPU_EV_NPU_L0 = 14,	/* a Level Zero API call */
 	XPU_EV_NPU_BUSY = 15,	/* device busy time read from sysfs */
+	XPU_EV_GPU_SLICE = 16,	/* a span an injected process traced every kernel in */
 	XPU_EV_GPU_DEV = 22,	/* one GPU's state as its driver (NVML) reports it */
 	XPU_EV_GPU_DEV_LINK = 23, /* one GPU's PCIe and NVLink traffic, from NVML */
 	XPU_EV_GPU_DEV_PROC = 24, /* a process on one GPU, from NVML (pid: the host's) */
@@ -102,6 +103,15 @@ struct xpu_ev_gpu_proc {
 	uint64_t kernels_dropped;	/* kernel records dropped, of `dropped` (0 before format 1.2) */
 };
 
+/* time: the slice's start; in sampled mode the process traced only such
+ * slices, so its figures cover their share of the time (model_gpu.h). */
+struct xpu_ev_gpu_slice {
+	uint64_t end;
+	uint32_t mode;		/* the library's mode: XPU_GPU_MODE_* */
+	uint32_t comm;
+};
+
+enum { XPU_GPU_MODE_EXACT = 0, XPU_GPU_MODE_SAMPLED = 1 };
 enum { XPU_GPU_LAUNCH_ONLY = 1 };	/* xpu_ev_gpu_launch.flags: seen by uprobes, no CUPTI */
 enum { XPU_GPU_PROC_CONNECTED = 1, XPU_GPU_PROC_LEFT = 2, XPU_GPU_PROC_STATUS = 3 };
 #define XPU_GPU_MEMSET 0x100u	/* xpu_ev_gpu_memcpy.kind of a memset */
@@ -204,6 +214,7 @@ struct xpu_event {
 		struct xpu_ev_gpu_kernel kernel;
 		struct xpu_ev_gpu_memcpy memcpy;
 		struct xpu_ev_gpu_proc gproc;
+		struct xpu_ev_gpu_slice slice;
 		struct xpu_ev_npu npu;
 		struct xpu_ev_gpu_dev gdev;
 		struct xpu_ev_gpu_dev_link glink;

@@ -13,6 +13,7 @@ static size_t body_size(uint16_t type)
 	case XPU_WIRE_MEMSET: return sizeof(struct xpu_wire_memcpy);
 	case XPU_WIRE_LAUNCH: return sizeof(struct xpu_wire_launch);
 	case XPU_WIRE_STATUS: return sizeof(struct xpu_wire_status);
+	case XPU_WIRE_SLICE: return sizeof(struct xpu_wire_slice);
 	default: return 0;
 	}
 }
@@ -67,6 +68,7 @@ static void deliver(uint16_t type, const char *b, uint16_t len, const struct xpu
 		struct xpu_wire_memcpy mc;
 		struct xpu_wire_launch launch;
 		struct xpu_wire_status status;
+		struct xpu_wire_slice slice;
 	} u;
 	size_t fixed = body_size(type);
 	memcpy(&u, b, fixed);	/* aligned copies of the fixed part */
@@ -100,6 +102,10 @@ static void deliver(uint16_t type, const char *b, uint16_t len, const struct xpu
 	case XPU_WIRE_STATUS:
 		if (k->status)
 			k->status(arg, &u.status);
+		break;
+	case XPU_WIRE_SLICE:
+		if (k->slice)
+			k->slice(arg, &u.slice);
 		break;
 	}
 }

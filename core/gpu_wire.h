@@ -18,6 +18,7 @@ struct xpu_wire_sink {
 	void (*memcpy)(void *arg, const struct xpu_wire_memcpy *m, int is_memset);
 	void (*launch)(void *arg, const struct xpu_wire_launch *l);
 	void (*status)(void *arg, const struct xpu_wire_status *s);
+	void (*slice)(void *arg, const struct xpu_wire_slice *s);
 };
 
 struct xpu_wire_stats {

@@ -37,6 +37,7 @@
 
 enum { TAG_TIMER = -1, TAG_SIGNAL = -2, TAG_TTY = -3, TAG_SERVICE = -4 };
 /* Jobs waiting for the service thread at most (service.h). */
+#define EXACT_KEY_S 60	/* how long e turns exact tracing on, unless --gpu-exact=SECS */
 #define SERVICE_QUEUE 4096
 /* At exit, how long names still being read may hold it up. */
 #define EXIT_WAIT_MS 1000
@@ -268,6 +269,26 @@ static void save_settings(struct app *a)
 		xpu_tui_status(msg);
 }
 
+/* The e key: exact GPU tracing for a while (--gpu-exact's seconds, else
+ * EXACT_KEY_S), or back to sampled. */
+static void switch_gpu_tracing(struct app *a)
+{
+	char msg[160];
+	if (a->replay || a->import) {
+		xpu_tui_status("a replay shows the tracing mode it was recorded with");
+		return;
+	}
+	int exact = a->sess.cfg.gpu.mode != XPU_GPU_MODE_EXACT;
+	double secs = a->o.gpu_exact_s > 0 ? a->o.gpu_exact_s : EXACT_KEY_S;
+	xpu_session_gpu_exact(&a->sess, exact, secs, xpu_now_mono());
+	if (exact)
+		snprintf(msg, sizeof(msg), "GPU: every kernel traced for %.0f s (e: back to sampled)", secs);
+	else
+		snprintf(msg, sizeof(msg), "GPU: sampled tracing, %u ms in every %u ms", a->sess.cfg.gpu.slice_ms,
+			 a->sess.cfg.gpu.period_ms);
+	xpu_tui_status(msg);
+}
+
 static void on_tty(struct app *a)
 {
 	int r = xpu_tui_input(&a->snap, &a->vs);
@@ -277,6 +298,8 @@ static void on_tty(struct app *a)
 		save_settings(a);
 	if (r & XPU_REACT_EXPORT)
 		export_now(a);
+	if (r & XPU_REACT_GPU_EXACT)
+		switch_gpu_tracing(a);
 	if (r & XPU_REACT_REBUILD) {
 		if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 			xpu_err("out of memory while building the display");
@@ -327,6 +350,11 @@ static struct xpu_session_cfg session_cfg(const struct xpu_opts *o, uint32_t hz,
 		.window_ns = (uint64_t)(o->window_s * 1e9),
 		.npu = { .tdr_ms = o->npu_tdr_ms, .storm_factor = o->npu_storm,
 			 .silence_ms = o->npu_silence_ms },
+		.gpu = { .mode = o->gpu_exact ? XPU_GPU_MODE_EXACT : XPU_GPU_MODE_SAMPLED,
+			 .slice_ms = o->gpu_slice_ms ? o->gpu_slice_ms : XPU_GPU_SLICE_MS,
+			 .period_ms = o->gpu_period_ms ? o->gpu_period_ms : XPU_GPU_PERIOD_MS,
+			 .exact_until = o->gpu_exact && o->gpu_exact_s > 0 ?
+						xpu_now_mono() + (uint64_t)(o->gpu_exact_s * 1e9) : 0 },
 	};
 	return c;
 }

@@ -73,6 +73,8 @@ void xpu_gpu_model_free(struct xpu_gpu_model *m)
 		free(m->dev[i].kernels_ring);
 	}
 	free(m->kernels);
+	for (uint32_t i = 0; i < m->nprocs; i++)
+		free(m->procs[i].traced_ring);
 	free(m->procs);
 	free(m->joins);
 	free(m->flame_cache);
@@ -214,8 +216,11 @@ static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint
 	}
 	if (xpu_grow((void **)&m->procs, &m->pcap, m->nprocs + 1, sizeof(*m->procs)))
 		return NULL;
+	uint64_t *ring = calloc(m->ticks.window, sizeof(*ring));
+	if (!ring)
+		return NULL;
 	struct xpu_gpu_proc *p = &m->procs[m->nprocs++];
-	*p = (struct xpu_gpu_proc){ .pid = pid, .comm = comm };
+	*p = (struct xpu_gpu_proc){ .pid = pid, .comm = comm, .traced_ring = ring, .scale = { 1, 1 } };
 	return p;
 }
 
@@ -574,6 +579,13 @@ static void on_proc(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	if (!p)
 		return;
 	p->state = ev->gproc.state;
+	if (ev->gproc.state == XPU_GPU_PROC_CONNECTED) {
+		if (!p->since)
+			p->since = ev->time;
+		p->left_at = 0;
+	}
+	if (ev->gproc.state == XPU_GPU_PROC_LEFT)
+		p->left_at = ev->time;
 	if (ev->gproc.state == XPU_GPU_PROC_LEFT)
 		retire(m, ev->pid);
 	if (ev->gproc.state == XPU_GPU_PROC_CONNECTED)
@@ -585,6 +597,23 @@ static void on_proc(struct xpu_gpu_model *m, const struct xpu_event *ev)
 		p->cupti_dropped = ev->gproc.cupti_dropped;
 		p->kernels_dropped = ev->gproc.kernels_dropped;
 	}
+}
+
+static int on_slice(struct xpu_gpu_model *m, const struct xpu_event *ev)
+{
+	struct xpu_gpu_proc *p = proc_get(m, ev->pid, ev->slice.comm);
+	if (!p)
+		return -ENOMEM;
+	if (!p->since || p->since > ev->time)
+		p->since = ev->time;
+	uint64_t len = ev->slice.end - ev->time;
+	p->tracing = ev->slice.mode;
+	p->traced_open += len;
+	if (ev->slice.mode == XPU_GPU_MODE_SAMPLED) {
+		p->traced_open |= XPU_GPU_SAMPLED_BIT;
+		p->sampled_all += len;
+	}
+	return 0;
 }
 
 int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev)
@@ -600,6 +629,8 @@ int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	case XPU_EV_GPU_PROC:
 		on_proc(m, ev);
 		return 0;
+	case XPU_EV_GPU_SLICE:
+		return on_slice(m, ev);
 	default:
 		return 0;
 	}
@@ -690,12 +721,45 @@ static void trim_procs(struct xpu_gpu_model *m)
 		return;
 	for (uint32_t i = 0; i < m->nprocs; i++) {
 		struct xpu_gpu_proc *p = &m->procs[i];
-		if (!proc_idle(p) || xpu_trim_keeps(&plan, p->launches_total))
+		if (!proc_idle(p) || xpu_trim_keeps(&plan, p->launches_total)) {
 			m->procs[n++] = *p;
-		else
+		} else {
+			free(p->traced_ring);
 			m->procs_aged_out++;
+		}
 	}
 	m->nprocs = n;
+}
+
+/* The time in [from, to) that a process was connected. */
+static uint64_t connected(const struct xpu_gpu_proc *p, uint64_t from, uint64_t to)
+{
+	uint64_t lo = p->since > from ? p->since : from;
+	uint64_t hi = p->left_at && p->left_at < to ? p->left_at : to;
+	return p->since && hi > lo ? hi - lo : 0;
+}
+
+/* The share of its time a process traced, and the scale of its figures:
+ * over the window and since the start, counting only the time it was
+ * connected. */
+static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint64_t now)
+{
+	uint64_t traced = 0;
+	int sampled = 0;
+	for (uint32_t t = 0; t < m->ticks.filled; t++) {
+		traced += p->traced_ring[t] & ~XPU_GPU_SAMPLED_BIT;
+		sampled |= (p->traced_ring[t] & XPU_GPU_SAMPLED_BIT) != 0;
+	}
+	uint64_t span[2] = { connected(p, now > m->ticks.window_ns ? now - m->ticks.window_ns : 0, now),
+			     connected(p, 0, now) };
+	uint64_t got[2] = { traced, p->traced_all };
+	int was_sampled[2] = { sampled, p->sampled_all != 0 };
+	for (int w = 0; w < 2; w++) {
+		double c = span[w] ? (double)got[w] / (double)span[w] : 0;
+		p->cover[w] = c > 1 ? 1 : c;
+		p->sampled[w] = was_sampled[w];
+		p->scale[w] = !was_sampled[w] ? 1 : p->cover[w] > 0 ? 1 / p->cover[w] : 0;
+	}
 }
 
 void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval_ns)
@@ -727,6 +791,10 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 		p->launches_last = p->launches_open;
 		p->launches_total += p->launches_open;
 		p->launches_open = 0;
+		p->traced_ring[slot] = p->traced_open;
+		p->traced_all += p->traced_open & ~XPU_GPU_SAMPLED_BIT;
+		p->traced_open = 0;
+		coverage(m, p, now);
 	}
 	close_u64(m->joined_ring, slot, &m->joined_open, &m->joined_all);
 	close_u64(m->unjoined_ring, slot, &m->unjoined_open, &m->unjoined_all);
@@ -779,10 +847,43 @@ double xpu_gpu_model_joined_pct(const struct xpu_gpu_model *m, enum xpu_window w
 	return all ? 100.0 * (double)joined / (double)all : -1;
 }
 
+double xpu_gpu_model_scale(const struct xpu_gpu_model *m, uint32_t pid, enum xpu_window w)
+{
+	for (uint32_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid)
+			return m->procs[i].scale[w];
+	return 1;
+}
+
+int xpu_gpu_model_sampled(const struct xpu_gpu_model *m, enum xpu_window w, double *cover)
+{
+	double sum = 0;
+	int n = 0;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		if (m->procs[i].sampled[w]) {
+			sum += m->procs[i].cover[w];
+			n++;
+		}
+	}
+	if (cover)
+		*cover = n ? sum / n : 1;
+	return n > 0;
+}
+
+double xpu_gpu_model_gpu_ns_est(const struct xpu_gpu_model *m, enum xpu_window w)
+{
+	double all = 0;
+	for (uint32_t i = 0; i < m->nkernels; i++) {
+		const struct xpu_gpu_kernel *k = &m->kernels[i];
+		all += (double)kernel_counts(m, k, w).ns * xpu_gpu_model_scale(m, k->pid, w);
+	}
+	return all;
+}
+
 int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 			struct xpu_table *t, enum xpu_window w)
 {
-	uint64_t all = xpu_gpu_model_gpu_ns(m, w);
+	double all = xpu_gpu_model_gpu_ns_est(m, w);
 	xpu_table_reset(t);
 	t->cols = xpu_gpu_cols;
 	t->ncols = XPU_GPU_NCOLS;
@@ -794,19 +895,36 @@ int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 		struct xpu_cell *r = xpu_table_add(t, i + 1);
 		if (!r)
 			return -ENOMEM;
+		double f = xpu_gpu_model_scale(m, k->pid, w);
 		r[XPU_GPU_COL_KERNEL].s = xpu_dict_str_get(d, k->short_name);
 		r[XPU_GPU_COL_PID].i = k->pid;
 		r[XPU_GPU_COL_PROC].s = xpu_dict_str_get(d, k->comm);
 		r[XPU_GPU_COL_DEV].i = k->device;
-		r[XPU_GPU_COL_CALLS].i = (int64_t)c.calls;
-		r[XPU_GPU_COL_TOTAL].i = (int64_t)c.ns;
+		r[XPU_GPU_COL_CALLS].i = (int64_t)((double)c.calls * f + 0.5);
+		r[XPU_GPU_COL_TOTAL].i = (int64_t)((double)c.ns * f + 0.5);
 		r[XPU_GPU_COL_AVG].i = (int64_t)(c.ns / c.calls);
 		r[XPU_GPU_COL_MAX].i = (int64_t)c.max;
-		r[XPU_GPU_COL_SHARE].d = all ? 100.0 * (double)c.ns / (double)all : 0;
+		r[XPU_GPU_COL_SHARE].d = all > 0 ? 100.0 * (double)c.ns * f / all : 0;
 		r[XPU_GPU_COL_NAME].s = xpu_dict_str_get(d, k->full_name);
 		r[XPU_GPU_COL_MANGLED].s = xpu_dict_str_get(d, k->name);
 	}
 	return 0;
+}
+
+/* The scale of a device's figures: its kernels' processes' scales, weighted
+ * by their GPU time on it (1 when none was sampled). */
+static double device_scale(const struct xpu_gpu_model *m, uint32_t d, enum xpu_window w)
+{
+	double raw = 0, scaled = 0;
+	for (uint32_t i = 0; i < m->nkernels; i++) {
+		const struct xpu_gpu_kernel *k = &m->kernels[i];
+		if (k->device != d)
+			continue;
+		double ns = (double)kernel_counts(m, k, w).ns;
+		raw += ns;
+		scaled += ns * xpu_gpu_model_scale(m, k->pid, w);
+	}
+	return raw > 0 ? scaled / raw : 1;
 }
 
 int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
@@ -820,16 +938,21 @@ int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
 			continue;
 		uint64_t busy = w == XPU_WIN_ALL ? v->busy_all
 						 : busy_since(v, m->now > span ? m->now - span : 0, m->now);
+		double f = device_scale(m, (uint32_t)d, w);
 		struct xpu_gpu_device_sum *s = &out[n++];
 		s->device = (uint32_t)d;
-		s->busy_pct = span ? 100.0 * (double)busy / (double)span : 0;
+		s->busy_pct = span ? 100.0 * (double)busy * f / (double)span : 0;
 		if (s->busy_pct > 100)
 			s->busy_pct = 100;
 		s->kernels_per_s = m->ticks.tick_ns ? (double)v->kernels_last * 1e9 / (double)m->ticks.tick_ns : 0;
+		if (f != 1)	/* sampled: one tick's count says little, the window's says more */
+			s->kernels_per_s = span ? (double)ring_sum(v->kernels_ring, m->ticks.filled) * f * 1e9 /
+						  (double)m->ticks.window_ns : 0;
 		s->memcpy_ns = w == XPU_WIN_ALL ? v->memcpy_ns_all : ring_sum(v->memcpy_ns_ring, m->ticks.filled);
 		s->memcpy_bytes = w == XPU_WIN_ALL ? v->memcpy_bytes_all
 						   : ring_sum(v->memcpy_bytes_ring, m->ticks.filled);
-		s->kernels = w == XPU_WIN_ALL ? v->kernels_all : ring_sum(v->kernels_ring, m->ticks.filled);
+		uint64_t k = w == XPU_WIN_ALL ? v->kernels_all : ring_sum(v->kernels_ring, m->ticks.filled);
+		s->kernels = (uint64_t)((double)k * f + 0.5);
 	}
 	return n;
 }

@@ -20,6 +20,20 @@
 struct xpu_dict;
 struct xpu_event;
 
+/* How injected processes trace their kernels (source_gpu.c tells each
+ * library): every kernel, or slices of slice_ms at a random point of every
+ * period_ms.  exact_until: exact mode goes back to sampled then
+ * (CLOCK_MONOTONIC ns; 0: until switched back). */
+struct xpu_gpu_tracing {
+	uint32_t mode;		/* XPU_GPU_MODE_* */
+	uint32_t slice_ms, period_ms;
+	uint64_t exact_until;
+	uint32_t gen;		/* bumped at every change */
+};
+
+#define XPU_GPU_SLICE_MS 10	/* the default sampled mode: 2% of the time */
+#define XPU_GPU_PERIOD_MS 500
+
 #define XPU_GPU_MAX_DEVICES 64
 #define XPU_GPU_TRACE_MAX 65536		/* recent kernels and launches kept for the trace export */
 
@@ -64,7 +78,20 @@ struct xpu_gpu_proc {
 	uint64_t kernels;			/* kernel records that reached the model */
 	uint64_t launches_open, launches_last, launches_total;
 	int launch_only;	/* seen by the launch probes, not the library */
+	/* What share of the time the library traced (GPU_SLICE events).  In
+	 * sampled mode it traced slices only, and what it saw stands for the
+	 * whole: the process's figures are scaled by 1 / coverage. */
+	uint32_t tracing;	/* XPU_GPU_MODE_* of the last slice */
+	uint64_t since;		/* first seen: coverage counts from here */
+	uint64_t left_at;	/* when it left (LEFT), 0 while connected */
+	uint64_t traced_open, traced_all, sampled_all;
+	uint64_t *traced_ring;	/* per closed tick; XPU_GPU_SAMPLED_BIT: sampled (model only) */
+	double scale[2];	/* by window (XPU_WIN_RECENT, XPU_WIN_ALL): 1 when exact, set each tick */
+	double cover[2];	/* traced share of the time, 0..1 */
+	int sampled[2];		/* it traced sampled slices in that window */
 };
+
+#define XPU_GPU_SAMPLED_BIT (1ULL << 63)
 
 /* A launch waiting for its kernels. */
 struct xpu_gpu_join {
@@ -155,7 +182,9 @@ enum xpu_gpu_col {
 };
 extern const struct xpu_col xpu_gpu_cols[XPU_GPU_NCOLS];
 
-/* Kernel rows with GPU time in window w (key = kernel index + 1), unsorted. */
+/* Kernel rows with GPU time in window w (key = kernel index + 1), unsorted.
+ * Calls, total and share of a sampled process are estimates (its figures
+ * scaled by 1 / coverage); average and max are as measured. */
 int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 			struct xpu_table *t, enum xpu_window w);
 
@@ -170,8 +199,17 @@ struct xpu_gpu_device_sum {
 /* Summaries of the devices seen, at most max; returns how many. */
 int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
 			  struct xpu_gpu_device_sum *out, int max);
+/* The scale of process pid's figures in window w: 1 when every kernel was
+ * traced, 1 / coverage when it traced slices (sampled), 0 if none yet. */
+double xpu_gpu_model_scale(const struct xpu_gpu_model *m, uint32_t pid, enum xpu_window w);
+/* Whether any process's figures in window w are sampled estimates, and the
+ * share of the time traced, over the sampled processes (0..1). */
+int xpu_gpu_model_sampled(const struct xpu_gpu_model *m, enum xpu_window w, double *cover);
 /* Percent of GPU time (window w) whose launch stack is known; -1 if none. */
 double xpu_gpu_model_joined_pct(const struct xpu_gpu_model *m, enum xpu_window w);
 uint64_t xpu_gpu_model_gpu_ns(const struct xpu_gpu_model *m, enum xpu_window w);
+/* The same with each process's scale applied: the estimate of the GPU time
+ * its kernels took, traced or not. */
+double xpu_gpu_model_gpu_ns_est(const struct xpu_gpu_model *m, enum xpu_window w);
 
 #endif

@@ -24,6 +24,8 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "window", 0, "SECS", "length of the recent window (default 10)" },
 	{ "view", 0, "VIEW", "view to start in: gpu, npu or cpu" },
 	{ "gpu-no-stacks", 0, NULL, "GPU view without launch stacks: CUPTI alone, the least overhead" },
+	{ "gpu-exact", 0, "[=SECS]", "trace every GPU kernel (for SECS, then sampled; also the e key's time)" },
+	{ "gpu-sample", 0, "MS/MS", "sampled GPU tracing: a slice of MS every MS (default 10/500)" },
 	{ "npu-dev", 0, "PATH", "also count ioctls on this device node as NPU ioctls" },
 	{ "npu-probe-binary", 0, "PATH", "attach the ivpu_* probes as uprobes to this binary (testing)" },
 	{ "npu-tdr", 0, "MS", "NPU stall threshold (default: intel_vpu's tdr_timeout_ms, else 2000)" },
@@ -55,6 +57,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ "w", "recent window or since start" },
 	{ "Space", "pause or resume the display" },
 	{ "s", "export the current view to a file" },
+	{ "e", "GPU: exact tracing of every kernel for a while (60 s, or --gpu-exact's), or back to sampled" },
 	{ "T", "next colour theme" },
 	{ "S", "save the settings (view, sort, theme...) in xputop.conf" },
 	{ "Ctrl-L", "redraw the screen" },
@@ -71,6 +74,12 @@ const struct xpu_keydoc xpu_keydocs[] = {
 };
 const unsigned xpu_nkeydocs = sizeof(xpu_keydocs) / sizeof(xpu_keydocs[0]);
 
+/* An optional argument ("[=SECS]") follows its option without a space. */
+static const char *space(const struct xpu_optdoc *d)
+{
+	return d->arg && d->arg[0] != '[' ? " " : "";
+}
+
 void xpu_opts_usage(FILE *f)
 {
 	fprintf(f, "Usage: xputop [OPTIONS] [-- CMD [ARGS...]]\n"
@@ -80,11 +89,9 @@ void xpu_opts_usage(FILE *f)
 	for (const struct xpu_optdoc *d = xpu_optdocs; d->lng; d++) {
 		char left[64];
 		if (d->shrt)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", d->shrt, d->lng, d->arg ? " " : "",
-				 d->arg ? d->arg : "");
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", d->shrt, d->lng, space(d), d->arg ? d->arg : "");
 		else
-			snprintf(left, sizeof(left), "    --%s%s%s", d->lng, d->arg ? " " : "",
-				 d->arg ? d->arg : "");
+			snprintf(left, sizeof(left), "    --%s%s%s", d->lng, space(d), d->arg ? d->arg : "");
 		fprintf(f, "  %-28s %s\n", left, d->help);
 	}
 	fprintf(f, "\nInteractive keys:\n");
@@ -157,8 +164,22 @@ static int parse_view(const char *s)
 
 enum {
 	OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW, OPT_GPU_NO_STACKS, OPT_NPU_DEV, OPT_NPU_PROBE_BINARY, OPT_NPU_TDR,
-	OPT_NPU_STORM, OPT_NPU_SILENCE, OPT_CONFIG, OPT_NO_CONFIG,
+	OPT_NPU_STORM, OPT_NPU_SILENCE, OPT_CONFIG, OPT_NO_CONFIG, OPT_GPU_EXACT, OPT_GPU_SAMPLE,
 };
+
+/* --gpu-sample SLICE/PERIOD, in milliseconds. */
+static int parse_sample(struct xpu_opts *o, const char *arg)
+{
+	unsigned slice, period;
+	char end;
+	if (sscanf(arg, "%u/%u%c", &slice, &period, &end) != 2 || slice < 1 || period > 3600000 ||
+	    slice >= period)
+		return xpu_err("--gpu-sample: expected SLICE/PERIOD in milliseconds, the slice shorter "
+			       "(for example 10/500)"), -1;
+	o->gpu_slice_ms = slice;
+	o->gpu_period_ms = period;
+	return 0;
+}
 
 static int parse_one(struct xpu_opts *o, int c, const char *arg)
 {
@@ -205,6 +226,13 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 	case OPT_GPU_NO_STACKS:
 		o->gpu_no_stacks = 1;
 		return 0;
+	case OPT_GPU_EXACT:
+		o->gpu_exact = 1;
+		if (arg && parse_double(arg, 0.1, 1e7, &o->gpu_exact_s) < 0)
+			return xpu_err("--gpu-exact: expected 0.1 or more seconds"), -1;
+		return 0;
+	case OPT_GPU_SAMPLE:
+		return parse_sample(o, arg);
 	case OPT_EXPORT:
 		o->export_at_end = 1;
 		return 0;
@@ -265,6 +293,8 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "view", required_argument, NULL, OPT_VIEW },
 		{ "gpu-no-stacks", no_argument, NULL, OPT_GPU_NO_STACKS },
+		{ "gpu-exact", optional_argument, NULL, OPT_GPU_EXACT },
+		{ "gpu-sample", required_argument, NULL, OPT_GPU_SAMPLE },
 		{ "npu-dev", required_argument, NULL, OPT_NPU_DEV },
 		{ "npu-probe-binary", required_argument, NULL, OPT_NPU_PROBE_BINARY },
 		{ "npu-tdr", required_argument, NULL, OPT_NPU_TDR },

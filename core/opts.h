@@ -25,6 +25,9 @@ struct xpu_opts {
 	int view;		/* --view, enum xpu_view; -1 = automatic */
 	int verbose;		/* -v */
 	int gpu_no_stacks;	/* --gpu-no-stacks */
+	int gpu_exact;		/* --gpu-exact */
+	double gpu_exact_s;	/* --gpu-exact=SECS, 0 = no limit */
+	uint32_t gpu_slice_ms, gpu_period_ms;	/* --gpu-sample, 0 = the defaults */
 	const char *npu_dev;	/* --npu-dev */
 	const char *npu_probe_binary;	/* --npu-probe-binary */
 	uint32_t npu_tdr_ms;	/* --npu-tdr, 0 = the driver's */

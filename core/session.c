@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -123,9 +125,27 @@ static void record(struct xpu_session *s, const struct xpu_event *ev)
 	}
 }
 
+/* xputop's own CPU time (all its threads) over the last tick, measured
+ * against the wall clock, not the recorded interval. */
+static void self_cpu(struct xpu_session *s)
+{
+	struct rusage ru;
+	struct timespec ts;
+	if (getrusage(RUSAGE_SELF, &ru) < 0 || clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+		return;
+	uint64_t cpu = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+		       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (s->self_at && now > s->self_at)
+		s->self_cpu_pct = 100.0 * (double)(cpu - s->self_cpu_ns) / (double)(now - s->self_at);
+	s->self_cpu_ns = cpu;
+	s->self_at = now;
+}
+
 static void on_tick(struct xpu_session *s, const struct xpu_event *ev)
 {
 	s->ticks++;
+	self_cpu(s);
 	s->last_tick_mono = ev->time;
 	s->last_tick_wall = ev->tick.wall_ns;
 	s->last_interval = ev->tick.interval_ns;
@@ -166,6 +186,7 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 	case XPU_EV_GPU_KERNEL:
 	case XPU_EV_GPU_MEMCPY:
 	case XPU_EV_GPU_PROC:
+	case XPU_EV_GPU_SLICE:
 		if (xpu_gpu_model_event(&s->gpu, ev) < 0)
 			xpu_err("out of memory in the GPU model");
 		break;
@@ -210,4 +231,12 @@ void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall)
 				      ? mono - s->last_tick_mono
 				      : s->cfg.interval_ns;
 	xpu_session_emit(s, &ev);
+}
+
+void xpu_session_gpu_exact(struct xpu_session *s, int exact, double seconds, uint64_t now)
+{
+	struct xpu_gpu_tracing *t = &s->cfg.gpu;
+	t->mode = exact ? XPU_GPU_MODE_EXACT : XPU_GPU_MODE_SAMPLED;
+	t->exact_until = exact && seconds > 0 ? now + (uint64_t)(seconds * 1e9) : 0;
+	t->gen++;
 }

@@ -36,6 +36,7 @@ struct xpu_session_cfg {
 	uint64_t interval_ns;	/* refresh interval */
 	uint64_t window_ns;	/* length of the recent window */
 	struct xpu_npu_cfg npu;	/* NPU alert thresholds */
+	struct xpu_gpu_tracing gpu;	/* the GPU tracing mode at the start */
 };
 
 struct xpu_session {
@@ -65,6 +66,8 @@ struct xpu_session {
 	uint64_t last_tick_mono, last_tick_wall, last_interval;
 
 	uint32_t ncpus;
+	double self_cpu_pct;	/* xputop's own CPU over the last tick, % of one core */
+	uint64_t self_cpu_ns, self_at;
 	char host[64];
 	int replay, replay_done;
 	char source_name[128];
@@ -89,6 +92,9 @@ uint32_t xpu_session_sweep(struct xpu_session *s);
 /* A source's cumulative count of lost records: emits a DROP event for what
  * is new since *seen (and updates it). */
 void xpu_session_drops(struct xpu_session *s, enum xpu_src_id src, uint64_t total, uint64_t *seen);
+/* Switches GPU tracing to exact for seconds (0: until switched back), or
+ * back to sampled when exact is 0. */
+void xpu_session_gpu_exact(struct xpu_session *s, int exact, double seconds, uint64_t now);
 /* Sets a view's source status line (printf-style). */
 void xpu_session_status(struct xpu_session *s, enum xpu_src_id src, enum xpu_src_state state,
 			const char *fmt, ...) __attribute__((format(printf, 4, 5)));

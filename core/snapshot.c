@@ -54,6 +54,7 @@ static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
 	s->dropped_tick = sess->dropped_last;
 	s->sample_hz = sess->cfg.sample_hz;
 	s->ncpus = sess->ncpus;
+	s->self_cpu_pct = sess->self_cpu_pct;
 	s->replay = sess->replay;
 	s->replay_done = sess->replay_done;
 	snprintf(s->source_name, sizeof(s->source_name), "%s", sess->source_name);
@@ -142,6 +143,11 @@ static int gpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 	s->ngpu_devices = xpu_gpu_model_devices(m, vs->window, s->gpu_devices, XPU_SNAP_GPU_DEVICES);
 	s->gpu_joined_pct = xpu_gpu_model_joined_pct(m, vs->window);
 	s->gpu_ns = xpu_gpu_model_gpu_ns(m, vs->window);
+	s->gpu_ns_est = xpu_gpu_model_gpu_ns_est(m, vs->window);
+	s->gpu_tracing = sess->cfg.gpu;
+	s->gpu_exact_left_s = s->gpu_tracing.exact_until > s->mono_ns
+				      ? (double)(s->gpu_tracing.exact_until - s->mono_ns) / 1e9 : 0;
+	s->gpu_sampled = xpu_gpu_model_sampled(m, vs->window, &s->gpu_cover);
 	s->ngpu_procs = m->nprocs < XPU_SNAP_GPU_PROCS ? (int)m->nprocs : XPU_SNAP_GPU_PROCS;
 	for (int i = 0; i < s->ngpu_procs; i++)
 		s->gpu_procs[i] = m->procs[i];

@@ -75,6 +75,7 @@ struct xpu_snapshot {
 	uint64_t dropped_tick;		/* dropped during the last tick */
 	uint32_t sample_hz;
 	uint32_t ncpus;
+	double self_cpu_pct;		/* xputop's own CPU over the last tick, % of one core */
 	int replay;			/* data comes from a recording */
 	int replay_done;		/* and it has ended */
 	char source_name[128];		/* "live" or the recording's path */
@@ -95,11 +96,18 @@ struct xpu_snapshot {
 	struct xpu_gpu_device_sum gpu_devices[XPU_SNAP_GPU_DEVICES];
 	int ngpu_devices;
 	double gpu_joined_pct;		/* GPU time with a complete launch stack, -1 = none */
-	uint64_t gpu_ns;		/* GPU time in the window */
+	uint64_t gpu_ns;		/* GPU time traced in the window */
+	double gpu_ns_est;		/* the same, sampled processes' scaled up */
 	struct xpu_gpu_proc gpu_procs[XPU_SNAP_GPU_PROCS];	/* processes seen, connected first */
 	int ngpu_procs;
 	const char *gpu_selected;	/* full name of the selected kernel, or NULL */
 	struct xpu_gpudev_snap gpudev;	/* GPU devices as NVML reports them */
+	/* GPU tracing: the mode asked of the libraries (live), and whether the
+	 * figures shown are sampled estimates with the share of time traced. */
+	struct xpu_gpu_tracing gpu_tracing;
+	double gpu_exact_left_s;	/* exact mode's time left, 0 = no limit */
+	int gpu_sampled;
+	double gpu_cover;		/* 0..1 */
 
 	/* NPU view */
 	struct xpu_src_status npu_status;

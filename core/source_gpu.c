@@ -62,6 +62,8 @@ struct conn {
 	uint64_t reported_drops;	/* of the sum below, already sent as DROP events */
 	struct xpu_wire_stats wire;
 	uint64_t bad;		/* records with impossible values */
+	uint32_t mode;		/* XPU_GPU_MODE_* the library said it traces in */
+	uint64_t toggle_ns;	/* its time switching CUPTI on and off */
 };
 
 struct gpu_source {
@@ -73,6 +75,7 @@ struct gpu_source {
 	char sock_path[108];
 	const char *inject_lib;
 	uint32_t start_flags;	/* sent to each library that connects */
+	uint32_t mode_gen;	/* the session's tracing mode the libraries were told */
 	struct conn *conns[MAX_CONNS];
 	struct site_wait *waits;
 	uint32_t nwaits, wcap;
@@ -340,13 +343,31 @@ static void on_status(void *arg, const struct xpu_wire_status *s)
 	c->dropped = s->dropped;
 	c->cupti_dropped = s->cupti_dropped;
 	c->kernels_dropped = s->kernels_dropped;
+	c->mode = s->mode == XPU_WIRE_MODE_EXACT ? XPU_GPU_MODE_EXACT : XPU_GPU_MODE_SAMPLED;
+	c->toggle_ns = s->toggle_ns;
 	proc_event(x->g, c, XPU_GPU_PROC_STATUS, s->state,
 		   s->sites > UINT32_MAX ? UINT32_MAX : (uint32_t)s->sites);
 }
 
+/* A span the library traced: what the model scales its figures by. */
+static void on_slice(void *arg, const struct xpu_wire_slice *sl)
+{
+	struct decode_ctx *x = arg;
+	struct conn *c = x->c;
+	if (!c->hello || !sane_span(sl->start, sl->end)) {
+		c->bad++;
+		return;
+	}
+	struct xpu_event ev = { .type = XPU_EV_GPU_SLICE, .pid = c->pid, .time = sl->start };
+	ev.slice.end = sl->end;
+	ev.slice.mode = c->mode;
+	ev.slice.comm = c->comm;
+	emit(x->g, &ev);
+}
+
 static const struct xpu_wire_sink sink = {
 	.hello = on_hello, .name = on_name, .api = on_api, .kernel = on_kernel,
-	.memcpy = on_memcpy, .launch = on_launch, .status = on_status,
+	.memcpy = on_memcpy, .launch = on_launch, .status = on_status, .slice = on_slice,
 };
 
 /* The pid a process gives may be its own namespace's: it must name the
@@ -378,6 +399,28 @@ static void send_control(int fd, uint16_t type, const void *body, uint16_t len)
 		xpu_debug("cannot send to a GPU process: %s", strerror(errno));
 }
 
+static struct xpu_wire_mode wire_mode(const struct xpu_gpu_tracing *t)
+{
+	return (struct xpu_wire_mode){ t->mode == XPU_GPU_MODE_EXACT ? XPU_WIRE_MODE_EXACT : XPU_WIRE_MODE_SAMPLED,
+				       t->period_ms, t->slice_ms, 0 };
+}
+
+/* The session's tracing mode changed (a key, an option's time ran out):
+ * every library hears of it. */
+static void send_mode(struct gpu_source *g, uint64_t now)
+{
+	struct xpu_gpu_tracing *t = &g->sess->cfg.gpu;
+	if (t->mode == XPU_GPU_MODE_EXACT && t->exact_until && now >= t->exact_until)
+		xpu_session_gpu_exact(g->sess, 0, 0, now);
+	if (t->gen == g->mode_gen)
+		return;
+	g->mode_gen = t->gen;
+	struct xpu_wire_mode m = wire_mode(t);
+	for (int i = 0; i < MAX_CONNS; i++)
+		if (g->conns[i] && g->conns[i]->hello)
+			send_control(g->conns[i]->fd, XPU_WIRE_MODE, &m, sizeof(m));
+}
+
 static void on_hello(void *arg, const struct xpu_wire_hello *h)
 {
 	struct decode_ctx *x = arg;
@@ -395,7 +438,9 @@ static void on_hello(void *arg, const struct xpu_wire_hello *h)
 	if (g->probes)
 		xpu_gpu_probes_injected(g->probes, c->pid);
 	xpu_inject_diag_connected(g->diag, c->pid);
-	struct xpu_wire_start st = { .flush_ms = 20, .flags = g->start_flags };
+	struct xpu_wire_start st = { .flush_ms = 20, .flags = g->start_flags,
+				     .mode = wire_mode(&g->sess->cfg.gpu) };
+	c->mode = g->sess->cfg.gpu.mode;
 	send_control(c->fd, XPU_WIRE_START, &st, sizeof(st));
 	g->connections++;
 	proc_event(g, c, XPU_GPU_PROC_CONNECTED, 0, 0);
@@ -572,6 +617,7 @@ static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 	uint64_t now = xpu_now_mono();
 	gpu_drain(src, s);
 	expire_sites(g, now);
+	send_mode(g, now);
 	if (g->probes)
 		xpu_gpu_probes_tick(g->probes, now);
 	xpu_inject_diag_tick(g->diag, now);
@@ -713,6 +759,7 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 	g->inject_lib = inject_lib;
 	g->start_flags = XPU_WIRE_START_MEMCPY | (no_stacks ? XPU_WIRE_START_NO_SITES : 0);
 	g->lfd = -1;
+	g->mode_gen = s->cfg.gpu.gen;
 	snprintf(g->sock_path, sizeof(g->sock_path), "%s", xpu_gpu_socket_path());
 	xpu_htab_init(&g->widx);
 	g->diag = xpu_inject_diag_new(g->sock_path);

@@ -33,6 +33,10 @@ static struct {
 	uint32_t state;
 	uint32_t flush_ms;
 	int status_due;		/* the last status did not go out */
+	struct xpu_sched sched;	/* when CUPTI traces */
+	uint64_t slice_start;	/* while tracing: since when */
+	uint64_t traced_ns, toggle_ns;
+	uint32_t toggles;
 	char path[108];
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
@@ -95,6 +99,10 @@ static int send_status(int fd)
 			.kernels = xpu_inj_kernels(),
 			.kernels_dropped = xpu_chan_dropped_type(g.chan, XPU_WIRE_KERNEL),
 			.launches_dropped = xpu_chan_dropped_type(g.chan, XPU_WIRE_LAUNCH),
+			.traced_ns = g.traced_ns,
+			.toggle_ns = g.toggle_ns,
+			.toggles = g.toggles,
+			.mode = g.sched.mode.mode,
 		},
 	};
 	g.status_due = send(fd, &pkt, sizeof(pkt), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(pkt);
@@ -124,7 +132,8 @@ static int send_hello(int fd)
 }
 
 /* Waits up to ms for a packet from xputop; returns its first record's type
- * (START fills *start), 0 on timeout, -1 when the connection is gone. */
+ * (START fills *start, MODE start->mode), 0 on timeout, -1 when the
+ * connection is gone. */
 static int read_control(int fd, int ms, struct xpu_wire_start *start)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -143,10 +152,67 @@ static int read_control(int fd, int ms, struct xpu_wire_start *start)
 	memcpy(&h, buf + sizeof(m), sizeof(h));
 	if (m.magic != XPU_WIRE_MAGIC || m.version != XPU_WIRE_VERSION)
 		return -1;
+	const char *body = buf + sizeof(m) + sizeof(h);
 	if (h.type == XPU_WIRE_START && h.len >= sizeof(*start) &&
 	    (size_t)n >= sizeof(m) + sizeof(h) + sizeof(*start))
-		memcpy(start, buf + sizeof(m) + sizeof(h), sizeof(*start));
+		memcpy(start, body, sizeof(*start));
+	if (h.type == XPU_WIRE_MODE && h.len >= sizeof(start->mode) &&
+	    (size_t)n >= sizeof(m) + sizeof(h) + sizeof(start->mode))
+		memcpy(&start->mode, body, sizeof(start->mode));
 	return h.type;
+}
+
+/* The span just traced, for xputop's share of time covered. */
+static void put_slice(uint64_t start, uint64_t end)
+{
+	struct xpu_wire_slice sl = { start, end };
+	if (end > start) {
+		xpu_chan_put(g.chan, XPU_WIRE_SLICE, &sl, sizeof(sl), NULL, 0);
+		g.traced_ns += end - start;
+	}
+}
+
+/* Switches CUPTI as the schedule says, timing the switch (under the lock:
+ * the exit flush closes the slice too). */
+static void switch_tracing(int act)
+{
+	pthread_mutex_lock(&g.lock);
+	uint64_t t0 = xpu_inj_now();
+	if (act == XPU_SCHED_OFF)
+		put_slice(g.slice_start, t0);
+	if (g.state == XPU_WIRE_STATE_OK)
+		xpu_cupti_trace(act == XPU_SCHED_ON);
+	uint64_t t1 = xpu_inj_now();
+	g.toggle_ns += t1 - t0;
+	if (act == XPU_SCHED_ON) {
+		g.toggles++;
+		g.slice_start = t1;
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* Exact mode's one long slice is reported in pieces at every flush, and
+ * when the mode changes, so that xputop's coverage lags by one flush. */
+static void report_exact(uint64_t now)
+{
+	pthread_mutex_lock(&g.lock);
+	if (g.sched.on && g.sched.mode.mode == XPU_WIRE_MODE_EXACT) {
+		put_slice(g.slice_start, now);
+		g.slice_start = now;
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* Runs what the schedule says is due; returns the ms to wait at most. */
+static int run_schedule(void)
+{
+	uint64_t now = xpu_inj_now();
+	int act;
+	while ((act = xpu_sched_due(&g.sched, now)) != XPU_SCHED_NONE)
+		switch_tracing(act);
+	report_exact(now);
+	uint64_t wait = xpu_sched_wait(&g.sched, xpu_inj_now());
+	return wait < (uint64_t)g.flush_ms * 1000000ULL ? (int)(wait / 1000000ULL) + 1 : (int)g.flush_ms;
 }
 
 static void set_active(int fd, int active)
@@ -166,14 +232,23 @@ static void serve(int fd)
 		return;
 	g.flush_ms = start.flush_ms >= 5 && start.flush_ms <= 1000 ? start.flush_ms : 20;
 	xpu_cupti_reset_counts();
+	g.traced_ns = g.toggle_ns = 0;
+	g.toggles = 0;
+	g.sched.on = 0;
+	xpu_sched_mode(&g.sched, &start.mode, xpu_inj_now(), xpu_inj_now() ^ (uint64_t)getpid() << 32);
 	g.state = xpu_cupti_start(g.chan, start.flags);
 	set_active(fd, 1);
 	send_status(fd);
 	uint64_t last_status = xpu_inj_now();
 	for (;;) {
-		int r = read_control(fd, (int)g.flush_ms, &start);
+		int r = read_control(fd, run_schedule(), &start);
 		if (r < 0 || r == XPU_WIRE_STOP)
 			break;
+		if (r == XPU_WIRE_MODE) {
+			report_exact(xpu_inj_now());
+			xpu_sched_mode(&g.sched, &start.mode, xpu_inj_now(), xpu_inj_now());
+			send_status(fd);
+		}
 		if (g.state == XPU_WIRE_STATE_OK)
 			xpu_cupti_flush(0);
 		if (xpu_chan_send(g.chan, fd) < 0)
@@ -184,6 +259,8 @@ static void serve(int fd)
 		}
 	}
 	set_active(-1, 0);
+	if (g.sched.on)
+		switch_tracing(XPU_SCHED_OFF);
 	xpu_cupti_stop();
 	xpu_chan_reset(g.chan);
 }
@@ -224,6 +301,10 @@ static void on_exit_flush(void)
 	pthread_mutex_lock(&g.lock);
 	if (g.active && g.fd >= 0) {
 		uint64_t deadline = xpu_inj_now() + EXIT_WAIT_NS;
+		if (g.sched.on) {	/* the slice ends here: nothing after is traced */
+			put_slice(g.slice_start, xpu_inj_now());
+			g.slice_start = xpu_inj_now();
+		}
 		if (g.state == XPU_WIRE_STATE_OK)
 			xpu_cupti_flush(1);
 		while (xpu_chan_send(g.chan, g.fd) == 0 && xpu_chan_pending(g.chan) &&

@@ -60,9 +60,13 @@ XPU_INJ_API void xputop_launch_site(uint32_t site, uint32_t corr, uint32_t cbid)
 
 /* CUPTI, loaded with dlopen so a missing or foreign libcupti only disables us. */
 int xpu_cupti_load(void);
-/* Subscribes and enables launch callbacks and kernel (and memcpy) activity.
+/* Subscribes, with nothing traced yet (xpu_cupti_trace turns it on).
  * Returns XPU_WIRE_STATE_OK or the state explaining why not. */
 int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags);
+/* Turns tracing on (launch callbacks, then kernel and memcpy activity) or
+ * off (the other way round, so every kernel recorded had its launch
+ * recorded).  Returns 0 or -1. */
+int xpu_cupti_trace(int on);
 /* Flushes completed activity buffers into the channel. */
 void xpu_cupti_flush(int forced);
 /* Disables everything and unsubscribes. */
@@ -73,6 +77,27 @@ uint64_t xpu_cupti_dropped(void);
 uint32_t xpu_cupti_version(void);
 /* A new monitor: CUPTI's dropped count starts again from 0. */
 void xpu_cupti_reset_counts(void);
+
+/* When to trace (inject/sched.c): all the time (exact), or a slice of
+ * slice_ms at a random point of every period_ms (sampled), so that the
+ * slices, taken together, are a fair sample of the time.  A pure state
+ * machine on the times it is given: the agent does what it says. */
+struct xpu_sched {
+	struct xpu_wire_mode mode;
+	int on;
+	uint64_t next;		/* sampled: when to switch next */
+	uint64_t period;	/* sampled: when the current period started */
+	uint64_t rng;
+};
+enum { XPU_SCHED_NONE = 0, XPU_SCHED_ON = 1, XPU_SCHED_OFF = 2 };
+#define XPU_SCHED_PERIOD_MS 500	/* the default sampled mode: 10 ms in 500 (2%) */
+#define XPU_SCHED_SLICE_MS 10
+/* Takes a mode (checked: a bad one becomes the default sampled mode). */
+void xpu_sched_mode(struct xpu_sched *s, const struct xpu_wire_mode *m, uint64_t now, uint64_t seed);
+/* The switch due at now, if any (the state moves on). */
+int xpu_sched_due(struct xpu_sched *s, uint64_t now);
+/* Nanoseconds until the next switch, UINT64_MAX when none will come. */
+uint64_t xpu_sched_wait(const struct xpu_sched *s, uint64_t now);
 
 /* Records from what CUPTI reports (inject/records.c), shared with the test
  * stand-in that replaces CUPTI. */

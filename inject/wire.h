@@ -8,9 +8,10 @@
  * record is length-checked, unknown types are counted and skipped, and a
  * connection's records always belong to the process its peer credentials name.
  *
- * Conversation: the library connects and sends HELLO; xputop answers START;
- * the library enables CUPTI and streams batches until the socket closes (or
- * xputop sends STOP), then goes dormant again.
+ * Conversation: the library connects and sends HELLO; xputop answers START
+ * (with the tracing mode); the library enables CUPTI (all the time, or in
+ * slices) and streams batches until the socket closes (or xputop sends
+ * STOP), then goes dormant again.  MODE switches the mode at any time.
  */
 #ifndef XPU_INJECT_WIRE_H
 #define XPU_INJECT_WIRE_H
@@ -34,9 +35,11 @@ enum xpu_wire_type {
 	XPU_WIRE_LAUNCH = 6,
 	XPU_WIRE_STATUS = 7,
 	XPU_WIRE_API = 8,	/* the name of a launch API callback id */
+	XPU_WIRE_SLICE = 9,	/* a span of time the library traced */
 	/* xputop -> library */
 	XPU_WIRE_START = 16,
 	XPU_WIRE_STOP = 17,
+	XPU_WIRE_MODE = 18,	/* switch between exact and sampled tracing */
 };
 
 struct xpu_wire_msg {
@@ -119,11 +122,35 @@ struct xpu_wire_status {
 	uint64_t kernels;	/* kernel records CUPTI delivered to the library */
 	uint64_t kernels_dropped;	/* of which dropped (included in dropped) */
 	uint64_t launches_dropped;	/* launch records dropped (included in dropped) */
+	uint64_t traced_ns;	/* time tracing was on */
+	uint64_t toggle_ns;	/* time spent switching CUPTI on and off */
+	uint32_t toggles;	/* times it was switched on */
+	uint32_t mode;		/* XPU_WIRE_MODE_* in force */
 };
+
+/* Tracing was on from start to end (CLOCK_MONOTONIC ns): every launch in
+ * it went through the callbacks and every kernel it launched was timed.
+ * Sampled mode sends one per slice, exact mode one about every second, so
+ * xputop knows what share of the time its figures cover. */
+struct xpu_wire_slice {
+	uint64_t start, end;
+};
+
+/* How the library traces: every kernel (exact), or slices of slice_ms in
+ * every period_ms (sampled: CUPTI is off in between, and costs nothing). */
+struct xpu_wire_mode {
+	uint32_t mode;		/* XPU_WIRE_MODE_* */
+	uint32_t period_ms;	/* sampled: a slice in every period */
+	uint32_t slice_ms;
+	uint32_t pad;
+};
+
+enum { XPU_WIRE_MODE_EXACT = 0, XPU_WIRE_MODE_SAMPLED = 1 };
 
 struct xpu_wire_start {
 	uint32_t flush_ms;	/* how often to flush CUPTI buffers */
 	uint32_t flags;		/* XPU_WIRE_START_* */
+	struct xpu_wire_mode mode;
 };
 
 enum {
@@ -139,7 +166,9 @@ _Static_assert(sizeof(struct xpu_wire_name) == 8, "wire ABI");
 _Static_assert(sizeof(struct xpu_wire_kernel) == 40, "wire ABI");
 _Static_assert(sizeof(struct xpu_wire_memcpy) == 40, "wire ABI");
 _Static_assert(sizeof(struct xpu_wire_launch) == 32, "wire ABI");
-_Static_assert(sizeof(struct xpu_wire_status) == 64, "wire ABI");
-_Static_assert(sizeof(struct xpu_wire_start) == 8, "wire ABI");
+_Static_assert(sizeof(struct xpu_wire_status) == 88, "wire ABI");
+_Static_assert(sizeof(struct xpu_wire_slice) == 16, "wire ABI");
+_Static_assert(sizeof(struct xpu_wire_mode) == 16, "wire ABI");
+_Static_assert(sizeof(struct xpu_wire_start) == 24, "wire ABI");
 
 #endif

@@ -109,9 +109,12 @@ def same_as(snaps, path):
         s.pop("memory", None)
         s.pop("self_cpu_s", None)
         s.pop("symbolizer", None)
-        for view in ("cpu_info", "gpu", "npu"):
+        for view in ("cpu_info", "gpu", "npu", "gpu_devices"):
             s[view] = {k: v for k, v in s.get(view, {}).items() if k not in ("status", "state")}
         s["npu"].pop("sources", None)  # what this machine offers, not what was recorded
+        if "tracing" in s["gpu"]:  # the mode asked of the libraries is live, not recorded
+            s["gpu"]["tracing"] = {k: v for k, v in s["gpu"]["tracing"].items()
+                                   if k in ("estimated", "traced_pct", "gpu_ns_est")}
         return s
 
     if len(other) != len(snaps):
@@ -145,6 +148,49 @@ def gpu_kernels(snaps, expected_path):
         if k["calls"] != w["calls"] or k["total_ns"] != w["total_ns"]:
             sys.exit(f"{w['kernel']}: {k['calls']} calls {k['total_ns']} ns, expected "
                      f"{w['calls']} calls {w['total_ns']} ns")
+
+
+def gpu_estimates(snaps, expected_path, calls_pct, share_pp, lo_pct, hi_pct):
+    """The last snapshot's figures are sampled estimates, from between LO_PCT
+    and HI_PCT of the time traced: the calls of each kernel run in every step
+    (at least a quarter as often as the most frequent) within CALLS_PCT
+    percent of what the workload reported (a rare one is caught in few slices,
+    and its count is noisier), each share within SHARE_PP points of its true
+    share, and fewer kernels arrived than ran."""
+    g = snaps[-1]["gpu"]
+    t = g["tracing"]
+    if not t["estimated"] or not float(lo_pct) <= t["traced_pct"] <= float(hi_pct):
+        sys.exit(f"tracing {t}: expected estimates from {lo_pct}-{hi_pct}% of the time")
+    rows = {k["mangled"]: k for k in g["kernels"]}
+    with open(expected_path) as f:
+        want = [json.loads(line) for line in f if line.strip()]
+    all_ns = sum(w["total_ns"] for w in want)
+    for w in want:
+        k = rows.get(w["kernel"])
+        if not k:
+            sys.exit(f"kernel {w['kernel']} missing; have {sorted(rows)}")
+        err = 100 * abs(k["calls"] - w["calls"]) / w["calls"]
+        share = 100 * w["total_ns"] / all_ns
+        print(f"  {w['kernel']}: {k['calls']} calls estimated, {w['calls']} ran ({err:.1f}% off); "
+              f"share {k['share_pct']:.1f}%, true {share:.1f}%")
+        frequent = w["calls"] * 4 >= max(x["calls"] for x in want)
+        if (frequent and err > float(calls_pct)) or abs(k["share_pct"] - share) > float(share_pp):
+            sys.exit(f"{w['kernel']}: the estimate is off by more than {calls_pct}% or {share_pp} points")
+    proc = [p for p in g["processes"] if p["pid"] == want[0]["pid"]][0]
+    if proc["tracing"] != "sampled" or proc["kernels"] >= sum(w["calls"] for w in want):
+        sys.exit(f"the process traced {proc['kernels']} kernels in mode {proc['tracing']}")
+
+
+def gpu_modes(snaps, first, last):
+    """GPU tracing was in mode FIRST in the first snapshot, LAST in the last,
+    and the injected process reported tracing in each."""
+    got = (snaps[0]["gpu"]["tracing"]["mode"], snaps[-1]["gpu"]["tracing"]["mode"])
+    if got != (first, last):
+        sys.exit(f"tracing went {got[0]} -> {got[1]}, expected {first} -> {last}")
+    for s, want in ((snaps[0], first), (snaps[-1], last)):
+        procs = [p for p in s["gpu"]["processes"] if p.get("tracing")]
+        if procs and procs[0]["tracing"] != want and want == "exact":
+            sys.exit(f"the process traced {procs[0]['tracing']} while the mode was {want}")
 
 
 def gpu_stack_pct(snaps, pct):
@@ -352,7 +398,8 @@ CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_p
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_launches_within, gpu_launch_calls, events_at_most,
-                                  gpu_status_had, gpu_status_lacks, dropped_at_least,
+                                  gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
+                                  dropped_at_least,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, chrome_trace)}
 

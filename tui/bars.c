@@ -46,6 +46,20 @@ static int marker(int y, int end, const char *text, enum xpu_role role)
 	return end - w;
 }
 
+/* Which GPU tracing mode is on: what a replay's figures were (sampled,
+ * with the share traced), or what the libraries were asked for. */
+static void gpu_tracing(char *buf, size_t size, const struct xpu_snapshot *s)
+{
+	if (s->replay)
+		snprintf(buf, size, s->gpu_sampled ? "GPU sampled %.1f%%" : "GPU exact", 100 * s->gpu_cover);
+	else if (s->gpu_tracing.mode == XPU_GPU_MODE_EXACT && s->gpu_exact_left_s > 0)
+		snprintf(buf, size, "GPU exact %.0fs", s->gpu_exact_left_s);
+	else if (s->gpu_tracing.mode == XPU_GPU_MODE_EXACT)
+		snprintf(buf, size, "GPU exact");
+	else
+		snprintf(buf, size, "GPU sampled %u/%ums", s->gpu_tracing.slice_ms, s->gpu_tracing.period_ms);
+}
+
 void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs)
 {
@@ -75,7 +89,11 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 			 s->dropped_tick);
 	else
 		snprintf(buf, sizeof(buf), "dropped %" PRIu64, s->dropped_total);
-	field(y, x, limit, buf, s->dropped_total ? XPU_ROLE_DROPPED : XPU_ROLE_HEADER);
+	x = field(y, x, limit, buf, s->dropped_total ? XPU_ROLE_DROPPED : XPU_ROLE_HEADER);
+	gpu_tracing(buf, sizeof(buf), s);
+	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
+	snprintf(buf, sizeof(buf), "self %.1f%% CPU", s->self_cpu_pct);
+	field(y, x, limit, buf, XPU_ROLE_HEADER);
 }
 
 static void view_modes(char *buf, size_t size, const struct xpu_snapshot *s,

@@ -222,6 +222,7 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 		vs->paused = !vs->paused;
 		return vs->paused ? XPU_REACT_REDRAW : XPU_REACT_REBUILD;
 	case 's': return XPU_REACT_EXPORT;
+	case 'e': return XPU_REACT_GPU_EXACT;
 	case '?': case 'h':
 		ui->help = 1;
 		ui->help_top = 0;

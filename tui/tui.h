@@ -22,6 +22,7 @@ enum {
 	XPU_REACT_EXPORT = 4,	/* write a snapshot export of the current view */
 	XPU_REACT_QUIT = 8,
 	XPU_REACT_SAVE = 16,	/* save the settings (S) */
+	XPU_REACT_GPU_EXACT = 32,	/* switch GPU tracing between exact and sampled (e) */
 };
 
 /* Starts curses and routes the error channel to the status line.

@@ -86,13 +86,25 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 	}
 	for (int i = 0; i < proc_lines(s); i++) {
 		const struct xpu_gpu_proc *p = &s->gpu_procs[i];
-		snprintf(buf, sizeof(buf), "pid %-7u %-16s %-13s %8.0f launches/s  %u call sites  %" PRIu64 " dropped%s",
-			 p->pid, xpu_dict_str_get(s->dict, p->comm), p->launch_only ? "launches only" : "CUPTI",
-			 (double)p->launches_last * per_s, p->sites, p->dropped + p->cupti_dropped,
+		char mode[32];
+		if (p->launch_only)
+			snprintf(mode, sizeof(mode), "launches only");
+		else if (p->sampled[XPU_WIN_RECENT])
+			snprintf(mode, sizeof(mode), "sampled %.1f%%", 100 * p->cover[XPU_WIN_RECENT]);
+		else
+			snprintf(mode, sizeof(mode), "CUPTI exact");
+		snprintf(buf, sizeof(buf), "pid %-7u %-16s %-14s %8.0f launches/s  %u call sites  %" PRIu64 " dropped%s",
+			 p->pid, xpu_dict_str_get(s->dict, p->comm), mode,
+			 (double)p->launches_last * per_s * p->scale[XPU_WIN_RECENT], p->sites,
+			 p->dropped + p->cupti_dropped,
 			 p->state == XPU_GPU_PROC_LEFT ? "  (exited)" : p->detail == 1 ? "  (another profiler holds CUPTI)" : "");
 		line(r, y++, p->launch_only ? XPU_ROLE_NA : XPU_ROLE_DEFAULT, buf);
 	}
-	if (s->gpu_joined_pct >= 0)
+	if (s->gpu_joined_pct >= 0 && s->gpu_sampled)
+		snprintf(buf, sizeof(buf), "GPU time ~%.1f ms, estimated from the %.1f%% of the time traced "
+			 "(e: trace every kernel); %.1f%% of it with the launching CPU stack",
+			 s->gpu_ns_est / 1e6, 100 * s->gpu_cover, s->gpu_joined_pct);
+	else if (s->gpu_joined_pct >= 0)
 		snprintf(buf, sizeof(buf), "GPU time %.1f ms, %.1f%% of it with the launching CPU stack",
 			 (double)s->gpu_ns / 1e6, s->gpu_joined_pct);
 	else

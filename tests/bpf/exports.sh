@@ -37,7 +37,7 @@ CPU=$(ls "$T_TMP"/cpu/xputop-cpu-*.folded 2> /dev/null)
 SOCKDIR=$(mktemp -d /tmp/xputop-exports.XXXXXX)
 chmod 755 "$SOCKDIR"
 export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
-"$XPUTOP" -b -j -n 10 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/gpu" > "$T_TMP/gpu.json" 2> "$T_TMP/gpu.err" &
+"$XPUTOP" -b -j --gpu-exact -n 10 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/gpu" > "$T_TMP/gpu.json" 2> "$T_TMP/gpu.err" &
 X=$!
 wait_json "$T_TMP/gpu.json"
 as_nobody "$(public "$OUT/tests/progs/gpu_standin")" "$(public "$OUT/tests/libxputop_inject_fake.so")" 1.5 \

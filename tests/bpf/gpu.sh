@@ -16,7 +16,7 @@ chmod 755 "$SOCKDIR"
 export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
 
 t an_injected_process_shows_every_kernel_with_exact_totals
-"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/gpu.json" 2> "$T_TMP/gpu.err" &
+"$XPUTOP" -b -j --gpu-exact -n 12 -d 0.5 --window 60 > "$T_TMP/gpu.json" 2> "$T_TMP/gpu.err" &
 X=$!
 wait_json "$T_TMP/gpu.json"
 as_nobody "$STANDIN" "$FAKE" 2 > "$T_TMP/expected" 2> "$T_TMP/standin.err" || fail "stand-in failed: $(cat "$T_TMP/standin.err")"
@@ -47,12 +47,34 @@ for dt in int bool; do
 		< "$T_TMP/gpu.json" || fail "the FillFunctor<$dt> kernel's names"
 done
 
+t sampled_tracing_estimates_every_kernels_calls_and_share_from_a_fifth_of_the_time
+# Slices of 50 ms in every 250: the figures are the traced kernels scaled by
+# the share of time traced, and come close to what ran.
+"$XPUTOP" -b -j -n 22 -d 0.5 --window 60 --gpu-sample 50/250 -w "$T_TMP/sampled.xpr" > "$T_TMP/sampled.json" 2> "$T_TMP/sampled.err" &
+X=$!
+wait_json "$T_TMP/sampled.json"
+as_nobody "$STANDIN" "$FAKE" 8 > "$T_TMP/sampled.expected" 2> /dev/null || fail "stand-in failed"
+wait $X
+$Q gpu_estimates "$T_TMP/sampled.expected" 35 5 15 25 < "$T_TMP/sampled.json" || fail "sampled estimates"
+
+t a_replay_of_sampled_tracing_gives_the_same_estimates
+"$XPUTOP" -r "$T_TMP/sampled.xpr" -b -j --window 60 > "$T_TMP/sampled-replay.json" 2> /dev/null || fail "replay failed"
+$Q same_as "$T_TMP/sampled.json" < "$T_TMP/sampled-replay.json" || fail "the replay's estimates differ"
+
+t exact_tracing_for_a_few_seconds_then_sampled
+"$XPUTOP" -b -j -n 14 -d 0.5 --gpu-exact=3 > "$T_TMP/switch.json" 2> /dev/null &
+X=$!
+wait_json "$T_TMP/switch.json"
+as_nobody "$STANDIN" "$FAKE" 5 > /dev/null 2>&1
+wait $X
+$Q gpu_modes exact sampled < "$T_TMP/switch.json" || fail "the mode did not go from exact to sampled"
+
 t the_process_is_named_and_its_launches_counted
 $Q gpu_process gpu_standin cupti < "$T_TMP/gpu.json" || fail "process row"
 
 t the_gpu_export_writes_folded_merged_and_trace_files
 mkdir -p "$T_TMP/exp"
-"$XPUTOP" -b -j -n 10 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/exp" > "$T_TMP/exp.json" 2> "$T_TMP/exp.err" &
+"$XPUTOP" -b -j --gpu-exact -n 10 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/exp" > "$T_TMP/exp.json" 2> "$T_TMP/exp.err" &
 X=$!
 wait_json "$T_TMP/exp.json"
 as_nobody "$STANDIN" "$FAKE" 1.5 > /dev/null 2>&1
@@ -78,7 +100,7 @@ fi
 t a_program_outlives_a_killed_xputop_and_a_new_one_picks_it_up
 as_nobody "$STANDIN" "$FAKE" 12 > /dev/null 2> "$T_TMP/standin2.err" &
 S=$!
-"$XPUTOP" -b -j -d 0.5 > "$T_TMP/first.json" 2> /dev/null &
+"$XPUTOP" -b -j --gpu-exact -d 0.5 > "$T_TMP/first.json" 2> /dev/null &
 A=$!
 wait_json "$T_TMP/first.json"
 sleep 1.5
@@ -86,7 +108,7 @@ kill -9 $A
 wait $A 2> /dev/null
 sleep 1
 kill -0 $S 2> /dev/null || fail "the program died with its monitor"
-"$XPUTOP" -b -j -n 10 -d 0.5 --window 60 > "$T_TMP/again.json" 2> /dev/null
+"$XPUTOP" -b -j --gpu-exact -n 10 -d 0.5 --window 60 > "$T_TMP/again.json" 2> /dev/null
 wait $S || fail "the program failed: $(cat "$T_TMP/standin2.err")"
 $Q gpu_process gpu_standin cupti < "$T_TMP/again.json" || fail "the new xputop does not see the program"
 $Q gpu_stack_pct 100 < "$T_TMP/again.json" || fail "call sites were not announced again to the new xputop"
@@ -112,7 +134,7 @@ $Q gpu_process forger cupti < "$T_TMP/garbage.json" || fail "the valid records a
 $Q dropped_at_least 3 < "$T_TMP/garbage.json" || fail "bad packets not counted as dropped"
 
 t run_a_command_as_the_invoking_user_with_the_library_set
-SUDO_UID=65534 SUDO_GID=65534 "$XPUTOP" -b -j -d 0.5 --window 60 -- "$STANDIN" "$FAKE" 1 > "$T_TMP/cmd.json" 2> "$T_TMP/cmd.err" || fail "xputop -- CMD failed: $(cat "$T_TMP/cmd.err")"
+SUDO_UID=65534 SUDO_GID=65534 "$XPUTOP" -b -j --gpu-exact -d 0.5 --window 60 -- "$STANDIN" "$FAKE" 1 > "$T_TMP/cmd.json" 2> "$T_TMP/cmd.err" || fail "xputop -- CMD failed: $(cat "$T_TMP/cmd.err")"
 expect_grep "gpu_standin: uid=65534 CUDA_INJECTION64_PATH=.*/libxputop_inject[^/]*\.so loads$" "$T_TMP/cmd.err"
 expect_grep "gpu_standin (pid [0-9]*) exited with status 0" "$T_TMP/cmd.err"
 $Q gpu_process gpu_standin cupti < "$T_TMP/cmd.json" || fail "the command's GPU activity is missing"
@@ -126,7 +148,7 @@ cp "$XPUTOP" "$OUT/libxputop_inject.so" "$PRIV/"
 run_priv() {
 	name=$1
 	shift
-	"$@" env SUDO_UID=65534 SUDO_GID=65534 "$PRIV/xputop" -b -j -d 0.3 -- "$STANDIN" "$FAKE" 0.5 \
+	"$@" env SUDO_UID=65534 SUDO_GID=65534 "$PRIV/xputop" -b -j --gpu-exact -d 0.3 -- "$STANDIN" "$FAKE" 0.5 \
 		> "$T_TMP/$name.json" 2> "$T_TMP/$name.err" || fail "xputop -- CMD failed: $(cat "$T_TMP/$name.err")"
 }
 # given NAME: the library the stand-in was given, if it could load it.

@@ -16,6 +16,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { struct xpu_wire_kernel k; char name[128]; } queue[QUEUE];
 static uint32_t nqueued;
 static uint64_t dropped;	/* kernels the queue had no room for, as CUPTI counts its own */
+static int tracing;	/* xpu_cupti_trace(): launches and kernels are recorded only then */
 
 int xpu_cupti_load(void)
 {
@@ -34,6 +35,17 @@ int xpu_cupti_start(struct xpu_chan *c, uint32_t flags)
 	return XPU_WIRE_STATE_OK;
 }
 
+int xpu_cupti_trace(int on)
+{
+	__atomic_store_n(&tracing, on, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int traced(void)
+{
+	return __atomic_load_n(&tracing, __ATOMIC_ACQUIRE);
+}
+
 /* Like CUPTI's buffer-completed callback: queued records go out now. */
 void xpu_cupti_flush(int forced)
 {
@@ -47,6 +59,7 @@ void xpu_cupti_flush(int forced)
 
 void xpu_cupti_stop(void)
 {
+	xpu_cupti_trace(0);
 	xpu_cupti_flush(1);
 	__atomic_store_n(&chan, NULL, __ATOMIC_RELEASE);
 }
@@ -75,7 +88,7 @@ XPU_INJ_API int fake_cuda_connected(void)
 XPU_INJ_API void fake_cuda_launch(uint32_t corr, uint32_t cbid, uint32_t domain, const char *api)
 {
 	struct xpu_chan *c = __atomic_load_n(&chan, __ATOMIC_ACQUIRE);
-	if (c)
+	if (c && traced())
 		xpu_inj_launch(c, corr, cbid, domain, api);
 }
 
@@ -84,6 +97,10 @@ XPU_INJ_API void fake_cuda_kernel(const char *name, uint64_t start, uint64_t end
 				  uint32_t device, uint32_t stream, uint32_t graph)
 {
 	pthread_mutex_lock(&lock);
+	if (!traced()) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
 	if (fake_cuda_connected() && nqueued < QUEUE) {
 		queue[nqueued].k = (struct xpu_wire_kernel){
 			.start = start, .end = end, .corr = corr, .device = device, .stream = stream,

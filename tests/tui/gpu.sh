@@ -12,7 +12,7 @@ chmod 755 "$SOCKDIR"
 export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
 
 t without_a_cuda_process_the_view_says_how_to_get_one
-new_terminal 120 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -d 0.3 --view gpu -o $T_TMP; echo EXITED; sleep 600"
+new_terminal 120 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP --gpu-exact -d 0.3 --view gpu -o $T_TMP; echo EXITED; sleep 600"
 wait_for "GPU source:"
 expect_grep "CUDA_INJECTION64_PATH=" "$T_TMP/screen" "the message box"
 expect_grep "xputop -- CMD" "$T_TMP/screen" "the message box"
@@ -70,15 +70,26 @@ ls "$T_TMP"/xputop-gpu-*.trace.json > /dev/null 2>&1 || fail "no trace"
 kill $S 2> /dev/null
 wait $S 2> /dev/null
 
+t e_switches_gpu_tracing_between_exact_for_a_while_and_sampled
+# Started with --gpu-exact (no limit): the header says so, and what xputop
+# itself costs; e goes to sampled, e again to exact for 60 s.
+expect_grep " GPU exact  self [0-9.]*% CPU" "$T_TMP/screen" "the header's mode and cost"
+keys e
+wait_for "GPU sampled 10/500ms"
+expect_grep "GPU: sampled tracing, 10 ms in every 500 ms" "$T_TMP/screen" "the status message"
+keys e
+wait_for "GPU: every kernel traced for 60 s (e: back to sampled)"
+wait_for "GPU exact 60s"
+
 t a_program_that_cannot_load_its_library_is_named_on_the_status_line
 # Started by hand as uid 65534, launching through the real libcudart, with a
 # CUDA_INJECTION64_PATH it cannot reach (T_TMP is 0700).
 mkdir -p "$T_TMP/hidden"
 cp "$OUT/libxputop_inject.so" "$T_TMP/hidden/"
 setpriv --reuid=65534 --regid=65534 --clear-groups env CUDA_INJECTION64_PATH="$T_TMP/hidden/libxputop_inject.so" \
-	"$(public "$OUT/tests/progs/cuda_launch")" 30 > /dev/null &
+	"$(public "$OUT/tests/progs/cuda_launch")" -s 30 -i 1 > /dev/null 2>&1 &
 L=$!
-new_terminal 220 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -d 0.3 --view gpu -o $T_TMP; echo EXITED; sleep 600"
+new_terminal 220 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP --gpu-exact -d 0.3 --view gpu -o $T_TMP; echo EXITED; sleep 600"
 wait_for "pid $L (cuda_launch) runs without xputop's library: uid 65534 cannot load its CUDA_INJECTION64_PATH ($T_TMP is not searchable by it: mode 0700, owner root)" 150
 kill $L 2> /dev/null
 wait $L 2> /dev/null

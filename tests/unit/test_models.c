@@ -423,3 +423,138 @@ TEST(outfile_abort_leaves_nothing)
 	xpu_outfile_abort(&o);
 	CHECK_INT(rmdir(dir), ==, 0);
 }
+
+/* A process that runs kernel "big" (3 ms) and "small" (1 ms) back to back
+ * for `secs` seconds from t = 1 s, traced in slices of slice_ms at a random
+ * point of every period_ms (sampled) or all the time (exact): the model gets
+ * only what was traced, as from the library. */
+static void traced_run(struct xpu_gpu_model *m, int sampled, uint32_t slice_ms, uint32_t period_ms,
+		       int secs, uint64_t *calls)
+{
+	const uint64_t ms = 1000000ULL, t0 = 1000000000ULL;
+	uint64_t rng = 12345, end = t0 + (uint64_t)secs * 1000 * ms;
+	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 5, .time = t0 };
+	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
+	ev.gproc.comm = xpu_dict_cstr(m->dict, "decode");
+	CHECK_INT(xpu_gpu_model_event(m, &ev), ==, 0);
+	uint32_t names[2] = { xpu_dict_cstr(m->dict, "big"), xpu_dict_cstr(m->dict, "small") };
+	uint64_t lo = t0, hi = end, tick = t0 + 1000 * ms, t = t0;
+	for (uint64_t period = t0; period < end; period += (uint64_t)period_ms * ms) {
+		if (sampled) {
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			lo = period + (rng >> 33) % ((uint64_t)(period_ms - slice_ms) * ms);
+			hi = lo + (uint64_t)slice_ms * ms;
+		} else {
+			lo = period;
+			hi = period + (uint64_t)period_ms * ms;
+		}
+		for (; t < period + (uint64_t)period_ms * ms; ) {
+			for (int k = 0; k < 2; k++) {
+				uint64_t d = k ? 1 * ms : 3 * ms;
+				calls[k]++;
+				if (t >= lo && t < hi) {
+					struct xpu_event ke = { .type = XPU_EV_GPU_KERNEL, .source = XPU_SRC_GPU,
+								.pid = 5, .time = t };
+					ke.kernel.end = t + d;
+					ke.kernel.name = names[k];
+					CHECK_INT(xpu_gpu_model_event(m, &ke), ==, 0);
+				}
+				t += d;
+			}
+			if (t >= tick) {
+				xpu_gpu_model_tick(m, tick, 1000 * ms);
+				tick += 1000 * ms;
+			}
+		}
+		struct xpu_event se = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 5, .time = lo };
+		se.slice.end = hi;
+		se.slice.mode = sampled ? XPU_GPU_MODE_SAMPLED : XPU_GPU_MODE_EXACT;
+		CHECK_INT(xpu_gpu_model_event(m, &se), ==, 0);
+	}
+	xpu_gpu_model_tick(m, tick, 1000 * ms);
+}
+
+static const struct xpu_cell *kernel_row(const struct xpu_table *t, const char *name)
+{
+	for (uint32_t r = 0; r < t->nrows; r++)
+		if (strcmp(xpu_table_row(t, r)[XPU_GPU_COL_MANGLED].s, name) == 0)
+			return xpu_table_row(t, r);
+	return NULL;
+}
+
+TEST(sampled_figures_are_scaled_by_the_share_of_time_traced)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	struct xpu_table t;
+	uint64_t calls[2] = { 0 };
+	xpu_dict_init(&d);
+	REQUIRE(xpu_gpu_model_init(&m, &d, 60) == 0);
+	traced_run(&m, 1, 10, 500, 40, calls);
+	xpu_table_init(&t, xpu_gpu_cols, XPU_GPU_NCOLS);
+	REQUIRE(xpu_gpu_model_table(&m, &d, &t, XPU_WIN_ALL) == 0);
+	const struct xpu_cell *big = kernel_row(&t, "big"), *small = kernel_row(&t, "small");
+	REQUIRE(big && small);
+	/* 2% traced: 80 slices of 2.5 steps each stand for 10,000 steps */
+	double cover;
+	CHECK(xpu_gpu_model_sampled(&m, XPU_WIN_ALL, &cover));
+	CHECK(cover > 0.019 && cover < 0.021);
+	CHECK_INT(big[XPU_GPU_COL_CALLS].i, >, (int64_t)calls[0] * 85 / 100);
+	CHECK_INT(big[XPU_GPU_COL_CALLS].i, <, (int64_t)calls[0] * 115 / 100);
+	CHECK_INT(big[XPU_GPU_COL_AVG].i, ==, 3000000);
+	/* the shares, 75% and 25%, within 2 points */
+	CHECK(big[XPU_GPU_COL_SHARE].d > 73 && big[XPU_GPU_COL_SHARE].d < 77);
+	CHECK(small[XPU_GPU_COL_SHARE].d > 23 && small[XPU_GPU_COL_SHARE].d < 27);
+	xpu_table_free(&t);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
+TEST(exact_figures_are_the_counts_themselves)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	struct xpu_table t;
+	uint64_t calls[2] = { 0 };
+	xpu_dict_init(&d);
+	REQUIRE(xpu_gpu_model_init(&m, &d, 60) == 0);
+	traced_run(&m, 0, 0, 500, 10, calls);
+	xpu_table_init(&t, xpu_gpu_cols, XPU_GPU_NCOLS);
+	REQUIRE(xpu_gpu_model_table(&m, &d, &t, XPU_WIN_ALL) == 0);
+	const struct xpu_cell *big = kernel_row(&t, "big");
+	REQUIRE(big);
+	CHECK(!xpu_gpu_model_sampled(&m, XPU_WIN_ALL, NULL));
+	CHECK_INT(big[XPU_GPU_COL_CALLS].i, ==, (int64_t)calls[0]);
+	CHECK_INT(big[XPU_GPU_COL_TOTAL].i, ==, (int64_t)calls[0] * 3000000);
+	xpu_table_free(&t);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
+TEST(a_sampled_process_that_left_keeps_its_estimate)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	struct xpu_table t;
+	uint64_t calls[2] = { 0 };
+	xpu_dict_init(&d);
+	REQUIRE(xpu_gpu_model_init(&m, &d, 60) == 0);
+	traced_run(&m, 1, 50, 250, 10, calls);
+	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 5,
+				.time = 11000000000ULL };
+	ev.gproc.state = XPU_GPU_PROC_LEFT;
+	CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+	xpu_gpu_model_tick(&m, 12500000000ULL, 500000000ULL);
+	xpu_table_init(&t, xpu_gpu_cols, XPU_GPU_NCOLS);
+	REQUIRE(xpu_gpu_model_table(&m, &d, &t, XPU_WIN_ALL) == 0);
+	int64_t before = kernel_row(&t, "big")[XPU_GPU_COL_CALLS].i;
+	for (int i = 0; i < 20; i++)
+		xpu_gpu_model_tick(&m, 13500000000ULL + (uint64_t)i * 1000000000ULL, 1000000000ULL);
+	REQUIRE(xpu_gpu_model_table(&m, &d, &t, XPU_WIN_ALL) == 0);
+	CHECK_INT(kernel_row(&t, "big")[XPU_GPU_COL_CALLS].i, ==, before);
+	CHECK_INT(before, >, (int64_t)calls[0] * 85 / 100);
+	CHECK_INT(before, <, (int64_t)calls[0] * 115 / 100);
+	xpu_table_free(&t);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
