@@ -1,5 +1,6 @@
 # Reads `xputop --help` and prints one line per option for the completion:
 #   SHORT|LONG[=ARG]      e.g. "-d|--delay=SECS", "|--export"
+# (an optional argument, "--gpu-exact[=SECS]", gives "|--gpu-exact")
 # --help prints each option as "  %-28s %s": the option and its argument in
 # columns 3-30, a space, the help text.  A longer option column would make
 # the argument ambiguous, so it stops the build instead.
@@ -17,6 +18,14 @@ on {
 	if (w[1] ~ /^-[^-],$/) {
 		short = substr(w[1], 1, 2)
 		i = 2
+	}
+	# An optional argument ("--gpu-exact[=SECS]") is only ever written
+	# attached, so the completion treats the option as one without.
+	if (w[i] ~ /^--[a-z0-9-]+\[=[A-Z]+\]$/ && n == i) {
+		sub(/\[.*/, "", w[i])
+		printf "%s|%s\n", short, w[i]
+		count++
+		next
 	}
 	if (w[i] !~ /^--[a-z0-9-]+$/ || n > i + 1) {
 		printf "options.awk: not an option: %s\n", $0 > "/dev/stderr"
