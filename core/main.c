@@ -85,15 +85,32 @@ static int epoll_add(int epfd, int fd, int tag)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* The signals the loop reads from its signalfd.  They are blocked first
+ * thing in main(), before NVML, the symbolizer or any library starts a
+ * thread: a thread that left them unblocked would take a process-directed
+ * SIGINT, which a shell's background job ignores (the loop never saw it and
+ * xputop ran on) and which elsewhere kills xputop before its last flush. */
+static void loop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
+	sigaddset(set, SIGCHLD);
+}
+
+static void block_loop_signals(void)
+{
+	sigset_t set;
+	loop_signals(&set);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
 static int setup_loop(struct app *a)
 {
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	sigaddset(&set, SIGCHLD);
+	loop_signals(&set);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	a->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	a->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -567,6 +584,7 @@ int main(int argc, char **argv)
 	 * threshold after the first such free and serve later tables from the
 	 * heap, which then only grows; a fixed threshold gives them back. */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	block_loop_signals();
 	int r = xpu_opts_parse(&a->o, argc, argv);
 	if (r)
 		return r > 0 ? 0 : 2;

@@ -51,6 +51,30 @@ t a_library_that_is_not_nvml_is_refused_by_name
 run_lib "$(realpath "$OUT/tests/libxputop_inject_fake.so")" notnvml -n 2
 checks "$T_TMP/notnvml.json" "state eq failed" "status has has no nvmlInit_v2"
 
+t sigint_stops_a_background_xputop_while_nvml_polls
+# A shell's background job ignores SIGINT.  NVML's poller thread (and the
+# driver's own) must not be where a process-directed SIGINT lands: xputop
+# blocked it only in its main thread once, and ran on for minutes after
+# `kill -INT` on the H100 benchmark.
+printf 'device\nname NVIDIA H100\n' > "$FAKE_NVML"
+sh -c '"$0" -b -j -d 0.3 > "$1" 2> "$2" & echo $! > "$3"; wait' "$XPUTOP" "$T_TMP/bg.json" "$T_TMP/bg.err" \
+	"$T_TMP/bg.pid" &
+SH=$!
+sleep 2
+BG=$(cat "$T_TMP/bg.pid")
+grep -q SigIgn "/proc/$BG/status" && [ $(( 0x$(sed -n 's/^SigIgn:\t*//p' "/proc/$BG/status") & 2 )) -ne 0 ] ||
+	fail "the background job does not ignore SIGINT: the case is not tested"
+kill -INT "$BG"
+i=0
+while kill -0 "$BG" 2> /dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 "$BG" 2> /dev/null; then
+	kill -KILL "$BG"
+	fail "xputop still runs 3 s after SIGINT"
+fi
+wait "$SH"
+$Q value devices len 1 < "$T_TMP/bg.json" > /dev/null 2>&1 || tail -1 "$T_TMP/bg.json" | grep -q '"devices"' ||
+	fail "no last snapshot: $(cat "$T_TMP/bg.err")"
+
 t no_device_is_said_and_lists_nothing
 echo "driver 580.95.05" > "$FAKE_NVML"
 run nodev -n 2
