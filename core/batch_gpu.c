@@ -95,6 +95,9 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		xpu_json_str(j, "state", proc_state(p));
 		xpu_json_num(j, "launches_per_s", (double)p->launches_last * per_s);
 		xpu_json_uint(j, "launches", p->launches_total);
+		/* Sampled: the launches counted, scaled by the share of the time
+		 * they were counted in. */
+		xpu_json_num(j, "launches_est", (double)p->launches_total * p->scale[XPU_WIN_ALL]);
 		xpu_json_uint(j, "sites", p->sites);
 		xpu_json_uint(j, "dropped", p->dropped + p->cupti_dropped);
 		/* The account of kernels: what came, what the library dropped,
@@ -102,10 +105,8 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		xpu_json_uint(j, "kernels", p->kernels);
 		xpu_json_uint(j, "kernels_dropped", p->kernels_dropped);
 		xpu_json_uint(j, "cupti_dropped", p->cupti_dropped);
-		if (!p->launch_only) {
-			xpu_json_str(j, "tracing", p->sampled[vs_window] ? "sampled" : "exact");
-			xpu_json_num(j, "traced_pct", 100 * p->cover[vs_window]);
-		}
+		xpu_json_str(j, "tracing", p->sampled[vs_window] ? "sampled" : "exact");
+		xpu_json_num(j, "traced_pct", 100 * p->cover[vs_window]);
 		xpu_json_end(j, '}');
 	}
 	xpu_json_end(j, ']');

@@ -29,7 +29,7 @@ enum xpu_ev_type {
 	XPU_EV_NPU_PM = 13,	/* power management, recovery, reset */
 	XPU_EV_NPU_L0 = 14,	/* a Level Zero API call */
 	XPU_EV_NPU_BUSY = 15,	/* device busy time read from sysfs */
-	XPU_EV_GPU_SLICE = 16,	/* a span an injected process traced every kernel in */
+	XPU_EV_GPU_SLICE = 16,	/* a span traced: an injected process, or (pid 0) the launch probes */
 	XPU_EV_GPU_DEV = 22,	/* one GPU's state as its driver (NVML) reports it */
 	XPU_EV_GPU_DEV_LINK = 23, /* one GPU's PCIe and NVLink traffic, from NVML */
 	XPU_EV_GPU_DEV_PROC = 24, /* a process on one GPU, from NVML (pid: the host's) */

@@ -12,7 +12,9 @@
 #include "err.h"
 #include "gpu.h"
 #include "gpu.skel.h"
+#include "func_offsets.h"
 #include "gpu_launches.h"
+#include "launch_probes.h"
 #include "rawstack.h"
 #include "service.h"
 #include "symbolize.h"
@@ -66,6 +68,8 @@ struct xpu_gpu_probes {
 	struct xpu_unwinder *unwinder;	/* used on the service thread only */
 	struct xpu_gpu_probe_sink sink;
 	struct xpu_gpu_launches *launches;
+	struct xpu_launch_probes *lp;	/* the launch-only uprobes, on a duty cycle */
+	int multi;			/* gpu_launch loaded for uprobe_multi links */
 	struct bpf_link *links[MAX_LINKS];
 	uint32_t nlinks;
 	struct file_id marker[MAX_FILES], runtime[MAX_FILES];
@@ -314,24 +318,35 @@ static void watch_mappings(struct xpu_gpu_probes *p)
 			  (double)(xpu_now_mono() - t) / 1e6);
 }
 
+/* launch_only: 2 loads the launch probe as a uprobe_multi program (Linux
+ * 6.6), 1 as a plain uprobe, 0 not at all. */
 static int open_load(struct xpu_gpu_probes *p, int launch_only)
 {
 	gpu_bpf__destroy(p->skel);
 	p->skel = gpu_bpf__open();
 	if (!p->skel)
 		return -errno;
-	bpf_program__set_autoload(p->skel->progs.gpu_launch, launch_only);
-	bpf_program__set_autoload(p->skel->progs.gpu_mmap, launch_only);
-	bpf_program__set_autoload(p->skel->progs.gpu_maps, launch_only);
+	bpf_program__set_autoload(p->skel->progs.gpu_launch, launch_only > 0);
+	bpf_program__set_autoload(p->skel->progs.gpu_mmap, launch_only > 0);
+	bpf_program__set_autoload(p->skel->progs.gpu_maps, launch_only > 0);
+	if (launch_only == 2)
+		bpf_program__set_expected_attach_type(p->skel->progs.gpu_launch,
+						      (enum bpf_attach_type)xpu_launch_probes_multi_type());
 	return gpu_bpf__load(p->skel);
 }
 
 /* The launch-only programs need Linux 5.17 (bpf_find_vma, the task_vma
- * iterator, BTF tracepoints); where they do not load, the site probe of
+ * iterator, BTF tracepoints), and 6.6 to be turned on and off cheaply
+ * (uprobe_multi links); where they do not load, the site probe of
  * injected processes still does. */
 static int load(struct xpu_gpu_probes *p)
 {
-	int err = open_load(p, 1);
+	int err = open_load(p, 2);
+	if (err == 0) {
+		p->multi = 1;
+		return 0;
+	}
+	err = open_load(p, 1);
 	if (err == 0)
 		return 0;
 	if (open_load(p, 0) < 0)
@@ -376,8 +391,11 @@ struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu
 	if (!p->launches)
 		goto fail;
 	p->no_stack = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[stack not captured]"), 0);
-	if (!p->st.no_launch_only)
+	if (!p->st.no_launch_only) {
+		if (!(p->lp = xpu_launch_probes_new(p->skel->progs.gpu_launch, p->multi)))
+			goto fail;
 		watch_mappings(p);
+	}
 	return p;
 fail:
 	xpu_gpu_probes_free(p);
@@ -388,6 +406,7 @@ void xpu_gpu_probes_free(struct xpu_gpu_probes *p)
 {
 	if (!p)
 		return;
+	xpu_launch_probes_free(p->lp);
 	for (uint32_t i = 0; i < p->nlinks; i++)
 		bpf_link__destroy(p->links[i]);
 	xpu_gpu_launches_free(p->launches);
@@ -482,17 +501,20 @@ void xpu_gpu_probes_left(struct xpu_gpu_probes *p, uint32_t pid)
 }
 
 /* Probes every launch function the file exports; missing ones are normal
- * (older or newer CUDA versions). */
+ * (older or newer CUDA versions).  The probes go on and off with the
+ * tracing mode (launch_probes.h). */
 static void probe_runtime_file(struct xpu_gpu_probes *p, const char *path, int driver)
 {
 	const char *const *fns = driver ? driver_fns : runtime_fns;
-	size_t n = driver ? NDRIVER : NRUNTIME, ok = 0;
+	size_t n = driver ? NDRIVER : NRUNTIME;
+	uint64_t offs[NRUNTIME > NDRIVER ? NRUNTIME : NDRIVER];
 	uint64_t t = xpu_now_mono();
-	for (size_t i = 0; i < n; i++)
-		ok += attach(p, p->skel->progs.gpu_launch, path, fns[i], (driver ? NRUNTIME : 0) + i) == 0;
-	if (!ok)
-		xpu_warn("no launch function of %s could be probed", path);
-	xpu_debug("probed %zu launch functions of %s in %.1f ms", ok, path, (double)(xpu_now_mono() - t) / 1e6);
+	int found = xpu_func_offsets(path, fns, n, offs);
+	if (found <= 0 || !p->lp || xpu_launch_probes_add(p->lp, path, offs, n, driver ? NRUNTIME : 0) < 0) {
+		xpu_warn("no launch function of %s could be probed%s", path, found < 0 ? ": not an ELF file" : "");
+		return;
+	}
+	xpu_debug("found %d launch functions of %s in %.1f ms", found, path, (double)(xpu_now_mono() - t) / 1e6);
 }
 
 /* Probes the CUDA runtime and driver files pid has mapped with code (once
@@ -565,11 +587,26 @@ static void on_counted(void *arg, const struct xpu_gpu_launch_key *k, uint32_t c
 	p->sink.launch(p->sink.arg, k->pid, k->tid, xpu_now_mono(), comm, api, stack, calls);
 }
 
+static void on_span(void *arg, uint64_t start, uint64_t end, int exact)
+{
+	struct xpu_gpu_probes *p = arg;
+	if (p->sink.span)
+		p->sink.span(p->sink.arg, start, end, exact);
+}
+
 void xpu_gpu_probes_tick(struct xpu_gpu_probes *p, uint64_t now)
 {
 	discover(p, now);
 	if (xpu_gpu_launches_collect(p->launches, now, on_counted, p) < 0)
 		xpu_debug("cannot read the launch counts: %s", strerror(errno));
+	if (p->lp)
+		xpu_launch_probes_spans(p->lp, now, on_span, p);
+}
+
+void xpu_gpu_probes_mode(struct xpu_gpu_probes *p, int exact, uint32_t slice_ms, uint32_t period_ms)
+{
+	if (p->lp)
+		xpu_launch_probes_mode(p->lp, exact, slice_ms, period_ms);
 }
 
 void xpu_gpu_probes_mark(const struct xpu_gpu_probes *p, struct xpu_dict *d)
@@ -582,6 +619,15 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 	struct xpu_gpu_launches_stats ls;
 	xpu_gpu_launches_stats(p->launches, &ls);
 	*st = p->st;
+	if (p->lp) {
+		struct xpu_launch_probes_stats l;
+		xpu_launch_probes_stats(p->lp, &l);
+		st->runtime_files = l.files;
+		st->launch_slices = l.slices;
+		st->launch_attach_ns = l.attach_ns;
+		st->launch_detach_ns = l.detach_ns;
+		st->launch_probe_failed = l.failed;
+	}
 	st->lost_stacks = p->skel->bss->lost_stacks + ls.stacks_lost;
 	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches +
 		      p->skel->bss->dropped_files + p->st.files_dropped;

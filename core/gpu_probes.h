@@ -23,6 +23,9 @@ struct xpu_gpu_probe_sink {
 	 * frame. */
 	void (*launch)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint32_t comm,
 		       uint32_t api, uint32_t stack, uint64_t calls);
+	/* The launch probes were on from start to end (sampled: one slice;
+	 * exact: since the last refresh).  NULL: not told. */
+	void (*span)(void *arg, uint64_t start, uint64_t end, int exact);
 	void *arg;
 };
 
@@ -40,6 +43,10 @@ struct xpu_gpu_probe_stats {
 	uint64_t bad;			/* records that failed the size check */
 	uint32_t marker_files;		/* library copies with the site probe */
 	uint32_t runtime_files;		/* CUDA runtime/driver copies with launch probes */
+	uint64_t launch_slices;		/* sampled slices the launch probes were on */
+	uint64_t launch_attach_ns;	/* time their thread spent attaching them */
+	uint64_t launch_detach_ns;	/* and detaching them */
+	uint64_t launch_probe_failed;	/* launch probes that could not be attached */
 	int watching;			/* new mappings of CUDA files are seen */
 	int no_launch_only;		/* the launch-only programs did not load */
 };
@@ -58,6 +65,9 @@ void xpu_gpu_probes_left(struct xpu_gpu_probes *p, uint32_t pid);
 /* Once per refresh: probes the CUDA files mapped since the last one (reading
  * maps within a time budget) and hands on the launches counted since. */
 void xpu_gpu_probes_tick(struct xpu_gpu_probes *p, uint64_t now);
+/* The launch-only probes: always on (exact), or on for slice_ms of every
+ * period_ms (launch_probes.h). */
+void xpu_gpu_probes_mode(struct xpu_gpu_probes *p, int exact, uint32_t slice_ms, uint32_t period_ms);
 /* Marks the stack ids the probes hold (session holder). */
 void xpu_gpu_probes_mark(const struct xpu_gpu_probes *p, struct xpu_dict *d);
 void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_stats *st);

@@ -599,11 +599,8 @@ static void on_proc(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	}
 }
 
-static int on_slice(struct xpu_gpu_model *m, const struct xpu_event *ev)
+static void slice_add(struct xpu_gpu_proc *p, const struct xpu_event *ev)
 {
-	struct xpu_gpu_proc *p = proc_get(m, ev->pid, ev->slice.comm);
-	if (!p)
-		return -ENOMEM;
 	if (!p->since || p->since > ev->time)
 		p->since = ev->time;
 	uint64_t len = ev->slice.end - ev->time;
@@ -613,6 +610,24 @@ static int on_slice(struct xpu_gpu_model *m, const struct xpu_event *ev)
 		p->traced_open |= XPU_GPU_SAMPLED_BIT;
 		p->sampled_all += len;
 	}
+}
+
+/* A span a process traced; pid 0: the launch-only probes were on, for
+ * every process they count. */
+static int on_slice(struct xpu_gpu_model *m, const struct xpu_event *ev)
+{
+	if (ev->slice.end < ev->time)
+		return 0;
+	if (ev->pid == 0) {
+		for (uint32_t i = 0; i < m->nprocs; i++)
+			if (m->procs[i].launch_only)
+				slice_add(&m->procs[i], ev);
+		return 0;
+	}
+	struct xpu_gpu_proc *p = proc_get(m, ev->pid, ev->slice.comm);
+	if (!p)
+		return -ENOMEM;
+	slice_add(p, ev);
 	return 0;
 }
 

@@ -405,6 +405,14 @@ static struct xpu_wire_mode wire_mode(const struct xpu_gpu_tracing *t)
 				       t->period_ms, t->slice_ms, 0 };
 }
 
+/* The launch-only probes follow the session's tracing mode. */
+static void probes_mode(struct gpu_source *g)
+{
+	const struct xpu_gpu_tracing *t = &g->sess->cfg.gpu;
+	if (g->probes)
+		xpu_gpu_probes_mode(g->probes, t->mode == XPU_GPU_MODE_EXACT, t->slice_ms, t->period_ms);
+}
+
 /* The session's tracing mode changed (a key, an option's time ran out):
  * every library hears of it. */
 static void send_mode(struct gpu_source *g, uint64_t now)
@@ -415,6 +423,7 @@ static void send_mode(struct gpu_source *g, uint64_t now)
 	if (t->gen == g->mode_gen)
 		return;
 	g->mode_gen = t->gen;
+	probes_mode(g);
 	struct xpu_wire_mode m = wire_mode(t);
 	for (int i = 0; i < MAX_CONNS; i++)
 		if (g->conns[i] && g->conns[i]->hello)
@@ -582,6 +591,14 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 			 st.launch_stacks);
 	if (st.lost_stacks && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " call sites without a stack", st.lost_stacks);
+	/* Sampled: what turning them on and off costs xputop. */
+	if (st.launch_slices && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", on in %" PRIu64 " slices (%.1f ms to attach, %.1f ms to "
+			      "detach each)", st.launch_slices,
+			      (double)st.launch_attach_ns / 1e6 / (double)st.launch_slices,
+			      (double)st.launch_detach_ns / 1e6 / (double)st.launch_slices);
+	if (st.launch_probe_failed && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " probes failed to attach", st.launch_probe_failed);
 	if (g->problem[0] && n > 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, "; %s", g->problem);
 	return st.launches;
@@ -734,6 +751,17 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 	xpu_inject_diag_launch(g->diag, pid, time);
 }
 
+/* The launch-only probes were on from start to end: a slice of every
+ * launch-only process (pid 0), which the model scales their counts by. */
+static void probe_span(void *arg, uint64_t start, uint64_t end, int exact)
+{
+	struct gpu_source *g = arg;
+	struct xpu_event ev = { .type = XPU_EV_GPU_SLICE, .pid = 0, .time = start };
+	ev.slice.end = end;
+	ev.slice.mode = exact ? XPU_GPU_MODE_EXACT : XPU_GPU_MODE_SAMPLED;
+	emit(g, &ev);
+}
+
 /* Each site's stacks stay in use for as long as the process launches. */
 static void mark_sites(void *arg, struct xpu_dict *d)
 {
@@ -768,11 +796,12 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		gpu_destroy(&g->base);
 		return NULL;
 	}
-	struct xpu_gpu_probe_sink ps = { probe_site, probe_launch, g };
+	struct xpu_gpu_probe_sink ps = { probe_site, probe_launch, probe_span, g };
 	g->probes = no_bpf ? NULL : xpu_gpu_probes_new(sym, &s->dict, svc, &ps);
 	if (no_bpf) {
 		snprintf(g->problem, sizeof(g->problem), "launch stacks are off (no kernel BTF for the BPF probes)");
 	} else if (g->probes) {
+		probes_mode(g);
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_PROBES };
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, xpu_gpu_probes_fd(g->probes), &ev);
 	} else {

@@ -87,7 +87,9 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 	for (int i = 0; i < proc_lines(s); i++) {
 		const struct xpu_gpu_proc *p = &s->gpu_procs[i];
 		char mode[32];
-		if (p->launch_only)
+		if (p->launch_only && p->sampled[XPU_WIN_RECENT])
+			snprintf(mode, sizeof(mode), "launch-only %.0f%%", 100 * p->cover[XPU_WIN_RECENT]);
+		else if (p->launch_only)
 			snprintf(mode, sizeof(mode), "launches only");
 		else if (p->sampled[XPU_WIN_RECENT])
 			snprintf(mode, sizeof(mode), "sampled %.1f%%", 100 * p->cover[XPU_WIN_RECENT]);

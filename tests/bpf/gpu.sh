@@ -310,7 +310,7 @@ cp "$CL" "$T_TMP/exact_launch"
 LD_LIBRARY_PATH=$T_TMP/exact "$CL" -s 60 -i 50 > /dev/null 2>&1 &
 H=$!
 mkdir -p "$T_TMP/exp2"
-"$XPUTOP" -b -j -n 16 -d 0.5 --window 60 --view gpu --export -o "$T_TMP/exp2" -w "$T_TMP/exact.xpr" \
+"$XPUTOP" -b -j -n 16 -d 0.5 --window 60 --gpu-exact --view gpu --export -o "$T_TMP/exp2" -w "$T_TMP/exact.xpr" \
 	> "$T_TMP/exact.json" 2> "$T_TMP/exact.err" &
 X=$!
 wait_json "$T_TMP/exact.json"
@@ -334,6 +334,28 @@ t launch_counts_replay_the_same_from_a_recording
 $Q gpu_launch_calls $E 40000 < "$T_TMP/replay.json" || fail "total"
 $Q gpu_launch_calls $E 30000 app_model_step app_launch_layer cudaLaunchKernel < "$T_TMP/replay.json" || fail "step site"
 
+t sampled_launch_probes_are_on_a_fifth_of_the_time_and_estimate_the_launches
+# --gpu-sample 50/250: the launch probes go on for 50 ms of every 250 ms (the
+# default is 10/500), so the counts are about a fifth of the launches, and
+# the estimate scales them back.  A launcher that sleeps between launches
+# makes them at a rate the probes do not change.
+own_cudart sampled
+LD_LIBRARY_PATH=$T_TMP/sampled "$CL" -s 60 -i 50 > /dev/null 2>&1 &
+H=$!
+"$XPUTOP" -b -j -n 14 -d 0.5 --window 60 --gpu-sample 50/250 > "$T_TMP/lsampled.json" 2> "$T_TMP/lsampled.err" &
+X=$!
+wait_json "$T_TMP/lsampled.json"
+wait_launches "$T_TMP/lsampled.json" $H cudaLaunchKernel
+LD_LIBRARY_PATH=$T_TMP/sampled "$CL" -s 4 -i 0.5 > "$T_TMP/lsampled.out" 2> /dev/null &
+S=$!
+wait $S
+wait $X || fail "xputop failed: $(cat "$T_TMP/lsampled.err")"
+kill $H
+wait $H 2> /dev/null
+MADE=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$T_TMP/lsampled.out")
+$Q gpu_launch_estimate $S "$MADE" 10 35 30 < "$T_TMP/lsampled.json" || fail "estimate of $MADE launches"
+$Q gpu_status_had "slices (" < "$T_TMP/lsampled.json" || fail "the status says nothing of the slices"
+
 t the_launch_export_weights_each_call_site_by_its_count
 F=$(ls "$T_TMP"/exp2/xputop-gpu-launches-*.folded 2> /dev/null | head -1)
 if [ -z "$F" ]; then
@@ -353,7 +375,7 @@ cp "$(dirname "$CUDART")/stubs/libcuda.so" "$T_TMP/nested/"
 export XPU_TEST_LIBCUDA="$T_TMP/nested/libcuda.so"
 "$GD" "$T_TMP/nested/libcudart.so.13" 0 1200 50 "$XPU_TEST_LIBCUDA" > /dev/null 2>&1 &
 H=$!
-"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/nested.json" 2> /dev/null &
+"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 --gpu-exact > "$T_TMP/nested.json" 2> /dev/null &
 X=$!
 wait_json "$T_TMP/nested.json"
 wait_launches "$T_TMP/nested.json" $H late_driver_layer cuLaunchKernel

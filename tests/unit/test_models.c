@@ -531,6 +531,75 @@ TEST(exact_figures_are_the_counts_themselves)
 	xpu_dict_free(&d);
 }
 
+/* The launch-only probes' slices come with pid 0 and scale every process
+ * they count, not the injected ones (their own slices do). */
+TEST(launch_probe_slices_scale_every_launch_only_process)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	const uint64_t ms = 1000000ULL, t0 = 1000 * ms;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_gpu_model_init(&m, &d, 60) == 0);
+	uint32_t api = xpu_dict_cstr(&d, "cudaLaunchKernel");
+	uint32_t frames[] = { frame(&d, "main", XPU_FRAME_USER), xpu_dict_frame(&d, XPU_FRAME_LAUNCH, api, 0) };
+	uint32_t stack = xpu_dict_stack(&d, frames, 2);
+	/* an injected process 7, traced exactly */
+	struct xpu_event pe = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 7, .time = t0 };
+	pe.gproc.state = XPU_GPU_PROC_CONNECTED;
+	CHECK_INT(xpu_gpu_model_event(&m, &pe), ==, 0);
+	/* 10 s; pids 8 and 9 launch 1000 times a second; the probes count them
+	 * 10 ms of every 500 ms (2%): 20 counted a period */
+	for (int sec = 0; sec < 10; sec++) {
+		uint64_t t = t0 + (uint64_t)sec * 1000 * ms;
+		for (int half = 0; half < 2; half++) {
+			uint64_t lo = t + (uint64_t)half * 500 * ms + 100 * ms;
+			for (uint32_t pid = 8; pid <= 9; pid++) {
+				struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = pid,
+							.tid = pid, .time = lo + 10 * ms };
+				ev.launch.api = api;
+				ev.launch.comm = xpu_dict_cstr(&d, "app");
+				ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
+				ev.launch.stack = stack;
+				ev.launch.count = 10;
+				CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+			}
+			struct xpu_event se = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = lo };
+			se.slice.end = lo + 10 * ms;
+			se.slice.mode = XPU_GPU_MODE_SAMPLED;
+			CHECK_INT(xpu_gpu_model_event(&m, &se), ==, 0);
+		}
+		struct xpu_event xe = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 7, .time = t };
+		xe.slice.end = t + 1000 * ms;
+		xe.slice.mode = XPU_GPU_MODE_EXACT;
+		CHECK_INT(xpu_gpu_model_event(&m, &xe), ==, 0);
+		xpu_gpu_model_tick(&m, t + 1000 * ms, 1000 * ms);
+	}
+	REQUIRE(m.nprocs == 3);
+	for (uint32_t i = 0; i < m.nprocs; i++) {
+		const struct xpu_gpu_proc *p = &m.procs[i];
+		if (p->pid == 7) {
+			CHECK(!p->sampled[XPU_WIN_ALL]);
+			CHECK(p->scale[XPU_WIN_ALL] == 1);
+			continue;
+		}
+		CHECK(p->launch_only && p->sampled[XPU_WIN_ALL]);
+		CHECK_INT(p->launches_total, ==, 200);
+		/* 20 slices of 10 ms over the ~9.9 s since its first slice */
+		CHECK(p->cover[XPU_WIN_ALL] > 0.019 && p->cover[XPU_WIN_ALL] < 0.0205);
+		double est = (double)p->launches_total * p->scale[XPU_WIN_ALL];
+		CHECK(est > 9700 && est < 10300);
+	}
+	/* a slice that ends before it starts (a damaged recording) is ignored */
+	struct xpu_event bad = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = t0 + 20000 * ms };
+	bad.slice.end = t0;
+	bad.slice.mode = XPU_GPU_MODE_SAMPLED;
+	CHECK_INT(xpu_gpu_model_event(&m, &bad), ==, 0);
+	xpu_gpu_model_tick(&m, t0 + 11000 * ms, 1000 * ms);
+	CHECK(m.procs[1].cover[XPU_WIN_ALL] < 0.0205);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(a_sampled_process_that_left_keeps_its_estimate)
 {
 	struct xpu_dict d;

@@ -1,0 +1,76 @@
+#include "func_offsets.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The file offset of an address in section ndx, as libbpf computes it for a
+ * uprobe given a function's name. */
+static int to_offset(Elf *elf, size_t ndx, uint64_t addr, uint64_t *off)
+{
+	Elf_Scn *scn = elf_getscn(elf, ndx);
+	GElf_Shdr sh;
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || addr < sh.sh_addr ||
+	    addr - sh.sh_addr >= sh.sh_size)
+		return -1;
+	*off = addr - sh.sh_addr + sh.sh_offset;
+	return 0;
+}
+
+static size_t scan(Elf *elf, Elf_Scn *scn, const char *const *names, size_t n, uint64_t *offs)
+{
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t found = 0;
+	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+		return 0;
+	size_t count = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 1; i < count; i++) {
+		GElf_Sym sym;
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+			continue;
+		const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name)
+			continue;
+		/* Versioned names in .symtab read "name@@VER". */
+		size_t len = strcspn(name, "@");
+		for (size_t k = 0; k < n; k++) {
+			if (offs[k] || strncmp(name, names[k], len) || names[k][len])
+				continue;
+			if (to_offset(elf, sym.st_shndx, sym.st_value, &offs[k]) == 0)
+				found++;
+		}
+	}
+	return found;
+}
+
+int xpu_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offs)
+{
+	memset(offs, 0, n * sizeof(*offs));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return errno = EINVAL, -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		close(fd);
+		return errno = ENOEXEC, -1;
+	}
+	size_t found = 0;
+	for (int pass = 0; pass < 2 && found < n; pass++) {
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == (pass ? SHT_SYMTAB : SHT_DYNSYM))
+				found += scan(elf, scn, names, n, offs);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return (int)found;
+}

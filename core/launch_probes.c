@@ -1,0 +1,354 @@
+#include "launch_probes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "err.h"
+#include "sys.h"
+
+#define MAX_FILES 64
+#define MAX_FNS 16
+#define MAX_SPANS 64
+#define NS_PER_MS 1000000ULL
+
+struct file {
+	char *path;	/* /proc/self/fd/N: the file stays reachable after its process and its /proc go */
+	int fd;
+	uint64_t off[MAX_FNS], cookie0;
+	struct bpf_link *link[MAX_FNS];
+	int mfd;	/* the uprobe_multi link of all of them, or -1 */
+	uint32_t n;
+};
+
+struct span { uint64_t start, end; int exact; };
+
+struct xpu_launch_probes {
+	struct bpf_program *prog;
+	int multi;	/* prog attaches as uprobe_multi links */
+	pthread_t thread;
+	int started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	/* under lock */
+	struct file files[MAX_FILES];
+	uint32_t nfiles;
+	int exact, stop, changed;
+	uint32_t slice_ms, period_ms;
+	struct span spans[MAX_SPANS];
+	uint32_t nspans;
+	uint64_t exact_since;		/* exact and attached since; 0: not */
+	struct xpu_launch_probes_stats st;
+	/* the thread's own */
+	uint32_t attached;		/* files[0..attached) have their links */
+	uint64_t rng;
+};
+
+static void add_span(struct xpu_launch_probes *lp, uint64_t start, uint64_t end, int exact)
+{
+	if (end <= start)
+		return;
+	if (lp->nspans == MAX_SPANS) {	/* nobody read them for 30 s: merge the oldest two */
+		lp->spans[1].start = lp->spans[0].start;
+		memmove(lp->spans, lp->spans + 1, (MAX_SPANS - 1) * sizeof(lp->spans[0]));
+		lp->nspans--;
+	}
+	lp->spans[lp->nspans++] = (struct span){ start, end, exact };
+}
+
+/* One uprobe_multi link (Linux 6.6) for all of a file's functions: one
+ * system call on, one off.  A perf-event uprobe a function costs a close
+ * that waits for an RCU grace period: 30 ms a probe, 0.7 s to turn a file's
+ * 22 on and off on the 2-core CI machine.  Debian's libbpf (1.1) predates
+ * these links, so the attribute is written here, as the kernel's UAPI
+ * (union bpf_attr, link_create.uprobe_multi) lays it out. */
+#define XPU_BPF_TRACE_UPROBE_MULTI 48
+struct link_create_uprobe_multi {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, mflags, pid, pad;
+};
+
+static int attach_multi(struct bpf_program *prog, const struct file *f)
+{
+	uint64_t offs[MAX_FNS], cookies[MAX_FNS];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < f->n; i++) {
+		if (!f->off[i])
+			continue;
+		offs[n] = f->off[i];
+		cookies[n++] = f->cookie0 + i;
+	}
+	union {
+		struct link_create_uprobe_multi l;
+		char pad[128];
+	} attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.l.prog_fd = (uint32_t)bpf_program__fd(prog);
+	attr.l.attach_type = XPU_BPF_TRACE_UPROBE_MULTI;
+	attr.l.path = (uint64_t)(uintptr_t)f->path;
+	attr.l.offsets = (uint64_t)(uintptr_t)offs;
+	attr.l.cookies = (uint64_t)(uintptr_t)cookies;
+	attr.l.cnt = n;
+	return (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr.l));
+}
+
+int xpu_launch_probes_multi_type(void)
+{
+	return XPU_BPF_TRACE_UPROBE_MULTI;
+}
+
+/* Attaches the links of files[from..nfiles).  The files array only grows
+ * and only the thread touches the links, so the lock is dropped around the
+ * system calls: adding a file never waits for an attach. */
+static void attach_files(struct xpu_launch_probes *lp)
+{
+	while (lp->attached < lp->nfiles) {
+		struct file *f = &lp->files[lp->attached];
+		pthread_mutex_unlock(&lp->lock);
+		uint32_t failed = 0;
+		if (lp->multi) {
+			f->mfd = attach_multi(lp->prog, f);
+			failed += f->mfd < 0;
+		}
+		for (uint32_t i = 0; !lp->multi && i < f->n; i++) {
+			if (!f->off[i])
+				continue;
+			LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = f->cookie0 + i);
+			f->link[i] = bpf_program__attach_uprobe_opts(lp->prog, -1, f->path, f->off[i], &o);
+			failed += !f->link[i];
+		}
+		pthread_mutex_lock(&lp->lock);
+		lp->st.failed += failed;
+		lp->attached++;
+	}
+}
+
+static void detach_files(struct xpu_launch_probes *lp)
+{
+	uint32_t n = lp->attached;
+	pthread_mutex_unlock(&lp->lock);
+	for (uint32_t k = 0; k < n; k++) {
+		struct file *f = &lp->files[k];
+		if (f->mfd >= 0)
+			close(f->mfd);
+		f->mfd = -1;
+		for (uint32_t i = 0; i < f->n; i++) {
+			bpf_link__destroy(f->link[i]);
+			f->link[i] = NULL;
+		}
+	}
+	pthread_mutex_lock(&lp->lock);
+	lp->attached = 0;
+}
+
+static struct timespec at(uint64_t ns)
+{
+	return (struct timespec){ (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+}
+
+/* Waits under lock until deadline, a change or stop; returns 1 if woken
+ * by a change or stop. */
+static int wait_until(struct xpu_launch_probes *lp, uint64_t deadline)
+{
+	struct timespec ts = at(deadline);
+	while (!lp->stop && !lp->changed && xpu_now_mono() < deadline)
+		pthread_cond_timedwait(&lp->wake, &lp->lock, &ts);
+	return lp->stop || lp->changed;
+}
+
+static uint64_t next_random(struct xpu_launch_probes *lp)
+{
+	lp->rng ^= lp->rng >> 12;
+	lp->rng ^= lp->rng << 25;
+	lp->rng ^= lp->rng >> 27;
+	return lp->rng * 0x2545F4914F6CDD1DULL;
+}
+
+/* One sampled period from `period`: off, on for a slice at a random point
+ * (as inject/sched.c places the library's), off.  Returns the next period's
+ * start. */
+static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
+{
+	uint64_t slice = lp->slice_ms * NS_PER_MS, len = lp->period_ms * NS_PER_MS;
+	uint64_t room = len > slice ? len - slice : 0;
+	uint64_t start = period + (room ? next_random(lp) % (room + 1) : 0);
+	if (wait_until(lp, start) || !lp->nfiles)
+		return period + len;
+	uint64_t t0 = xpu_now_mono();
+	attach_files(lp);
+	uint64_t t1 = xpu_now_mono();
+	/* A slice is on from the middle of its attaching to the start of its
+	 * detaching: a uprobe_multi link takes its breakpoints out first, then
+	 * waits for the probes running (an RCU grace period, most of the time
+	 * a detach takes). */
+	wait_until(lp, t1 + slice);
+	uint64_t t2 = xpu_now_mono();
+	detach_files(lp);
+	uint64_t t3 = xpu_now_mono();
+	add_span(lp, t0 + (t1 - t0) / 2, lp->multi ? t2 : t2 + (t3 - t2) / 2, 0);
+	lp->st.slices++;
+	lp->st.attach_ns += t1 - t0;
+	lp->st.detach_ns += t3 - t2;
+	uint64_t next = period + len;
+	return next < t3 ? t3 : next;
+}
+
+static void *run(void *arg)
+{
+	struct xpu_launch_probes *lp = arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	prctl(PR_SET_NAME, "xputop-launch");
+	pthread_mutex_lock(&lp->lock);
+	uint64_t period = xpu_now_mono();
+	while (!lp->stop) {
+		lp->changed = 0;
+		if (lp->exact) {
+			attach_files(lp);
+			if (lp->attached && !lp->exact_since)
+				lp->exact_since = xpu_now_mono();
+			while (!lp->stop && !lp->changed)
+				pthread_cond_wait(&lp->wake, &lp->lock);
+			continue;
+		}
+		if (lp->attached) {	/* from exact to sampled */
+			uint64_t t = xpu_now_mono();
+			detach_files(lp);
+			if (lp->exact_since)
+				add_span(lp, lp->exact_since, t, 1);
+			lp->exact_since = 0;
+			period = xpu_now_mono();
+		}
+		period = sampled_period(lp, period);
+	}
+	detach_files(lp);
+	pthread_mutex_unlock(&lp->lock);
+	return NULL;
+}
+
+struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi)
+{
+	struct xpu_launch_probes *lp = calloc(1, sizeof(*lp));
+	pthread_condattr_t ca;
+	if (!lp)
+		return NULL;
+	lp->prog = prog;
+	lp->multi = multi;
+	lp->exact = 1;
+	lp->rng = xpu_now_mono() | 1;
+	pthread_mutex_init(&lp->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&lp->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&lp->thread, NULL, run, lp) != 0) {
+		xpu_launch_probes_free(lp);
+		return NULL;
+	}
+	lp->started = 1;
+	return lp;
+}
+
+void xpu_launch_probes_free(struct xpu_launch_probes *lp)
+{
+	if (!lp)
+		return;
+	if (lp->started) {
+		pthread_mutex_lock(&lp->lock);
+		lp->stop = 1;
+		pthread_cond_signal(&lp->wake);
+		pthread_mutex_unlock(&lp->lock);
+		pthread_join(lp->thread, NULL);
+	}
+	for (uint32_t i = 0; i < lp->nfiles; i++) {
+		free(lp->files[i].path);
+		close(lp->files[i].fd);
+	}
+	pthread_cond_destroy(&lp->wake);
+	pthread_mutex_destroy(&lp->lock);
+	free(lp);
+}
+
+int xpu_launch_probes_add(struct xpu_launch_probes *lp, const char *path, const uint64_t *offs, size_t n,
+			  uint64_t cookie0)
+{
+	uint32_t fns = 0;
+	for (size_t i = 0; i < n; i++)
+		fns += offs[i] != 0;
+	if (!fns || n > MAX_FNS)
+		return -1;
+	char fdpath[40], *copy = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	pthread_mutex_lock(&lp->lock);
+	if (lp->nfiles == MAX_FILES || !(copy = strdup(fdpath))) {
+		pthread_mutex_unlock(&lp->lock);
+		close(fd);
+		return -1;
+	}
+	struct file *f = &lp->files[lp->nfiles];
+	*f = (struct file){ .path = copy, .fd = fd, .mfd = -1, .cookie0 = cookie0, .n = (uint32_t)n };
+	memcpy(f->off, offs, n * sizeof(*offs));
+	lp->nfiles++;
+	lp->st.files = lp->nfiles;
+	lp->st.links += fns;
+	if (lp->exact) {	/* on at once; a sampled mode takes it at its next slice */
+		lp->changed = 1;
+		pthread_cond_signal(&lp->wake);
+	}
+	pthread_mutex_unlock(&lp->lock);
+	return 0;
+}
+
+void xpu_launch_probes_mode(struct xpu_launch_probes *lp, int exact, uint32_t slice_ms, uint32_t period_ms)
+{
+	pthread_mutex_lock(&lp->lock);
+	if (lp->exact != !!exact || lp->slice_ms != slice_ms || lp->period_ms != period_ms) {
+		lp->exact = !!exact;
+		lp->slice_ms = slice_ms;
+		lp->period_ms = period_ms > slice_ms ? period_ms : slice_ms + 1;
+		lp->changed = 1;
+		pthread_cond_signal(&lp->wake);
+	}
+	pthread_mutex_unlock(&lp->lock);
+}
+
+void xpu_launch_probes_spans(struct xpu_launch_probes *lp, uint64_t now,
+			     void (*fn)(void *arg, uint64_t start, uint64_t end, int exact), void *arg)
+{
+	struct span v[MAX_SPANS + 1];
+	uint32_t n;
+	pthread_mutex_lock(&lp->lock);
+	n = lp->nspans;
+	memcpy(v, lp->spans, n * sizeof(v[0]));
+	lp->nspans = 0;
+	if (lp->exact_since && now > lp->exact_since) {
+		v[n++] = (struct span){ lp->exact_since, now, 1 };
+		lp->exact_since = now;
+	}
+	pthread_mutex_unlock(&lp->lock);
+	for (uint32_t i = 0; i < n; i++)
+		fn(arg, v[i].start, v[i].end, v[i].exact);
+}
+
+void xpu_launch_probes_stats(struct xpu_launch_probes *lp, struct xpu_launch_probes_stats *st)
+{
+	pthread_mutex_lock(&lp->lock);
+	*st = lp->st;
+	pthread_mutex_unlock(&lp->lock);
+}

@@ -1,0 +1,47 @@
+/* The launch-only uprobes on the CUDA runtime and driver (bpf/gpu.bpf.c's
+ * gpu_launch), and when they are on.  A uprobe costs the process it fires in
+ * a trap on every call whether its program counts the launch or turns it
+ * away (an injected process): 2-3 us a launch, 20% of a batch-1 LLM decode
+ * on the H200 (bench/RESULTS.md).  So in the sampled mode the probes are
+ * attached for a slice of each period only, as the injection library turns
+ * CUPTI on; in the exact mode they stay on.  A thread of their own attaches
+ * and detaches them (a few ms a slice), off the ingest path; the spans they
+ * were on reach the model as GPU_SLICE events (pid 0: every launch-only
+ * process), which scales the counts as it does an injected process's. */
+#ifndef XPU_LAUNCH_PROBES_H
+#define XPU_LAUNCH_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bpf_program;
+struct xpu_launch_probes;
+
+struct xpu_launch_probes_stats {
+	uint32_t files;		/* CUDA files with launch probes */
+	uint32_t links;		/* probes per cycle (each file's functions) */
+	uint64_t slices;	/* sampled slices run */
+	uint64_t attach_ns;	/* time spent attaching them (wall) */
+	uint64_t detach_ns;	/* and detaching them (wall: mostly waiting for RCU) */
+	uint64_t failed;	/* attaches that failed */
+};
+
+/* multi: prog was loaded as a uprobe_multi program (expected attach type
+ * xpu_launch_probes_multi_type(), Linux 6.6); else one perf-event uprobe a
+ * function, whose detach waits for RCU (slow to turn on and off). */
+struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi);
+int xpu_launch_probes_multi_type(void);
+void xpu_launch_probes_free(struct xpu_launch_probes *lp);
+/* A file to probe: n functions at file offsets offs (0: absent), function i
+ * with the BPF cookie cookie0 + i.  Returns 0, or -1 (no function, no room). */
+int xpu_launch_probes_add(struct xpu_launch_probes *lp, const char *path, const uint64_t *offs, size_t n,
+			  uint64_t cookie0);
+/* exact: always on; else on for slice_ms at a random point of each period_ms. */
+void xpu_launch_probes_mode(struct xpu_launch_probes *lp, int exact, uint32_t slice_ms, uint32_t period_ms);
+/* Hands fn the spans the probes were on since the last call (exact: up to
+ * now), oldest first. */
+void xpu_launch_probes_spans(struct xpu_launch_probes *lp, uint64_t now,
+			     void (*fn)(void *arg, uint64_t start, uint64_t end, int exact), void *arg);
+void xpu_launch_probes_stats(struct xpu_launch_probes *lp, struct xpu_launch_probes_stats *st);
+
+#endif
