@@ -2,12 +2,12 @@
 # What the launch-only path (CUDA processes without the injection library)
 # costs the programs it watches, side by side in one run.
 #
-#   sudo bench/launch_only.sh [BUILD_DIR [OLD_BUILD_DIR]]   (ROUNDS=5 SECS=3 OLD_REV=3e0c13d)
+#   sudo bench/launch_only.sh [BUILD_DIR [OLD_BUILD_DIR]]   (ROUNDS=5 SECS=3)
 #
-# OLD_BUILD_DIR holds xputop as it was before launches were counted in BPF:
-# every launch took a 127-frame user stack into a ring record, turned into an
-# event in user space.  Without it, OLD_REV is built into a temporary
-# directory (git archive + make).
+# OLD_BUILD_DIR (optional; with OLD_REV=REV, that revision is built into a
+# temporary directory) holds an older xputop to compare with, e.g. 3e0c13d,
+# from before launches were counted in BPF: every launch took a 127-frame
+# user stack into a ring record, turned into an event in user space.
 #
 # 1. Launches.  tests/progs/cuda_launch calls cudaLaunchKernel through the
 #    real libcudart flat out for SECS seconds (no GPU: each call fails fast,
@@ -15,8 +15,10 @@
 #      none      alone
 #      bpftrace  an empty bpftrace program on cudaLaunchKernel: the uprobe's
 #                trap with nothing done in it, the floor of any uprobe
-#      old       the old xputop (-b -d 1)
-#      new       this xputop (-b -d 1)
+#      exact     this xputop, --gpu-exact: the launch probes always on
+#      sampled   this xputop as it runs by default: the probes on for 10 ms
+#                of every 500 ms (uprobe_multi links attached and detached)
+#      old       the old xputop (-b -d 1), when one is given
 #    The cost is the launcher's CPU time per launch (the uprobe runs in it; a
 #    CPU shared with others adds nothing to it), as the median over rounds
 #    and the median of each round's ratio to none; also xputop's own CPU use
@@ -45,22 +47,24 @@ CL=$(realpath "$OUT/tests/progs/cuda_launch")
 LOOP=$(realpath "$OUT/bench/mmap_loop")
 ROUNDS=${ROUNDS:-5}
 SECS=${SECS:-3}
-OLD_REV=${OLD_REV:-3e0c13d}
+OLD_REV=${OLD_REV:-}
 TMP=$(mktemp -d /tmp/xputop-bench.XXXXXX)
 trap 'sysctl -qw kernel.bpf_stats_enabled=0; rm -rf "$TMP"' EXIT
 
 [ "$(id -u)" -eq 0 ] || { echo "run as root" >&2; exit 1; }
-CONFIGS="none bpftrace old new"
-command -v bpftrace > /dev/null || { echo "bench: no bpftrace: its setup is left out" >&2; CONFIGS="none old new"; }
+CONFIGS="none bpftrace exact sampled"
+command -v bpftrace > /dev/null || { echo "bench: no bpftrace: its setup is left out" >&2; CONFIGS="none exact sampled"; }
+OLD=
 if [ $# -ge 2 ]; then
 	OLD=$(realpath "$2/xputop")
-else
+elif [ -n "$OLD_REV" ]; then
 	echo "== building the old xputop ($OLD_REV)"
 	mkdir "$TMP/old"
 	git archive "$OLD_REV" | tar -x -C "$TMP/old"
 	make -C "$TMP/old" -j"$(nproc)" build/xputop > "$TMP/old.log" 2>&1 || { tail "$TMP/old.log"; exit 1; }
 	OLD=$TMP/old/build/xputop
 fi
+[ -z "$OLD" ] || CONFIGS="$CONFIGS old"
 LIBC=$(ldd "$CL" | awk '/libc.so/ { print $3 }')
 REAL_CUDART=$(ldd "$CL" | awk '/libcudart/ { print $3 }')
 export LD_LIBRARY_PATH=$TMP/lib
@@ -90,9 +94,10 @@ start() {
 		bpftrace -e "uprobe:$CUDART:cudaLaunchKernel { }" > "$TMP/tool.out" 2>&1 &
 		tool=$!
 		wait_for "$TMP/tool.out" "Attaching" ;;
-	old|new)
-		[ $1 = old ] && bin=$OLD || bin=$X
-		"$bin" -b -j -d 1 > "$TMP/tool.out" 2> /dev/null &
+	old|exact|sampled)
+		set -- $1
+		case $1 in old) bin=$OLD ;; exact) bin=$X; set -- "$1" --gpu-exact ;; *) bin=$X ;; esac
+		"$bin" -b -j -d 1 ${2:-} > "$TMP/tool.out" 2> /dev/null &
 		tool=$!
 		wait_for "$TMP/tool.out" ""
 		"$CL" -s 60 > /dev/null 2>&1 &
@@ -148,14 +153,14 @@ done
 
 echo "== BPF run time per launch and per run of the mapping hook (kernel.bpf_stats_enabled, a separate pass)"
 sysctl -qw kernel.bpf_stats_enabled=1
-for c in old new; do
+for c in exact; do
 	fresh_lib
 	start $c
 	b0=$(bpf_cost $tool kprobe)
 	"$CL" -s "$SECS" > /dev/null 2>&1
 	b1=$(bpf_cost $tool kprobe)
 	echo "$b0 $b1" | awk -v c=$c '{ n = $4 - $2; printf "%s: %.0f ns per launch over %d launches\n", c, n ? ($3 - $1) / n : 0, n }'
-	[ $c = new ] || { stop $tool; continue; }
+	[ $c = exact ] || { stop $tool; continue; }
 	for k in exec anon; do
 		[ $k = exec ] && file=$LIBC || file=
 		b0=$(bpf_cost $tool tracing)
@@ -169,14 +174,14 @@ sysctl -qw kernel.bpf_stats_enabled=0
 
 echo
 echo "== 2. the mapping hook: CPU ns per call, alone and under each xputop, $ROUNDS rounds"
-HOOK="none old new"
+HOOK="none sampled${OLD:+ old}"
 for c in $HOOK; do for k in exec anon getppid; do : > "$TMP/$k.$c"; done; done
 for r in $(seq 1 "$ROUNDS"); do
 	order=$(echo $HOOK | awk -v r="$r" '{ for (i = 0; i < NF; i++) printf "%s ", $(1 + (i + r) % NF) }')
 	for c in $order; do
 		tool=
 		if [ $c != none ]; then
-			[ $c = old ] && bin=$OLD || bin=$X
+			[ $c = old ] && bin=$OLD || bin=$X	# the hook is the same in every mode
 			"$bin" -b -j -d 1 > "$TMP/tool.out" 2> /dev/null &
 			tool=$!
 			wait_for "$TMP/tool.out" ""
