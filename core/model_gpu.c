@@ -774,6 +774,8 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		p->cover[w] = c > 1 ? 1 : c;
 		p->sampled[w] = was_sampled[w];
 		p->scale[w] = !was_sampled[w] ? 1 : p->cover[w] > 0 ? 1 / p->cover[w] : 0;
+		if (p->scale[w] > XPU_GPU_SCALE_MAX)
+			p->scale[w] = XPU_GPU_SCALE_MAX;
 	}
 }
 
@@ -895,6 +897,14 @@ double xpu_gpu_model_gpu_ns_est(const struct xpu_gpu_model *m, enum xpu_window w
 	return all;
 }
 
+/* v scaled by f, rounded, and held within int64_t: a recording may make f
+ * anything up to XPU_GPU_SCALE_MAX and v anything at all. */
+static int64_t scaled_i64(uint64_t v, double f)
+{
+	double x = (double)v * f + 0.5;
+	return x >= 9.2e18 ? INT64_MAX : (int64_t)x;
+}
+
 int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 			struct xpu_table *t, enum xpu_window w)
 {
@@ -915,8 +925,8 @@ int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 		r[XPU_GPU_COL_PID].i = k->pid;
 		r[XPU_GPU_COL_PROC].s = xpu_dict_str_get(d, k->comm);
 		r[XPU_GPU_COL_DEV].i = k->device;
-		r[XPU_GPU_COL_CALLS].i = (int64_t)((double)c.calls * f + 0.5);
-		r[XPU_GPU_COL_TOTAL].i = (int64_t)((double)c.ns * f + 0.5);
+		r[XPU_GPU_COL_CALLS].i = scaled_i64(c.calls, f);
+		r[XPU_GPU_COL_TOTAL].i = scaled_i64(c.ns, f);
 		r[XPU_GPU_COL_AVG].i = (int64_t)(c.ns / c.calls);
 		r[XPU_GPU_COL_MAX].i = (int64_t)c.max;
 		r[XPU_GPU_COL_SHARE].d = all > 0 ? 100.0 * (double)c.ns * f / all : 0;

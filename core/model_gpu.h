@@ -32,6 +32,10 @@ struct xpu_gpu_tracing {
 };
 
 #define XPU_GPU_SLICE_MS 10	/* the default sampled mode: 2% of the time */
+/* The most a sampled figure is scaled by: traced a millionth of the time
+ * (--gpu-sample 1/1000000 at most scales by 1e6; a damaged recording could
+ * claim less). */
+#define XPU_GPU_SCALE_MAX 1e6
 #define XPU_GPU_PERIOD_MS 500
 
 #define XPU_GPU_MAX_DEVICES 64
