@@ -166,6 +166,9 @@ static void after_refresh(struct app *a)
 	/* In batch mode a command's end ends the run, once it has been shown. */
 	if (a->child_done && !a->tui)
 		a->quit = 1;
+	/* A batch run that records is for the recording: it ends with it. */
+	if (a->sess.rec_failed && !a->tui)
+		a->quit = 1;
 }
 
 /* Replay: feed the recording's events up to and including its next tick. */
@@ -251,9 +254,9 @@ static void on_signal(struct app *a)
 				on_child_exit(a);
 			continue;
 		}
+		/* Stopped by a signal: 128 + its number, as the shell reports it. */
 		a->quit = 1;
-		if (si.ssi_signo != SIGINT)
-			a->status = 128 + (int)si.ssi_signo;
+		a->status = 128 + (int)si.ssi_signo;
 	}
 }
 
@@ -376,6 +379,8 @@ static int open_replay(struct app *a)
 		xpu_err("%s: %s", a->o.replay, xpu_rec_error(a->replay));
 		return -1;
 	}
+	if (*xpu_rec_warning(a->replay))
+		xpu_warn("%s: %s", a->o.replay, xpu_rec_warning(a->replay));
 	return 0;
 }
 
@@ -550,12 +555,41 @@ static int start_recording(struct app *a)
 	if (uname(&u) == 0)
 		memcpy(m.kernel, u.release, sizeof(m.kernel) - 1);
 	snprintf(m.version, sizeof(m.version), "%s", XPU_VERSION);
-	a->sess.rec = xpu_rec_create(a->o.record, &a->sess.dict, &m, err, sizeof(err));
+	a->sess.rec = xpu_rec_create_from(a->o.record, a->o.replay, &a->sess.dict, &m, err, sizeof(err));
 	if (!a->sess.rec) {
 		xpu_err("%s", err);	/* names the file already */
 		return -1;
 	}
 	return 0;
+}
+
+/* The recording's last block goes out now: a recording that stopped early
+ * (a full disk) or could not be completed fails the run. */
+static int finish_recording(struct app *a)
+{
+	if (!a->sess.rec)
+		return 0;
+	int failed = a->sess.rec_failed;
+	int rc = xpu_rec_close(a->sess.rec);
+	a->sess.rec = NULL;
+	if (rc < 0 && !failed)
+		xpu_err("%s: the recording could not be completed: %s", a->o.record, strerror(-rc));
+	if (rc < 0 || failed) {
+		xpu_err("%s: the recording is incomplete; a replay shows what it holds up to where it "
+			"stopped", a->o.record);
+		return -1;
+	}
+	return 0;
+}
+
+/* As time(1) and timeout(1): a run of a command that ended returns its status
+ * (128 + the signal that killed it), unless xputop itself failed. */
+static int exit_status(const struct app *a)
+{
+	if (a->status || !a->o.cmd || !a->child.exited)
+		return a->status;
+	int st = a->child.status;
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 }
 
 int main(int argc, char **argv)
@@ -617,6 +651,8 @@ int main(int argc, char **argv)
 		xpu_service_drain(a->svc, EXIT_WAIT_MS);
 	if (a->o.export_at_end && export_now(a) < 0)
 		a->status = 1;
+	if (finish_recording(a) < 0)
+		a->status = 1;
 	goto out;
 fail:
 	a->status = 1;
@@ -631,5 +667,5 @@ out:
 	xpu_import_free(a->import);
 	xpu_sym_free(a->sym);
 	xpu_snapshot_free(&a->snap);
-	return a->status;
+	return exit_status(a);
 }
