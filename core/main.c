@@ -661,6 +661,8 @@ out:
 		xpu_tui_fini();
 	/* Its last jobs' done() touch the sources and the dictionary. */
 	xpu_service_free(a->svc, 0);
+	if (a->svc)	/* live: probes to detach */
+		xpu_sys_detach_in_background();
 	xpu_session_free(&a->sess);
 	if (a->replay)
 		xpu_rec_close_reader(a->replay);

@@ -31,4 +31,19 @@ stopped_by INT; rc=$?
 stopped_by TERM; rc=$?
 [ $rc -eq 143 ] || fail "SIGTERM: exit status $rc, expected 143"
 
+t leaving_after_the_last_refresh_takes_well_under_a_second
+# From the snapshot on stdout to the end of the pipe (xputop gone, and
+# nothing it left behind holding the pipe): the uprobes' detaching (~70 ms
+# each, one after another in the kernel) is not waited for.
+ms=$("$XPUTOP" -b -j -n 1 -d 0.3 2> "$T_TMP/err" | {
+	read -r line; t0=$(date +%s%N); cat > /dev/null; t1=$(date +%s%N); echo $(((t1 - t0) / 1000000)); })
+[ -n "$ms" ] && [ "$ms" -lt 300 ] || fail "xputop took $ms ms to end after its snapshot: $(cat "$T_TMP/err")"
+
+t the_helper_that_detaches_the_probes_is_gone_soon_after_exit
+# It is a fork of xputop with the same arguments (an unusual -d finds it).
+"$XPUTOP" -b -j -n 1 -d 0.317 > /dev/null 2>&1
+i=0
+while [ $i -lt 50 ] && pgrep -f -- "-n 1 -d 0.317" > /dev/null; do sleep 0.1; i=$((i + 1)); done
+pgrep -f -- "-n 1 -d 0.317" > /dev/null && fail "a helper is still there 5 s after exit"
+
 finish
