@@ -535,7 +535,7 @@ static int start_live(struct app *a)
 				   "NPU tracing is off: this kernel has no usable BTF for BPF programs");
 	if (start_nvml(a) < 0)
 		return -1;
-	a->sess.last_tick_mono = xpu_now_mono();
+	xpu_session_begin(&a->sess, xpu_now_mono());
 	if (a->o.cmd && xpu_child_release(&a->child, a->o.cmd[0]) < 0)
 		return -1;
 	return 0;
