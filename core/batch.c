@@ -64,12 +64,18 @@ void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 	fprintf(f, "xputop %s - %s - %s - refresh %.2fs - %.0f events/s - dropped %" PRIu64 "%s\n",
 		XPU_VERSION, s->host, when, (double)s->interval_ns / 1e9, s->events_per_s,
 		s->dropped_total, s->replay ? " - replay" : "");
-	fprintf(f, "CPU: %u Hz on %u CPUs, %" PRIu64 " samples in the last %.2fs\n", s->sample_hz,
-		s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
-	xpu_batch_print_table(f, &s->cpu);
-	xpu_batch_gpu_text(f, s);
-	xpu_batch_gpudev_text(f, s);
-	xpu_batch_npu_text(f, s);
+	int all = s->only_view < 0 || s->only_view >= XPU_VIEW_MAX;
+	if (all || s->only_view == XPU_VIEW_CPU) {
+		fprintf(f, "CPU: %u Hz on %u CPUs, %" PRIu64 " samples in the last %.2fs\n", s->sample_hz,
+			s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
+		xpu_batch_print_table(f, &s->cpu);
+	}
+	if (all || s->only_view == XPU_VIEW_GPU) {
+		xpu_batch_gpu_text(f, s);
+		xpu_batch_gpudev_text(f, s);
+	}
+	if (all || s->only_view == XPU_VIEW_NPU)
+		xpu_batch_npu_text(f, s);
 	xpu_batch_alerts_text(f, s);
 	fputc('\n', f);
 	fflush(f);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -22,6 +23,7 @@
 #include "import_bpftrace.h"
 #include "inject_lib.h"
 #include "opts.h"
+#include "procs.h"
 #include "record.h"
 #include "service.h"
 #include "session.h"
@@ -563,6 +565,68 @@ static int start_recording(struct app *a)
 	return 0;
 }
 
+/* -o (and the current directory, where --export writes without it) must take
+ * files now, not after the whole run. */
+static int check_outdir(const struct app *a)
+{
+	const char *dir = a->o.outdir ? a->o.outdir : ".";
+	struct stat st;
+	if (!a->o.outdir && !a->o.export_at_end)
+		return 0;
+	if (stat(dir, &st) < 0)
+		return xpu_err("-o %s: %s", dir, strerror(errno)), -1;
+	if (!S_ISDIR(st.st_mode))
+		return xpu_err("-o %s: not a directory", dir), -1;
+	if (access(dir, W_OK | X_OK) < 0)
+		return xpu_err("-o %s: exports cannot be written there: %s", dir, strerror(errno)), -1;
+	return 0;
+}
+
+/* -p: each id a process that is there (a thread's id is not one), each name
+ * the processes that have it now. */
+static int check_pids(struct app *a)
+{
+	for (uint32_t i = 0; i < a->o.npids; i++) {
+		long tgid = xpu_procs_tgid(a->o.pids[i]);
+		if (tgid < 0)
+			return xpu_err("-p %u: no such process", a->o.pids[i]), -1;
+		if (tgid != (long)a->o.pids[i])
+			return xpu_err("-p %u: that is a thread of process %ld; -p %ld watches the process", a->o.pids[i],
+				       tgid, tgid), -1;
+	}
+	for (uint32_t i = 0; i < a->o.npid_names; i++) {
+		const char *name = a->o.pid_names[i];
+		int room = XPU_MAX_PIDS - (int)a->o.npids;
+		int n = xpu_procs_by_name(name, a->o.pids + a->o.npids, room);
+		if (n == 0)
+			return xpu_err("-p %s: no process of that name", name), -1;
+		if (n > room)
+			return xpu_err("-p %s: more than %d processes", name, XPU_MAX_PIDS), -1;
+		a->o.npids += (uint32_t)n;
+	}
+	return 0;
+}
+
+/* What the run was asked for, checked before anything starts: a usage
+ * error, whatever the front-end. */
+static int check_options(struct app *a)
+{
+	if (a->o.theme && xpu_tui_theme_check(a->o.theme, a->o.theme == a->settings.theme) < 0)
+		return -1;
+	if (check_outdir(a) < 0)
+		return -1;
+	return a->o.replay ? 0 : check_pids(a);
+}
+
+/* -v: what each view's source is doing, once they are up. */
+static void report_sources(const struct app *a)
+{
+	static const char *names[XPU_SRC_MAX] = { "CPU", "GPU", "NPU" };
+	for (int i = 0; i < XPU_SRC_MAX; i++)
+		xpu_debug("%s: %s", names[i], a->sess.status[i].text);
+	xpu_debug("GPU devices: %s", a->sess.gpudev.s.status);
+}
+
 /* The recording's last block goes out now: a recording that stopped early
  * (a full disk) or could not be completed fails the run. */
 static int finish_recording(struct app *a)
@@ -613,17 +677,21 @@ int main(int argc, char **argv)
 			return 1;
 		xpu_config_apply(&a->settings, &a->o, &a->vs);
 	}
+	if (check_options(a) < 0)
+		return 2;
 	if (a->o.view >= 0)
 		a->vs.view = a->o.view;
 	xpu_snapshot_init(&a->snap);
 	xpu_session_init(&a->sess);
 	a->tui = !a->o.batch;
 	a->snap.no_flames = !a->tui;	/* text and JSON show no flamegraph: a replay runs 1.5x as fast */
+	a->snap.only_view = a->o.view;	/* text: --view's alone, else all */
 
 	if (a->o.replay ? open_replay(a) < 0 || start_replay(a) < 0 : start_live(a) < 0)
 		goto fail;
 	if (a->o.record && start_recording(a) < 0)
 		goto fail;
+	report_sources(a);
 	if (a->tui) {
 		struct xpu_tui_opts to = {
 			.theme = a->o.theme, .no_color = getenv("NO_COLOR") && *getenv("NO_COLOR"),

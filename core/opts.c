@@ -11,7 +11,7 @@
 
 const struct xpu_optdoc xpu_optdocs[] = {
 	{ "delay", 'd', "SECS", "refresh interval in seconds (default 1.0)" },
-	{ "pid", 'p', "PID[,PID...]", "watch only these processes" },
+	{ "pid", 'p', "PID|NAME[,...]", "watch only these processes (ids, or names as in top's COMMAND)" },
 	{ "freq", 'F', "HZ", "CPU sampling frequency (default 99)" },
 	{ "output-dir", 'o', "DIR", "directory for exports (default: the current directory)" },
 	{ "theme", 't', "NAME", "colour theme: dark, light, high-contrast, mono, or a theme file's path" },
@@ -108,9 +108,12 @@ void xpu_opts_usage(FILE *f)
 		   "\nSee xputop(8) for the fields of each view and what the alerts mean.\n");
 }
 
+/* Decimal only: strtod would take -d 0x10 as 16 seconds. */
 static int parse_double(const char *s, double lo, double hi, double *out)
 {
 	char *end;
+	if (!*s || s[strspn(s, "0123456789.")])
+		return -1;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
@@ -136,6 +139,14 @@ static int parse_pids(struct xpu_opts *o, const char *arg)
 	snprintf(buf, sizeof(buf), "%s", arg);
 	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		long v;
+		if (*tok < '0' || *tok > '9') {	/* a name: which processes is known at start */
+			if (o->npid_names == XPU_MAX_PID_NAMES)
+				return xpu_err("-p: at most %d process names", XPU_MAX_PID_NAMES), -1;
+			if (strlen(tok) >= sizeof(o->pid_names[0]))
+				return xpu_err("-p: '%s' is too long for a process name", tok), -1;
+			snprintf(o->pid_names[o->npid_names++], sizeof(o->pid_names[0]), "%s", tok);
+			continue;
+		}
 		if (parse_long(tok, 1, 4194304, &v) < 0) {
 			xpu_err("-p: '%s' is not a process id", tok);
 			return -1;
@@ -146,8 +157,8 @@ static int parse_pids(struct xpu_opts *o, const char *arg)
 		}
 		o->pids[o->npids++] = (uint32_t)v;
 	}
-	if (!o->npids) {
-		xpu_err("-p needs at least one process id");
+	if (!o->npids && !o->npid_names) {
+		xpu_err("-p needs at least one process id or name");
 		return -1;
 	}
 	return 0;

@@ -7,11 +7,14 @@
 #include <stdio.h>
 
 #define XPU_MAX_PIDS 256
+#define XPU_MAX_PID_NAMES 16
 
 struct xpu_opts {
 	double delay_s;		/* -d */
 	uint32_t pids[XPU_MAX_PIDS];	/* -p */
 	uint32_t npids;
+	char pid_names[XPU_MAX_PID_NAMES][64];	/* -p NAME: resolved at start */
+	uint32_t npid_names;
 	uint32_t hz;		/* -F */
 	const char *outdir;	/* -o */
 	const char *theme;	/* -t */

@@ -23,6 +23,7 @@ void xpu_viewstate_init(struct xpu_viewstate *vs)
 void xpu_snapshot_init(struct xpu_snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->only_view = -1;
 	xpu_table_init(&s->cpu, xpu_cpu_cols, XPU_CPU_NCOLS);
 	xpu_flame_init(&s->cpu_flame);
 	xpu_table_init(&s->gpu, xpu_gpu_cols, XPU_GPU_NCOLS);

@@ -55,6 +55,8 @@ struct xpu_snapshot {
 	const struct xpu_dict *dict;	/* names for frames and strings */
 	int no_flames;			/* set by the caller: nothing will draw the flamegraphs
 					 * (batch output), so they are left empty */
+	int only_view;			/* set by the caller: the view batch text shows
+					 * (--view), -1 for all of them */
 	/* set by the caller: the symbolizer's caches and the service thread's
 	 * work (symbolize.h, service.h), for the JSON memory and symbolizer
 	 * objects; have_sym 0 in a replay */

@@ -103,6 +103,36 @@ static int parse_theme(struct xpu_theme *t, const char *text, const char *path)
 	return text ? xpu_theme_parse(t, text, path) : 0;
 }
 
+static void ignore_log(void *ctx, int level, const char *msg)
+{
+}
+
+/* A file of which no line sets a role (-t /etc/passwd) is not a theme: it is
+ * refused before a warning per line is printed. */
+static int is_theme(const char *text, const char *path)
+{
+	struct xpu_theme t = xpu_theme_default;
+	unsigned good;
+	if (!text)
+		return 1;
+	xpu_log_set_sink(ignore_log, NULL);
+	int bad = xpu_theme_parse_counted(&t, text, path, &good);
+	xpu_log_set_sink(NULL, NULL);
+	if (good || !bad)
+		return 1;
+	xpu_err("%s is not a theme file: none of its lines is 'role = colour' (see themes/dark.theme)", path);
+	return 0;
+}
+
+int xpu_tui_theme_check(const char *name, int optional)
+{
+	char path[4096], *text;
+	int missing = read_theme(name, optional, &text, path, sizeof(path));
+	int ok = missing >= 0 && is_theme(text, path);
+	free(text);
+	return ok ? 0 : -1;
+}
+
 static void apply_theme(const struct xpu_theme *t)
 {
 	xpu_draw_apply_theme(tui.mono ? &xpu_theme_mono : t, tui.mono);
@@ -228,8 +258,10 @@ int xpu_tui_init(const struct xpu_tui_opts *opts)
 	xpu_draw_set_utf8(!strcmp(nl_langinfo(CODESET), "UTF-8"));
 	int missing = read_theme(opts ? opts->theme : NULL, opts && opts->theme_optional, &text,
 				 path, sizeof(path));
-	if (missing < 0)
+	if (missing < 0 || !is_theme(text, path)) {
+		free(text);
 		return -1;
+	}
 	/* Parsed here, so that its problems stay on the terminal after xputop. */
 	struct xpu_theme theme;
 	int bad = parse_theme(&theme, text, path);

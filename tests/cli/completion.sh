@@ -115,6 +115,15 @@ offers "" -p "1,${S}9999999"
 kill "$S" 2> /dev/null
 wait "$S" 2> /dev/null
 
+t process_names_complete_too
+cp "$(command -v sleep)" "$T_TMP/xpt-sleeper"
+"$T_TMP/xpt-sleeper" 30 &
+S=$!
+includes "xpt-sleeper" -p "xpt-sl"
+includes "1,xpt-sleeper" -p "1,xpt-sl"
+kill "$S" 2> /dev/null
+wait "$S" 2> /dev/null
+
 t numbers_get_no_suggestions
 offers "" -d ""
 offers "" --npu-tdr 1
