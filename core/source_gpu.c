@@ -594,17 +594,23 @@ static void describe(struct gpu_source *g)
 	for (int i = 0; i < MAX_CONNS; i++)
 		n += g->conns[i] && g->conns[i]->hello;
 	uint64_t launches = probes_text(g, probes, sizeof(probes));
-	/* A process whose library never connected comes first: it is what to fix. */
-	char lead[440] = "";
+	/* A process whose library never connected comes first: it is what to
+	 * fix; then, on a machine with no NVIDIA GPU, that there is none. */
+	char lead[480] = "";
 	const char *why = xpu_inject_diag_text(g->diag, &more);
-	if (*why)
-		snprintf(lead, sizeof(lead), more ? "%s (and %d more); " : "%s; ", why, more);
+	const char *none = xpu_sys_nvidia_gpus() ? "" : "no NVIDIA GPU on this machine (none on its PCI bus); ";
+	if (*why && more)
+		snprintf(lead, sizeof(lead), "%s (and %d more); %s", why, more, none);
+	else if (*why)
+		snprintf(lead, sizeof(lead), "%s; %s", why, none);
+	else
+		snprintf(lead, sizeof(lead), "%s", none);
 	if (n)
 		xpu_session_status(g->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
 				   "%s%d CUDA process%s with the xputop library; %s", lead, n, n == 1 ? "" : "es",
 				   probes);
 	else
-		xpu_session_status(g->sess, XPU_SRC_GPU, launches ? XPU_SRC_ACTIVE : XPU_SRC_WAITING,
+		xpu_session_status(g->sess, XPU_SRC_GPU, launches ? XPU_SRC_ACTIVE : *none ? XPU_SRC_OFF : XPU_SRC_WAITING,
 				   "%sno CUDA process is connected: run one under xputop (sudo xputop -- CMD) "
 				   "or start it with CUDA_INJECTION64_PATH=%s; processes without it show "
 				   "launches only; %s", lead,

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -276,4 +277,37 @@ void xpu_sys_detach_in_background(void)
 	if (pid < 0)
 		close(gone[1]);
 	/* gone[1] closes when xputop exits. */
+}
+
+static unsigned long read_hex(const char *path)
+{
+	char buf[32] = "";
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strtoul(buf, NULL, 16);
+}
+
+int xpu_sys_nvidia_gpus(void)
+{
+	static int n = -1;
+	glob_t g;
+	char path[4200];
+	if (n >= 0)
+		return n;
+	n = 0;
+	if (glob("/sys/bus/pci/devices/*", 0, NULL, &g) != 0)
+		return n;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		snprintf(path, sizeof(path), "%s/vendor", g.gl_pathv[i]);
+		if (read_hex(path) != 0x10de)
+			continue;
+		snprintf(path, sizeof(path), "%s/class", g.gl_pathv[i]);
+		n += (read_hex(path) >> 16) == 0x03;	/* display controller: VGA, 3D */
+	}
+	globfree(&g);
+	return n;
 }

@@ -32,6 +32,10 @@ const char *xpu_sys_bpf_hint(int err);
  * see their end when xputop ends.  Call it when nothing is left to write. */
 void xpu_sys_detach_in_background(void);
 
+/* NVIDIA display or 3D controllers on the PCI bus (cached after the first
+ * look), so that a view can say there is none rather than wait for one. */
+int xpu_sys_nvidia_gpus(void);
+
 /* The user who ran sudo (SUDO_UID/SUDO_GID) when we are root, else -1. */
 int xpu_sys_invoking_user(uid_t *uid, gid_t *gid);
 /* Opens dir (O_DIRECTORY), creating it with mode 0755 when missing: it must

@@ -147,7 +147,7 @@ wait_for "GPU · NPU · CPU"
 keys q
 wait_for "EXITED rc=0"
 start 100 30 -- -t no-such-theme
-wait_for "EXITED rc=1"
+wait_for "EXITED rc=2"
 expect_grep "theme 'no-such-theme' not found" "$T_TMP/screen"
 
 t a_replay_is_marked_in_the_header
