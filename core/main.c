@@ -256,9 +256,11 @@ static void on_signal(struct app *a)
 				on_child_exit(a);
 			continue;
 		}
-		/* Stopped by a signal: 128 + its number, as the shell reports it. */
+		/* Stopped by a signal: 128 + its number, as the shell reports it;
+		 * but Ctrl-C typed at the screen is a way to quit, as q is. */
 		a->quit = 1;
-		a->status = 128 + (int)si.ssi_signo;
+		if (!(a->tui && si.ssi_signo == SIGINT && si.ssi_code == SI_KERNEL))
+			a->status = 128 + (int)si.ssi_signo;
 	}
 }
 
@@ -297,6 +299,10 @@ static void switch_gpu_tracing(struct app *a)
 static void on_tty(struct app *a)
 {
 	int r = xpu_tui_input(&a->snap, &a->vs);
+	/* What these did is said on the status line, now: after a replay
+	 * ended no refresh would show it. */
+	if (r & (XPU_REACT_SAVE | XPU_REACT_EXPORT | XPU_REACT_GPU_EXACT))
+		r |= XPU_REACT_REDRAW;
 	if (r & XPU_REACT_QUIT)
 		a->quit = 1;
 	if (r & XPU_REACT_SAVE)

@@ -64,7 +64,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ "?  h", "this help" },
 	{ "q  F10", "quit" },
 	{ NULL, "Flamegraph" },
-	{ "Enter", "zoom onto the heaviest frame above (the hot path)" },
+	{ "Enter", "zoom onto the heaviest callee below (the hot path, while callees outweigh the frame)" },
 	{ "z  Backspace", "zoom out one level" },
 	{ NULL, "Mouse" },
 	{ "click a tab", "switch to its view" },
