@@ -613,6 +613,22 @@ static int check_pids(struct app *a)
 	return 0;
 }
 
+/* --sort and -H, over what the settings file chose. */
+static int apply_sort(struct app *a)
+{
+	char names[512];
+	if (a->o.threads)
+		a->vs.threads = 1;
+	if (!a->o.sort)
+		return 0;
+	int col = xpu_config_sort_col(a->vs.view, a->o.sort, names, sizeof(names));
+	if (col < 0)
+		return xpu_err("--sort %s: not a column of this view (%s)", a->o.sort, names), -1;
+	a->vs.sort_col[a->vs.view] = col;
+	a->vs.reverse[a->vs.view] = 0;
+	return 0;
+}
+
 /* What the run was asked for, checked before anything starts: a usage
  * error, whatever the front-end. */
 static int check_options(struct app *a)
@@ -687,6 +703,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (a->o.view >= 0)
 		a->vs.view = a->o.view;
+	if (apply_sort(a) < 0)
+		return 2;
 	xpu_snapshot_init(&a->snap);
 	xpu_session_init(&a->sess);
 	a->tui = !a->o.batch;

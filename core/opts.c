@@ -23,6 +23,8 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "export", 0, NULL, "batch mode: write the folded stack export on exit" },
 	{ "window", 0, "SECS", "length of the recent window (default 10)" },
 	{ "view", 0, "VIEW", "view to start in: gpu, npu or cpu" },
+	{ "sort", 's', "COL", "sort the view by this column (its JSON name: cpu_pct, samples, comm...)" },
+	{ "threads", 'H', NULL, "CPU view: one row per thread rather than per process" },
 	{ "gpu-no-stacks", 0, NULL, "GPU view without launch stacks: CUPTI alone, the least overhead" },
 	{ "gpu-exact", 0, "[=SECS]", "trace every GPU kernel (for SECS, then sampled; also the e key's time)" },
 	{ "gpu-sample", 0, "MS/MS", "sampled GPU tracing: a slice of MS every MS (default 10/500)" },
@@ -234,6 +236,12 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 	case 'v':
 		o->verbose++;
 		return 0;
+	case 's':
+		o->sort = arg;
+		return 0;
+	case 'H':
+		o->threads = 1;
+		return 0;
 	case OPT_GPU_NO_STACKS:
 		o->gpu_no_stacks = 1;
 		return 0;
@@ -303,6 +311,8 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "export", no_argument, NULL, OPT_EXPORT },
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "view", required_argument, NULL, OPT_VIEW },
+		{ "sort", required_argument, NULL, 's' },
+		{ "threads", no_argument, NULL, 'H' },
 		{ "gpu-no-stacks", no_argument, NULL, OPT_GPU_NO_STACKS },
 		{ "gpu-exact", optional_argument, NULL, OPT_GPU_EXACT },
 		{ "gpu-sample", required_argument, NULL, OPT_GPU_SAMPLE },
@@ -326,7 +336,7 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 	o->window_s = 10;
 	o->view = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+d:p:F:o:t:bjn:w:r:vhV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:p:F:o:t:bjn:w:r:s:HvhV", longs, NULL)) != -1) {
 		if (c == 'h') {
 			xpu_opts_usage(stdout);
 			return 1;

@@ -26,6 +26,8 @@ struct xpu_opts {
 	int export_at_end;	/* --export */
 	double window_s;	/* --window */
 	int view;		/* --view, enum xpu_view; -1 = automatic */
+	const char *sort;	/* --sort: a column of the view, by its JSON key */
+	int threads;		/* -H: threads rather than processes (CPU view) */
 	int verbose;		/* -v */
 	int gpu_no_stacks;	/* --gpu-no-stacks */
 	int gpu_exact;		/* --gpu-exact */

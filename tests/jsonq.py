@@ -424,12 +424,31 @@ def self_cpu_honest(snaps, pid):
         sys.exit(f"the samples charge xputop {sampled:.3f} CPU-s, the kernel counted {kernel:.3f} s")
 
 
+def cpu_sorted_by(snaps, key, order):
+    """The last snapshot's CPU rows are in ORDER (desc or asc) of KEY."""
+    vals = [r[key] for r in snaps[-1]["cpu"]]
+    if len(vals) < 2:
+        sys.exit(f"only {len(vals)} CPU rows")
+    if vals != sorted(vals, reverse=order == "desc"):
+        sys.exit(f"CPU rows not in {order} order of {key}: {vals[:10]}")
+
+
+def cpu_view(snaps, view):
+    """The CPU table shows VIEW (processes or threads), its rows with tids for threads."""
+    d = snaps[-1]
+    if d["cpu_info"]["view"] != view:
+        sys.exit(f"the CPU view shows {d['cpu_info']['view']}, not {view}")
+    if view == "threads" and not all("tid" in r for r in d["cpu"]):
+        sys.exit("a thread row without its tid")
+
+
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_launches_within, gpu_launch_calls, events_at_most,
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest,
+                                  cpu_sorted_by, cpu_view,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, chrome_trace)}
 

@@ -55,7 +55,7 @@ if ! cmp -s "$T_TMP/help.opts" "$T_TMP/comp.opts"; then
 	fail "--help and the completion disagree: $(diff "$T_TMP/help.opts" "$T_TMP/comp.opts" | grep '^[<>]' | tr '\n' ' ')"
 fi
 offers "--verbose --version" --ver
-offers "--theme" --th
+offers "--theme --threads" --th
 
 t the_word_after_an_option_with_an_argument_is_its_value
 # Each option that --help shows with an argument: the next word is its
@@ -136,7 +136,7 @@ offers "$T_TMP/file-one" -- cat "$T_TMP/file-o"
 
 t the_first_word_that_is_not_an_option_starts_the_command
 includes "sleep" -b slee
-offers "--theme" -o "$T_TMP" --th
+offers "--theme --threads" -o "$T_TMP" --th
 offers "" sleep --th
 
 t the_built_completion_is_filled_in_and_valid_bash

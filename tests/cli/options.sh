@@ -52,7 +52,7 @@ sleep 0.3
 TID=$(ls /proc/$B/task | grep -v "^$B\$" | head -1)
 refused_at_once -p "$TID"
 expect_grep "thread of process $B" "$T_TMP/err"
-kill $B; wait $B 2> /dev/null
+kill $B 2> /dev/null; wait $B 2> /dev/null
 
 t a_process_name_selects_its_processes
 # A name of its own: other tests on this machine run busy too.
@@ -62,7 +62,7 @@ sleep 0.3
 "$XPUTOP" -b -j -n 1 -d 0.5 -p xpt-by-name > "$T_TMP/name.json" 2> "$T_TMP/err" || fail "exit status $?: $(cat "$T_TMP/err")"
 python3 tests/jsonq.py only_pids $B < "$T_TMP/name.json" || fail "other processes shown"
 python3 tests/jsonq.py top_comm xpt-by-name < "$T_TMP/name.json" || fail "it is not shown"
-kill $B; wait $B 2> /dev/null
+kill $B 2> /dev/null; wait $B 2> /dev/null
 refused_at_once -p no-process-is-called-this
 expect_grep "no process of that name" "$T_TMP/err"
 
@@ -82,5 +82,19 @@ expect_grep "^GPU" "$T_TMP/gpu.txt"
 grep -q "^CPU:" "$T_TMP/gpu.txt" && fail "--view gpu printed the CPU table"
 "$XPUTOP" -b -n 1 -d 0.3 > "$T_TMP/all.txt" 2> "$T_TMP/err" || fail "exit status $?"
 for v in CPU GPU NPU; do expect_grep "^$v" "$T_TMP/all.txt"; done
+
+t batch_mode_sorts_by_the_column_asked_for
+"$XPUTOP" -b -j -n 1 -d 0.5 --sort pid > "$T_TMP/sort.json" 2> "$T_TMP/err" || fail "exit status $?: $(cat "$T_TMP/err")"
+python3 tests/jsonq.py cpu_sorted_by pid desc < "$T_TMP/sort.json" || fail "--sort pid"
+"$XPUTOP" -b -j -n 1 -d 0.5 -s samples > "$T_TMP/sort.json" 2> "$T_TMP/err" || fail "exit status $?"
+python3 tests/jsonq.py cpu_sorted_by samples desc < "$T_TMP/sort.json" || fail "-s samples"
+refused_at_once --sort no-such-column
+expect_grep "cpu_pct" "$T_TMP/err"
+
+t batch_mode_shows_threads_with_H
+"$OUT/tests/progs/busy" 5 2 & B=$!
+"$XPUTOP" -b -j -n 1 -d 0.5 -H -p $B > "$T_TMP/threads.json" 2> "$T_TMP/err" || fail "exit status $?: $(cat "$T_TMP/err")"
+kill $B 2> /dev/null; wait $B 2> /dev/null
+python3 tests/jsonq.py cpu_view threads < "$T_TMP/threads.json" || fail "-H"
 
 finish
