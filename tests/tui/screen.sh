@@ -156,6 +156,15 @@ start 100 30 -- -r "$T_TMP/rec.xpr"
 wait_for "REPLAY"
 keys q
 
+t flamegraph_frames_show_their_share
+# busy alone (-p): its frames, each with its percentage of the flamegraph.
+start 120 40 -- --view cpu -p $BUSY
+wait_for "busy_leaf_spin"
+i=0
+while [ $i -lt 80 ] && ! { screen; grep -qE "busy_outer +[0-9]+\.[0-9]%" "$T_TMP/screen"; }; do sleep 0.1; i=$((i + 1)); done
+grep -qE "busy_outer +[0-9]+\.[0-9]%" "$T_TMP/screen" || fail "no percentage after busy_outer: $(grep busy_outer "$T_TMP/screen")"
+keys q
+
 t at_40x12_the_cpu_table_keeps_its_numbers_and_drops_user_first
 start 40 12 -- --view cpu
 wait_for "%CPU"
