@@ -710,6 +710,7 @@ int main(int argc, char **argv)
 	a->tui = !a->o.batch;
 	a->snap.no_flames = !a->tui;	/* text and JSON show no flamegraph: a replay runs 1.5x as fast */
 	a->snap.only_view = a->o.view;	/* text: --view's alone, else all */
+	a->snap.hot_functions = !a->tui;
 
 	if (a->o.replay ? open_replay(a) < 0 || start_replay(a) < 0 : start_live(a) < 0)
 		goto fail;

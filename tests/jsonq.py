@@ -442,13 +442,25 @@ def cpu_view(snaps, view):
         sys.exit("a thread row without its tid")
 
 
+def hot_function(snaps, name):
+    """The last snapshot's machine-wide hottest functions start with NAME,
+    their percentages adding up to at most 100."""
+    hot = snaps[-1].get("cpu_functions")
+    if not hot:
+        sys.exit("no cpu_functions")
+    if hot[0]["function"] != name:
+        sys.exit(f"the hottest function is {hot[0]['function']!r}, not {name!r}: {hot[:3]}")
+    if sum(h["pct"] for h in hot) > 100.01:
+        sys.exit("the percentages add up to more than 100")
+
+
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_launches_within, gpu_launch_calls, events_at_most,
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest,
-                                  cpu_sorted_by, cpu_view,
+                                  cpu_sorted_by, cpu_view, hot_function,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, chrome_trace)}
 

@@ -107,4 +107,16 @@ run() { "$XPUTOP" -b -j -n 8 > "$T_TMP/self.json" 2> "$T_TMP/self.err" & XP=$!; 
 under_load run
 $Q self_cpu_honest $XP < "$T_TMP/self.json" || fail "sampled self CPU"
 
+t the_hottest_functions_of_all_processes_are_listed
+# Two busy programs spinning in busy_leaf_spin on both CPUs: perf top would
+# put it first.
+"$BUSY" 6 & B1=$!
+"$BUSY" 6 & B2=$!
+"$XPUTOP" -b -j -n 2 > "$T_TMP/hot.json" 2> "$T_TMP/hot.err" || fail "xputop failed: $(cat "$T_TMP/hot.err")"
+"$XPUTOP" -b -n 1 > "$T_TMP/hot.txt" 2> /dev/null || fail "xputop -b failed"
+kill $B1 $B2 2> /dev/null; wait $B1 $B2 2> /dev/null
+$Q hot_function busy_leaf_spin < "$T_TMP/hot.json" || fail "cpu_functions"
+expect_grep "^Hottest functions, all processes" "$T_TMP/hot.txt"
+expect_grep "%  busy_leaf_spin" "$T_TMP/hot.txt"
+
 finish
