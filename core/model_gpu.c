@@ -880,6 +880,14 @@ double xpu_gpu_model_gpu_ns_est(const struct xpu_gpu_model *m, enum xpu_window w
 	return all;
 }
 
+/* An estimate (a count scaled up from sampled tracing) as a table cell: a
+ * damaged recording's counts can scale past what an int64 holds. */
+static int64_t scaled(uint64_t v, double f)
+{
+	double x = (double)v * f + 0.5;
+	return x >= 9.2e18 ? INT64_MAX : (int64_t)x;
+}
+
 int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 			struct xpu_table *t, enum xpu_window w)
 {
@@ -900,8 +908,8 @@ int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 		r[XPU_GPU_COL_PID].i = k->pid;
 		r[XPU_GPU_COL_PROC].s = xpu_dict_str_get(d, k->comm);
 		r[XPU_GPU_COL_DEV].i = k->device;
-		r[XPU_GPU_COL_CALLS].i = (int64_t)((double)c.calls * f + 0.5);
-		r[XPU_GPU_COL_TOTAL].i = (int64_t)((double)c.ns * f + 0.5);
+		r[XPU_GPU_COL_CALLS].i = scaled(c.calls, f);
+		r[XPU_GPU_COL_TOTAL].i = scaled(c.ns, f);
 		r[XPU_GPU_COL_AVG].i = (int64_t)(c.ns / c.calls);
 		r[XPU_GPU_COL_MAX].i = (int64_t)c.max;
 		r[XPU_GPU_COL_SHARE].d = all > 0 ? 100.0 * (double)c.ns * f / all : 0;

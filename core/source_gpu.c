@@ -595,16 +595,13 @@ static void describe(struct gpu_source *g)
 		n += g->conns[i] && g->conns[i]->hello;
 	uint64_t launches = probes_text(g, probes, sizeof(probes));
 	/* A process whose library never connected comes first: it is what to
-	 * fix; then, on a machine with no NVIDIA GPU, that there is none. */
-	char lead[480] = "";
+	 * fix.  With no process connected, that this machine has no NVIDIA GPU
+	 * comes first when nothing needs fixing, else after the main sentence. */
+	char lead[440] = "";
 	const char *why = xpu_inject_diag_text(g->diag, &more);
+	if (*why)
+		snprintf(lead, sizeof(lead), more ? "%s (and %d more); " : "%s; ", why, more);
 	const char *none = xpu_sys_nvidia_gpus() ? "" : "no NVIDIA GPU on this machine (none on its PCI bus); ";
-	if (*why && more)
-		snprintf(lead, sizeof(lead), "%s (and %d more); %s", why, more, none);
-	else if (*why)
-		snprintf(lead, sizeof(lead), "%s; %s", why, none);
-	else
-		snprintf(lead, sizeof(lead), "%s", none);
 	if (n)
 		xpu_session_status(g->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
 				   "%s%d CUDA process%s with the xputop library; %s", lead, n, n == 1 ? "" : "es",
@@ -613,8 +610,8 @@ static void describe(struct gpu_source *g)
 		xpu_session_status(g->sess, XPU_SRC_GPU, launches ? XPU_SRC_ACTIVE : *none ? XPU_SRC_OFF : XPU_SRC_WAITING,
 				   "%sno CUDA process is connected: run one under xputop (sudo xputop -- CMD) "
 				   "or start it with CUDA_INJECTION64_PATH=%s; processes without it show "
-				   "launches only; %s", lead,
-				   g->inject_lib ? g->inject_lib : "libxputop_inject.so", probes);
+				   "launches only; %s%s", *why ? lead : none,
+				   g->inject_lib ? g->inject_lib : "libxputop_inject.so", *why ? none : "", probes);
 }
 
 static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
