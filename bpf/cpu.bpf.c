@@ -15,6 +15,11 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool filter_pids = false;
 /* Children of watched processes are watched too (xputop -- CMD). */
 const volatile bool follow_forks = false;
+/* User space is woken only once this much waits in the ring; it drains the
+ * ring on a timer of its own anyway.  Waking it for each sample made it run
+ * right after samples, when the timers of the other CPUs (started together,
+ * so in phase) fire: xputop was charged CPU time its victims lost. */
+const volatile __u64 wakeup_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -31,6 +36,12 @@ struct {
 /* Records lost because the ring was full, by kind. */
 __u64 dropped_samples = 0;
 __u64 dropped_procs = 0;
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									      : BPF_RB_NO_WAKEUP;
+}
 
 static __always_inline bool wanted(__u32 pid)
 {
@@ -65,7 +76,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		__builtin_memcpy(s->comm, s->tcomm, sizeof(s->comm));
 	s->klen = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
 	s->ulen = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack), BPF_F_USER_STACK);
-	bpf_ringbuf_submit(s, 0);
+	bpf_ringbuf_submit(s, wakeup_flag());
 	return 0;
 }
 
@@ -80,7 +91,7 @@ static __always_inline void report_proc(__u32 type, struct task_struct *task)
 	p->pid = BPF_CORE_READ(task, tgid);
 	p->time_ns = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&p->comm, task, comm);
-	bpf_ringbuf_submit(p, 0);
+	bpf_ringbuf_submit(p, wakeup_flag());
 }
 
 SEC("tp_btf/sched_process_exec")

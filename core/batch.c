@@ -57,6 +57,19 @@ void xpu_batch_print_table(FILE *f, const struct xpu_table *t)
 	}
 }
 
+/* perf top's list: where the CPUs were, whichever process. */
+static void hot_text(FILE *f, const struct xpu_snapshot *s)
+{
+	char name[512];
+	if (!s->ncpu_hot || !s->cpu_hot_all)
+		return;
+	fprintf(f, "Hottest functions, all processes (%" PRIu64 " samples):\n", s->cpu_hot_all);
+	for (int i = 0; i < s->ncpu_hot; i++) {
+		xpu_frame_text(s->dict, s->cpu_hot[i].frame, name, sizeof(name));
+		fprintf(f, "  %5.1f%%  %s\n", 100.0 * (double)s->cpu_hot[i].samples / (double)s->cpu_hot_all, name);
+	}
+}
+
 void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 {
 	char when[64];
@@ -64,12 +77,19 @@ void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 	fprintf(f, "xputop %s - %s - %s - refresh %.2fs - %.0f events/s - dropped %" PRIu64 "%s\n",
 		XPU_VERSION, s->host, when, (double)s->interval_ns / 1e9, s->events_per_s,
 		s->dropped_total, s->replay ? " - replay" : "");
-	fprintf(f, "CPU: %u Hz on %u CPUs, %" PRIu64 " samples in the last %.2fs\n", s->sample_hz,
-		s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
-	xpu_batch_print_table(f, &s->cpu);
-	xpu_batch_gpu_text(f, s);
-	xpu_batch_gpudev_text(f, s);
-	xpu_batch_npu_text(f, s);
+	int all = s->only_view < 0 || s->only_view >= XPU_VIEW_MAX;
+	if (all || s->only_view == XPU_VIEW_CPU) {
+		fprintf(f, "CPU: %u Hz on %u CPUs, %" PRIu64 " samples in the last %.2fs\n", s->sample_hz,
+			s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
+		xpu_batch_print_table(f, &s->cpu);
+		hot_text(f, s);
+	}
+	if (all || s->only_view == XPU_VIEW_GPU) {
+		xpu_batch_gpu_text(f, s);
+		xpu_batch_gpudev_text(f, s);
+	}
+	if (all || s->only_view == XPU_VIEW_NPU)
+		xpu_batch_npu_text(f, s);
 	xpu_batch_alerts_text(f, s);
 	fputc('\n', f);
 	fflush(f);
@@ -209,6 +229,17 @@ static void json_cpu(struct xpu_json *j, const struct xpu_snapshot *s,
 	}
 	xpu_json_end(j, ']');
 	free(tops);
+	xpu_json_arr(j, "cpu_functions");
+	for (int i = 0; i < s->ncpu_hot; i++) {
+		char name[512];
+		xpu_frame_text(s->dict, s->cpu_hot[i].frame, name, sizeof(name));
+		xpu_json_obj(j, NULL);
+		xpu_json_str(j, "function", name);
+		xpu_json_uint(j, "samples", s->cpu_hot[i].samples);
+		xpu_json_num(j, "pct", s->cpu_hot_all ? 100.0 * (double)s->cpu_hot[i].samples / (double)s->cpu_hot_all : 0);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
 }
 
 const char *xpu_batch_state_name(int st)

@@ -190,6 +190,14 @@ static void col_list(int view, char *buf, size_t size)
 			used += (size_t)snprintf(buf + used, size - used, ", %s", c[i].key);
 }
 
+int xpu_config_sort_col(int view, const char *name, char *expect, size_t size)
+{
+	int i = find_col(view, name);
+	if (i < 0)
+		col_list(view, expect, size);
+	return i;
+}
+
 /* Sets one key; returns 0, or -1 after the warning. */
 static int set_key(struct xpu_settings *s, const struct key *k, const char *v, const char *origin,
 		   int line)

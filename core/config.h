@@ -85,6 +85,9 @@ int xpu_config_path(char *buf, size_t size);
 int xpu_config_load(struct xpu_settings *s, const char *path);
 
 /* Applies what the file set and the command line did not. */
+/* The column of view that sorts by name (its JSON key, as sort-cpu = takes),
+ * or -1 with the names there are in expect. */
+int xpu_config_sort_col(int view, const char *name, char *expect, size_t size);
 void xpu_config_apply(const struct xpu_settings *s, struct xpu_opts *o, struct xpu_viewstate *vs);
 /* Takes the choices made on screen into s: view, sort orders, threads,
  * window, flame pane, theme. */

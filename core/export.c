@@ -127,6 +127,13 @@ static int export_gpu(struct xpu_session *sess, const struct xpu_snapshot *snap,
 int xpu_export_view(struct xpu_session *sess, const struct xpu_snapshot *snap,
 		    const struct xpu_viewstate *vs, const char *dir, char *msg, size_t size)
 {
+	/* An empty file would only puzzle flamegraph.pl ("No stack counts found"). */
+	int no_gpu = !snap->gpu.nrows && !sess->gpu.launch_stacks.sum_total;
+	if ((vs->view == XPU_VIEW_CPU && !snap->cpu.nrows) || (vs->view == XPU_VIEW_GPU && no_gpu)) {
+		snprintf(msg, size, "nothing to export: the %s view has no rows%s", vs->view == XPU_VIEW_CPU ? "CPU" : "GPU",
+			 vs->view == XPU_VIEW_GPU ? " (its source line says why)" : "");
+		return 0;
+	}
 	switch (vs->view) {
 	case XPU_VIEW_CPU:
 		return export_cpu(sess, snap, vs, dir, msg, size);

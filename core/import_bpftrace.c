@@ -1,16 +1,21 @@
 #include "import_bpftrace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/types.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "event.h"
 #include "model_npu.h"
 #include "npu.h"
 #include "readfile.h"
+
+static const char not_a_log[] = "not an xputop recording, nor a bpftrace log of "
+				"\"<ms> kprobe:intel_vpu:ivpu_*\" lines";
 
 /* What a probed function means to the NPU model. */
 enum fn {
@@ -280,8 +285,7 @@ struct xpu_import *xpu_import_bpftrace_text(const char *text, size_t len, uint64
 		at += n + 1;
 	}
 	if (!im->st.calls) {
-		snprintf(err, errlen, "not an xputop recording, nor a bpftrace log of "
-			 "\"<ms> kprobe:intel_vpu:ivpu_*\" lines");
+		snprintf(err, errlen, "%s", not_a_log);
 		xpu_import_free(im);
 		return NULL;
 	}
@@ -303,19 +307,44 @@ struct xpu_import *xpu_import_bpftrace_text(const char *text, size_t len, uint64
 	return im;
 }
 
+/* Whether the file's first HEAD_BYTES could begin such a log: text (no NUL)
+ * with a probe in it.  Decided before the rest is read, so that a large file
+ * of something else is refused at once and without reading it into memory. */
+#define HEAD_BYTES 65536
+static int looks_like_log(int fd)
+{
+	static char head[HEAD_BYTES];
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	if (n <= 0 || memchr(head, '\0', (size_t)n))
+		return 0;
+	return memmem(head, (size_t)n, "kprobe:", 7) != NULL;
+}
+
 struct xpu_import *xpu_import_bpftrace(const char *path, uint64_t interval_ns, char *err, size_t errlen)
 {
 	struct stat stt;
 	char *text = NULL;
 	size_t len;
-	int r = xpu_read_path(path, XPU_IMPORT_MAX_BYTES, &text, &len);
+	/* O_NONBLOCK: a FIFO must not hang the open; it is refused next. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &stt) < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(stt.st_mode) || !looks_like_log(fd)) {
+		snprintf(err, errlen, "%s", S_ISREG(stt.st_mode) ? not_a_log : "not a regular file");
+		close(fd);
+		return NULL;
+	}
+	int r = xpu_read_fd(fd, XPU_IMPORT_MAX_BYTES, &text, &len);
+	close(fd);
 	if (r < 0) {
 		snprintf(err, errlen, "%s", strerror(-r));
 		return NULL;
 	}
-	uint64_t mtime = stat(path, &stt) == 0
-				 ? (uint64_t)stt.st_mtim.tv_sec * 1000000000ULL + (uint64_t)stt.st_mtim.tv_nsec
-				 : 0;
+	uint64_t mtime = (uint64_t)stt.st_mtim.tv_sec * 1000000000ULL + (uint64_t)stt.st_mtim.tv_nsec;
 	struct xpu_import *im = xpu_import_bpftrace_text(text, len, interval_ns, mtime, err, errlen);
 	free(text);
 	if (im)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -22,6 +23,7 @@
 #include "import_bpftrace.h"
 #include "inject_lib.h"
 #include "opts.h"
+#include "procs.h"
 #include "record.h"
 #include "service.h"
 #include "session.h"
@@ -183,6 +185,9 @@ static void after_refresh(struct app *a)
 	/* In batch mode a command's end ends the run, once it has been shown. */
 	if (a->child_done && !a->tui)
 		a->quit = 1;
+	/* A batch run that records is for the recording: it ends with it. */
+	if (a->sess.rec_failed && !a->tui)
+		a->quit = 1;
 }
 
 /* Replay: feed the recording's events up to and including its next tick. */
@@ -268,8 +273,10 @@ static void on_signal(struct app *a)
 				on_child_exit(a);
 			continue;
 		}
+		/* Stopped by a signal: 128 + its number, as the shell reports it;
+		 * but Ctrl-C typed at the screen is a way to quit, as q is. */
 		a->quit = 1;
-		if (si.ssi_signo != SIGINT)
+		if (!(a->tui && si.ssi_signo == SIGINT && si.ssi_code == SI_KERNEL))
 			a->status = 128 + (int)si.ssi_signo;
 	}
 }
@@ -309,6 +316,10 @@ static void switch_gpu_tracing(struct app *a)
 static void on_tty(struct app *a)
 {
 	int r = xpu_tui_input(&a->snap, &a->vs);
+	/* What these did is said on the status line, now: after a replay
+	 * ended no refresh would show it. */
+	if (r & (XPU_REACT_SAVE | XPU_REACT_EXPORT | XPU_REACT_GPU_EXACT))
+		r |= XPU_REACT_REDRAW;
 	if (r & XPU_REACT_QUIT)
 		a->quit = 1;
 	if (r & XPU_REACT_SAVE)
@@ -393,6 +404,8 @@ static int open_replay(struct app *a)
 		xpu_err("%s: %s", a->o.replay, xpu_rec_error(a->replay));
 		return -1;
 	}
+	if (*xpu_rec_warning(a->replay))
+		xpu_warn("%s: %s", a->o.replay, xpu_rec_warning(a->replay));
 	return 0;
 }
 
@@ -547,7 +560,7 @@ static int start_live(struct app *a)
 				   "NPU tracing is off: this kernel has no usable BTF for BPF programs");
 	if (start_nvml(a) < 0)
 		return -1;
-	a->sess.last_tick_mono = xpu_now_mono();
+	xpu_session_begin(&a->sess, xpu_now_mono());
 	if (a->o.cmd && xpu_child_release(&a->child, a->o.cmd[0]) < 0)
 		return -1;
 	return 0;
@@ -567,12 +580,119 @@ static int start_recording(struct app *a)
 	if (uname(&u) == 0)
 		memcpy(m.kernel, u.release, sizeof(m.kernel) - 1);
 	snprintf(m.version, sizeof(m.version), "%s", XPU_VERSION);
-	a->sess.rec = xpu_rec_create(a->o.record, &a->sess.dict, &m, err, sizeof(err));
+	a->sess.rec = xpu_rec_create_from(a->o.record, a->o.replay, &a->sess.dict, &m, err, sizeof(err));
 	if (!a->sess.rec) {
 		xpu_err("%s", err);	/* names the file already */
 		return -1;
 	}
 	return 0;
+}
+
+/* -o (and the current directory, where --export writes without it) must take
+ * files now, not after the whole run. */
+static int check_outdir(const struct app *a)
+{
+	const char *dir = a->o.outdir ? a->o.outdir : ".";
+	struct stat st;
+	if (!a->o.outdir && !a->o.export_at_end)
+		return 0;
+	if (stat(dir, &st) < 0)
+		return xpu_err("-o %s: %s", dir, strerror(errno)), -1;
+	if (!S_ISDIR(st.st_mode))
+		return xpu_err("-o %s: not a directory", dir), -1;
+	if (access(dir, W_OK | X_OK) < 0)
+		return xpu_err("-o %s: exports cannot be written there: %s", dir, strerror(errno)), -1;
+	return 0;
+}
+
+/* -p: each id a process that is there (a thread's id is not one), each name
+ * the processes that have it now. */
+static int check_pids(struct app *a)
+{
+	for (uint32_t i = 0; i < a->o.npids; i++) {
+		long tgid = xpu_procs_tgid(a->o.pids[i]);
+		if (tgid < 0)
+			return xpu_err("-p %u: no such process", a->o.pids[i]), -1;
+		if (tgid != (long)a->o.pids[i])
+			return xpu_err("-p %u: that is a thread of process %ld; -p %ld watches the process", a->o.pids[i],
+				       tgid, tgid), -1;
+	}
+	for (uint32_t i = 0; i < a->o.npid_names; i++) {
+		const char *name = a->o.pid_names[i];
+		int room = XPU_MAX_PIDS - (int)a->o.npids;
+		int n = xpu_procs_by_name(name, a->o.pids + a->o.npids, room);
+		if (n == 0)
+			return xpu_err("-p %s: no process of that name", name), -1;
+		if (n > room)
+			return xpu_err("-p %s: more than %d processes", name, XPU_MAX_PIDS), -1;
+		a->o.npids += (uint32_t)n;
+	}
+	return 0;
+}
+
+/* --sort and -H, over what the settings file chose. */
+static int apply_sort(struct app *a)
+{
+	char names[512];
+	if (a->o.threads)
+		a->vs.threads = 1;
+	if (!a->o.sort)
+		return 0;
+	int col = xpu_config_sort_col(a->vs.view, a->o.sort, names, sizeof(names));
+	if (col < 0)
+		return xpu_err("--sort %s: not a column of this view (%s)", a->o.sort, names), -1;
+	a->vs.sort_col[a->vs.view] = col;
+	a->vs.reverse[a->vs.view] = 0;
+	return 0;
+}
+
+/* What the run was asked for, checked before anything starts: a usage
+ * error, whatever the front-end. */
+static int check_options(struct app *a)
+{
+	if (a->o.theme && xpu_tui_theme_check(a->o.theme, a->o.theme == a->settings.theme) < 0)
+		return -1;
+	if (check_outdir(a) < 0)
+		return -1;
+	return a->o.replay ? 0 : check_pids(a);
+}
+
+/* -v: what each view's source is doing, once they are up. */
+static void report_sources(const struct app *a)
+{
+	static const char *names[XPU_SRC_MAX] = { "CPU", "GPU", "NPU" };
+	for (int i = 0; i < XPU_SRC_MAX; i++)
+		xpu_debug("%s: %s", names[i], a->sess.status[i].text);
+	xpu_debug("GPU devices: %s", a->sess.gpudev.s.status);
+}
+
+/* The recording's last block goes out now: a recording that stopped early
+ * (a full disk) or could not be completed fails the run. */
+static int finish_recording(struct app *a)
+{
+	if (!a->sess.rec)
+		return 0;
+	int failed = a->sess.rec_failed;
+	int rc = xpu_rec_close(a->sess.rec);
+	a->sess.rec = NULL;
+	if (rc < 0 && !failed)
+		xpu_err("%s: the recording could not be completed: %s", a->o.record, strerror(-rc));
+	if (rc < 0 || failed) {
+		xpu_err("%s: the recording is incomplete; a replay shows what it holds up to where it "
+			"stopped", a->o.record);
+		return -1;
+	}
+	return 0;
+}
+
+/* As time(1) and timeout(1): a run of a command that ended returns its status
+ * (128 + the signal that killed it), unless xputop itself failed. */
+static int exit_status(const struct app *a)
+{
+	if (a->status || !a->o.cmd || !a->child.exited)
+		return a->status;
+	int st = a->child.status;
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 }
 
 int main(int argc, char **argv)
@@ -597,17 +717,24 @@ int main(int argc, char **argv)
 			return 1;
 		xpu_config_apply(&a->settings, &a->o, &a->vs);
 	}
+	if (check_options(a) < 0)
+		return 2;
 	if (a->o.view >= 0)
 		a->vs.view = a->o.view;
+	if (apply_sort(a) < 0)
+		return 2;
 	xpu_snapshot_init(&a->snap);
 	xpu_session_init(&a->sess);
 	a->tui = !a->o.batch;
 	a->snap.no_flames = !a->tui;	/* text and JSON show no flamegraph: a replay runs 1.5x as fast */
+	a->snap.only_view = a->o.view;	/* text: --view's alone, else all */
+	a->snap.hot_functions = !a->tui;
 
 	if (a->o.replay ? open_replay(a) < 0 || start_replay(a) < 0 : start_live(a) < 0)
 		goto fail;
 	if (a->o.record && start_recording(a) < 0)
 		goto fail;
+	report_sources(a);
 	if (a->tui) {
 		struct xpu_tui_opts to = {
 			.theme = a->o.theme, .no_color = getenv("NO_COLOR") && *getenv("NO_COLOR"),
@@ -635,6 +762,8 @@ int main(int argc, char **argv)
 		xpu_service_drain(a->svc, EXIT_WAIT_MS);
 	if (a->o.export_at_end && export_now(a) < 0)
 		a->status = 1;
+	if (finish_recording(a) < 0)
+		a->status = 1;
 	goto out;
 fail:
 	a->status = 1;
@@ -643,11 +772,13 @@ out:
 		xpu_tui_fini();
 	/* Its last jobs' done() touch the sources and the dictionary. */
 	xpu_service_free(a->svc, 0);
+	if (a->svc)	/* live: probes to detach */
+		xpu_sys_detach_in_background();
 	xpu_session_free(&a->sess);
 	if (a->replay)
 		xpu_rec_close_reader(a->replay);
 	xpu_import_free(a->import);
 	xpu_sym_free(a->sym);
 	xpu_snapshot_free(&a->snap);
-	return a->status;
+	return exit_status(a);
 }

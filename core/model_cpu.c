@@ -260,3 +260,69 @@ int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 	}
 	return 0;
 }
+
+struct hot_ctx {
+	const struct xpu_dict *d;
+	struct xpu_cpu_hot *v;
+	size_t n, cap;
+	uint64_t all;
+};
+
+static int hot_one(void *arg, const struct xpu_stack_entry *e, uint64_t weight)
+{
+	struct hot_ctx *c = arg;
+	uint32_t n;
+	const uint32_t *frames = xpu_dict_stack_get(c->d, e->stack, &n);
+	c->all += weight;
+	if (!frames || !n)
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+		void *p = realloc(c->v, cap * sizeof(*c->v));
+		if (!p)
+			return -ENOMEM;
+		c->v = p;
+		c->cap = cap;
+	}
+	c->v[c->n++] = (struct xpu_cpu_hot){ frames[n - 1], weight };	/* root first: the leaf is last */
+	return 0;
+}
+
+static int by_frame(const void *a, const void *b)
+{
+	const struct xpu_cpu_hot *x = a, *y = b;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+static int by_samples(const void *a, const void *b)
+{
+	const struct xpu_cpu_hot *x = a, *y = b;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+int xpu_cpu_model_hot(const struct xpu_cpu_model *m, const struct xpu_dict *d, enum xpu_window w,
+		      struct xpu_cpu_hot *out, int max, uint64_t *all)
+{
+	struct hot_ctx c = { .d = d };
+	int rc = xpu_stacks_each(&m->stacks, w, 0, 0, hot_one, &c);
+	*all = c.all;
+	if (rc < 0) {
+		free(c.v);
+		return rc;
+	}
+	size_t k = 0;
+	qsort(c.v, c.n, sizeof(*c.v), by_frame);
+	for (size_t i = 0; i < c.n; i++) {	/* one entry per frame */
+		if (k && c.v[k - 1].frame == c.v[i].frame)
+			c.v[k - 1].samples += c.v[i].samples;
+		else
+			c.v[k++] = c.v[i];
+	}
+	qsort(c.v, k, sizeof(*c.v), by_samples);
+	int n = k < (size_t)max ? (int)k : max;
+	memcpy(out, c.v, (size_t)n * sizeof(*out));
+	free(c.v);
+	return n;
+}

@@ -69,6 +69,17 @@ void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns);
  * that have samples in window w, unsorted; row keys are pids (tids). */
 int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 			struct xpu_table *t, int threads, enum xpu_window w);
+/* A function the CPUs were in, machine-wide (perf top's list). */
+struct xpu_cpu_hot {
+	uint32_t frame;		/* dict frame: the leaf of the stacks */
+	uint64_t samples;
+};
+#define XPU_CPU_HOT_MAX 10
+/* The leaf frames of every process's stacks in window w, heaviest first:
+ * up to max into out.  Returns how many (or -ENOMEM); *all is every sample
+ * counted (what percentages are of). */
+int xpu_cpu_model_hot(const struct xpu_cpu_model *m, const struct xpu_dict *d, enum xpu_window w,
+		      struct xpu_cpu_hot *out, int max, uint64_t *all);
 /* The task (tid 0: the process), or NULL if never sampled. */
 const struct xpu_cpu_task *xpu_cpu_model_task(const struct xpu_cpu_model *m, uint32_t pid,
 					      uint32_t tid);

@@ -11,7 +11,7 @@
 
 const struct xpu_optdoc xpu_optdocs[] = {
 	{ "delay", 'd', "SECS", "refresh interval in seconds (default 1.0)" },
-	{ "pid", 'p', "PID[,PID...]", "watch only these processes" },
+	{ "pid", 'p', "PID|NAME[,...]", "watch only these processes (ids, or names as in top's COMMAND)" },
 	{ "freq", 'F', "HZ", "CPU sampling frequency (default 99)" },
 	{ "output-dir", 'o', "DIR", "directory for exports (default: the current directory)" },
 	{ "theme", 't', "NAME", "colour theme: dark, light, high-contrast, mono, or a theme file's path" },
@@ -23,6 +23,8 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "export", 0, NULL, "batch mode: write the folded stack export on exit" },
 	{ "window", 0, "SECS", "length of the recent window (default 10)" },
 	{ "view", 0, "VIEW", "view to start in: gpu, npu or cpu" },
+	{ "sort", 's', "COL", "sort the view by this column (its JSON name: cpu_pct, samples, comm...)" },
+	{ "threads", 'H', NULL, "CPU view: one row per thread rather than per process" },
 	{ "gpu-no-stacks", 0, NULL, "GPU view without launch stacks: CUPTI alone, the least overhead" },
 	{ "gpu-exact", 0, "[=SECS]", "trace every GPU kernel (for SECS, then sampled; also the e key's time)" },
 	{ "gpu-sample", 0, "MS/MS", "sampled GPU tracing: a slice of MS every MS (default 10/500)" },
@@ -64,7 +66,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ "?  h", "this help" },
 	{ "q  F10", "quit" },
 	{ NULL, "Flamegraph" },
-	{ "Enter", "zoom onto the heaviest frame above (the hot path)" },
+	{ "Enter", "zoom onto the heaviest callee below (the hot path, while callees outweigh the frame)" },
 	{ "z  Backspace", "zoom out one level" },
 	{ NULL, "Mouse" },
 	{ "click a tab", "switch to its view" },
@@ -108,9 +110,12 @@ void xpu_opts_usage(FILE *f)
 		   "\nSee xputop(8) for the fields of each view and what the alerts mean.\n");
 }
 
+/* Decimal only: strtod would take -d 0x10 as 16 seconds. */
 static int parse_double(const char *s, double lo, double hi, double *out)
 {
 	char *end;
+	if (!*s || s[strspn(s, "0123456789.")])
+		return -1;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
@@ -136,6 +141,14 @@ static int parse_pids(struct xpu_opts *o, const char *arg)
 	snprintf(buf, sizeof(buf), "%s", arg);
 	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		long v;
+		if (*tok < '0' || *tok > '9') {	/* a name: which processes is known at start */
+			if (o->npid_names == XPU_MAX_PID_NAMES)
+				return xpu_err("-p: at most %d process names", XPU_MAX_PID_NAMES), -1;
+			if (strlen(tok) >= sizeof(o->pid_names[0]))
+				return xpu_err("-p: '%s' is too long for a process name", tok), -1;
+			snprintf(o->pid_names[o->npid_names++], sizeof(o->pid_names[0]), "%s", tok);
+			continue;
+		}
 		if (parse_long(tok, 1, 4194304, &v) < 0) {
 			xpu_err("-p: '%s' is not a process id", tok);
 			return -1;
@@ -146,8 +159,8 @@ static int parse_pids(struct xpu_opts *o, const char *arg)
 		}
 		o->pids[o->npids++] = (uint32_t)v;
 	}
-	if (!o->npids) {
-		xpu_err("-p needs at least one process id");
+	if (!o->npids && !o->npid_names) {
+		xpu_err("-p needs at least one process id or name");
 		return -1;
 	}
 	return 0;
@@ -223,6 +236,12 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 	case 'v':
 		o->verbose++;
 		return 0;
+	case 's':
+		o->sort = arg;
+		return 0;
+	case 'H':
+		o->threads = 1;
+		return 0;
 	case OPT_GPU_NO_STACKS:
 		o->gpu_no_stacks = 1;
 		return 0;
@@ -292,6 +311,8 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "export", no_argument, NULL, OPT_EXPORT },
 		{ "window", required_argument, NULL, OPT_WINDOW },
 		{ "view", required_argument, NULL, OPT_VIEW },
+		{ "sort", required_argument, NULL, 's' },
+		{ "threads", no_argument, NULL, 'H' },
 		{ "gpu-no-stacks", no_argument, NULL, OPT_GPU_NO_STACKS },
 		{ "gpu-exact", optional_argument, NULL, OPT_GPU_EXACT },
 		{ "gpu-sample", required_argument, NULL, OPT_GPU_SAMPLE },
@@ -315,7 +336,7 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 	o->window_s = 10;
 	o->view = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+d:p:F:o:t:bjn:w:r:vhV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:p:F:o:t:bjn:w:r:s:HvhV", longs, NULL)) != -1) {
 		if (c == 'h') {
 			xpu_opts_usage(stdout);
 			return 1;

@@ -7,11 +7,14 @@
 #include <stdio.h>
 
 #define XPU_MAX_PIDS 256
+#define XPU_MAX_PID_NAMES 16
 
 struct xpu_opts {
 	double delay_s;		/* -d */
 	uint32_t pids[XPU_MAX_PIDS];	/* -p */
 	uint32_t npids;
+	char pid_names[XPU_MAX_PID_NAMES][64];	/* -p NAME: resolved at start */
+	uint32_t npid_names;
 	uint32_t hz;		/* -F */
 	const char *outdir;	/* -o */
 	const char *theme;	/* -t */
@@ -23,6 +26,8 @@ struct xpu_opts {
 	int export_at_end;	/* --export */
 	double window_s;	/* --window */
 	int view;		/* --view, enum xpu_view; -1 = automatic */
+	const char *sort;	/* --sort: a column of the view, by its JSON key */
+	int threads;		/* -H: threads rather than processes (CPU view) */
 	int verbose;		/* -v */
 	int gpu_no_stacks;	/* --gpu-no-stacks */
 	int gpu_exact;		/* --gpu-exact */

@@ -186,8 +186,22 @@ static void give_to_sudo_user(int fd, const char *path)
 		xpu_warn("cannot give %s to uid %lu: %s", path, uid, strerror(errno));
 }
 
+/* The output must not be the file being read, by whatever name (a second
+ * path, a hard link, a bind mount): checked on the open descriptor, before
+ * anything is truncated. */
+static int check_not_input(int fd, const char *path, const char *input, char *err, size_t errlen)
+{
+	struct stat out, in;
+	if (!input || stat(input, &in) || fstat(fd, &out))
+		return 0;
+	if (out.st_dev != in.st_dev || out.st_ino != in.st_ino)
+		return 0;
+	snprintf(err, errlen, "%s is the file being replayed (%s); not overwriting it", path, input);
+	return -1;
+}
+
 /* Opens path for writing, emptied, or returns -1 with a message. */
-static int open_target(const char *path, char *err, size_t errlen)
+static int open_target(const char *path, const char *input, char *err, size_t errlen)
 {
 	/* O_NONBLOCK only keeps a FIFO from hanging the open; it is refused next. */
 	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
@@ -199,7 +213,7 @@ static int open_target(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (check_reusable(fd, path, err, errlen)) {
+	if (check_not_input(fd, path, input, err, errlen) || check_reusable(fd, path, err, errlen)) {
 		close(fd);
 		return -1;
 	}
@@ -214,6 +228,13 @@ static int open_target(const char *path, char *err, size_t errlen)
 struct xpu_rec_writer *xpu_rec_create(const char *path, const struct xpu_dict *dict,
 				      const struct xpu_rec_meta *meta, char *err, size_t errlen)
 {
+	return xpu_rec_create_from(path, NULL, dict, meta, err, errlen);
+}
+
+struct xpu_rec_writer *xpu_rec_create_from(const char *path, const char *input,
+					   const struct xpu_dict *dict,
+					   const struct xpu_rec_meta *meta, char *err, size_t errlen)
+{
 	uint8_t h[HDR_MIN + sizeof(meta->host) + sizeof(meta->kernel) + sizeof(meta->version)];
 	struct xpu_rec_writer *w = calloc(1, sizeof(*w));
 	int rc;
@@ -226,7 +247,7 @@ struct xpu_rec_writer *xpu_rec_create(const char *path, const struct xpu_dict *d
 	w->dict = dict;
 	w->cap = BLK_HDR + BLK_TARGET;
 	w->len = BLK_HDR;
-	w->fd = open_target(path, err, errlen);
+	w->fd = open_target(path, input, err, errlen);
 	if (w->fd < 0) {
 		free(w->buf);
 		free(w);
@@ -419,8 +440,11 @@ int xpu_rec_flush(struct xpu_rec_writer *w)
 	put32(w->buf + 8, w->nrec);
 	put32(w->buf + 12, block_crc(w->buf, w->buf + BLK_HDR, plen));
 	int rc = write_all(w->fd, w->buf, w->len);
-	if (rc)
+	if (rc) {	/* a full disk: the file ends after its last whole block */
+		if (ftruncate(w->fd, (off_t)w->written) < 0)	/* a reader skips the torn block anyway */
+			xpu_debug("cannot cut the torn block off the recording: %s", strerror(errno));
 		return w->err = rc;
+	}
 	w->written += w->len;
 	w->len = BLK_HDR;
 	w->nrec = 0;
@@ -470,6 +494,7 @@ struct xpu_rec_reader {
 	uint32_t count, seen;		/* records the block says it holds, records read */
 	int failed;
 	char err[512];
+	char warning[512];		/* what verify left out at the end, "" if nothing */
 };
 
 struct block {
@@ -613,11 +638,12 @@ struct xpu_rec_reader *xpu_rec_open(const char *path, struct xpu_dict *dict, cha
 		return NULL;
 	}
 	r->dict = dict;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not hang the open; it is refused next. */
+	r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (r->fd < 0 || fstat(r->fd, &st))
 		fail(r, "cannot open: %s", strerror(errno));
 	else if (!S_ISREG(st.st_mode))
-		fail(r, "not a regular file");
+		fail(r, "not a regular file (a pipe or device cannot be replayed)");
 	else
 		r->size = (uint64_t)st.st_size;
 	return finish_open(r, err, errlen);
@@ -737,6 +763,34 @@ static int check_framing(struct xpu_rec_reader *r, uint64_t off, uint64_t no, co
 	return 0;
 }
 
+/* Whether the bytes at off, where block no would start, are a torn tail (the
+ * file ends inside the block: a full disk, a crash) or not a block at all
+ * (garbage appended): everything before them is intact. */
+static int torn_tail(struct xpu_rec_reader *r, uint64_t off)
+{
+	uint64_t left = r->size - off;
+	const uint8_t *p;
+
+	if (left < BLK_HDR)
+		return 1;
+	if (!(p = fetch(r, off, BLK_HDR)))
+		return 0;
+	uint32_t len = get32(p + 4);
+	return get32(p) != BLK_MAGIC || (len <= BLK_MAX && len > left - BLK_HDR);
+}
+
+/* The replay ends at off, before block no; the rest is named in the warning. */
+static void keep_intact(struct xpu_rec_reader *r, uint64_t off, uint64_t no)
+{
+	snprintf(r->warning, sizeof(r->warning),
+		 "the recording ends in %llu bytes that are not a whole block (from byte %llu, where "
+		 "block %llu would start: a full disk or a crash while recording?); the %llu intact "
+		 "block%s before them are replayed", (unsigned long long)(r->size - off),
+		 (unsigned long long)off, (unsigned long long)no, (unsigned long long)(no - 1),
+		 no == 2 ? "" : "s");
+	r->size = off;
+}
+
 int xpu_rec_verify(struct xpu_rec_reader *r)
 {
 	struct block b;
@@ -746,10 +800,20 @@ int xpu_rec_verify(struct xpu_rec_reader *r)
 		return -1;
 	if (r->block)
 		return fail(r, "xpu_rec_verify must come before the first xpu_rec_next");
-	for (; off < r->size; off += BLK_HDR + (uint64_t)b.len, no++)
-		if (load_block(r, off, no, &b) || check_framing(r, off, no, &b))
+	for (; off < r->size; off += BLK_HDR + (uint64_t)b.len, no++) {
+		if (torn_tail(r, off)) {
+			keep_intact(r, off, no);
+			return 0;
+		}
+		if (r->failed || load_block(r, off, no, &b) || check_framing(r, off, no, &b))
 			return -1;
+	}
 	return 0;
+}
+
+const char *xpu_rec_warning(const struct xpu_rec_reader *r)
+{
+	return r->warning;
 }
 
 /* Moves to the next block: 1, 0 at the end of the recording, -1 on damage. */

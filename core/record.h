@@ -32,9 +32,15 @@ struct xpu_rec_meta {
 struct xpu_rec_writer;
 
 /* Creates a new recording (never overwrites a file that is not a recording;
- * O_NOFOLLOW).  Returns NULL with a message in err on failure. */
+ * O_NOFOLLOW).  A write that fails (a full disk) cuts the file back to its
+ * last whole block.  Returns NULL with a message in err on failure. */
 struct xpu_rec_writer *xpu_rec_create(const char *path, const struct xpu_dict *dict,
 				      const struct xpu_rec_meta *meta, char *err, size_t errlen);
+/* As xpu_rec_create, while input (a path, NULL for none) is being read:
+ * refuses when path is the same file by any name, before truncating it. */
+struct xpu_rec_writer *xpu_rec_create_from(const char *path, const char *input,
+					   const struct xpu_dict *dict,
+					   const struct xpu_rec_meta *meta, char *err, size_t errlen);
 /* Appends one event, writing first any dictionary entries created since the
  * last call.  Returns 0 or -errno. */
 int xpu_rec_write(struct xpu_rec_writer *w, const struct xpu_event *ev);
@@ -64,10 +70,15 @@ const struct xpu_rec_meta *xpu_rec_meta(const struct xpu_rec_reader *r);
  * recording, or -1 on damage (xpu_rec_error() says what and where). */
 int xpu_rec_next(struct xpu_rec_reader *r, struct xpu_event *ev);
 /* Checks the framing and checksums of the whole recording without decoding
- * it, so that a damaged file is refused before anything is shown.  Call it
- * before the first xpu_rec_next; reading then starts at the beginning.
- * Returns 0, or -1 (xpu_rec_error() says what and where). */
+ * it, so that a damaged file is refused before anything is shown.  A file
+ * whose end is torn (cut inside a block: a full disk) or followed by bytes
+ * that are not a block is not refused: reading stops after its last intact
+ * block and xpu_rec_warning() says what was left out.  Call it before the
+ * first xpu_rec_next; reading then starts at the beginning.  Returns 0, or
+ * -1 (xpu_rec_error() says what and where). */
 int xpu_rec_verify(struct xpu_rec_reader *r);
+/* What xpu_rec_verify left out at the end of the file; "" when nothing. */
+const char *xpu_rec_warning(const struct xpu_rec_reader *r);
 const char *xpu_rec_error(const struct xpu_rec_reader *r);
 /* Marks the stacks the reader maps file ids to (a sweep, dict.h): the file
  * may use any of them again until it forgets them. */

@@ -161,6 +161,11 @@ static void on_tick(struct xpu_session *s, const struct xpu_event *ev)
 	xpu_session_sweep(s);
 }
 
+void xpu_session_begin(struct xpu_session *s, uint64_t mono)
+{
+	s->start_mono = s->last_tick_mono = mono;
+}
+
 void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 {
 	record(s, ev);

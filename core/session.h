@@ -64,6 +64,10 @@ struct xpu_session {
 	uint64_t dropped_by_src[XPU_SRC_MAX];
 	uint64_t ticks;
 	uint64_t last_tick_mono, last_tick_wall, last_interval;
+	/* When the first interval began (live): the CPU source leaves out
+	 * samples taken before it, while the other sources were starting. */
+	uint64_t start_mono;
+	uint64_t before_start;	/* samples left out for that */
 
 	uint32_t ncpus;
 	double self_cpu_pct;	/* xputop's own CPU over the last tick, % of one core */
@@ -81,6 +85,8 @@ int xpu_session_start(struct xpu_session *s, const struct xpu_session_cfg *cfg);
 void xpu_session_free(struct xpu_session *s);
 /* Passes one event down the stream: recorder, then models. */
 void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev);
+/* The first interval begins at mono (live, once every source is up). */
+void xpu_session_begin(struct xpu_session *s, uint64_t mono);
 /* Emits a TICK at mono (CLOCK_MONOTONIC) / wall (CLOCK_REALTIME) ns. */
 void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall);
 int xpu_session_add_source(struct xpu_session *s, struct xpu_source *src);

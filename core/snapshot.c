@@ -23,6 +23,7 @@ void xpu_viewstate_init(struct xpu_viewstate *vs)
 void xpu_snapshot_init(struct xpu_snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->only_view = -1;
 	xpu_table_init(&s->cpu, xpu_cpu_cols, XPU_CPU_NCOLS);
 	xpu_flame_init(&s->cpu_flame);
 	xpu_table_init(&s->gpu, xpu_gpu_cols, XPU_GPU_NCOLS);
@@ -92,6 +93,11 @@ static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 		return -1;
 	arrange(&s->cpu, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT);
 	s->cpu_samples_tick = m->samples_last;
+	s->ncpu_hot = 0;
+	if (s->hot_functions &&
+	    (s->ncpu_hot = xpu_cpu_model_hot(m, &sess->dict, vs->window, s->cpu_hot, XPU_CPU_HOT_MAX,
+					     &s->cpu_hot_all)) < 0)
+		return -1;
 
 	uint64_t key = selected_key(&s->cpu, vs->selected[XPU_VIEW_CPU]);
 	const struct xpu_cpu_task *task = NULL;

@@ -11,6 +11,7 @@
 
 #include "alerts.h"
 #include "flame.h"
+#include "model_cpu.h"
 #include "model_gpu.h"
 #include "model_gpudev.h"
 #include "model_npu.h"
@@ -55,6 +56,9 @@ struct xpu_snapshot {
 	const struct xpu_dict *dict;	/* names for frames and strings */
 	int no_flames;			/* set by the caller: nothing will draw the flamegraphs
 					 * (batch output), so they are left empty */
+	int only_view;			/* set by the caller: the view batch text shows
+					 * (--view), -1 for all of them */
+	int hot_functions;		/* set by the caller: fill cpu_hot (batch output) */
 	/* set by the caller: the symbolizer's caches and the service thread's
 	 * work (symbolize.h, service.h), for the JSON memory and symbolizer
 	 * objects; have_sym 0 in a replay */
@@ -87,6 +91,9 @@ struct xpu_snapshot {
 	uint64_t cpu_flame_key;		/* pid (or tid in thread mode) the flame shows, 0 = none */
 	char cpu_flame_title[128];
 	uint64_t cpu_samples_tick;	/* samples in the last tick, all processes */
+	struct xpu_cpu_hot cpu_hot[XPU_CPU_HOT_MAX];	/* machine-wide hottest functions */
+	int ncpu_hot;
+	uint64_t cpu_hot_all;		/* the samples they are a share of */
 
 	/* GPU view */
 	struct xpu_src_status gpu_status;

@@ -4,7 +4,9 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -18,10 +20,19 @@
 #include "symbolize.h"
 #include "sys.h"
 
+/* How often the ring is drained.  Not on each sample: woken by a sample,
+ * xputop ran just as the other CPUs' sampling timers (started together, so
+ * in phase) fired, and was charged CPU time its victims lost.  A timer of its
+ * own drifts across their phase; often enough that the maps of a process
+ * that lives a moment are read while it is there. */
+#define DRAIN_MS 100
+
 struct cpu_source {
 	struct xpu_source base;
 	struct cpu_bpf *skel;
 	struct ring_buffer *ring;
+	int epfd;		/* the ring (when it fills up) and the drain timer */
+	int timerfd;
 	struct bpf_link **links;
 	int *pfds;
 	int ncpus;
@@ -46,6 +57,12 @@ static int stack_depth(int32_t bytes)
 static void on_sample(struct cpu_source *c, const struct xpu_cpu_sample *r)
 {
 	struct xpu_dict *d = &c->sess->dict;
+	/* Taken while the other sources were starting, before the first
+	 * interval: counted in it, a thread would run at 113%. */
+	if (r->time_ns < c->sess->start_mono) {
+		c->sess->before_start++;
+		return;
+	}
 	struct xpu_event ev = {
 		.type = XPU_EV_CPU_SAMPLE, .source = XPU_SRC_CPU,
 		.pid = r->pid, .tid = r->tid, .time = r->time_ns,
@@ -100,12 +117,15 @@ bad:
 static int cpu_fd(struct xpu_source *src)
 {
 	struct cpu_source *c = (struct cpu_source *)src;
-	return ring_buffer__epoll_fd(c->ring);
+	return c->epfd;
 }
 
 static int cpu_drain(struct xpu_source *src, struct xpu_session *s)
 {
 	struct cpu_source *c = (struct cpu_source *)src;
+	uint64_t expirations;
+	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		xpu_debug("CPU drain timer: %s", strerror(errno));
 	int n = ring_buffer__consume(c->ring);
 	return n == -EINTR ? 0 : n;
 }
@@ -127,6 +147,10 @@ static void cpu_destroy(struct xpu_source *src)
 			close(c->pfds[i]);
 	}
 	ring_buffer__free(c->ring);
+	if (c->epfd >= 0)
+		close(c->epfd);
+	if (c->timerfd >= 0)
+		close(c->timerfd);
 	cpu_bpf__destroy(c->skel);
 	free(c->links);
 	free(c->pfds);
@@ -183,6 +207,23 @@ static int attach_cpus(struct cpu_source *c, uint32_t hz)
 	return 0;
 }
 
+/* One descriptor for the main loop: the ring's (readable when the ring
+ * fills up) and a DRAIN_MS timer's. */
+static int watch_ring(struct cpu_source *c)
+{
+	struct itimerspec its = { .it_interval = { 0, DRAIN_MS * 1000000L }, .it_value = { 0, DRAIN_MS * 1000000L } };
+	struct epoll_event ev = { .events = EPOLLIN };
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	c->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (c->epfd < 0 || c->timerfd < 0 || timerfd_settime(c->timerfd, 0, &its, NULL) < 0 ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->timerfd, &ev) < 0 ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(c->ring), &ev) < 0) {
+		xpu_err("cannot set up the CPU sample drain: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* A ring that holds a few hundred milliseconds of samples on every CPU. */
 static uint32_t ring_size(int ncpus, uint32_t hz)
 {
@@ -201,6 +242,7 @@ struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symboliz
 	if (!c)
 		return NULL;
 	c->base = (struct xpu_source){ "cpu", cpu_fd, cpu_drain, cpu_tick, cpu_destroy };
+	c->epfd = c->timerfd = -1;
 	c->sess = s;
 	c->sym = sym;
 
@@ -211,7 +253,9 @@ struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symboliz
 	}
 	c->skel->rodata->filter_pids = o->npids > 0;
 	c->skel->rodata->follow_forks = o->follow_forks;
-	bpf_map__set_max_entries(c->skel->maps.events, ring_size(s->ncpus ? s->ncpus : 1, o->hz));
+	uint32_t ring = ring_size(s->ncpus ? s->ncpus : 1, o->hz);
+	bpf_map__set_max_entries(c->skel->maps.events, ring);
+	c->skel->rodata->wakeup_bytes = ring / 4;
 	err = cpu_bpf__load(c->skel);
 	if (err) {
 		xpu_err("cannot load the CPU sampler BPF program: %s", xpu_sys_bpf_hint(err));
@@ -226,6 +270,8 @@ struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symboliz
 		xpu_err("cannot set up the CPU sample ring buffer: %s", xpu_sys_bpf_hint(errno));
 		goto fail;
 	}
+	if (watch_ring(c) < 0)
+		goto fail;
 	if (attach_cpus(c, o->hz) < 0)
 		goto fail;
 	err = cpu_bpf__attach(c->skel);

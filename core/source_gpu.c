@@ -611,21 +611,24 @@ static void describe(struct gpu_source *g)
 	for (int i = 0; i < MAX_CONNS; i++)
 		n += g->conns[i] && g->conns[i]->hello;
 	uint64_t launches = probes_text(g, probes, sizeof(probes));
-	/* A process whose library never connected comes first: it is what to fix. */
+	/* A process whose library never connected comes first: it is what to
+	 * fix.  With no process connected, that this machine has no NVIDIA GPU
+	 * comes first when nothing needs fixing, else after the main sentence. */
 	char lead[440] = "";
 	const char *why = xpu_inject_diag_text(g->diag, &more);
 	if (*why)
 		snprintf(lead, sizeof(lead), more ? "%s (and %d more); " : "%s; ", why, more);
+	const char *none = xpu_sys_nvidia_gpus() ? "" : "no NVIDIA GPU on this machine (none on its PCI bus); ";
 	if (n)
 		xpu_session_status(g->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
 				   "%s%d CUDA process%s with the xputop library; %s", lead, n, n == 1 ? "" : "es",
 				   probes);
 	else
-		xpu_session_status(g->sess, XPU_SRC_GPU, launches ? XPU_SRC_ACTIVE : XPU_SRC_WAITING,
+		xpu_session_status(g->sess, XPU_SRC_GPU, launches ? XPU_SRC_ACTIVE : *none ? XPU_SRC_OFF : XPU_SRC_WAITING,
 				   "%sno CUDA process is connected: run one under xputop (sudo xputop -- CMD) "
 				   "or start it with CUDA_INJECTION64_PATH=%s; processes without it show "
-				   "launches only; %s", lead,
-				   g->inject_lib ? g->inject_lib : "libxputop_inject.so", probes);
+				   "launches only; %s%s", *why ? lead : none,
+				   g->inject_lib ? g->inject_lib : "libxputop_inject.so", *why ? none : "", probes);
 }
 
 static void gpu_tick(struct xpu_source *src, struct xpu_session *s)

@@ -898,7 +898,10 @@ struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_np
 	if (p.have_ze)
 		nl0 = attach_l0(n, p.ze);
 	tell(n, &p, o, nprobes, missing, failed, nl0);
-	xpu_session_status(s, XPU_SRC_NPU, XPU_SRC_ACTIVE, "%s%s%s%s",
+	/* With no NPU the view says so first, and is not "active". */
+	int no_npu = !p.accel && !p.binary;
+	xpu_session_status(s, XPU_SRC_NPU, no_npu ? XPU_SRC_OFF : XPU_SRC_ACTIVE, "%s%s%s%s%s",
+			   no_npu ? "no NPU on this machine (no intel_vpu, no /dev/accel); " : "",
 			   p.ioctls ? "ioctls on accel fds" : "no ioctl tracing",
 			   nprobes ? (p.binary ? "; ivpu_* uprobes" : "; ivpu_* kprobes") : "",
 			   n->tp_used[TP_FENCE_INIT] ? "; dma_fence job fallback" : "",

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -218,4 +220,94 @@ const char *xpu_sys_user_name(uint32_t uid)
 	else
 		snprintf(cache[slot].name, sizeof(cache[slot].name), "%u", uid);
 	return cache[slot].name;
+}
+
+/* Whether fd is a perf event or a BPF object: what the helper keeps. */
+static int bpf_or_perf_fd(int dirfd, const char *name)
+{
+	char target[64];
+	ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+	if (n <= 0)
+		return 0;
+	target[n] = '\0';
+	return strncmp(target, "anon_inode:[perf_event]", 23) == 0 || strncmp(target, "anon_inode:bpf", 14) == 0;
+}
+
+/* In the forked helper: async-signal-safe system calls only (xputop has
+ * threads, one may have held a lock in malloc). */
+static void close_all_but_bpf(int keep)
+{
+	char buf[4096];
+	int dirfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long n;
+	if (dirfd < 0)
+		_exit(0);	/* cannot tell them apart: xputop's exit does the waiting */
+	while ((n = syscall(SYS_getdents64, dirfd, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < n;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; }
+				*d = (void *)(buf + at);
+			at += d->reclen;
+			int fd = 0;
+			for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
+				fd = fd * 10 + (*c - '0');
+			if (d->name[0] < '0' || d->name[0] > '9' || fd == dirfd || fd == keep)
+				continue;
+			if (!bpf_or_perf_fd(dirfd, d->name))
+				close(fd);
+		}
+	}
+	close(dirfd);
+}
+
+void xpu_sys_detach_in_background(void)
+{
+	int gone[2];
+	char c;
+	if (pipe2(gone, O_CLOEXEC))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(gone[1]);
+		close_all_but_bpf(gone[0]);
+		while (read(gone[0], &c, 1) < 0 && errno == EINTR)
+			;	/* EOF: xputop has exited, these are the last references */
+		_exit(0);
+	}
+	close(gone[0]);
+	if (pid < 0)
+		close(gone[1]);
+	/* gone[1] closes when xputop exits. */
+}
+
+static unsigned long read_hex(const char *path)
+{
+	char buf[32] = "";
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strtoul(buf, NULL, 16);
+}
+
+int xpu_sys_nvidia_gpus(void)
+{
+	static int n = -1;
+	glob_t g;
+	char path[4200];
+	if (n >= 0)
+		return n;
+	n = 0;
+	if (glob("/sys/bus/pci/devices/*", 0, NULL, &g) != 0)
+		return n;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		snprintf(path, sizeof(path), "%s/vendor", g.gl_pathv[i]);
+		if (read_hex(path) != 0x10de)
+			continue;
+		snprintf(path, sizeof(path), "%s/class", g.gl_pathv[i]);
+		n += (read_hex(path) >> 16) == 0x03;	/* display controller: VGA, 3D */
+	}
+	globfree(&g);
+	return n;
 }

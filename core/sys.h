@@ -23,6 +23,19 @@ void xpu_sys_libbpf_logging(int verbose);
 /* Explains a failed BPF load/attach: returns a sentence for the error. */
 const char *xpu_sys_bpf_hint(int err);
 
+/* At exit: the kernel detaches each uprobe with two RCU grace periods under
+ * one lock, ~70 ms each, one after another, and a process's exit waits for
+ * its descriptors to be closed; with a dozen CUDA launch probes that is a
+ * second.  This forks a helper that keeps only the BPF and perf-event
+ * descriptors and drops them once xputop has gone, so xputop's own closes
+ * are cheap and its exit prompt.  Nothing else is held: pipes and terminals
+ * see their end when xputop ends.  Call it when nothing is left to write. */
+void xpu_sys_detach_in_background(void);
+
+/* NVIDIA display or 3D controllers on the PCI bus (cached after the first
+ * look), so that a view can say there is none rather than wait for one. */
+int xpu_sys_nvidia_gpus(void);
+
 /* The user who ran sudo (SUDO_UID/SUDO_GID) when we are root, else -1. */
 int xpu_sys_invoking_user(uid_t *uid, gid_t *gid);
 /* Opens dir (O_DIRECTORY), creating it with mode 0755 when missing: it must

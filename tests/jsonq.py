@@ -417,12 +417,73 @@ def npu_value(snaps, path, op, value):
         sys.exit(f"npu.{path} is {v!r}, expected {op} {value}")
 
 
+def first_refresh_bounded(snaps, pid=None):
+    """The first snapshot counts no more samples than its interval allows:
+    interval x Hz x CPUs machine-wide (+1 per CPU for where the interval's
+    edges fall), and interval x Hz x threads (+1 each) for PID."""
+    d = snaps[0]
+    hz, ncpus, secs = d["cpu_info"]["hz"], d["cpu_info"]["ncpus"], d["interval_s"]
+    most = secs * hz * ncpus + ncpus
+    if d["cpu_info"]["samples_tick"] > most:
+        sys.exit(f"the first refresh counts {d['cpu_info']['samples_tick']} samples in {secs:.3f} s, "
+                 f"at most {most:.0f} at {hz} Hz on {ncpus} CPUs")
+    for row in d["cpu"]:
+        if pid is not None and row["pid"] == int(pid) and row["cpu_pct"] > 100 + 100 / (secs * hz):
+            sys.exit(f"pid {pid} (one thread) at {row['cpu_pct']:.1f}% in the first refresh "
+                     f"({row['samples']} samples in {secs:.3f} s at {hz} Hz)")
+
+
+def self_cpu_honest(snaps, pid):
+    """From the first snapshot to the last, the CPU time the samples give
+    xputop (PID) is at most 1.5 times what the kernel counted for it
+    (self_cpu_s, getrusage: the utime + stime of /proc/PID/stat) + 5 samples."""
+    def samples(d):
+        return sum(r["samples"] for r in d["cpu"] if r["pid"] == int(pid))
+    a, b = snaps[0], snaps[-1]
+    hz = b["cpu_info"]["hz"]
+    sampled = (samples(b) - samples(a)) / hz
+    kernel = b["self_cpu_s"] - a["self_cpu_s"]
+    if sampled > 1.5 * kernel + 5 / hz:
+        sys.exit(f"the samples charge xputop {sampled:.3f} CPU-s, the kernel counted {kernel:.3f} s")
+
+
+def cpu_sorted_by(snaps, key, order):
+    """The last snapshot's CPU rows are in ORDER (desc or asc) of KEY."""
+    vals = [r[key] for r in snaps[-1]["cpu"]]
+    if len(vals) < 2:
+        sys.exit(f"only {len(vals)} CPU rows")
+    if vals != sorted(vals, reverse=order == "desc"):
+        sys.exit(f"CPU rows not in {order} order of {key}: {vals[:10]}")
+
+
+def cpu_view(snaps, view):
+    """The CPU table shows VIEW (processes or threads), its rows with tids for threads."""
+    d = snaps[-1]
+    if d["cpu_info"]["view"] != view:
+        sys.exit(f"the CPU view shows {d['cpu_info']['view']}, not {view}")
+    if view == "threads" and not all("tid" in r for r in d["cpu"]):
+        sys.exit("a thread row without its tid")
+
+
+def hot_function(snaps, name):
+    """The last snapshot's machine-wide hottest functions start with NAME,
+    their percentages adding up to at most 100."""
+    hot = snaps[-1].get("cpu_functions")
+    if not hot:
+        sys.exit("no cpu_functions")
+    if hot[0]["function"] != name:
+        sys.exit(f"the hottest function is {hot[0]['function']!r}, not {name!r}: {hot[:3]}")
+    if sum(h["pct"] for h in hot) > 100.01:
+        sys.exit("the percentages add up to more than 100")
+
+
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
-                                  dropped_at_least,
+                                  dropped_at_least, first_refresh_bounded, self_cpu_honest,
+                                  cpu_sorted_by, cpu_view, hot_function,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, chrome_trace)}
 

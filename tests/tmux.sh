@@ -51,7 +51,9 @@ wait_gone() {
 # record_busy FILE [THREADS]: a short recording of tests/progs/busy alone
 # (root), so that a replay of it shows the same screen every time it ends.
 record_busy() {
-	"$OUT/tests/progs/busy" 3 "${2:-1}" > /dev/null 2>&1 &
+	# Busy for longer than xputop may take to start on a loaded machine:
+	# samples from before its first refresh are not counted (issue 19).
+	"$OUT/tests/progs/busy" 30 "${2:-1}" > /dev/null 2>&1 &
 	rb_busy=$!
 	"$XPUTOP" -b -n 6 -d 0.3 -p "$rb_busy" -w "$1" > /dev/null 2>&1 ||
 		echo "FAIL $(basename "$0"): cannot record $1" >&2

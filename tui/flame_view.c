@@ -1,5 +1,7 @@
 #include "flame_view.h"
 
+#include <string.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -82,6 +84,18 @@ static void draw_box(const struct xpu_rect *r, const struct xpu_flame *f,
 
 	xpu_fill(y, x, w, a);
 	xpu_flame_node_text(f, d, b->node, text, sizeof(text));
+	/* Its share of the whole flamegraph at the right end, where the box is
+	 * wide enough to keep some of the name too (as perf top's and
+	 * flamegraph.pl's percentages). */
+	char pct[16] = "";
+	uint64_t all = f->nodes[0].value;
+	if (all && b->node)
+		snprintf(pct, sizeof(pct), "%.1f%%", 100.0 * (double)f->nodes[b->node].value / (double)all);
+	int pw = (int)strlen(pct);
+	if (pw && w >= pw + 8) {
+		xpu_put_text(y, x + w - pw, pw, pct, a, 0);
+		w -= pw + 1;
+	}
 	/* A name cut to a stub of one or two letters says nothing: then colour only. */
 	if (w >= 4 || xpu_text_width(text) <= w)
 		xpu_put_text(y, x, w, text, a, 1);

@@ -136,8 +136,20 @@ int xpu_keys_zoom(struct xpu_ui *ui, const struct xpu_snapshot *s, const struct 
 	return XPU_REACT_REDRAW;
 }
 
-/* Zooms one level out (dir < 0), or in onto the heaviest frame above the
- * zoomed one (dir > 0): the hot path, a level at a time. */
+/* The frame's own weight: what its linked callees leave (lighter ones are
+ * folded into it). */
+static uint64_t self_weight(const struct xpu_flame *f, uint32_t node)
+{
+	uint64_t in = 0;
+	for (uint32_t c = f->nodes[node].first_child; c; c = f->nodes[c].next)
+		in += f->nodes[c].value;
+	return f->nodes[node].value > in ? f->nodes[node].value - in : 0;
+}
+
+/* Zooms one level out (dir < 0), or in onto the heaviest callee of the
+ * zoomed frame, drawn below it (dir > 0): the hot path, a level at a time.
+ * Where the frame's own time outweighs every callee the hot path ends: going
+ * on would zoom from 550 samples onto a callee of 5. */
 static int zoom_step(struct xpu_ui *ui, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs, int dir)
 {
@@ -147,8 +159,15 @@ static int zoom_step(struct xpu_ui *ui, const struct xpu_snapshot *s,
 	uint32_t root = xpu_flame_zoom_node(f, &ui->zoom[vs->view]);
 	if (dir < 0)
 		return root ? xpu_keys_zoom(ui, s, vs, f->nodes[root].parent) : XPU_REACT_NONE;
-	uint32_t child = f->nodes[root].first_child;
-	return child ? xpu_keys_zoom(ui, s, vs, child) : XPU_REACT_NONE;
+	uint32_t child = f->nodes[root].first_child;	/* the heaviest */
+	if (!child)
+		return XPU_REACT_NONE;
+	if (root && self_weight(f, root) > f->nodes[child].value) {
+		xpu_tui_status("the hot path ends here: this frame's own time outweighs each of its callees "
+			       "(click one to zoom onto it)");
+		return XPU_REACT_REDRAW;
+	}
+	return xpu_keys_zoom(ui, s, vs, child);
 }
 
 /* Keys that scroll the help when it is longer than the screen; 0 for the

@@ -16,25 +16,30 @@ static int min_width(const struct xpu_col *c)
 	return c->width > w ? c->width : w;
 }
 
-/* Which columns to show: all that fit; when they do not, columns right of
- * the first are dropped from the right end, but the FLEX column (the one
- * that says what a row is) stays. */
+/* Which columns to show: all that fit.  When they do not, text columns other
+ * than the FLEX one go first (USER before any number: a top without %CPU is
+ * no top), then numbers from the right end; the first column, the FLEX column
+ * (the one that says what a row is) and the sort column always stay. */
 static void choose_columns(const struct xpu_table *t, int avail, int flex, uint8_t *show)
 {
-	int need = 0, shown = 0;
+	int need = 0, shown = 0, first = -1;
 
 	for (uint32_t i = 0; i < t->ncols; i++) {
 		show[i] = xpu_col_shown(&t->cols[i]);
+		if (show[i] && first < 0)
+			first = (int)i;
 		if (show[i])
 			need += min_width(&t->cols[i]) + (shown++ ? 1 : 0);
 	}
-	for (int i = (int)t->ncols - 1; i >= 0 && need > avail && shown > 1; i--) {
-		if (!show[i] || i == flex)
-			continue;
-		show[i] = 0;
-		need -= min_width(&t->cols[i]) + 1;
-		shown--;
-	}
+	for (int text = 1; text >= 0; text--)
+		for (int i = (int)t->ncols - 1; i >= 0 && need > avail && shown > 1; i--) {
+			if (!show[i] || i == flex || i == first || i == t->sort_col ||
+			    (text && !(t->cols[i].flags & XPU_COL_LEFT)))
+				continue;
+			show[i] = 0;
+			need -= min_width(&t->cols[i]) + 1;
+			shown--;
+		}
 }
 
 int xpu_table_widths(const struct xpu_table *t, int avail, int *widths)
@@ -58,7 +63,7 @@ int xpu_table_widths(const struct xpu_table *t, int avail, int *widths)
 	}
 	for (uint32_t i = 0; i < t->ncols; i++) {
 		widths[i] = 0;
-		if (!show[i] || x >= avail)
+		if (!show[i] || x + (x ? 1 : 0) >= avail)	/* no room after the gap */
 			continue;
 		int w = min_width(&t->cols[i]);
 		if ((int)i == flex && avail - fixed > w)

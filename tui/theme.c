@@ -281,8 +281,14 @@ static int parse_line(struct xpu_theme *t, char *line, const char *origin, int l
 
 int xpu_theme_parse(struct xpu_theme *t, const char *text, const char *origin)
 {
+	return xpu_theme_parse_counted(t, text, origin, NULL);
+}
+
+int xpu_theme_parse_counted(struct xpu_theme *t, const char *text, const char *origin, unsigned *good)
+{
 	char line[512];
 	int warnings = 0, lineno = 0;
+	unsigned ok = 0;
 
 	for (const char *p = text; p && *p;) {
 		const char *nl = strchr(p, '\n');
@@ -294,10 +300,14 @@ int xpu_theme_parse(struct xpu_theme *t, const char *text, const char *origin)
 		} else {
 			memcpy(line, p, n);
 			line[n] = '\0';
-			warnings += parse_line(t, line, origin, lineno);
+			int bad = parse_line(t, line, origin, lineno);
+			warnings += bad;
+			ok += !bad && *xpu_strip(line) && *xpu_strip(line) != '#';
 		}
 		p = nl ? nl + 1 : NULL;
 	}
+	if (good)
+		*good = ok;
 	return warnings;
 }
 

@@ -102,6 +102,8 @@ const char *xpu_role_name(enum xpu_role r);
  * unknown role, colour or word is one warning through the error channel,
  * "ORIGIN:LINE: ...", and its line is skipped.  Returns the warning count. */
 int xpu_theme_parse(struct xpu_theme *t, const char *text, const char *origin);
+/* The same; *good is set to the number of lines that set a role. */
+int xpu_theme_parse_counted(struct xpu_theme *t, const char *text, const char *origin, unsigned *good);
 
 /* Finds theme NAME: a path if it contains '/', else NAME.theme in
  * $XDG_CONFIG_HOME/xputop/themes (~/.config/...; the invoking user's under

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
+#include <time.h>
 #include <term.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ static struct {
 	struct xpu_ui ui;
 	char msg[512];
 	int msg_level;
+	struct timespec msg_at;		/* when msg was set: it goes after STATUS_KEEP_S */
 	/* For the crash path: what endwin() would undo, without calling curses. */
 	struct termios saved_tio;
 	int have_tio;
@@ -42,16 +44,28 @@ static struct {
 	int mouse;			/* the terminal reports the mouse to us */
 } tui;
 
+/* A message stays this long on the status line, then the line clears. */
+#define STATUS_KEEP_S 6
+
 static void status_sink(void *ctx, int level, const char *msg)
 {
 	snprintf(tui.msg, sizeof(tui.msg), "%s%s", level == XPU_LOG_WARN ? "warning: " : "", msg);
 	tui.msg_level = level;
+	clock_gettime(CLOCK_MONOTONIC, &tui.msg_at);
 }
 
 void xpu_tui_status(const char *msg)
 {
 	snprintf(tui.msg, sizeof(tui.msg), "%s", msg ? msg : "");
 	tui.msg_level = XPU_LOG_INFO;
+	clock_gettime(CLOCK_MONOTONIC, &tui.msg_at);
+}
+
+static void expire_status(void)
+{
+	struct timespec now;
+	if (tui.msg[0] && clock_gettime(CLOCK_MONOTONIC, &now) == 0 && now.tv_sec - tui.msg_at.tv_sec >= STATUS_KEEP_S)
+		tui.msg[0] = '\0';
 }
 
 const char *xpu_tui_theme(void)
@@ -101,6 +115,36 @@ static int parse_theme(struct xpu_theme *t, const char *text, const char *path)
 {
 	*t = xpu_theme_default;
 	return text ? xpu_theme_parse(t, text, path) : 0;
+}
+
+static void ignore_log(void *ctx, int level, const char *msg)
+{
+}
+
+/* A file of which no line sets a role (-t /etc/passwd) is not a theme: it is
+ * refused before a warning per line is printed. */
+static int is_theme(const char *text, const char *path)
+{
+	struct xpu_theme t = xpu_theme_default;
+	unsigned good;
+	if (!text)
+		return 1;
+	xpu_log_set_sink(ignore_log, NULL);
+	int bad = xpu_theme_parse_counted(&t, text, path, &good);
+	xpu_log_set_sink(NULL, NULL);
+	if (good || !bad)
+		return 1;
+	xpu_err("%s is not a theme file: none of its lines is 'role = colour' (see themes/dark.theme)", path);
+	return 0;
+}
+
+int xpu_tui_theme_check(const char *name, int optional)
+{
+	char path[4096], *text;
+	int missing = read_theme(name, optional, &text, path, sizeof(path));
+	int ok = missing >= 0 && is_theme(text, path);
+	free(text);
+	return ok ? 0 : -1;
 }
 
 static void apply_theme(const struct xpu_theme *t)
@@ -201,6 +245,18 @@ static int start_curses(int mouse)
 		return -1;
 	}
 	set_term(tui.screen);
+	/* TERM=dumb and the like open, but cannot place the cursor: the screen
+	 * would stay blank. */
+	const char *cup = tigetstr("cup");
+	if (!cup || cup == (char *)-1) {
+		const char *term = getenv("TERM");
+		endwin();
+		delscreen(tui.screen);
+		tui.screen = NULL;
+		xpu_err("terminal type '%s' cannot place the cursor, so it cannot show xputop's screen: "
+			"use -b for text, or set TERM to a full terminal (e.g. xterm-256color)", term ? term : "");
+		return -1;
+	}
 	cbreak();
 	noecho();
 	nonl();
@@ -228,8 +284,10 @@ int xpu_tui_init(const struct xpu_tui_opts *opts)
 	xpu_draw_set_utf8(!strcmp(nl_langinfo(CODESET), "UTF-8"));
 	int missing = read_theme(opts ? opts->theme : NULL, opts && opts->theme_optional, &text,
 				 path, sizeof(path));
-	if (missing < 0)
+	if (missing < 0 || !is_theme(text, path)) {
+		free(text);
 		return -1;
+	}
 	/* Parsed here, so that its problems stay on the terminal after xputop. */
 	struct xpu_theme theme;
 	int bad = parse_theme(&theme, text, path);
@@ -322,6 +380,7 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 			xpu_view_draw(&l, s, vs, &tui.ui);
 		if (l.hints.h)
 			xpu_hints_draw(&l.hints);
+		expire_status();
 		cursor = xpu_status_draw(&l.status, &tui.ui, vs, tui.msg, tui.msg_level);
 	}
 	attrset(A_NORMAL);

@@ -28,6 +28,10 @@ enum {
 /* Starts curses and routes the error channel to the status line.
  * Returns 0, or -1 with a message printed (terminal untouched). */
 int xpu_tui_init(const struct xpu_tui_opts *opts);
+/* Checks a theme as xpu_tui_init would (found, readable, a theme file),
+ * without touching the terminal: batch mode refuses what the screen would.
+ * Returns 0, or -1 with a message. */
+int xpu_tui_theme_check(const char *name, int optional);
 /* Restores the terminal.  Safe to call more than once. */
 void xpu_tui_fini(void);
 /* Draws the whole screen from the snapshot. */

@@ -178,6 +178,12 @@ static void draw_panel(const struct xpu_rect *r, const struct xpu_snapshot *s)
 	x += xpu_put_text(y, x, r->w - 1, xpu_src_state_name(st->state),
 			  xpu_draw_attr(xpu_src_state_role(st->state)), 1) + 2;
 	text_at(y++, x, r, st->text[0] ? st->text : "no NPU data source");
+	/* With no NPU its metrics are all zero: the sources list (what is
+	 * watched, what is missing) takes their rows, so it is not cut off. */
+	if (st->state == XPU_SRC_OFF) {
+		draw_sources(y, last, r, s);
+		return;
+	}
 	for (int i = 0; i < METRIC_ROWS && y <= last; i++)
 		lines[i](y++, r, n);
 	draw_sources(y + 1 <= last ? y + 1 : y, last, r, s);

@@ -29,9 +29,12 @@ kill $D 2>/dev/null; wait $D 2>/dev/null
 $Q has_kernel_frames < "$T_TMP/dd.json" || fail "no _[k] frames for a syscall-heavy process"
 
 t a_process_that_exits_keeps_its_frames
+# It runs inside xputop's first interval (samples from before it are not counted).
+"$XPUTOP" -b -j -n 1 -d 3 > "$T_TMP/exit.json" 2>/dev/null & XP=$!
+sleep 1
 "$BUSY" 0.8 & B=$!
-"$XPUTOP" -b -j -n 1 -d 2 > "$T_TMP/exit.json" 2>/dev/null
 wait $B 2>/dev/null
+wait $XP
 $Q stack_has $B busy busy_outer busy_leaf_spin < "$T_TMP/exit.json" || fail "frames of an exited process"
 
 t a_replayed_recording_gives_the_same_snapshots
@@ -63,5 +66,57 @@ SUDO_UID=65534 SUDO_GID=65534 "$XPUTOP" -b -n 1 -d 0.3 --export -o "$T_TMP/sudo"
 F=$(ls "$T_TMP"/sudo/xputop-cpu-*.folded 2> /dev/null | head -1)
 [ -n "$F" ] || fail "no export written"
 [ -n "$F" ] && [ "$(stat -c %u:%g "$F")" = "65534:65534" ] || fail "the export is owned by $(stat -c %u:%g "$F" 2>/dev/null), not 65534:65534"
+
+t the_first_refresh_counts_only_samples_taken_inside_it
+# Both CPUs busy while xputop starts: samples taken before its first
+# interval began must not be counted in it (a thread at 113%).
+for hz in 99 997; do
+	"$BUSY" 6 & B1=$!
+	"$BUSY" 6 & B2=$!
+	"$XPUTOP" -b -j -n 1 -F $hz > "$T_TMP/first.json" 2> "$T_TMP/first.err" || fail "xputop failed: $(cat "$T_TMP/first.err")"
+	kill $B1 $B2 2> /dev/null; wait $B1 $B2 2> /dev/null
+	$Q first_refresh_bounded $B1 < "$T_TMP/first.json" || fail "at $hz Hz"
+done
+
+# under_load: a CPU-bound load on both CPUs for the next command (xz, whose
+# threads hand work to each other, is where xputop was charged 13-22%).
+under_load() {
+	sh -c 'head -c 4000000000 /dev/urandom | xz -T2 -1 > /dev/null' 2> /dev/null & L=$!
+	sleep 0.3
+	"$@"
+	pkill -P $L 2> /dev/null; wait $L 2> /dev/null
+}
+
+t xputop_is_not_woken_for_each_sample
+# It drains the ring on a 100 ms timer of its own: a wakeup per sample lined
+# its runs up with the other CPUs' sampling timers, which then charged it CPU
+# it did not use.  Voluntary switches of its main thread over 2 s (timer,
+# refreshes and the service thread's replies: about 30).
+xp_switches() { awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/$XP/task/$XP/status; }
+measure() {
+	"$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/wake.json" 2> "$T_TMP/wake.err" & XP=$!
+	wait_json "$T_TMP/wake.json"
+	s0=$(xp_switches); sleep 2; s1=$(xp_switches)
+	wait $XP
+}
+under_load measure
+[ $((s1 - s0)) -le 80 ] || fail "$((s1 - s0)) voluntary switches in 2 s at 99 Hz on 2 CPUs"
+
+t xputop_charges_itself_what_the_kernel_counted
+run() { "$XPUTOP" -b -j -n 8 > "$T_TMP/self.json" 2> "$T_TMP/self.err" & XP=$!; wait $XP; }
+under_load run
+$Q self_cpu_honest $XP < "$T_TMP/self.json" || fail "sampled self CPU"
+
+t the_hottest_functions_of_all_processes_are_listed
+# Two busy programs spinning in busy_leaf_spin on both CPUs: perf top would
+# put it first.
+"$BUSY" 6 & B1=$!
+"$BUSY" 6 & B2=$!
+"$XPUTOP" -b -j -n 2 > "$T_TMP/hot.json" 2> "$T_TMP/hot.err" || fail "xputop failed: $(cat "$T_TMP/hot.err")"
+"$XPUTOP" -b -n 1 > "$T_TMP/hot.txt" 2> /dev/null || fail "xputop -b failed"
+kill $B1 $B2 2> /dev/null; wait $B1 $B2 2> /dev/null
+$Q hot_function busy_leaf_spin < "$T_TMP/hot.json" || fail "cpu_functions"
+expect_grep "^Hottest functions, all processes" "$T_TMP/hot.txt"
+expect_grep "%  busy_leaf_spin" "$T_TMP/hot.txt"
 
 finish

@@ -75,4 +75,29 @@ if [ -n "$TRACE" ]; then
 	expect_grep "ok  .*trace.json: 2 threads" "$T_TMP/ss.out" "speedscope's import"
 fi
 
+t an_export_of_a_view_with_no_data_writes_nothing_and_says_so
+# An NPU bpftrace log holds no GPU activity and no CPU samples (a live run
+# would see the CUDA programs other tests run on this machine).
+for v in gpu cpu; do
+	mkdir -p "$T_TMP/empty-$v"
+	"$XPUTOP" -r tests/fixtures/npu-bpftrace.log -b --view $v --export -o "$T_TMP/empty-$v" > /dev/null 2> "$T_TMP/empty.err" ||
+		fail "$v: exit status $?: $(cat "$T_TMP/empty.err")"
+	expect_grep "nothing to export" "$T_TMP/empty.err"
+	[ -z "$(ls "$T_TMP/empty-$v")" ] || fail "$v: wrote $(ls "$T_TMP/empty-$v")"
+done
+
+t with_no_gpu_the_gpu_view_says_so
+if ! grep -qs 0x10de /sys/bus/pci/devices/*/vendor; then
+	"$XPUTOP" -b -j -n 1 -d 0.3 > "$T_TMP/nogpu.json" 2> /dev/null || fail "xputop failed"
+	python3 tests/jsonq.py gpu_status_had "no NVIDIA GPU on this machine" < "$T_TMP/nogpu.json" || fail "GPU status"
+fi
+
+t with_no_npu_the_npu_view_is_off_and_says_so
+if [ ! -e /sys/module/intel_vpu ] && ! ls /dev/accel/accel* > /dev/null 2>&1; then
+	"$XPUTOP" -b -j -n 1 -d 0.3 > "$T_TMP/nonpu.json" 2> /dev/null || fail "xputop failed"
+	python3 tests/jsonq.py npu_value state eq off < "$T_TMP/nonpu.json" || fail "NPU state"
+	python3 tests/jsonq.py npu_value status eq "no NPU on this machine (no intel_vpu, no /dev/accel); no ioctl tracing; Level Zero calls" < "$T_TMP/nonpu.json" ||
+		grep -q '"status": *"no NPU on this machine' "$T_TMP/nonpu.json" || fail "NPU status does not lead with it"
+fi
+
 finish

@@ -55,7 +55,7 @@ if ! cmp -s "$T_TMP/help.opts" "$T_TMP/comp.opts"; then
 	fail "--help and the completion disagree: $(diff "$T_TMP/help.opts" "$T_TMP/comp.opts" | grep '^[<>]' | tr '\n' ' ')"
 fi
 offers "--verbose --version" --ver
-offers "--theme" --th
+offers "--theme --threads" --th
 
 t the_word_after_an_option_with_an_argument_is_its_value
 # Each option that --help shows with an argument: the next word is its
@@ -115,6 +115,15 @@ offers "" -p "1,${S}9999999"
 kill "$S" 2> /dev/null
 wait "$S" 2> /dev/null
 
+t process_names_complete_too
+cp "$(command -v sleep)" "$T_TMP/xpt-sleeper"
+"$T_TMP/xpt-sleeper" 30 &
+S=$!
+includes "xpt-sleeper" -p "xpt-sl"
+includes "1,xpt-sleeper" -p "1,xpt-sl"
+kill "$S" 2> /dev/null
+wait "$S" 2> /dev/null
+
 t numbers_get_no_suggestions
 offers "" -d ""
 offers "" --npu-tdr 1
@@ -127,7 +136,7 @@ offers "$T_TMP/file-one" -- cat "$T_TMP/file-o"
 
 t the_first_word_that_is_not_an_option_starts_the_command
 includes "sleep" -b slee
-offers "--theme" -o "$T_TMP" --th
+offers "--theme --threads" -o "$T_TMP" --th
 offers "" sleep --th
 
 t the_built_completion_is_filled_in_and_valid_bash

@@ -147,7 +147,7 @@ wait_for "GPU · NPU · CPU"
 keys q
 wait_for "EXITED rc=0"
 start 100 30 -- -t no-such-theme
-wait_for "EXITED rc=1"
+wait_for "EXITED rc=2"
 expect_grep "theme 'no-such-theme' not found" "$T_TMP/screen"
 
 t a_replay_is_marked_in_the_header
@@ -155,6 +155,68 @@ t a_replay_is_marked_in_the_header
 start 100 30 -- -r "$T_TMP/rec.xpr"
 wait_for "REPLAY"
 keys q
+
+t flamegraph_frames_show_their_share
+# busy alone (-p): its frames, each with its percentage of the flamegraph.
+start 120 40 -- --view cpu -p $BUSY
+wait_for "busy_leaf_spin"
+i=0
+while [ $i -lt 80 ] && ! { screen; grep -qE "busy_outer +[0-9]+\.[0-9]%" "$T_TMP/screen"; }; do sleep 0.1; i=$((i + 1)); done
+grep -qE "busy_outer +[0-9]+\.[0-9]%" "$T_TMP/screen" || fail "no percentage after busy_outer: $(grep busy_outer "$T_TMP/screen")"
+keys q
+
+t at_40x12_the_cpu_table_keeps_its_numbers_and_drops_user_first
+start 40 12 -- --view cpu
+wait_for "%CPU"
+expect_grep "PID" "$T_TMP/screen"
+expect_grep "COMMAND" "$T_TMP/screen"
+grep -q "USER" "$T_TMP/screen" && fail "USER is shown while numbers were dropped: $(grep PID "$T_TMP/screen")"
+keys q
+
+t status_messages_clear_after_a_while
+start 100 30 -- --view cpu
+wait_for "PID"
+keys s
+wait_for "exported "
+i=0
+while [ $i -lt 120 ] && { screen; grep -qF "exported " "$T_TMP/screen"; }; do sleep 0.1; i=$((i + 1)); done
+grep -qF "exported " "$T_TMP/screen" && fail "the export message is still there after 12 s"
+keys q
+
+t after_the_replay_ended_an_exports_path_is_shown
+record_busy "$T_TMP/ended.xpr"
+start 100 30 -- -r "$T_TMP/ended.xpr" --view cpu
+wait_for "REPLAY ENDED" 150
+keys w
+wait_for "since start"
+keys s
+wait_for "exported "
+keys q
+
+t the_help_says_where_callees_are_drawn
+start 100 40 -- ""
+wait_for "PID"
+keys '?'
+wait_for "xputop help"
+expect_grep "heaviest callee below" "$T_TMP/screen"
+grep -q "heaviest frame above" "$T_TMP/screen" && fail "the help still says above"
+keys q q
+
+t a_terminal_that_cannot_place_the_cursor_is_refused_with_a_reason
+start 100 30 TERM=dumb -- ""
+wait_for "EXITED rc=1"
+expect_grep "cannot place the cursor" "$T_TMP/screen"
+
+t with_no_npu_its_sources_list_is_whole_at_80x24
+if [ ! -e /sys/module/intel_vpu ] && ! ls /dev/accel/accel* > /dev/null 2>&1; then
+	start 80 24 -- --view npu
+	wait_for "Sources on this machine"
+	for src in ioctls "vpu tracepoints" "ivpu probes" IPC jobs power memory "Level Zero" busy; do
+		grep -q "^   $src  " "$T_TMP/screen" || fail "the '$src' row is not shown"
+	done
+	expect_grep "no NPU on this machine" "$T_TMP/screen"
+	keys q
+fi
 
 tm kill-server 2> /dev/null
 kill $BUSY 2> /dev/null

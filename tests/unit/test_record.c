@@ -1277,7 +1277,111 @@ TEST(verify_after_reading_has_started_is_refused)
 	session_free(&s);
 }
 
+/* Events in the first n blocks of s (a file cut after them replays these). */
+static long events_in_blocks(const struct session *s, size_t n)
+{
+	char err[256];
+	struct xpu_dict d;
+	struct xpu_event ev;
+	long k = 0;
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(s->bytes, nth_block(s->bytes, n + 1), &d, err, sizeof(err));
+	while (r && xpu_rec_next(r, &ev) > 0)
+		k++;
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	return k;
+}
+
+TEST(verify_keeps_the_intact_blocks_of_a_torn_tail_and_warns)
+{
+	char path[256], err[256];
+	struct session s;
+	struct xpu_dict d;
+
+	REQUIRE(record_session(&s, 5000, tmp_path(path, "torn.rec")) == 0);
+	size_t nb = count_blocks(s.bytes, s.len), cut = nth_block(s.bytes, nb) + 100;
+	REQUIRE(nb >= 3);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(s.bytes, cut, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_verify(r), ==, 0);
+	CHECK_HAS(xpu_rec_warning(r), "not a whole block");
+	CHECK_INT(replay_matches(r, &d, &s), ==, events_in_blocks(&s, nb - 1));
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+TEST(verify_keeps_a_whole_recording_followed_by_garbage_and_warns)
+{
+	char path[256], err[256];
+	struct session s;
+	struct xpu_dict d;
+
+	REQUIRE(record_session(&s, 3000, tmp_path(path, "garbage.rec")) == 0);
+	uint8_t *b = malloc(s.len + 40);
+	REQUIRE(b);
+	memcpy(b, s.bytes, s.len);
+	memset(b + s.len, 'x', 40);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(b, s.len + 40, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_verify(r), ==, 0);
+	CHECK_HAS(xpu_rec_warning(r), "40 bytes");
+	CHECK_INT(replay_matches(r, &d, &s), ==, 3000);
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	free(b);
+	session_free(&s);
+}
+
+TEST(verify_of_an_intact_recording_warns_of_nothing)
+{
+	char path[256], err[256];
+	struct session s;
+	struct xpu_dict d;
+
+	REQUIRE(record_session(&s, 1000, tmp_path(path, "clean.rec")) == 0);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_mem(s.bytes, s.len, &d, err, sizeof(err));
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_verify(r), ==, 0);
+	CHECK_STR(xpu_rec_warning(r), "");
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
 /* ---- creating files safely ---- */
+
+TEST(create_from_refuses_the_input_by_another_name_and_keeps_it)
+{
+	char path[256], alias[256], other[300], err[512];
+	struct session s;
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+	size_t len;
+
+	REQUIRE(record_session(&s, 1000, tmp_path(path, "input.rec")) == 0);
+	tmp_path(alias, "input-link.rec");
+	unlink(alias);
+	REQUIRE(link(path, alias) == 0);
+	const char *slash = strrchr(path, '/');
+	REQUIRE(slash);
+	snprintf(other, sizeof(other), "%.*s/.%s", (int)(slash - path), path, slash);
+	xpu_dict_init(&d);
+	CHECK(!xpu_rec_create_from(alias, path, &d, &m, err, sizeof(err)));
+	CHECK_HAS(err, "is the file being replayed");
+	CHECK(!xpu_rec_create_from(other, path, &d, &m, err, sizeof(err)));
+	CHECK_HAS(err, "is the file being replayed");
+	uint8_t *b = slurp(path, &len);
+	CHECK(b && len == s.len && memcmp(b, s.bytes, len) == 0);
+	free(b);
+	unlink(alias);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
 
 TEST(create_refuses_to_overwrite_a_file_that_is_not_a_recording)
 {

@@ -155,6 +155,24 @@ TEST(a_click_on_a_frame_zooms_onto_it_and_on_the_title_zooms_out)
 	CHECK_INT(ui.zoom[XPU_VIEW_GPU].n, ==, 0);
 }
 
+TEST(enter_stops_where_a_frames_own_time_outweighs_its_callees)
+{
+	/* root 600 = hot 550 (x 5, y 1) + cold 50: hot's own time is 544. */
+	static struct xpu_flame_node n[5] = {
+		{ .first_child = 1, .value = 600 },
+		{ .frame = 1, .parent = 0, .first_child = 3, .next = 2, .depth = 1, .value = 550 },
+		{ .frame = 2, .parent = 0, .depth = 1, .value = 50 },
+		{ .frame = 3, .parent = 1, .next = 4, .depth = 2, .value = 5 },
+		{ .frame = 4, .parent = 1, .depth = 2, .value = 1 },
+	};
+	setup(3);
+	snap.cpu_flame = (struct xpu_flame){ .nodes = n, .n = 5, .cap = 5, .max_depth = 2, .total = 600 };
+	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, '\n'), ==, XPU_REACT_REDRAW);
+	CHECK_INT(xpu_flame_zoom_node(&snap.cpu_flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, '\n'), ==, XPU_REACT_REDRAW);	/* says why */
+	CHECK_INT(xpu_flame_zoom_node(&snap.cpu_flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+}
+
 TEST(zoom_keys_step_out_and_in_along_the_heaviest_frame)
 {
 	setup(3);

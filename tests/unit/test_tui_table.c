@@ -55,6 +55,33 @@ TEST(narrow_screens_drop_columns_from_the_right_but_keep_the_flex_one)
 	}
 }
 
+TEST(narrow_screens_drop_text_columns_before_numbers_and_keep_the_sort_column)
+{
+	/* The CPU view's columns at 40 columns (issue 19: USER stayed, %CPU went). */
+	static const struct xpu_col c[] = {
+		{ "PID", "pid", XPU_CELL_INT, 7, 0 },
+		{ "USER", "user", XPU_CELL_STR, 9, XPU_COL_LEFT },
+		{ "%CPU", "cpu_pct", XPU_CELL_PCT, 6, 0 },
+		{ "AVG%", "avg_pct", XPU_CELL_PCT, 6, 0 },
+		{ "SAMPLES", "samples", XPU_CELL_INT, 8, 0 },
+		{ "COMMAND", "comm", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_FLEX },
+	};
+	struct xpu_table t;
+	int w[6];
+	xpu_table_init(&t, c, 6);
+	t.sort_col = 2;
+	CHECK_INT(xpu_table_widths(&t, 38, w), <=, 38);
+	CHECK_INT(w[1], ==, 0);		/* USER first */
+	CHECK_INT(w[2], >, 0);		/* the sort column stays */
+	CHECK_INT(w[0], >, 0);
+	CHECK_INT(w[5], >, 0);
+	t.sort_col = 4;			/* sorted by SAMPLES: it stays, AVG% goes */
+	xpu_table_widths(&t, 38, w);
+	CHECK_INT(w[4], >, 0);
+	CHECK_INT(w[1], ==, 0);
+	xpu_table_free(&t);
+}
+
 TEST(scrolling_keeps_the_selection_visible)
 {
 	for (int n = 0; n < 40; n++)

@@ -1,0 +1,66 @@
+#include "procs.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+long xpu_procs_tgid(uint32_t id)
+{
+	char path[64], line[256];
+	long tgid = -1;
+	snprintf(path, sizeof(path), "/proc/%u/status", id);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static int named(uint32_t pid, const char *name)
+{
+	char path[64], comm[64], exe[PATH_MAX];
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		int got = fgets(comm, sizeof(comm), f) != NULL;
+		fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+		/* comm holds the first 15 bytes of the name */
+		if (got && *comm && strncmp(comm, name, 15) == 0 && strlen(comm) == (strlen(name) < 15 ? strlen(name) : 15))
+			return 1;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	const char *base = strrchr(exe, '/');
+	return strcmp(base ? base + 1 : exe, name) == 0;
+}
+
+int xpu_procs_by_name(const char *name, uint32_t *out, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+	uint32_t self = (uint32_t)getpid();
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(e->d_name, &end, 10);
+		if (*end || !pid || pid > UINT32_MAX || pid == self || !named((uint32_t)pid, name))
+			continue;
+		if (n < max)
+			out[n] = (uint32_t)pid;
+		n++;
+	}
+	closedir(d);
+	return n;
+}

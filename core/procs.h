@@ -1,0 +1,15 @@
+/* Processes by id or by name, from /proc: what -p names is checked before
+ * the run starts, so that a mistyped id or a thread's id is said at once
+ * rather than shown as an empty table. */
+#ifndef XPU_PROCS_H
+#define XPU_PROCS_H
+
+#include <stdint.h>
+
+/* The thread group (process) of task id, or -1 when there is no such task. */
+long xpu_procs_tgid(uint32_t id);
+/* Processes whose name (comm, or the file name of their executable) is name;
+ * up to max ids into out.  Returns how many there are (may exceed max). */
+int xpu_procs_by_name(const char *name, uint32_t *out, int max);
+
+#endif
