@@ -72,12 +72,13 @@ endif
 # Libraries are found through pkg-config.  A missing one stops any goal that
 # builds, naming the package to install (make deps installs them all); deps,
 # check and run install them first, clean and uninstall need none.
-PKGS := libbpf libelf libdw zlib ncursesw
+PKGS := libbpf libelf libdw zlib ncursesw $(if $(filter 1,$(STATIC)),,libmicrohttpd)
 DEB_libbpf := libbpf-dev
 DEB_libelf := libelf-dev
 DEB_libdw := libdw-dev
 DEB_zlib := zlib1g-dev
 DEB_ncursesw := libncurses-dev
+DEB_libmicrohttpd := libmicrohttpd-dev
 ifneq ($(filter-out deps check run clean uninstall,$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(PKG_CONFIG) 2>/dev/null),)
 $(error xputop: $(PKG_CONFIG) is missing: run 'sudo make deps', or install pkg-config)
@@ -103,13 +104,20 @@ DW_LIBS := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
 # against, and the binary must not depend on the version a target machine has.
 LIBBPF_A := $(shell $(PKG_CONFIG) --variable=libdir libbpf 2>/dev/null)/libbpf.a
 NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
+# The exporters' libraries (libmicrohttpd for --prometheus) come with TLS
+# stacks that do not link statically: a STATIC=1 xputop is built without
+# them, and its --prometheus says so.
 ifeq ($(STATIC),1)
+XCFLAGS += -DXPU_NO_EXPORTERS
+EXPORT_LIBS :=
 LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lncursesw -ltinfo -Wl,-Bdynamic -lm
 else
-LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null) -lm
+EXPORT_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
+LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null) \
+	$(EXPORT_LIBS) -lm
 endif
 # libstdc++: the symbolizer's tests resolve C++ names in it.
-CORE_LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) -llzma -lbz2 -lstdc++ -lm
+CORE_LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) $(EXPORT_LIBS) -llzma -lbz2 -lstdc++ -lm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))

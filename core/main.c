@@ -21,7 +21,9 @@
 #include "export.h"
 #include "import_bpftrace.h"
 #include "inject_lib.h"
+#include "metrics.h"
 #include "opts.h"
+#include "prom_http.h"
 #include "record.h"
 #include "service.h"
 #include "session.h"
@@ -59,6 +61,10 @@ struct app {
 	struct xpu_child child;	/* -- CMD */
 	int child_done;		/* batch mode ends after the refresh that shows its end */
 	struct xpu_settings settings;	/* what the settings file said; S saves */
+	struct xpu_prom_http *prom;	/* --prometheus */
+	struct xpu_metrics *metrics;
+	struct xpu_mbuf mtext, mom;	/* the last metrics, both formats */
+	int metrics_failed;		/* said once */
 };
 
 static struct app *crash_app;
@@ -127,10 +133,28 @@ static int setup_loop(struct app *a)
 	return 0;
 }
 
+/* The metrics of this refresh go to the server, which answers scrapes with
+ * them until the next refresh. */
+static void publish_metrics(struct app *a)
+{
+	struct xpu_metrics_extra x = { 0 };
+	xpu_prom_http_counts(a->prom, &x.scrapes, &x.scrape_errors);
+	a->mtext.n = a->mom.n = 0;
+	a->mtext.oom = a->mom.oom = 0;
+	if (xpu_metrics_update(a->metrics, &a->sess, &x) < 0 || xpu_metrics_write(a->metrics, 0, &a->mtext) < 0 ||
+	    xpu_metrics_write(a->metrics, 1, &a->mom) < 0 ||
+	    xpu_prom_http_publish(a->prom, a->mtext.p, a->mtext.n, a->mom.p, a->mom.n) < 0) {
+		if (!a->metrics_failed++)
+			xpu_err("out of memory while writing the metrics: scrapes get the last ones written");
+	}
+}
+
 static void show(struct app *a)
 {
 	if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 		xpu_err("out of memory while building the display");
+	if (a->prom)
+		publish_metrics(a);
 	if (a->tui) {
 		xpu_tui_draw(&a->snap, &a->vs);
 	} else if (a->o.json) {
@@ -191,6 +215,10 @@ static void replay_step(struct app *a)
 	if (a->tui) {
 		xpu_tui_status("end of the recording: q quits");
 		show(a);
+	} else if (a->prom && !a->o.iterations) {
+		/* the last refresh stays there to be scraped */
+		fprintf(stderr, "xputop: end of the recording; metrics stay at http://%s/metrics until "
+			"interrupted\n", xpu_prom_http_addr(a->prom));
 	} else {
 		a->quit = 1;
 	}
@@ -536,6 +564,24 @@ static int start_live(struct app *a)
 	return 0;
 }
 
+static int start_prometheus(struct app *a)
+{
+	char err[400];
+	a->metrics = xpu_metrics_new(a->o.prometheus_top);
+	if (!a->metrics) {
+		xpu_err("cannot start the metrics: out of memory");
+		return -1;
+	}
+	a->prom = xpu_prom_http_start(a->o.prometheus, err, sizeof(err));
+	if (!a->prom) {
+		xpu_err("--prometheus: %s", err);
+		return -1;
+	}
+	if (!a->tui)
+		fprintf(stderr, "xputop: metrics at http://%s/metrics\n", xpu_prom_http_addr(a->prom));
+	return 0;
+}
+
 static int start_recording(struct app *a)
 {
 	struct xpu_rec_meta m = {
@@ -590,6 +636,8 @@ int main(int argc, char **argv)
 		goto fail;
 	if (a->o.record && start_recording(a) < 0)
 		goto fail;
+	if (a->o.prometheus && start_prometheus(a) < 0)
+		goto fail;
 	if (a->tui) {
 		struct xpu_tui_opts to = {
 			.theme = a->o.theme, .no_color = getenv("NO_COLOR") && *getenv("NO_COLOR"),
@@ -603,6 +651,11 @@ int main(int argc, char **argv)
 				 a->settings.warnings > 1 ? "s" : "");
 		crash_app = a;
 		install_crash_handlers();
+		if (a->prom) {
+			char msg[200];
+			snprintf(msg, sizeof(msg), "metrics at http://%s/metrics", xpu_prom_http_addr(a->prom));
+			xpu_tui_status(msg);
+		}
 	}
 	if (setup_loop(a) < 0 || run_loop(a) < 0)
 		a->status = 1;
@@ -623,6 +676,10 @@ fail:
 out:
 	if (a->tui)
 		xpu_tui_fini();
+	xpu_prom_http_stop(a->prom);
+	xpu_metrics_free(a->metrics);
+	xpu_mbuf_free(&a->mtext);
+	xpu_mbuf_free(&a->mom);
 	/* Its last jobs' done() touch the sources and the dictionary. */
 	xpu_service_free(a->svc, 0);
 	xpu_session_free(&a->sess);

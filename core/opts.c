@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "err.h"
+#include "metrics.h"
+#include "prom_http.h"
 #include "snapshot.h"
 
 const struct xpu_optdoc xpu_optdocs[] = {
@@ -31,6 +33,8 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "npu-tdr", 0, "MS", "NPU stall threshold (default: intel_vpu's tdr_timeout_ms, else 2000)" },
 	{ "npu-storm", 0, "X", "warn when firmware IPC runs X times its learned rate (default 5)" },
 	{ "npu-silence", 0, "MS", "warn after MS without IPC while NPU jobs wait (default 1000)" },
+	{ "prometheus", 0, "[ADDR:]PORT", "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR: localhost)" },
+	{ "prometheus-top", 0, "N", "kernel series per process in the metrics, the rest as \"other\" (default 10)" },
 	{ "config", 0, "FILE", "read settings from FILE (default ~/.config/xputop/xputop.conf)" },
 	{ "no-config", 0, NULL, "ignore the settings file" },
 	{ "verbose", 'v', NULL, "more messages (twice: libbpf's debug output too)" },
@@ -77,7 +81,7 @@ const unsigned xpu_nkeydocs = sizeof(xpu_keydocs) / sizeof(xpu_keydocs[0]);
 /* An optional argument ("[=SECS]") follows its option without a space. */
 static const char *space(const struct xpu_optdoc *d)
 {
-	return d->arg && d->arg[0] != '[' ? " " : "";
+	return d->arg && strncmp(d->arg, "[=", 2) != 0 ? " " : "";
 }
 
 void xpu_opts_usage(FILE *f)
@@ -165,6 +169,7 @@ static int parse_view(const char *s)
 enum {
 	OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW, OPT_GPU_NO_STACKS, OPT_NPU_DEV, OPT_NPU_PROBE_BINARY, OPT_NPU_TDR,
 	OPT_NPU_STORM, OPT_NPU_SILENCE, OPT_CONFIG, OPT_NO_CONFIG, OPT_GPU_EXACT, OPT_GPU_SAMPLE,
+	OPT_PROMETHEUS, OPT_PROMETHEUS_TOP,
 };
 
 /* --gpu-sample SLICE/PERIOD, in milliseconds. */
@@ -265,6 +270,20 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 			return xpu_err("--npu-silence: expected 10 to 3600000 milliseconds"), -1;
 		o->npu_silence_ms = (uint32_t)l;
 		return 0;
+	case OPT_PROMETHEUS: {
+		char host[256], err[320];
+		unsigned port;
+		if (xpu_prom_http_parse(arg, host, sizeof(host), &port, err, sizeof(err)) < 0)
+			return xpu_err("--prometheus: %s", err), -1;
+		o->prometheus = arg;
+		return 0;
+	}
+	case OPT_PROMETHEUS_TOP:
+		if (parse_long(arg, 0, XPU_METRICS_TOP_MAX, &l) < 0)
+			return xpu_err("--prometheus-top: expected 0 to %d kernel series per process",
+				       XPU_METRICS_TOP_MAX), -1;
+		o->prometheus_top = (uint32_t)l;
+		return 0;
 	case OPT_CONFIG:
 		o->config = arg;
 		return 0;
@@ -300,6 +319,8 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "npu-tdr", required_argument, NULL, OPT_NPU_TDR },
 		{ "npu-storm", required_argument, NULL, OPT_NPU_STORM },
 		{ "npu-silence", required_argument, NULL, OPT_NPU_SILENCE },
+		{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
+		{ "prometheus-top", required_argument, NULL, OPT_PROMETHEUS_TOP },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -314,6 +335,7 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 	o->hz = 99;
 	o->window_s = 10;
 	o->view = -1;
+	o->prometheus_top = XPU_METRICS_TOP_DEFAULT;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+d:p:F:o:t:bjn:w:r:vhV", longs, NULL)) != -1) {
 		if (c == 'h') {
