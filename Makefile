@@ -72,13 +72,15 @@ endif
 # Libraries are found through pkg-config.  A missing one stops any goal that
 # builds, naming the package to install (make deps installs them all); deps,
 # check and run install them first, clean and uninstall need none.
-PKGS := libbpf libelf libdw zlib ncursesw $(if $(filter 1,$(STATIC)),,libmicrohttpd)
+PKGS := libbpf libelf libdw zlib ncursesw libprotobuf-c $(if $(filter 1,$(STATIC)),,libmicrohttpd libcurl)
 DEB_libbpf := libbpf-dev
 DEB_libelf := libelf-dev
 DEB_libdw := libdw-dev
 DEB_zlib := zlib1g-dev
 DEB_ncursesw := libncurses-dev
 DEB_libmicrohttpd := libmicrohttpd-dev
+DEB_libprotobuf-c := libprotobuf-c-dev protobuf-c-compiler
+DEB_libcurl := libcurl4-openssl-dev
 ifneq ($(filter-out deps check run clean uninstall,$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(PKG_CONFIG) 2>/dev/null),)
 $(error xputop: $(PKG_CONFIG) is missing: run 'sudo make deps', or install pkg-config)
@@ -109,10 +111,11 @@ NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
 # them, and its --prometheus says so.
 ifeq ($(STATIC),1)
 XCFLAGS += -DXPU_NO_EXPORTERS
-EXPORT_LIBS :=
-LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lncursesw -ltinfo -Wl,-Bdynamic -lm
+EXPORT_LIBS := -Wl,-Bstatic -lprotobuf-c -Wl,-Bdynamic
+LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lncursesw -ltinfo -lprotobuf-c \
+	-Wl,-Bdynamic -lm
 else
-EXPORT_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
+EXPORT_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd libprotobuf-c libcurl 2>/dev/null)
 LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null) \
 	$(EXPORT_LIBS) -lm
 endif
@@ -124,7 +127,10 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
 CORE_SRCS := $(filter-out core/main.c,$(wildcard core/*.c))
-CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CORE_SRCS))
+# pprof's profile.proto, compiled by protoc-c into $(OUTPUT)/profile.pb-c.[ch]
+PROTO_C := $(OUTPUT)/profile.pb-c.c
+PROTO_H := $(OUTPUT)/profile.pb-c.h
+CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CORE_SRCS)) $(OUTPUT)/core/profile.pb-c.o
 TUI_SRCS := $(wildcard tui/*.c)
 TUI_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(TUI_SRCS))
 MAIN_OBJ := $(OUTPUT)/core/main.o
@@ -198,6 +204,12 @@ $(OUTPUT)/install_dirs.h: FORCE | $(OUTPUT)
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 FORCE:
 $(OUTPUT)/core/install.o $(OUTPUT)/fuzz/core/install.o: $(OUTPUT)/install_dirs.h
+
+$(PROTO_C) $(PROTO_H): core/profile.proto | $(OUTPUT)
+	protoc-c --c_out=$(OUTPUT) -Icore $<
+$(OUTPUT)/core/profile.pb-c.o: $(PROTO_C) | $(OUTPUT)/core
+	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
+$(OUTPUT)/core/pprof.o $(OUTPUT)/fuzz/core/pprof.o: $(PROTO_H)
 
 $(OUTPUT)/core/%.o: core/%.c | $(OUTPUT)/core $(SKELS)
 	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
@@ -285,7 +297,8 @@ FUZZ_CORE_OBJS := $(patsubst core/%.c,$(FUZZ_OUT)/core/%.o,$(CORE_SRCS))
 FUZZ_LIBCORE := $(FUZZ_OUT)/libxpucore.a
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_OUT)/%,$(FUZZ_SRCS))
 ifeq ($(STATIC),1)
-FUZZ_LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -Wl,-Bdynamic -lstdc++ -lm
+FUZZ_LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lprotobuf-c -Wl,-Bdynamic \
+	-lstdc++ -lm
 else
 FUZZ_LIBS := $(CORE_LIBS)
 endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -23,6 +24,9 @@
 #include "inject_lib.h"
 #include "metrics.h"
 #include "opts.h"
+#include "outfile.h"
+#include "pprof.h"
+#include "pprof_push.h"
 #include "prom_http.h"
 #include "record.h"
 #include "service.h"
@@ -65,6 +69,10 @@ struct app {
 	struct xpu_metrics *metrics;
 	struct xpu_mbuf mtext, mom;	/* the last metrics, both formats */
 	int metrics_failed;		/* said once */
+	struct xpu_pprof *pprof;	/* --pprof */
+	struct xpu_push *push;		/* --pprof-push */
+	uint64_t pprof_at;		/* stream time (CLOCK_MONOTONIC) of the last profiles */
+	uint64_t push_failed;		/* failures said so far */
 };
 
 static struct app *crash_app;
@@ -149,12 +157,77 @@ static void publish_metrics(struct app *a)
 	}
 }
 
+/* One profile of a kind into the --pprof directory (and to the server). */
+static int write_pprof(struct app *a, enum xpu_pprof_kind kind, char *path, size_t size)
+{
+	uint8_t *data;
+	size_t len;
+	uint64_t samples, wall = a->sess.last_tick_wall ? a->sess.last_tick_wall : xpu_now_wall();
+	uint64_t from = xpu_pprof_since(a->pprof, kind);
+	char stem[96];
+	struct xpu_outfile out;
+	path[0] = '\0';
+	if (xpu_pprof_encode(a->pprof, &a->sess, a->sym, kind, wall, &data, &len, &samples) < 0) {
+		xpu_err("out of memory while encoding the %s profile", xpu_pprof_kind_name(kind));
+		return -1;
+	}
+	int rc = xpu_outfile_open(&out, a->o.pprof_dir);
+	if (rc == 0 && (fwrite(data, 1, len, out.f) != len || fflush(out.f) != 0)) {
+		xpu_err("cannot write a profile in %s: %s", out.dir, strerror(errno ? errno : EIO));
+		xpu_outfile_abort(&out);
+		rc = -1;
+	}
+	xpu_outfile_stem(stem, sizeof(stem), xpu_pprof_kind_name(kind));
+	if (rc == 0)
+		rc = xpu_outfile_commit(&out, stem, "pb.gz", path, size);
+	if (a->push && samples) {
+		char app[32];
+		snprintf(app, sizeof(app), "xputop.%s", xpu_pprof_kind_name(kind));
+		xpu_push_profile(a->push, app, from ? from : wall - a->sess.cpu.ticks.total_ns, wall,
+				 kind == XPU_PPROF_CPU ? a->sess.cfg.sample_hz : 0, data, len);
+	}
+	free(data);
+	return rc;
+}
+
+/* The CPU and GPU profiles since the last ones; msg says where they went. */
+static int write_pprofs(struct app *a, char *msg, size_t size)
+{
+	char cpu[4200], gpu[4200];
+	int rc = write_pprof(a, XPU_PPROF_CPU, cpu, sizeof(cpu));
+	if (rc == 0)
+		rc = write_pprof(a, XPU_PPROF_GPU, gpu, sizeof(gpu));
+	a->pprof_at = a->sess.last_tick_mono;
+	if (rc == 0 && msg)
+		snprintf(msg, size, "pprof profiles in %s and %s", cpu, gpu);
+	if (a->push) {
+		struct xpu_push_stats st;
+		xpu_push_stats(a->push, &st);
+		if (st.failed > a->push_failed)
+			xpu_warn("--pprof-push: %llu profiles not sent; the last: %s",
+				 (unsigned long long)st.failed, st.last_error);
+		a->push_failed = st.failed;
+	}
+	return rc;
+}
+
+static void pprof_due(struct app *a)
+{
+	if (!a->pprof)
+		return;
+	if (!a->pprof_at)	/* the first refresh starts the first period (a replay's clock is its own) */
+		a->pprof_at = a->sess.last_tick_mono;
+	else if (a->sess.last_tick_mono - a->pprof_at >= (uint64_t)(a->o.pprof_interval_s * 1e9))
+		write_pprofs(a, NULL, 0);
+}
+
 static void show(struct app *a)
 {
 	if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 		xpu_err("out of memory while building the display");
 	if (a->prom)
 		publish_metrics(a);
+	pprof_due(a);
 	if (a->tui) {
 		xpu_tui_draw(&a->snap, &a->vs);
 	} else if (a->o.json) {
@@ -172,9 +245,14 @@ static void show(struct app *a)
 /* Returns 0, or -1 when the export failed (the reason was reported). */
 static int export_now(struct app *a)
 {
-	char msg[4400];
+	char msg[14000];
 	if (xpu_export_view(&a->sess, &a->snap, &a->vs, a->o.outdir, msg, sizeof(msg)) < 0)
 		return -1;
+	if (a->pprof && a->tui) {	/* s: the profiles too, on the status line after the export's */
+		char pmsg[9000];
+		if (write_pprofs(a, pmsg, sizeof(pmsg)) == 0)
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; %s", pmsg);
+	}
 	if (a->tui)
 		xpu_tui_status(msg);
 	else
@@ -582,6 +660,33 @@ static int start_prometheus(struct app *a)
 	return 0;
 }
 
+static int start_pprof(struct app *a)
+{
+	char err[400];
+	struct stat st;
+	if (stat(a->o.pprof_dir, &st) < 0) {
+		xpu_err("--pprof: %s: %s%s", a->o.pprof_dir, strerror(errno), errno == ENOENT ? " (create it first)" : "");
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		xpu_err("--pprof: %s is not a directory", a->o.pprof_dir);
+		return -1;
+	}
+	a->pprof = xpu_pprof_new();
+	if (!a->pprof) {
+		xpu_err("cannot start the profiles: out of memory");
+		return -1;
+	}
+	if (!a->o.pprof_push)
+		return 0;
+	a->push = xpu_push_start(a->o.pprof_push, a->sess.host, err, sizeof(err));
+	if (!a->push) {
+		xpu_err("--pprof-push: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
 static int start_recording(struct app *a)
 {
 	struct xpu_rec_meta m = {
@@ -638,6 +743,8 @@ int main(int argc, char **argv)
 		goto fail;
 	if (a->o.prometheus && start_prometheus(a) < 0)
 		goto fail;
+	if (a->o.pprof_dir && start_pprof(a) < 0)
+		goto fail;
 	if (a->tui) {
 		struct xpu_tui_opts to = {
 			.theme = a->o.theme, .no_color = getenv("NO_COLOR") && *getenv("NO_COLOR"),
@@ -670,6 +777,9 @@ int main(int argc, char **argv)
 		xpu_service_drain(a->svc, EXIT_WAIT_MS);
 	if (a->o.export_at_end && export_now(a) < 0)
 		a->status = 1;
+	if (a->pprof && write_pprofs(a, NULL, 0) < 0)	/* what the last ones left */
+		a->status = 1;
+	xpu_push_stop(a->push, EXIT_WAIT_MS * 5);
 	goto out;
 fail:
 	a->status = 1;
@@ -678,6 +788,7 @@ out:
 		xpu_tui_fini();
 	xpu_prom_http_stop(a->prom);
 	xpu_metrics_free(a->metrics);
+	xpu_pprof_free(a->pprof);
 	xpu_mbuf_free(&a->mtext);
 	xpu_mbuf_free(&a->mom);
 	/* Its last jobs' done() touch the sources and the dictionary. */

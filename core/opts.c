@@ -35,6 +35,9 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "npu-silence", 0, "MS", "warn after MS without IPC while NPU jobs wait (default 1000)" },
 	{ "prometheus", 0, "[ADDR:]PORT", "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR: localhost)" },
 	{ "prometheus-top", 0, "N", "kernel series per process in the metrics, the rest as \"other\" (default 10)" },
+	{ "pprof", 0, "DIR", "write pprof profiles of CPU samples and GPU time into DIR (every 10 s, on s, at exit)" },
+	{ "pprof-interval", 0, "SECS", "seconds between pprof profiles (default 10)" },
+	{ "pprof-push", 0, "URL", "also post the profiles to a Pyroscope-compatible server (e.g. http://host:4040)" },
 	{ "config", 0, "FILE", "read settings from FILE (default ~/.config/xputop/xputop.conf)" },
 	{ "no-config", 0, NULL, "ignore the settings file" },
 	{ "verbose", 'v', NULL, "more messages (twice: libbpf's debug output too)" },
@@ -169,7 +172,7 @@ static int parse_view(const char *s)
 enum {
 	OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW, OPT_GPU_NO_STACKS, OPT_NPU_DEV, OPT_NPU_PROBE_BINARY, OPT_NPU_TDR,
 	OPT_NPU_STORM, OPT_NPU_SILENCE, OPT_CONFIG, OPT_NO_CONFIG, OPT_GPU_EXACT, OPT_GPU_SAMPLE,
-	OPT_PROMETHEUS, OPT_PROMETHEUS_TOP,
+	OPT_PROMETHEUS, OPT_PROMETHEUS_TOP, OPT_PPROF, OPT_PPROF_INTERVAL, OPT_PPROF_PUSH,
 };
 
 /* --gpu-sample SLICE/PERIOD, in milliseconds. */
@@ -284,6 +287,18 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 				       XPU_METRICS_TOP_MAX), -1;
 		o->prometheus_top = (uint32_t)l;
 		return 0;
+	case OPT_PPROF:
+		o->pprof_dir = arg;
+		return 0;
+	case OPT_PPROF_INTERVAL:
+		if (parse_double(arg, 0.1, 86400, &o->pprof_interval_s) < 0)
+			return xpu_err("--pprof-interval: expected 0.1 to 86400 seconds"), -1;
+		return 0;
+	case OPT_PPROF_PUSH:
+		if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
+			return xpu_err("--pprof-push: expected an http:// or https:// URL, not '%s'", arg), -1;
+		o->pprof_push = arg;
+		return 0;
 	case OPT_CONFIG:
 		o->config = arg;
 		return 0;
@@ -321,6 +336,9 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "npu-silence", required_argument, NULL, OPT_NPU_SILENCE },
 		{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
 		{ "prometheus-top", required_argument, NULL, OPT_PROMETHEUS_TOP },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "pprof-interval", required_argument, NULL, OPT_PPROF_INTERVAL },
+		{ "pprof-push", required_argument, NULL, OPT_PPROF_PUSH },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -336,6 +354,7 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 	o->window_s = 10;
 	o->view = -1;
 	o->prometheus_top = XPU_METRICS_TOP_DEFAULT;
+	o->pprof_interval_s = 10;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+d:p:F:o:t:bjn:w:r:vhV", longs, NULL)) != -1) {
 		if (c == 'h') {
@@ -355,6 +374,10 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		o->cmd = argv + optind;
 	if (o->replay && o->cmd) {
 		xpu_err("a command to run (-- CMD) cannot be combined with replaying a recording (-r)");
+		return -1;
+	}
+	if ((o->pprof_push || o->pprof_interval_s != 10) && !o->pprof_dir) {
+		xpu_err("--pprof-push and --pprof-interval go with --pprof DIR");
 		return -1;
 	}
 	if (o->config && o->no_config) {

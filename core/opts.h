@@ -37,6 +37,9 @@ struct xpu_opts {
 	int no_config;		/* --no-config */
 	const char *prometheus;	/* --prometheus [ADDR:]PORT */
 	uint32_t prometheus_top;	/* --prometheus-top, kernel series per process */
+	const char *pprof_dir;	/* --pprof DIR */
+	double pprof_interval_s;	/* --pprof-interval */
+	const char *pprof_push;	/* --pprof-push URL */
 	unsigned given;		/* XPU_GIVEN_*: options with defaults that were given */
 	char **cmd;		/* -- CMD ARGS */
 };
