@@ -47,6 +47,7 @@ BINDIR ?= $(PREFIX)/sbin
 XPU_LIBDIR ?= $(PREFIX)/lib/xputop
 XPU_DATADIR ?= $(PREFIX)/share/xputop
 MANDIR ?= $(PREFIX)/share/man
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 ifeq ($(origin BASHCOMPDIR),undefined)
 BASHCOMPDIR := $(shell $(PKG_CONFIG) --define-variable=prefix=$(PREFIX) --variable=completionsdir \
 	bash-completion 2>/dev/null)
@@ -165,6 +166,7 @@ PROGS += $(INJECT_LIB)
 endif
 
 COMPLETION := $(OUTPUT)/xputop.bash
+UNIT := $(OUTPUT)/xputop.service
 THEMES := $(wildcard themes/*.theme)
 
 .PHONY: all tests check deps run clean bench fuzz install uninstall FORCE
@@ -172,7 +174,7 @@ THEMES := $(wildcard themes/*.theme)
 # Keep the BPF objects and skeletons: they are not throwaway intermediates.
 .SECONDARY: $(BPF_OBJS) $(SKELS) $(OUTPUT)/vmlinux.h
 
-all: $(PROGS) $(COMPLETION) tests $(BENCH_BINS)
+all: $(PROGS) $(COMPLETION) $(UNIT) tests $(BENCH_BINS)
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/core $(OUTPUT)/tui $(OUTPUT)/inject $(OUTPUT)/tests $(OUTPUT)/tests/progs \
 		$(OUTPUT)/bench:
@@ -350,9 +352,15 @@ $(COMPLETION): docs/completion/xputop.bash.in docs/completion/options.awk $(OUTP
 	rm -f $@.options
 	mv -f $@.tmp $@
 
-install: $(PROGS) $(COMPLETION)
+# The node agent's systemd unit (docs/node-agent.md), pointing at the
+# installed xputop.
+$(UNIT): docs/xputop.service.in $(OUTPUT)/install_dirs.h
+	sed -e 's|@BINDIR@|$(BINDIR)|g' $< > $@.tmp
+	mv -f $@.tmp $@
+
+install: $(PROGS) $(COMPLETION) $(UNIT)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(XPU_LIBDIR) $(DESTDIR)$(XPU_DATADIR)/themes \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 755 $(OUTPUT)/xputop $(DESTDIR)$(BINDIR)/xputop
 ifeq ($(HAVE_CUPTI),1)
 	install -m 644 $(INJECT_LIB) $(DESTDIR)$(XPU_LIBDIR)/libxputop_inject.so
@@ -363,13 +371,16 @@ endif
 	install -m 644 $(THEMES) $(DESTDIR)$(XPU_DATADIR)/themes/
 	install -m 644 man/xputop.8 $(DESTDIR)$(MANDIR)/man8/xputop.8
 	install -m 644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/xputop
+	install -m 644 $(UNIT) $(DESTDIR)$(SYSTEMDUNITDIR)/xputop.service
+	install -m 644 docs/grafana-dashboard.json $(DESTDIR)$(XPU_DATADIR)/grafana-dashboard.json
 
 # Removes only what install put there, then xputop's own directories if
 # nothing else is left in them.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/xputop $(DESTDIR)$(XPU_LIBDIR)/libxputop_inject.so \
 		$(addprefix $(DESTDIR)$(XPU_DATADIR)/,$(THEMES)) $(DESTDIR)$(MANDIR)/man8/xputop.8 \
-		$(DESTDIR)$(BASHCOMPDIR)/xputop
+		$(DESTDIR)$(BASHCOMPDIR)/xputop $(DESTDIR)$(SYSTEMDUNITDIR)/xputop.service \
+		$(DESTDIR)$(XPU_DATADIR)/grafana-dashboard.json
 	@for d in $(DESTDIR)$(XPU_LIBDIR) $(DESTDIR)$(XPU_DATADIR)/themes $(DESTDIR)$(XPU_DATADIR); do \
 		rmdir "$$d" 2> /dev/null || :; \
 	done

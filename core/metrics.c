@@ -108,7 +108,7 @@ static const struct family {
 	[F_NPU_COMPLETED] = { "xputop_npu_jobs_completed", COUNTER, "NPU jobs completed" },
 	[F_NPU_ABORTED] = { "xputop_npu_jobs_aborted", COUNTER, "NPU jobs aborted" },
 	[F_NPU_OUTSTANDING] = { "xputop_npu_jobs_outstanding", GAUGE, "NPU jobs submitted and not done" },
-	[F_NPU_OLDEST] = { "xputop_npu_oldest_job_age_seconds", GAUGE, "age of the oldest outstanding NPU job" },
+	[F_NPU_OLDEST] = { "xputop_npu_oldest_job_age_seconds", GAUGE, "age of the oldest outstanding NPU job, 0 when none is" },
 	[F_NPU_LATENCY] = { "xputop_npu_job_latency_seconds", HISTOGRAM,
 			    "NPU job submit-to-done time (the sum is estimated from the buckets)" },
 	[F_NPU_MEM] = { "xputop_npu_memory_operations", COUNTER, "NPU memory operations by kind" },
@@ -899,8 +899,8 @@ static void npu(struct xpu_metrics *m, const struct xpu_session *s)
 	counter(m, F_NPU_COMPLETED, NULL, (double)n->g[XPU_NPU_C_DONE].total);
 	counter(m, F_NPU_ABORTED, NULL, (double)n->g[XPU_NPU_C_ABORTED].total);
 	add(m, F_NPU_OUTSTANDING, SUF_NONE, NULL, n->njobs);
-	if (n->njobs && n->now > n->jobs[0].submit_ns)
-		add(m, F_NPU_OLDEST, SUF_NONE, NULL, (double)(n->now - n->jobs[0].submit_ns) / 1e9);
+	add(m, F_NPU_OLDEST, SUF_NONE, NULL,
+	    n->njobs && n->now > n->jobs[0].submit_ns ? (double)(n->now - n->jobs[0].submit_ns) / 1e9 : 0);
 	npu_latency(m, n);
 	for (uint32_t k = 1; k < XPU_NPU_MEM_MAX; k++) {
 		lab_reset(&l);

@@ -11,6 +11,14 @@
 #include "prom_http.h"
 #include "snapshot.h"
 
+/* A make STATIC=1 xputop has no metrics server and cannot push profiles
+ * (their libraries do not link statically): its --help says so. */
+#ifdef XPU_NO_EXPORTERS
+#define NOT_STATIC " (not in this STATIC=1 build)"
+#else
+#define NOT_STATIC ""
+#endif
+
 const struct xpu_optdoc xpu_optdocs[] = {
 	{ "delay", 'd', "SECS", "refresh interval in seconds (default 1.0)" },
 	{ "pid", 'p', "PID[,PID...]", "watch only these processes" },
@@ -33,11 +41,11 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "npu-tdr", 0, "MS", "NPU stall threshold (default: intel_vpu's tdr_timeout_ms, else 2000)" },
 	{ "npu-storm", 0, "X", "warn when firmware IPC runs X times its learned rate (default 5)" },
 	{ "npu-silence", 0, "MS", "warn after MS without IPC while NPU jobs wait (default 1000)" },
-	{ "prometheus", 0, "[ADDR:]PORT", "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR: localhost)" },
+	{ "prometheus", 0, "[ADDR:]PORT", "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR: localhost)" NOT_STATIC },
 	{ "prometheus-top", 0, "N", "kernel series per process in the metrics, the rest as \"other\" (default 10)" },
 	{ "pprof", 0, "DIR", "write pprof profiles of CPU samples and GPU time into DIR (every 10 s, on s, at exit)" },
 	{ "pprof-interval", 0, "SECS", "seconds between pprof profiles (default 10)" },
-	{ "pprof-push", 0, "URL", "also post the profiles to a Pyroscope-compatible server (e.g. http://host:4040)" },
+	{ "pprof-push", 0, "URL", "also post the profiles to a Pyroscope-compatible server (e.g. http://host:4040)" NOT_STATIC },
 	{ "config", 0, "FILE", "read settings from FILE (default ~/.config/xputop/xputop.conf)" },
 	{ "no-config", 0, NULL, "ignore the settings file" },
 	{ "verbose", 'v', NULL, "more messages (twice: libbpf's debug output too)" },

@@ -182,6 +182,17 @@ grep -qx "{'kernel': 'matmul_kernel'} $(awk '/^xputop_gpu_kernel_calls_total.*ke
 pq 'xputop_alert_active{severity="CRITICAL"}' | grep -q "npu.recovery" || fail "the recovery alert"
 pq 'histogram_quantile(0.5, xputop_npu_job_latency_seconds_bucket)' | grep -q "^{} 0\.00" ||
 	fail "job latency p50: $(pq 'histogram_quantile(0.5, xputop_npu_job_latency_seconds_bucket)')"
+
+t every_series_of_the_grafana_dashboard_is_in_a_real_scrape_and_its_queries_run
+python3 tests/dashboard.py names docs/grafana-dashboard.json > "$T_TMP/dash.names"
+$P names "$T_TMP/last.txt" > "$T_TMP/scrape.names"
+[ -s "$T_TMP/dash.names" ] || fail "no series in the dashboard"
+missing=$(LC_ALL=C comm -23 "$T_TMP/dash.names" "$T_TMP/scrape.names" | tr '\n' ' ')
+[ -z "$missing" ] || fail "the dashboard uses series a scrape does not have: $missing"
+python3 tests/dashboard.py exprs docs/grafana-dashboard.json | while IFS= read -r expr; do
+	curl -s "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode "query=$expr" > "$T_TMP/dash.q"
+	grep -q '"status":"success"' "$T_TMP/dash.q" || fail "Prometheus refuses '$expr': $(cat "$T_TMP/dash.q")"
+done
 kill $PROM $X
 wait $PROM $X 2> /dev/null
 
