@@ -73,7 +73,15 @@ struct app {
 	struct xpu_push *push;		/* --pprof-push */
 	uint64_t pprof_at;		/* stream time (CLOCK_MONOTONIC) of the last profiles */
 	uint64_t push_failed;		/* failures said so far */
+	uint64_t metrics_ns, pprof_ns;	/* the main loop's CPU time in each exporter */
 };
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static struct app *crash_app;
 
@@ -145,7 +153,8 @@ static int setup_loop(struct app *a)
  * them until the next refresh. */
 static void publish_metrics(struct app *a)
 {
-	struct xpu_metrics_extra x = { 0 };
+	uint64_t t0 = thread_cpu_ns();
+	struct xpu_metrics_extra x = { .metrics_ns = a->metrics_ns, .pprof_ns = a->pprof_ns };
 	xpu_prom_http_counts(a->prom, &x.scrapes, &x.scrape_errors);
 	a->mtext.n = a->mom.n = 0;
 	a->mtext.oom = a->mom.oom = 0;
@@ -155,6 +164,7 @@ static void publish_metrics(struct app *a)
 		if (!a->metrics_failed++)
 			xpu_err("out of memory while writing the metrics: scrapes get the last ones written");
 	}
+	a->metrics_ns += thread_cpu_ns() - t0;
 }
 
 /* One profile of a kind into the --pprof directory (and to the server). */
@@ -194,9 +204,11 @@ static int write_pprof(struct app *a, enum xpu_pprof_kind kind, char *path, size
 static int write_pprofs(struct app *a, char *msg, size_t size)
 {
 	char cpu[4200], gpu[4200];
+	uint64_t t0 = thread_cpu_ns();
 	int rc = write_pprof(a, XPU_PPROF_CPU, cpu, sizeof(cpu));
 	if (rc == 0)
 		rc = write_pprof(a, XPU_PPROF_GPU, gpu, sizeof(gpu));
+	a->pprof_ns += thread_cpu_ns() - t0;
 	a->pprof_at = a->sess.last_tick_mono;
 	if (rc == 0 && msg)
 		snprintf(msg, size, "pprof profiles in %s and %s", cpu, gpu);

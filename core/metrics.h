@@ -39,6 +39,10 @@ void xpu_mbuf_free(struct xpu_mbuf *b);
 struct xpu_metrics_extra {
 	uint64_t scrapes;
 	uint64_t scrape_errors;
+	/* CPU time the main loop spent writing the metrics and the pprof
+	 * profiles (the server's and the push thread's time is in
+	 * xputop_self_cpu_seconds_total only) */
+	uint64_t metrics_ns, pprof_ns;
 };
 
 struct xpu_metrics;
