@@ -94,5 +94,7 @@ prom_own=$(awk '{ print $1 }' "$TMP/own" | median)
 pprof_own=$(awk '{ print $2 }' "$TMP/own" | median)
 printf '\nxputop'"'"'s own account (refresh loop, per refresh of 1 s): metrics %.4f%%, pprof %.4f%% of a core\n' \
 	"$prom_own" "$pprof_own"
-printf 'target: <= 0.5%% of a core for both: %s\n' \
-	"$(echo "$(m both) - $base <= 0.5" | bc -l | sed 's/1/met/;s/0/NOT met/')"
+cost=$(echo "$(m both) - $base" | bc -l)
+row "metrics scraped every 1 s + pprof every 1 s (% of a core)" \
+	"$(fmt %+.3f "$cost") ($(fmt %.3f "$base") -> $(fmt %.3f "$(m both)")); own account $(fmt %.3f "$(echo "$prom_own + $pprof_own" | bc -l)")" \
+	"goal <= 0.5" "x$(fmt %.3f "$(echo "$(m both) / $base" | bc -l)") of plain" "$(verdict "$cost" le 0.5)"

@@ -684,7 +684,8 @@ static int start_pprof(struct app *a)
 		xpu_err("--pprof: %s is not a directory", a->o.pprof_dir);
 		return -1;
 	}
-	a->pprof = xpu_pprof_new();
+	/* a profile may come a refresh late: then its changes must still be in the window */
+	a->pprof = xpu_pprof_new(a->o.pprof_interval_s + a->o.delay_s <= a->o.window_s);
 	if (!a->pprof) {
 		xpu_err("cannot start the profiles: out of memory");
 		return -1;

@@ -760,7 +760,7 @@ static void kernels(struct xpu_metrics *m, const struct xpu_session *s)
 		counter(m, F_KERNEL_CALLS, &l, oth[i][1] - o->retired_calls);
 	}
 	free(oth);
-	/* slots whose process has left the model go */
+	/* slots and "other" series of processes that left the model go */
 	for (uint32_t i = 0; i < m->nslots;) {
 		int seen = 0;
 		for (uint32_t j = 0; j < m->nothers && !seen; j++)
@@ -770,6 +770,11 @@ static void kernels(struct xpu_metrics *m, const struct xpu_session *s)
 		else
 			m->slots[i] = m->slots[--m->nslots];
 	}
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < m->nothers; i++)
+		if (m->others[i].gen)
+			m->others[k++] = m->others[i];
+	m->nothers = k;
 	xpu_mbuf_free(&l.b);
 }
 

@@ -29,6 +29,14 @@ typedef Perftools__Profiles__Label Label;
 struct seen {
 	uint32_t pid, tid, stack, comm;
 	uint64_t total;
+	uint64_t gen;		/* the profile that last saw it */
+};
+
+/* Every entry seen, by (pid, tid, stack). */
+struct seenmap {
+	struct seen *v;
+	uint32_t n, cap;
+	struct xpu_htab idx;
 };
 
 /* What a profile adds for a (process name, stack). */
@@ -44,24 +52,33 @@ struct buildid {
 };
 
 struct xpu_pprof {
-	struct seen *seen[XPU_PPROF_KINDS];
-	uint32_t nseen[XPU_PPROF_KINDS];
+	enum xpu_window window;	/* the stack tables' view that holds every change since the last profile */
+	struct seenmap seen[XPU_PPROF_KINDS];
+	uint64_t gen[XPU_PPROF_KINDS];
 	uint64_t since[XPU_PPROF_KINDS];
 	struct buildid *ids;
 	uint32_t nids, idcap;
 };
 
-struct xpu_pprof *xpu_pprof_new(void)
+struct xpu_pprof *xpu_pprof_new(int recent)
 {
-	return calloc(1, sizeof(struct xpu_pprof));
+	struct xpu_pprof *p = calloc(1, sizeof(struct xpu_pprof));
+	if (!p)
+		return NULL;
+	p->window = recent ? XPU_WIN_RECENT : XPU_WIN_ALL;
+	for (int k = 0; k < XPU_PPROF_KINDS; k++)
+		xpu_htab_init(&p->seen[k].idx);
+	return p;
 }
 
 void xpu_pprof_free(struct xpu_pprof *p)
 {
 	if (!p)
 		return;
-	for (int k = 0; k < XPU_PPROF_KINDS; k++)
-		free(p->seen[k]);
+	for (int k = 0; k < XPU_PPROF_KINDS; k++) {
+		free(p->seen[k].v);
+		xpu_htab_free(&p->seen[k].idx);
+	}
 	free(p->ids);
 	free(p);
 }
@@ -78,35 +95,92 @@ uint64_t xpu_pprof_since(const struct xpu_pprof *p, enum xpu_pprof_kind kind)
 
 /* ---- what is new since the last profile ----
  *
- * Entries are followed by (pid, tid, stack), so that a process renaming
- * itself moves nothing.  When an exited process's entries merge into pid 0
- * by name (stacks.h), the merged entry starts from what they had shown. */
+ * Each stack table entry's total is remembered by (pid, tid, stack), so that
+ * a process renaming itself moves nothing.  Only entries with weight in the
+ * window are visited when the window is at least the interval (every change
+ * since the last profile is in it): entries that age out or merge by name
+ * when a process has exited (stacks.h) have none, so their weight, shown
+ * already, is not shown again.  When every entry is visited, a merged
+ * entry (pid 0) shows only what the entries that merged into it had not. */
 
-struct totals {
-	struct seen *v;
+struct walk {
+	struct seenmap *m;
+	uint64_t gen;
+	int all;		/* every entry is visited */
+	struct delta *v;
 	uint32_t n, cap;
+	struct seen *merged;	/* pid 0 entries, weighed once the vanished are known */
+	uint32_t nmerged, mcap;
 	int oom;
 };
 
-static int add_total(void *arg, const struct xpu_stack_entry *e, uint64_t weight)
+static int seen_eq(const void *ctx, uint32_t id, const void *key)
 {
-	struct totals *t = arg;
-	if (xpu_grow((void **)&t->v, &t->cap, (size_t)t->n + 1, sizeof(*t->v)) < 0) {
-		t->oom = 1;
-		return 1;
-	}
-	t->v[t->n++] = (struct seen){ e->pid, e->tid, e->stack, e->comm, weight };
-	return 0;
+	const struct seen *a = &((const struct seenmap *)ctx)->v[id], *b = key;
+	return a->pid == b->pid && a->tid == b->tid && a->stack == b->stack;
 }
 
-static int by_entry(const void *a, const void *b)
+static uint64_t seen_hash(const struct seen *s)
 {
-	const struct seen *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
+	uint32_t w[3] = { s->pid, s->tid, s->stack };
+	return xpu_hash_u32s(w, 3, 0x9e3779b9);
+}
+
+static void add_delta(struct walk *w, uint32_t comm, uint32_t stack, uint64_t weight)
+{
+	if (!weight)
+		return;
+	if (xpu_grow((void **)&w->v, &w->cap, (size_t)w->n + 1, sizeof(*w->v)) < 0) {
+		w->oom = 1;
+		return;
+	}
+	w->v[w->n++] = (struct delta){ (uint64_t)comm << 32 | stack, weight };
+}
+
+/* The entry's record, added if new; *had: its total at the last profile. */
+static struct seen *remember(struct walk *w, const struct xpu_stack_entry *e, uint64_t *had)
+{
+	struct seen key = { e->pid, e->tid, e->stack, e->comm, 0, 0 };
+	uint64_t h = seen_hash(&key);
+	uint32_t id = xpu_htab_find(&w->m->idx, h, seen_eq, w->m, &key);
+	if (id == UINT32_MAX) {
+		if (xpu_grow((void **)&w->m->v, &w->m->cap, (size_t)w->m->n + 1, sizeof(*w->m->v)) < 0 ||
+		    xpu_htab_put(&w->m->idx, h, w->m->n) < 0) {
+			w->oom = 1;
+			return NULL;
+		}
+		id = w->m->n++;
+		w->m->v[id] = key;
+	}
+	struct seen *s = &w->m->v[id];
+	/* less than before: a stack id freed and used again for another path */
+	*had = e->total >= s->total ? s->total : 0;
+	s->total = e->total;
+	s->comm = e->comm;
+	s->gen = w->gen;
+	return s;
+}
+
+static int visit(void *arg, const struct xpu_stack_entry *e, uint64_t weight)
+{
+	struct walk *w = arg;
+	uint64_t had;
+	if (!e->pid && !w->all)
+		return 0;
+	struct seen *s = remember(w, e, &had);
+	if (!s)
+		return 1;
+	if (!e->pid) {	/* what merged into it is known after the walk */
+		if (xpu_grow((void **)&w->merged, &w->mcap, (size_t)w->nmerged + 1, sizeof(*w->merged)) < 0) {
+			w->oom = 1;
+			return 1;
+		}
+		w->merged[w->nmerged] = *s;
+		w->merged[w->nmerged++].total = e->total - had;
+		return 0;
+	}
+	add_delta(w, e->comm, e->stack, e->total - had);
+	return 0;
 }
 
 static int by_key(const void *a, const void *b)
@@ -131,51 +205,69 @@ static uint32_t merge_keys(struct delta *v, uint32_t n)
 	return k + 1;
 }
 
-static const struct seen *find_entry(const struct seen *v, uint32_t n, const struct seen *want)
+/* Forgets entries not seen for a while once the map is twice the table. */
+static int compact(struct seenmap *m, uint64_t gen, uint32_t live)
 {
-	return n ? bsearch(want, v, n, sizeof(*v), by_entry) : NULL;
+	if (m->n < 4096 || m->n < 2 * live)
+		return 0;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < m->n; i++)
+		if (gen - m->v[i].gen < 60)
+			m->v[k++] = m->v[i];
+	m->n = k;
+	xpu_htab_free(&m->idx);
+	xpu_htab_init(&m->idx);
+	for (uint32_t i = 0; i < k; i++)
+		if (xpu_htab_put(&m->idx, seen_hash(&m->v[i]), i) < 0)
+			return -1;
+	return 0;
 }
 
-static struct delta *find_key(struct delta *v, uint32_t n, uint64_t key)
+/* With every entry visited: the entries of exited processes that were
+ * there at the last profile and are no more have merged into pid 0 by name
+ * (stacks.h); what a merged entry gained less what they had shown is new. */
+static int weigh_merged(struct walk *w)
 {
-	struct delta want = { key, 0 };
-	return n ? bsearch(&want, v, n, sizeof(*v), by_key) : NULL;
+	struct delta *gone = NULL;
+	uint32_t ngone = 0, cap = 0;
+	for (uint32_t i = 0; i < w->m->n; i++) {
+		const struct seen *s = &w->m->v[i];
+		if (s->pid && s->gen == w->gen - 1) {
+			if (xpu_grow((void **)&gone, &cap, (size_t)ngone + 1, sizeof(*gone)) < 0)
+				return free(gone), -1;
+			gone[ngone++] = (struct delta){ (uint64_t)s->comm << 32 | s->stack, s->total };
+		}
+	}
+	ngone = merge_keys(gone, ngone);
+	for (uint32_t i = 0; i < w->nmerged; i++) {
+		const struct seen *s = &w->merged[i];
+		struct delta want = { (uint64_t)s->comm << 32 | s->stack, 0 }, *g;
+		uint64_t gain = s->total;
+		if (ngone && (g = bsearch(&want, gone, ngone, sizeof(want), by_key))) {
+			uint64_t shown = g->weight < gain ? g->weight : gain;
+			gain -= shown;
+			g->weight -= shown;
+		}
+		add_delta(w, s->comm, s->stack, gain);
+	}
+	free(gone);
+	return 0;
 }
 
 /* What each (process name, stack) gained since the last profile of the
- * kind, sorted by key, in *out; now holds the current totals (sorted). */
-static int deltas(const struct xpu_pprof *p, int kind, struct totals *now, struct delta **out, uint32_t *nout)
+ * kind, sorted by key. */
+static int deltas(struct xpu_pprof *p, int kind, const struct xpu_stacks *st, struct delta **out, uint32_t *nout)
 {
-	const struct seen *prev = p->seen[kind];
-	uint32_t nprev = p->nseen[kind];
-	struct delta *gone = calloc((size_t)nprev + 1, sizeof(*gone));
-	struct delta *d = calloc((size_t)now->n + 1, sizeof(*d));
-	if (!gone || !d) {
-		free(gone);
-		free(d);
+	struct walk w = { .m = &p->seen[kind], .gen = ++p->gen[kind], .all = p->window == XPU_WIN_ALL };
+	xpu_stacks_each(st, p->window, 0, 0, visit, &w);
+	int rc = w.oom || (w.all && weigh_merged(&w) < 0) || w.oom || compact(w.m, w.gen, st->n) < 0 ? -1 : 0;
+	free(w.merged);
+	if (rc < 0) {
+		free(w.v);
 		return -1;
 	}
-	if (now->n)
-		qsort(now->v, now->n, sizeof(*now->v), by_entry);
-	/* entries of exited processes that are no more: merged by name */
-	uint32_t ngone = 0;
-	for (uint32_t i = 0; i < nprev; i++)
-		if (prev[i].pid && !find_entry(now->v, now->n, &prev[i]))
-			gone[ngone++] = (struct delta){ (uint64_t)prev[i].comm << 32 | prev[i].stack, prev[i].total };
-	ngone = merge_keys(gone, ngone);
-	for (uint32_t i = 0; i < now->n; i++) {
-		const struct seen *e = &now->v[i], *before = find_entry(prev, nprev, e);
-		uint64_t key = (uint64_t)e->comm << 32 | e->stack, had = before ? before->total : 0;
-		struct delta *g = e->pid ? NULL : find_key(gone, ngone, key);
-		if (g) {
-			had += g->weight;
-			g->weight = 0;
-		}
-		d[i] = (struct delta){ key, e->total > had ? e->total - had : 0 };
-	}
-	free(gone);
-	*nout = merge_keys(d, now->n);
-	*out = d;
+	*nout = merge_keys(w.v, w.n);
+	*out = w.v;
 	return 0;
 }
 
@@ -190,8 +282,12 @@ struct enc {
 	char **strs;
 	uint32_t nstr, strcap;
 	struct xpu_htab str_idx;
-	/* location (= function) per frame id, per comm root; mapping per module */
-	uint32_t *loc_of_frame, *loc_of_comm, *map_of_module;
+	/* location (= function) of a frame id or a process name; mapping of a
+	 * module: keyed by what << 32 | id */
+	struct xpu_htab ids;
+	uint64_t *id_keys;
+	uint32_t *id_vals;
+	uint32_t nids, idcap;
 	Location *locs;
 	Line *lines;
 	Line **line_ptrs;
@@ -213,6 +309,45 @@ static int str_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct enc *e = ctx;
 	return strcmp(e->strs[id], key) == 0;
+}
+
+enum { ID_FRAME = 0, ID_COMM = 1, ID_MODULE = 2 };
+
+static int id_eq(const void *ctx, uint32_t id, const void *key)
+{
+	return ((const struct enc *)ctx)->id_keys[id] == *(const uint64_t *)key;
+}
+
+static uint32_t id_get(const struct enc *e, int what, uint32_t id)
+{
+	uint64_t key = (uint64_t)what << 32 | id;
+	uint32_t i = xpu_htab_find(&e->ids, xpu_hash_u64(key), id_eq, e, &key);
+	return i == UINT32_MAX ? 0 : e->id_vals[i];
+}
+
+static uint32_t id_put(struct enc *e, int what, uint32_t id, uint32_t val)
+{
+	uint64_t key = (uint64_t)what << 32 | id;
+	uint32_t cap = e->idcap;
+	if (xpu_grow((void **)&e->id_keys, &e->idcap, (size_t)e->nids + 1, sizeof(*e->id_keys)) < 0) {
+		e->oom = 1;
+		return val;
+	}
+	if (e->idcap != cap) {
+		uint32_t *v = realloc(e->id_vals, e->idcap * sizeof(*v));
+		if (!v) {
+			e->oom = 1;
+			return val;
+		}
+		e->id_vals = v;
+	}
+	if (xpu_htab_put(&e->ids, xpu_hash_u64(key), e->nids) < 0) {
+		e->oom = 1;
+		return val;
+	}
+	e->id_keys[e->nids] = key;
+	e->id_vals[e->nids++] = val;
+	return val;
 }
 
 /* The string table index of s (copied). */
@@ -269,8 +404,9 @@ static uint32_t mapping(struct enc *e, uint32_t module)
 {
 	if (!module)
 		return 0;
-	if (e->map_of_module[module])
-		return e->map_of_module[module];
+	uint32_t known = id_get(e, ID_MODULE, module);
+	if (known)
+		return known;
 	if (xpu_grow((void **)&e->maps, &e->mapcap, (size_t)e->nmap + 1, sizeof(*e->maps)) < 0) {
 		e->oom = 1;
 		return 0;
@@ -287,7 +423,7 @@ static uint32_t mapping(struct enc *e, uint32_t module)
 	m->build_id = hex[0] ? str(e, hex) : 0;
 	m->has_functions = 1;
 	e->nmap++;
-	return e->map_of_module[module] = (uint32_t)m->id;
+	return id_put(e, ID_MODULE, module, (uint32_t)m->id);
 }
 
 /* A location with one line of a function named `name`. */
@@ -329,20 +465,22 @@ static uint32_t location(struct enc *e, const char *name, uint32_t module)
 
 static uint32_t frame_location(struct enc *e, uint32_t frame)
 {
-	if (e->loc_of_frame[frame])
-		return e->loc_of_frame[frame];
+	uint32_t known = id_get(e, ID_FRAME, frame);
+	if (known)
+		return known;
 	char text[1100];
 	const struct xpu_frame *f = xpu_dict_frame_get(e->d, frame);
 	xpu_folded_frame(e->d, frame, text, sizeof(text));
-	return e->loc_of_frame[frame] = location(e, text, f ? f->module : 0);
+	return id_put(e, ID_FRAME, frame, location(e, text, f ? f->module : 0));
 }
 
 static uint32_t comm_location(struct enc *e, uint32_t comm)
 {
-	if (e->loc_of_comm[comm])
-		return e->loc_of_comm[comm];
+	uint32_t known = id_get(e, ID_COMM, comm);
+	if (known)
+		return known;
 	const char *name = xpu_dict_str_get(e->d, comm);
-	return e->loc_of_comm[comm] = location(e, name && *name ? name : "[unknown]", 0);
+	return id_put(e, ID_COMM, comm, location(e, name && *name ? name : "[unknown]", 0));
 }
 
 /* One sample: the stack leaf first, the process name at the root. */
@@ -411,9 +549,9 @@ static void enc_free(struct enc *e)
 		free(e->strs[i]);
 	free(e->strs);
 	xpu_htab_free(&e->str_idx);
-	free(e->loc_of_frame);
-	free(e->loc_of_comm);
-	free(e->map_of_module);
+	xpu_htab_free(&e->ids);
+	free(e->id_keys);
+	free(e->id_vals);
 	free(e->locs);
 	free(e->lines);
 	free(e->line_ptrs);
@@ -480,7 +618,6 @@ int xpu_pprof_encode(struct xpu_pprof *p, const struct xpu_session *sess, const 
 {
 	const struct xpu_stacks *stacks = kind == XPU_PPROF_GPU ? &sess->gpu.stacks : &sess->cpu.stacks;
 	const struct xpu_dict *d = &sess->dict;
-	struct totals t = { 0 };
 	struct enc e = { .d = d, .sym = sym, .p = p };
 	int64_t *vals = NULL;
 	int rc = -1;
@@ -488,17 +625,14 @@ int xpu_pprof_encode(struct xpu_pprof *p, const struct xpu_session *sess, const 
 	*nsamples = 0;
 	struct delta *dv = NULL;
 	uint32_t nd = 0;
-	xpu_stacks_each(stacks, XPU_WIN_ALL, 0, 0, add_total, &t);
-	if (t.oom || deltas(p, kind, &t, &dv, &nd) < 0)
+	if (deltas(p, kind, stacks, &dv, &nd) < 0)
 		goto out;
 	xpu_htab_init(&e.str_idx);
 	perftools__profiles__profile__init(&e.pr);
 	str(&e, "");
-	e.loc_of_frame = calloc(xpu_dict_nframes(d) + 1, sizeof(uint32_t));
-	e.loc_of_comm = calloc(xpu_dict_nstr(d) + 1, sizeof(uint32_t));
-	e.map_of_module = calloc(xpu_dict_nstr(d) + 1, sizeof(uint32_t));
+	xpu_htab_init(&e.ids);
 	vals = malloc(((size_t)nd * 2 + 1) * sizeof(*vals));
-	if (!e.loc_of_frame || !e.loc_of_comm || !e.map_of_module || !vals)
+	if (!vals)
 		goto out;
 	/* CPU: samples and their CPU time; GPU: nanoseconds of kernel time */
 	uint64_t period = sess->cfg.sample_hz ? 1000000000ULL / sess->cfg.sample_hz : 0;
@@ -550,17 +684,11 @@ int xpu_pprof_encode(struct xpu_pprof *p, const struct xpu_session *sess, const 
 	}
 	for (int i = 0; i < 4; i++)
 		free(ptrs[i]);
-	if (rc == 0) {	/* what this profile held is the next one's start */
-		free(p->seen[kind]);
-		p->seen[kind] = t.v;
-		p->nseen[kind] = t.n;
+	if (rc == 0)	/* this profile's end is the next one's start */
 		p->since[kind] = now_wall;
-		t.v = NULL;
-	}
 out:
 	free(vals);
 	free(dv);
-	free(t.v);
 	enc_free(&e);
 	return rc;
 }

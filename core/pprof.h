@@ -23,7 +23,12 @@ enum xpu_pprof_kind { XPU_PPROF_CPU = 0, XPU_PPROF_GPU = 1, XPU_PPROF_KINDS };
 
 struct xpu_pprof;
 
-struct xpu_pprof *xpu_pprof_new(void);
+/* recent: every profile comes at most a stack table window after the last
+ * one (--pprof-interval and a refresh <= --window), so only entries with
+ * weight in the window can have changed: the others are not visited.
+ * Otherwise every entry is, and the weight that a full table moves to its
+ * "[aged out]" entries (stacks.h) shows a second time. */
+struct xpu_pprof *xpu_pprof_new(int recent);
 void xpu_pprof_free(struct xpu_pprof *p);
 /* The kind's profile since its last one, gzipped, in *out (malloc'd; the
  * caller frees it), and the samples it holds in *samples.  sym may be NULL

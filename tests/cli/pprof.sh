@@ -50,6 +50,14 @@ gotop -sample_index=samples "$T_TMP"/every/xputop-cpu-*.pb.gz > "$T_TMP/every.to
 $C "$T_TMP"/cpu-fold/xputop-cpu-*.folded "$T_TMP/every.top" > "$T_TMP/every.cmp" 2>&1 ||
 	fail "$N profiles together: $(cat "$T_TMP/every.cmp")"
 
+t profiles_further_apart_than_the_window_add_up_too
+# every entry is visited then, not only those with weight in the window
+mkdir -p "$T_TMP/apart"
+"$XPUTOP" -b -r "$REC" -d 0.05 --window 1 --pprof "$T_TMP/apart" --pprof-interval 2 > /dev/null 2>&1 || fail "xputop failed"
+gotop -sample_index=samples "$T_TMP"/apart/xputop-cpu-*.pb.gz > "$T_TMP/apart.top"
+$C "$T_TMP"/cpu-fold/xputop-cpu-*.folded "$T_TMP/apart.top" > "$T_TMP/apart.cmp" 2>&1 ||
+	fail "$(ls "$T_TMP"/apart/xputop-cpu-*.pb.gz | wc -l) profiles together: $(cat "$T_TMP/apart.cmp")"
+
 t a_live_profile_maps_each_module_to_its_file_and_build_id
 # frames know their module by file name: a name of its own, for other
 # suites' busy programs running beside this one
