@@ -181,6 +181,10 @@ static int write_pprof(struct app *a, enum xpu_pprof_kind kind, char *path, size
 		xpu_err("out of memory while encoding the %s profile", xpu_pprof_kind_name(kind));
 		return -1;
 	}
+	if (!samples) {	/* nothing new: no file (a profiler gains nothing from it) */
+		free(data);
+		return 0;
+	}
 	int rc = xpu_outfile_open(&out, a->o.pprof_dir);
 	if (rc == 0 && (fwrite(data, 1, len, out.f) != len || fflush(out.f) != 0)) {
 		xpu_err("cannot write a profile in %s: %s", out.dir, strerror(errno ? errno : EIO));
@@ -190,7 +194,7 @@ static int write_pprof(struct app *a, enum xpu_pprof_kind kind, char *path, size
 	xpu_outfile_stem(stem, sizeof(stem), xpu_pprof_kind_name(kind));
 	if (rc == 0)
 		rc = xpu_outfile_commit(&out, stem, "pb.gz", path, size);
-	if (a->push && samples) {
+	if (a->push) {
 		char app[32];
 		snprintf(app, sizeof(app), "xputop.%s", xpu_pprof_kind_name(kind));
 		xpu_push_profile(a->push, app, from ? from : wall - a->sess.cpu.ticks.total_ns, wall,
@@ -211,7 +215,8 @@ static int write_pprofs(struct app *a, char *msg, size_t size)
 	a->pprof_ns += thread_cpu_ns() - t0;
 	a->pprof_at = a->sess.last_tick_mono;
 	if (rc == 0 && msg)
-		snprintf(msg, size, "pprof profiles in %s and %s", cpu, gpu);
+		snprintf(msg, size, "pprof profiles: %s%s%s", cpu[0] ? cpu : "", cpu[0] && gpu[0] ? " and " : "",
+			 cpu[0] || gpu[0] ? gpu : "nothing new since the last ones");
 	if (a->push) {
 		struct xpu_push_stats st;
 		xpu_push_stats(a->push, &st);

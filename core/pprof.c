@@ -58,6 +58,8 @@ struct xpu_pprof {
 	uint64_t since[XPU_PPROF_KINDS];
 	struct buildid *ids;
 	uint32_t nids, idcap;
+	z_stream z;
+	int z_ready;
 };
 
 struct xpu_pprof *xpu_pprof_new(int recent)
@@ -80,6 +82,8 @@ void xpu_pprof_free(struct xpu_pprof *p)
 		xpu_htab_free(&p->seen[k].idx);
 	}
 	free(p->ids);
+	if (p->z_ready)
+		deflateEnd(&p->z);
 	free(p);
 }
 
@@ -517,24 +521,28 @@ static void sample(struct enc *e, uint32_t comm, uint32_t stack, int nvalues)
 
 /* ---- encoding ---- */
 
-static int gzip(const uint8_t *in, size_t n, uint8_t **out, size_t *len)
+/* One deflate state kept for every profile: setting one up allocates a
+ * quarter of a megabyte, more than a second's profile takes to compress. */
+static int gzip(struct xpu_pprof *p, const uint8_t *in, size_t n, uint8_t **out, size_t *len)
 {
-	z_stream z = { 0 };
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -1;
-	size_t cap = deflateBound(&z, n) + 64;
-	*out = malloc(cap);
-	if (!*out) {
-		deflateEnd(&z);
+	z_stream *z = &p->z;
+	if (!p->z_ready) {
+		if (deflateInit2(z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			return -1;
+		p->z_ready = 1;
+	} else if (deflateReset(z) != Z_OK) {
 		return -1;
 	}
-	z.next_in = (uint8_t *)in;
-	z.avail_in = (uInt)n;
-	z.next_out = *out;
-	z.avail_out = (uInt)cap;
-	int rc = deflate(&z, Z_FINISH);
-	*len = z.total_out;
-	deflateEnd(&z);
+	size_t cap = deflateBound(z, n) + 64;
+	*out = malloc(cap);
+	if (!*out)
+		return -1;
+	z->next_in = (uint8_t *)in;
+	z->avail_in = (uInt)n;
+	z->next_out = *out;
+	z->avail_out = (uInt)cap;
+	int rc = deflate(z, Z_FINISH);
+	*len = z->total_out;
 	if (rc != Z_STREAM_END) {
 		free(*out);
 		*out = NULL;
@@ -678,7 +686,7 @@ int xpu_pprof_encode(struct xpu_pprof *p, const struct xpu_session *sess, const 
 		uint8_t *buf = malloc(n ? n : 1);
 		if (buf) {
 			perftools__profiles__profile__pack(&e.pr, buf);
-			rc = gzip(buf, n, out, len);
+			rc = gzip(p, buf, n, out, len);
 			free(buf);
 		}
 	}
