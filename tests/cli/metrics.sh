@@ -196,6 +196,19 @@ done
 kill $PROM $X
 wait $PROM $X 2> /dev/null
 
+t the_screen_serves_metrics_too_and_says_where
+. tests/tmux.sh
+SPORT=$(free_port)
+new_terminal 120 40 "cd $(pwd) && $XPUTOP --no-config -r $REC -d 0.2 --prometheus 127.0.0.1:$SPORT"
+wait_for "metrics at http://127.0.0.1:$SPORT/metrics" 100 || fail "the status line does not say where"
+for _ in $(seq 50); do
+	curl -sf "http://127.0.0.1:$SPORT/metrics" > "$T_TMP/screen.txt" && grep -q '^xputop_replay 1$' "$T_TMP/screen.txt" && break
+	sleep 0.1
+done
+grep -q '^xputop_refreshes_total [1-9]' "$T_TMP/screen.txt" || fail "no metrics from the screen's xputop"
+keys q
+tm kill-server 2> /dev/null
+
 t a_thousand_scrapes_a_second_leave_the_refresh_on_time
 serve flood -b -j -d 0.2 -n 30
 wait_json "$T_TMP/flood.out"
