@@ -155,7 +155,7 @@ static void publish_metrics(struct app *a)
 {
 	uint64_t t0 = thread_cpu_ns();
 	struct xpu_metrics_extra x = { .metrics_ns = a->metrics_ns, .pprof_ns = a->pprof_ns };
-	xpu_prom_http_counts(a->prom, &x.scrapes, &x.scrape_errors);
+	xpu_prom_http_counts(a->prom, &x.scrapes, &x.refused);
 	a->mtext.n = a->mom.n = 0;
 	a->mtext.oom = a->mom.oom = 0;
 	if (xpu_metrics_update(a->metrics, &a->sess, &x) < 0 || xpu_metrics_write(a->metrics, 0, &a->mtext) < 0 ||

@@ -38,7 +38,7 @@ void xpu_mbuf_free(struct xpu_mbuf *b);
 /* What the HTTP side knows that the models do not (it counts scrapes). */
 struct xpu_metrics_extra {
 	uint64_t scrapes;
-	uint64_t scrape_errors;
+	uint64_t refused;	/* requests for other paths, or not GET/HEAD */
 	/* CPU time the main loop spent writing the metrics and the pprof
 	 * profiles (the server's and the push thread's time is in
 	 * xputop_self_cpu_seconds_total only) */
