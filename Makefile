@@ -47,6 +47,7 @@ BINDIR ?= $(PREFIX)/sbin
 XPU_LIBDIR ?= $(PREFIX)/lib/xputop
 XPU_DATADIR ?= $(PREFIX)/share/xputop
 MANDIR ?= $(PREFIX)/share/man
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 ifeq ($(origin BASHCOMPDIR),undefined)
 BASHCOMPDIR := $(shell $(PKG_CONFIG) --define-variable=prefix=$(PREFIX) --variable=completionsdir \
 	bash-completion 2>/dev/null)
@@ -72,12 +73,15 @@ endif
 # Libraries are found through pkg-config.  A missing one stops any goal that
 # builds, naming the package to install (make deps installs them all); deps,
 # check and run install them first, clean and uninstall need none.
-PKGS := libbpf libelf libdw zlib ncursesw
+PKGS := libbpf libelf libdw zlib ncursesw libprotobuf-c $(if $(filter 1,$(STATIC)),,libmicrohttpd libcurl)
 DEB_libbpf := libbpf-dev
 DEB_libelf := libelf-dev
 DEB_libdw := libdw-dev
 DEB_zlib := zlib1g-dev
 DEB_ncursesw := libncurses-dev
+DEB_libmicrohttpd := libmicrohttpd-dev
+DEB_libprotobuf-c := libprotobuf-c-dev protobuf-c-compiler
+DEB_libcurl := libcurl4-openssl-dev
 ifneq ($(filter-out deps check run clean uninstall,$(or $(MAKECMDGOALS),all)),)
 ifeq ($(shell command -v $(PKG_CONFIG) 2>/dev/null),)
 $(error xputop: $(PKG_CONFIG) is missing: run 'sudo make deps', or install pkg-config)
@@ -103,20 +107,31 @@ DW_LIBS := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
 # against, and the binary must not depend on the version a target machine has.
 LIBBPF_A := $(shell $(PKG_CONFIG) --variable=libdir libbpf 2>/dev/null)/libbpf.a
 NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw 2>/dev/null)
+# The exporters' libraries (libmicrohttpd for --prometheus) come with TLS
+# stacks that do not link statically: a STATIC=1 xputop is built without
+# them, and its --prometheus says so.
 ifeq ($(STATIC),1)
-LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lncursesw -ltinfo -Wl,-Bdynamic -lm
+XCFLAGS += -DXPU_NO_EXPORTERS
+EXPORT_LIBS := -Wl,-Bstatic -lprotobuf-c -Wl,-Bdynamic
+LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lncursesw -ltinfo -lprotobuf-c \
+	-Wl,-Bdynamic -lm
 else
-LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null) -lm
+EXPORT_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd libprotobuf-c libcurl 2>/dev/null)
+LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null) \
+	$(EXPORT_LIBS) -lm
 endif
 # libstdc++: the symbolizer's tests resolve C++ names in it.
-CORE_LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) -llzma -lbz2 -lstdc++ -lm
+CORE_LIBS := $(LIBBPF_A) $(LIBIBERTY_A) $(DW_LIBS) $(EXPORT_LIBS) -llzma -lbz2 -lstdc++ -lm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
 CORE_SRCS := $(filter-out core/main.c,$(wildcard core/*.c))
-CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CORE_SRCS))
+# pprof's profile.proto, compiled by protoc-c into $(OUTPUT)/profile.pb-c.[ch]
+PROTO_C := $(OUTPUT)/profile.pb-c.c
+PROTO_H := $(OUTPUT)/profile.pb-c.h
+CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CORE_SRCS)) $(OUTPUT)/core/profile.pb-c.o
 TUI_SRCS := $(wildcard tui/*.c)
 TUI_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(TUI_SRCS))
 MAIN_OBJ := $(OUTPUT)/core/main.o
@@ -151,6 +166,7 @@ PROGS += $(INJECT_LIB)
 endif
 
 COMPLETION := $(OUTPUT)/xputop.bash
+UNIT := $(OUTPUT)/xputop.service
 THEMES := $(wildcard themes/*.theme)
 
 .PHONY: all tests check deps run clean bench fuzz install uninstall FORCE
@@ -158,7 +174,7 @@ THEMES := $(wildcard themes/*.theme)
 # Keep the BPF objects and skeletons: they are not throwaway intermediates.
 .SECONDARY: $(BPF_OBJS) $(SKELS) $(OUTPUT)/vmlinux.h
 
-all: $(PROGS) $(COMPLETION) tests $(BENCH_BINS)
+all: $(PROGS) $(COMPLETION) $(UNIT) tests $(BENCH_BINS)
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/core $(OUTPUT)/tui $(OUTPUT)/inject $(OUTPUT)/tests $(OUTPUT)/tests/progs \
 		$(OUTPUT)/bench:
@@ -190,6 +206,12 @@ $(OUTPUT)/install_dirs.h: FORCE | $(OUTPUT)
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 FORCE:
 $(OUTPUT)/core/install.o $(OUTPUT)/fuzz/core/install.o: $(OUTPUT)/install_dirs.h
+
+$(PROTO_C) $(PROTO_H): core/profile.proto | $(OUTPUT)
+	protoc-c --c_out=$(OUTPUT) -Icore $<
+$(OUTPUT)/core/profile.pb-c.o: $(PROTO_C) | $(OUTPUT)/core
+	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
+$(OUTPUT)/core/pprof.o $(OUTPUT)/fuzz/core/pprof.o: $(PROTO_H)
 
 $(OUTPUT)/core/%.o: core/%.c | $(OUTPUT)/core $(SKELS)
 	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
@@ -277,7 +299,8 @@ FUZZ_CORE_OBJS := $(patsubst core/%.c,$(FUZZ_OUT)/core/%.o,$(CORE_SRCS))
 FUZZ_LIBCORE := $(FUZZ_OUT)/libxpucore.a
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_OUT)/%,$(FUZZ_SRCS))
 ifeq ($(STATIC),1)
-FUZZ_LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -Wl,-Bdynamic -lstdc++ -lm
+FUZZ_LIBS := $(LIBBPF_A) $(LIBIBERTY_A) -Wl,-Bstatic -ldw -lelf -lz -llzma -lbz2 -lzstd -lprotobuf-c -Wl,-Bdynamic \
+	-lstdc++ -lm
 else
 FUZZ_LIBS := $(CORE_LIBS)
 endif
@@ -329,9 +352,15 @@ $(COMPLETION): docs/completion/xputop.bash.in docs/completion/options.awk $(OUTP
 	rm -f $@.options
 	mv -f $@.tmp $@
 
-install: $(PROGS) $(COMPLETION)
+# The node agent's systemd unit (docs/node-agent.md), pointing at the
+# installed xputop.
+$(UNIT): docs/xputop.service.in $(OUTPUT)/install_dirs.h
+	sed -e 's|@BINDIR@|$(BINDIR)|g' $< > $@.tmp
+	mv -f $@.tmp $@
+
+install: $(PROGS) $(COMPLETION) $(UNIT)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(XPU_LIBDIR) $(DESTDIR)$(XPU_DATADIR)/themes \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 755 $(OUTPUT)/xputop $(DESTDIR)$(BINDIR)/xputop
 ifeq ($(HAVE_CUPTI),1)
 	install -m 644 $(INJECT_LIB) $(DESTDIR)$(XPU_LIBDIR)/libxputop_inject.so
@@ -342,13 +371,16 @@ endif
 	install -m 644 $(THEMES) $(DESTDIR)$(XPU_DATADIR)/themes/
 	install -m 644 man/xputop.8 $(DESTDIR)$(MANDIR)/man8/xputop.8
 	install -m 644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/xputop
+	install -m 644 $(UNIT) $(DESTDIR)$(SYSTEMDUNITDIR)/xputop.service
+	install -m 644 docs/grafana-dashboard.json $(DESTDIR)$(XPU_DATADIR)/grafana-dashboard.json
 
 # Removes only what install put there, then xputop's own directories if
 # nothing else is left in them.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/xputop $(DESTDIR)$(XPU_LIBDIR)/libxputop_inject.so \
 		$(addprefix $(DESTDIR)$(XPU_DATADIR)/,$(THEMES)) $(DESTDIR)$(MANDIR)/man8/xputop.8 \
-		$(DESTDIR)$(BASHCOMPDIR)/xputop
+		$(DESTDIR)$(BASHCOMPDIR)/xputop $(DESTDIR)$(SYSTEMDUNITDIR)/xputop.service \
+		$(DESTDIR)$(XPU_DATADIR)/grafana-dashboard.json
 	@for d in $(DESTDIR)$(XPU_LIBDIR) $(DESTDIR)$(XPU_DATADIR)/themes $(DESTDIR)$(XPU_DATADIR); do \
 		rmdir "$$d" 2> /dev/null || :; \
 	done

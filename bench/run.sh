@@ -2,7 +2,7 @@
 # The CPU-side benchmark suite: xputop against the tools users would
 # otherwise run, every figure taken side by side in this run.
 #
-#   sudo bench/run.sh [BUILD_DIR]      (make bench runs it; about 12 minutes
+#   sudo bench/run.sh [BUILD_DIR]      (make bench runs it; about 16 minutes
 #                                       on a 2-CPU machine)
 #
 #   sampling.sh   CPU sampling overhead: xz -9 alone, under perf record,
@@ -14,6 +14,8 @@
 #                 storm's top rate; the ioctl path
 #   replay.sh     ingest from an hour-long recording, and xputop's memory
 #   symbolize.sh  a large C++ library's stacks against addr2line -f -C
+#   fleet.sh      serving Prometheus metrics and writing pprof every second,
+#                 against the same xputop without them
 # Each script runs alone too, with knobs of its own (ROUNDS, SECS, ...).
 # GPU figures come from the GPU machine: bench/gpu/README.md.
 #
@@ -33,7 +35,7 @@ trap 'rm -f "$BENCH_ROWS"' EXIT
 
 start=$(date +%s)
 echo "xputop benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) CPUs; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-for s in sampling cost npu replay symbolize; do
+for s in sampling cost npu replay symbolize fleet; do
 	echo
 	echo "######## bench/$s.sh"
 	sh bench/$s.sh "$OUT"

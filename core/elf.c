@@ -119,6 +119,23 @@ static void read_build_id(Elf *elf, uint8_t *id, size_t *len)
 	}
 }
 
+int xpu_elf_fd_build_id(int fd, uint8_t *id, size_t max, size_t *len)
+{
+	uint8_t buf[BUILD_ID_MAX];
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	*len = 0;
+	if (!elf)
+		return -1;
+	if (elf_kind(elf) == ELF_K_ELF)
+		read_build_id(elf, buf, len);
+	elf_end(elf);
+	if (*len > max)
+		*len = 0;
+	memcpy(id, buf, *len);
+	return *len ? 0 : -1;
+}
+
 /* The sections we read symbols and debug-file hints from. */
 struct sections {
 	Elf_Scn *symtab, *dynsym, *debuglink;

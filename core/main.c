@@ -22,8 +22,13 @@
 #include "export.h"
 #include "import_bpftrace.h"
 #include "inject_lib.h"
+#include "metrics.h"
 #include "opts.h"
 #include "procs.h"
+#include "outfile.h"
+#include "pprof.h"
+#include "pprof_push.h"
+#include "prom_http.h"
 #include "record.h"
 #include "service.h"
 #include "session.h"
@@ -61,7 +66,23 @@ struct app {
 	struct xpu_child child;	/* -- CMD */
 	int child_done;		/* batch mode ends after the refresh that shows its end */
 	struct xpu_settings settings;	/* what the settings file said; S saves */
+	struct xpu_prom_http *prom;	/* --prometheus */
+	struct xpu_metrics *metrics;
+	struct xpu_mbuf mtext, mom;	/* the last metrics, both formats */
+	int metrics_failed;		/* said once */
+	struct xpu_pprof *pprof;	/* --pprof */
+	struct xpu_push *push;		/* --pprof-push */
+	uint64_t pprof_at;		/* stream time (CLOCK_MONOTONIC) of the last profiles */
+	uint64_t push_failed;		/* failures said so far */
+	uint64_t metrics_ns, pprof_ns;	/* the main loop's CPU time in each exporter */
 };
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static struct app *crash_app;
 
@@ -146,10 +167,102 @@ static int setup_loop(struct app *a)
 	return 0;
 }
 
+/* The metrics of this refresh go to the server, which answers scrapes with
+ * them until the next refresh. */
+static void publish_metrics(struct app *a)
+{
+	uint64_t t0 = thread_cpu_ns();
+	struct xpu_metrics_extra x = { .metrics_ns = a->metrics_ns, .pprof_ns = a->pprof_ns };
+	xpu_prom_http_counts(a->prom, &x.scrapes, &x.refused);
+	a->mtext.n = a->mom.n = 0;
+	a->mtext.oom = a->mom.oom = 0;
+	if (xpu_metrics_update(a->metrics, &a->sess, &x) < 0 || xpu_metrics_write(a->metrics, 0, &a->mtext) < 0 ||
+	    xpu_metrics_write(a->metrics, 1, &a->mom) < 0 ||
+	    xpu_prom_http_publish(a->prom, a->mtext.p, a->mtext.n, a->mom.p, a->mom.n) < 0) {
+		if (!a->metrics_failed++)
+			xpu_err("out of memory while writing the metrics: scrapes get the last ones written");
+	}
+	a->metrics_ns += thread_cpu_ns() - t0;
+}
+
+/* One profile of a kind into the --pprof directory (and to the server). */
+static int write_pprof(struct app *a, enum xpu_pprof_kind kind, char *path, size_t size)
+{
+	uint8_t *data;
+	size_t len;
+	uint64_t samples, wall = a->sess.last_tick_wall ? a->sess.last_tick_wall : xpu_now_wall();
+	uint64_t from = xpu_pprof_since(a->pprof, kind);
+	char stem[96];
+	struct xpu_outfile out;
+	path[0] = '\0';
+	if (xpu_pprof_encode(a->pprof, &a->sess, a->sym, kind, wall, &data, &len, &samples) < 0) {
+		xpu_err("out of memory while encoding the %s profile", xpu_pprof_kind_name(kind));
+		return -1;
+	}
+	if (!samples) {	/* nothing new: no file (a profiler gains nothing from it) */
+		free(data);
+		return 0;
+	}
+	int rc = xpu_outfile_open(&out, a->o.pprof_dir);
+	if (rc == 0 && (fwrite(data, 1, len, out.f) != len || fflush(out.f) != 0)) {
+		xpu_err("cannot write a profile in %s: %s", out.dir, strerror(errno ? errno : EIO));
+		xpu_outfile_abort(&out);
+		rc = -1;
+	}
+	xpu_outfile_stem(stem, sizeof(stem), xpu_pprof_kind_name(kind));
+	if (rc == 0)
+		rc = xpu_outfile_commit(&out, stem, "pb.gz", path, size);
+	if (a->push) {
+		char app[32];
+		snprintf(app, sizeof(app), "xputop.%s", xpu_pprof_kind_name(kind));
+		xpu_push_profile(a->push, app, from ? from : wall - a->sess.cpu.ticks.total_ns, wall,
+				 kind == XPU_PPROF_CPU ? a->sess.cfg.sample_hz : 0, data, len);
+	}
+	free(data);
+	return rc;
+}
+
+/* The CPU and GPU profiles since the last ones; msg says where they went. */
+static int write_pprofs(struct app *a, char *msg, size_t size)
+{
+	char cpu[4200], gpu[4200];
+	uint64_t t0 = thread_cpu_ns();
+	int rc = write_pprof(a, XPU_PPROF_CPU, cpu, sizeof(cpu));
+	if (rc == 0)
+		rc = write_pprof(a, XPU_PPROF_GPU, gpu, sizeof(gpu));
+	a->pprof_ns += thread_cpu_ns() - t0;
+	a->pprof_at = a->sess.last_tick_mono;
+	if (rc == 0 && msg)
+		snprintf(msg, size, "pprof profiles: %s%s%s", cpu[0] ? cpu : "", cpu[0] && gpu[0] ? " and " : "",
+			 cpu[0] || gpu[0] ? gpu : "nothing new since the last ones");
+	if (a->push) {
+		struct xpu_push_stats st;
+		xpu_push_stats(a->push, &st);
+		if (st.failed > a->push_failed)
+			xpu_warn("--pprof-push: %llu profiles not sent; the last: %s",
+				 (unsigned long long)st.failed, st.last_error);
+		a->push_failed = st.failed;
+	}
+	return rc;
+}
+
+static void pprof_due(struct app *a)
+{
+	if (!a->pprof)
+		return;
+	if (!a->pprof_at)	/* the first refresh starts the first period (a replay's clock is its own) */
+		a->pprof_at = a->sess.last_tick_mono;
+	else if (a->sess.last_tick_mono - a->pprof_at >= (uint64_t)(a->o.pprof_interval_s * 1e9))
+		write_pprofs(a, NULL, 0);
+}
+
 static void show(struct app *a)
 {
 	if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 		xpu_err("out of memory while building the display");
+	if (a->prom)
+		publish_metrics(a);
+	pprof_due(a);
 	if (a->tui) {
 		xpu_tui_draw(&a->snap, &a->vs);
 	} else if (a->o.json) {
@@ -167,9 +280,14 @@ static void show(struct app *a)
 /* Returns 0, or -1 when the export failed (the reason was reported). */
 static int export_now(struct app *a)
 {
-	char msg[4400];
+	char msg[14000];
 	if (xpu_export_view(&a->sess, &a->snap, &a->vs, a->o.outdir, msg, sizeof(msg)) < 0)
 		return -1;
+	if (a->pprof && a->tui) {	/* s: the profiles too, on the status line after the export's */
+		char pmsg[9000];
+		if (write_pprofs(a, pmsg, sizeof(pmsg)) == 0)
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; %s", pmsg);
+	}
 	if (a->tui)
 		xpu_tui_status(msg);
 	else
@@ -213,6 +331,10 @@ static void replay_step(struct app *a)
 	if (a->tui) {
 		xpu_tui_status("end of the recording: q quits");
 		show(a);
+	} else if (a->prom && !a->o.iterations) {
+		/* the last refresh stays there to be scraped */
+		fprintf(stderr, "xputop: end of the recording; metrics stay at http://%s/metrics until "
+			"interrupted\n", xpu_prom_http_addr(a->prom));
 	} else {
 		a->quit = 1;
 	}
@@ -566,6 +688,52 @@ static int start_live(struct app *a)
 	return 0;
 }
 
+static int start_prometheus(struct app *a)
+{
+	char err[400];
+	a->metrics = xpu_metrics_new(a->o.prometheus_top);
+	if (!a->metrics) {
+		xpu_err("cannot start the metrics: out of memory");
+		return -1;
+	}
+	a->prom = xpu_prom_http_start(a->o.prometheus, err, sizeof(err));
+	if (!a->prom) {
+		xpu_err("--prometheus: %s", err);
+		return -1;
+	}
+	if (!a->tui)
+		fprintf(stderr, "xputop: metrics at http://%s/metrics\n", xpu_prom_http_addr(a->prom));
+	return 0;
+}
+
+static int start_pprof(struct app *a)
+{
+	char err[400];
+	struct stat st;
+	if (stat(a->o.pprof_dir, &st) < 0) {
+		xpu_err("--pprof: %s: %s%s", a->o.pprof_dir, strerror(errno), errno == ENOENT ? " (create it first)" : "");
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		xpu_err("--pprof: %s is not a directory", a->o.pprof_dir);
+		return -1;
+	}
+	/* a profile may come a refresh late: then its changes must still be in the window */
+	a->pprof = xpu_pprof_new(a->o.pprof_interval_s + a->o.delay_s <= a->o.window_s);
+	if (!a->pprof) {
+		xpu_err("cannot start the profiles: out of memory");
+		return -1;
+	}
+	if (!a->o.pprof_push)
+		return 0;
+	a->push = xpu_push_start(a->o.pprof_push, a->sess.host, err, sizeof(err));
+	if (!a->push) {
+		xpu_err("--pprof-push: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
 static int start_recording(struct app *a)
 {
 	struct xpu_rec_meta m = {
@@ -735,6 +903,10 @@ int main(int argc, char **argv)
 	if (a->o.record && start_recording(a) < 0)
 		goto fail;
 	report_sources(a);
+	if (a->o.prometheus && start_prometheus(a) < 0)
+		goto fail;
+	if (a->o.pprof_dir && start_pprof(a) < 0)
+		goto fail;
 	if (a->tui) {
 		struct xpu_tui_opts to = {
 			.theme = a->o.theme, .no_color = getenv("NO_COLOR") && *getenv("NO_COLOR"),
@@ -748,6 +920,11 @@ int main(int argc, char **argv)
 				 a->settings.warnings > 1 ? "s" : "");
 		crash_app = a;
 		install_crash_handlers();
+		if (a->prom) {
+			char msg[200];
+			snprintf(msg, sizeof(msg), "metrics at http://%s/metrics", xpu_prom_http_addr(a->prom));
+			xpu_tui_status(msg);
+		}
 	}
 	if (setup_loop(a) < 0 || run_loop(a) < 0)
 		a->status = 1;
@@ -764,12 +941,20 @@ int main(int argc, char **argv)
 		a->status = 1;
 	if (finish_recording(a) < 0)
 		a->status = 1;
+	if (a->pprof && write_pprofs(a, NULL, 0) < 0)	/* what the last ones left */
+		a->status = 1;
+	xpu_push_stop(a->push, EXIT_WAIT_MS * 5);
 	goto out;
 fail:
 	a->status = 1;
 out:
 	if (a->tui)
 		xpu_tui_fini();
+	xpu_prom_http_stop(a->prom);
+	xpu_metrics_free(a->metrics);
+	xpu_pprof_free(a->pprof);
+	xpu_mbuf_free(&a->mtext);
+	xpu_mbuf_free(&a->mom);
 	/* Its last jobs' done() touch the sources and the dictionary. */
 	xpu_service_free(a->svc, 0);
 	if (a->svc)	/* live: probes to detach */

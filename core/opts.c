@@ -7,7 +7,17 @@
 #include <string.h>
 
 #include "err.h"
+#include "metrics.h"
+#include "prom_http.h"
 #include "snapshot.h"
+
+/* A make STATIC=1 xputop has no metrics server and cannot push profiles
+ * (their libraries do not link statically): its --help says so. */
+#ifdef XPU_NO_EXPORTERS
+#define NOT_STATIC " (not in this STATIC=1 build)"
+#else
+#define NOT_STATIC ""
+#endif
 
 const struct xpu_optdoc xpu_optdocs[] = {
 	{ "delay", 'd', "SECS", "refresh interval in seconds (default 1.0)" },
@@ -33,6 +43,11 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "npu-tdr", 0, "MS", "NPU stall threshold (default: intel_vpu's tdr_timeout_ms, else 2000)" },
 	{ "npu-storm", 0, "X", "warn when firmware IPC runs X times its learned rate (default 5)" },
 	{ "npu-silence", 0, "MS", "warn after MS without IPC while NPU jobs wait (default 1000)" },
+	{ "prometheus", 0, "[ADDR:]PORT", "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR: localhost)" NOT_STATIC },
+	{ "prometheus-top", 0, "N", "kernel series per process in the metrics, the rest as \"other\" (default 10)" },
+	{ "pprof", 0, "DIR", "write pprof profiles of CPU samples and GPU time into DIR (every 10 s, on s, at exit)" },
+	{ "pprof-interval", 0, "SECS", "seconds between pprof profiles (default 10)" },
+	{ "pprof-push", 0, "URL", "also post the profiles to a Pyroscope-compatible server (e.g. http://host:4040)" NOT_STATIC },
 	{ "config", 0, "FILE", "read settings from FILE (default ~/.config/xputop/xputop.conf)" },
 	{ "no-config", 0, NULL, "ignore the settings file" },
 	{ "verbose", 'v', NULL, "more messages (twice: libbpf's debug output too)" },
@@ -79,7 +94,7 @@ const unsigned xpu_nkeydocs = sizeof(xpu_keydocs) / sizeof(xpu_keydocs[0]);
 /* An optional argument ("[=SECS]") follows its option without a space. */
 static const char *space(const struct xpu_optdoc *d)
 {
-	return d->arg && d->arg[0] != '[' ? " " : "";
+	return d->arg && strncmp(d->arg, "[=", 2) != 0 ? " " : "";
 }
 
 void xpu_opts_usage(FILE *f)
@@ -178,6 +193,7 @@ static int parse_view(const char *s)
 enum {
 	OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW, OPT_GPU_NO_STACKS, OPT_NPU_DEV, OPT_NPU_PROBE_BINARY, OPT_NPU_TDR,
 	OPT_NPU_STORM, OPT_NPU_SILENCE, OPT_CONFIG, OPT_NO_CONFIG, OPT_GPU_EXACT, OPT_GPU_SAMPLE,
+	OPT_PROMETHEUS, OPT_PROMETHEUS_TOP, OPT_PPROF, OPT_PPROF_INTERVAL, OPT_PPROF_PUSH,
 };
 
 /* --gpu-sample SLICE/PERIOD, in milliseconds. */
@@ -284,6 +300,32 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 			return xpu_err("--npu-silence: expected 10 to 3600000 milliseconds"), -1;
 		o->npu_silence_ms = (uint32_t)l;
 		return 0;
+	case OPT_PROMETHEUS: {
+		char host[256], err[320];
+		unsigned port;
+		if (xpu_prom_http_parse(arg, host, sizeof(host), &port, err, sizeof(err)) < 0)
+			return xpu_err("--prometheus: %s", err), -1;
+		o->prometheus = arg;
+		return 0;
+	}
+	case OPT_PROMETHEUS_TOP:
+		if (parse_long(arg, 0, XPU_METRICS_TOP_MAX, &l) < 0)
+			return xpu_err("--prometheus-top: expected 0 to %d kernel series per process",
+				       XPU_METRICS_TOP_MAX), -1;
+		o->prometheus_top = (uint32_t)l;
+		return 0;
+	case OPT_PPROF:
+		o->pprof_dir = arg;
+		return 0;
+	case OPT_PPROF_INTERVAL:
+		if (parse_double(arg, 0.1, 86400, &o->pprof_interval_s) < 0)
+			return xpu_err("--pprof-interval: expected 0.1 to 86400 seconds"), -1;
+		return 0;
+	case OPT_PPROF_PUSH:
+		if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
+			return xpu_err("--pprof-push: expected an http:// or https:// URL, not '%s'", arg), -1;
+		o->pprof_push = arg;
+		return 0;
 	case OPT_CONFIG:
 		o->config = arg;
 		return 0;
@@ -321,6 +363,11 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "npu-tdr", required_argument, NULL, OPT_NPU_TDR },
 		{ "npu-storm", required_argument, NULL, OPT_NPU_STORM },
 		{ "npu-silence", required_argument, NULL, OPT_NPU_SILENCE },
+		{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
+		{ "prometheus-top", required_argument, NULL, OPT_PROMETHEUS_TOP },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "pprof-interval", required_argument, NULL, OPT_PPROF_INTERVAL },
+		{ "pprof-push", required_argument, NULL, OPT_PPROF_PUSH },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -335,6 +382,8 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 	o->hz = 99;
 	o->window_s = 10;
 	o->view = -1;
+	o->prometheus_top = XPU_METRICS_TOP_DEFAULT;
+	o->pprof_interval_s = 10;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+d:p:F:o:t:bjn:w:r:s:HvhV", longs, NULL)) != -1) {
 		if (c == 'h') {
@@ -354,6 +403,10 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		o->cmd = argv + optind;
 	if (o->replay && o->cmd) {
 		xpu_err("a command to run (-- CMD) cannot be combined with replaying a recording (-r)");
+		return -1;
+	}
+	if ((o->pprof_push || o->pprof_interval_s != 10) && !o->pprof_dir) {
+		xpu_err("--pprof-push and --pprof-interval go with --pprof DIR");
 		return -1;
 	}
 	if (o->config && o->no_config) {

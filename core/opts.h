@@ -40,6 +40,11 @@ struct xpu_opts {
 	uint32_t npu_silence_ms;	/* --npu-silence, 0 = default */
 	const char *config;	/* --config, NULL = the default settings file */
 	int no_config;		/* --no-config */
+	const char *prometheus;	/* --prometheus [ADDR:]PORT */
+	uint32_t prometheus_top;	/* --prometheus-top, kernel series per process */
+	const char *pprof_dir;	/* --pprof DIR */
+	double pprof_interval_s;	/* --pprof-interval */
+	const char *pprof_push;	/* --pprof-push URL */
 	unsigned given;		/* XPU_GIVEN_*: options with defaults that were given */
 	char **cmd;		/* -- CMD ARGS */
 };

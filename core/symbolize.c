@@ -108,6 +108,9 @@ struct xpu_symbolizer {
 	struct xpu_addrcache kcache;
 
 	uint32_t unknown_name, unknown_frame, unknown_kframe;
+	/* each module's path where it was first seen, for the pprof mappings */
+	struct modpath { uint32_t module, pid; char *path; } *mods;
+	uint32_t nmods, modcap;
 	int warned_maps;
 	char buf[8192];		/* demangled names */
 };
@@ -157,6 +160,11 @@ static uint32_t module_of(struct xpu_symbolizer *s, struct proc *p, size_t i)
 		return p->pm[i].module;
 	const char *base = path[0] == '/' ? strrchr(path, '/') + 1 : path;
 	p->pm[i].module = xpu_dict_cstr(s->dict, base);
+	char *copy;
+	if (path[0] == '/' && p->pm[i].module && !xpu_sym_module_path(s, p->pm[i].module, NULL) &&
+	    xpu_grow((void **)&s->mods, &s->modcap, (size_t)s->nmods + 1, sizeof(*s->mods)) == 0 &&
+	    (copy = strdup(path)))
+		s->mods[s->nmods++] = (struct modpath){ p->pm[i].module, p->pid, copy };
 	return p->pm[i].module;
 }
 
@@ -717,6 +725,17 @@ struct xpu_symbolizer *xpu_sym_new(struct xpu_dict *dict, struct xpu_service *sv
 	return s;
 }
 
+const char *xpu_sym_module_path(const struct xpu_symbolizer *s, uint32_t module, uint32_t *pid)
+{
+	for (uint32_t i = 0; s && i < s->nmods; i++)
+		if (s->mods[i].module == module) {
+			if (pid)
+				*pid = s->mods[i].pid;
+			return s->mods[i].path;
+		}
+	return NULL;
+}
+
 void xpu_sym_free(struct xpu_symbolizer *s)
 {
 	if (!s)
@@ -731,6 +750,9 @@ void xpu_sym_free(struct xpu_symbolizer *s)
 	xpu_kallsyms_free(s->ksyms);
 	free(s->kwaits);
 	xpu_addrcache_clear(&s->kcache);
+	for (uint32_t i = 0; i < s->nmods; i++)
+		free(s->mods[i].path);
+	free(s->mods);
 	free(s);
 }
 

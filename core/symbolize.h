@@ -75,6 +75,10 @@ void xpu_sym_proc_exit(struct xpu_symbolizer *s, uint32_t pid);
 #define XPU_SYM_DEAD_MAX 64
 
 void xpu_sym_stats(const struct xpu_symbolizer *s, struct xpu_sym_stats *st);
+/* Where a module (the dict string frames carry) was first seen: its path in
+ * the mount namespace of process *pid, or NULL (a kernel module, anonymous
+ * memory, a replay). */
+const char *xpu_sym_module_path(const struct xpu_symbolizer *s, uint32_t module, uint32_t *pid);
 /* Each refresh: refills the inline naming budget (a share of interval_ns)
  * and sends the names asked for to the service. */
 void xpu_sym_tick(struct xpu_symbolizer *s, uint64_t interval_ns);
@@ -147,6 +151,9 @@ struct xpu_elf *xpu_elf_ref(struct xpu_elf *e);
 size_t xpu_elf_bytes(const struct xpu_elf *e);
 /* The GNU build-id, or NULL. */
 const uint8_t *xpu_elf_build_id(const struct xpu_elf *e, size_t *len);
+/* The GNU build-id of the ELF file open on fd (its notes only, no symbols):
+ * 0, or -1 when it has none that fits in max bytes. */
+int xpu_elf_fd_build_id(int fd, uint8_t *id, size_t max, size_t *len);
 size_t xpu_elf_nsyms(const struct xpu_elf *e);
 /* The table behind the lookups (core/symtab.h), for callers that keep data per
  * symbol. */

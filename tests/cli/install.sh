@@ -28,6 +28,8 @@ $MAKE DESTDIR="$D" install > "$T_TMP/install.out" 2>&1 || fail "make install fai
 	for f in themes/*.theme; do echo "$DATADIR/$f 644"; done
 	echo "$PREFIX/share/man/man8/xputop.8 644"
 	echo "$COMPDIR/xputop 644"
+	echo "$PREFIX/lib/systemd/system/xputop.service 644"
+	echo "$DATADIR/grafana-dashboard.json 644"
 } | sort > "$T_TMP/want"
 (cd "$D" && find . -type f -printf '/%P %m\n') | sort > "$T_TMP/got"
 cmp -s "$T_TMP/want" "$T_TMP/got" || fail "installed files differ: $(diff "$T_TMP/want" "$T_TMP/got" | grep '^[<>]' | tr '\n' ' ')"
@@ -36,6 +38,20 @@ for f in themes/*.theme; do
 done
 cmp -s man/xputop.8 "$D$PREFIX/share/man/man8/xputop.8" || fail "the man page was not installed as it is"
 cmp -s "$OUT/xputop.bash" "$D$COMPDIR/xputop" || fail "the completion installed is not the one built"
+
+t the_installed_systemd_unit_runs_the_installed_xputop_as_a_node_agent
+UNIT=$D$PREFIX/lib/systemd/system/xputop.service
+EXEC=$(sed -n 's/^ExecStart=//p' "$UNIT")
+[ "$EXEC" = "$BINDIR/xputop -b --prometheus 9400" ] || fail "ExecStart=$EXEC"
+expect_grep "^WantedBy=multi-user.target$" "$UNIT"
+expect_grep "^StandardOutput=null$" "$UNIT"
+# its command line, run by the staged binary (on any free port, for two refreshes)
+# shellcheck disable=SC2086
+set -- $EXEC
+shift
+"$STAGED" $(echo "$@" | sed 's/--prometheus 9400/--prometheus 0/') -n 2 -d 0.3 > /dev/null 2> "$T_TMP/unit.err" ||
+	fail "the unit's command failed: $(cat "$T_TMP/unit.err")"
+expect_grep "^xputop: metrics at http://127.0.0.1:[0-9]*/metrics$" "$T_TMP/unit.err"
 
 t the_installed_binary_runs
 [ "$("$STAGED" --version)" = "$("$XPUTOP" --version)" ] || fail "--version: $("$STAGED" --version 2>&1)"
@@ -81,6 +97,7 @@ t prefix_moves_every_installed_path_and_the_compiled_in_ones
 $MAKE -n PREFIX=/opt/xputop-x DESTDIR="$D" install > "$T_TMP/dry" 2>&1 || fail "make -n install failed"
 for p in "$D/opt/xputop-x/sbin/xputop" "$D/opt/xputop-x/lib/xputop/libxputop_inject.so" \
 	"$D/opt/xputop-x/share/xputop/themes/" "$D/opt/xputop-x/share/man/man8/xputop.8" \
+	"$D/opt/xputop-x/lib/systemd/system/xputop.service" \
 	"'/opt/xputop-x/sbin' '/opt/xputop-x/lib/xputop' '/opt/xputop-x/share/xputop'"; do
 	grep -qF -- "$p" "$T_TMP/dry" || fail "PREFIX=/opt/xputop-x: no '$p' in the dry run"
 done
