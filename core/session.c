@@ -77,6 +77,8 @@ static void forget_stack(void *arg, uint32_t id)
 	struct xpu_session *s = arg;
 	if (s->rec && !s->rec_failed)
 		xpu_rec_forget_stack(s->rec, id);
+	if (s->tap.forget)
+		s->tap.forget(s->tap.arg, id);
 }
 
 uint32_t xpu_session_sweep(struct xpu_session *s)
@@ -164,6 +166,8 @@ static void on_tick(struct xpu_session *s, const struct xpu_event *ev)
 void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 {
 	record(s, ev);
+	if (s->tap.event)
+		s->tap.event(s->tap.arg, ev);
 	switch (ev->type) {
 	case XPU_EV_TICK:
 		on_tick(s, ev);

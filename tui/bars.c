@@ -63,7 +63,7 @@ static void gpu_tracing(char *buf, size_t size, const struct xpu_snapshot *s)
 void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs)
 {
-	char buf[128], num[32];
+	char buf[160], num[32];
 	int y = r->y, x = r->x, limit = r->x + r->w;
 
 	xpu_fill(y, r->x, r->w, xpu_draw_attr(XPU_ROLE_HEADER));
@@ -93,7 +93,11 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 	gpu_tracing(buf, sizeof(buf), s);
 	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
 	snprintf(buf, sizeof(buf), "self %.1f%% CPU", s->self_cpu_pct);
-	field(y, x, limit, buf, XPU_ROLE_HEADER);
+	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
+	if (!s->replay) {	/* own probes, or the collector's (core/share.h) */
+		snprintf(buf, sizeof(buf), "data: %s", s->source_name);
+		field(y, x, limit, buf, XPU_ROLE_HEADER);
+	}
 }
 
 static void view_modes(char *buf, size_t size, const struct xpu_snapshot *s,
