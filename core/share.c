@@ -339,7 +339,8 @@ static int listen_stream(struct server *sv, char *err, size_t errlen)
 	umask(old);
 	if (rc < 0)
 		goto fail;
-	if (sv->gid != (gid_t)-1 && (chown(sv->path, 0, sv->gid) < 0 || chmod(sv->path, 0660) < 0))
+	if (sv->gid != (gid_t)-1 ? chown(sv->path, 0, sv->gid) < 0 || chmod(sv->path, 0660) < 0
+				  : chmod(sv->path, 0600) < 0)
 		goto fail;
 	if (listen(sv->lfd, XPU_SHARE_MAX_CLIENTS) < 0)
 		goto fail;
