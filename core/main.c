@@ -744,6 +744,7 @@ static void share_retry(struct app *a)
 	uint64_t from = a->sess.last_tick_mono;
 	if (share_take_over(a) == 0) {
 		xpu_warn("the collector (xputop pid %d) is gone: this xputop collects now", pid);
+		live_tick(a);	/* at once: the view goes on within the refresh the collector missed */
 		return;
 	}
 	if (xpu_share_connect(&fd) < 0 || share_attach(a, fd, 1000, 0) < 0)
