@@ -68,6 +68,7 @@ struct app {
 	struct xpu_share_client *client;
 	pid_t collector;		/* the pid a client reads from, or last read from */
 	struct xpu_source *server;
+	struct xpu_source *gpu;		/* this xputop's GPU source, closed before the lock goes */
 	int collecting;			/* the probes are this xputop's own */
 	int first_new_source;		/* sources from here on are not polled yet */
 };
@@ -115,6 +116,20 @@ static int poll_new_sources(struct app *a)
 	return 0;
 }
 
+/* The refresh timer, from now. */
+static void arm_timer(struct app *a)
+{
+	/* Batch replay runs as fast as it can (the timer fires at once, every
+	 * time) unless -d asks for a pace. */
+	int fast = (a->replay || a->import) && !a->tui && !(a->o.given & XPU_GIVEN_DELAY);
+	uint64_t ns = fast ? 1 : (uint64_t)(a->o.delay_s * 1e9);
+	struct itimerspec its = {
+		.it_value = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
+		.it_interval = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
+	};
+	timerfd_settime(a->timerfd, 0, &its, NULL);
+}
+
 static int setup_loop(struct app *a)
 {
 	sigset_t set;
@@ -132,15 +147,7 @@ static int setup_loop(struct app *a)
 		xpu_err("cannot set up the event loop: %s", strerror(errno));
 		return -1;
 	}
-	/* Batch replay runs as fast as it can (the timer fires at once, every
-	 * time) unless -d asks for a pace. */
-	int fast = (a->replay || a->import) && !a->tui && !(a->o.given & XPU_GIVEN_DELAY);
-	uint64_t ns = fast ? 1 : (uint64_t)(a->o.delay_s * 1e9);
-	struct itimerspec its = {
-		.it_value = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
-		.it_interval = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
-	};
-	timerfd_settime(a->timerfd, 0, &its, NULL);
+	arm_timer(a);
 	epoll_add(a->epfd, a->timerfd, TAG_TIMER);
 	epoll_add(a->epfd, a->sigfd, TAG_SIGNAL);
 	if (a->tui)
@@ -547,6 +554,7 @@ static int start_probes(struct app *a)
 	if (!gpu)
 		return -1;
 	xpu_session_add_source(&a->sess, gpu);
+	a->gpu = gpu;
 	struct xpu_npu_source_opts no = {
 		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary,
 		.pids = a->o.pids, .npids = a->o.npids,
@@ -664,12 +672,24 @@ static int share_attach(struct app *a, int fd, int wait_ms, int loud)
 	return 0;
 }
 
+/* Options that say how to collect are the collector's to choose. */
+static void share_warn_options(const struct app *a)
+{
+	const struct xpu_opts *o = &a->o;
+	if (!o->npids && !(o->given & (XPU_GIVEN_FREQ | XPU_GIVEN_DELAY)) && !o->gpu_no_stacks &&
+	    !o->gpu_exact && !o->gpu_slice_ms && !o->npu_dev && !o->npu_probe_binary)
+		return;
+	xpu_warn("this xputop shows what the collector (xputop pid %d) collects, as its options say: "
+		 "-p, -F, -d, --gpu-* and --npu-* given here apply only if it takes over", (int)a->collector);
+}
+
 /* A client's start: the models are sized as the collector's (its -F and
  * -d), whose stream feeds them. */
 static int start_client(struct app *a, int fd)
 {
 	if (share_attach(a, fd, SHARE_WAIT_MS, 1) < 0)
 		return -1;
+	share_warn_options(a);
 	const struct xpu_rec_meta *m = xpu_share_client_meta(a->client);
 	a->o.hz = m->sample_hz;
 	if (m->interval_ns)
@@ -745,6 +765,7 @@ static void share_retry(struct app *a)
 	if (share_take_over(a) == 0) {
 		xpu_warn("the collector (xputop pid %d) is gone: this xputop collects now", pid);
 		live_tick(a);	/* at once: the view goes on within the refresh the collector missed */
+		arm_timer(a);	/* and a whole refresh to the next */
 		return;
 	}
 	if (xpu_share_connect(&fd) < 0 || share_attach(a, fd, 1000, 0) < 0)
@@ -778,6 +799,16 @@ static void share_input(struct app *a)
 	}
 	if (r < 0)
 		share_collector_gone(a);
+}
+
+/* Quitting: the injection library's socket and the collector lock go first,
+ * so an attached xputop takes over now, not after this one's teardown. */
+static void share_stop(struct app *a)
+{
+	if (!a->server)
+		return;
+	xpu_source_gpu_close(a->gpu);
+	xpu_share_server_stop(a->server);
 }
 
 static int start_live(struct app *a)
@@ -861,6 +892,7 @@ int main(int argc, char **argv)
 	}
 	if (setup_loop(a) < 0 || run_loop(a) < 0)
 		a->status = 1;
+	share_stop(a);
 	if (a->tui) {
 		xpu_tui_fini();
 		a->tui = 0;

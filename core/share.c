@@ -310,17 +310,9 @@ static void server_destroy(struct xpu_source *src)
 	struct server *sv = (struct server *)src;
 	if (sv->sess && sv->sess->tap.arg == sv)
 		memset(&sv->sess->tap, 0, sizeof(sv->sess->tap));
-	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++)
-		if (sv->peers[i])
-			peer_free(sv, i);
-	if (sv->lfd >= 0) {
-		unlink(sv->path);
-		close(sv->lfd);
-	}
+	xpu_share_server_stop(src);
 	if (sv->epfd >= 0)
 		close(sv->epfd);
-	if (sv->lockfd >= 0)
-		close(sv->lockfd);
 	free(sv);
 }
 
@@ -378,6 +370,22 @@ struct xpu_source *xpu_share_server_new(struct xpu_session *s, int lockfd, const
 	sv->sess = s;
 	s->tap = (struct xpu_tap){ server_event, server_forget, sv };
 	return &sv->base;
+}
+
+void xpu_share_server_stop(struct xpu_source *src)
+{
+	struct server *sv = (struct server *)src;
+	if (sv->lfd >= 0)
+		unlink(sv->path);
+	if (sv->lockfd >= 0)
+		close(sv->lockfd);
+	sv->lockfd = -1;
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++)
+		if (sv->peers[i])
+			peer_free(sv, i);
+	if (sv->lfd >= 0)
+		close(sv->lfd);
+	sv->lfd = -1;
 }
 
 void xpu_share_server_counts(const struct xpu_source *src, unsigned *attached, uint64_t *dropped)

@@ -51,6 +51,12 @@ int xpu_share_lock(void);
  * lockfd.  NULL with a message in err. */
 struct xpu_source *xpu_share_server_new(struct xpu_session *s, int lockfd, const struct xpu_rec_meta *meta,
 					char *err, size_t errlen);
+/* Stops serving (the collector is quitting): the socket goes, the lock is
+ * let go, the clients' streams end, so that one of them takes over while
+ * this xputop is still tearing its probes down.  Call it once the injection
+ * library's socket is closed (xpu_source_gpu_close), or the next collector
+ * would find it taken. */
+void xpu_share_server_stop(struct xpu_source *src);
 /* Clients attached now, and dropped so far for not reading. */
 void xpu_share_server_counts(const struct xpu_source *src, unsigned *attached, uint64_t *dropped);
 
