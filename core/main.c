@@ -45,6 +45,8 @@ enum { TAG_TIMER = -1, TAG_SIGNAL = -2, TAG_TTY = -3, TAG_SERVICE = -4, TAG_SHAR
 /* How long a starting xputop waits for a collector that holds the lock to
  * serve, and for its hello once connected. */
 #define SHARE_WAIT_MS 5000
+/* How often an xputop left without a collector tries again. */
+#define SHARE_RETRY_NS 20000000ULL
 
 struct app {
 	struct xpu_opts o;
@@ -116,18 +118,23 @@ static int poll_new_sources(struct app *a)
 	return 0;
 }
 
+/* The timer fires every ns from now. */
+static void set_timer(struct app *a, uint64_t ns)
+{
+	struct itimerspec its = {
+		.it_value = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
+		.it_interval = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
+	};
+	timerfd_settime(a->timerfd, 0, &its, NULL);
+}
+
 /* The refresh timer, from now. */
 static void arm_timer(struct app *a)
 {
 	/* Batch replay runs as fast as it can (the timer fires at once, every
 	 * time) unless -d asks for a pace. */
 	int fast = (a->replay || a->import) && !a->tui && !(a->o.given & XPU_GIVEN_DELAY);
-	uint64_t ns = fast ? 1 : (uint64_t)(a->o.delay_s * 1e9);
-	struct itimerspec its = {
-		.it_value = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
-		.it_interval = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
-	};
-	timerfd_settime(a->timerfd, 0, &its, NULL);
+	set_timer(a, fast ? 1 : (uint64_t)(a->o.delay_s * 1e9));
 }
 
 static int setup_loop(struct app *a)
@@ -768,8 +775,13 @@ static void share_retry(struct app *a)
 		arm_timer(a);	/* and a whole refresh to the next */
 		return;
 	}
-	if (xpu_share_connect(&fd) < 0 || share_attach(a, fd, 1000, 0) < 0)
+	if (xpu_share_connect(&fd) < 0 || share_attach(a, fd, 250, 0) < 0) {
+		/* The dead collector's lock goes with its last files, or another
+		 * xputop is starting to serve: soon, either way. */
+		set_timer(a, SHARE_RETRY_NS);
 		return;
+	}
+	arm_timer(a);
 	epoll_add(a->epfd, xpu_share_client_fd(a->client), TAG_SHARE);
 	share_client_status(a);
 	share_count_gap(a, from);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -47,6 +48,22 @@ void xpu_share_paths(char *sock, size_t sock_size, char *lock, size_t lock_size)
 		beside_gpu_socket(lock, lock_size, "collector.lock");
 }
 
+/* A killed collector's files are let go in the reverse order of their
+ * numbers (the kernel closes them in order and releases them last-in
+ * first-out), its probes' slowly.  The lock on the highest number goes
+ * first, so the next collector need not wait for the probes. */
+static int last_fd(int fd)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < 64 || rl.rlim_cur > 65536)
+		return fd;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl.rlim_cur - 1);
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
 int xpu_share_lock(void)
 {
 	char lock[128], dir[128];
@@ -66,7 +83,7 @@ int xpu_share_lock(void)
 		errno = e;
 		return -1;
 	}
-	return fd;
+	return last_fd(fd);
 }
 
 /* ---- the collector's side ---- */
