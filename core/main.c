@@ -78,6 +78,7 @@ struct app {
 static struct app *crash_app;
 
 static void share_describe(struct app *a);
+static int share_serving(struct app *a);
 static void share_retry(struct app *a);
 static void share_input(struct app *a);
 
@@ -245,11 +246,14 @@ static void live_tick(struct app *a)
 		if (src->tick)
 			src->tick(src, &a->sess);
 	}
-	if (a->vs.paused)
+	/* Paused, the models stand still, unless other xputops read them. */
+	if (a->vs.paused && !share_serving(a))
 		return;
 	share_describe(a);
 	xpu_session_tick(&a->sess, xpu_now_mono(), xpu_now_wall());
 	xpu_sym_tick(a->sym, (uint64_t)(a->o.delay_s * 1e9));
+	if (a->vs.paused)
+		return;
 	show(a);
 	after_refresh(a);
 }
@@ -318,6 +322,11 @@ static void switch_gpu_tracing(struct app *a)
 	char msg[160];
 	if (a->replay || a->import) {
 		xpu_tui_status("a replay shows the tracing mode it was recorded with");
+		return;
+	}
+	if (!a->collecting) {
+		snprintf(msg, sizeof(msg), "the collector (xputop pid %d) sets the GPU tracing mode", (int)a->collector);
+		xpu_tui_status(msg);
 		return;
 	}
 	int exact = a->sess.cfg.gpu.mode != XPU_GPU_MODE_EXACT;
@@ -613,6 +622,16 @@ static void share_serve(struct app *a, int lockfd)
 	}
 }
 
+/* Whether other xputops read this one's stream now. */
+static int share_serving(struct app *a)
+{
+	unsigned n = 0;
+	uint64_t dropped;
+	if (a->server)
+		xpu_share_server_counts(a->server, &n, &dropped);
+	return n > 0;
+}
+
 /* What the header says the data comes from. */
 static void share_describe(struct app *a)
 {
@@ -745,17 +764,20 @@ static int choose_role(struct app *a, int *lockfd)
 	return -1;
 }
 
-/* Becomes the collector once the last one is gone: 0, or -1 when another
- * xputop took the lock first. */
+/* Becomes the collector once the last one is gone: 0, -1 when another
+ * xputop took the lock first, -2 when its probes would not start (it quits). */
 static int share_take_over(struct app *a)
 {
 	uint64_t from = a->sess.last_tick_mono;
 	int lockfd = xpu_share_lock();
 	if (lockfd < 0)
 		return -1;
-	if (start_probes(a) < 0) {
+	if (start_probes(a) < 0) {	/* some sources may have started: no second try */
+		xpu_err("cannot collect in the place of the collector that left (see above)");
 		close(lockfd);
-		return -1;
+		a->quit = 1;
+		a->status = 1;
+		return -2;
 	}
 	share_serve(a, lockfd);
 	poll_new_sources(a);
@@ -769,7 +791,10 @@ static void share_retry(struct app *a)
 {
 	int fd, pid = (int)a->collector;
 	uint64_t from = a->sess.last_tick_mono;
-	if (share_take_over(a) == 0) {
+	int took = share_take_over(a);
+	if (took == -2)
+		return;
+	if (took == 0) {
 		xpu_warn("the collector (xputop pid %d) is gone: this xputop collects now", pid);
 		live_tick(a);	/* at once: the view goes on within the refresh the collector missed */
 		arm_timer(a);	/* and a whole refresh to the next */
@@ -803,8 +828,9 @@ static void share_input(struct app *a)
 {
 	int r;
 	while ((r = xpu_share_client_next(a->client, &a->sess)) > 0) {
-		if (!a->vs.paused)
-			show(a);
+		if (a->vs.paused)
+			continue;
+		show(a);
 		after_refresh(a);
 		if (a->quit)
 			return;

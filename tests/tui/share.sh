@@ -21,17 +21,18 @@ chmod 777 "$W"
 # and go.
 AGENT_OPTS="-b -j -d 0.5 --window 60"
 start_agent() {
-	"$XPUTOP" $AGENT_OPTS "$@" > "$T_TMP/agent.json" 2> "$T_TMP/agent.err" &
+	$AGENT_PIN "$XPUTOP" $AGENT_OPTS "$@" > "$T_TMP/agent.json" 2> "$T_TMP/agent.err" &
 	AGENT=$!
 	wait_json "$T_TMP/agent.json"
 }
 stop() { kill "$@" 2> /dev/null; wait "$@" 2> /dev/null; }
 
-# median_rate FILE FROM_MS TO_MS: the median steps per 100 ms the stand-in
-# wrote for slices in [FROM_MS, TO_MS).
-median_rate() {
+# rate FILE FROM_MS TO_MS: the steps per 100 ms the stand-in ran at in the
+# slices of [FROM_MS, TO_MS), as the 80th percentile: what it can do when
+# the machine's other work (other tests) leaves it alone.
+rate() {
 	awk -v a="$2" -v b="$3" '$1 >= a && $1 < b { print $2 }' "$1" |
-		sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'
+		sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int(NR * 0.8 + 0.5)] : 0 }'
 }
 at_least() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { exit !(b > 0 && a >= f * b) }'; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -113,7 +114,12 @@ sleep 1.5
 # Each of the agent's refreshes while the client stood still came on time.
 python3 - "$T_TMP/agent.json" "$stopped" <<'EOF' || fail "the agent's refreshes were late"
 import json, sys
-snaps = [json.loads(l) for l in open(sys.argv[1], errors="replace")]
+snaps = []
+for l in open(sys.argv[1], errors="replace"):
+    try:
+        snaps.append(json.loads(l))
+    except ValueError:
+        pass    # the line being written
 t = [s["mono_ns"] for s in snaps if s["mono_ns"] >= int(sys.argv[2])]
 gaps = [(b - a) / 1e9 for a, b in zip(t, t[1:])]
 print(f"  {len(gaps)} refreshes while it was stopped, the longest {max(gaps):.3f} s")
@@ -123,22 +129,30 @@ kill -0 $C 2> /dev/null || fail "the client died: $(cat "$T_TMP/client.err")"
 stop $C $S $AGENT
 
 t the_programs_speed_is_the_same_with_one_or_three_xputops_watching
+# What the program pays, not what the xputops' own CPU takes from it on a
+# small machine: it runs on the first CPU, the xputops on the last.  One
+# xputop, three, one again, in one run; the middle against both ends.
+LAST=$(($(nproc) - 1))
+AGENT_PIN="taskset -c $LAST"
 start_agent
-as_nobody "$STANDIN" "$FAKE" 9 "$W/rates3" > /dev/null 2> "$T_TMP/standin3.err" &
+AGENT_PIN=
+as_nobody taskset -c 0 "$STANDIN" "$FAKE" 11 "$W/rates3" > /dev/null 2> "$T_TMP/standin3.err" &
 S=$!
 sleep 3.5
-"$XPUTOP" -b -j > "$T_TMP/c1.json" 2>&1 &
+taskset -c "$LAST" "$XPUTOP" -b -j > "$T_TMP/c1.json" 2>&1 &
 C1=$!
-"$XPUTOP" -b -j > "$T_TMP/c2.json" 2>&1 &
+taskset -c "$LAST" "$XPUTOP" -b -j > "$T_TMP/c2.json" 2>&1 &
 C2=$!
+sleep 4
+stop $C1 $C2
 wait $S
-one=$(median_rate "$W/rates3" 1000 3400)
-three=$(median_rate "$W/rates3" 5000 9000)
+one=$( (awk '$1 >= 1000 && $1 < 3400' "$W/rates3"; awk '$1 >= 8000 && $1 < 11000' "$W/rates3") > "$T_TMP/one"; rate "$T_TMP/one" 0 99999)
+three=$(rate "$W/rates3" 4500 7400)
 echo "  steps per 100 ms: $one under one xputop, $three under three"
 at_least "$three" "$one" 0.75 || fail "under three xputops it ran at $three steps/100ms, under one at $one"
 expect_grep "collector pid $AGENT" "$T_TMP/c1.json" "the second xputop's JSON"
 expect_grep "collector pid $AGENT" "$T_TMP/c2.json" "the third xputop's JSON"
-stop $C1 $C2 $AGENT
+stop $AGENT
 
 tm kill-server 2> /dev/null
 rm -rf "$SOCKDIR" "$W"
