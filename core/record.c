@@ -1081,7 +1081,8 @@ int xpu_rec_feed(struct xpu_rec_reader *r, const void *buf, size_t len)
 		return fail(r, "xpu_rec_feed before the block read was finished");
 	/* What was read is dropped: the blocks before next, the header. */
 	size_t done = r->have_header ? (size_t)r->next : 0;
-	memmove(r->sbuf, r->sbuf + done, (size_t)r->size - done);
+	if (done)
+		memmove(r->sbuf, r->sbuf + done, (size_t)r->size - done);
 	r->size -= done;
 	r->next -= done;
 	r->pay = r->p = r->end = NULL;
@@ -1095,7 +1096,8 @@ int xpu_rec_feed(struct xpu_rec_reader *r, const void *buf, size_t len)
 		r->sbuf = b;
 		r->scap = cap;
 	}
-	memcpy(r->sbuf + r->size, buf, len);
+	if (len)
+		memcpy(r->sbuf + r->size, buf, len);
 	r->size += len;
 	r->mem = r->sbuf;
 	return 0;

@@ -129,22 +129,18 @@ TEST(a_client_that_stops_reading_is_dropped_and_never_makes_the_collector_wait)
 	uint64_t dropped;
 	xpu_share_server_counts(sv, &n, &dropped);
 	CHECK_INT(n, ==, 1);
-	uint64_t slowest = 0;
-	/* 1 KiB names: 48 MiB, past the backlog, in ticks of 1 MiB. */
+	/* 1 KiB names: 48 MiB, past the backlog, in ticks of 1 MiB.  A write
+	 * that waited for the client would wait for ever: the alarm ends the
+	 * test then (a bound on each write's time would fail on a loaded
+	 * machine, not on a blocking write). */
 	for (uint32_t i = 0; i < 48 * 1024; i++) {
-		uint64_t t0 = xpu_now_mono();
 		sample(&col, i, 1024);
 		if (i % 1024 == 1023)
 			xpu_session_tick(&col, xpu_now_mono(), 1);
-		uint64_t dt = xpu_now_mono() - t0;
-		slowest = dt > slowest ? dt : slowest;
 	}
 	xpu_share_server_counts(sv, &n, &dropped);
 	CHECK_INT(n, ==, 0);
 	CHECK_INT(dropped, ==, 1);
-	/* A write that waited for the client would wait for ever (alarm
-	 * below); the bound leaves room for a loaded machine. */
-	CHECK_INT(slowest, <, 1000000000ULL);
 	alarm(0);
 	close(fd);
 	xpu_session_free(&col);
