@@ -70,22 +70,32 @@ for line in open(sys.argv[1]):
 EOF
 
 t killing_the_agent_leaves_the_interactive_view_working_within_one_refresh
+# A takeover starts the probes, which takes what an xputop's start takes on
+# this machine now (seconds on a loaded one): measured here, beside.
+OTHER=$(mktemp -d /tmp/xputop-other.XXXXXX)
+chmod 755 "$OTHER"
+t0=$(now_ms)
+XPUTOP_SOCKET=$OTHER/gpu.sock "$XPUTOP" -b -n 1 -d 0.1 > /dev/null 2>&1
+start_ms=$(($(now_ms) - t0))
+rm -rf "$OTHER"
 as_nobody "$STANDIN" "$FAKE" 12 "$W/rates1" > /dev/null 2> "$T_TMP/standin1.err" &
 S=$!
 sleep 1.5
 kill -9 "$AGENT"
 killed=$(now_ms)
 wait "$AGENT" 2> /dev/null
-wait_for "data: own probes" 50
+wait_for "data: own probes" 100
 took=$(($(now_ms) - killed))
-echo "  the view went on after $took ms"
-# One refresh (0.5 s, the agent's) and the probes' start; generous for a loaded machine.
-[ "$took" -le 2500 ] || fail "the view stood still for $took ms"
+echo "  the view went on after $took ms (an xputop starts and stops in $start_ms ms here)"
+# One refresh (the agent's 0.5 s), the probes' start, the screen's polling.
+[ "$took" -le $((500 + start_ms + 500)) ] || fail "the view stood still for $took ms"
 # The program's library finds the new collector (it looks once a second).
 i=0
-while [ $i -lt 40 ] && ! awk -v k="$(($took + 1500))" '$1 > k && $3 == 1 { f = 1 } END { exit !f }' "$W/rates1"; do
+reconnected() { awk -v k="$((1500 + took))" '$1 > k && $3 == 1 { f = 1 } END { exit !f }' "$W/rates1"; }
+while [ $i -lt 40 ] && ! reconnected; do
 	sleep 0.2; i=$((i + 1))
 done
+reconnected || fail "the program's library did not connect to the new collector: $(awk '{ printf "%s:%s ", $1, $3 }' "$W/rates1")"
 expect_grep "gpu_standin" "$T_TMP/screen" "the view after the takeover"
 stop $S
 
