@@ -650,6 +650,7 @@ static void share_describe(struct app *a)
 static void share_client_status(struct app *a)
 {
 	int pid = (int)a->collector;
+	a->sess.attached = 1;
 	snprintf(a->sess.source_name, sizeof(a->sess.source_name), "collector pid %d", pid);
 	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE,
 			   "from the collector, xputop pid %d: its CPU sampling", pid);
@@ -781,6 +782,7 @@ static int share_take_over(struct app *a)
 	}
 	share_serve(a, lockfd);
 	poll_new_sources(a);
+	a->sess.attached = 0;
 	share_count_gap(a, from);
 	return 0;
 }

@@ -79,6 +79,7 @@ struct xpu_session {
 	uint64_t self_cpu_ns, self_at;
 	char host[64];
 	int replay, replay_done;
+	int attached;		/* the events are another xputop's (core/share.h) */
 	char source_name[128];
 	struct xpu_src_status status[XPU_SRC_MAX];
 };

@@ -46,11 +46,12 @@ static int marker(int y, int end, const char *text, enum xpu_role role)
 	return end - w;
 }
 
-/* Which GPU tracing mode is on: what a replay's figures were (sampled,
- * with the share traced), or what the libraries were asked for. */
+/* Which GPU tracing mode is on: what a replay's (or the collector's)
+ * figures were (sampled, with the share traced), or what the libraries were
+ * asked for. */
 static void gpu_tracing(char *buf, size_t size, const struct xpu_snapshot *s)
 {
-	if (s->replay)
+	if (s->replay || s->attached)
 		snprintf(buf, size, s->gpu_sampled ? "GPU sampled %.1f%%" : "GPU exact", 100 * s->gpu_cover);
 	else if (s->gpu_tracing.mode == XPU_GPU_MODE_EXACT && s->gpu_exact_left_s > 0)
 		snprintf(buf, size, "GPU exact %.0fs", s->gpu_exact_left_s);
