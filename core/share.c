@@ -27,6 +27,7 @@
 static const char hello_magic[8] = "XPUSHARE";
 #define HELLO_LEN 16
 #define READ_CHUNK 65536
+#define KEEP_BYTES (1u << 20)	/* a client's send buffer kept when empty */
 
 static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -155,8 +156,14 @@ static void peer_send(struct server *sv, struct peer *p)
 		}
 		p->off += (size_t)k;
 	}
-	if (p->off == p->len)
+	if (p->off == p->len) {
 		p->off = p->len = 0;
+		if (p->cap > KEEP_BYTES) {	/* a backlog once is no reason to hold its memory */
+			free(p->out);
+			p->out = NULL;
+			p->cap = 0;
+		}
+	}
 	struct epoll_event ev = { .events = EPOLLIN | (p->len ? EPOLLOUT : 0), .data.ptr = p };
 	epoll_ctl(sv->epfd, EPOLL_CTL_MOD, p->fd, &ev);
 }
