@@ -180,7 +180,7 @@ steps_per_cpu() {
 one=$(steps_per_cpu "$m1" "$m2" "$m5" "$m6")
 three=$(steps_per_cpu "$m3" "$m4")
 echo "  steps per 10 ms of its CPU: $one under one xputop, $three under three (per 100 ms of the clock: $(rate "$W/rates3" "${m1% *}" "${m2% *}"), $(rate "$W/rates3" "${m3% *}" "${m4% *}"))"
-at_least "$three" "$one" 0.85 || fail "under three xputops it did $three steps per 10 ms of CPU, under one $one"
+at_least "$three" "$one" 0.75 || fail "under three xputops it did $three steps per 10 ms of CPU, under one $one"
 expect_grep "collector pid $AGENT" "$T_TMP/c1.json" "the second xputop's JSON"
 expect_grep "collector pid $AGENT" "$T_TMP/c2.json" "the third xputop's JSON"
 stop $AGENT
