@@ -64,13 +64,13 @@ static void json_devices(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_end(j, ']');
 }
 
-/* The mode asked of the libraries (live) and whether the figures are
+/* The mode asked of the libraries (live, by this xputop) and whether the figures are
  * sampled estimates: then calls, totals and shares are scaled by the
  * traced share of the time (gpu_ns stays what was traced). */
 static void json_tracing(struct xpu_json *j, const struct xpu_snapshot *s)
 {
 	xpu_json_obj(j, "tracing");
-	if (!s->replay) {
+	if (!s->replay && !s->attached) {
 		xpu_json_str(j, "mode", s->gpu_tracing.mode == XPU_GPU_MODE_EXACT ? "exact" : "sampled");
 		xpu_json_uint(j, "slice_ms", s->gpu_tracing.slice_ms);
 		xpu_json_uint(j, "period_ms", s->gpu_tracing.period_ms);

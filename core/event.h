@@ -60,9 +60,13 @@ struct xpu_ev_cpu_sample {
 
 struct xpu_ev_drop {
 	uint32_t source;	/* enum xpu_src_id */
-	uint32_t what;		/* source-specific reason, 0 = ring full */
+	uint32_t what;		/* XPU_DROP_*, else source-specific; 0 = ring full */
 	uint64_t count;
 };
+
+/* No xputop watched for a while (a collector left, core/share.h): count is
+ * the samples that would have been taken. */
+enum { XPU_DROP_GAP = 0x100 };
 
 /* GPU payloads: time is the launch time (LAUNCH) or kernel start (KERNEL). */
 struct xpu_ev_gpu_launch {

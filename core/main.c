@@ -32,6 +32,7 @@
 #include "record.h"
 #include "service.h"
 #include "session.h"
+#include "share.h"
 #include "snapshot.h"
 #include "source.h"
 #include "source_cpu.h"
@@ -42,12 +43,17 @@
 #include "sys.h"
 #include "../tui/tui.h"
 
-enum { TAG_TIMER = -1, TAG_SIGNAL = -2, TAG_TTY = -3, TAG_SERVICE = -4 };
+enum { TAG_TIMER = -1, TAG_SIGNAL = -2, TAG_TTY = -3, TAG_SERVICE = -4, TAG_SHARE = -5 };
 /* Jobs waiting for the service thread at most (service.h). */
 #define EXACT_KEY_S 60	/* how long e turns exact tracing on, unless --gpu-exact=SECS */
 #define SERVICE_QUEUE 4096
 /* At exit, how long names still being read may hold it up. */
 #define EXIT_WAIT_MS 1000
+/* How long a starting xputop waits for a collector that holds the lock to
+ * serve, and for its hello once connected. */
+#define SHARE_WAIT_MS 5000
+/* How often an xputop left without a collector tries again. */
+#define SHARE_RETRY_NS 20000000ULL
 
 struct app {
 	struct xpu_opts o;
@@ -75,6 +81,14 @@ struct app {
 	uint64_t pprof_at;		/* stream time (CLOCK_MONOTONIC) of the last profiles */
 	uint64_t push_failed;		/* failures said so far */
 	uint64_t metrics_ns, pprof_ns;	/* the main loop's CPU time in each exporter */
+	/* Several xputops at once (core/share.h): a client reads the
+	 * collector's stream; a collector (own probes) serves it. */
+	struct xpu_share_client *client;
+	pid_t collector;		/* the pid a client reads from, or last read from */
+	struct xpu_source *server;
+	struct xpu_source *gpu;		/* this xputop's GPU source, closed before the lock goes */
+	int collecting;			/* the probes are this xputop's own */
+	int first_new_source;		/* sources from here on are not polled yet */
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -85,6 +99,11 @@ static uint64_t thread_cpu_ns(void)
 }
 
 static struct app *crash_app;
+
+static void share_describe(struct app *a);
+static int share_serving(struct app *a);
+static void share_retry(struct app *a);
+static void share_input(struct app *a);
 
 /* Crash signals: give the terminal back before dying with the same signal. */
 static void on_crash(int sig)
@@ -130,6 +149,40 @@ static void block_loop_signals(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
+/* Sources added since the last call (at start, or at a takeover) join the
+ * epoll set. */
+static int poll_new_sources(struct app *a)
+{
+	for (int i = a->first_new_source; i < a->sess.nsources; i++) {
+		int fd = a->sess.sources[i]->fd(a->sess.sources[i]);
+		if (fd >= 0 && epoll_add(a->epfd, fd, i) < 0) {
+			xpu_err("cannot poll the %s source: %s", a->sess.sources[i]->name, strerror(errno));
+			return -1;
+		}
+	}
+	a->first_new_source = a->sess.nsources;
+	return 0;
+}
+
+/* The timer fires every ns from now. */
+static void set_timer(struct app *a, uint64_t ns)
+{
+	struct itimerspec its = {
+		.it_value = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
+		.it_interval = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
+	};
+	timerfd_settime(a->timerfd, 0, &its, NULL);
+}
+
+/* The refresh timer, from now. */
+static void arm_timer(struct app *a)
+{
+	/* Batch replay runs as fast as it can (the timer fires at once, every
+	 * time) unless -d asks for a pace. */
+	int fast = (a->replay || a->import) && !a->tui && !(a->o.given & XPU_GIVEN_DELAY);
+	set_timer(a, fast ? 1 : (uint64_t)(a->o.delay_s * 1e9));
+}
+
 static int setup_loop(struct app *a)
 {
 	sigset_t set;
@@ -142,29 +195,16 @@ static int setup_loop(struct app *a)
 		xpu_err("cannot set up the event loop: %s", strerror(errno));
 		return -1;
 	}
-	/* Batch replay runs as fast as it can (the timer fires at once, every
-	 * time) unless -d asks for a pace. */
-	int fast = (a->replay || a->import) && !a->tui && !(a->o.given & XPU_GIVEN_DELAY);
-	uint64_t ns = fast ? 1 : (uint64_t)(a->o.delay_s * 1e9);
-	struct itimerspec its = {
-		.it_value = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
-		.it_interval = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
-	};
-	timerfd_settime(a->timerfd, 0, &its, NULL);
+	arm_timer(a);
 	epoll_add(a->epfd, a->timerfd, TAG_TIMER);
 	epoll_add(a->epfd, a->sigfd, TAG_SIGNAL);
 	if (a->tui)
 		epoll_add(a->epfd, STDIN_FILENO, TAG_TTY);
 	if (a->svc)
 		epoll_add(a->epfd, xpu_service_fd(a->svc), TAG_SERVICE);
-	for (int i = 0; i < a->sess.nsources; i++) {
-		int fd = a->sess.sources[i]->fd(a->sess.sources[i]);
-		if (fd >= 0 && epoll_add(a->epfd, fd, i) < 0) {
-			xpu_err("cannot poll the %s source: %s", a->sess.sources[i]->name, strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
+	if (a->client)
+		epoll_add(a->epfd, xpu_share_client_fd(a->client), TAG_SHARE);
+	return poll_new_sources(a);
 }
 
 /* The metrics of this refresh go to the server, which answers scrapes with
@@ -350,10 +390,14 @@ static void live_tick(struct app *a)
 		if (src->tick)
 			src->tick(src, &a->sess);
 	}
-	if (a->vs.paused)
+	/* Paused, the models stand still, unless other xputops read them. */
+	if (a->vs.paused && !share_serving(a))
 		return;
+	share_describe(a);
 	xpu_session_tick(&a->sess, xpu_now_mono(), xpu_now_wall());
 	xpu_sym_tick(a->sym, (uint64_t)(a->o.delay_s * 1e9));
+	if (a->vs.paused)
+		return;
 	show(a);
 	after_refresh(a);
 }
@@ -363,9 +407,11 @@ static void on_timer(struct app *a)
 	uint64_t expirations;
 	if (read(a->timerfd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
 		return;
-	if (!a->replay && !a->import)
+	if (a->collecting)
 		live_tick(a);
-	else if (!a->vs.paused)
+	else if (!a->replay && !a->import && !a->client)
+		share_retry(a);
+	else if ((a->replay || a->import) && !a->vs.paused)
 		replay_step(a);
 }
 
@@ -422,6 +468,11 @@ static void switch_gpu_tracing(struct app *a)
 	char msg[160];
 	if (a->replay || a->import) {
 		xpu_tui_status("a replay shows the tracing mode it was recorded with");
+		return;
+	}
+	if (!a->collecting) {
+		snprintf(msg, sizeof(msg), "the collector (xputop pid %d) sets the GPU tracing mode", (int)a->collector);
+		xpu_tui_status(msg);
 		return;
 	}
 	int exact = a->sess.cfg.gpu.mode != XPU_GPU_MODE_EXACT;
@@ -484,6 +535,8 @@ static int run_loop(struct app *a)
 				on_tty(a);
 			} else if (tag == TAG_SERVICE) {
 				xpu_service_poll(a->svc);
+			} else if (tag == TAG_SHARE && a->client) {
+				share_input(a);
 			}
 		}
 		if (a->sym)	/* names asked for while draining go to the service */
@@ -627,32 +680,33 @@ static int start_child(struct app *a, const char *lib)
 	return 0;
 }
 
-static int start_live(struct app *a)
+/* The session, the service thread and the symbolizer: a client has them
+ * too, to take over. */
+static int start_services(struct app *a, const struct xpu_session_cfg *cfg)
 {
-	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
-	int *cpus = NULL;
-
-	if (xpu_sys_check_root() < 0)
+	if (xpu_session_start(&a->sess, cfg) < 0)
 		return -1;
-	/* Without BTF no BPF program loads; the rest still works (one message). */
-	int bpf = xpu_sys_check_btf() == 0;
-	xpu_sys_libbpf_logging(a->o.verbose);
-	if (xpu_session_start(&a->sess, &cfg) < 0)
-		return -1;
-	int n = xpu_sys_online_cpus(&cpus);
-	free(cpus);
-	a->sess.ncpus = n > 0 ? (uint32_t)n : 0;
 	a->svc = xpu_service_new(SERVICE_QUEUE);
 	if (!a->svc) {
 		xpu_err("cannot start the service thread: %s", strerror(errno));
 		return -1;
 	}
 	a->sym = xpu_sym_new(&a->sess.dict, a->svc);
-	if (!a->sym)
-		return -1;
+	return a->sym ? 0 : -1;
+}
+
+/* This xputop's own probes: CPU sampling, the GPU socket and probes, NPU
+ * tracing, NVML. */
+static int start_probes(struct app *a)
+{
+	int *cpus = NULL;
+	/* Without BTF no BPF program loads; the rest still works (one message). */
+	int bpf = xpu_sys_check_btf() == 0;
+	xpu_sys_libbpf_logging(a->o.verbose);
+	int n = xpu_sys_online_cpus(&cpus);
+	free(cpus);
+	a->sess.ncpus = n > 0 ? (uint32_t)n : 0;
 	const char *lib = xpu_inject_lib_path();
-	if (a->o.cmd && start_child(a, lib) < 0)
-		return -1;
 	struct xpu_cpu_source_opts co = {
 		.hz = a->o.hz, .pids = a->o.pids, .npids = a->o.npids, .follow_forks = a->o.cmd != NULL,
 	};
@@ -668,6 +722,7 @@ static int start_live(struct app *a)
 	if (!gpu)
 		return -1;
 	xpu_session_add_source(&a->sess, gpu);
+	a->gpu = gpu;
 	struct xpu_npu_source_opts no = {
 		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary,
 		.pids = a->o.pids, .npids = a->o.npids,
@@ -682,6 +737,286 @@ static int start_live(struct app *a)
 				   "NPU tracing is off: this kernel has no usable BTF for BPF programs");
 	if (start_nvml(a) < 0)
 		return -1;
+	a->collecting = 1;
+	snprintf(a->sess.source_name, sizeof(a->sess.source_name), "own probes");
+	return 0;
+}
+
+static void session_meta(const struct app *a, struct xpu_rec_meta *m)
+{
+	struct utsname u;
+	memset(m, 0, sizeof(*m));
+	m->sample_hz = a->sess.cfg.sample_hz;
+	m->ncpus = a->sess.ncpus;
+	m->start_wall_ns = xpu_now_wall();
+	m->interval_ns = (uint64_t)(a->o.delay_s * 1e9);
+	memcpy(m->host, a->sess.host, sizeof(m->host) - 1);
+	if (uname(&u) == 0)
+		memcpy(m->kernel, u.release, sizeof(m->kernel) - 1);
+	snprintf(m->version, sizeof(m->version), "%s", XPU_VERSION);
+}
+
+/* ---- several xputops at once (core/share.h) ---- */
+
+/* The collector serves its stream to the xputops started after it. */
+static void share_serve(struct app *a, int lockfd)
+{
+	char err[300] = "";
+	struct xpu_rec_meta m;
+	if (lockfd < 0)
+		return;
+	session_meta(a, &m);
+	a->server = xpu_share_server_new(&a->sess, lockfd, &m, err, sizeof(err));
+	if (!a->server || xpu_session_add_source(&a->sess, a->server) < 0) {
+		xpu_source_destroy(a->server);
+		a->server = NULL;
+		xpu_warn("%s: other xputops started now will not see this one's data", err[0] ? err : "out of memory");
+	}
+}
+
+/* Whether other xputops read this one's stream now. */
+static int share_serving(struct app *a)
+{
+	unsigned n = 0;
+	uint64_t dropped;
+	if (a->server)
+		xpu_share_server_counts(a->server, &n, &dropped);
+	return n > 0;
+}
+
+/* What the header says the data comes from. */
+static void share_describe(struct app *a)
+{
+	unsigned n;
+	uint64_t dropped;
+	if (!a->server)
+		return;
+	xpu_share_server_counts(a->server, &n, &dropped);
+	if (n || dropped)
+		snprintf(a->sess.source_name, sizeof(a->sess.source_name), "own probes, serving %u xputop%s%s",
+			 n, n == 1 ? "" : "s", dropped ? " (some dropped: too slow)" : "");
+	else
+		snprintf(a->sess.source_name, sizeof(a->sess.source_name), "own probes");
+}
+
+static void share_client_status(struct app *a)
+{
+	int pid = (int)a->collector;
+	a->sess.attached = 1;
+	snprintf(a->sess.source_name, sizeof(a->sess.source_name), "collector pid %d", pid);
+	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE,
+			   "from the collector, xputop pid %d: its CPU sampling", pid);
+	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
+			   "from the collector, xputop pid %d: its injection library socket and launch probes", pid);
+	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_ACTIVE,
+			   "from the collector, xputop pid %d: its NPU tracing", pid);
+	xpu_gpudev_model_status(&a->sess.gpudev, XPU_SRC_ACTIVE,
+				"from the collector, xputop pid %d: its NVML readings", pid);
+}
+
+static void mark_client(void *arg, struct xpu_dict *d)
+{
+	struct app *a = arg;
+	if (a->client)
+		xpu_share_client_mark(a->client, d);
+}
+
+/* The samples no xputop took while none collected count as dropped. */
+static void share_count_gap(struct app *a, uint64_t from)
+{
+	uint64_t now = xpu_now_mono();
+	if (!from || now <= from)
+		return;
+	struct xpu_event ev = { .type = XPU_EV_DROP, .source = XPU_SRC_CPU, .time = now };
+	ev.drop.source = XPU_SRC_CPU;
+	ev.drop.what = XPU_DROP_GAP;
+	ev.drop.count = (uint64_t)((double)(now - from) / 1e9 * a->sess.cfg.sample_hz * a->sess.ncpus);
+	if (ev.drop.count)
+		xpu_session_emit(&a->sess, &ev);
+}
+
+/* Reads from the collector on fd: 0, or -1 (said why when loud). */
+static int share_attach(struct app *a, int fd, int wait_ms, int loud)
+{
+	struct xpu_share_client *c = xpu_share_client_new(fd, &a->sess.dict);
+	if (!c || xpu_share_client_wait_meta(c, wait_ms) < 0) {
+		if (loud)
+			xpu_err("cannot read from the xputop collecting on this machine: %s",
+				c ? xpu_share_client_error(c) : "out of memory");
+		xpu_share_client_free(c);
+		return -1;
+	}
+	a->client = c;
+	a->collector = xpu_share_client_pid(c);
+	return 0;
+}
+
+/* Options that say how to collect are the collector's to choose. */
+static void share_warn_options(const struct app *a)
+{
+	const struct xpu_opts *o = &a->o;
+	if (!o->npids && !(o->given & (XPU_GIVEN_FREQ | XPU_GIVEN_DELAY)) && !o->gpu_no_stacks &&
+	    !o->gpu_exact && !o->gpu_slice_ms && !o->npu_dev && !o->npu_probe_binary)
+		return;
+	xpu_warn("this xputop shows what the collector (xputop pid %d) collects, as its options say: "
+		 "-p, -F, -d, --gpu-* and --npu-* given here apply only if it takes over", (int)a->collector);
+}
+
+/* A client's start: the models are sized as the collector's (its -F and
+ * -d), whose stream feeds them. */
+static int start_client(struct app *a, int fd)
+{
+	if (share_attach(a, fd, SHARE_WAIT_MS, 1) < 0)
+		return -1;
+	share_warn_options(a);
+	const struct xpu_rec_meta *m = xpu_share_client_meta(a->client);
+	a->o.hz = m->sample_hz;
+	if (m->interval_ns)
+		a->o.delay_s = (double)m->interval_ns / 1e9;
+	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
+	if (start_services(a, &cfg) < 0 || xpu_session_add_holder(&a->sess, mark_client, a) < 0)
+		return -1;
+	a->sess.ncpus = m->ncpus;
+	share_client_status(a);
+	const char *lib = xpu_inject_lib_path();
+	if (a->o.cmd && (start_child(a, lib) < 0 || xpu_child_release(&a->child, a->o.cmd[0]) < 0))
+		return -1;
+	xpu_session_begin(&a->sess, xpu_now_mono());
+	return 0;
+}
+
+/* Attaches to the collector if one runs (1), else takes the collector lock
+ * (0, *lockfd holds it, or -1 where it cannot be taken: then this xputop
+ * collects alone).  -1 on an error, said. */
+static int choose_role(struct app *a, int *lockfd)
+{
+	char sock[128];
+	xpu_share_paths(sock, sizeof(sock), NULL, 0);
+	for (int waited = 0; waited < SHARE_WAIT_MS; waited += 20) {
+		int fd, rc = xpu_share_connect(&fd);
+		if (rc == 0)
+			return start_client(a, fd) < 0 ? -1 : 1;
+		if (rc == -EACCES) {
+			xpu_err("cannot attach to the xputop collecting on this machine (%s): only root and "
+				"members of group %s may — run as root", sock, XPU_SHARE_GROUP);
+			return -1;
+		}
+		if (waited == 0 && xpu_sys_check_root() < 0)
+			return -1;
+		*lockfd = xpu_share_lock();
+		if (*lockfd >= 0)
+			return 0;
+		if (errno != EWOULDBLOCK) {
+			xpu_warn("cannot take the collector lock beside %s (%s): this xputop collects alone",
+				 sock, strerror(errno));
+			return 0;
+		}
+		usleep(20000);	/* a collector is starting: it serves in a moment */
+	}
+	xpu_err("another xputop holds the collector lock but does not serve %s", sock);
+	return -1;
+}
+
+/* Becomes the collector once the last one is gone: 0, -1 when another
+ * xputop took the lock first, -2 when its probes would not start (it quits). */
+static int share_take_over(struct app *a)
+{
+	uint64_t from = a->sess.last_tick_mono;
+	int lockfd = xpu_share_lock();
+	if (lockfd < 0)
+		return -1;
+	if (start_probes(a) < 0) {	/* some sources may have started: no second try */
+		xpu_err("cannot collect in the place of the collector that left (see above)");
+		close(lockfd);
+		a->quit = 1;
+		a->status = 1;
+		return -2;
+	}
+	share_serve(a, lockfd);
+	poll_new_sources(a);
+	a->sess.attached = 0;
+	share_count_gap(a, from);
+	return 0;
+}
+
+/* Without a collector to read from: take over, or attach to whoever did.
+ * Tried again at each refresh until one works. */
+static void share_retry(struct app *a)
+{
+	int fd, pid = (int)a->collector;
+	uint64_t from = a->sess.last_tick_mono;
+	int took = share_take_over(a);
+	if (took == -2)
+		return;
+	if (took == 0) {
+		xpu_warn("the collector (xputop pid %d) is gone: this xputop collects now", pid);
+		live_tick(a);	/* at once: the view goes on within the refresh the collector missed */
+		arm_timer(a);	/* and a whole refresh to the next */
+		return;
+	}
+	if (xpu_share_connect(&fd) < 0 || share_attach(a, fd, 250, 0) < 0) {
+		/* The dead collector's lock goes with its last files, or another
+		 * xputop is starting to serve: soon, either way. */
+		set_timer(a, SHARE_RETRY_NS);
+		return;
+	}
+	arm_timer(a);
+	epoll_add(a->epfd, xpu_share_client_fd(a->client), TAG_SHARE);
+	share_client_status(a);
+	share_count_gap(a, from);
+}
+
+static void share_collector_gone(struct app *a)
+{
+	xpu_debug("the collector's stream ended: %s", xpu_share_client_error(a->client));
+	epoll_ctl(a->epfd, EPOLL_CTL_DEL, xpu_share_client_fd(a->client), NULL);
+	xpu_share_client_free(a->client);
+	a->client = NULL;
+	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_WAITING,
+			   "the collector (xputop pid %d) is gone: waiting for the next one", (int)a->collector);
+	share_retry(a);
+}
+
+/* The collector's stream: each tick it sends is a refresh here. */
+static void share_input(struct app *a)
+{
+	int r;
+	while ((r = xpu_share_client_next(a->client, &a->sess)) > 0) {
+		if (a->vs.paused)
+			continue;
+		show(a);
+		after_refresh(a);
+		if (a->quit)
+			return;
+	}
+	if (r < 0)
+		share_collector_gone(a);
+}
+
+/* Quitting: the injection library's socket and the collector lock go first,
+ * so an attached xputop takes over now, not after this one's teardown. */
+static void share_stop(struct app *a)
+{
+	if (!a->server)
+		return;
+	xpu_source_gpu_close(a->gpu);
+	xpu_share_server_stop(a->server);
+}
+
+static int start_live(struct app *a)
+{
+	int lockfd = -1;
+	int role = choose_role(a, &lockfd);
+	if (role != 0)
+		return role < 0 ? -1 : 0;
+	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
+	const char *lib = xpu_inject_lib_path();
+	if (start_services(a, &cfg) < 0 || (a->o.cmd && start_child(a, lib) < 0) || start_probes(a) < 0) {
+		if (lockfd >= 0)
+			close(lockfd);
+		return -1;
+	}
+	share_serve(a, lockfd);
 	xpu_session_begin(&a->sess, xpu_now_mono());
 	if (a->o.cmd && xpu_child_release(&a->child, a->o.cmd[0]) < 0)
 		return -1;
@@ -736,18 +1071,9 @@ static int start_pprof(struct app *a)
 
 static int start_recording(struct app *a)
 {
-	struct xpu_rec_meta m = {
-		.sample_hz = a->sess.cfg.sample_hz,
-		.ncpus = a->sess.ncpus,
-		.start_wall_ns = xpu_now_wall(),
-		.interval_ns = (uint64_t)(a->o.delay_s * 1e9),
-	};
-	struct utsname u;
+	struct xpu_rec_meta m;
 	char err[512];
-	memcpy(m.host, a->sess.host, sizeof(m.host) - 1);
-	if (uname(&u) == 0)
-		memcpy(m.kernel, u.release, sizeof(m.kernel) - 1);
-	snprintf(m.version, sizeof(m.version), "%s", XPU_VERSION);
+	session_meta(a, &m);
 	a->sess.rec = xpu_rec_create_from(a->o.record, a->o.replay, &a->sess.dict, &m, err, sizeof(err));
 	if (!a->sess.rec) {
 		xpu_err("%s", err);	/* names the file already */
@@ -928,6 +1254,7 @@ int main(int argc, char **argv)
 	}
 	if (setup_loop(a) < 0 || run_loop(a) < 0)
 		a->status = 1;
+	share_stop(a);
 	if (a->tui) {
 		xpu_tui_fini();
 		a->tui = 0;
@@ -963,6 +1290,7 @@ out:
 	if (a->replay)
 		xpu_rec_close_reader(a->replay);
 	xpu_import_free(a->import);
+	xpu_share_client_free(a->client);
 	xpu_sym_free(a->sym);
 	xpu_snapshot_free(&a->snap);
 	return exit_status(a);

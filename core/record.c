@@ -70,7 +70,9 @@ static uint32_t block_crc(const uint8_t *hdr, const uint8_t *payload, uint32_t l
 /* ---- writer ---- */
 
 struct xpu_rec_writer {
-	int fd;
+	int fd;					/* the file, or -1 when writing to sink */
+	xpu_rec_sink_fn sink;
+	void *sink_arg;
 	const struct xpu_dict *dict;
 	uint32_t nstr, nframes;			/* dictionary entries already recorded */
 	uint32_t nexp;				/* pending frames' expansions recorded (dict.h) */
@@ -225,6 +227,12 @@ static int open_target(const char *path, const char *input, char *err, size_t er
 	return fd;
 }
 
+/* The header and each block go to fd, or to the sink. */
+static int emit(struct xpu_rec_writer *w, const uint8_t *p, size_t n)
+{
+	return w->sink ? w->sink(w->sink_arg, p, n) : write_all(w->fd, p, n);
+}
+
 struct xpu_rec_writer *xpu_rec_create(const char *path, const struct xpu_dict *dict,
 				      const struct xpu_rec_meta *meta, char *err, size_t errlen)
 {
@@ -255,10 +263,34 @@ struct xpu_rec_writer *xpu_rec_create_from(const char *path, const char *input,
 	}
 	give_to_sudo_user(w->fd, path);
 	w->written = encode_header(h, meta);
-	rc = write_all(w->fd, h, w->written);
+	rc = emit(w, h, w->written);
 	if (rc) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
 		xpu_rec_close(w);
+		return NULL;
+	}
+	return w;
+}
+
+struct xpu_rec_writer *xpu_rec_create_sink(const struct xpu_dict *dict, const struct xpu_rec_meta *meta,
+					   xpu_rec_sink_fn sink, void *arg)
+{
+	uint8_t h[HDR_MIN + sizeof(meta->host) + sizeof(meta->kernel) + sizeof(meta->version)];
+	struct xpu_rec_writer *w = calloc(1, sizeof(*w));
+	if (!w || !(w->buf = malloc(BLK_HDR + BLK_TARGET))) {
+		free(w);
+		return NULL;
+	}
+	w->fd = -1;
+	w->sink = sink;
+	w->sink_arg = arg;
+	w->dict = dict;
+	w->cap = BLK_HDR + BLK_TARGET;
+	w->len = BLK_HDR;
+	w->written = encode_header(h, meta);
+	if (emit(w, h, w->written)) {
+		free(w->buf);
+		free(w);
 		return NULL;
 	}
 	return w;
@@ -439,9 +471,9 @@ int xpu_rec_flush(struct xpu_rec_writer *w)
 	put32(w->buf + 4, plen);
 	put32(w->buf + 8, w->nrec);
 	put32(w->buf + 12, block_crc(w->buf, w->buf + BLK_HDR, plen));
-	int rc = write_all(w->fd, w->buf, w->len);
+	int rc = emit(w, w->buf, w->len);
 	if (rc) {	/* a full disk: the file ends after its last whole block */
-		if (ftruncate(w->fd, (off_t)w->written) < 0)	/* a reader skips the torn block anyway */
+		if (!w->sink && ftruncate(w->fd, (off_t)w->written) < 0)	/* a reader skips the torn block anyway */
 			xpu_debug("cannot cut the torn block off the recording: %s", strerror(errno));
 		return w->err = rc;
 	}
@@ -457,7 +489,7 @@ int xpu_rec_close(struct xpu_rec_writer *w)
 		return 0;
 	put_dict(w);	/* names that came after the last event */
 	int rc = xpu_rec_flush(w);
-	if (close(w->fd) && !rc)
+	if (w->fd >= 0 && close(w->fd) && !rc)
 		rc = -errno;
 	free(w->buf);
 	free(w->fid);
@@ -476,6 +508,11 @@ struct xpu_rec_reader {
 	int fd;				/* the file, or -1 when reading mem */
 	const uint8_t *mem;
 	uint64_t size;
+	/* A stream (xpu_rec_open_stream): mem is sbuf, which xpu_rec_feed
+	 * fills; blocks are read once they have come whole. */
+	int stream, have_header;
+	uint8_t *sbuf;
+	size_t scap;
 	uint8_t *buf;			/* what fetch() read from the file */
 	size_t buf_cap;
 	struct xpu_dict *dict;
@@ -816,6 +853,17 @@ const char *xpu_rec_warning(const struct xpu_rec_reader *r)
 	return r->warning;
 }
 
+/* In a stream: whether the next block has come whole (a bad length is
+ * load_block's to report). */
+static int block_whole(const struct xpu_rec_reader *r)
+{
+	uint64_t left = r->size - r->next;
+	if (left < BLK_HDR)
+		return 0;
+	uint32_t len = get32(r->mem + r->next + 4);
+	return len > BLK_MAX || left - BLK_HDR >= len;
+}
+
 /* Moves to the next block: 1, 0 at the end of the recording, -1 on damage. */
 static int next_block(struct xpu_rec_reader *r)
 {
@@ -824,7 +872,7 @@ static int next_block(struct xpu_rec_reader *r)
 	if (r->block && r->seen != r->count)
 		return damage(r, r->block, r->pay_off - BLK_HDR,
 			      "the block says it holds %u records but holds %u", r->count, r->seen);
-	if (r->next == r->size)
+	if (r->next == r->size || (r->stream && !block_whole(r)))
 		return 0;
 	if (load_block(r, r->next, r->block + 1, &b))
 		return -1;
@@ -1038,10 +1086,32 @@ static int read_record(struct xpu_rec_reader *r, struct xpu_event *ev)
 	return 0;
 }
 
+/* In a stream: reads the header once it has come whole.  1 when read, 0
+ * while it has not come, -1 when it is bad. */
+static int stream_header(struct xpu_rec_reader *r)
+{
+	if (r->have_header)
+		return 1;
+	if (r->size < HDR_FIXED)
+		return 0;
+	uint32_t hsize = get32(r->mem + 12);
+	if (hsize >= HDR_MIN && hsize <= HDR_MAX && r->size < hsize)
+		return 0;
+	if (read_header(r) < 0)
+		return -1;
+	r->have_header = 1;
+	return 1;
+}
+
 int xpu_rec_next(struct xpu_rec_reader *r, struct xpu_event *ev)
 {
 	if (r->failed)
 		return -1;
+	if (r->stream) {
+		int h = stream_header(r);
+		if (h <= 0)
+			return h;
+	}
 	for (;;) {
 		int rc;
 		if (r->p == r->end) {
@@ -1054,6 +1124,52 @@ int xpu_rec_next(struct xpu_rec_reader *r, struct xpu_event *ev)
 				return rc;
 		}
 	}
+}
+
+struct xpu_rec_reader *xpu_rec_open_stream(struct xpu_dict *dict)
+{
+	struct xpu_rec_reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->fd = -1;
+	r->stream = 1;
+	r->dict = dict;
+	return r;
+}
+
+int xpu_rec_feed(struct xpu_rec_reader *r, const void *buf, size_t len)
+{
+	if (r->failed)
+		return -1;
+	if (r->p != r->end)
+		return fail(r, "xpu_rec_feed before the block read was finished");
+	/* What was read is dropped: the blocks before next, the header. */
+	size_t done = r->have_header ? (size_t)r->next : 0;
+	if (done)
+		memmove(r->sbuf, r->sbuf + done, (size_t)r->size - done);
+	r->size -= done;
+	r->next -= done;
+	r->pay = r->p = r->end = NULL;
+	if (r->size + len > r->scap) {
+		size_t cap = r->scap ? r->scap : 65536;
+		while (cap < r->size + len)
+			cap *= 2;
+		uint8_t *b = realloc(r->sbuf, cap);
+		if (!b)
+			return fail(r, "out of memory reading the stream");
+		r->sbuf = b;
+		r->scap = cap;
+	}
+	if (len)
+		memcpy(r->sbuf + r->size, buf, len);
+	r->size += len;
+	r->mem = r->sbuf;
+	return 0;
+}
+
+int xpu_rec_stream_header(struct xpu_rec_reader *r)
+{
+	return r->failed ? -1 : stream_header(r);
 }
 
 const struct xpu_rec_meta *xpu_rec_meta(const struct xpu_rec_reader *r)
@@ -1080,5 +1196,6 @@ void xpu_rec_close_reader(struct xpu_rec_reader *r)
 	for (int m = 0; m < 3; m++)
 		free(r->map[m].v);
 	free(r->buf);
+	free(r->sbuf);
 	free(r);
 }

@@ -41,6 +41,12 @@ struct xpu_rec_writer *xpu_rec_create(const char *path, const struct xpu_dict *d
 struct xpu_rec_writer *xpu_rec_create_from(const char *path, const char *input,
 					   const struct xpu_dict *dict,
 					   const struct xpu_rec_meta *meta, char *err, size_t errlen);
+/* As xpu_rec_create, but the header and each block go to sink (which
+ * returns 0 or -errno; an error ends the writer like a failed write).  The
+ * network form of a recording: core/share.c.  NULL when out of memory. */
+typedef int (*xpu_rec_sink_fn)(void *arg, const void *buf, size_t len);
+struct xpu_rec_writer *xpu_rec_create_sink(const struct xpu_dict *dict, const struct xpu_rec_meta *meta,
+					   xpu_rec_sink_fn sink, void *arg);
 /* Appends one event, writing first any dictionary entries created since the
  * last call.  Returns 0 or -errno. */
 int xpu_rec_write(struct xpu_rec_writer *w, const struct xpu_event *ev);
@@ -65,6 +71,14 @@ struct xpu_rec_reader *xpu_rec_open(const char *path, struct xpu_dict *dict, cha
 /* As xpu_rec_open, over a buffer (for tests and fuzzers; not copied). */
 struct xpu_rec_reader *xpu_rec_open_mem(const void *buf, size_t len, struct xpu_dict *dict,
 					char *err, size_t errlen);
+/* A reader of a recording that comes in pieces (a socket): xpu_rec_feed
+ * adds bytes, and xpu_rec_next returns 0 until a whole block has come.  Feed
+ * only after xpu_rec_next returned 0.  Same checks as a file. */
+struct xpu_rec_reader *xpu_rec_open_stream(struct xpu_dict *dict);
+int xpu_rec_feed(struct xpu_rec_reader *r, const void *buf, size_t len);
+/* Reads the stream's header (and so xpu_rec_meta) if it has come whole:
+ * 1 when it has, 0 while it has not, -1 when it is bad. */
+int xpu_rec_stream_header(struct xpu_rec_reader *r);
 const struct xpu_rec_meta *xpu_rec_meta(const struct xpu_rec_reader *r);
 /* Reads the next event.  Returns 1 with *ev filled, 0 at the end of the
  * recording, or -1 on damage (xpu_rec_error() says what and where). */

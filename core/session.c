@@ -77,6 +77,8 @@ static void forget_stack(void *arg, uint32_t id)
 	struct xpu_session *s = arg;
 	if (s->rec && !s->rec_failed)
 		xpu_rec_forget_stack(s->rec, id);
+	if (s->tap.forget)
+		s->tap.forget(s->tap.arg, id);
 }
 
 uint32_t xpu_session_sweep(struct xpu_session *s)
@@ -169,6 +171,8 @@ void xpu_session_begin(struct xpu_session *s, uint64_t mono)
 void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 {
 	record(s, ev);
+	if (s->tap.event)
+		s->tap.event(s->tap.arg, ev);
 	switch (ev->type) {
 	case XPU_EV_TICK:
 		on_tick(s, ev);

@@ -27,6 +27,14 @@ struct xpu_source;
  * the session sweeps the dictionary (dict.h). */
 typedef void (*xpu_mark_fn)(void *arg, struct xpu_dict *d);
 
+/* Something that sees the stream as the recorder does (the collector's
+ * server, core/share.h): every event, and each stack id a sweep frees. */
+struct xpu_tap {
+	void (*event)(void *arg, const struct xpu_event *ev);
+	void (*forget)(void *arg, uint32_t stack);
+	void *arg;
+};
+
 /* The dictionary is swept once it holds this many stacks and twice what the
  * last sweep kept. */
 #define XPU_SWEEP_MIN 65536u
@@ -55,6 +63,7 @@ struct xpu_session {
 	uint32_t sweep_min;	/* XPU_SWEEP_MIN unless a test lowers it */
 	uint32_t sweep_at;	/* live stacks that start the next sweep */
 	struct xpu_rec_writer *rec;
+	struct xpu_tap tap;	/* fn NULL: none */
 	int rec_failed;
 	uint64_t rec_invalid;	/* events the recorder refused as malformed */
 
@@ -74,6 +83,7 @@ struct xpu_session {
 	uint64_t self_cpu_ns, self_at;
 	char host[64];
 	int replay, replay_done;
+	int attached;		/* the events are another xputop's (core/share.h) */
 	char source_name[128];
 	struct xpu_src_status status[XPU_SRC_MAX];
 };

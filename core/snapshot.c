@@ -58,6 +58,7 @@ static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
 	s->self_cpu_pct = sess->self_cpu_pct;
 	s->replay = sess->replay;
 	s->replay_done = sess->replay_done;
+	s->attached = sess->attached;
 	snprintf(s->source_name, sizeof(s->source_name), "%s", sess->source_name);
 	s->cpu_status = sess->status[XPU_SRC_CPU];
 	s->gpu_status = sess->status[XPU_SRC_GPU];

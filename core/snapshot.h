@@ -82,6 +82,7 @@ struct xpu_snapshot {
 	double self_cpu_pct;		/* xputop's own CPU over the last tick, % of one core */
 	int replay;			/* data comes from a recording */
 	int replay_done;		/* and it has ended */
+	int attached;			/* data comes from another xputop, the collector */
 	char source_name[128];		/* "live" or the recording's path */
 
 	/* CPU view */

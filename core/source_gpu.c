@@ -645,7 +645,7 @@ static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 	describe(g);
 }
 
-static void gpu_destroy(struct xpu_source *src)
+void xpu_source_gpu_close(struct xpu_source *src)
 {
 	struct gpu_source *g = (struct gpu_source *)src;
 	for (int i = 0; i < MAX_CONNS; i++)
@@ -654,7 +654,14 @@ static void gpu_destroy(struct xpu_source *src)
 	if (g->lfd >= 0) {
 		close(g->lfd);
 		unlink(g->sock_path);
+		g->lfd = -1;
 	}
+}
+
+static void gpu_destroy(struct xpu_source *src)
+{
+	struct gpu_source *g = (struct gpu_source *)src;
+	xpu_source_gpu_close(src);
 	if (g->epfd >= 0)
 		close(g->epfd);
 	xpu_gpu_probes_free(g->probes);

@@ -26,4 +26,8 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 				      struct xpu_service *svc, const char *inject_lib, int no_stacks,
 				      int no_bpf);
 
+/* Lets the injected processes go and the socket with them (xputop is
+ * quitting: another xputop may take over before it is gone). */
+void xpu_source_gpu_close(struct xpu_source *src);
+
 #endif

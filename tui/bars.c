@@ -46,11 +46,12 @@ static int marker(int y, int end, const char *text, enum xpu_role role)
 	return end - w;
 }
 
-/* Which GPU tracing mode is on: what a replay's figures were (sampled,
- * with the share traced), or what the libraries were asked for. */
+/* Which GPU tracing mode is on: what a replay's (or the collector's)
+ * figures were (sampled, with the share traced), or what the libraries were
+ * asked for. */
 static void gpu_tracing(char *buf, size_t size, const struct xpu_snapshot *s)
 {
-	if (s->replay)
+	if (s->replay || s->attached)
 		snprintf(buf, size, s->gpu_sampled ? "GPU sampled %.1f%%" : "GPU exact", 100 * s->gpu_cover);
 	else if (s->gpu_tracing.mode == XPU_GPU_MODE_EXACT && s->gpu_exact_left_s > 0)
 		snprintf(buf, size, "GPU exact %.0fs", s->gpu_exact_left_s);
@@ -63,7 +64,7 @@ static void gpu_tracing(char *buf, size_t size, const struct xpu_snapshot *s)
 void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs)
 {
-	char buf[128], num[32];
+	char buf[160], num[32];
 	int y = r->y, x = r->x, limit = r->x + r->w;
 
 	xpu_fill(y, r->x, r->w, xpu_draw_attr(XPU_ROLE_HEADER));
@@ -93,7 +94,11 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 	gpu_tracing(buf, sizeof(buf), s);
 	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
 	snprintf(buf, sizeof(buf), "self %.1f%% CPU", s->self_cpu_pct);
-	field(y, x, limit, buf, XPU_ROLE_HEADER);
+	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
+	if (!s->replay) {	/* own probes, or the collector's (core/share.h) */
+		snprintf(buf, sizeof(buf), "data: %s", s->source_name);
+		field(y, x, limit, buf, XPU_ROLE_HEADER);
+	}
 }
 
 static void view_modes(char *buf, size_t size, const struct xpu_snapshot *s,

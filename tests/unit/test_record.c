@@ -627,6 +627,149 @@ TEST(flush_makes_events_readable_before_close)
 	xpu_dict_free(&rd);
 }
 
+/* ---- streams (a recording sent over a socket, core/share.c) ---- */
+
+/* Feeds bytes in pieces of `piece`, reading what has come after each. */
+static long stream_matches(const struct session *s, size_t piece, struct xpu_dict *d)
+{
+	struct xpu_rec_reader *r = xpu_rec_open_stream(d);
+	struct xpu_event ev;
+	long n = 0;
+	int rc = 0;
+	if (!r)
+		return -1;
+	for (size_t off = 0; off < s->len && rc >= 0; off += piece) {
+		size_t k = s->len - off < piece ? s->len - off : piece;
+		if (xpu_rec_feed(r, s->bytes + off, k) < 0)
+			break;
+		while ((rc = xpu_rec_next(r, &ev)) > 0) {
+			if ((size_t)n >= s->n || !same_event(&ev, d, &s->ev[n], &s->dict))
+				n = -1000000;
+			n++;
+		}
+	}
+	xpu_rec_close_reader(r);
+	return rc < 0 ? -1 : n;
+}
+
+TEST(a_stream_fed_in_odd_pieces_reads_as_the_file)
+{
+	char path[256];
+	struct session s;
+	REQUIRE(record_session(&s, 20000, tmp_path(path, "stream.rec")) == 0);
+	size_t pieces[] = { 1, 777, 65536 + 3, 1 << 22 };
+	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
+		struct xpu_dict d;
+		xpu_dict_init(&d);
+		CHECK_INT(stream_matches(&s, pieces[i], &d), ==, 20000);
+		CHECK(same_dict(&d, &s.dict));
+		xpu_dict_free(&d);
+	}
+	session_free(&s);
+}
+
+TEST(a_stream_says_nothing_until_its_header_has_come)
+{
+	char path[256];
+	struct session s;
+	struct xpu_dict d;
+	REQUIRE(record_session(&s, 10, tmp_path(path, "hdr.rec")) == 0);
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_stream(&d);
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_stream_header(r), ==, 0);
+	CHECK_INT(xpu_rec_feed(r, s.bytes, 30), ==, 0);
+	CHECK_INT(xpu_rec_stream_header(r), ==, 0);
+	CHECK_INT(xpu_rec_feed(r, s.bytes + 30, s.len - 30), ==, 0);
+	CHECK_INT(xpu_rec_stream_header(r), ==, 1);
+	CHECK_INT(xpu_rec_meta(r)->sample_hz, ==, test_meta().sample_hz);
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+TEST(a_damaged_stream_is_named_as_a_file_is)
+{
+	char path[256];
+	struct session s;
+	struct xpu_dict d;
+	struct xpu_event ev;
+	int rc;
+	REQUIRE(record_session(&s, 500, tmp_path(path, "dmg.rec")) == 0);
+	s.bytes[s.len - 5] ^= 0xff;
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open_stream(&d);
+	REQUIRE(r);
+	CHECK_INT(xpu_rec_feed(r, s.bytes, s.len), ==, 0);
+	while ((rc = xpu_rec_next(r, &ev)) > 0)
+		;
+	CHECK_INT(rc, ==, -1);
+	CHECK_HAS(xpu_rec_error(r), "checksum mismatch");
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	session_free(&s);
+}
+
+struct sink_buf { uint8_t *b; size_t len, cap; int refuse_after; };
+
+static int to_buf(void *arg, const void *p, size_t n)
+{
+	struct sink_buf *sb = arg;
+	if (sb->refuse_after && sb->len + n > (size_t)sb->refuse_after)
+		return -ENOBUFS;
+	if (sb->len + n > sb->cap) {
+		sb->cap = (sb->len + n) * 2;
+		sb->b = realloc(sb->b, sb->cap);
+	}
+	memcpy(sb->b + sb->len, p, n);
+	sb->len += n;
+	return 0;
+}
+
+TEST(a_sink_writer_writes_the_bytes_a_file_writer_does)
+{
+	char path[256], err[256];
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+	struct sink_buf sb = { 0 };
+	struct xpu_event ev = { .type = XPU_EV_PROC_EXIT, .pid = 7 };
+	xpu_dict_init(&d);
+	struct xpu_rec_writer *f = xpu_rec_create(tmp_path(path, "sink.rec"), &d, &m, err, sizeof(err));
+	struct xpu_rec_writer *w = xpu_rec_create_sink(&d, &m, to_buf, &sb);
+	REQUIRE(f && w);
+	for (int i = 0; i < 3000; i++) {
+		xpu_dict_cstr(&d, i % 2 ? "one" : "two");
+		CHECK_INT(xpu_rec_write(f, &ev), ==, 0);
+		CHECK_INT(xpu_rec_write(w, &ev), ==, 0);
+	}
+	CHECK_INT(xpu_rec_close(f), ==, 0);
+	CHECK_INT(xpu_rec_close(w), ==, 0);
+	struct stat st;
+	REQUIRE(stat(path, &st) == 0);
+	CHECK_INT((size_t)st.st_size, ==, sb.len);
+	CHECK_STR(replay_error(sb.b, sb.len), "");
+	free(sb.b);
+	xpu_dict_free(&d);
+}
+
+TEST(a_sink_that_refuses_ends_the_writer)
+{
+	struct xpu_dict d;
+	struct xpu_rec_meta m = test_meta();
+	struct sink_buf sb = { 0 };
+	struct xpu_event ev = { .type = XPU_EV_PROC_EXIT, .pid = 7 };
+	xpu_dict_init(&d);
+	struct xpu_rec_writer *w = xpu_rec_create_sink(&d, &m, to_buf, &sb);
+	REQUIRE(w);
+	sb.refuse_after = (int)sb.len + 1;	/* the header went; no block will */
+	CHECK_INT(xpu_rec_write(w, &ev), ==, 0);
+	CHECK_INT(xpu_rec_flush(w), ==, -ENOBUFS);
+	CHECK_INT(xpu_rec_write(w, &ev), ==, -ENOBUFS);
+	xpu_rec_close(w);
+	free(sb.b);
+	xpu_dict_free(&d);
+}
+
 TEST(bytes_counts_the_file_and_the_pending_block)
 {
 	char path[256], err[256];

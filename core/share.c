@@ -1,0 +1,584 @@
+#include "share.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dict.h"
+#include "event.h"
+#include "record.h"
+#include "session.h"
+#include "source.h"
+#include "source_gpu.h"
+#include "sys.h"
+
+static const char hello_magic[8] = "XPUSHARE";
+#define HELLO_LEN 16
+#define READ_CHUNK 65536
+#define KEEP_BYTES (1u << 20)	/* a client's send buffer kept when empty */
+
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+/* The GPU socket's directory, with a name of ours in it. */
+static void beside_gpu_socket(char *out, size_t size, const char *name)
+{
+	const char *gpu = xpu_gpu_socket_path();
+	const char *slash = strrchr(gpu, '/');
+	int dirlen = slash ? (int)(slash - gpu) : 1;
+	snprintf(out, size, "%.*s/%s", dirlen, slash ? gpu : ".", name);
+}
+
+void xpu_share_paths(char *sock, size_t sock_size, char *lock, size_t lock_size)
+{
+	if (sock)
+		beside_gpu_socket(sock, sock_size, "share.sock");
+	if (lock)
+		beside_gpu_socket(lock, lock_size, "collector.lock");
+}
+
+/* A killed collector's files are let go in the reverse order of their
+ * numbers (the kernel closes them in order and releases them last-in
+ * first-out), its probes' slowly.  The lock on the highest number goes
+ * first, so the next collector need not wait for the probes. */
+static int last_fd(int fd)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < 64 || rl.rlim_cur > 65536)
+		return fd;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl.rlim_cur - 1);
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+int xpu_share_lock(void)
+{
+	char lock[128], dir[128];
+	xpu_share_paths(NULL, 0, lock, sizeof(lock));
+	snprintf(dir, sizeof(dir), "%s", lock);
+	*strrchr(dir, '/') = '\0';
+	int dfd = xpu_sys_own_dir(dir);	/* root's alone, or anyone could hold the lock */
+	if (dfd < 0)
+		return -1;
+	close(dfd);
+	int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return last_fd(fd);
+}
+
+/* ---- the collector's side ---- */
+
+struct peer {
+	int fd;
+	struct ucred cred;
+	struct xpu_rec_writer *w;
+	uint8_t *out;			/* bytes not sent yet: out[off, len) */
+	size_t off, len, cap;
+	size_t limit;			/* 0 until the first tick: the dictionary goes whole */
+	int dead;
+};
+
+struct server {
+	struct xpu_source base;
+	struct xpu_session *sess;
+	int lfd, epfd, lockfd;
+	gid_t gid;			/* XPU_SHARE_GROUP's, or (gid_t)-1 */
+	char path[108];
+	struct xpu_rec_meta meta;
+	struct peer *peers[XPU_SHARE_MAX_CLIENTS];
+	uint64_t dropped;		/* clients dropped for not reading */
+};
+
+#define TAG_LISTEN UINT64_MAX
+
+/* Queues n bytes for the peer; -ENOBUFS once it is too far behind. */
+static int peer_sink(void *arg, const void *buf, size_t n)
+{
+	struct peer *p = arg;
+	size_t pending = p->len - p->off;
+	if (p->dead)
+		return -EPIPE;
+	if (p->limit && pending + n > p->limit)
+		return -ENOBUFS;
+	if (p->off && p->len + n > p->cap) {	/* slide the unsent bytes down first */
+		memmove(p->out, p->out + p->off, pending);
+		p->len = pending;
+		p->off = 0;
+	}
+	if (p->len + n > p->cap) {
+		size_t cap = p->cap ? p->cap : 65536;
+		while (cap < p->len + n)
+			cap *= 2;
+		uint8_t *b = realloc(p->out, cap);
+		if (!b)
+			return -ENOMEM;
+		p->out = b;
+		p->cap = cap;
+	}
+	memcpy(p->out + p->len, buf, n);
+	p->len += n;
+	return 0;
+}
+
+/* Sends what the socket takes now; asks for EPOLLOUT while some is left. */
+static void peer_send(struct server *sv, struct peer *p)
+{
+	while (p->off < p->len) {
+		ssize_t k = send(p->fd, p->out + p->off, p->len - p->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (k <= 0) {
+			p->dead = 1;
+			return;
+		}
+		p->off += (size_t)k;
+	}
+	if (p->off == p->len) {
+		p->off = p->len = 0;
+		if (p->cap > KEEP_BYTES) {	/* a backlog once is no reason to hold its memory */
+			free(p->out);
+			p->out = NULL;
+			p->cap = 0;
+		}
+	}
+	struct epoll_event ev = { .events = EPOLLIN | (p->len ? EPOLLOUT : 0), .data.ptr = p };
+	epoll_ctl(sv->epfd, EPOLL_CTL_MOD, p->fd, &ev);
+}
+
+static void peer_free(struct server *sv, int i)
+{
+	struct peer *p = sv->peers[i];
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, p->fd, NULL);
+	close(p->fd);
+	p->dead = 1;	/* what the writer has left goes nowhere */
+	xpu_rec_close(p->w);
+	free(p->out);
+	free(p);
+	sv->peers[i] = NULL;
+}
+
+static void reap(struct server *sv)
+{
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++)
+		if (sv->peers[i] && sv->peers[i]->dead)
+			peer_free(sv, i);
+}
+
+/* Whether the peer is root or in the group: the socket's mode says the
+ * same, this holds even if someone loosened it. */
+static int allowed(const struct server *sv, int fd, struct ucred *uc)
+{
+	socklen_t l = sizeof(*uc);
+	gid_t groups[256];
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, uc, &l) < 0)
+		return 0;
+	if (uc->uid == 0)
+		return 1;
+	if (sv->gid == (gid_t)-1)
+		return 0;
+	if (uc->gid == sv->gid)
+		return 1;
+	l = sizeof(groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &l) < 0)
+		return 0;
+	for (size_t i = 0; i < l / sizeof(gid_t); i++)
+		if (groups[i] == sv->gid)
+			return 1;
+	return 0;
+}
+
+/* A new client gets the hello, the header and, with its first event, the
+ * whole dictionary. */
+static void attach(struct server *sv, int fd)
+{
+	struct ucred uc;
+	int slot = -1;
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS && slot < 0; i++)
+		if (!sv->peers[i])
+			slot = i;
+	struct peer *p = slot >= 0 && allowed(sv, fd, &uc) ? calloc(1, sizeof(*p)) : NULL;
+	if (!p) {
+		close(fd);
+		return;
+	}
+	p->fd = fd;
+	p->cred = uc;
+	uint8_t hello[HELLO_LEN];
+	memcpy(hello, hello_magic, sizeof(hello_magic));
+	put32(hello + 8, XPU_SHARE_VERSION);
+	put32(hello + 12, (uint32_t)getpid());
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = p };
+	if (peer_sink(p, hello, sizeof(hello)) < 0 ||
+	    !(p->w = xpu_rec_create_sink(&sv->sess->dict, &sv->meta, peer_sink, p)) ||
+	    epoll_ctl(sv->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		if (p->w)
+			xpu_rec_close(p->w);
+		free(p->out);
+		free(p);
+		close(fd);
+		return;
+	}
+	sv->peers[slot] = p;
+	peer_send(sv, p);
+}
+
+static void accept_all(struct server *sv)
+{
+	for (;;) {
+		int fd = accept4(sv->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		attach(sv, fd);
+	}
+}
+
+/* Clients send nothing: input is their end (or garbage, ignored). */
+static void peer_input(struct peer *p)
+{
+	char buf[256];
+	ssize_t k = recv(p->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+		p->dead = 1;
+}
+
+static int server_drain(struct xpu_source *src, struct xpu_session *s)
+{
+	struct server *sv = (struct server *)src;
+	struct epoll_event evs[XPU_SHARE_MAX_CLIENTS + 1];
+	(void)s;
+	int n = epoll_wait(sv->epfd, evs, XPU_SHARE_MAX_CLIENTS + 1, 0);
+	for (int i = 0; i < n; i++) {
+		if (evs[i].data.u64 == TAG_LISTEN) {
+			accept_all(sv);
+			continue;
+		}
+		struct peer *p = evs[i].data.ptr;
+		if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			peer_input(p);
+		if (!p->dead && (evs[i].events & EPOLLOUT))
+			peer_send(sv, p);
+	}
+	reap(sv);
+	return n > 0 ? n : 0;
+}
+
+/* The tap: each event goes to every client's writer; at a tick the block
+ * closes and goes out.  A client whose backlog is full is dropped here. */
+static void server_event(void *arg, const struct xpu_event *ev)
+{
+	struct server *sv = arg;
+	int any = 0;
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++) {
+		struct peer *p = sv->peers[i];
+		if (!p || p->dead)
+			continue;
+		int rc = xpu_rec_write(p->w, ev);
+		if (rc == 0 && ev->type == XPU_EV_TICK)
+			rc = xpu_rec_flush(p->w);
+		if (rc < 0 && rc != -EINVAL) {
+			if (rc == -ENOBUFS)
+				sv->dropped++;
+			p->dead = 1;
+			any = 1;
+			continue;
+		}
+		if (ev->type != XPU_EV_TICK)
+			continue;
+		if (!p->limit)
+			p->limit = p->len - p->off + XPU_SHARE_BACKLOG;
+		peer_send(sv, p);
+		any |= p->dead;
+	}
+	if (any)
+		reap(sv);
+}
+
+static void server_forget(void *arg, uint32_t stack)
+{
+	struct server *sv = arg;
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++)
+		if (sv->peers[i])
+			xpu_rec_forget_stack(sv->peers[i]->w, stack);
+}
+
+static int server_fd(struct xpu_source *src)
+{
+	return ((struct server *)src)->epfd;
+}
+
+static void server_destroy(struct xpu_source *src)
+{
+	struct server *sv = (struct server *)src;
+	if (sv->sess && sv->sess->tap.arg == sv)
+		memset(&sv->sess->tap, 0, sizeof(sv->sess->tap));
+	xpu_share_server_stop(src);
+	if (sv->epfd >= 0)
+		close(sv->epfd);
+	free(sv);
+}
+
+/* Root's alone, or root's and the group's: set while bound with umask 077,
+ * so nobody else can connect in between. */
+static int listen_stream(struct server *sv, char *err, size_t errlen)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", sv->path);
+	sv->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (sv->lfd < 0)
+		goto fail;
+	unlink(sv->path);	/* left by a collector that died: the lock is ours */
+	mode_t old = umask(077);
+	int rc = bind(sv->lfd, (struct sockaddr *)&a, sizeof(a));
+	umask(old);
+	if (rc < 0)
+		goto fail;
+	if (sv->gid != (gid_t)-1 ? chown(sv->path, 0, sv->gid) < 0 || chmod(sv->path, 0660) < 0
+				  : chmod(sv->path, 0600) < 0)
+		goto fail;
+	if (listen(sv->lfd, XPU_SHARE_MAX_CLIENTS) < 0)
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "cannot serve other xputops on %s: %s", sv->path, strerror(errno));
+	return -1;
+}
+
+struct xpu_source *xpu_share_server_new(struct xpu_session *s, int lockfd, const struct xpu_rec_meta *meta,
+					char *err, size_t errlen)
+{
+	struct server *sv = calloc(1, sizeof(*sv));
+	if (!sv) {
+		close(lockfd);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	sv->base = (struct xpu_source){ "share", server_fd, server_drain, NULL, server_destroy };
+	sv->lockfd = lockfd;
+	sv->lfd = -1;
+	sv->meta = *meta;
+	struct group *g = getgrnam(XPU_SHARE_GROUP);
+	sv->gid = g ? g->gr_gid : (gid_t)-1;
+	xpu_share_paths(sv->path, sizeof(sv->path), NULL, 0);
+	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_LISTEN };
+	if (sv->epfd < 0 || listen_stream(sv, err, errlen) < 0 ||
+	    epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->lfd, &ev) < 0) {
+		if (!*err)
+			snprintf(err, errlen, "cannot serve other xputops: %s", strerror(errno));
+		server_destroy(&sv->base);
+		return NULL;
+	}
+	sv->sess = s;
+	s->tap = (struct xpu_tap){ server_event, server_forget, sv };
+	return &sv->base;
+}
+
+void xpu_share_server_stop(struct xpu_source *src)
+{
+	struct server *sv = (struct server *)src;
+	if (sv->lfd >= 0)
+		unlink(sv->path);
+	if (sv->lockfd >= 0)
+		close(sv->lockfd);
+	sv->lockfd = -1;
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++)
+		if (sv->peers[i])
+			peer_free(sv, i);
+	if (sv->lfd >= 0)
+		close(sv->lfd);
+	sv->lfd = -1;
+}
+
+void xpu_share_server_counts(const struct xpu_source *src, unsigned *attached, uint64_t *dropped)
+{
+	const struct server *sv = (const struct server *)src;
+	*attached = 0;
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++)
+		*attached += sv->peers[i] != NULL;
+	*dropped = sv->dropped;
+}
+
+/* ---- a client's side ---- */
+
+struct xpu_share_client {
+	int fd;
+	uint8_t hello[HELLO_LEN];
+	size_t nhello;
+	struct xpu_rec_reader *r;
+	int failed;
+	char err[600];
+};
+
+int xpu_share_connect(int *fd)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	xpu_share_paths(a.sun_path, sizeof(a.sun_path), NULL, 0);
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = errno;
+		close(s);
+		return e == EPERM ? -EACCES : -e;
+	}
+	fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK);
+	*fd = s;
+	return 0;
+}
+
+struct xpu_share_client *xpu_share_client_new(int fd, struct xpu_dict *dict)
+{
+	struct xpu_share_client *c = calloc(1, sizeof(*c));
+	if (c && !(c->r = xpu_rec_open_stream(dict))) {
+		free(c);
+		c = NULL;
+	}
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	c->fd = fd;
+	return c;
+}
+
+int xpu_share_client_fd(const struct xpu_share_client *c)
+{
+	return c->fd;
+}
+
+static int client_fail(struct xpu_share_client *c, const char *msg)
+{
+	if (!c->failed)
+		snprintf(c->err, sizeof(c->err), "%s", msg);
+	c->failed = 1;
+	return -1;
+}
+
+/* The hello first, then the recording. */
+static int take(struct xpu_share_client *c, const uint8_t *buf, size_t n)
+{
+	if (c->nhello < HELLO_LEN) {
+		size_t k = n < HELLO_LEN - c->nhello ? n : HELLO_LEN - c->nhello;
+		memcpy(c->hello + c->nhello, buf, k);
+		c->nhello += k;
+		buf += k;
+		n -= k;
+		if (c->nhello == HELLO_LEN && (memcmp(c->hello, hello_magic, sizeof(hello_magic)) ||
+					       get32(c->hello + 8) != XPU_SHARE_VERSION))
+			return client_fail(c, "the collector speaks another version of the stream");
+	}
+	if (n && xpu_rec_feed(c->r, buf, n) < 0) {
+		snprintf(c->err, sizeof(c->err), "the collector's stream: %s", xpu_rec_error(c->r));
+		c->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* One read: 1 when bytes came, 0 when none are there now, -1 at the end. */
+static int receive(struct xpu_share_client *c)
+{
+	uint8_t buf[READ_CHUNK];
+	for (;;) {
+		ssize_t k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (k > 0)
+			return take(c, buf, (size_t)k) < 0 ? -1 : 1;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		return client_fail(c, c->nhello < HELLO_LEN ? "the collector refused to serve this xputop"
+							   : "the collector's stream ended");
+	}
+}
+
+int xpu_share_client_wait_meta(struct xpu_share_client *c, int ms)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	for (int waited = 0; waited <= ms; waited += 20) {
+		int h = c->nhello == HELLO_LEN ? xpu_rec_stream_header(c->r) : 0;
+		if (h < 0)
+			return client_fail(c, xpu_rec_error(c->r));
+		if (h > 0)
+			return 0;
+		if (poll(&pfd, 1, 20) > 0 && receive(c) < 0)
+			return -1;
+	}
+	return client_fail(c, "the collector sent nothing");
+}
+
+const struct xpu_rec_meta *xpu_share_client_meta(const struct xpu_share_client *c)
+{
+	return xpu_rec_meta(c->r);
+}
+
+pid_t xpu_share_client_pid(const struct xpu_share_client *c)
+{
+	return c->nhello == HELLO_LEN ? (pid_t)get32(c->hello + 12) : 0;
+}
+
+int xpu_share_client_next(struct xpu_share_client *c, struct xpu_session *s)
+{
+	struct xpu_event ev;
+	if (c->failed)
+		return -1;
+	for (;;) {
+		int r = c->nhello == HELLO_LEN ? xpu_rec_next(c->r, &ev) : 0;
+		if (r < 0) {
+			snprintf(c->err, sizeof(c->err), "the collector's stream: %s", xpu_rec_error(c->r));
+			c->failed = 1;
+			return -1;
+		}
+		if (r > 0) {
+			xpu_session_emit(s, &ev);
+			if (ev.type == XPU_EV_TICK)
+				return 1;
+			continue;
+		}
+		r = receive(c);
+		if (r <= 0)
+			return r;
+	}
+}
+
+const char *xpu_share_client_error(const struct xpu_share_client *c)
+{
+	return c->err;
+}
+
+void xpu_share_client_mark(const struct xpu_share_client *c, struct xpu_dict *d)
+{
+	xpu_rec_mark_stacks(c->r, d);
+}
+
+void xpu_share_client_free(struct xpu_share_client *c)
+{
+	if (!c)
+		return;
+	close(c->fd);
+	xpu_rec_close_reader(c->r);
+	free(c);
+}
