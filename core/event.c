@@ -33,6 +33,8 @@ static const struct id_field gdev_ids[] = { STR(gdev.name), STR(gdev.bus) };
 static const struct id_field gdproc_ids[] = { STR(gdproc.comm), STR(gdproc.user) };
 /* A power event's aux names its reason or event in the dictionary. */
 static const struct id_field npu_pm_ids[] = { STR(npu.comm), STR(npu.aux) };
+/* A driver function event's code names the function. */
+static const struct id_field npu_fn_ids[] = { STR(npu.comm), STR(npu.code) };
 #undef STR
 #undef STK
 
@@ -51,6 +53,7 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_GPU_PROC: *f = gproc_ids; *n = 1; return 0;
 	case XPU_EV_GPU_SLICE: *f = slice_ids; *n = 1; return 0;
 	case XPU_EV_NPU_PM: *f = npu_pm_ids; *n = 2; return 0;
+	case XPU_EV_NPU_FUNC: *f = npu_fn_ids; *n = 2; return 0;
 	case XPU_EV_GPU_DEV: *f = gdev_ids; *n = 2; return 0;
 	case XPU_EV_GPU_DEV_LINK: *n = 0; return 0;
 	case XPU_EV_GPU_DEV_PROC: *f = gdproc_ids; *n = 2; return 0;
@@ -66,6 +69,13 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	default:
 		return -1;
 	}
+}
+
+int xpu_event_type_known(uint16_t type)
+{
+	const struct id_field *f;
+	size_t n;
+	return fields(type, &f, &n) == 0;
 }
 
 int xpu_event_ids(struct xpu_event *ev, xpu_event_id_fn fn, void *ctx)

@@ -30,6 +30,8 @@ enum xpu_ev_type {
 	XPU_EV_NPU_L0 = 14,	/* a Level Zero API call */
 	XPU_EV_NPU_BUSY = 15,	/* device busy time read from sysfs */
 	XPU_EV_GPU_SLICE = 16,	/* a span an injected process traced every kernel in */
+	/* 17-18: reserved */
+	XPU_EV_NPU_FUNC = 19,	/* calls of one NPU driver function (model_npu.h) */
 	XPU_EV_GPU_DEV = 22,	/* one GPU's state as its driver (NVML) reports it */
 	XPU_EV_GPU_DEV_LINK = 23, /* one GPU's PCIe and NVLink traffic, from NVML */
 	XPU_EV_GPU_DEV_PROC = 24, /* a process on one GPU, from NVML (pid: the host's) */
@@ -233,6 +235,9 @@ typedef int (*xpu_event_id_fn)(void *ctx, uint32_t *id, int kind);
 /* Calls fn on each id field of ev (it may change them).  Returns -1 for an
  * unknown event type, else the first nonzero value fn returned, or 0. */
 int xpu_event_ids(struct xpu_event *ev, xpu_event_id_fn fn, void *ctx);
+/* Whether this build knows event type `type` (below XPU_EV_TYPE_MAX, some
+ * numbers are set aside for additions it lacks). */
+int xpu_event_type_known(uint16_t type);
 int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *dict, const char **why);
 
 #endif
