@@ -71,4 +71,23 @@ replay normal
 $Q npu_alerts < "$T_TMP/normal.json" || fail "alerts"
 $Q npu_value jobs.done_total eq 800 < "$T_TMP/normal.json" || fail "jobs"
 
+t the_export_holds_the_function_counts_as_folded_stacks_and_the_alerts_as_json_lines
+mkdir -p "$T_TMP/exp"
+"$XPUTOP" -r "$T_TMP/stall.log" -b -n 1000 -d 0.5 --view npu --export -o "$T_TMP/exp" > /dev/null 2> "$T_TMP/exp.err" ||
+	fail "export failed: $(cat "$T_TMP/exp.err")"
+F=$(ls "$T_TMP"/exp/xputop-npu-functions-*.folded 2> /dev/null)
+A=$(ls "$T_TMP"/exp/xputop-npu-alerts-*.jsonl 2> /dev/null)
+[ -f "$F" ] && [ -f "$A" ] || fail "files: $(ls "$T_TMP/exp")"
+expect_grep "^\[no process\];\[no Level Zero call\];\[no ioctl\];ivpu_bo_wait_ioctl 810\$" "$F" "the folded stacks"
+awk '{ n += $NF } END { exit n == 851 ? 0 : 1 }' "$F" || fail "the stacks do not add up to the log's 851 calls"
+FLAMEGRAPH=/usr/share/perl5/Devel/NYTProf/flamegraph.pl
+perl "$FLAMEGRAPH" --minwidth 0 "$F" > "$T_TMP/fg.svg" 2> "$T_TMP/fg.err" || fail "flamegraph.pl failed"
+[ -s "$T_TMP/fg.err" ] && fail "flamegraph.pl warned: $(cat "$T_TMP/fg.err")"
+python3 tests/flamegraph.py "$F" "$T_TMP/fg.svg" || fail "flamegraph.pl drew something else"
+python3 - "$A" <<'PY' || fail "the alert log"
+import json, sys
+rules = [json.loads(line)["rule"] for line in open(sys.argv[1])]
+sys.exit(0 if rules == ["npu.ipc_silent", "npu.stall"] else f"alerts {rules}")
+PY
+
 finish
