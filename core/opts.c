@@ -27,7 +27,7 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "gpu-exact", 0, "[=SECS]", "trace every GPU kernel (for SECS, then sampled; also the e key's time)" },
 	{ "gpu-sample", 0, "MS/MS", "sampled GPU tracing: a slice of MS every MS (default 10/500)" },
 	{ "npu-dev", 0, "PATH", "also count ioctls on this device node as NPU ioctls" },
-	{ "npu-probe-binary", 0, "PATH", "attach the ivpu_* probes as uprobes to this binary (testing)" },
+	{ "npu-probe-binary", 0, "PATH", "attach the ivpu_* and driver function probes as uprobes to this binary (testing)" },
 	{ "npu-tdr", 0, "MS", "NPU stall threshold (default: intel_vpu's tdr_timeout_ms, else 2000)" },
 	{ "npu-storm", 0, "X", "warn when firmware IPC runs X times its learned rate (default 5)" },
 	{ "npu-silence", 0, "MS", "warn after MS without IPC while NPU jobs wait (default 1000)" },

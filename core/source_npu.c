@@ -22,6 +22,7 @@
 #include "readfile.h"
 #include "session.h"
 #include "source.h"
+#include "source_npu_fn.h"
 #include "symtab.h"
 #include "symbolize.h"
 #include "sys.h"
@@ -114,6 +115,12 @@ struct npu_source {
 	uint64_t busy_at;
 
 	uint64_t seen_drops, bad_records;
+
+	struct xpu_npu_fns *fns;	/* every ivpu_* function, counted in `funcs` */
+	int fns_attached;
+	char fns_why[200];		/* why they are not */
+	uint32_t tp_names[3];		/* dict strings "vpu:job", "vpu:jsm", "vpu:pm" */
+	int nl0_binary;			/* Level Zero entry points probed in --npu-probe-binary */
 };
 
 /* ---- records -> events ---- */
@@ -207,6 +214,17 @@ static void on_tp_pm(struct npu_source *n, const struct xpu_npu_rec *r)
 	emit(n, r, XPU_EV_NPU_PM, code, code == XPU_NPU_PM_OTHER ? str_id(n->sess, ev, sizeof(ev)) : 0);
 }
 
+/* A vpu:* tracepoint hit counts as a call in the driver functions table. */
+static void tp_row(struct npu_source *n, const struct xpu_npu_rec *r, int i, const char *name)
+{
+	struct xpu_event ev = { .type = XPU_EV_NPU_FUNC, .source = XPU_SRC_NPU, .time = r->time_ns };
+	if (!n->tp_names[i])
+		n->tp_names[i] = xpu_dict_cstr(&n->sess->dict, name);
+	ev.npu.code = n->tp_names[i];
+	ev.npu.count = 1;
+	xpu_session_emit(n->sess, &ev);
+}
+
 static void on_rec(struct npu_source *n, const struct xpu_npu_rec *r)
 {
 	switch (r->type) {
@@ -239,10 +257,13 @@ static void on_rec(struct npu_source *n, const struct xpu_npu_rec *r)
 	case XPU_NPU_REC_FENCE_SIGNAL:
 		return emit(n, r, XPU_EV_NPU_JOB, XPU_NPU_JOB_DONE, r->aux);
 	case XPU_NPU_REC_TP_JOB:
+		tp_row(n, r, 0, "vpu:job");
 		return on_tp_job(n, r);
 	case XPU_NPU_REC_TP_JSM:
+		tp_row(n, r, 1, "vpu:jsm");
 		return on_tp_jsm(n, r);
 	case XPU_NPU_REC_TP_PM:
+		tp_row(n, r, 2, "vpu:pm");
 		return on_tp_pm(n, r);
 	case XPU_NPU_REC_L0:
 		if (wanted(n, r->pid))
@@ -428,9 +449,12 @@ static void npu_tick(struct xpu_source *src, struct xpu_session *s)
 	struct npu_bpf__bss *b = n->skel->bss;
 
 	read_ioctls(n, now);
+	if (n->fns_attached)
+		xpu_npu_fns_read(n->fns, bpf_map__fd(n->skel->maps.funcs), s, now);
 	read_busy(n, now);
 	xpu_session_drops(s, XPU_SRC_NPU,
-			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + n->bad_records,
+			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + b->dropped_funcs +
+				  n->bad_records,
 			  &n->seen_drops);
 }
 
@@ -439,6 +463,7 @@ static void npu_destroy(struct xpu_source *src)
 	struct npu_source *n = (struct npu_source *)src;
 	for (int i = 0; i < n->nlinks; i++)
 		bpf_link__destroy(n->links[i]);
+	xpu_npu_fns_free(n->fns);
 	ring_buffer__free(n->ring);
 	npu_bpf__destroy(n->skel);
 	xpu_htab_free(&n->prev_idx);
@@ -591,6 +616,9 @@ static void set_autoload(struct npu_source *n, int ioctls, int l0)
 	bpf_program__set_autoload(k->progs.npu_ioctl_exit, ioctls);
 	bpf_program__set_autoload(k->progs.npu_l0_enter, l0);
 	bpf_program__set_autoload(k->progs.npu_l0_exit, l0);
+	int fns = xpu_npu_fns_count(n->fns) > 0;
+	bpf_program__set_autoload(k->progs.npu_func, fns);
+	bpf_program__set_autoload(k->progs.npu_func_ret, fns);
 }
 
 static int keep(struct npu_source *n, struct bpf_link *l)
@@ -749,6 +777,46 @@ static void tell_group(struct npu_source *n, enum group g, const char *extra, co
 			     used ? list : none);
 }
 
+static void attach_fns(struct npu_source *n, const struct plan *p)
+{
+	size_t count = xpu_npu_fns_count(n->fns);
+	if (!count)
+		return;
+	int rc = xpu_npu_fns_attach(n->fns, n->skel->progs.npu_func, n->skel->progs.npu_func_ret, p->binary);
+	if (rc < 0) {
+		snprintf(n->fns_why, sizeof(n->fns_why), "%s %zu ivpu_* functions refused: %s",
+			 p->binary ? "uprobes on" : "one multi-kprobe link on", count, strerror(-rc));
+		return;
+	}
+	n->fns_attached = 1;
+}
+
+/* The "driver functions" line: what feeds the functions table. */
+static void tell_fns(struct npu_source *n, const struct plan *p)
+{
+	struct xpu_npu_model *m = &n->sess->npu;
+	const char *tps = n->tp_used[TP_JOB] || n->tp_used[TP_JSM] || n->tp_used[TP_PM]
+				  ? "; vpu:* tracepoints as rows" : "";
+	size_t count = xpu_npu_fns_count(n->fns);
+	if (n->fns_attached && p->binary)
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_ACTIVE,
+				     "uprobes on %zu ivpu_* functions of %s (the multi-kprobe program, "
+				     "a link each)%s", count, p->binary, tps);
+	else if (n->fns_attached)
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_ACTIVE,
+				     "one multi-kprobe link on %zu ivpu_* functions of intel_vpu%s", count, tps);
+	else if (n->fns_why[0])
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_FAILED, "%s%s", n->fns_why, tps);
+	else if (n->fns)
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_OFF, "no ivpu_* function found%s", tps);
+	else if (tps[0])
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_ACTIVE, "vpu:* tracepoints as rows only");
+	else
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_OFF, "%s",
+				     !p->kprobes ? "this kernel has no kprobes: no ivpu_* function is counted"
+						 : "intel_vpu is not loaded");
+}
+
 static void tell(struct npu_source *n, const struct plan *p, const struct xpu_npu_source_opts *o,
 		 int nprobes, const char *missing, const char *failed, int nl0)
 {
@@ -785,11 +853,14 @@ static void tell(struct npu_source *n, const struct plan *p, const struct xpu_np
 			      : NULL, none);
 	tell_group(n, G_POWER, n->tp_used[TP_PM] ? "vpu:pm" : NULL, none);
 	tell_group(n, G_MEMORY, NULL, none);
-	if (nl0)
-		xpu_npu_model_source(m, "Level Zero", XPU_SRC_ACTIVE, "uprobes on %s (%d APIs)", p->ze, nl0);
+	if (nl0 || n->nl0_binary)
+		xpu_npu_model_source(m, "Level Zero", XPU_SRC_ACTIVE, "uprobes on %s (%d APIs)%s%s%s",
+				     nl0 ? p->ze : "", nl0, n->nl0_binary ? "; and on " : "",
+				     n->nl0_binary ? p->binary : "", n->nl0_binary ? " (the stand-in's)" : "");
 	else
 		xpu_npu_model_source(m, "Level Zero", XPU_SRC_OFF, p->have_ze ? "cannot attach to %s"
 							 : "no libze_loader.so.1 found%s", p->have_ze ? p->ze : "");
+	tell_fns(n, p);
 	if (n->nbusy)
 		xpu_npu_model_source(m, "busy", XPU_SRC_ACTIVE, "%s, read every second", n->busy_path[0]);
 	else
@@ -844,6 +915,8 @@ static int plan(struct npu_source *n, const struct xpu_npu_source_opts *o, struc
 		find_kernel_functions(n);
 	}
 	choose(n);
+	if (p->binary || (p->kprobes && p->vpu_loaded))
+		n->fns = xpu_npu_fns_find(p->binary, n->fns_why, sizeof(n->fns_why));
 	p->have_ze = find_ze_loader(p->ze, sizeof(p->ze)) != NULL;
 	find_busy_files(n);
 	return 0;
@@ -871,8 +944,12 @@ struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_np
 		goto fail;
 	}
 	n->skel->rodata->probe_user = p.binary != NULL;
+	if (p.binary) {	/* the stand-in's functions are plain uprobes (fns_attach) */
+		bpf_program__set_expected_attach_type(n->skel->progs.npu_func, (enum bpf_attach_type)0);
+		bpf_program__set_expected_attach_type(n->skel->progs.npu_func_ret, (enum bpf_attach_type)0);
+	}
 	n->skel->rodata->extra_rdev = p.rdev;
-	set_autoload(n, p.ioctls, p.have_ze);
+	set_autoload(n, p.ioctls, p.have_ze || p.binary);
 	err = npu_bpf__load(n->skel);
 	if (err) {
 		xpu_err("cannot load the NPU BPF programs: %s", xpu_sys_bpf_hint(err));
@@ -897,12 +974,15 @@ struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_np
 		n->tp_used[TP_FENCE_INIT] = n->tp_used[TP_FENCE_SIGNAL] = 0;
 	if (p.have_ze)
 		nl0 = attach_l0(n, p.ze);
+	if (p.binary)	/* a stand-in may play the user-space driver's entry points too */
+		n->nl0_binary = attach_l0(n, p.binary);
+	attach_fns(n, &p);
 	tell(n, &p, o, nprobes, missing, failed, nl0);
 	xpu_session_status(s, XPU_SRC_NPU, XPU_SRC_ACTIVE, "%s%s%s%s",
 			   p.ioctls ? "ioctls on accel fds" : "no ioctl tracing",
 			   nprobes ? (p.binary ? "; ivpu_* uprobes" : "; ivpu_* kprobes") : "",
 			   n->tp_used[TP_FENCE_INIT] ? "; dma_fence job fallback" : "",
-			   nl0 ? "; Level Zero calls" : "");
+			   nl0 || n->nl0_binary ? "; Level Zero calls" : "");
 	emit_tdr(n);
 	return &n->base;
 fail:

@@ -43,13 +43,44 @@ else	# without an NPU nothing machine-wide (ioctls, dma_fence) is traced for it
 	$Q npu_source jobs off "no NPU on this machine" < "$T_TMP/src.json" || fail "the jobs source line"
 fi
 $Q npu_source busy off "N/A" < "$T_TMP/src.json" || fail "busy"
+if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
+	$Q npu_source "driver functions" off "this kernel has no kprobes" < "$T_TMP/src.json" || fail "driver functions"
+fi
 $Q npu_value busy_pct null - < "$T_TMP/src.json" || fail "busy % is not null without a device"
 
 t the_stand_in_attaches_as_uprobes_and_names_what_it_lacks
 scenario normal 8 20
 $Q npu_source "ivpu probes" active "uprobes on $DRV" < "$T_TMP/normal.json" || fail "uprobes"
-$Q npu_source "ivpu probes" active "ivpu_bo_pin" < "$T_TMP/normal.json" || fail "missing functions not named"
+$Q npu_source "ivpu probes" active "ivpu_job_handle_engine_error" < "$T_TMP/normal.json" || fail "missing functions not named"
 $Q npu_source jobs active "ivpu_hw_ip_db_set" < "$T_TMP/normal.json" || fail "jobs source"
+
+t every_ivpu_function_of_the_stand_in_is_counted_by_the_multi_kprobe_program
+$Q npu_source "driver functions" active "uprobes on 21 ivpu_* functions of $DRV" < "$T_TMP/normal.json" ||
+	fail "the functions source"
+$Q npu_value functions.total ge 1000 < "$T_TMP/normal.json" || fail "function calls"
+python3 - "$T_TMP/normal.json" <<'PY' || fail "the function counts disagree with the driver's own probes"
+import json, sys
+s = json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]
+rows = {r["function"]: r["total"] for r in s["functions"]["rows"]}
+# every job is one doorbell and one completion, each seen by both programs
+assert rows["ivpu_hw_ip_db_set"] == s["jobs"]["submitted_total"], (rows["ivpu_hw_ip_db_set"], s["jobs"])
+assert rows["ivpu_job_done_callback"] == s["jobs"]["done_total"], (rows["ivpu_job_done_callback"], s["jobs"])
+cats = {c["category"]: c for c in s["functions"]["categories"]}
+assert cats["jobs"]["total"] >= 2 * s["jobs"]["done_total"], cats["jobs"]
+PY
+
+t the_tutorials_allocation_chains_level_zero_to_ioctl_to_page_mappings
+scenario alloc 3 10
+PID=$(python3 -c '
+import json,sys
+for c in json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]["functions"]["chains"]:
+    print(c["pid"]); break' "$T_TMP/alloc.json")
+[ -n "$PID" ] || fail "no chain at all"
+$Q npu_chain "$PID" zeMemAllocHost IVPU_BO_CREATE ivpu_mmu_context_map_page 4131 < "$T_TMP/alloc.json" || fail "map_page chain"
+$Q npu_chain "$PID" zeMemAllocHost IVPU_BO_CREATE ivpu_bo_create_ioctl 3 < "$T_TMP/alloc.json" || fail "handler chain"
+$Q npu_chain "$PID" - IVPU_SUBMIT ivpu_hw_ip_db_set 1 < "$T_TMP/alloc.json" || fail "submit chain"
+$Q npu_value jobs.done_total eq 1 < "$T_TMP/alloc.json" || fail "the job"
+$Q npu_alerts < "$T_TMP/alloc.json" || fail "alerts"
 
 t a_normal_inference_burst_raises_no_alert
 $Q npu_alerts < "$T_TMP/normal.json" || fail "alerts in the normal burst"

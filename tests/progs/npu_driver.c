@@ -14,6 +14,13 @@
  * recovery  a warm-up burst, two jobs submitted, a firmware watchdog
  *           recovery that aborts them, then normal work again
  *
+ * alloc     the tutorial's matmul set-up as the driver sees it: three
+ *           zeMemAllocHost calls (the stand-in exports one, as the user-space
+ *           driver would), each a DRM_IOCTL_IVPU_BO_CREATE handled by
+ *           ivpu_bo_create_ioctl, which maps 1,377 pages
+ *           (ivpu_mmu_context_map_page) and pins the buffer; then one job
+ *           through ivpu_submit_ioctl, 40 IPC interrupts and its completion
+ *
  * Prints "onset MONO_NS" (CLOCK_MONOTONIC) when the scenario's fault starts
  * (normal: when the first burst starts), then runs for SECONDS in all
  * (default 10).
@@ -46,6 +53,7 @@ struct vpu_jsm_msg {
 };
 struct device { int id; };
 struct drm_device { int id; };
+struct drm_file { int id; };
 struct drm_gem_object { size_t size; };
 struct ivpu_bo { uint64_t vpu_addr; };
 struct ivpu_mmu_context { int id; };
@@ -120,6 +128,43 @@ NOINLINE void ivpu_mmu_context_unmap_sgt(struct ivpu_device *vdev, struct ivpu_m
 }
 
 NOINLINE void ivpu_mmu_irq_evtq_handler(struct ivpu_device *vdev) { sink = vdev->id; }
+
+NOINLINE int ivpu_mmu_context_map_page(struct ivpu_device *vdev, struct ivpu_mmu_context *ctx,
+				       uint64_t vpu_addr, uint64_t dma_addr, uint64_t prot)
+{
+	return sink = (int)(vpu_addr + dma_addr + prot);
+}
+
+NOINLINE int ivpu_bo_pin(struct ivpu_bo *bo) { return sink = (int)bo->vpu_addr; }
+NOINLINE void ivpu_ipc_irq_handler(struct ivpu_device *vdev) { sink = vdev->id; }
+
+#define ALLOC_PAGES 1377
+
+/* DRM_IOCTL_IVPU_BO_CREATE's handler: the buffer is mapped page by page. */
+NOINLINE int ivpu_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct ivpu_bo bo = { 0x200000000ULL };
+	struct ivpu_mmu_context ctx = { 1 };
+	ivpu_gem_create_object(dev, (size_t)ALLOC_PAGES * 4096);
+	for (uint64_t i = 0; i < ALLOC_PAGES; i++)
+		ivpu_mmu_context_map_page((struct ivpu_device *)dev, &ctx, bo.vpu_addr + i * 4096, i * 4096, 3);
+	return ivpu_bo_pin(&bo);
+}
+
+/* DRM_IOCTL_IVPU_SUBMIT's handler: one doorbell. */
+NOINLINE int ivpu_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	ivpu_hw_ip_db_set((struct ivpu_device *)dev, 1);
+	return 0;
+}
+
+/* The Level Zero entry point of the user-space driver: one ioctl. */
+NOINLINE int zeMemAllocHost(void *context, const void *desc, size_t size, size_t align, void **ptr)
+{
+	static struct drm_device dev = { 1 };
+	*ptr = NULL;
+	return ivpu_bo_create_ioctl(&dev, &size, NULL);
+}
 
 /* ---- scenario helpers ---- */
 
@@ -272,8 +317,19 @@ int main(int argc, char **argv)
 		ivpu_jobs_abort_all(&vdev);
 		burst(3);
 		until(end);
+	} else if (strcmp(scenario, "alloc") == 0) {
+		static struct drm_device dev = { 1 };
+		void *ptr;
+		onset();
+		for (int i = 0; i < 3; i++)
+			zeMemAllocHost(NULL, NULL, (size_t)ALLOC_PAGES * 4096, 4096, &ptr);
+		ivpu_submit_ioctl(&dev, NULL, NULL);
+		for (int i = 0; i < 40; i++)
+			ivpu_ipc_irq_handler(&vdev);
+		job_done(1, next_job++, 0);
+		until(end);
 	} else {
-		fprintf(stderr, "usage: npu_driver normal|stall|storm|recovery [SECONDS] | rate N SECONDS\n");
+		fprintf(stderr, "usage: npu_driver normal|stall|storm|recovery|alloc [SECONDS] | rate N SECONDS\n");
 		return 2;
 	}
 	return 0;
