@@ -101,6 +101,28 @@ static void json_memory(struct xpu_json *j, const struct xpu_npu_snap *n)
 	xpu_json_end(j, '}');
 }
 
+/* What intel-npu-smi shows: the device from sysfs, the open files from fdinfo. */
+static void json_device(struct xpu_json *j, const struct xpu_npu_snap *n)
+{
+	uint32_t f = n->dev_valid ? n->dev.flags : 0;
+	xpu_json_obj(j, "device");
+	if (f & XPU_NPU_DEV_MEM)
+		xpu_json_uint(j, "memory_bytes", n->dev.mem_bytes);
+	else
+		xpu_json_null(j, "memory_bytes");
+	num_or_null(j, "freq_mhz", f & XPU_NPU_DEV_CUR_MHZ, n->dev.cur_mhz);
+	num_or_null(j, "max_freq_mhz", f & XPU_NPU_DEV_MAX_MHZ, n->dev.max_mhz);
+	num_or_null(j, "power_w", f & XPU_NPU_DEV_POWER, n->dev.power_mw / 1000.0);
+	xpu_json_end(j, '}');
+	xpu_json_arr(j, "clients");
+	for (uint32_t r = 0; r < n->clients.nrows; r++) {
+		xpu_json_obj(j, NULL);
+		xpu_batch_json_cells(j, &n->clients, r);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+}
+
 /* The driver functions table, its categories (window and since start) and
  * the Level Zero -> ioctl -> function chains. */
 static void json_functions(struct xpu_json *j, const struct xpu_npu_snap *n)
@@ -170,6 +192,7 @@ void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_str(j, "last_recovery", n->last_recovery);
 	xpu_json_end(j, '}');
 	num_or_null(j, "busy_pct", n->busy_valid, n->busy_pct);
+	json_device(j, n);
 	json_l0(j, n);
 	xpu_json_obj(j, "rules");
 	xpu_json_uint(j, "tdr_ms", n->tdr_ms);
@@ -255,6 +278,8 @@ void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
 		n->tdr_origin ? n->tdr_origin : "default");
 	if (n->calls.nrows)
 		xpu_batch_print_table(f, &n->calls);
+	if (n->clients.nrows)
+		xpu_batch_print_table(f, &n->clients);
 	if (n->funcs.nrows)
 		xpu_batch_print_table(f, &n->funcs);
 	if (n->chains.nrows)

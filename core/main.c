@@ -517,7 +517,7 @@ static int start_live(struct app *a)
 		return -1;
 	xpu_session_add_source(&a->sess, gpu);
 	struct xpu_npu_source_opts no = {
-		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary,
+		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary, .sysfs_root = a->o.npu_sysfs,
 		.pids = a->o.pids, .npids = a->o.npids,
 	};
 	struct xpu_source *npu = bpf ? xpu_source_npu_new(&a->sess, &no) : NULL;

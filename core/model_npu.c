@@ -46,6 +46,15 @@ const struct xpu_col xpu_npu_fcols[XPU_NPU_NFCOLS] = {
 	[XPU_NPU_FCOL_SHARE] = { "SHARE%", "share_pct", XPU_CELL_PCT, 7, 0 },
 };
 
+const struct xpu_col xpu_npu_kcols[XPU_NPU_NKCOLS] = {
+	[XPU_NPU_KCOL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
+	[XPU_NPU_KCOL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 15, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_NPU_KCOL_CLIENT] = { "CLIENT", "client_id", XPU_CELL_INT, 6, 0 },
+	[XPU_NPU_KCOL_TOTAL] = { "NPU MEM", "total_bytes", XPU_CELL_BYTES, 8, 0 },
+	[XPU_NPU_KCOL_RESIDENT] = { "RESIDENT", "resident_bytes", XPU_CELL_BYTES, 8, 0 },
+	[XPU_NPU_KCOL_ENGINE] = { "ENGINE%", "engine_pct", XPU_CELL_PCT, 7, 0 },
+};
+
 const struct xpu_col xpu_npu_ccols[XPU_NPU_NCCOLS] = {
 	[XPU_NPU_CCOL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
 	[XPU_NPU_CCOL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 15, XPU_COL_LEFT },
@@ -721,6 +730,44 @@ static void on_busy(struct xpu_npu_model *m, const struct xpu_event *ev)
 	d->readings++;
 }
 
+static void on_dev(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	if (ev->ndev.index >= XPU_NPU_MAX_DEVICES)
+		return;
+	m->dev[ev->ndev.index].state = ev->ndev;
+	m->dev[ev->ndev.index].have_state = 1;
+}
+
+/* A file is one client id of one process (a dup'ed descriptor is the same). */
+static void on_client(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	const struct xpu_ev_npu_client *c = &ev->nclient;
+	uint32_t i = 0;
+	while (i < m->nclients && !(m->clients[i].pid == ev->pid && m->clients[i].c.client_id == c->client_id &&
+				     m->clients[i].c.index == c->index))
+		i++;
+	if (i == m->nclients) {
+		if (m->nclients == XPU_NPU_MAX_CLIENTS)
+			return;
+		m->clients[m->nclients++] = (struct xpu_npu_client){ .pid = ev->pid };
+	}
+	struct xpu_npu_client *k = &m->clients[i];
+	k->prev_at = k->at;
+	k->prev_engine_ns = k->c.engine_ns;
+	k->c = *c;
+	k->at = ev->time;
+	k->samples++;
+}
+
+static void clients_expire(struct xpu_npu_model *m, uint64_t now)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < m->nclients; i++)
+		if (now < m->clients[i].at + XPU_NPU_CLIENT_STALE_NS)
+			m->clients[n++] = m->clients[i];
+	m->nclients = n;
+}
+
 static int on_call(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t kind, uint64_t n)
 {
 	const struct xpu_ev_npu *e = &ev->npu;
@@ -855,6 +902,12 @@ int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const
 		return 0;
 	case XPU_EV_NPU_FUNC:
 		on_func(m, d, ev, n);
+		return 0;
+	case XPU_EV_NPU_DEV:
+		on_dev(m, ev);
+		return 0;
+	case XPU_EV_NPU_CLIENT:
+		on_client(m, ev);
 		return 0;
 	default:
 		return 0;
@@ -1055,6 +1108,7 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 
 	if (now > m->now)
 		m->now = now;
+	clients_expire(m, now);
 	rule_rate(m, now, interval_ns);
 	rule_silence(m, now);
 	rule_stall(m, now);
@@ -1070,6 +1124,7 @@ void xpu_npu_snap_init(struct xpu_npu_snap *s)
 	xpu_table_init(&s->calls, xpu_npu_cols, XPU_NPU_NCOLS);
 	xpu_table_init(&s->funcs, xpu_npu_fcols, XPU_NPU_NFCOLS);
 	xpu_table_init(&s->chains, xpu_npu_ccols, XPU_NPU_NCCOLS);
+	xpu_table_init(&s->clients, xpu_npu_kcols, XPU_NPU_NKCOLS);
 }
 
 void xpu_npu_snap_free(struct xpu_npu_snap *s)
@@ -1077,6 +1132,7 @@ void xpu_npu_snap_free(struct xpu_npu_snap *s)
 	xpu_table_free(&s->calls);
 	xpu_table_free(&s->funcs);
 	xpu_table_free(&s->chains);
+	xpu_table_free(&s->clients);
 }
 
 static double per_s(uint64_t n, uint64_t ns)
@@ -1381,9 +1437,43 @@ static void snap_device(const struct xpu_npu_model *m, const struct xpu_dict *d,
 	}
 }
 
+/* Engine busy % between a client's last two samples, where fdinfo has it. */
+static int clients_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_npu_snap *s)
+{
+	struct xpu_table *t = &s->clients;
+	xpu_table_reset(t);
+	for (uint32_t i = 0; i < m->nclients; i++) {
+		const struct xpu_npu_client *k = &m->clients[i];
+		struct xpu_cell *row = xpu_table_add(t, (uint64_t)k->pid << 32 | k->c.client_id);
+		if (!row)
+			return -ENOMEM;
+		row[XPU_NPU_KCOL_PID].i = k->pid;
+		row[XPU_NPU_KCOL_COMM].s = k->c.comm ? xpu_dict_str_get(d, k->c.comm) : "?";
+		row[XPU_NPU_KCOL_CLIENT].i = k->c.client_id;
+		row[XPU_NPU_KCOL_TOTAL].i = (int64_t)k->c.total_bytes;
+		row[XPU_NPU_KCOL_TOTAL].na = !(k->c.flags & XPU_NPU_CLIENT_TOTAL);
+		row[XPU_NPU_KCOL_RESIDENT].i = (int64_t)k->c.resident_bytes;
+		row[XPU_NPU_KCOL_RESIDENT].na = !(k->c.flags & XPU_NPU_CLIENT_RESIDENT);
+		int engine = (k->c.flags & XPU_NPU_CLIENT_ENGINE) && k->samples > 1 && k->at > k->prev_at &&
+			     k->c.engine_ns >= k->prev_engine_ns;
+		row[XPU_NPU_KCOL_ENGINE].d = engine ? 100.0 * (double)(k->c.engine_ns - k->prev_engine_ns) /
+							      (double)(k->at - k->prev_at) : 0;
+		row[XPU_NPU_KCOL_ENGINE].na = !engine;
+	}
+	return 0;
+}
+
 int xpu_npu_model_snapshot(const struct xpu_npu_model *m, const struct xpu_dict *d,
 			   struct xpu_npu_snap *s, enum xpu_window w)
 {
+	s->dev_valid = 0;
+	for (int i = 0; i < XPU_NPU_MAX_DEVICES && !s->dev_valid; i++)
+		if (m->dev[i].have_state) {
+			s->dev = m->dev[i].state;
+			s->dev_valid = 1;
+		}
+	if (clients_table(m, d, s) < 0)
+		return -ENOMEM;
 	uint64_t p50 = 0, p99 = 0;
 
 	s->any = m->events > 0;

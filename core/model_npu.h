@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "alerts.h"
+#include "event.h"
 #include "htab.h"
 #include "stacks.h"	/* enum xpu_window */
 #include "table.h"
@@ -89,7 +90,7 @@ enum {
 #define XPU_NPU_ETIMEDOUT 110
 #define XPU_NPU_HISTORY 300		/* ticks of IPC rate kept for the sparkline */
 #define XPU_NPU_ALERT_HOLD_NS (10ULL * 1000000000)
-#define XPU_NPU_MAX_DEVICES 4
+#define XPU_NPU_MAX_DEVICES XPU_NPU_DEV_MAX
 #define XPU_NPU_MAX_TYPES 48		/* distinct IPC message types tracked */
 #define XPU_NPU_MAX_OUTSTANDING 65536
 
@@ -206,11 +207,24 @@ struct xpu_npu_device {
 	uint64_t busy_us, at_ns;	/* last reading */
 	uint64_t prev_us, prev_ns;	/* the one before */
 	int readings;
+	struct xpu_ev_npu_dev state;	/* the last NPU_DEV sample */
+	int have_state;
+};
+
+/* An open NPU file as fdinfo last reported it; forgotten when a sample has
+ * not mentioned it for XPU_NPU_CLIENT_STALE_NS. */
+#define XPU_NPU_MAX_CLIENTS 256
+#define XPU_NPU_CLIENT_STALE_NS (3ULL * 1000000000)
+struct xpu_npu_client {
+	uint32_t pid;
+	struct xpu_ev_npu_client c;
+	uint64_t at, prev_at, prev_engine_ns;
+	int samples;
 };
 
 /* What each NPU data source is doing on this machine (or "replaying"):
  * set by the source at start-up, shown as is. */
-#define XPU_NPU_MAX_SRCLINES 12
+#define XPU_NPU_MAX_SRCLINES 16
 struct xpu_npu_srcline {
 	char name[24];
 	int state;		/* enum xpu_src_state */
@@ -274,6 +288,9 @@ struct xpu_npu_model {
 	struct xpu_htab chain_idx;
 	uint64_t chains_over;		/* calls past XPU_NPU_MAX_CHAINS, left out of the chains */
 	uint64_t last_ipc_fn;		/* the last call of an IPC function */
+
+	struct xpu_npu_client clients[XPU_NPU_MAX_CLIENTS];
+	uint32_t nclients;
 };
 
 int xpu_npu_model_init(struct xpu_npu_model *m, const struct xpu_npu_cfg *cfg, uint32_t window_ticks,
@@ -305,6 +322,13 @@ enum xpu_npu_fcol {
 	XPU_NPU_FCOL_TOTAL, XPU_NPU_FCOL_SHARE, XPU_NPU_NFCOLS
 };
 extern const struct xpu_col xpu_npu_fcols[XPU_NPU_NFCOLS];
+
+/* Open NPU files (DRM fdinfo). */
+enum xpu_npu_kcol {
+	XPU_NPU_KCOL_PID, XPU_NPU_KCOL_COMM, XPU_NPU_KCOL_CLIENT, XPU_NPU_KCOL_TOTAL, XPU_NPU_KCOL_RESIDENT,
+	XPU_NPU_KCOL_ENGINE, XPU_NPU_NKCOLS
+};
+extern const struct xpu_col xpu_npu_kcols[XPU_NPU_NKCOLS];
 
 /* The Level Zero -> ioctl -> driver function chains, since the start. */
 enum xpu_npu_ccol {
@@ -359,6 +383,10 @@ struct xpu_npu_snap {
 	/* device busy */
 	int busy_valid;
 	double busy_pct;
+	/* the device as sysfs says it (the first device with a sample) */
+	int dev_valid;
+	struct xpu_ev_npu_dev dev;
+	struct xpu_table clients;	/* open NPU files, from fdinfo */
 	/* Level Zero, all processes */
 	double l0_s[8];
 	uint64_t l0_total[8];

@@ -18,6 +18,7 @@
 #include "htab.h"
 #include "model_npu.h"
 #include "npu.h"
+#include "npu_sysfs.h"
 #include "npu.skel.h"
 #include "readfile.h"
 #include "session.h"
@@ -110,9 +111,7 @@ struct npu_source {
 	struct xpu_htab prev_idx;
 	uint64_t ticks;
 
-	char busy_path[XPU_NPU_MAX_DEVICES][160];
-	int nbusy;
-	uint64_t busy_at;
+	struct xpu_npu_sysfs *sysfs;	/* busy, memory, frequency, power, fdinfo, uevents */
 
 	uint64_t seen_drops, bad_records;
 
@@ -392,41 +391,6 @@ static void read_ioctls(struct npu_source *n, uint64_t now)
 	}
 }
 
-/* ---- sysfs busy time ---- */
-
-static void find_busy_files(struct npu_source *n)
-{
-	glob_t g;
-	if (glob("/sys/class/accel/accel*/device/npu_busy_time_us", 0, NULL, &g) != 0)
-		return;
-	for (size_t i = 0; i < g.gl_pathc && n->nbusy < XPU_NPU_MAX_DEVICES; i++)
-		snprintf(n->busy_path[n->nbusy++], sizeof(n->busy_path[0]), "%s", g.gl_pathv[i]);
-	globfree(&g);
-}
-
-static void read_busy(struct npu_source *n, uint64_t now)
-{
-	if (!n->nbusy || (n->busy_at && now - n->busy_at < BUSY_EVERY_NS))
-		return;
-	n->busy_at = now;
-	for (int i = 0; i < n->nbusy; i++) {
-		char *text = NULL;
-		size_t len;
-		if (xpu_read_path(n->busy_path[i], 64, &text, &len) < 0)
-			continue;
-		char *end;
-		unsigned long long us = strtoull(text, &end, 10);
-		if (end != text) {
-			struct xpu_event ev = { .type = XPU_EV_NPU_BUSY, .source = XPU_SRC_NPU, .time = now };
-			ev.npu.aux = (uint32_t)i;
-			ev.npu.arg = us;
-			ev.npu.count = 1;
-			xpu_session_emit(n->sess, &ev);
-		}
-		free(text);
-	}
-}
-
 /* ---- the source interface ---- */
 
 static int npu_fd(struct xpu_source *src)
@@ -451,7 +415,8 @@ static void npu_tick(struct xpu_source *src, struct xpu_session *s)
 	read_ioctls(n, now);
 	if (n->fns_attached)
 		xpu_npu_fns_read(n->fns, bpf_map__fd(n->skel->maps.funcs), s, now);
-	read_busy(n, now);
+	xpu_npu_sysfs_read(n->sysfs, s, now);
+	xpu_npu_sysfs_uevents(n->sysfs, s, now, !n->use[P_RECOVERY]);
 	xpu_session_drops(s, XPU_SRC_NPU,
 			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + b->dropped_funcs +
 				  n->bad_records,
@@ -464,6 +429,7 @@ static void npu_destroy(struct xpu_source *src)
 	for (int i = 0; i < n->nlinks; i++)
 		bpf_link__destroy(n->links[i]);
 	xpu_npu_fns_free(n->fns);
+	xpu_npu_sysfs_free(n->sysfs);
 	ring_buffer__free(n->ring);
 	npu_bpf__destroy(n->skel);
 	xpu_htab_free(&n->prev_idx);
@@ -861,11 +827,7 @@ static void tell(struct npu_source *n, const struct plan *p, const struct xpu_np
 		xpu_npu_model_source(m, "Level Zero", XPU_SRC_OFF, p->have_ze ? "cannot attach to %s"
 							 : "no libze_loader.so.1 found%s", p->have_ze ? p->ze : "");
 	tell_fns(n, p);
-	if (n->nbusy)
-		xpu_npu_model_source(m, "busy", XPU_SRC_ACTIVE, "%s, read every second", n->busy_path[0]);
-	else
-		xpu_npu_model_source(m, "busy", XPU_SRC_OFF,
-				     "no /sys/class/accel/accel*/device/npu_busy_time_us: busy %% is N/A");
+	xpu_npu_sysfs_tell(n->sysfs, m);
 }
 
 static void emit_tdr(struct npu_source *n)
@@ -918,7 +880,11 @@ static int plan(struct npu_source *n, const struct xpu_npu_source_opts *o, struc
 	if (p->binary || (p->kprobes && p->vpu_loaded))
 		n->fns = xpu_npu_fns_find(p->binary, n->fns_why, sizeof(n->fns_why));
 	p->have_ze = find_ze_loader(p->ze, sizeof(p->ze)) != NULL;
-	find_busy_files(n);
+	n->sysfs = xpu_npu_sysfs_open(o->sysfs_root);
+	if (!n->sysfs) {
+		xpu_err("out of memory");
+		return -1;
+	}
 	return 0;
 }
 

@@ -134,22 +134,33 @@ static void line_memory(int y, const struct xpu_rect *r, const struct xpu_npu_sn
 	text_at(y, x, r, buf);
 }
 
+/* "N/A" where the field is unknown. */
+static void dev_field(char *buf, size_t size, int valid, const char *fmt, double v)
+{
+	if (valid)
+		snprintf(buf, size, fmt, v);
+	else
+		snprintf(buf, size, "N/A");
+}
+
 static void line_device(int y, const struct xpu_rect *r, const struct xpu_npu_snap *n)
 {
-	char buf[256], busy[16], l0[16];
+	char buf[320], busy[16], l0[16], mem[24], cur[16], max[16], pw[16];
 	double l0s = 0;
+	uint32_t f = n->dev_valid ? n->dev.flags : 0;
 	int x = label(y, r, "Device");
 	for (int a = 1; a < XPU_NPU_L0_API_MAX && a < 8; a++)
 		l0s += n->l0_s[a];
 	xpu_fmt_rate(l0, sizeof(l0), l0s);
-	if (n->busy_valid)
-		snprintf(busy, sizeof(busy), "%.0f%%", n->busy_pct);
-	else
-		snprintf(busy, sizeof(busy), "N/A");
-	snprintf(buf, sizeof(buf), "busy %s  suspends %" PRIu64 " resumes %" PRIu64 " recoveries %" PRIu64
-		 "%s%s  TDR %u ms (%s)  Level Zero %s calls/s", busy, n->suspends, n->resumes, n->recoveries,
-		 n->last_recovery[0] ? " last: " : "", n->last_recovery, n->tdr_ms,
-		 n->tdr_origin ? n->tdr_origin : "default", l0);
+	dev_field(busy, sizeof(busy), n->busy_valid, "%.0f%%", n->busy_pct);
+	dev_field(mem, sizeof(mem), f & XPU_NPU_DEV_MEM, "%.1f MiB", (double)n->dev.mem_bytes / (1 << 20));
+	dev_field(cur, sizeof(cur), f & XPU_NPU_DEV_CUR_MHZ, "%.0f", n->dev.cur_mhz);
+	dev_field(max, sizeof(max), f & XPU_NPU_DEV_MAX_MHZ, "%.0f", n->dev.max_mhz);
+	dev_field(pw, sizeof(pw), f & XPU_NPU_DEV_POWER, "%.1f W", n->dev.power_mw / 1000.0);
+	snprintf(buf, sizeof(buf), "busy %s  mem %s  freq %s/%s MHz  power %s  suspends %" PRIu64 " resumes %" PRIu64
+		 " recoveries %" PRIu64 "%s%s  TDR %u ms (%s)  Level Zero %s calls/s  clients %u", busy, mem, cur, max,
+		 pw, n->suspends, n->resumes, n->recoveries, n->last_recovery[0] ? " last: " : "", n->last_recovery,
+		 n->tdr_ms, n->tdr_origin ? n->tdr_origin : "default", l0, n->clients.nrows);
 	text_at(y, x, r, buf);
 }
 

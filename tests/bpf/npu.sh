@@ -151,6 +151,101 @@ for api in zeCommandQueueExecuteCommandLists zeCommandQueueSynchronize zeFenceHo
 	$Q npu_call "$LP" "$api" 3 3 UNINITIALIZED < "$T_TMP/l0.json" || fail "$api"
 done
 
+# npu_tree DIR: a stand-in for an NPU's sysfs and for /proc: accel0 with
+# every intel-npu-smi file (hwmon power too), a process holding one client
+# (two descriptors of it), one whose client reports engine time, and a file
+# of another accel driver.
+npu_tree() {
+	D=$1/sys/class/accel/accel0/device
+	mkdir -p "$D/hwmon/hwmon3"
+	echo 1000 > "$D/npu_busy_time_us"
+	echo 104857600 > "$D/npu_memory_utilization"
+	echo 1400 > "$D/npu_current_frequency_mhz"
+	echo 1950 > "$D/npu_max_frequency_mhz"
+	echo 3500000 > "$D/hwmon/hwmon3/power1_input"
+	for pid in 4242 4343 4444; do mkdir -p "$1/proc/$pid/fd" "$1/proc/$pid/fdinfo"; done
+	echo app > "$1/proc/4242/comm"
+	echo other > "$1/proc/4343/comm"
+	echo engine > "$1/proc/4444/comm"
+	for fd in 5 6; do
+		ln -s /dev/accel/accel0 "$1/proc/4242/fd/$fd"
+		printf 'pos:	0
+drm-driver:	intel_vpu
+drm-client-id:	7
+drm-total-memory:	65536 KiB
+drm-resident-memory:	32768 KiB
+' \
+			> "$1/proc/4242/fdinfo/$fd"
+	done
+	ln -s /dev/accel/accel1 "$1/proc/4343/fd/3"
+	printf 'drm-driver:	habanalabs
+drm-client-id:	9
+drm-total-memory:	1 MiB
+' > "$1/proc/4343/fdinfo/3"
+	ln -s /dev/accel/accel0 "$1/proc/4444/fd/4"
+	printf 'drm-driver:	intel_vpu
+drm-client-id:	8
+drm-total-memory:	4 MiB
+drm-engine-npu:	0 ns
+' > "$1/proc/4444/fdinfo/4"
+}
+
+t the_npu_device_and_its_clients_read_as_intel_npu_smi_shows_them
+npu_tree "$T_TMP/root"
+"$XPUTOP" -b -j -d 0.5 -n 8 --npu-sysfs "$T_TMP/root" > "$T_TMP/smi.json" 2> "$T_TMP/smi.err" &
+xp=$!
+D=$T_TMP/root/sys/class/accel/accel0/device
+for i in 1 2 3 4 5 6 7 8 9 10; do	# busy half the time; the engine client a quarter
+	echo $((1000 + i * 250000)) > "$D/npu_busy_time_us"
+	printf 'drm-driver:	intel_vpu
+drm-client-id:	8
+drm-total-memory:	4 MiB
+drm-engine-npu:	%s ns
+' \
+		$((i * 125000000)) > "$T_TMP/root/proc/4444/fdinfo/4"
+	sleep 0.5
+done
+wait $xp || fail "xputop failed: $(cat "$T_TMP/smi.err")"
+$Q npu_source sysfs active "npu_memory_utilization, npu_current_frequency_mhz, npu_max_frequency_mhz, hwmon power1_input" \
+	< "$T_TMP/smi.json" || fail "the sysfs line"
+$Q npu_value device.memory_bytes eq 104857600 < "$T_TMP/smi.json" || fail "memory"
+$Q npu_value device.freq_mhz eq 1400 < "$T_TMP/smi.json" || fail "frequency"
+$Q npu_value device.max_freq_mhz eq 1950 < "$T_TMP/smi.json" || fail "max frequency"
+$Q npu_value device.power_w eq 3.5 < "$T_TMP/smi.json" || fail "power"
+$Q npu_value busy_pct ge 30 < "$T_TMP/smi.json" || fail "busy"
+$Q npu_value busy_pct le 70 < "$T_TMP/smi.json" || fail "busy"
+python3 - "$T_TMP/smi.json" <<'PY' || fail "the clients"
+import json, sys
+c = {r["pid"]: r for r in json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]["clients"]}
+assert sorted(c) == [4242, 4444], c          # one row for two descriptors; not another driver's
+assert (c[4242]["comm"], c[4242]["client_id"], c[4242]["total_bytes"], c[4242]["resident_bytes"]) == \
+    ("app", 7, 64 << 20, 32 << 20), c[4242]
+assert c[4242]["engine_pct"] is None, c[4242]      # no drm-engine-*: N/A
+assert c[4444]["resident_bytes"] is None, c[4444]
+assert 10 <= c[4444]["engine_pct"] <= 40, c[4444]
+PY
+
+t what_sysfs_lacks_is_null_and_named
+rm "$D/npu_memory_utilization" "$D/hwmon/hwmon3/power1_input"
+"$XPUTOP" -b -j -d 0.5 -n 3 --npu-sysfs "$T_TMP/root" > "$T_TMP/smi2.json" 2> "$T_TMP/smi2.err" || fail "xputop failed"
+$Q npu_value device.memory_bytes null - < "$T_TMP/smi2.json" || fail "memory"
+$Q npu_value device.power_w null - < "$T_TMP/smi2.json" || fail "power"
+$Q npu_value device.freq_mhz eq 1400 < "$T_TMP/smi2.json" || fail "frequency"
+$Q npu_source sysfs active "N/A: npu_memory_utilization, hwmon power1_input" < "$T_TMP/smi2.json" || fail "the sysfs line"
+
+t a_recovery_uevent_is_critical
+"$XPUTOP" -b -j -d 0.5 -n 5 > "$T_TMP/ue.json" 2> "$T_TMP/ue.json.err" &
+xp=$!
+wait_json "$T_TMP/ue.json"
+ONSET=$("$OUT/tests/progs/npu_uevent" | awk '/^onset/ { print $2 }')
+"$OUT/tests/progs/npu_uevent" ACTION=change > /dev/null	# not a recovery
+wait $xp || fail "xputop failed"
+$Q npu_source uevents active "IVPU_PM_EVENT" < "$T_TMP/ue.json" || fail "the uevents line"
+$Q npu_alerts npu.recovery < "$T_TMP/ue.json" || fail "alerts"
+$Q npu_alert_severity npu.recovery CRITICAL < "$T_TMP/ue.json" || fail "severity"
+$Q npu_alerts_within "$ONSET" $((REFRESH_MS + 100)) < "$T_TMP/ue.json" || fail "too late"
+$Q npu_value power.recoveries eq 1 < "$T_TMP/ue.json" || fail "recoveries"
+
 t a_replayed_npu_recording_gives_the_same_snapshots
 "$XPUTOP" -b -j -d 0.5 -n 14 --npu-probe-binary "$DRV" -w "$T_TMP/npu.xpr" > "$T_TMP/live.json" 2>&1 &
 xp=$!

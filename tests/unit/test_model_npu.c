@@ -9,6 +9,7 @@
 #include "event.h"
 #include "model_npu.h"
 #include "npu.h"
+#include "npu_sysfs.h"
 
 #define S 1000000000ULL
 #define MS 1000000ULL
@@ -753,4 +754,51 @@ TEST(calls_inside_a_level_zero_call_and_ioctl_form_a_chain)
 	}
 	CHECK(found);
 	xpu_npu_snap_free(&s);
+}
+
+/* ---- intel-npu-smi's sources ---- */
+
+TEST(fdinfo_of_an_intel_vpu_file_gives_its_memory_and_engine_time)
+{
+	struct xpu_ev_npu_client c;
+	CHECK(xpu_npu_fdinfo_parse("pos:\t0\ndrm-driver:\tintel_vpu\ndrm-client-id:\t12\n"
+				   "drm-total-memory:\t2048 KiB\ndrm-resident-memory:\t1 MiB\n"
+				   "drm-engine-npu:\t500 ns\ndrm-engine-capacity-npu:\t2\n", &c));
+	CHECK_INT(c.client_id, ==, 12);
+	CHECK_INT(c.total_bytes, ==, 2 << 20);
+	CHECK_INT(c.resident_bytes, ==, 1 << 20);
+	CHECK_INT(c.engine_ns, ==, 500);
+	CHECK_INT(c.flags, ==, XPU_NPU_CLIENT_TOTAL | XPU_NPU_CLIENT_RESIDENT | XPU_NPU_CLIENT_ENGINE);
+}
+
+TEST(fdinfo_of_another_driver_is_not_an_npu_client)
+{
+	struct xpu_ev_npu_client c;
+	CHECK(!xpu_npu_fdinfo_parse("drm-driver:\ti915\ndrm-client-id:\t3\n", &c));
+	CHECK(!xpu_npu_fdinfo_parse("", &c));
+}
+
+TEST(only_an_ivpu_recover_uevent_is_a_recovery)
+{
+	static const char rec[] = "change@/devices/x/accel/accel0\0ACTION=change\0IVPU_PM_EVENT=IVPU_RECOVER";
+	static const char other[] = "change@/devices/x\0ACTION=change\0IVPU_PM_EVENT=IVPU_RECOVERED";
+	CHECK(xpu_npu_uevent_recovery(rec, sizeof(rec)));
+	CHECK(!xpu_npu_uevent_recovery(other, sizeof(other)));
+	CHECK(!xpu_npu_uevent_recovery(rec, 20));	/* cut before the key */
+}
+
+TEST(a_client_not_reported_for_three_seconds_is_forgotten)
+{
+	struct h *h = setup(NULL);
+	struct xpu_event ev = { .type = XPU_EV_NPU_CLIENT, .source = XPU_SRC_NPU, .pid = 42, .time = h->now };
+	ev.nclient.client_id = 7;
+	ev.nclient.flags = XPU_NPU_CLIENT_TOTAL;
+	ev.nclient.total_bytes = 4096;
+	CHECK_INT(xpu_npu_model_event(&h->m, &h->dict, &ev), ==, 0);
+	CHECK_INT(xpu_npu_model_event(&h->m, &h->dict, &ev), ==, 0);	/* the same file again */
+	CHECK_INT(h->m.nclients, ==, 1);
+	until(h, h->now + 2 * S);
+	CHECK_INT(h->m.nclients, ==, 1);
+	until(h, h->now + 2 * S);
+	CHECK_INT(h->m.nclients, ==, 0);
 }

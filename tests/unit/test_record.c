@@ -178,6 +178,11 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 		ev.npu.comm = pick(s, ns);
 		ev.npu.code = pick(s, ns);
 		break;
+	case XPU_EV_NPU_DEV: ev.ndev.index = (uint32_t)(rnd(s) % XPU_NPU_DEV_MAX); break;
+	case XPU_EV_NPU_CLIENT:
+		ev.nclient.index = (uint32_t)(rnd(s) % XPU_NPU_DEV_MAX);
+		ev.nclient.comm = pick(s, ns);
+		break;
 	case XPU_EV_GPU_DEV:
 	case XPU_EV_GPU_DEV_LINK:
 	case XPU_EV_GPU_DEV_PROC:
@@ -193,7 +198,7 @@ static const uint16_t types[] = {
 	XPU_EV_TICK, XPU_EV_CPU_SAMPLE, XPU_EV_DROP, XPU_EV_PROC_EXIT, XPU_EV_GPU_LAUNCH, XPU_EV_GPU_KERNEL,
 	XPU_EV_GPU_MEMCPY, XPU_EV_GPU_PROC, XPU_EV_NPU_IOCTL, XPU_EV_NPU_IPC, XPU_EV_NPU_JOB, XPU_EV_NPU_MEM,
 	XPU_EV_NPU_PM, XPU_EV_NPU_L0, XPU_EV_NPU_BUSY, XPU_EV_GPU_DEV, XPU_EV_GPU_DEV_LINK, XPU_EV_GPU_DEV_PROC,
-	XPU_EV_NPU_FUNC,
+	XPU_EV_NPU_FUNC, XPU_EV_NPU_DEV, XPU_EV_NPU_CLIENT,
 };
 
 struct session {
