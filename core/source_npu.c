@@ -406,6 +406,23 @@ static int npu_drain(struct xpu_source *src, struct xpu_session *s)
 	return r == -EINTR ? 0 : r;
 }
 
+/* Runs of the NPU programs the kernel skipped because another BPF program
+ * was running on that CPU (a kprobe firing inside one, the multi-kprobe
+ * link's programs above all): each a probe hit lost, counted as a drop. */
+static uint64_t recursion_misses(const struct npu_source *n)
+{
+	struct bpf_program *p;
+	uint64_t misses = 0;
+	bpf_object__for_each_program(p, n->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			misses += info.recursion_misses;
+	}
+	return misses;
+}
+
 static void npu_tick(struct xpu_source *src, struct xpu_session *s)
 {
 	struct npu_source *n = (struct npu_source *)src;
@@ -419,7 +436,7 @@ static void npu_tick(struct xpu_source *src, struct xpu_session *s)
 	xpu_npu_sysfs_uevents(n->sysfs, s, now, !n->use[P_RECOVERY]);
 	xpu_session_drops(s, XPU_SRC_NPU,
 			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + b->dropped_funcs +
-				  n->bad_records,
+				  n->bad_records + recursion_misses(n),
 			  &n->seen_drops);
 }
 
