@@ -330,6 +330,14 @@ int BPF_KPROBE(npu_db_set, void *vdev, __u32 db_id)
 	return simple(XPU_NPU_REC_JOB_SUBMIT, 0, 0, db_id);
 }
 
+/* Kernels without ivpu_hw_ip_db_set (before 6.11): a submit ioctl that
+ * succeeded is a job. */
+SEC("kretprobe")
+int BPF_KRETPROBE(npu_submit_ret, int ret)
+{
+	return ret ? 0 : simple(XPU_NPU_REC_JOB_SUBMIT, 0, 0, 0);
+}
+
 SEC("kprobe")
 int BPF_KPROBE(npu_job_done, void *vdev, void *hdr, void *msg)
 {

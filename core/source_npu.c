@@ -40,7 +40,7 @@ static const char *const group_names[G_NGROUPS] = { "IPC", "jobs", "power", "mem
 enum probe_id {
 	P_IPC_SEND, P_IPC_RECV, P_IPC_RECV_RET, P_TX_SET, P_RX_ADDR, P_DB_SET, P_JOB_DONE,
 	P_ABORT_ALL, P_CMDQ_ABORT, P_ENGINE_ERROR, P_RECOVERY, P_SUSPEND, P_RESUME, P_BO_CREATE,
-	P_BO_BIND, P_BO_PIN, P_MMU_MAP, P_MMU_UNMAP, P_MMU_FAULT, P_NPROBES
+	P_BO_BIND, P_BO_PIN, P_MMU_MAP, P_MMU_UNMAP, P_MMU_FAULT, P_SUBMIT, P_CMDQ_SUBMIT, P_NPROBES
 };
 
 static const struct probe {
@@ -68,6 +68,8 @@ static const struct probe {
 	[P_MMU_MAP] = { "ivpu_mmu_context_map_sgt", "npu_mmu_map", 0, G_MEMORY },
 	[P_MMU_UNMAP] = { "ivpu_mmu_context_unmap_sgt", "npu_mmu_unmap", 0, G_MEMORY },
 	[P_MMU_FAULT] = { "ivpu_mmu_irq_evtq_handler", "npu_mmu_fault", 0, G_MEMORY },
+	[P_SUBMIT] = { "ivpu_submit_ioctl", "npu_submit_ret", 1, G_JOBS },
+	[P_CMDQ_SUBMIT] = { "ivpu_cmdq_submit_ioctl", "npu_submit_ret", 1, G_JOBS },
 };
 
 static const struct { const char *func; uint32_t api; } l0_apis[] = {
@@ -105,6 +107,7 @@ struct npu_source {
 	int tp[NTPS];		/* tracepoint present with the layout the program reads */
 	int tp_used[NTPS];
 	int rx_counted_raw;	/* every received message comes from ivpu_hw_ip_ipc_rx_addr_get */
+	int submit_ioctl;	/* jobs are submit ioctls: they carry no doorbell */
 
 	struct ioctl_prev *prev;
 	uint32_t nprev, capprev;
@@ -178,9 +181,12 @@ static void on_job_done(struct npu_source *n, const struct xpu_npu_rec *r)
 {
 	struct xpu_npu_rec done = *r;
 	emit(n, r, XPU_EV_NPU_IPC, 0x2100, rx_flags(n, 1));	/* a JOB_DONE message arrived */
-	/* Doorbell submissions carry no job id: completions match the queue's oldest job. */
+	/* Doorbell submissions carry no job id: completions match the queue's
+	 * oldest job; submit ioctls carry no doorbell either. */
 	done.arg = 0;
-	emit(n, &done, XPU_EV_NPU_JOB, XPU_NPU_JOB_DONE, r->aux);
+	if (n->submit_ioctl)
+		done.aux = 0;
+	emit(n, &done, XPU_EV_NPU_JOB, XPU_NPU_JOB_DONE, done.aux);
 }
 
 static void on_tp_job(struct npu_source *n, const struct xpu_npu_rec *r)
@@ -559,10 +565,14 @@ static void choose(struct npu_source *n)
 	if (n->tp[TP_JSM])
 		n->use[P_IPC_SEND] = 0;
 	n->use[P_IPC_RECV] = n->use[P_IPC_RECV_RET] = n->have[P_IPC_RECV] && n->have[P_IPC_RECV_RET];
-	if (n->tp[TP_JOB])
-		n->use[P_DB_SET] = n->use[P_JOB_DONE] = 0;
-	if (!n->use[P_DB_SET] || !n->use[P_JOB_DONE])
-		n->use[P_DB_SET] = n->use[P_JOB_DONE] = 0;
+	/* A job is a doorbell, or where the kernel has none (before 6.11) a
+	 * submit ioctl that succeeded; either needs the completion. */
+	if (n->use[P_DB_SET])
+		n->use[P_SUBMIT] = n->use[P_CMDQ_SUBMIT] = 0;
+	int submits = n->use[P_DB_SET] || n->use[P_SUBMIT] || n->use[P_CMDQ_SUBMIT];
+	if (n->tp[TP_JOB] || !submits || !n->use[P_JOB_DONE])
+		n->use[P_DB_SET] = n->use[P_SUBMIT] = n->use[P_CMDQ_SUBMIT] = n->use[P_JOB_DONE] = 0;
+	n->submit_ioctl = n->use[P_SUBMIT] || n->use[P_CMDQ_SUBMIT];
 	if (n->tp[TP_PM])
 		n->use[P_SUSPEND] = n->use[P_RESUME] = 0;
 	n->rx_counted_raw = n->use[P_RX_ADDR];
@@ -570,7 +580,7 @@ static void choose(struct npu_source *n)
 	n->tp_used[TP_JSM] = n->tp[TP_JSM];
 	n->tp_used[TP_PM] = n->tp[TP_PM];
 	/* The generic fallback, only when nothing better sees jobs. */
-	int jobs = n->tp[TP_JOB] || n->use[P_DB_SET];
+	int jobs = n->tp[TP_JOB] || n->use[P_JOB_DONE];
 	n->tp_used[TP_FENCE_INIT] = n->tp_used[TP_FENCE_SIGNAL] =
 		!jobs && n->tp[TP_FENCE_INIT] && n->tp[TP_FENCE_SIGNAL];
 }
@@ -745,13 +755,19 @@ static void tell_ioctls(struct npu_source *n, const struct plan *p, const struct
 				     "syscall tracepoints; fds of accel devices (major %d)", XPU_NPU_ACCEL_MAJOR);
 }
 
+/* A return probe of the function the probe before it enters. */
+static int same_function(int i)
+{
+	return i > 0 && strcmp(probes[i - 1].func, probes[i].func) == 0;
+}
+
 static void tell_group(struct npu_source *n, enum group g, const char *extra, const char *none)
 {
 	char list[200];
 	size_t used = 0;
 	list[0] = '\0';
 	for (int i = 0; i < P_NPROBES; i++)
-		if (n->use[i] && probes[i].group == g && !probes[i].ret && used < sizeof(list))
+		if (n->use[i] && probes[i].group == g && !same_function(i) && used < sizeof(list))
 			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "",
 						 probes[i].func);
 	if (extra && used < sizeof(list))

@@ -103,6 +103,21 @@ $Q npu_alert_severity npu.stall STALL < "$T_TMP/stall.json" || fail "severity"
 $Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/stall.json" || fail "too late"
 $Q npu_value jobs.outstanding eq 1 < "$T_TMP/stall.json" || fail "the stuck job"
 
+t a_stall_is_caught_on_a_kernel_without_the_doorbell_from_the_submit_ioctl
+OLD=$OUT/tests/progs/npu_driver_old
+"$XPUTOP" -b -j -d 0.5 -n 18 --npu-probe-binary "$OLD" > "$T_TMP/old.json" 2> "$T_TMP/old.json.err" &
+xp=$!
+wait_json "$T_TMP/old.json"
+"$OLD" stall 6 > "$T_TMP/old.onset" || fail "npu_driver_old stall failed"
+wait $xp || fail "xputop exited with $?: $(cat "$T_TMP/old.json.err")"
+ONSET=$(awk '/^onset/ { print $2 }' "$T_TMP/old.onset")
+$Q npu_source jobs active "ivpu_submit_ioctl" < "$T_TMP/old.json" || fail "jobs source"
+$Q npu_source "ivpu probes" active "ivpu_hw_ip_db_set" < "$T_TMP/old.json" || fail "the doorbell is not named missing"
+$Q npu_alerts npu.ipc_silent npu.stall < "$T_TMP/old.json" || fail "stall alerts"
+$Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/old.json" || fail "too late"
+$Q npu_value jobs.outstanding eq 1 < "$T_TMP/old.json" || fail "the stuck job"
+$Q npu_value jobs.done_total ge 300 < "$T_TMP/old.json" || fail "completions did not match their submissions"
+
 t an_ipc_timeout_storm_raises_critical_and_a_rate_warning
 scenario storm 8 18
 $Q npu_alerts npu.ipc_timeout npu.ipc_rate < "$T_TMP/storm.json" || fail "storm alerts"
