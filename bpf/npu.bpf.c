@@ -89,7 +89,23 @@ struct {
 	__type(value, struct stash);
 } l0_stash SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct xpu_npu_fn_key);
+	__type(value, struct xpu_npu_fn_val);
+} funcs SEC(".maps");
+
+/* The ivpu ioctl handler each thread is in, by thread id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} fn_ioctl SEC(".maps");
+
 /* Lost on the way: ring full, ioctl map full, in-flight tables full. */
+__u64 dropped_funcs = 0;
 __u64 dropped_records = 0;
 __u64 dropped_ioctls = 0;
 __u64 dropped_starts = 0;
@@ -314,6 +330,14 @@ int BPF_KPROBE(npu_db_set, void *vdev, __u32 db_id)
 	return simple(XPU_NPU_REC_JOB_SUBMIT, 0, 0, db_id);
 }
 
+/* Kernels without ivpu_hw_ip_db_set (before 6.11): a submit ioctl that
+ * succeeded is a job. */
+SEC("kretprobe")
+int BPF_KRETPROBE(npu_submit_ret, int ret)
+{
+	return ret ? 0 : simple(XPU_NPU_REC_JOB_SUBMIT, 0, 0, 0);
+}
+
 SEC("kprobe")
 int BPF_KPROBE(npu_job_done, void *vdev, void *hdr, void *msg)
 {
@@ -507,6 +531,62 @@ SEC("tracepoint/dma_fence/dma_fence_signaled")
 int npu_fence_signaled(void *ctx)
 {
 	return fence(ctx, XPU_NPU_REC_FENCE_SIGNAL);
+}
+
+/* ---- every ivpu_* function: one multi link, the cookie says which ---- */
+
+/* The ioctl a thread is in: the handler it entered, else the syscall the
+ * tracepoints saw it enter on an accel fd. */
+static __always_inline __u32 thread_ioctl(__u32 tid, __u32 handler)
+{
+	struct ioctl_start *st;
+	__u32 *cmd;
+
+	if (handler) {
+		bpf_map_update_elem(&fn_ioctl, &tid, &handler, BPF_ANY);
+		return handler;
+	}
+	cmd = bpf_map_lookup_elem(&fn_ioctl, &tid);
+	if (cmd)
+		return *cmd;
+	st = bpf_map_lookup_elem(&ioctl_starts, &tid);
+	return st ? st->cmd & 0xffff : 0;
+}
+
+SEC("kprobe.multi")
+int npu_func(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct xpu_npu_fn_key k = { .fn = (__u32)cookie };
+	struct xpu_npu_fn_val *v, zero = {};
+	struct stash *l0 = bpf_map_lookup_elem(&l0_stash, &tid);
+
+	k.ctx = (l0 ? (__u32)l0->ptr << 16 : 0) | (thread_ioctl(tid, (__u32)(cookie >> 32)) & 0xffff);
+	k.pid = k.ctx ? id >> 32 : 0;	/* outside a call, current is whoever ran */
+	v = bpf_map_lookup_elem(&funcs, &k);
+	if (!v) {
+		if (k.pid)
+			leader_comm(zero.comm);
+		bpf_map_update_elem(&funcs, &k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&funcs, &k);
+		if (!v) {
+			__sync_fetch_and_add(&dropped_funcs, 1);
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	return 0;
+}
+
+/* On the ioctl handlers only: the thread leaves its ioctl. */
+SEC("kprobe.multi")
+int npu_func_ret(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&fn_ioctl, &tid);
+	return 0;
 }
 
 /* ---- Level Zero: the API is the attach cookie ---- */

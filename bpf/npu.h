@@ -73,6 +73,26 @@ struct xpu_npu_ioctl_val {
 	__u64 hist[XPU_NPU_HIST_BUCKETS];
 };
 
+/* Driver function calls: one multi-kprobe link (on the stand-in, one
+ * multi-uprobe link) on every ivpu_* function.  The attach cookie is the
+ * function's index in user space's table, with the DRM ioctl it serves in
+ * the high 32 bits for an ioctl handler.  Calls are counted in the `funcs`
+ * hash map by process, function and where the thread was: no record per
+ * call.  pid and ctx are 0 outside any known Level Zero call or ioctl. */
+struct xpu_npu_fn_key {
+	__u32 pid;
+	__u32 fn;		/* index in user space's function table */
+	__u32 ctx;		/* Level Zero API << 16 | ioctl command ((type << 8) | nr) */
+	__u32 pad;
+};
+
+struct xpu_npu_fn_val {
+	__u64 count;
+	char comm[XPU_NPU_COMM_LEN];	/* group leader's name at the first call */
+};
+
+#define XPU_NPU_FN_COOKIE(index, cmd) ((__u64)(cmd) << 32 | (__u32)(index))
+
 /* Ring records: one struct, the fields' meaning depends on the type. */
 enum xpu_npu_rec_type {
 	XPU_NPU_REC_IPC_TX = 1,		/* ivpu_ipc_send: code = message type */
@@ -137,5 +157,7 @@ enum xpu_npu_l0_api {
 _Static_assert(sizeof(struct xpu_npu_ioctl_key) == 8, "npu ioctl key ABI");
 _Static_assert(sizeof(struct xpu_npu_ioctl_val) == 32 + 8 * XPU_NPU_HIST_BUCKETS, "npu ioctl value ABI");
 _Static_assert(sizeof(struct xpu_npu_rec) == 128, "npu record ABI");
+_Static_assert(sizeof(struct xpu_npu_fn_key) == 16, "npu function key ABI");
+_Static_assert(sizeof(struct xpu_npu_fn_val) == 24, "npu function value ABI");
 
 #endif

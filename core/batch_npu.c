@@ -101,6 +101,65 @@ static void json_memory(struct xpu_json *j, const struct xpu_npu_snap *n)
 	xpu_json_end(j, '}');
 }
 
+/* What intel-npu-smi shows: the device from sysfs, the open files from fdinfo. */
+static void json_device(struct xpu_json *j, const struct xpu_npu_snap *n)
+{
+	uint32_t f = n->dev_valid ? n->dev.flags : 0;
+	xpu_json_obj(j, "device");
+	if (f & XPU_NPU_DEV_MEM)
+		xpu_json_uint(j, "memory_bytes", n->dev.mem_bytes);
+	else
+		xpu_json_null(j, "memory_bytes");
+	num_or_null(j, "freq_mhz", f & XPU_NPU_DEV_CUR_MHZ, n->dev.cur_mhz);
+	num_or_null(j, "max_freq_mhz", f & XPU_NPU_DEV_MAX_MHZ, n->dev.max_mhz);
+	num_or_null(j, "power_w", f & XPU_NPU_DEV_POWER, n->dev.power_mw / 1000.0);
+	xpu_json_end(j, '}');
+	xpu_json_arr(j, "clients");
+	for (uint32_t r = 0; r < n->clients.nrows; r++) {
+		xpu_json_obj(j, NULL);
+		xpu_batch_json_cells(j, &n->clients, r);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+}
+
+/* The driver functions table, its categories (window and since start) and
+ * the Level Zero -> ioctl -> function chains. */
+static void json_functions(struct xpu_json *j, const struct xpu_npu_snap *n)
+{
+	xpu_json_obj(j, "functions");
+	xpu_json_uint(j, "count", n->fn_count);
+	xpu_json_uint(j, "total", n->fn_total);
+	xpu_json_uint(j, "uncounted", n->fns_over);
+	xpu_json_arr(j, "categories");
+	for (uint32_t c = 0; c < XPU_NPU_NCAT; c++) {
+		xpu_json_obj(j, NULL);
+		xpu_json_str(j, "category", xpu_npu_cat_name(c));
+		xpu_json_uint(j, "count", n->cats[c].count);
+		xpu_json_uint(j, "total", n->cats[c].total);
+		xpu_json_num(j, "share_pct", n->cats[c].share);
+		xpu_json_num(j, "share_total_pct", n->cats[c].share_total);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_arr(j, "rows");
+	for (uint32_t r = 0; r < n->funcs.nrows; r++) {
+		xpu_json_obj(j, NULL);
+		xpu_batch_json_cells(j, &n->funcs, r);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_uint(j, "chains_uncounted", n->chains_over);
+	xpu_json_arr(j, "chains");
+	for (uint32_t r = 0; r < n->chains.nrows; r++) {
+		xpu_json_obj(j, NULL);
+		xpu_batch_json_cells(j, &n->chains, r);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_end(j, '}');
+}
+
 static void json_l0(struct xpu_json *j, const struct xpu_npu_snap *n)
 {
 	xpu_json_obj(j, "level_zero");
@@ -125,6 +184,7 @@ void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s)
 	json_ipc(j, n);
 	json_jobs(j, n);
 	json_memory(j, n);
+	json_functions(j, n);
 	xpu_json_obj(j, "power");
 	xpu_json_uint(j, "suspends", n->suspends);
 	xpu_json_uint(j, "resumes", n->resumes);
@@ -132,6 +192,7 @@ void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_str(j, "last_recovery", n->last_recovery);
 	xpu_json_end(j, '}');
 	num_or_null(j, "busy_pct", n->busy_valid, n->busy_pct);
+	json_device(j, n);
 	json_l0(j, n);
 	xpu_json_obj(j, "rules");
 	xpu_json_uint(j, "tdr_ms", n->tdr_ms);
@@ -148,30 +209,34 @@ void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_end(j, '}');
 }
 
-void xpu_batch_alerts_json(struct xpu_json *j, const struct xpu_snapshot *s)
+void xpu_batch_alert_json(struct xpu_json *j, const struct xpu_snapshot *s, uint32_t i)
 {
 	char when[64];
-	xpu_json_arr(j, "alerts");
-	for (uint32_t i = 0; i < s->nalerts; i++) {
-		const struct xpu_alert *a = &s->alerts[i];
-		xpu_json_obj(j, NULL);
-		xpu_batch_wall_text(xpu_snapshot_wall(s, a->raised), when, sizeof(when), 1);
-		xpu_json_str(j, "time", when);
-		xpu_json_uint(j, "mono_ns", a->raised);
-		xpu_json_str(j, "severity", xpu_alert_sev_name(a->sev));
-		xpu_json_str(j, "source", a->source);
-		xpu_json_str(j, "rule", a->rule);
-		xpu_json_str(j, "message", a->msg);
-		xpu_json_uint(j, "count", a->count);
-		xpu_json_bool(j, "active", a->active);
-		if (a->active) {
-			xpu_json_null(j, "cleared");
-		} else {
-			xpu_batch_wall_text(xpu_snapshot_wall(s, a->cleared), when, sizeof(when), 1);
-			xpu_json_str(j, "cleared", when);
-		}
-		xpu_json_end(j, '}');
+	const struct xpu_alert *a = &s->alerts[i];
+	xpu_json_obj(j, NULL);
+	xpu_batch_wall_text(xpu_snapshot_wall(s, a->raised), when, sizeof(when), 1);
+	xpu_json_str(j, "time", when);
+	xpu_json_uint(j, "mono_ns", a->raised);
+	xpu_json_str(j, "severity", xpu_alert_sev_name(a->sev));
+	xpu_json_str(j, "source", a->source);
+	xpu_json_str(j, "rule", a->rule);
+	xpu_json_str(j, "message", a->msg);
+	xpu_json_uint(j, "count", a->count);
+	xpu_json_bool(j, "active", a->active);
+	if (a->active) {
+		xpu_json_null(j, "cleared");
+	} else {
+		xpu_batch_wall_text(xpu_snapshot_wall(s, a->cleared), when, sizeof(when), 1);
+		xpu_json_str(j, "cleared", when);
 	}
+	xpu_json_end(j, '}');
+}
+
+void xpu_batch_alerts_json(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	xpu_json_arr(j, "alerts");
+	for (uint32_t i = 0; i < s->nalerts; i++)
+		xpu_batch_alert_json(j, s, i);
 	xpu_json_end(j, ']');
 }
 
@@ -202,11 +267,23 @@ void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
 	if (n->shares_valid)
 		fprintf(f, "  shares: memory management %.0f%%, IPC %.0f%%, buffer management %.0f%%\n",
 			n->share_mm, n->share_ipc, n->share_bo);
+	if (n->fn_total) {
+		fprintf(f, "  driver functions since start: %" PRIu64 " calls;", n->fn_total);
+		for (uint32_t c = 0; c < XPU_NPU_NCAT; c++)
+			fprintf(f, " %s %" PRIu64 " (%.0f%%)%s", xpu_npu_cat_name(c), n->cats[c].total,
+				n->cats[c].share_total, c + 1 < XPU_NPU_NCAT ? "," : "\n");
+	}
 	text_pct(busy, sizeof(busy), n->busy_valid, n->busy_pct);
 	fprintf(f, "  busy: %s, %" PRIu64 " recoveries, TDR %u ms (%s)\n", busy, n->recoveries, n->tdr_ms,
 		n->tdr_origin ? n->tdr_origin : "default");
 	if (n->calls.nrows)
 		xpu_batch_print_table(f, &n->calls);
+	if (n->clients.nrows)
+		xpu_batch_print_table(f, &n->clients);
+	if (n->funcs.nrows)
+		xpu_batch_print_table(f, &n->funcs);
+	if (n->chains.nrows)
+		xpu_batch_print_table(f, &n->chains);
 }
 
 void xpu_batch_alerts_text(FILE *f, const struct xpu_snapshot *s)

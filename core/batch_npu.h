@@ -4,6 +4,7 @@
 #ifndef XPU_BATCH_NPU_H
 #define XPU_BATCH_NPU_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct xpu_json;
@@ -11,6 +12,8 @@ struct xpu_snapshot;
 
 void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s);
 void xpu_batch_alerts_json(struct xpu_json *j, const struct xpu_snapshot *s);
+/* One alert of the log (index i, oldest first) as a JSON object. */
+void xpu_batch_alert_json(struct xpu_json *j, const struct xpu_snapshot *s, uint32_t i);
 void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s);
 void xpu_batch_alerts_text(FILE *f, const struct xpu_snapshot *s);
 

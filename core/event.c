@@ -33,6 +33,9 @@ static const struct id_field gdev_ids[] = { STR(gdev.name), STR(gdev.bus) };
 static const struct id_field gdproc_ids[] = { STR(gdproc.comm), STR(gdproc.user) };
 /* A power event's aux names its reason or event in the dictionary. */
 static const struct id_field npu_pm_ids[] = { STR(npu.comm), STR(npu.aux) };
+/* A driver function event's code names the function. */
+static const struct id_field npu_fn_ids[] = { STR(npu.comm), STR(npu.code) };
+static const struct id_field nclient_ids[] = { STR(nclient.comm) };
 #undef STR
 #undef STK
 
@@ -51,6 +54,9 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_GPU_PROC: *f = gproc_ids; *n = 1; return 0;
 	case XPU_EV_GPU_SLICE: *f = slice_ids; *n = 1; return 0;
 	case XPU_EV_NPU_PM: *f = npu_pm_ids; *n = 2; return 0;
+	case XPU_EV_NPU_FUNC: *f = npu_fn_ids; *n = 2; return 0;
+	case XPU_EV_NPU_DEV: *n = 0; return 0;
+	case XPU_EV_NPU_CLIENT: *f = nclient_ids; *n = 1; return 0;
 	case XPU_EV_GPU_DEV: *f = gdev_ids; *n = 2; return 0;
 	case XPU_EV_GPU_DEV_LINK: *n = 0; return 0;
 	case XPU_EV_GPU_DEV_PROC: *f = gdproc_ids; *n = 2; return 0;
@@ -66,6 +72,13 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	default:
 		return -1;
 	}
+}
+
+int xpu_event_type_known(uint16_t type)
+{
+	const struct id_field *f;
+	size_t n;
+	return fields(type, &f, &n) == 0;
 }
 
 int xpu_event_ids(struct xpu_event *ev, xpu_event_id_fn fn, void *ctx)
@@ -134,6 +147,9 @@ int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const 
 		return check_tick(&ev->tick, why);
 	if (check_gpu_dev(ev, why))
 		return -1;
+	if ((ev->type == XPU_EV_NPU_DEV && ev->ndev.index >= XPU_NPU_DEV_MAX) ||
+	    (ev->type == XPU_EV_NPU_CLIENT && ev->nclient.index >= XPU_NPU_DEV_MAX))
+		return bad(why, "NPU device index over 3");
 	if (ev->type == XPU_EV_DROP && ev->drop.source >= XPU_SRC_MAX)
 		return bad(why, "drop names an unknown source");
 	/* The NPU model tracks each job on its own: an event standing for

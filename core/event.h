@@ -30,6 +30,10 @@ enum xpu_ev_type {
 	XPU_EV_NPU_L0 = 14,	/* a Level Zero API call */
 	XPU_EV_NPU_BUSY = 15,	/* device busy time read from sysfs */
 	XPU_EV_GPU_SLICE = 16,	/* a span traced: an injected process, or (pid 0) the launch probes */
+	/* 17-18: reserved */
+	XPU_EV_NPU_FUNC = 19,	/* calls of one NPU driver function (model_npu.h) */
+	XPU_EV_NPU_DEV = 20,	/* one NPU's state as its driver reports it in sysfs */
+	XPU_EV_NPU_CLIENT = 21,	/* an open NPU file as DRM fdinfo reports it (pid: the holder) */
 	XPU_EV_GPU_DEV = 22,	/* one GPU's state as its driver (NVML) reports it */
 	XPU_EV_GPU_DEV_LINK = 23, /* one GPU's PCIe and NVLink traffic, from NVML */
 	XPU_EV_GPU_DEV_PROC = 24, /* a process on one GPU, from NVML (pid: the host's) */
@@ -203,6 +207,42 @@ struct xpu_ev_npu {
 	uint32_t pad;
 };
 
+/* NPU device payloads (sysfs and fdinfo, read about once a second); the
+ * fields a flag does not mark are unknown (shown N/A). */
+#define XPU_NPU_DEV_MAX 4	/* device indexes 0-3 */
+enum {
+	XPU_NPU_DEV_MEM = 1 << 0,	/* mem_bytes: npu_memory_utilization */
+	XPU_NPU_DEV_CUR_MHZ = 1 << 1,	/* npu_current_frequency_mhz */
+	XPU_NPU_DEV_MAX_MHZ = 1 << 2,	/* npu_max_frequency_mhz */
+	XPU_NPU_DEV_POWER = 1 << 3,	/* power_mw: hwmon power1_input */
+	XPU_NPU_DEV_BITS = 0xf,
+};
+
+struct xpu_ev_npu_dev {
+	uint32_t index;		/* accel device, in the order found (< XPU_NPU_DEV_MAX) */
+	uint32_t flags;		/* XPU_NPU_DEV_* */
+	uint64_t mem_bytes;	/* NPU memory in use */
+	uint32_t cur_mhz, max_mhz;
+	uint32_t power_mw;
+	uint32_t pad[3];
+};
+
+enum {
+	XPU_NPU_CLIENT_TOTAL = 1 << 0,		/* drm-total-memory */
+	XPU_NPU_CLIENT_RESIDENT = 1 << 1,	/* drm-resident-memory */
+	XPU_NPU_CLIENT_ENGINE = 1 << 2,		/* drm-engine-*: busy time */
+	XPU_NPU_CLIENT_BITS = 0x7,
+};
+
+struct xpu_ev_npu_client {
+	uint32_t index;		/* device */
+	uint32_t flags;		/* XPU_NPU_CLIENT_* */
+	uint64_t total_bytes, resident_bytes;
+	uint64_t engine_ns;	/* summed over its engines, since the file was opened */
+	uint32_t comm;		/* dict string: the holder's name */
+	uint32_t client_id;	/* drm-client-id */
+};
+
 struct xpu_event {
 	uint16_t type;		/* enum xpu_ev_type */
 	uint16_t source;	/* enum xpu_src_id */
@@ -223,6 +263,8 @@ struct xpu_event {
 		struct xpu_ev_gpu_dev gdev;
 		struct xpu_ev_gpu_dev_link glink;
 		struct xpu_ev_gpu_dev_proc gdproc;
+		struct xpu_ev_npu_dev ndev;
+		struct xpu_ev_npu_client nclient;
 		uint8_t raw[40];
 	};
 };
@@ -237,6 +279,9 @@ typedef int (*xpu_event_id_fn)(void *ctx, uint32_t *id, int kind);
 /* Calls fn on each id field of ev (it may change them).  Returns -1 for an
  * unknown event type, else the first nonzero value fn returned, or 0. */
 int xpu_event_ids(struct xpu_event *ev, xpu_event_id_fn fn, void *ctx);
+/* Whether this build knows event type `type` (below XPU_EV_TYPE_MAX, some
+ * numbers are set aside for additions it lacks). */
+int xpu_event_type_known(uint16_t type);
 int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *dict, const char **why);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "chrome_trace.h"
 #include "err.h"
+#include "export_npu.h"
 #include "folded.h"
 #include "outfile.h"
 #include "session.h"
@@ -139,6 +140,8 @@ int xpu_export_view(struct xpu_session *sess, const struct xpu_snapshot *snap,
 		return export_cpu(sess, snap, vs, dir, msg, size);
 	case XPU_VIEW_GPU:
 		return export_gpu(sess, snap, vs, dir, msg, size);
+	case XPU_VIEW_NPU:
+		return xpu_export_npu(sess, snap, dir, msg, size);
 	default:
 		snprintf(msg, size, "nothing to export in this view yet");
 		return 0;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dict.h"
 #include "event.h"
 #include "model_npu.h"
 #include "npu.h"
@@ -21,7 +22,7 @@ static const char not_a_log[] = "not an xputop recording, nor a bpftrace log of 
 enum fn {
 	F_OTHER, F_IPC_SEND, F_TX_SET, F_RX_ADDR, F_IPC_RECV, F_DB_SET, F_JOB_DONE, F_ABORT_ALL,
 	F_CMDQ_ABORT, F_ENGINE_ERROR, F_RECOVERY, F_SUSPEND, F_RESUME, F_BO_CREATE, F_BIND, F_MAP,
-	F_UNMAP, F_FAULT, F_MMU_OTHER, F_BO_OTHER, F_IOCTL, F_NFNS
+	F_UNMAP, F_FAULT, F_MMU_OTHER, F_BO_OTHER, F_IOCTL, F_SUBMIT, F_MAP_PAGE, F_FREE_PAGE, F_NFNS
 };
 
 static const struct { const char *name; uint16_t fn, code; } fns[] = {
@@ -43,11 +44,13 @@ static const struct { const char *name; uint16_t fn, code; } fns[] = {
 	{ "ivpu_mmu_context_map_sgt", F_MAP, 0 },
 	{ "ivpu_mmu_context_unmap_sgt", F_UNMAP, 0 },
 	{ "ivpu_mmu_irq_evtq_handler", F_FAULT, 0 },
+	{ "ivpu_mmu_context_map_page", F_MAP_PAGE, 0 },
+	{ "ivpu_pgtable_free_page", F_FREE_PAGE, 0 },
 	{ "ivpu_get_param_ioctl", F_IOCTL, 0x6440 },
 	{ "ivpu_set_param_ioctl", F_IOCTL, 0x6441 },
 	{ "ivpu_bo_create_ioctl", F_IOCTL, 0x6442 },
 	{ "ivpu_bo_info_ioctl", F_IOCTL, 0x6443 },
-	{ "ivpu_submit_ioctl", F_IOCTL, 0x6445 },
+	{ "ivpu_submit_ioctl", F_SUBMIT, 0x6445 },
 	{ "ivpu_bo_wait_ioctl", F_IOCTL, 0x6446 },
 	{ "ivpu_ms_start_ioctl", F_IOCTL, 0x6447 },
 	{ "ivpu_ms_stop_ioctl", F_IOCTL, 0x6448 },
@@ -55,7 +58,7 @@ static const struct { const char *name; uint16_t fn, code; } fns[] = {
 	{ "ivpu_ms_get_info_ioctl", F_IOCTL, 0x644a },
 	{ "ivpu_cmdq_create_ioctl", F_IOCTL, 0x644b },
 	{ "ivpu_cmdq_destroy_ioctl", F_IOCTL, 0x644c },
-	{ "ivpu_cmdq_submit_ioctl", F_IOCTL, 0x644d },
+	{ "ivpu_cmdq_submit_ioctl", F_SUBMIT, 0x644d },
 	{ "ivpu_bo_create_from_userptr_ioctl", F_IOCTL, 0x644e },
 };
 
@@ -63,19 +66,24 @@ struct entry {
 	uint64_t ns;
 	uint32_t seq;		/* line order, to keep equal times in order */
 	uint16_t fn, code;
+	uint32_t name;		/* dict string: the function */
 };
+
+/* The most events one call becomes: its FUNC event and two the model reads. */
+#define PENDING 4
 
 struct xpu_import {
 	struct entry *e;
 	size_t n, cap;
 	int has[F_NFNS];
 	struct xpu_import_stats st;
+	struct xpu_dict *dict;
 	uint64_t interval_ns, start_ns, last_tick_ns, end_wall_ns;
 	/* the stream */
 	size_t next;
 	uint64_t tick_ns;
 	int done;
-	struct xpu_event pending[3];
+	struct xpu_event pending[PENDING];
 	int npending, head;
 };
 
@@ -119,8 +127,10 @@ static uint16_t classify(const char *f, size_t len, uint16_t *code)
 	return F_OTHER;
 }
 
-/* "<ms> kprobe:[module:]function": returns 1 and fills ms/fn, or 0. */
-static int parse_call(const char *s, size_t n, uint64_t *ms, uint16_t *fn, uint16_t *code)
+/* "<ms> kprobe:[module:]function": returns 1 and fills ms, fn and the
+ * function's name (*name, *len; none for a return probe), or 0. */
+static int parse_call(const char *s, size_t n, uint64_t *ms, uint16_t *fn, uint16_t *code,
+		      const char **name, size_t *len)
 {
 	size_t i = 0, p, q;
 	int ret = 0;
@@ -152,6 +162,8 @@ static int parse_call(const char *s, size_t n, uint64_t *ms, uint16_t *fn, uint1
 	if (q == p)
 		return 0;
 	*fn = ret ? F_OTHER : classify(s + p, q - p, code);
+	*name = ret ? NULL : s + p;
+	*len = ret ? 0 : q - p;
 	return 1;
 }
 
@@ -188,7 +200,7 @@ static int parse_lost(const char *s, size_t n, uint64_t *lost)
 	return starts(s + i, n - i, " events");
 }
 
-static int add(struct xpu_import *im, uint64_t ms, uint16_t fn, uint16_t code)
+static int add(struct xpu_import *im, uint64_t ms, uint16_t fn, uint16_t code, uint32_t name)
 {
 	if (im->n == im->cap) {
 		size_t cap = im->cap ? im->cap * 2 : 4096;
@@ -201,7 +213,7 @@ static int add(struct xpu_import *im, uint64_t ms, uint16_t fn, uint16_t code)
 	/* ms since boot: no real log gets near 2^64 ns, a damaged one may.
 	 * Half of it leaves room for the ticks after the last call. */
 	uint64_t ns = ms > UINT64_MAX / 2 / 1000000 ? UINT64_MAX / 2 : ms * 1000000;
-	im->e[im->n++] = (struct entry){ ns, (uint32_t)im->n, fn, code };
+	im->e[im->n++] = (struct entry){ ns, (uint32_t)im->n, fn, code, name };
 	im->has[fn] = 1;
 	return 0;
 }
@@ -211,20 +223,30 @@ static int line(struct xpu_import *im, const char *s, size_t n)
 	struct xpu_import_stats *st = &im->st;
 	uint64_t ms, count;
 	uint16_t fn, code;
+	const char *name;
+	size_t len;
 
 	while (n && is_space(s[n - 1]))
 		n--;
 	st->lines++;
 	if (n > XPU_IMPORT_MAX_LINE)
 		goto bad;
-	if (parse_call(s, n, &ms, &fn, &code)) {
+	if (parse_call(s, n, &ms, &fn, &code, &name, &len)) {
 		st->calls++;
-		if (fn == F_OTHER) {
+		if (fn == F_OTHER)
 			st->other++;
+		else
+			st->mapped++;
+		if (!name)	/* a return: the call was counted at its entry */
 			return 0;
-		}
-		st->mapped++;
-		return add(im, ms, fn, code);
+		/* Names are short C identifiers; anything else is a damaged line
+		 * that must not fill the dictionary with garbage. */
+		if (len > XPU_IMPORT_MAX_NAME)
+			len = XPU_IMPORT_MAX_NAME;
+		uint32_t id = xpu_dict_str(im->dict, name, len);
+		if (!id)
+			return -ENOMEM;
+		return add(im, ms, fn, code, id);
 	}
 	if (!n || (n == 2 && s[0] == '^' && s[1] == 'C'))
 		return 0;
@@ -265,13 +287,15 @@ void xpu_import_free(struct xpu_import *im)
 }
 
 struct xpu_import *xpu_import_bpftrace_text(const char *text, size_t len, uint64_t interval_ns,
-					    uint64_t end_wall_ns, char *err, size_t errlen)
+					    uint64_t end_wall_ns, struct xpu_dict *dict, char *err,
+					    size_t errlen)
 {
 	struct xpu_import *im = calloc(1, sizeof(*im));
 	if (!im) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	im->dict = dict;
 	im->interval_ns = interval_ns ? interval_ns : 1000000000ULL;
 	im->end_wall_ns = end_wall_ns;
 	for (size_t at = 0; at < len;) {
@@ -320,7 +344,8 @@ static int looks_like_log(int fd)
 	return memmem(head, (size_t)n, "kprobe:", 7) != NULL;
 }
 
-struct xpu_import *xpu_import_bpftrace(const char *path, uint64_t interval_ns, char *err, size_t errlen)
+struct xpu_import *xpu_import_bpftrace(const char *path, uint64_t interval_ns, struct xpu_dict *dict,
+					char *err, size_t errlen)
 {
 	struct stat stt;
 	char *text = NULL;
@@ -345,7 +370,7 @@ struct xpu_import *xpu_import_bpftrace(const char *path, uint64_t interval_ns, c
 		return NULL;
 	}
 	uint64_t mtime = (uint64_t)stt.st_mtim.tv_sec * 1000000000ULL + (uint64_t)stt.st_mtim.tv_nsec;
-	struct xpu_import *im = xpu_import_bpftrace_text(text, len, interval_ns, mtime, err, errlen);
+	struct xpu_import *im = xpu_import_bpftrace_text(text, len, interval_ns, mtime, dict, err, errlen);
 	free(text);
 	if (im)
 		im->st.truncated = r == 1;
@@ -359,7 +384,7 @@ const struct xpu_import_stats *xpu_import_stats(const struct xpu_import *im)
 
 static struct xpu_event *push(struct xpu_import *im, uint64_t ns, uint16_t type)
 {
-	struct xpu_event *ev = &im->pending[(im->head + im->npending++) % 3];
+	struct xpu_event *ev = &im->pending[(im->head + im->npending++) % PENDING];
 	*ev = (struct xpu_event){ .type = type, .source = XPU_SRC_NPU, .time = ns };
 	ev->npu.count = 1;
 	return ev;
@@ -372,6 +397,7 @@ static void convert(struct xpu_import *im, const struct entry *e)
 		[F_BO_CREATE] = XPU_NPU_MEM_BO_CREATE, [F_BIND] = XPU_NPU_MEM_BIND,
 		[F_MAP] = XPU_NPU_MEM_MAP, [F_UNMAP] = XPU_NPU_MEM_UNMAP, [F_FAULT] = XPU_NPU_MEM_FAULT,
 		[F_MMU_OTHER] = XPU_NPU_MEM_OTHER_MMU, [F_BO_OTHER] = XPU_NPU_MEM_OTHER_BO,
+		[F_MAP_PAGE] = XPU_NPU_MEM_MAP_PAGE, [F_FREE_PAGE] = XPU_NPU_MEM_FREE_PAGE,
 	};
 	static const int32_t aborts[F_NFNS] = {
 		[F_ABORT_ALL] = XPU_NPU_ABORT_ALL, [F_CMDQ_ABORT] = XPU_NPU_ABORT_CMDQ,
@@ -380,6 +406,7 @@ static void convert(struct xpu_import *im, const struct entry *e)
 	struct xpu_event *ev;
 	int rx_raw = im->has[F_RX_ADDR];
 
+	push(im, e->ns, XPU_EV_NPU_FUNC)->npu.code = e->name;
 	switch (e->fn) {
 	case F_IPC_SEND:
 	case F_TX_SET:
@@ -418,9 +445,13 @@ static void convert(struct xpu_import *im, const struct entry *e)
 									   : XPU_NPU_PM_RESUME;
 		return;
 	case F_IOCTL:
+	case F_SUBMIT:
 		ev = push(im, e->ns, XPU_EV_NPU_IOCTL);
 		ev->npu.code = e->code;
 		ev->npu.aux = XPU_NPU_F_NODUR;
+		/* One job each, unless the log has the doorbell, which sees every job. */
+		if (e->fn == F_SUBMIT && !im->has[F_DB_SET])
+			push(im, e->ns, XPU_EV_NPU_JOB)->npu.code = XPU_NPU_JOB_SUBMIT;
 		return;
 	default:
 		if (e->fn < F_NFNS && mem[e->fn])
@@ -445,7 +476,7 @@ int xpu_import_next(struct xpu_import *im, struct xpu_event *ev)
 	for (;;) {
 		if (im->npending) {
 			*ev = im->pending[im->head];
-			im->head = (im->head + 1) % 3;
+			im->head = (im->head + 1) % PENDING;
 			im->npending--;
 			return 1;
 		}

@@ -7,7 +7,9 @@
  * its header ("Attaching N probes...", column titles) and the "@calls[...]: N"
  * summary, as a stream of NPU events with ticks synthesized every
  * interval_ns from the timestamps, so `xputop -r` replays it into the NPU
- * model.  Lines that cannot be understood are counted, never fatal; the text
+ * model: every call is one NPU_FUNC event (the driver functions table), and
+ * the calls that say something of jobs, IPC, memory or power are also the
+ * events the live sources give for them.  Lines that cannot be understood are counted, never fatal; the text
  * is untrusted (this parser is fuzzed).
  */
 #ifndef XPU_IMPORT_BPFTRACE_H
@@ -16,18 +18,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct xpu_dict;
 struct xpu_event;
 struct xpu_import;
 
 /* Logs longer than this are cut (and the cut is reported). */
 #define XPU_IMPORT_MAX_BYTES (512u << 20)
 #define XPU_IMPORT_MAX_LINE 4096
+#define XPU_IMPORT_MAX_NAME 128		/* a function's name is cut there */
 
 struct xpu_import_stats {
 	uint64_t lines;		/* all lines */
 	uint64_t calls;		/* "<ms> kprobe:...ivpu_*" lines */
-	uint64_t mapped;	/* calls that became NPU events */
-	uint64_t other;		/* calls of ivpu functions the NPU model has no use for */
+	uint64_t mapped;	/* calls that also say something of jobs, IPC, memory, power */
+	uint64_t other;		/* calls only counted in the driver functions table, and returns */
 	uint64_t header;	/* header lines before the first call */
 	uint64_t summary;	/* "@calls[...]: N" lines */
 	uint64_t summary_calls;	/* the sum of their counts */
@@ -40,12 +44,15 @@ struct xpu_import_stats {
 
 /* Parses a log held in memory (not kept).  end_wall_ns is the wall-clock time
  * of the last line (the file's mtime), from which tick wall times are derived.
+ * Function names go into dict, which must outlive the import's events.
  * Returns the import, or NULL with a reason in err when the text holds no
  * probe line at all (it is not such a log) or memory runs out. */
 struct xpu_import *xpu_import_bpftrace_text(const char *text, size_t len, uint64_t interval_ns,
-					    uint64_t end_wall_ns, char *err, size_t errlen);
+					    uint64_t end_wall_ns, struct xpu_dict *dict, char *err,
+					    size_t errlen);
 /* The same for a file (its mtime is the end time). */
-struct xpu_import *xpu_import_bpftrace(const char *path, uint64_t interval_ns, char *err, size_t errlen);
+struct xpu_import *xpu_import_bpftrace(const char *path, uint64_t interval_ns, struct xpu_dict *dict,
+					char *err, size_t errlen);
 /* The next event or tick, in time order.  Returns 1, or 0 at the end. */
 int xpu_import_next(struct xpu_import *im, struct xpu_event *ev);
 const struct xpu_import_stats *xpu_import_stats(const struct xpu_import *im);

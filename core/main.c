@@ -569,7 +569,8 @@ static int open_replay(struct app *a)
 	if (!a->replay) {
 		/* Not a recording: perhaps the text of the NPU tutorial's bpftrace script. */
 		char ierr[256];
-		a->import = xpu_import_bpftrace(a->o.replay, (uint64_t)(a->o.delay_s * 1e9), ierr, sizeof(ierr));
+		a->import = xpu_import_bpftrace(a->o.replay, (uint64_t)(a->o.delay_s * 1e9), &a->sess.dict,
+					       ierr, sizeof(ierr));
 		if (a->import)
 			return 0;
 		xpu_err("%s: %s", a->o.replay, err);
@@ -600,11 +601,10 @@ static int start_import(struct app *a)
 	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_ACTIVE, "replaying the bpftrace log %s",
 			   a->o.replay);
 	xpu_npu_model_source(&a->sess.npu, "bpftrace log", XPU_SRC_ACTIVE,
-			     "%llu calls over %.1f s (%llu as NPU events, %llu of other functions), "
+			     "%llu calls over %.1f s (%llu of them also job, IPC, memory or power events), "
 			     "%llu lines not understood%s",
 			     (unsigned long long)st->calls, (double)(st->last_ms - st->first_ms) / 1e3,
-			     (unsigned long long)st->mapped, (unsigned long long)st->other,
-			     (unsigned long long)st->bad, st->truncated ? ", cut at 512 MiB" : "");
+			     (unsigned long long)st->mapped, (unsigned long long)st->bad, st->truncated ? ", cut at 512 MiB" : "");
 	if (st->bad)
 		xpu_warn("%s: %llu lines not understood (the first is line %llu); they are left out",
 			 a->o.replay, (unsigned long long)st->bad, (unsigned long long)st->first_bad);
@@ -724,7 +724,7 @@ static int start_probes(struct app *a)
 	xpu_session_add_source(&a->sess, gpu);
 	a->gpu = gpu;
 	struct xpu_npu_source_opts no = {
-		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary,
+		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary, .sysfs_root = a->o.npu_sysfs,
 		.pids = a->o.pids, .npids = a->o.npids,
 	};
 	struct xpu_source *npu = bpf ? xpu_source_npu_new(&a->sess, &no) : NULL;

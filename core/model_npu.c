@@ -37,6 +37,34 @@ const struct xpu_col xpu_npu_cols[XPU_NPU_NCOLS] = {
 	[XPU_NPU_COL_BUSY] = { "BUSY%", "busy_pct", XPU_CELL_PCT, 6, 0 },
 };
 
+const struct xpu_col xpu_npu_fcols[XPU_NPU_NFCOLS] = {
+	[XPU_NPU_FCOL_FUNC] = { "DRIVER FUNCTION", "function", XPU_CELL_STR, 26, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_NPU_FCOL_CAT] = { "CATEGORY", "category", XPU_CELL_STR, 17, XPU_COL_LEFT },
+	[XPU_NPU_FCOL_RATE] = { "CALLS/s", "per_s", XPU_CELL_RATE, 8, 0 },
+	[XPU_NPU_FCOL_COUNT] = { "COUNT", "count", XPU_CELL_INT, 8, 0 },
+	[XPU_NPU_FCOL_TOTAL] = { "TOTAL", "total", XPU_CELL_INT, 8, 0 },
+	[XPU_NPU_FCOL_SHARE] = { "SHARE%", "share_pct", XPU_CELL_PCT, 7, 0 },
+};
+
+const struct xpu_col xpu_npu_kcols[XPU_NPU_NKCOLS] = {
+	[XPU_NPU_KCOL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
+	[XPU_NPU_KCOL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 15, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_NPU_KCOL_CLIENT] = { "CLIENT", "client_id", XPU_CELL_INT, 6, 0 },
+	[XPU_NPU_KCOL_TOTAL] = { "NPU MEM", "total_bytes", XPU_CELL_BYTES, 8, 0 },
+	[XPU_NPU_KCOL_RESIDENT] = { "RESIDENT", "resident_bytes", XPU_CELL_BYTES, 8, 0 },
+	[XPU_NPU_KCOL_ENGINE] = { "ENGINE%", "engine_pct", XPU_CELL_PCT, 7, 0 },
+};
+
+const struct xpu_col xpu_npu_ccols[XPU_NPU_NCCOLS] = {
+	[XPU_NPU_CCOL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
+	[XPU_NPU_CCOL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 15, XPU_COL_LEFT },
+	[XPU_NPU_CCOL_L0] = { "LEVEL ZERO", "l0", XPU_CELL_STR, 22, XPU_COL_LEFT },
+	[XPU_NPU_CCOL_IOCTL] = { "IOCTL", "ioctl", XPU_CELL_STR, 16, XPU_COL_LEFT },
+	[XPU_NPU_CCOL_FUNC] = { "DRIVER FUNCTION", "function", XPU_CELL_STR, 26, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_NPU_CCOL_RATE] = { "CALLS/s", "per_s", XPU_CELL_RATE, 8, 0 },
+	[XPU_NPU_CCOL_TOTAL] = { "TOTAL", "total", XPU_CELL_INT, 8, 0 },
+};
+
 /* ---- names ---- */
 
 static const struct { uint16_t cmd; const char *name; } ioctl_names[] = {
@@ -104,7 +132,8 @@ const char *xpu_npu_mem_name(uint32_t code)
 		[XPU_NPU_MEM_BO_CREATE] = "bo_create", [XPU_NPU_MEM_BIND] = "bind",
 		[XPU_NPU_MEM_MAP] = "mmu_map", [XPU_NPU_MEM_UNMAP] = "mmu_unmap",
 		[XPU_NPU_MEM_FAULT] = "mmu_fault", [XPU_NPU_MEM_OTHER_MMU] = "mmu_other",
-		[XPU_NPU_MEM_OTHER_BO] = "bo_other",
+		[XPU_NPU_MEM_OTHER_BO] = "bo_other", [XPU_NPU_MEM_MAP_PAGE] = "map_page",
+		[XPU_NPU_MEM_FREE_PAGE] = "free_page",
 	};
 	return code < XPU_NPU_MEM_MAX ? names[code] : NULL;
 }
@@ -411,10 +440,15 @@ int xpu_npu_model_init(struct xpu_npu_model *m, const struct xpu_npu_cfg *cfg, u
 	m->alerts = alerts;
 	m->max_calls = XPU_NPU_MAX_CALL_ROWS;
 	xpu_htab_init(&m->idx);
+	xpu_htab_init(&m->fn_idx);
+	xpu_htab_init(&m->chain_idx);
 	if (xpu_ticks_init(&m->ticks, window_ticks) < 0)
 		goto fail;
 	for (int i = 0; i < XPU_NPU_NCTR; i++)
 		if (ctr_init(&m->g[i], m->ticks.window) < 0)
+			goto fail;
+	for (int i = 0; i < XPU_NPU_NCAT; i++)
+		if (ctr_init(&m->cat[i], m->ticks.window) < 0)
 			goto fail;
 	return 0;
 fail:
@@ -432,6 +466,14 @@ void xpu_npu_model_free(struct xpu_npu_model *m)
 	}
 	for (int i = 0; i < XPU_NPU_NCTR; i++)
 		free(m->g[i].ring);
+	for (int i = 0; i < XPU_NPU_NCAT; i++)
+		free(m->cat[i].ring);
+	for (uint32_t i = 0; i < m->nfns; i++)
+		free(m->fns[i].calls.ring);
+	free(m->fns);
+	free(m->chains);
+	xpu_htab_free(&m->fn_idx);
+	xpu_htab_free(&m->chain_idx);
 	lat_free(&m->job_lat, m->ticks.window);
 	free(m->calls);
 	free(m->jobs);
@@ -688,6 +730,44 @@ static void on_busy(struct xpu_npu_model *m, const struct xpu_event *ev)
 	d->readings++;
 }
 
+static void on_dev(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	if (ev->ndev.index >= XPU_NPU_MAX_DEVICES)
+		return;
+	m->dev[ev->ndev.index].state = ev->ndev;
+	m->dev[ev->ndev.index].have_state = 1;
+}
+
+/* A file is one client id of one process (a dup'ed descriptor is the same). */
+static void on_client(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	const struct xpu_ev_npu_client *c = &ev->nclient;
+	uint32_t i = 0;
+	while (i < m->nclients && !(m->clients[i].pid == ev->pid && m->clients[i].c.client_id == c->client_id &&
+				     m->clients[i].c.index == c->index))
+		i++;
+	if (i == m->nclients) {
+		if (m->nclients == XPU_NPU_MAX_CLIENTS)
+			return;
+		m->clients[m->nclients++] = (struct xpu_npu_client){ .pid = ev->pid };
+	}
+	struct xpu_npu_client *k = &m->clients[i];
+	k->prev_at = k->at;
+	k->prev_engine_ns = k->c.engine_ns;
+	k->c = *c;
+	k->at = ev->time;
+	k->samples++;
+}
+
+static void clients_expire(struct xpu_npu_model *m, uint64_t now)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < m->nclients; i++)
+		if (now < m->clients[i].at + XPU_NPU_CLIENT_STALE_NS)
+			m->clients[n++] = m->clients[i];
+	m->nclients = n;
+}
+
 static int on_call(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t kind, uint64_t n)
 {
 	const struct xpu_ev_npu *e = &ev->npu;
@@ -707,6 +787,90 @@ static int on_call(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t
 	if (kind == XPU_NPU_KIND_IOCTL && (e->aux & XPU_NPU_F_NODUR))
 		return 0;
 	return lat_add(&c->lat, m->ticks.window, e->dur_ns, n);
+}
+
+/* ---- driver functions ---- */
+
+static int fn_eq(const void *ctx, uint32_t i, const void *k)
+{
+	const struct xpu_npu_model *m = ctx;
+	return m->fns[i].name == *(const uint32_t *)k;
+}
+
+/* The function's index, or UINT32_MAX when the table is full or memory is out. */
+static uint32_t fn_get(struct xpu_npu_model *m, const struct xpu_dict *d, uint32_t name)
+{
+	uint64_t h = xpu_hash_u64(name);
+	uint32_t i = xpu_htab_find(&m->fn_idx, h, fn_eq, m, &name);
+	if (i != UINT32_MAX)
+		return i;
+	const char *text = xpu_dict_str_get(d, name);
+	if (!text || m->nfns == XPU_NPU_MAX_FNS ||
+	    xpu_grow((void **)&m->fns, &m->capfns, m->nfns + 1, sizeof(*m->fns)))
+		return UINT32_MAX;
+	struct xpu_npu_fn *f = &m->fns[m->nfns];
+	f->name = name;
+	f->cat = xpu_npu_fn_category(text);
+	if (ctr_init(&f->calls, m->ticks.window) < 0)
+		return UINT32_MAX;
+	if (xpu_htab_put(&m->fn_idx, h, m->nfns) < 0) {
+		free(f->calls.ring);
+		return UINT32_MAX;
+	}
+	return m->nfns++;
+}
+
+struct chain_key { uint32_t pid, ctx, fn; };
+
+static uint64_t chain_hash(const struct chain_key *k)
+{
+	return xpu_hash_u64(((uint64_t)k->pid << 32 | k->ctx) ^ ((uint64_t)k->fn << 48));
+}
+
+static int chain_eq(const void *ctx, uint32_t i, const void *k)
+{
+	const struct xpu_npu_chain *c = &((const struct xpu_npu_model *)ctx)->chains[i];
+	const struct chain_key *key = k;
+	return c->pid == key->pid && c->ctx == key->ctx && c->fn == key->fn;
+}
+
+/* Only calls made inside a known Level Zero call or ioctl form a chain. */
+static void chain_add(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t fn, uint64_t n)
+{
+	struct chain_key k = { ev->pid, ev->npu.aux, fn };
+	uint64_t h = chain_hash(&k);
+	uint32_t i = xpu_htab_find(&m->chain_idx, h, chain_eq, m, &k);
+	if (i == UINT32_MAX) {
+		if (m->nchains == XPU_NPU_MAX_CHAINS ||
+		    xpu_grow((void **)&m->chains, &m->capchains, m->nchains + 1, sizeof(*m->chains)) ||
+		    xpu_htab_put(&m->chain_idx, h, m->nchains) < 0) {
+			m->chains_over += n;
+			return;
+		}
+		i = m->nchains++;
+		m->chains[i] = (struct xpu_npu_chain){ .pid = ev->pid, .ctx = ev->npu.aux, .fn = fn };
+	}
+	if (ev->npu.comm)
+		m->chains[i].comm = ev->npu.comm;
+	m->chains[i].open += n;
+}
+
+static void on_func(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev,
+		    uint64_t n)
+{
+	uint32_t i = ev->npu.code ? fn_get(m, d, ev->npu.code) : UINT32_MAX;
+	if (i == UINT32_MAX) {
+		m->fns_over += n;
+		return;
+	}
+	struct xpu_npu_fn *f = &m->fns[i];
+	f->calls.open += n;
+	m->cat[f->cat].open += n;
+	/* Firmware IPC handled is progress, whether or not each message is seen. */
+	if (f->cat == XPU_NPU_CAT_IPC && ev->time > m->last_ipc_fn)
+		m->last_ipc_fn = ev->time;
+	if (ev->npu.aux)
+		chain_add(m, ev, i, n);
 }
 
 int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev)
@@ -735,6 +899,15 @@ int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const
 		return 0;
 	case XPU_EV_NPU_BUSY:
 		on_busy(m, ev);
+		return 0;
+	case XPU_EV_NPU_FUNC:
+		on_func(m, d, ev, n);
+		return 0;
+	case XPU_EV_NPU_DEV:
+		on_dev(m, ev);
+		return 0;
+	case XPU_EV_NPU_CLIENT:
+		on_client(m, ev);
 		return 0;
 	default:
 		return 0;
@@ -818,8 +991,9 @@ static void rule_stall(struct xpu_npu_model *m, uint64_t now)
 	uint64_t tdr = (uint64_t)xpu_npu_model_tdr_ms(m, NULL) * MS;
 	int asking = m->hb_asked && now - m->hb_asked < HB_WAIT_NS;
 	/* Past the TDR, not at it: the driver checks the heartbeat at each TDR. */
+	uint64_t ipc = m->last_msg > m->last_ipc_fn ? m->last_msg : m->last_ipc_fn;
 	int on = m->njobs && !asking && now > m->jobs[0].submit_ns + tdr &&
-		 now - m->last_done > tdr && now - m->last_hb_progress > tdr;
+		 now - m->last_done > tdr && now - m->last_hb_progress > tdr && now - ipc > tdr;
 
 	if (!on) {
 		xpu_alert_clear(m->alerts, "npu", "npu.stall", 0, now);
@@ -831,7 +1005,7 @@ static void rule_stall(struct xpu_npu_model *m, uint64_t now)
 		fmt_dur(age, sizeof(age), now - j->submit_ns);
 		xpu_alert_raise(m->alerts, XPU_ALERT_STALL, "npu", "npu.stall", 0, now, 0,
 				"job on queue %u outstanding for %s, past the %u ms TDR: no completion, "
-				"no heartbeat progress", j->queue, age, (unsigned)(tdr / MS));
+				"no heartbeat or IPC progress", j->queue, age, (unsigned)(tdr / MS));
 	}
 }
 
@@ -913,6 +1087,16 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 		ctr_close(&m->types[i].rx, slot, full);
 	}
 	lat_close(&m->job_lat, m->ticks.window, slot, full);
+	for (int i = 0; i < XPU_NPU_NCAT; i++)
+		ctr_close(&m->cat[i], slot, full);
+	for (uint32_t i = 0; i < m->nfns; i++)
+		ctr_close(&m->fns[i].calls, slot, full);
+	for (uint32_t i = 0; i < m->nchains; i++) {
+		struct xpu_npu_chain *c = &m->chains[i];
+		c->total += c->open;
+		c->last = c->open;
+		c->open = 0;
+	}
 
 	uint32_t h = (m->hist_head + m->hist_n) % XPU_NPU_HISTORY;
 	if (m->hist_n == XPU_NPU_HISTORY)
@@ -924,6 +1108,7 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 
 	if (now > m->now)
 		m->now = now;
+	clients_expire(m, now);
 	rule_rate(m, now, interval_ns);
 	rule_silence(m, now);
 	rule_stall(m, now);
@@ -937,11 +1122,17 @@ void xpu_npu_snap_init(struct xpu_npu_snap *s)
 {
 	memset(s, 0, sizeof(*s));
 	xpu_table_init(&s->calls, xpu_npu_cols, XPU_NPU_NCOLS);
+	xpu_table_init(&s->funcs, xpu_npu_fcols, XPU_NPU_NFCOLS);
+	xpu_table_init(&s->chains, xpu_npu_ccols, XPU_NPU_NCCOLS);
+	xpu_table_init(&s->clients, xpu_npu_kcols, XPU_NPU_NKCOLS);
 }
 
 void xpu_npu_snap_free(struct xpu_npu_snap *s)
 {
 	xpu_table_free(&s->calls);
+	xpu_table_free(&s->funcs);
+	xpu_table_free(&s->chains);
+	xpu_table_free(&s->clients);
 }
 
 static double per_s(uint64_t n, uint64_t ns)
@@ -1124,13 +1315,91 @@ static void snap_mem(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum
 			mm += ctr_get(k, w);
 	}
 	ipc = ctr_get(&m->g[XPU_NPU_C_TX], w) + ctr_get(&m->g[XPU_NPU_C_RX], w);
-	s->shares_valid = mm + bo + ipc > 0;
-	if (s->shares_valid) {
-		double all = (double)(mm + bo + ipc);
-		s->share_mm = 100.0 * (double)mm / all;
-		s->share_bo = 100.0 * (double)bo / all;
-		s->share_ipc = 100.0 * (double)ipc / all;
+	if (s->fn_count) {	/* driver functions traced: shares of their calls */
+		mm = s->cats[XPU_NPU_CAT_MM].count;
+		bo = s->cats[XPU_NPU_CAT_BO].count;
+		ipc = s->cats[XPU_NPU_CAT_IPC].count;
 	}
+	uint64_t all = s->fn_count ? s->fn_count : mm + bo + ipc;
+	s->shares_valid = all > 0;
+	if (s->shares_valid) {
+		s->share_mm = 100.0 * (double)mm / (double)all;
+		s->share_bo = 100.0 * (double)bo / (double)all;
+		s->share_ipc = 100.0 * (double)ipc / (double)all;
+	}
+}
+
+static double pct(uint64_t part, uint64_t all)
+{
+	return all ? 100.0 * (double)part / (double)all : 0;
+}
+
+static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_npu_snap *s,
+		       enum xpu_window w)
+{
+	struct xpu_table *t = &s->funcs;
+	s->fn_count = s->fn_total = 0;
+	for (int c = 0; c < XPU_NPU_NCAT; c++) {
+		s->cats[c].count = ctr_get(&m->cat[c], w);
+		s->cats[c].total = m->cat[c].total;
+		s->fn_count += s->cats[c].count;
+		s->fn_total += s->cats[c].total;
+	}
+	for (int c = 0; c < XPU_NPU_NCAT; c++) {
+		s->cats[c].share = pct(s->cats[c].count, s->fn_count);
+		s->cats[c].share_total = pct(s->cats[c].total, s->fn_total);
+	}
+	s->fns_over = m->fns_over;
+	xpu_table_reset(t);
+	for (uint32_t i = 0; i < m->nfns; i++) {
+		const struct xpu_npu_fn *f = &m->fns[i];
+		uint64_t n = ctr_get(&f->calls, w);
+		struct xpu_cell *row = xpu_table_add(t, (uint64_t)f->name);
+		if (!row)
+			return -ENOMEM;
+		row[XPU_NPU_FCOL_FUNC].s = xpu_dict_str_get(d, f->name);
+		row[XPU_NPU_FCOL_CAT].s = xpu_npu_cat_name(f->cat);
+		row[XPU_NPU_FCOL_RATE].d = per_s(f->calls.last, m->ticks.tick_ns);
+		row[XPU_NPU_FCOL_COUNT].i = (int64_t)n;
+		row[XPU_NPU_FCOL_TOTAL].i = (int64_t)f->calls.total;
+		row[XPU_NPU_FCOL_SHARE].d = pct(n, s->fn_count);
+	}
+	return 0;
+}
+
+static const char *ctx_name(uint32_t what, int l0, char *buf, size_t size)
+{
+	const char *n = l0 ? xpu_npu_l0_name(what) : xpu_npu_ioctl_name(what);
+	if (!what)
+		return "-";
+	if (n)
+		return n;
+	snprintf(buf, size, l0 ? "API %u" : "ioctl 0x%04x", what);
+	return buf;
+}
+
+static int chains_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_npu_snap *s)
+{
+	struct xpu_table *t = &s->chains;
+	char a[32], b[32];
+	xpu_table_reset(t);
+	s->chains_over = m->chains_over;
+	for (uint32_t i = 0; i < m->nchains; i++) {
+		const struct xpu_npu_chain *c = &m->chains[i];
+		if (!c->total)
+			continue;
+		struct xpu_cell *row = xpu_table_add(t, i + 1);
+		if (!row)
+			return -ENOMEM;
+		row[XPU_NPU_CCOL_PID].i = c->pid;
+		row[XPU_NPU_CCOL_COMM].s = c->comm ? xpu_dict_str_get(d, c->comm) : "?";
+		row[XPU_NPU_CCOL_L0].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_API(c->ctx), 1, a, sizeof(a)));
+		row[XPU_NPU_CCOL_IOCTL].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_CMD(c->ctx), 0, b, sizeof(b)));
+		row[XPU_NPU_CCOL_FUNC].s = xpu_dict_str_get(d, m->fns[c->fn].name);
+		row[XPU_NPU_CCOL_RATE].d = per_s(c->last, m->ticks.tick_ns);
+		row[XPU_NPU_CCOL_TOTAL].i = (int64_t)c->total;
+	}
+	return 0;
 }
 
 static void snap_device(const struct xpu_npu_model *m, const struct xpu_dict *d,
@@ -1168,13 +1437,49 @@ static void snap_device(const struct xpu_npu_model *m, const struct xpu_dict *d,
 	}
 }
 
+/* Engine busy % between a client's last two samples, where fdinfo has it. */
+static int clients_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_npu_snap *s)
+{
+	struct xpu_table *t = &s->clients;
+	xpu_table_reset(t);
+	for (uint32_t i = 0; i < m->nclients; i++) {
+		const struct xpu_npu_client *k = &m->clients[i];
+		struct xpu_cell *row = xpu_table_add(t, (uint64_t)k->pid << 32 | k->c.client_id);
+		if (!row)
+			return -ENOMEM;
+		row[XPU_NPU_KCOL_PID].i = k->pid;
+		row[XPU_NPU_KCOL_COMM].s = k->c.comm ? xpu_dict_str_get(d, k->c.comm) : "?";
+		row[XPU_NPU_KCOL_CLIENT].i = k->c.client_id;
+		row[XPU_NPU_KCOL_TOTAL].i = (int64_t)k->c.total_bytes;
+		row[XPU_NPU_KCOL_TOTAL].na = !(k->c.flags & XPU_NPU_CLIENT_TOTAL);
+		row[XPU_NPU_KCOL_RESIDENT].i = (int64_t)k->c.resident_bytes;
+		row[XPU_NPU_KCOL_RESIDENT].na = !(k->c.flags & XPU_NPU_CLIENT_RESIDENT);
+		int engine = (k->c.flags & XPU_NPU_CLIENT_ENGINE) && k->samples > 1 && k->at > k->prev_at &&
+			     k->c.engine_ns >= k->prev_engine_ns;
+		row[XPU_NPU_KCOL_ENGINE].d = engine ? 100.0 * (double)(k->c.engine_ns - k->prev_engine_ns) /
+							      (double)(k->at - k->prev_at) : 0;
+		row[XPU_NPU_KCOL_ENGINE].na = !engine;
+	}
+	return 0;
+}
+
 int xpu_npu_model_snapshot(const struct xpu_npu_model *m, const struct xpu_dict *d,
 			   struct xpu_npu_snap *s, enum xpu_window w)
 {
+	s->dev_valid = 0;
+	for (int i = 0; i < XPU_NPU_MAX_DEVICES && !s->dev_valid; i++)
+		if (m->dev[i].have_state) {
+			s->dev = m->dev[i].state;
+			s->dev_valid = 1;
+		}
+	if (clients_table(m, d, s) < 0)
+		return -ENOMEM;
 	uint64_t p50 = 0, p99 = 0;
 
 	s->any = m->events > 0;
 	s->events = m->events;
+	if (funcs_table(m, d, s, w) < 0 || chains_table(m, d, s) < 0)
+		return -ENOMEM;
 	snap_ipc(m, s, w);
 	snap_jobs(m, s, w);
 	snap_mem(m, s, w);

@@ -17,14 +17,20 @@
  *              power event's name); arg = milliseconds (TDR).
  *   NPU_L0     code = enum xpu_npu_l0_api; result = ze_result_t; dur_ns.
  *   NPU_BUSY   aux = device index; arg = npu_busy_time_us as read from sysfs.
+ *   NPU_FUNC   code = dict string: the ivpu_* function (or vpu:* tracepoint)
+ *              called; count = calls; aux = where the calling thread was,
+ *              XPU_NPU_FN_CTX(Level Zero API, ioctl command), 0 = nowhere
+ *              known; pid = that thread's process, 0 = not tied to one
+ *              (interrupts, workers, or a log without pids).
  *
  * Rates are per second over the last closed tick and over the recent window,
  * as in the CPU model.  Alerts go to the session's alert log:
  *   CRITICAL  a recovery; an aborted job; an IPC receive timeout
  *             (event alerts, held XPU_NPU_ALERT_HOLD_NS after the last one);
- *   STALL     the oldest outstanding job is older than the TDR, no job
- *             completed and the engine heartbeat did not advance during the
- *             last TDR (cleared when any of that changes);
+ *   STALL     the oldest outstanding job is older than the TDR, and during
+ *             the last TDR no job completed, the engine heartbeat did not
+ *             advance and no firmware IPC went on (no message, no call of an
+ *             IPC driver function); cleared when any of that changes;
  *   WARN      the IPC rate is storm_factor times the baseline learned over
  *             ticks with job activity; or no IPC for longer than the silence
  *             threshold while jobs are outstanding, once job latencies have
@@ -36,6 +42,7 @@
 #include <stdint.h>
 
 #include "alerts.h"
+#include "event.h"
 #include "htab.h"
 #include "stacks.h"	/* enum xpu_window */
 #include "table.h"
@@ -66,6 +73,8 @@ enum {
 	XPU_NPU_MEM_FAULT = 5,
 	XPU_NPU_MEM_OTHER_MMU = 6,	/* another ivpu_mmu_* function (imports) */
 	XPU_NPU_MEM_OTHER_BO = 7,	/* another ivpu_bo_* / ivpu_gem_* function (imports) */
+	XPU_NPU_MEM_MAP_PAGE = 8,	/* one 4 KiB page table entry written (ivpu_mmu_context_map_page) */
+	XPU_NPU_MEM_FREE_PAGE = 9,	/* a page table page freed (ivpu_pgtable_free_page) */
 	XPU_NPU_MEM_MAX
 };
 
@@ -81,7 +90,7 @@ enum {
 #define XPU_NPU_ETIMEDOUT 110
 #define XPU_NPU_HISTORY 300		/* ticks of IPC rate kept for the sparkline */
 #define XPU_NPU_ALERT_HOLD_NS (10ULL * 1000000000)
-#define XPU_NPU_MAX_DEVICES 4
+#define XPU_NPU_MAX_DEVICES XPU_NPU_DEV_MAX
 #define XPU_NPU_MAX_TYPES 48		/* distinct IPC message types tracked */
 #define XPU_NPU_MAX_OUTSTANDING 65536
 
@@ -98,10 +107,43 @@ struct xpu_npu_cfg {
 
 #define XPU_NPU_DEFAULT_TDR_MS 2000
 
+/* Driver functions by category, by the rule in xputop(8) (NPU VIEW),
+ * xpu_npu_fn_category(). */
+enum xpu_npu_cat {
+	XPU_NPU_CAT_MM = 0,	/* memory management: MMU, page tables */
+	XPU_NPU_CAT_IPC = 1,	/* firmware IPC */
+	XPU_NPU_CAT_BO = 2,	/* buffer management: buffer objects */
+	XPU_NPU_CAT_JOBS = 3,	/* job submission, completion, waits, queues */
+	XPU_NPU_CAT_POWER = 4,	/* power management, boot, recovery */
+	XPU_NPU_CAT_OTHER = 5,
+	XPU_NPU_NCAT
+};
+
+/* NPU_FUNC aux: the Level Zero call and ioctl a function ran inside. */
+#define XPU_NPU_FN_CTX(api, cmd) ((uint32_t)(api) << 16 | ((cmd) & 0xffff))
+#define XPU_NPU_FN_API(aux) ((aux) >> 16)
+#define XPU_NPU_FN_CMD(aux) ((aux) & 0xffff)
+
+#define XPU_NPU_MAX_FNS 4096		/* distinct functions kept */
+#define XPU_NPU_MAX_CHAINS 4096		/* (process, L0 call, ioctl, function) kept */
+
+
 /* A count per tick, kept over the window and since the start. */
 struct xpu_npu_ctr {
 	uint64_t open, last, recent, total;
 	uint64_t *ring;
+};
+
+struct xpu_npu_fn {
+	uint32_t name, cat;		/* dict string; enum xpu_npu_cat */
+	struct xpu_npu_ctr calls;
+};
+
+/* Calls of one function made inside one Level Zero call and ioctl of one
+ * process; counted since the start. */
+struct xpu_npu_chain {
+	uint32_t pid, comm, ctx, fn;	/* fn: index into fns */
+	uint64_t open, last, total;
 };
 
 /* One closed tick's histogram: only its nonzero buckets. */
@@ -165,11 +207,24 @@ struct xpu_npu_device {
 	uint64_t busy_us, at_ns;	/* last reading */
 	uint64_t prev_us, prev_ns;	/* the one before */
 	int readings;
+	struct xpu_ev_npu_dev state;	/* the last NPU_DEV sample */
+	int have_state;
+};
+
+/* An open NPU file as fdinfo last reported it; forgotten when a sample has
+ * not mentioned it for XPU_NPU_CLIENT_STALE_NS. */
+#define XPU_NPU_MAX_CLIENTS 256
+#define XPU_NPU_CLIENT_STALE_NS (3ULL * 1000000000)
+struct xpu_npu_client {
+	uint32_t pid;
+	struct xpu_ev_npu_client c;
+	uint64_t at, prev_at, prev_engine_ns;
+	int samples;
 };
 
 /* What each NPU data source is doing on this machine (or "replaying"):
  * set by the source at start-up, shown as is. */
-#define XPU_NPU_MAX_SRCLINES 12
+#define XPU_NPU_MAX_SRCLINES 16
 struct xpu_npu_srcline {
 	char name[24];
 	int state;		/* enum xpu_src_state */
@@ -221,6 +276,21 @@ struct xpu_npu_model {
 	uint32_t last_recovery_reason;	/* dict string */
 
 	struct xpu_npu_device dev[XPU_NPU_MAX_DEVICES];
+
+	/* driver functions */
+	struct xpu_npu_fn *fns;
+	uint32_t nfns, capfns;
+	struct xpu_htab fn_idx;
+	struct xpu_npu_ctr cat[XPU_NPU_NCAT];	/* calls by category */
+	uint64_t fns_over;		/* calls of functions past XPU_NPU_MAX_FNS, uncounted by name */
+	struct xpu_npu_chain *chains;
+	uint32_t nchains, capchains;
+	struct xpu_htab chain_idx;
+	uint64_t chains_over;		/* calls past XPU_NPU_MAX_CHAINS, left out of the chains */
+	uint64_t last_ipc_fn;		/* the last call of an IPC function */
+
+	struct xpu_npu_client clients[XPU_NPU_MAX_CLIENTS];
+	uint32_t nclients;
 };
 
 int xpu_npu_model_init(struct xpu_npu_model *m, const struct xpu_npu_cfg *cfg, uint32_t window_ticks,
@@ -245,6 +315,32 @@ enum xpu_npu_col {
 	XPU_NPU_COL_P50, XPU_NPU_COL_P99, XPU_NPU_COL_BUSY, XPU_NPU_NCOLS
 };
 extern const struct xpu_col xpu_npu_cols[XPU_NPU_NCOLS];
+
+/* The driver functions table. */
+enum xpu_npu_fcol {
+	XPU_NPU_FCOL_FUNC, XPU_NPU_FCOL_CAT, XPU_NPU_FCOL_RATE, XPU_NPU_FCOL_COUNT,
+	XPU_NPU_FCOL_TOTAL, XPU_NPU_FCOL_SHARE, XPU_NPU_NFCOLS
+};
+extern const struct xpu_col xpu_npu_fcols[XPU_NPU_NFCOLS];
+
+/* Open NPU files (DRM fdinfo). */
+enum xpu_npu_kcol {
+	XPU_NPU_KCOL_PID, XPU_NPU_KCOL_COMM, XPU_NPU_KCOL_CLIENT, XPU_NPU_KCOL_TOTAL, XPU_NPU_KCOL_RESIDENT,
+	XPU_NPU_KCOL_ENGINE, XPU_NPU_NKCOLS
+};
+extern const struct xpu_col xpu_npu_kcols[XPU_NPU_NKCOLS];
+
+/* The Level Zero -> ioctl -> driver function chains, since the start. */
+enum xpu_npu_ccol {
+	XPU_NPU_CCOL_PID, XPU_NPU_CCOL_COMM, XPU_NPU_CCOL_L0, XPU_NPU_CCOL_IOCTL, XPU_NPU_CCOL_FUNC,
+	XPU_NPU_CCOL_RATE, XPU_NPU_CCOL_TOTAL, XPU_NPU_NCCOLS
+};
+extern const struct xpu_col xpu_npu_ccols[XPU_NPU_NCCOLS];
+
+struct xpu_npu_cat_snap {
+	uint64_t count, total;		/* calls in the window (or since start), since start */
+	double share, share_total;	/* percent of all driver function calls */
+};
 
 struct xpu_npu_type_snap {
 	uint32_t code;
@@ -278,16 +374,28 @@ struct xpu_npu_snap {
 	double mem_s[XPU_NPU_MEM_MAX];
 	uint64_t mem_total[XPU_NPU_MEM_MAX];
 	int shares_valid;
-	double share_mm, share_ipc, share_bo;	/* percent of the window's calls */
+	double share_mm, share_ipc, share_bo;	/* percent of the window's calls: of driver
+						 * function calls where any were traced,
+						 * else of memory events and IPC messages */
 	/* power */
 	uint64_t suspends, resumes, recoveries;
 	char last_recovery[40];
 	/* device busy */
 	int busy_valid;
 	double busy_pct;
+	/* the device as sysfs says it (the first device with a sample) */
+	int dev_valid;
+	struct xpu_ev_npu_dev dev;
+	struct xpu_table clients;	/* open NPU files, from fdinfo */
 	/* Level Zero, all processes */
 	double l0_s[8];
 	uint64_t l0_total[8];
+	/* driver functions */
+	struct xpu_table funcs;		/* one row per function */
+	struct xpu_table chains;	/* rows with a known Level Zero call or ioctl */
+	uint64_t fn_count, fn_total;	/* calls in the window (or since start), since start */
+	struct xpu_npu_cat_snap cats[XPU_NPU_NCAT];
+	uint64_t fns_over, chains_over;
 	/* rules */
 	uint32_t tdr_ms;
 	const char *tdr_origin;
@@ -309,5 +417,12 @@ uint32_t xpu_npu_msg_type(const char *name);
 /* Names: "zeCommandQueueExecuteCommandLists", ... or NULL. */
 const char *xpu_npu_l0_name(uint32_t api);
 const char *xpu_npu_mem_name(uint32_t code);
+/* "memory management", "IPC", ... */
+const char *xpu_npu_cat_name(uint32_t cat);
+/* The category of a driver function (ivpu_mmu_context_map_page) or tracepoint
+ * (vpu:job), by the rule in xputop(8). */
+uint32_t xpu_npu_fn_category(const char *name);
+/* The DRM ioctl an ivpu_*_ioctl handler serves ((type << 8) | nr), or 0. */
+uint32_t xpu_npu_fn_ioctl(const char *name);
 
 #endif

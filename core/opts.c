@@ -39,7 +39,8 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "gpu-exact", 0, "[=SECS]", "trace every GPU kernel (for SECS, then sampled; also the e key's time)" },
 	{ "gpu-sample", 0, "MS/MS", "sampled GPU tracing: a slice of MS every MS (default 10/500)" },
 	{ "npu-dev", 0, "PATH", "also count ioctls on this device node as NPU ioctls" },
-	{ "npu-probe-binary", 0, "PATH", "attach the ivpu_* probes as uprobes to this binary (testing)" },
+	{ "npu-probe-binary", 0, "PATH", "attach the ivpu_* and driver function probes as uprobes to this binary (testing)" },
+	{ "npu-sysfs", 0, "DIR", "read the NPU's sysfs files and /proc fdinfo under DIR (testing)" },
 	{ "npu-tdr", 0, "MS", "NPU stall threshold (default: intel_vpu's tdr_timeout_ms, else 2000)" },
 	{ "npu-storm", 0, "X", "warn when firmware IPC runs X times its learned rate (default 5)" },
 	{ "npu-silence", 0, "MS", "warn after MS without IPC while NPU jobs wait (default 1000)" },
@@ -191,7 +192,7 @@ static int parse_view(const char *s)
 }
 
 enum {
-	OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW, OPT_GPU_NO_STACKS, OPT_NPU_DEV, OPT_NPU_PROBE_BINARY, OPT_NPU_TDR,
+	OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW, OPT_GPU_NO_STACKS, OPT_NPU_DEV, OPT_NPU_PROBE_BINARY, OPT_NPU_SYSFS, OPT_NPU_TDR,
 	OPT_NPU_STORM, OPT_NPU_SILENCE, OPT_CONFIG, OPT_NO_CONFIG, OPT_GPU_EXACT, OPT_GPU_SAMPLE,
 	OPT_PROMETHEUS, OPT_PROMETHEUS_TOP, OPT_PPROF, OPT_PPROF_INTERVAL, OPT_PPROF_PUSH,
 };
@@ -286,6 +287,9 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 	case OPT_NPU_PROBE_BINARY:
 		o->npu_probe_binary = arg;
 		return 0;
+	case OPT_NPU_SYSFS:
+		o->npu_sysfs = arg;
+		return 0;
 	case OPT_NPU_TDR:
 		if (parse_long(arg, 10, 3600000, &l) < 0)
 			return xpu_err("--npu-tdr: expected 10 to 3600000 milliseconds"), -1;
@@ -360,6 +364,7 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "gpu-sample", required_argument, NULL, OPT_GPU_SAMPLE },
 		{ "npu-dev", required_argument, NULL, OPT_NPU_DEV },
 		{ "npu-probe-binary", required_argument, NULL, OPT_NPU_PROBE_BINARY },
+		{ "npu-sysfs", required_argument, NULL, OPT_NPU_SYSFS },
 		{ "npu-tdr", required_argument, NULL, OPT_NPU_TDR },
 		{ "npu-storm", required_argument, NULL, OPT_NPU_STORM },
 		{ "npu-silence", required_argument, NULL, OPT_NPU_SILENCE },

@@ -176,6 +176,9 @@ static int npu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 	if (xpu_npu_model_snapshot(&sess->npu, &sess->dict, &s->npu, vs->window) < 0)
 		return -1;
 	arrange(&s->npu.calls, vs, XPU_VIEW_NPU, XPU_NPU_COL_RATE);
+	xpu_table_sort(&s->npu.funcs, XPU_NPU_FCOL_COUNT, 0);
+	xpu_table_sort(&s->npu.chains, XPU_NPU_CCOL_TOTAL, 0);
+	xpu_table_sort(&s->npu.clients, XPU_NPU_KCOL_TOTAL, 0);
 	return 0;
 }
 

@@ -18,10 +18,12 @@
 #include "htab.h"
 #include "model_npu.h"
 #include "npu.h"
+#include "npu_sysfs.h"
 #include "npu.skel.h"
 #include "readfile.h"
 #include "session.h"
 #include "source.h"
+#include "source_npu_fn.h"
 #include "symtab.h"
 #include "symbolize.h"
 #include "sys.h"
@@ -38,7 +40,7 @@ static const char *const group_names[G_NGROUPS] = { "IPC", "jobs", "power", "mem
 enum probe_id {
 	P_IPC_SEND, P_IPC_RECV, P_IPC_RECV_RET, P_TX_SET, P_RX_ADDR, P_DB_SET, P_JOB_DONE,
 	P_ABORT_ALL, P_CMDQ_ABORT, P_ENGINE_ERROR, P_RECOVERY, P_SUSPEND, P_RESUME, P_BO_CREATE,
-	P_BO_BIND, P_BO_PIN, P_MMU_MAP, P_MMU_UNMAP, P_MMU_FAULT, P_NPROBES
+	P_BO_BIND, P_BO_PIN, P_MMU_MAP, P_MMU_UNMAP, P_MMU_FAULT, P_SUBMIT, P_CMDQ_SUBMIT, P_NPROBES
 };
 
 static const struct probe {
@@ -66,6 +68,8 @@ static const struct probe {
 	[P_MMU_MAP] = { "ivpu_mmu_context_map_sgt", "npu_mmu_map", 0, G_MEMORY },
 	[P_MMU_UNMAP] = { "ivpu_mmu_context_unmap_sgt", "npu_mmu_unmap", 0, G_MEMORY },
 	[P_MMU_FAULT] = { "ivpu_mmu_irq_evtq_handler", "npu_mmu_fault", 0, G_MEMORY },
+	[P_SUBMIT] = { "ivpu_submit_ioctl", "npu_submit_ret", 1, G_JOBS },
+	[P_CMDQ_SUBMIT] = { "ivpu_cmdq_submit_ioctl", "npu_submit_ret", 1, G_JOBS },
 };
 
 static const struct { const char *func; uint32_t api; } l0_apis[] = {
@@ -103,17 +107,22 @@ struct npu_source {
 	int tp[NTPS];		/* tracepoint present with the layout the program reads */
 	int tp_used[NTPS];
 	int rx_counted_raw;	/* every received message comes from ivpu_hw_ip_ipc_rx_addr_get */
+	int submit_ioctl;	/* jobs are submit ioctls: they carry no doorbell */
 
 	struct ioctl_prev *prev;
 	uint32_t nprev, capprev;
 	struct xpu_htab prev_idx;
 	uint64_t ticks;
 
-	char busy_path[XPU_NPU_MAX_DEVICES][160];
-	int nbusy;
-	uint64_t busy_at;
+	struct xpu_npu_sysfs *sysfs;	/* busy, memory, frequency, power, fdinfo, uevents */
 
 	uint64_t seen_drops, bad_records;
+
+	struct xpu_npu_fns *fns;	/* every ivpu_* function, counted in `funcs` */
+	int fns_attached;
+	char fns_why[200];		/* why they are not */
+	uint32_t tp_names[3];		/* dict strings "vpu:job", "vpu:jsm", "vpu:pm" */
+	int nl0_binary;			/* Level Zero entry points probed in --npu-probe-binary */
 };
 
 /* ---- records -> events ---- */
@@ -172,9 +181,12 @@ static void on_job_done(struct npu_source *n, const struct xpu_npu_rec *r)
 {
 	struct xpu_npu_rec done = *r;
 	emit(n, r, XPU_EV_NPU_IPC, 0x2100, rx_flags(n, 1));	/* a JOB_DONE message arrived */
-	/* Doorbell submissions carry no job id: completions match the queue's oldest job. */
+	/* Doorbell submissions carry no job id: completions match the queue's
+	 * oldest job; submit ioctls carry no doorbell either. */
 	done.arg = 0;
-	emit(n, &done, XPU_EV_NPU_JOB, XPU_NPU_JOB_DONE, r->aux);
+	if (n->submit_ioctl)
+		done.aux = 0;
+	emit(n, &done, XPU_EV_NPU_JOB, XPU_NPU_JOB_DONE, done.aux);
 }
 
 static void on_tp_job(struct npu_source *n, const struct xpu_npu_rec *r)
@@ -205,6 +217,17 @@ static void on_tp_pm(struct npu_source *n, const struct xpu_npu_rec *r)
 		      : strstr(ev, "resume") ? XPU_NPU_PM_RESUME
 		      : strstr(ev, "suspend") ? XPU_NPU_PM_SUSPEND : XPU_NPU_PM_OTHER;
 	emit(n, r, XPU_EV_NPU_PM, code, code == XPU_NPU_PM_OTHER ? str_id(n->sess, ev, sizeof(ev)) : 0);
+}
+
+/* A vpu:* tracepoint hit counts as a call in the driver functions table. */
+static void tp_row(struct npu_source *n, const struct xpu_npu_rec *r, int i, const char *name)
+{
+	struct xpu_event ev = { .type = XPU_EV_NPU_FUNC, .source = XPU_SRC_NPU, .time = r->time_ns };
+	if (!n->tp_names[i])
+		n->tp_names[i] = xpu_dict_cstr(&n->sess->dict, name);
+	ev.npu.code = n->tp_names[i];
+	ev.npu.count = 1;
+	xpu_session_emit(n->sess, &ev);
 }
 
 static void on_rec(struct npu_source *n, const struct xpu_npu_rec *r)
@@ -239,10 +262,13 @@ static void on_rec(struct npu_source *n, const struct xpu_npu_rec *r)
 	case XPU_NPU_REC_FENCE_SIGNAL:
 		return emit(n, r, XPU_EV_NPU_JOB, XPU_NPU_JOB_DONE, r->aux);
 	case XPU_NPU_REC_TP_JOB:
+		tp_row(n, r, 0, "vpu:job");
 		return on_tp_job(n, r);
 	case XPU_NPU_REC_TP_JSM:
+		tp_row(n, r, 1, "vpu:jsm");
 		return on_tp_jsm(n, r);
 	case XPU_NPU_REC_TP_PM:
+		tp_row(n, r, 2, "vpu:pm");
 		return on_tp_pm(n, r);
 	case XPU_NPU_REC_L0:
 		if (wanted(n, r->pid))
@@ -371,41 +397,6 @@ static void read_ioctls(struct npu_source *n, uint64_t now)
 	}
 }
 
-/* ---- sysfs busy time ---- */
-
-static void find_busy_files(struct npu_source *n)
-{
-	glob_t g;
-	if (glob("/sys/class/accel/accel*/device/npu_busy_time_us", 0, NULL, &g) != 0)
-		return;
-	for (size_t i = 0; i < g.gl_pathc && n->nbusy < XPU_NPU_MAX_DEVICES; i++)
-		snprintf(n->busy_path[n->nbusy++], sizeof(n->busy_path[0]), "%s", g.gl_pathv[i]);
-	globfree(&g);
-}
-
-static void read_busy(struct npu_source *n, uint64_t now)
-{
-	if (!n->nbusy || (n->busy_at && now - n->busy_at < BUSY_EVERY_NS))
-		return;
-	n->busy_at = now;
-	for (int i = 0; i < n->nbusy; i++) {
-		char *text = NULL;
-		size_t len;
-		if (xpu_read_path(n->busy_path[i], 64, &text, &len) < 0)
-			continue;
-		char *end;
-		unsigned long long us = strtoull(text, &end, 10);
-		if (end != text) {
-			struct xpu_event ev = { .type = XPU_EV_NPU_BUSY, .source = XPU_SRC_NPU, .time = now };
-			ev.npu.aux = (uint32_t)i;
-			ev.npu.arg = us;
-			ev.npu.count = 1;
-			xpu_session_emit(n->sess, &ev);
-		}
-		free(text);
-	}
-}
-
 /* ---- the source interface ---- */
 
 static int npu_fd(struct xpu_source *src)
@@ -421,6 +412,23 @@ static int npu_drain(struct xpu_source *src, struct xpu_session *s)
 	return r == -EINTR ? 0 : r;
 }
 
+/* Runs of the NPU programs the kernel skipped because another BPF program
+ * was running on that CPU (a kprobe firing inside one, the multi-kprobe
+ * link's programs above all): each a probe hit lost, counted as a drop. */
+static uint64_t recursion_misses(const struct npu_source *n)
+{
+	struct bpf_program *p;
+	uint64_t misses = 0;
+	bpf_object__for_each_program(p, n->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			misses += info.recursion_misses;
+	}
+	return misses;
+}
+
 static void npu_tick(struct xpu_source *src, struct xpu_session *s)
 {
 	struct npu_source *n = (struct npu_source *)src;
@@ -428,9 +436,13 @@ static void npu_tick(struct xpu_source *src, struct xpu_session *s)
 	struct npu_bpf__bss *b = n->skel->bss;
 
 	read_ioctls(n, now);
-	read_busy(n, now);
+	if (n->fns_attached)
+		xpu_npu_fns_read(n->fns, bpf_map__fd(n->skel->maps.funcs), s, now);
+	xpu_npu_sysfs_read(n->sysfs, s, now);
+	xpu_npu_sysfs_uevents(n->sysfs, s, now, !n->use[P_RECOVERY]);
 	xpu_session_drops(s, XPU_SRC_NPU,
-			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + n->bad_records,
+			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + b->dropped_funcs +
+				  n->bad_records + recursion_misses(n),
 			  &n->seen_drops);
 }
 
@@ -439,6 +451,8 @@ static void npu_destroy(struct xpu_source *src)
 	struct npu_source *n = (struct npu_source *)src;
 	for (int i = 0; i < n->nlinks; i++)
 		bpf_link__destroy(n->links[i]);
+	xpu_npu_fns_free(n->fns);
+	xpu_npu_sysfs_free(n->sysfs);
 	ring_buffer__free(n->ring);
 	npu_bpf__destroy(n->skel);
 	xpu_htab_free(&n->prev_idx);
@@ -551,10 +565,14 @@ static void choose(struct npu_source *n)
 	if (n->tp[TP_JSM])
 		n->use[P_IPC_SEND] = 0;
 	n->use[P_IPC_RECV] = n->use[P_IPC_RECV_RET] = n->have[P_IPC_RECV] && n->have[P_IPC_RECV_RET];
-	if (n->tp[TP_JOB])
-		n->use[P_DB_SET] = n->use[P_JOB_DONE] = 0;
-	if (!n->use[P_DB_SET] || !n->use[P_JOB_DONE])
-		n->use[P_DB_SET] = n->use[P_JOB_DONE] = 0;
+	/* A job is a doorbell, or where the kernel has none (before 6.11) a
+	 * submit ioctl that succeeded; either needs the completion. */
+	if (n->use[P_DB_SET])
+		n->use[P_SUBMIT] = n->use[P_CMDQ_SUBMIT] = 0;
+	int submits = n->use[P_DB_SET] || n->use[P_SUBMIT] || n->use[P_CMDQ_SUBMIT];
+	if (n->tp[TP_JOB] || !submits || !n->use[P_JOB_DONE])
+		n->use[P_DB_SET] = n->use[P_SUBMIT] = n->use[P_CMDQ_SUBMIT] = n->use[P_JOB_DONE] = 0;
+	n->submit_ioctl = n->use[P_SUBMIT] || n->use[P_CMDQ_SUBMIT];
 	if (n->tp[TP_PM])
 		n->use[P_SUSPEND] = n->use[P_RESUME] = 0;
 	n->rx_counted_raw = n->use[P_RX_ADDR];
@@ -562,7 +580,7 @@ static void choose(struct npu_source *n)
 	n->tp_used[TP_JSM] = n->tp[TP_JSM];
 	n->tp_used[TP_PM] = n->tp[TP_PM];
 	/* The generic fallback, only when nothing better sees jobs. */
-	int jobs = n->tp[TP_JOB] || n->use[P_DB_SET];
+	int jobs = n->tp[TP_JOB] || n->use[P_JOB_DONE];
 	n->tp_used[TP_FENCE_INIT] = n->tp_used[TP_FENCE_SIGNAL] =
 		!jobs && n->tp[TP_FENCE_INIT] && n->tp[TP_FENCE_SIGNAL];
 }
@@ -591,6 +609,9 @@ static void set_autoload(struct npu_source *n, int ioctls, int l0)
 	bpf_program__set_autoload(k->progs.npu_ioctl_exit, ioctls);
 	bpf_program__set_autoload(k->progs.npu_l0_enter, l0);
 	bpf_program__set_autoload(k->progs.npu_l0_exit, l0);
+	int fns = xpu_npu_fns_count(n->fns) > 0;
+	bpf_program__set_autoload(k->progs.npu_func, fns);
+	bpf_program__set_autoload(k->progs.npu_func_ret, fns);
 }
 
 static int keep(struct npu_source *n, struct bpf_link *l)
@@ -734,19 +755,65 @@ static void tell_ioctls(struct npu_source *n, const struct plan *p, const struct
 				     "syscall tracepoints; fds of accel devices (major %d)", XPU_NPU_ACCEL_MAJOR);
 }
 
+/* A return probe of the function the probe before it enters. */
+static int same_function(int i)
+{
+	return i > 0 && strcmp(probes[i - 1].func, probes[i].func) == 0;
+}
+
 static void tell_group(struct npu_source *n, enum group g, const char *extra, const char *none)
 {
 	char list[200];
 	size_t used = 0;
 	list[0] = '\0';
 	for (int i = 0; i < P_NPROBES; i++)
-		if (n->use[i] && probes[i].group == g && !probes[i].ret && used < sizeof(list))
+		if (n->use[i] && probes[i].group == g && !same_function(i) && used < sizeof(list))
 			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "",
 						 probes[i].func);
 	if (extra && used < sizeof(list))
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? "; " : "", extra);
 	xpu_npu_model_source(&n->sess->npu, group_names[g], used ? XPU_SRC_ACTIVE : XPU_SRC_OFF, "%s",
 			     used ? list : none);
+}
+
+static void attach_fns(struct npu_source *n, const struct plan *p)
+{
+	size_t count = xpu_npu_fns_count(n->fns);
+	if (!count)
+		return;
+	int rc = xpu_npu_fns_attach(n->fns, n->skel->progs.npu_func, n->skel->progs.npu_func_ret, p->binary);
+	if (rc < 0) {
+		snprintf(n->fns_why, sizeof(n->fns_why), "%s %zu ivpu_* functions refused: %s",
+			 p->binary ? "uprobes on" : "one multi-kprobe link on", count, strerror(-rc));
+		return;
+	}
+	n->fns_attached = 1;
+}
+
+/* The "driver functions" line: what feeds the functions table. */
+static void tell_fns(struct npu_source *n, const struct plan *p)
+{
+	struct xpu_npu_model *m = &n->sess->npu;
+	const char *tps = n->tp_used[TP_JOB] || n->tp_used[TP_JSM] || n->tp_used[TP_PM]
+				  ? "; vpu:* tracepoints as rows" : "";
+	size_t count = xpu_npu_fns_count(n->fns);
+	if (n->fns_attached && p->binary)
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_ACTIVE,
+				     "uprobes on %zu ivpu_* functions of %s (the multi-kprobe program, "
+				     "a link each)%s", count, p->binary, tps);
+	else if (n->fns_attached)
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_ACTIVE,
+				     "one multi-kprobe link on %zu ivpu_* functions of intel_vpu%s", count, tps);
+	else if (n->fns_why[0])
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_FAILED, "%s%s", n->fns_why, tps);
+	else if (n->fns)
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_OFF, "no ivpu_* function found%s", tps);
+	else if (tps[0])
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_ACTIVE, "vpu:* tracepoints as rows only");
+	else
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_OFF, "%s",
+				     !p->kprobes ? "this kernel has no kprobes: no ivpu_* function is counted"
+						 : "intel_vpu is not loaded");
 }
 
 static void tell(struct npu_source *n, const struct plan *p, const struct xpu_npu_source_opts *o,
@@ -785,16 +852,15 @@ static void tell(struct npu_source *n, const struct plan *p, const struct xpu_np
 			      : NULL, none);
 	tell_group(n, G_POWER, n->tp_used[TP_PM] ? "vpu:pm" : NULL, none);
 	tell_group(n, G_MEMORY, NULL, none);
-	if (nl0)
-		xpu_npu_model_source(m, "Level Zero", XPU_SRC_ACTIVE, "uprobes on %s (%d APIs)", p->ze, nl0);
+	if (nl0 || n->nl0_binary)
+		xpu_npu_model_source(m, "Level Zero", XPU_SRC_ACTIVE, "uprobes on %s (%d APIs)%s%s%s",
+				     nl0 ? p->ze : "", nl0, n->nl0_binary ? "; and on " : "",
+				     n->nl0_binary ? p->binary : "", n->nl0_binary ? " (the stand-in's)" : "");
 	else
 		xpu_npu_model_source(m, "Level Zero", XPU_SRC_OFF, p->have_ze ? "cannot attach to %s"
 							 : "no libze_loader.so.1 found%s", p->have_ze ? p->ze : "");
-	if (n->nbusy)
-		xpu_npu_model_source(m, "busy", XPU_SRC_ACTIVE, "%s, read every second", n->busy_path[0]);
-	else
-		xpu_npu_model_source(m, "busy", XPU_SRC_OFF,
-				     "no /sys/class/accel/accel*/device/npu_busy_time_us: busy %% is N/A");
+	tell_fns(n, p);
+	xpu_npu_sysfs_tell(n->sysfs, m);
 }
 
 static void emit_tdr(struct npu_source *n)
@@ -844,8 +910,14 @@ static int plan(struct npu_source *n, const struct xpu_npu_source_opts *o, struc
 		find_kernel_functions(n);
 	}
 	choose(n);
+	if (p->binary || (p->kprobes && p->vpu_loaded))
+		n->fns = xpu_npu_fns_find(p->binary, n->fns_why, sizeof(n->fns_why));
 	p->have_ze = find_ze_loader(p->ze, sizeof(p->ze)) != NULL;
-	find_busy_files(n);
+	n->sysfs = xpu_npu_sysfs_open(o->sysfs_root);
+	if (!n->sysfs) {
+		xpu_err("out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -871,8 +943,12 @@ struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_np
 		goto fail;
 	}
 	n->skel->rodata->probe_user = p.binary != NULL;
+	if (p.binary) {	/* the stand-in's functions are plain uprobes (fns_attach) */
+		bpf_program__set_expected_attach_type(n->skel->progs.npu_func, (enum bpf_attach_type)0);
+		bpf_program__set_expected_attach_type(n->skel->progs.npu_func_ret, (enum bpf_attach_type)0);
+	}
 	n->skel->rodata->extra_rdev = p.rdev;
-	set_autoload(n, p.ioctls, p.have_ze);
+	set_autoload(n, p.ioctls, p.have_ze || p.binary);
 	err = npu_bpf__load(n->skel);
 	if (err) {
 		xpu_err("cannot load the NPU BPF programs: %s", xpu_sys_bpf_hint(err));
@@ -897,6 +973,9 @@ struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_np
 		n->tp_used[TP_FENCE_INIT] = n->tp_used[TP_FENCE_SIGNAL] = 0;
 	if (p.have_ze)
 		nl0 = attach_l0(n, p.ze);
+	if (p.binary)	/* a stand-in may play the user-space driver's entry points too */
+		n->nl0_binary = attach_l0(n, p.binary);
+	attach_fns(n, &p);
 	tell(n, &p, o, nprobes, missing, failed, nl0);
 	/* With no NPU the view says so first, and is not "active". */
 	int no_npu = !p.accel && !p.binary;
@@ -905,7 +984,7 @@ struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_np
 			   p.ioctls ? "ioctls on accel fds" : "no ioctl tracing",
 			   nprobes ? (p.binary ? "; ivpu_* uprobes" : "; ivpu_* kprobes") : "",
 			   n->tp_used[TP_FENCE_INIT] ? "; dma_fence job fallback" : "",
-			   nl0 ? "; Level Zero calls" : "");
+			   nl0 || n->nl0_binary ? "; Level Zero calls" : "");
 	emit_tdr(n);
 	return &n->base;
 fail:

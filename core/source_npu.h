@@ -14,6 +14,7 @@ struct xpu_source;
 struct xpu_npu_source_opts {
 	const char *dev_path;		/* --npu-dev: count ioctls on this node too */
 	const char *probe_binary;	/* --npu-probe-binary: ivpu_* probes as uprobes here */
+	const char *sysfs_root;		/* --npu-sysfs: sysfs and /proc read under this root */
 	const uint32_t *pids;		/* -p: ioctls and Level Zero calls of these only */
 	uint32_t npids;
 };

@@ -477,6 +477,42 @@ def hot_function(snaps, name):
         sys.exit("the percentages add up to more than 100")
 
 
+def npu_category(snaps, category, total, share):
+    """The last snapshot's driver function category CATEGORY counts TOTAL calls
+    since the start, SHARE percent of all (rounded; "<1" for under one)."""
+    for c in snaps[-1]["npu"]["functions"]["categories"]:
+        if c["category"] == category:
+            pct = c["share_total_pct"]
+            ok = pct < 1 if share == "<1" else round(pct) == int(share)
+            if c["total"] != int(total) or not ok:
+                sys.exit(f"{category}: {c['total']} calls, {pct:.2f}%; expected {total}, {share}%")
+            return
+    sys.exit(f"no category {category}")
+
+
+def npu_top_functions(snaps, *expected):
+    """The driver functions table of the last snapshot, by calls since the
+    start, begins with EXPECTED ("name=total" each, in order; equal totals in
+    any order)."""
+    rows = sorted(snaps[-1]["npu"]["functions"]["rows"], key=lambda r: -r["total"])
+    got = [(r["function"], r["total"]) for r in rows[:len(expected)]]
+    want = [(e.split("=")[0], int(e.split("=")[1])) for e in expected]
+    if sorted(got, key=lambda x: (-x[1], x[0])) != sorted(want, key=lambda x: (-x[1], x[0])) or \
+            [n for _, n in got] != [n for _, n in want]:
+        sys.exit(f"top functions {got}, expected {want}")
+
+
+def npu_chain(snaps, pid, l0, ioctl, function, at_least):
+    """The chains table has PID's FUNCTION inside L0 and IOCTL, called at least AT_LEAST times."""
+    for c in snaps[-1]["npu"]["functions"]["chains"]:
+        if (c["pid"], c["l0"], c["ioctl"], c["function"]) == (int(pid), l0, ioctl, function):
+            if c["total"] < int(at_least):
+                sys.exit(f"chain {l0} -> {ioctl} -> {function}: {c['total']} calls")
+            return
+    sys.exit(f"no chain {pid} {l0} -> {ioctl} -> {function}: "
+             f"{[(c['pid'], c['l0'], c['ioctl'], c['function']) for c in snaps[-1]['npu']['functions']['chains']]}")
+
+
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
@@ -485,7 +521,8 @@ CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_p
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest,
                                   cpu_sorted_by, cpu_view, hot_function,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
-                                  npu_no_calls, npu_source, npu_value, chrome_trace)}
+                                  npu_no_calls, npu_source, npu_value, npu_category,
+                                  npu_top_functions, npu_chain, chrome_trace)}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in CHECKS:

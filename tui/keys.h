@@ -17,6 +17,7 @@ struct xpu_ui {
 	char saved[XPU_FILTER_MAX];	/* the filter before editing, for Esc */
 	int page;			/* table rows visible at the last draw */
 	int top[XPU_VIEW_MAX];		/* first table row shown, per view */
+	int funcs_top;			/* first row of the NPU driver functions table */
 	int relayout;			/* clear and repaint everything (Ctrl-L, resize) */
 	struct xpu_flame_zoom zoom[XPU_VIEW_MAX];	/* flamegraph zoom, per view */
 	int next_theme;			/* T was pressed: the TUI moves to the next theme */

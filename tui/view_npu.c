@@ -107,37 +107,60 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 	text_at(y, x, r, buf);
 }
 
+static void share_text(char *buf, size_t size, double pct)
+{
+	if (pct > 0 && pct < 1)
+		snprintf(buf, size, "<1%%");
+	else
+		snprintf(buf, size, "%.0f%%", pct);
+}
+
 static void line_memory(int y, const struct xpu_rect *r, const struct xpu_npu_snap *n)
 {
-	char buf[256], shares[128];
+	char buf[256], shares[128], mm[16], ipc[16], bo[16];
 	int x = label(y, r, "Memory");
+	share_text(mm, sizeof(mm), n->share_mm);
+	share_text(ipc, sizeof(ipc), n->share_ipc);
+	share_text(bo, sizeof(bo), n->share_bo);
 	if (n->shares_valid)
-		snprintf(shares, sizeof(shares), "shares: memory mgmt %.0f%%  IPC %.0f%%  buffers %.0f%%",
-			 n->share_mm, n->share_ipc, n->share_bo);
+		snprintf(shares, sizeof(shares), "shares: memory mgmt %s  IPC %s  buffers %s", mm, ipc, bo);
 	else
 		snprintf(shares, sizeof(shares), "shares: N/A");
-	snprintf(buf, sizeof(buf), "bo create %.1f/s  bind %.1f/s  map %.1f/s  unmap %.1f/s  faults %" PRIu64 "   %s",
+	snprintf(buf, sizeof(buf), "bo create %.1f/s  bind %.1f/s  map %.1f/s  unmap %.1f/s  pages mapped %.1f/s "
+		 "freed %.1f/s  faults %" PRIu64 "   %s",
 		 n->mem_s[XPU_NPU_MEM_BO_CREATE], n->mem_s[XPU_NPU_MEM_BIND], n->mem_s[XPU_NPU_MEM_MAP],
-		 n->mem_s[XPU_NPU_MEM_UNMAP], n->mem_total[XPU_NPU_MEM_FAULT], shares);
+		 n->mem_s[XPU_NPU_MEM_UNMAP], n->mem_s[XPU_NPU_MEM_MAP_PAGE], n->mem_s[XPU_NPU_MEM_FREE_PAGE],
+		 n->mem_total[XPU_NPU_MEM_FAULT], shares);
 	text_at(y, x, r, buf);
+}
+
+/* "N/A" where the field is unknown. */
+static void dev_field(char *buf, size_t size, int valid, const char *fmt, double v)
+{
+	if (valid)
+		snprintf(buf, size, fmt, v);
+	else
+		snprintf(buf, size, "N/A");
 }
 
 static void line_device(int y, const struct xpu_rect *r, const struct xpu_npu_snap *n)
 {
-	char buf[256], busy[16], l0[16];
+	char buf[320], busy[16], l0[16], mem[24], cur[16], max[16], pw[16];
 	double l0s = 0;
+	uint32_t f = n->dev_valid ? n->dev.flags : 0;
 	int x = label(y, r, "Device");
 	for (int a = 1; a < XPU_NPU_L0_API_MAX && a < 8; a++)
 		l0s += n->l0_s[a];
 	xpu_fmt_rate(l0, sizeof(l0), l0s);
-	if (n->busy_valid)
-		snprintf(busy, sizeof(busy), "%.0f%%", n->busy_pct);
-	else
-		snprintf(busy, sizeof(busy), "N/A");
-	snprintf(buf, sizeof(buf), "busy %s  suspends %" PRIu64 " resumes %" PRIu64 " recoveries %" PRIu64
-		 "%s%s  TDR %u ms (%s)  Level Zero %s calls/s", busy, n->suspends, n->resumes, n->recoveries,
-		 n->last_recovery[0] ? " last: " : "", n->last_recovery, n->tdr_ms,
-		 n->tdr_origin ? n->tdr_origin : "default", l0);
+	dev_field(busy, sizeof(busy), n->busy_valid, "%.0f%%", n->busy_pct);
+	dev_field(mem, sizeof(mem), f & XPU_NPU_DEV_MEM, "%.1f MiB", (double)n->dev.mem_bytes / (1 << 20));
+	dev_field(cur, sizeof(cur), f & XPU_NPU_DEV_CUR_MHZ, "%.0f", n->dev.cur_mhz);
+	dev_field(max, sizeof(max), f & XPU_NPU_DEV_MAX_MHZ, "%.0f", n->dev.max_mhz);
+	dev_field(pw, sizeof(pw), f & XPU_NPU_DEV_POWER, "%.1f W", n->dev.power_mw / 1000.0);
+	snprintf(buf, sizeof(buf), "busy %s  mem %s  freq %s/%s MHz  power %s  suspends %" PRIu64 " resumes %" PRIu64
+		 " recoveries %" PRIu64 "%s%s  TDR %u ms (%s)  Level Zero %s calls/s  clients %u", busy, mem, cur, max,
+		 pw, n->suspends, n->resumes, n->recoveries, n->last_recovery[0] ? " last: " : "", n->last_recovery,
+		 n->tdr_ms, n->tdr_origin ? n->tdr_origin : "default", l0, n->clients.nrows);
 	text_at(y, x, r, buf);
 }
 
@@ -189,6 +212,49 @@ static void draw_panel(const struct xpu_rect *r, const struct xpu_snapshot *s)
 	draw_sources(y + 1 <= last ? y + 1 : y, last, r, s);
 }
 
+
+/* "Driver functions  8198 calls: memory management 57% (window 0%) ..." */
+static void draw_funcs_title(const struct xpu_rect *r, const struct xpu_npu_snap *n)
+{
+	char buf[512], a[16], b[16];
+	size_t used = (size_t)snprintf(buf, sizeof(buf), " " XPU_NPU_FUNCS_TITLE "  %" PRIu64 " calls since start:",
+				       n->fn_total);
+	for (uint32_t c = 0; c < XPU_NPU_NCAT && used < sizeof(buf); c++) {
+		if (!n->cats[c].total)
+			continue;
+		share_text(a, sizeof(a), n->cats[c].share_total);
+		share_text(b, sizeof(b), n->cats[c].share);
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "  %s %s (now %s)",
+					 xpu_npu_cat_name(c), a, b);
+	}
+	xpu_fill(r->y, r->x, r->w, xpu_draw_attr(XPU_ROLE_FLAME_TITLE));
+	xpu_put_text(r->y, r->x, r->w, buf, xpu_draw_attr(XPU_ROLE_FLAME_TITLE), 1);
+}
+
+/* The lower pane: the driver functions table, the alert log below it with
+ * a line per alert (at least two, at most half the pane). */
+static void draw_lower(const struct xpu_rect *r, const struct xpu_snapshot *s, struct xpu_ui *ui)
+{
+	const struct xpu_npu_snap *n = &s->npu;
+	int alerts = (int)s->nalerts + 1;
+	if (alerts < 2)
+		alerts = 2;
+	if (alerts > r->h / 2)
+		alerts = r->h / 2;
+	int funcs = r->h - alerts;
+	if (funcs < 3) {	/* too small for a table: the alerts matter more */
+		xpu_alert_log_draw(r, s);
+		return;
+	}
+	struct xpu_rect title = { r->y, r->x, 1, r->w };
+	struct xpu_rect table = { r->y + 1, r->x, funcs - 1, r->w };
+	struct xpu_rect log = { r->y + funcs, r->x, alerts, r->w };
+	draw_funcs_title(&title, n);
+	xpu_table_view_draw(&table, &n->funcs, -1, &ui->funcs_top,
+			    "no driver functions traced (ivpu_* probes or a bpftrace log give them)");
+	xpu_alert_log_draw(&log, s);
+}
+
 void xpu_view_npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		       const struct xpu_viewstate *vs, struct xpu_ui *ui)
 {
@@ -208,5 +274,5 @@ void xpu_view_npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 				    &ui->top[XPU_VIEW_NPU], empty);
 	}
 	if (l->flame.h)
-		xpu_alert_log_draw(&l->flame, s);
+		draw_lower(&l->flame, s, ui);
 }

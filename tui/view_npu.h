@@ -12,6 +12,7 @@
 /* Text the tests look for. */
 #define XPU_NPU_SOURCES_TITLE "Sources"
 #define XPU_NPU_IPC_LABEL "IPC"
+#define XPU_NPU_FUNCS_TITLE "Driver functions"
 
 /* Rows the summary panel would like. */
 int xpu_view_npu_text_rows(const struct xpu_snapshot *s);

@@ -43,13 +43,44 @@ else	# without an NPU nothing machine-wide (ioctls, dma_fence) is traced for it
 	$Q npu_source jobs off "no NPU on this machine" < "$T_TMP/src.json" || fail "the jobs source line"
 fi
 $Q npu_source busy off "N/A" < "$T_TMP/src.json" || fail "busy"
+if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
+	$Q npu_source "driver functions" off "this kernel has no kprobes" < "$T_TMP/src.json" || fail "driver functions"
+fi
 $Q npu_value busy_pct null - < "$T_TMP/src.json" || fail "busy % is not null without a device"
 
 t the_stand_in_attaches_as_uprobes_and_names_what_it_lacks
 scenario normal 8 20
 $Q npu_source "ivpu probes" active "uprobes on $DRV" < "$T_TMP/normal.json" || fail "uprobes"
-$Q npu_source "ivpu probes" active "ivpu_bo_pin" < "$T_TMP/normal.json" || fail "missing functions not named"
+$Q npu_source "ivpu probes" active "ivpu_job_handle_engine_error" < "$T_TMP/normal.json" || fail "missing functions not named"
 $Q npu_source jobs active "ivpu_hw_ip_db_set" < "$T_TMP/normal.json" || fail "jobs source"
+
+t every_ivpu_function_of_the_stand_in_is_counted_by_the_multi_kprobe_program
+$Q npu_source "driver functions" active "uprobes on 21 ivpu_* functions of $DRV" < "$T_TMP/normal.json" ||
+	fail "the functions source"
+$Q npu_value functions.total ge 1000 < "$T_TMP/normal.json" || fail "function calls"
+python3 - "$T_TMP/normal.json" <<'PY' || fail "the function counts disagree with the driver's own probes"
+import json, sys
+s = json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]
+rows = {r["function"]: r["total"] for r in s["functions"]["rows"]}
+# every job is one doorbell and one completion, each seen by both programs
+assert rows["ivpu_hw_ip_db_set"] == s["jobs"]["submitted_total"], (rows["ivpu_hw_ip_db_set"], s["jobs"])
+assert rows["ivpu_job_done_callback"] == s["jobs"]["done_total"], (rows["ivpu_job_done_callback"], s["jobs"])
+cats = {c["category"]: c for c in s["functions"]["categories"]}
+assert cats["jobs"]["total"] >= 2 * s["jobs"]["done_total"], cats["jobs"]
+PY
+
+t the_tutorials_allocation_chains_level_zero_to_ioctl_to_page_mappings
+scenario alloc 3 10
+PID=$(python3 -c '
+import json,sys
+for c in json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]["functions"]["chains"]:
+    print(c["pid"]); break' "$T_TMP/alloc.json")
+[ -n "$PID" ] || fail "no chain at all"
+$Q npu_chain "$PID" zeMemAllocHost IVPU_BO_CREATE ivpu_mmu_context_map_page 4131 < "$T_TMP/alloc.json" || fail "map_page chain"
+$Q npu_chain "$PID" zeMemAllocHost IVPU_BO_CREATE ivpu_bo_create_ioctl 3 < "$T_TMP/alloc.json" || fail "handler chain"
+$Q npu_chain "$PID" - IVPU_SUBMIT ivpu_hw_ip_db_set 1 < "$T_TMP/alloc.json" || fail "submit chain"
+$Q npu_value jobs.done_total eq 1 < "$T_TMP/alloc.json" || fail "the job"
+$Q npu_alerts < "$T_TMP/alloc.json" || fail "alerts"
 
 t a_normal_inference_burst_raises_no_alert
 $Q npu_alerts < "$T_TMP/normal.json" || fail "alerts in the normal burst"
@@ -71,6 +102,21 @@ $Q npu_alerts npu.ipc_silent npu.stall < "$T_TMP/stall.json" || fail "stall aler
 $Q npu_alert_severity npu.stall STALL < "$T_TMP/stall.json" || fail "severity"
 $Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/stall.json" || fail "too late"
 $Q npu_value jobs.outstanding eq 1 < "$T_TMP/stall.json" || fail "the stuck job"
+
+t a_stall_is_caught_on_a_kernel_without_the_doorbell_from_the_submit_ioctl
+OLD=$OUT/tests/progs/npu_driver_old
+"$XPUTOP" -b -j -d 0.5 -n 18 --npu-probe-binary "$OLD" > "$T_TMP/old.json" 2> "$T_TMP/old.json.err" &
+xp=$!
+wait_json "$T_TMP/old.json"
+"$OLD" stall 6 > "$T_TMP/old.onset" || fail "npu_driver_old stall failed"
+wait $xp || fail "xputop exited with $?: $(cat "$T_TMP/old.json.err")"
+ONSET=$(awk '/^onset/ { print $2 }' "$T_TMP/old.onset")
+$Q npu_source jobs active "ivpu_submit_ioctl" < "$T_TMP/old.json" || fail "jobs source"
+$Q npu_source "ivpu probes" active "ivpu_hw_ip_db_set" < "$T_TMP/old.json" || fail "the doorbell is not named missing"
+$Q npu_alerts npu.ipc_silent npu.stall < "$T_TMP/old.json" || fail "stall alerts"
+$Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/old.json" || fail "too late"
+$Q npu_value jobs.outstanding eq 1 < "$T_TMP/old.json" || fail "the stuck job"
+$Q npu_value jobs.done_total ge 300 < "$T_TMP/old.json" || fail "completions did not match their submissions"
 
 t an_ipc_timeout_storm_raises_critical_and_a_rate_warning
 scenario storm 8 18
@@ -119,6 +165,101 @@ for api in zeCommandQueueExecuteCommandLists zeCommandQueueSynchronize zeFenceHo
 	zeEventHostSynchronize zeMemAllocHost zeMemAllocDevice zeMemAllocShared; do
 	$Q npu_call "$LP" "$api" 3 3 UNINITIALIZED < "$T_TMP/l0.json" || fail "$api"
 done
+
+# npu_tree DIR: a stand-in for an NPU's sysfs and for /proc: accel0 with
+# every intel-npu-smi file (hwmon power too), a process holding one client
+# (two descriptors of it), one whose client reports engine time, and a file
+# of another accel driver.
+npu_tree() {
+	D=$1/sys/class/accel/accel0/device
+	mkdir -p "$D/hwmon/hwmon3"
+	echo 1000 > "$D/npu_busy_time_us"
+	echo 104857600 > "$D/npu_memory_utilization"
+	echo 1400 > "$D/npu_current_frequency_mhz"
+	echo 1950 > "$D/npu_max_frequency_mhz"
+	echo 3500000 > "$D/hwmon/hwmon3/power1_input"
+	for pid in 4242 4343 4444; do mkdir -p "$1/proc/$pid/fd" "$1/proc/$pid/fdinfo"; done
+	echo app > "$1/proc/4242/comm"
+	echo other > "$1/proc/4343/comm"
+	echo engine > "$1/proc/4444/comm"
+	for fd in 5 6; do
+		ln -s /dev/accel/accel0 "$1/proc/4242/fd/$fd"
+		printf 'pos:	0
+drm-driver:	intel_vpu
+drm-client-id:	7
+drm-total-memory:	65536 KiB
+drm-resident-memory:	32768 KiB
+' \
+			> "$1/proc/4242/fdinfo/$fd"
+	done
+	ln -s /dev/accel/accel1 "$1/proc/4343/fd/3"
+	printf 'drm-driver:	habanalabs
+drm-client-id:	9
+drm-total-memory:	1 MiB
+' > "$1/proc/4343/fdinfo/3"
+	ln -s /dev/accel/accel0 "$1/proc/4444/fd/4"
+	printf 'drm-driver:	intel_vpu
+drm-client-id:	8
+drm-total-memory:	4 MiB
+drm-engine-npu:	0 ns
+' > "$1/proc/4444/fdinfo/4"
+}
+
+t the_npu_device_and_its_clients_read_as_intel_npu_smi_shows_them
+npu_tree "$T_TMP/root"
+"$XPUTOP" -b -j -d 0.5 -n 8 --npu-sysfs "$T_TMP/root" > "$T_TMP/smi.json" 2> "$T_TMP/smi.err" &
+xp=$!
+D=$T_TMP/root/sys/class/accel/accel0/device
+for i in 1 2 3 4 5 6 7 8 9 10; do	# busy half the time; the engine client a quarter
+	echo $((1000 + i * 250000)) > "$D/npu_busy_time_us"
+	printf 'drm-driver:	intel_vpu
+drm-client-id:	8
+drm-total-memory:	4 MiB
+drm-engine-npu:	%s ns
+' \
+		$((i * 125000000)) > "$T_TMP/root/proc/4444/fdinfo/4"
+	sleep 0.5
+done
+wait $xp || fail "xputop failed: $(cat "$T_TMP/smi.err")"
+$Q npu_source sysfs active "npu_memory_utilization, npu_current_frequency_mhz, npu_max_frequency_mhz, hwmon power1_input" \
+	< "$T_TMP/smi.json" || fail "the sysfs line"
+$Q npu_value device.memory_bytes eq 104857600 < "$T_TMP/smi.json" || fail "memory"
+$Q npu_value device.freq_mhz eq 1400 < "$T_TMP/smi.json" || fail "frequency"
+$Q npu_value device.max_freq_mhz eq 1950 < "$T_TMP/smi.json" || fail "max frequency"
+$Q npu_value device.power_w eq 3.5 < "$T_TMP/smi.json" || fail "power"
+$Q npu_value busy_pct ge 30 < "$T_TMP/smi.json" || fail "busy"
+$Q npu_value busy_pct le 70 < "$T_TMP/smi.json" || fail "busy"
+python3 - "$T_TMP/smi.json" <<'PY' || fail "the clients"
+import json, sys
+c = {r["pid"]: r for r in json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]["clients"]}
+assert sorted(c) == [4242, 4444], c          # one row for two descriptors; not another driver's
+assert (c[4242]["comm"], c[4242]["client_id"], c[4242]["total_bytes"], c[4242]["resident_bytes"]) == \
+    ("app", 7, 64 << 20, 32 << 20), c[4242]
+assert c[4242]["engine_pct"] is None, c[4242]      # no drm-engine-*: N/A
+assert c[4444]["resident_bytes"] is None, c[4444]
+assert 10 <= c[4444]["engine_pct"] <= 40, c[4444]
+PY
+
+t what_sysfs_lacks_is_null_and_named
+rm "$D/npu_memory_utilization" "$D/hwmon/hwmon3/power1_input"
+"$XPUTOP" -b -j -d 0.5 -n 3 --npu-sysfs "$T_TMP/root" > "$T_TMP/smi2.json" 2> "$T_TMP/smi2.err" || fail "xputop failed"
+$Q npu_value device.memory_bytes null - < "$T_TMP/smi2.json" || fail "memory"
+$Q npu_value device.power_w null - < "$T_TMP/smi2.json" || fail "power"
+$Q npu_value device.freq_mhz eq 1400 < "$T_TMP/smi2.json" || fail "frequency"
+$Q npu_source sysfs active "N/A: npu_memory_utilization, hwmon power1_input" < "$T_TMP/smi2.json" || fail "the sysfs line"
+
+t a_recovery_uevent_is_critical
+"$XPUTOP" -b -j -d 0.5 -n 5 > "$T_TMP/ue.json" 2> "$T_TMP/ue.json.err" &
+xp=$!
+wait_json "$T_TMP/ue.json"
+ONSET=$("$OUT/tests/progs/npu_uevent" | awk '/^onset/ { print $2 }')
+"$OUT/tests/progs/npu_uevent" ACTION=change > /dev/null	# not a recovery
+wait $xp || fail "xputop failed"
+$Q npu_source uevents active "IVPU_PM_EVENT" < "$T_TMP/ue.json" || fail "the uevents line"
+$Q npu_alerts npu.recovery < "$T_TMP/ue.json" || fail "alerts"
+$Q npu_alert_severity npu.recovery CRITICAL < "$T_TMP/ue.json" || fail "severity"
+$Q npu_alerts_within "$ONSET" $((REFRESH_MS + 100)) < "$T_TMP/ue.json" || fail "too late"
+$Q npu_value power.recoveries eq 1 < "$T_TMP/ue.json" || fail "recoveries"
 
 t a_replayed_npu_recording_gives_the_same_snapshots
 "$XPUTOP" -b -j -d 0.5 -n 14 --npu-probe-binary "$DRV" -w "$T_TMP/npu.xpr" > "$T_TMP/live.json" 2>&1 &

@@ -26,11 +26,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = malloc(size ? size : 1);
 	FUZZ_CHECK(text);
 	memcpy(text, data, size);
-	struct xpu_import *im = xpu_import_bpftrace_text(text, size, INTERVAL_NS, END_WALL_NS, err,
+	struct xpu_dict dict;	/* the importer's only entries are function names */
+	xpu_dict_init(&dict);
+	struct xpu_import *im = xpu_import_bpftrace_text(text, size, INTERVAL_NS, END_WALL_NS, &dict, err,
 							 sizeof(err));
 	free(text);	/* the import must not keep pointers into the text */
 	if (!im) {
 		FUZZ_CHECK(err[0]);
+		xpu_dict_free(&dict);
 		return 0;
 	}
 	const struct xpu_import_stats *st = xpu_import_stats(im);
@@ -40,8 +43,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(!st->bad == !st->first_bad && st->first_bad <= st->lines);
 	FUZZ_CHECK(st->first_ms <= st->last_ms);
 
-	struct xpu_dict dict;	/* the importer makes no dictionary entries */
-	xpu_dict_init(&dict);
 	struct xpu_event ev;
 	const char *why;
 	uint64_t last_time = 0, last_tick = 0, ticks = 0, events = 0;
@@ -58,8 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			events++;
 		}
 	}
-	/* At most two events per mapped call, and one DROP for what bpftrace lost. */
-	FUZZ_CHECK(events <= 2 * st->mapped + 1);
+	/* A FUNC event per call and at most two more per mapped call, and one
+	 * DROP for what bpftrace lost. */
+	FUZZ_CHECK(events <= st->calls + 2 * st->mapped + 1);
 	xpu_dict_free(&dict);
 	xpu_import_free(im);
 	return 0;

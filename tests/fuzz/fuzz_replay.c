@@ -46,8 +46,8 @@ static void replay(const uint8_t *buf, size_t size)
 		cfg = replay_cfg(m->sample_hz, m->interval_ns);
 		sess.ncpus = m->ncpus;
 	} else {
-		im = xpu_import_bpftrace_text((const char *)buf, size, delay_ns, END_WALL_NS, err,
-					      sizeof(err));
+		im = xpu_import_bpftrace_text((const char *)buf, size, delay_ns, END_WALL_NS, &sess.dict,
+					      err, sizeof(err));
 		if (!im)
 			goto out;
 		cfg = replay_cfg(replay_opts.hz, delay_ns);

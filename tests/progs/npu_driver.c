@@ -14,6 +14,13 @@
  * recovery  a warm-up burst, two jobs submitted, a firmware watchdog
  *           recovery that aborts them, then normal work again
  *
+ * alloc     the tutorial's matmul set-up as the driver sees it: three
+ *           zeMemAllocHost calls (the stand-in exports one, as the user-space
+ *           driver would), each a DRM_IOCTL_IVPU_BO_CREATE handled by
+ *           ivpu_bo_create_ioctl, which maps 1,377 pages
+ *           (ivpu_mmu_context_map_page) and pins the buffer; then one job
+ *           through ivpu_submit_ioctl, 40 IPC interrupts and its completion
+ *
  * Prints "onset MONO_NS" (CLOCK_MONOTONIC) when the scenario's fault starts
  * (normal: when the first burst starts), then runs for SECONDS in all
  * (default 10).
@@ -35,6 +42,12 @@
 
 #define NOINLINE __attribute__((noinline, used))
 
+/* npu_driver_old.c: a driver from before 6.11, whose doorbell function has
+ * another name, so jobs are seen only as submit ioctls. */
+#ifdef NPU_DRIVER_NO_DOORBELL
+#define ivpu_hw_ip_db_set stand_in_ring_doorbell
+#endif
+
 struct ivpu_device { int id; };
 struct ivpu_ipc_consumer { int channel; };
 struct ivpu_ipc_hdr { uint32_t data_addr, data_size, channel, src_node, dst_node, status; };
@@ -46,6 +59,7 @@ struct vpu_jsm_msg {
 };
 struct device { int id; };
 struct drm_device { int id; };
+struct drm_file { int id; };
 struct drm_gem_object { size_t size; };
 struct ivpu_bo { uint64_t vpu_addr; };
 struct ivpu_mmu_context { int id; };
@@ -121,6 +135,43 @@ NOINLINE void ivpu_mmu_context_unmap_sgt(struct ivpu_device *vdev, struct ivpu_m
 
 NOINLINE void ivpu_mmu_irq_evtq_handler(struct ivpu_device *vdev) { sink = vdev->id; }
 
+NOINLINE int ivpu_mmu_context_map_page(struct ivpu_device *vdev, struct ivpu_mmu_context *ctx,
+				       uint64_t vpu_addr, uint64_t dma_addr, uint64_t prot)
+{
+	return sink = (int)(vpu_addr + dma_addr + prot);
+}
+
+NOINLINE int ivpu_bo_pin(struct ivpu_bo *bo) { return sink = (int)bo->vpu_addr; }
+NOINLINE void ivpu_ipc_irq_handler(struct ivpu_device *vdev) { sink = vdev->id; }
+
+#define ALLOC_PAGES 1377
+
+/* DRM_IOCTL_IVPU_BO_CREATE's handler: the buffer is mapped page by page. */
+NOINLINE int ivpu_bo_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct ivpu_bo bo = { 0x200000000ULL };
+	struct ivpu_mmu_context ctx = { 1 };
+	ivpu_gem_create_object(dev, (size_t)ALLOC_PAGES * 4096);
+	for (uint64_t i = 0; i < ALLOC_PAGES; i++)
+		ivpu_mmu_context_map_page((struct ivpu_device *)dev, &ctx, bo.vpu_addr + i * 4096, i * 4096, 3);
+	return ivpu_bo_pin(&bo);
+}
+
+/* DRM_IOCTL_IVPU_SUBMIT's handler: one doorbell. */
+NOINLINE int ivpu_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	ivpu_hw_ip_db_set((struct ivpu_device *)dev, 1);
+	return 0;
+}
+
+/* The Level Zero entry point of the user-space driver: one ioctl. */
+NOINLINE int zeMemAllocHost(void *context, const void *desc, size_t size, size_t align, void **ptr)
+{
+	static struct drm_device dev = { 1 };
+	*ptr = NULL;
+	return ivpu_bo_create_ioctl(&dev, &size, NULL);
+}
+
 /* ---- scenario helpers ---- */
 
 static struct ivpu_device vdev = { 1 };
@@ -175,6 +226,12 @@ static void buffers(uint64_t addr)
 	ivpu_mmu_context_map_sgt(&vdev, &ctx, addr, &sgt, 0);
 }
 
+static void submit(void)
+{
+	static struct drm_device dev = { 1 };
+	ivpu_submit_ioctl(&dev, NULL, NULL);
+}
+
 /* About 100 jobs a second on doorbell 1, each done in ~3 ms, with a
  * heartbeat query every 50 jobs and a buffer every 20. */
 static uint32_t next_job = 1;
@@ -187,7 +244,7 @@ static void burst(double secs)
 		uint32_t id = next_job++;
 		if (id % 20 == 1)
 			buffers(0x100000000ULL + (uint64_t)id * 4096);
-		ivpu_hw_ip_db_set(&vdev, 1);
+		submit();
 		sleep_ms(3);
 		job_done(1, id, 0);
 		if (id % 50 == 0)
@@ -249,7 +306,7 @@ int main(int argc, char **argv)
 		sleep_ms(300);
 		onset();
 		ivpu_pm_runtime_resume_cb((struct device *)&vdev);
-		ivpu_hw_ip_db_set(&vdev, 1);	/* never completes */
+		submit();	/* never completes */
 		until(end);
 	} else if (strcmp(scenario, "storm") == 0) {
 		burst(4);
@@ -272,8 +329,19 @@ int main(int argc, char **argv)
 		ivpu_jobs_abort_all(&vdev);
 		burst(3);
 		until(end);
+	} else if (strcmp(scenario, "alloc") == 0) {
+		static struct drm_device dev = { 1 };
+		void *ptr;
+		onset();
+		for (int i = 0; i < 3; i++)
+			zeMemAllocHost(NULL, NULL, (size_t)ALLOC_PAGES * 4096, 4096, &ptr);
+		ivpu_submit_ioctl(&dev, NULL, NULL);
+		for (int i = 0; i < 40; i++)
+			ivpu_ipc_irq_handler(&vdev);
+		job_done(1, next_job++, 0);
+		until(end);
 	} else {
-		fprintf(stderr, "usage: npu_driver normal|stall|storm|recovery [SECONDS] | rate N SECONDS\n");
+		fprintf(stderr, "usage: npu_driver normal|stall|storm|recovery|alloc [SECONDS] | rate N SECONDS\n");
 		return 2;
 	}
 	return 0;

@@ -6,6 +6,7 @@
 
 #include <linux/types.h>
 
+#include "dict.h"
 #include "event.h"
 #include "import_bpftrace.h"
 #include "model_npu.h"
@@ -32,14 +33,28 @@ static const char summary[] =
 	"@calls[kprobe:intel_vpu:ivpu_fw_log_print]: 6\n";
 
 struct got {
-	int ticks, ipc_tx, ipc_rx, submit, done, mem, ioctl, drop, other;
+	int ticks, ipc_tx, ipc_rx, submit, done, mem, ioctl, drop, other, func;
+	int map_page, free_page;
+	uint32_t last_func;	/* dict string of the last function */
 	uint64_t first_tick, last_tick, last_time;
 	int out_of_order;
 };
 
+/* Function names go here; it outlives every import of the run. */
+static struct xpu_dict *names(void)
+{
+	static struct xpu_dict d;
+	static int inited;
+	if (!inited)
+		xpu_dict_init(&d);
+	inited = 1;
+	return &d;
+}
+
 static struct xpu_import *import(const char *text, uint64_t interval, char *err, size_t errlen)
 {
-	return xpu_import_bpftrace_text(text, strlen(text), interval, 1700000000ULL * S, err, errlen);
+	return xpu_import_bpftrace_text(text, strlen(text), interval, 1700000000ULL * S, names(), err,
+					errlen);
 }
 
 static struct got drain(struct xpu_import *im)
@@ -68,7 +83,15 @@ static struct got drain(struct xpu_import *im)
 			g.submit += ev.npu.code == XPU_NPU_JOB_SUBMIT;
 			g.done += ev.npu.code == XPU_NPU_JOB_DONE;
 			break;
-		case XPU_EV_NPU_MEM: g.mem++; break;
+		case XPU_EV_NPU_MEM:
+			g.mem++;
+			g.map_page += ev.npu.code == XPU_NPU_MEM_MAP_PAGE;
+			g.free_page += ev.npu.code == XPU_NPU_MEM_FREE_PAGE;
+			break;
+		case XPU_EV_NPU_FUNC:
+			g.func += (int)ev.npu.count;
+			g.last_func = ev.npu.code;
+			break;
 		case XPU_EV_NPU_IOCTL: g.ioctl++; break;
 		case XPU_EV_DROP: g.drop += (int)ev.drop.count; break;
 		default: break;
@@ -170,7 +193,7 @@ TEST(text_without_probe_lines_is_not_a_bpftrace_log)
 	CHECK(import(summary, S, err, sizeof(err)) == NULL);
 }
 
-TEST(a_log_of_only_functions_the_model_has_no_use_for_gives_no_npu_events)
+TEST(a_log_of_only_functions_the_model_has_no_use_for_gives_only_function_counts)
 {
 	char err[256];
 	struct xpu_import *im = import("1000 kprobe:intel_vpu:ivpu_fw_log_print\n"
@@ -180,7 +203,57 @@ TEST(a_log_of_only_functions_the_model_has_no_use_for_gives_no_npu_events)
 	CHECK_INT(xpu_import_stats(im)->other, ==, 2);
 	struct got g = drain(im);
 	CHECK_INT(g.ipc_tx + g.ipc_rx + g.submit + g.done + g.mem + g.ioctl + g.drop, ==, 0);
+	CHECK_INT(g.func, ==, 1);	/* the return is not a call */
+	CHECK_STR(xpu_dict_str_get(names(), g.last_func), "ivpu_fw_log_print");
 	CHECK_INT(g.ticks, ==, 1);
+	xpu_import_free(im);
+}
+
+TEST(every_call_is_a_function_event_named_after_its_function)
+{
+	char err[256];
+	struct xpu_import *im = import(body, S, err, sizeof(err));
+	REQUIRE(im);
+	struct got g = drain(im);
+	CHECK_INT(g.func, ==, 8);
+	CHECK_STR(xpu_dict_str_get(names(), g.last_func), "ivpu_fw_log_print");
+	xpu_import_free(im);
+}
+
+TEST(a_submit_ioctl_is_a_job_where_the_log_has_no_doorbell)
+{
+	char err[256];
+	struct xpu_import *im = import("1000 kprobe:intel_vpu:ivpu_submit_ioctl\n"
+				       "1001 kprobe:intel_vpu:ivpu_job_done_callback\n", S, err, sizeof(err));
+	REQUIRE(im);
+	struct got g = drain(im);
+	CHECK_INT(g.submit, ==, 1);
+	CHECK_INT(g.done, ==, 1);
+	CHECK_INT(g.ioctl, ==, 1);
+	xpu_import_free(im);
+}
+
+TEST(with_the_doorbell_a_submit_ioctl_is_not_a_second_job)
+{
+	char err[256];
+	struct xpu_import *im = import("1000 kprobe:intel_vpu:ivpu_submit_ioctl\n"
+				       "1000 kprobe:intel_vpu:ivpu_hw_ip_db_set\n", S, err, sizeof(err));
+	REQUIRE(im);
+	struct got g = drain(im);
+	CHECK_INT(g.submit, ==, 1);
+	xpu_import_free(im);
+}
+
+TEST(page_table_writes_and_frees_are_memory_events_of_their_own)
+{
+	char err[256];
+	struct xpu_import *im = import("1000 kprobe:intel_vpu:ivpu_mmu_context_map_page\n"
+				       "1000 kprobe:intel_vpu:ivpu_mmu_context_map_page\n"
+				       "1001 kprobe:intel_vpu:ivpu_pgtable_free_page\n", S, err, sizeof(err));
+	REQUIRE(im);
+	struct got g = drain(im);
+	CHECK_INT(g.map_page, ==, 2);
+	CHECK_INT(g.free_page, ==, 1);
 	xpu_import_free(im);
 }
 
@@ -248,7 +321,7 @@ TEST(random_bytes_never_crash_the_parser)
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			buf[n] = alphabet[x % (sizeof(alphabet) - 1)];
 		}
-		struct xpu_import *im = xpu_import_bpftrace_text(buf, n, S, 0, err, sizeof(err));
+		struct xpu_import *im = xpu_import_bpftrace_text(buf, n, S, 0, names(), err, sizeof(err));
 		if (im) {
 			drain(im);
 			xpu_import_free(im);
@@ -263,11 +336,12 @@ TEST(the_fixture_log_replays_into_stall_recovery_and_abort_alerts)
 	struct xpu_session s;
 	struct xpu_session_cfg cfg = { .sample_hz = 99, .interval_ns = 500 * MS, .window_ns = 10 * S };
 	struct xpu_event ev;
-	struct xpu_import *im = xpu_import_bpftrace("tests/fixtures/npu-bpftrace.log", 500 * MS, err, sizeof(err));
+	xpu_session_init(&s);
+	struct xpu_import *im = xpu_import_bpftrace("tests/fixtures/npu-bpftrace.log", 500 * MS, &s.dict, err,
+						    sizeof(err));
 	REQUIRE(im);
 	CHECK_INT(xpu_import_stats(im)->bad, ==, 0);
 	CHECK_INT(xpu_import_stats(im)->summary_calls, ==, xpu_import_stats(im)->calls);
-	xpu_session_init(&s);
 	REQUIRE(xpu_session_start(&s, &cfg) == 0);
 	while (xpu_import_next(im, &ev) == 1)
 		xpu_session_emit(&s, &ev);

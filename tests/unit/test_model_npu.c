@@ -9,6 +9,7 @@
 #include "event.h"
 #include "model_npu.h"
 #include "npu.h"
+#include "npu_sysfs.h"
 
 #define S 1000000000ULL
 #define MS 1000000ULL
@@ -620,4 +621,184 @@ TEST(an_abort_all_with_nothing_in_flight_adds_no_alert_of_its_own)
 	struct h *h = setup(NULL);
 	emit(h, XPU_EV_NPU_JOB, 0, XPU_NPU_JOB_ABORT, XPU_NPU_ABORT_ALL, 0, 0, 0, 1);
 	CHECK_INT(h->alerts.n, ==, 0);
+}
+
+/* ---- driver functions ---- */
+
+static void fn(struct h *h, uint32_t pid, const char *name, uint32_t ctx, uint32_t n)
+{
+	struct xpu_event ev = { .type = XPU_EV_NPU_FUNC, .source = XPU_SRC_NPU, .pid = pid, .time = h->now };
+	ev.npu.code = xpu_dict_cstr(&h->dict, name);
+	ev.npu.aux = ctx;
+	ev.npu.count = n;
+	ev.npu.comm = pid ? xpu_dict_cstr(&h->dict, "app") : 0;
+	CHECK_INT(xpu_npu_model_event(&h->m, &h->dict, &ev), ==, 0);
+}
+
+static const struct xpu_cell *fn_row(const struct xpu_npu_snap *s, const char *name)
+{
+	for (uint32_t r = 0; r < s->funcs.nrows; r++)
+		if (!strcmp(xpu_table_row(&s->funcs, r)[XPU_NPU_FCOL_FUNC].s, name))
+			return xpu_table_row(&s->funcs, r);
+	return NULL;
+}
+
+TEST(the_category_rule_sorts_the_tutorials_functions)
+{
+	CHECK_INT(xpu_npu_fn_category("ivpu_mmu_context_map_page"), ==, XPU_NPU_CAT_MM);
+	CHECK_INT(xpu_npu_fn_category("ivpu_pgtable_free_page"), ==, XPU_NPU_CAT_MM);
+	CHECK_INT(xpu_npu_fn_category("ivpu_ipc_irq_handler"), ==, XPU_NPU_CAT_IPC);
+	CHECK_INT(xpu_npu_fn_category("ivpu_hw_ip_ipc_rx_count_get"), ==, XPU_NPU_CAT_IPC);
+	CHECK_INT(xpu_npu_fn_category("ivpu_bo_create_ioctl"), ==, XPU_NPU_CAT_BO);
+	CHECK_INT(xpu_npu_fn_category("ivpu_gem_create_object"), ==, XPU_NPU_CAT_BO);
+	CHECK_INT(xpu_npu_fn_category("ivpu_bo_wait_ioctl"), ==, XPU_NPU_CAT_JOBS);
+	CHECK_INT(xpu_npu_fn_category("ivpu_submit_ioctl"), ==, XPU_NPU_CAT_JOBS);
+	CHECK_INT(xpu_npu_fn_category("ivpu_job_done_callback"), ==, XPU_NPU_CAT_JOBS);
+	CHECK_INT(xpu_npu_fn_category("ivpu_pm_runtime_resume_cb"), ==, XPU_NPU_CAT_POWER);
+	CHECK_INT(xpu_npu_fn_category("ivpu_get_param_ioctl"), ==, XPU_NPU_CAT_OTHER);
+}
+
+TEST(driver_functions_are_counted_by_name_with_category_and_share)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	fn(h, 0, "ivpu_mmu_context_map_page", 0, 6);
+	fn(h, 0, "ivpu_ipc_receive", 0, 3);
+	fn(h, 0, "ivpu_bo_pin", 0, 1);
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(&s);
+	REQUIRE(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT) == 0);
+	CHECK_INT(s.funcs.nrows, ==, 3);
+	const struct xpu_cell *r = fn_row(&s, "ivpu_mmu_context_map_page");
+	REQUIRE(r);
+	CHECK_STR(r[XPU_NPU_FCOL_CAT].s, "memory management");
+	CHECK_INT(r[XPU_NPU_FCOL_COUNT].i, ==, 6);
+	CHECK_INT(r[XPU_NPU_FCOL_TOTAL].i, ==, 6);
+	CHECK(r[XPU_NPU_FCOL_SHARE].d > 59.9 && r[XPU_NPU_FCOL_SHARE].d < 60.1);
+	CHECK(r[XPU_NPU_FCOL_RATE].d > 11.9 && r[XPU_NPU_FCOL_RATE].d < 12.1);	/* 6 in 0.5 s */
+	CHECK(s.shares_valid);
+	CHECK(s.share_mm > 59.9 && s.share_mm < 60.1);
+	CHECK(s.share_ipc > 29.9 && s.share_ipc < 30.1);
+	CHECK(s.share_bo > 9.9 && s.share_bo < 10.1);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(since_start_category_shares_stand_beside_the_windows)
+{
+	struct h *h = setup(NULL);	/* a window of 20 ticks */
+	struct xpu_npu_snap s;
+	fn(h, 0, "ivpu_mmu_context_map_page", 0, 90);
+	until(h, h->now + TICK);
+	until(h, h->now + 30 * TICK);	/* the page mapping leaves the window */
+	fn(h, 0, "ivpu_ipc_irq_handler", 0, 10);
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(&s);
+	REQUIRE(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT) == 0);
+	CHECK_INT(s.cats[XPU_NPU_CAT_IPC].count, ==, 10);
+	CHECK(s.cats[XPU_NPU_CAT_IPC].share > 99.9);
+	CHECK(s.cats[XPU_NPU_CAT_MM].share_total > 89.9 && s.cats[XPU_NPU_CAT_MM].share_total < 90.1);
+	CHECK_INT(s.cats[XPU_NPU_CAT_MM].total, ==, 90);
+	CHECK_INT(s.fn_total, ==, 100);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(a_long_job_while_firmware_ipc_goes_on_is_not_a_stall)
+{
+	struct h *h = setup(NULL);
+	submit(h, 42, 1);
+	for (int i = 0; i < 10; i++) {	/* 5 s of interrupts, no message decoded */
+		fn(h, 0, "ivpu_ipc_irq_handler", 0, 20);
+		until(h, h->now + TICK);
+	}
+	CHECK_INT(alerts(h, "npu.stall"), ==, 0);
+}
+
+TEST(a_job_seen_only_by_function_names_stalls_past_the_tdr)
+{
+	struct h *h = setup(NULL);
+	fn(h, 42, "ivpu_submit_ioctl", 0, 1);
+	submit(h, 42, 0);
+	uint64_t onset = h->now;
+	while (h->now < onset + 3 * S) {	/* the process polls; the firmware says nothing */
+		fn(h, 42, "ivpu_bo_wait_ioctl", 0, 1);
+		until(h, h->now + 100 * MS);
+	}
+	const struct xpu_alert *a = alert(h, "npu.stall");
+	REQUIRE(a);
+	CHECK_INT(a->sev, ==, XPU_ALERT_STALL);
+	CHECK(a->raised >= onset + 2 * S && a->raised <= onset + 2 * S + TICK);
+}
+
+TEST(calls_inside_a_level_zero_call_and_ioctl_form_a_chain)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	uint32_t ctx = XPU_NPU_FN_CTX(XPU_NPU_L0_ALLOC_HOST, 0x6442);
+	fn(h, 42, "ivpu_bo_create_ioctl", ctx, 1);
+	fn(h, 42, "ivpu_mmu_context_map_page", ctx, 1377);
+	fn(h, 0, "ivpu_ipc_irq_handler", 0, 5);	/* no context: no chain */
+	until(h, h->now + TICK);
+	xpu_npu_snap_init(&s);
+	REQUIRE(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT) == 0);
+	CHECK_INT(s.chains.nrows, ==, 2);
+	int found = 0;
+	for (uint32_t r = 0; r < s.chains.nrows; r++) {
+		const struct xpu_cell *c = xpu_table_row(&s.chains, r);
+		if (strcmp(c[XPU_NPU_CCOL_FUNC].s, "ivpu_mmu_context_map_page"))
+			continue;
+		found = 1;
+		CHECK_INT(c[XPU_NPU_CCOL_PID].i, ==, 42);
+		CHECK_STR(c[XPU_NPU_CCOL_L0].s, "zeMemAllocHost");
+		CHECK_STR(c[XPU_NPU_CCOL_IOCTL].s, "IVPU_BO_CREATE");
+		CHECK_INT(c[XPU_NPU_CCOL_TOTAL].i, ==, 1377);
+	}
+	CHECK(found);
+	xpu_npu_snap_free(&s);
+}
+
+/* ---- intel-npu-smi's sources ---- */
+
+TEST(fdinfo_of_an_intel_vpu_file_gives_its_memory_and_engine_time)
+{
+	struct xpu_ev_npu_client c;
+	CHECK(xpu_npu_fdinfo_parse("pos:\t0\ndrm-driver:\tintel_vpu\ndrm-client-id:\t12\n"
+				   "drm-total-memory:\t2048 KiB\ndrm-resident-memory:\t1 MiB\n"
+				   "drm-engine-npu:\t500 ns\ndrm-engine-capacity-npu:\t2\n", &c));
+	CHECK_INT(c.client_id, ==, 12);
+	CHECK_INT(c.total_bytes, ==, 2 << 20);
+	CHECK_INT(c.resident_bytes, ==, 1 << 20);
+	CHECK_INT(c.engine_ns, ==, 500);
+	CHECK_INT(c.flags, ==, XPU_NPU_CLIENT_TOTAL | XPU_NPU_CLIENT_RESIDENT | XPU_NPU_CLIENT_ENGINE);
+}
+
+TEST(fdinfo_of_another_driver_is_not_an_npu_client)
+{
+	struct xpu_ev_npu_client c;
+	CHECK(!xpu_npu_fdinfo_parse("drm-driver:\ti915\ndrm-client-id:\t3\n", &c));
+	CHECK(!xpu_npu_fdinfo_parse("", &c));
+}
+
+TEST(only_an_ivpu_recover_uevent_is_a_recovery)
+{
+	static const char rec[] = "change@/devices/x/accel/accel0\0ACTION=change\0IVPU_PM_EVENT=IVPU_RECOVER";
+	static const char other[] = "change@/devices/x\0ACTION=change\0IVPU_PM_EVENT=IVPU_RECOVERED";
+	CHECK(xpu_npu_uevent_recovery(rec, sizeof(rec)));
+	CHECK(!xpu_npu_uevent_recovery(other, sizeof(other)));
+	CHECK(!xpu_npu_uevent_recovery(rec, 20));	/* cut before the key */
+}
+
+TEST(a_client_not_reported_for_three_seconds_is_forgotten)
+{
+	struct h *h = setup(NULL);
+	struct xpu_event ev = { .type = XPU_EV_NPU_CLIENT, .source = XPU_SRC_NPU, .pid = 42, .time = h->now };
+	ev.nclient.client_id = 7;
+	ev.nclient.flags = XPU_NPU_CLIENT_TOTAL;
+	ev.nclient.total_bytes = 4096;
+	CHECK_INT(xpu_npu_model_event(&h->m, &h->dict, &ev), ==, 0);
+	CHECK_INT(xpu_npu_model_event(&h->m, &h->dict, &ev), ==, 0);	/* the same file again */
+	CHECK_INT(h->m.nclients, ==, 1);
+	until(h, h->now + 2 * S);
+	CHECK_INT(h->m.nclients, ==, 1);
+	until(h, h->now + 2 * S);
+	CHECK_INT(h->m.nclients, ==, 0);
 }

@@ -1,0 +1,93 @@
+# The NPU view from bpftrace logs of the tutorial's script, generated for each
+# scenario (tests/npu_logs.py) and replayed with -r: the tutorial's own
+# figures, a stall seen only through function names, a recovery, an IPC
+# storm and normal bursts.  Needs no root.
+. tests/lib.sh
+Q="python3 tests/jsonq.py"
+
+# replay NAME: writes the scenario's log, replays it, leaves $T_TMP/NAME.json.
+replay() {
+	python3 tests/npu_logs.py "$1" > "$T_TMP/$1.log" 2> "$T_TMP/$1.onset" || fail "npu_logs.py $1"
+	"$XPUTOP" -r "$T_TMP/$1.log" -b -j -d 0.5 > "$T_TMP/$1.json" 2> "$T_TMP/$1.err" ||
+		fail "replay of $1 failed: $(cat "$T_TMP/$1.err")"
+	[ -s "$T_TMP/$1.err" ] && fail "a good log gave messages: $(cat "$T_TMP/$1.err")"
+}
+
+t the_tutorials_run_shows_its_category_shares_since_start
+replay tutorial
+$Q npu_value functions.total eq 8198 < "$T_TMP/tutorial.json" || fail "calls"
+$Q npu_category "memory management" 4648 57 < "$T_TMP/tutorial.json" || fail "memory management"
+$Q npu_category IPC 2842 35 < "$T_TMP/tutorial.json" || fail "IPC"
+$Q npu_category "buffer management" 74 "<1" < "$T_TMP/tutorial.json" || fail "buffer management"
+
+t the_tutorials_top_functions_have_the_tutorials_counts
+$Q npu_top_functions ivpu_mmu_context_map_page=4131 ivpu_hw_ip_ipc_rx_count_get=951 \
+	ivpu_ipc_irq_handler=946 ivpu_ipc_receive=945 ivpu_pgtable_free_page=517 < "$T_TMP/tutorial.json" ||
+	fail "top functions"
+for f in ivpu_gem_create_object=25 ivpu_bo_pin=25 ivpu_bo_create_ioctl=24; do
+	python3 - "$T_TMP/tutorial.json" "$f" <<'PY' || fail "$f"
+import json, sys
+rows = json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]["functions"]["rows"]
+name, n = sys.argv[2].split("=")
+top = sorted(rows, key=lambda r: -r["total"])[:20]
+sys.exit(0 if any(r["function"] == name and r["total"] == int(n) for r in top) else f"{name} not {n} in the top 20")
+PY
+done
+
+t the_tutorials_page_mappings_read_as_a_rate
+$Q npu_value memory.map_page_total eq 4131 < "$T_TMP/tutorial.json" || fail "map_page"
+$Q npu_value memory.free_page_total eq 517 < "$T_TMP/tutorial.json" || fail "free_page"
+
+t the_tutorials_job_is_submitted_and_done_from_function_names
+$Q npu_value jobs.submitted_total eq 1 < "$T_TMP/tutorial.json" || fail "submitted"
+$Q npu_value jobs.done_total eq 1 < "$T_TMP/tutorial.json" || fail "done"
+$Q npu_value jobs.outstanding eq 0 < "$T_TMP/tutorial.json" || fail "outstanding"
+
+t the_tutorials_normal_run_raises_no_alert
+$Q npu_alerts < "$T_TMP/tutorial.json" || fail "alerts"
+
+t a_job_the_firmware_never_finishes_stalls_in_a_kprobe_only_log
+replay stall
+ONSET_MS=$(cat "$T_TMP/stall.onset")
+$Q npu_alerts npu.ipc_silent npu.stall < "$T_TMP/stall.json" || fail "alerts"
+$Q npu_alert_severity npu.stall STALL < "$T_TMP/stall.json" || fail "severity"
+$Q npu_alerts_within "${ONSET_MS}000000" 2500 < "$T_TMP/stall.json" || fail "not within the TDR and a refresh"
+$Q npu_value jobs.outstanding eq 1 < "$T_TMP/stall.json" || fail "the stuck job"
+$Q npu_value jobs.oldest_ns ge 7000000000 < "$T_TMP/stall.json" || fail "its age"
+
+t a_recovery_in_a_log_is_critical_with_the_aborted_jobs
+replay recovery
+$Q npu_alerts npu.recovery npu.job_aborted < "$T_TMP/recovery.json" || fail "alerts"
+$Q npu_alert_severity npu.recovery CRITICAL < "$T_TMP/recovery.json" || fail "severity"
+$Q npu_value jobs.aborted_total eq 2 < "$T_TMP/recovery.json" || fail "aborted"
+
+t an_ipc_storm_in_a_log_warns_of_the_rate
+replay storm
+$Q npu_alerts npu.ipc_rate < "$T_TMP/storm.json" || fail "alerts"
+$Q npu_alert_severity npu.ipc_rate WARN < "$T_TMP/storm.json" || fail "severity"
+
+t normal_bursts_in_a_log_raise_no_alert
+replay normal
+$Q npu_alerts < "$T_TMP/normal.json" || fail "alerts"
+$Q npu_value jobs.done_total eq 800 < "$T_TMP/normal.json" || fail "jobs"
+
+t the_export_holds_the_function_counts_as_folded_stacks_and_the_alerts_as_json_lines
+mkdir -p "$T_TMP/exp"
+"$XPUTOP" -r "$T_TMP/stall.log" -b -n 1000 -d 0.5 --view npu --export -o "$T_TMP/exp" > /dev/null 2> "$T_TMP/exp.err" ||
+	fail "export failed: $(cat "$T_TMP/exp.err")"
+F=$(ls "$T_TMP"/exp/xputop-npu-functions-*.folded 2> /dev/null)
+A=$(ls "$T_TMP"/exp/xputop-npu-alerts-*.jsonl 2> /dev/null)
+[ -f "$F" ] && [ -f "$A" ] || fail "files: $(ls "$T_TMP/exp")"
+expect_grep "^\[no process\];\[no Level Zero call\];\[no ioctl\];ivpu_bo_wait_ioctl 810\$" "$F" "the folded stacks"
+awk '{ n += $NF } END { exit n == 851 ? 0 : 1 }' "$F" || fail "the stacks do not add up to the log's 851 calls"
+FLAMEGRAPH=/usr/share/perl5/Devel/NYTProf/flamegraph.pl
+perl "$FLAMEGRAPH" --minwidth 0 "$F" > "$T_TMP/fg.svg" 2> "$T_TMP/fg.err" || fail "flamegraph.pl failed"
+[ -s "$T_TMP/fg.err" ] && fail "flamegraph.pl warned: $(cat "$T_TMP/fg.err")"
+python3 tests/flamegraph.py "$F" "$T_TMP/fg.svg" || fail "flamegraph.pl drew something else"
+python3 - "$A" <<'PY' || fail "the alert log"
+import json, sys
+rules = [json.loads(line)["rule"] for line in open(sys.argv[1])]
+sys.exit(0 if rules == ["npu.ipc_silent", "npu.stall"] else f"alerts {rules}")
+PY
+
+finish
