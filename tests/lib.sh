@@ -23,6 +23,17 @@ chmod 755 "$T_PUB"
 public() {
 	cp "$1" "$T_PUB/" && chmod a+rX "$T_PUB/${1##*/}" && echo "$T_PUB/${1##*/}"
 }
+# Each suite's xputops collect for themselves: a socket directory of the
+# suite's own (the library's socket, the stream other xputops attach to),
+# so that an xputop agent running on this machine, or another suite running
+# beside, does not make them clients of its collector (core/share.h).
+# Suites that need their own place set XPUTOP_SOCKET again.
+T_SOCK=
+if [ -z "${XPUTOP_SOCKET:-}" ]; then
+	T_SOCK=$(mktemp -d /tmp/xputop-sock.XXXXXX)
+	chmod 755 "$T_SOCK"
+	export XPUTOP_SOCKET=$T_SOCK/gpu.sock
+fi
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 t() {
@@ -59,7 +70,7 @@ need_root() {
 
 finish() {
 	t_end
-	rm -rf "$T_TMP" "$T_PUB"
+	rm -rf "$T_TMP" "$T_PUB" ${T_SOCK:+"$T_SOCK"}
 	echo "$((T_RAN - T_FAILED))/$T_RAN passed"
 	[ "$T_FAILED" -eq 0 ]
 }
