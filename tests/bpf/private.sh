@@ -11,9 +11,10 @@ PRIV=$(mktemp -d /tmp/xputop-private.XXXXXX)
 CLONE=$PRIV/xputop
 # The build the suites need, configured as $OUT is (sanitizers, static).
 SAN=$(sed -n 's/^SAN ?= //p' "$OUT/config.mk" 2> /dev/null)
-NEEDED="build/xputop build/libxputop_inject.so build/tests/libxputop_inject_fake.so"
-for p in gpu_standin gpu_forger cuda_launch busy forker; do NEEDED="$NEEDED build/tests/progs/$p"; done
 SUITES="tests/bpf/gpu.sh tests/bpf/exports.sh tests/bpf/faults.sh tests/tui/gpu.sh"
+# xputop, its library, and every test program the suites name ($OUT/tests/...).
+NEEDED="build/xputop build/libxputop_inject.so $(grep -ho '\$OUT/tests/[A-Za-z0-9_./-]*' $SUITES |
+	sed 's|^\$OUT/|build/|' | sort -u | tr '\n' ' ')"
 
 # git -C "$ROOT" as root, whoever owns the checkout.
 g() { git -c safe.directory="$ROOT" -C "$ROOT" "$@"; }
