@@ -16,14 +16,37 @@ export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
 W=$(mktemp -d /tmp/xputop-rates.XXXXXX)	# where the unprivileged stand-in writes
 chmod 777 "$W"
 
-# The agent as a fleet would run it.  AGENT_OPTS: add --prometheus here once
-# it exists (issue 15), and check below that it serves while clients come
-# and go.
-AGENT_OPTS="-b -j -d 0.5 --window 60"
+# The agent as a fleet would run it: batch JSON and Prometheus metrics (any
+# free port; it says which on stderr).  Its metrics are scraped while
+# clients come, stop and go.
+AGENT_OPTS="-b -j -d 0.5 --window 60 --prometheus 127.0.0.1:0"
 start_agent() {
 	$AGENT_PIN "$XPUTOP" $AGENT_OPTS "$@" > "$T_TMP/agent.json" 2> "$T_TMP/agent.err" &
 	AGENT=$!
 	wait_json "$T_TMP/agent.json"
+	METRICS=$(sed -n 's/.*metrics at \(http:[^ ]*\).*/\1/p' "$T_TMP/agent.err" | head -1)
+	[ -n "$METRICS" ] || fail "the agent does not say where its metrics are: $(cat "$T_TMP/agent.err")"
+}
+# refreshes: the agent's xputop_refreshes_total, scraped within 2 s (0: no answer).
+refreshes() {
+	python3 - "$METRICS" <<-'EOF'
+	import sys, urllib.request
+	try:
+	    body = urllib.request.urlopen(sys.argv[1], timeout=2).read().decode()
+	except OSError:
+	    print(0)
+	    sys.exit()
+	print(next((l.split()[1] for l in body.splitlines() if l.startswith("xputop_refreshes_total")), 0))
+	EOF
+}
+# serving_on: the agent's metrics answer, and its refresh count went up
+# since the last call.
+LAST_REFRESHES=0
+serving_on() {
+	n=$(refreshes)
+	awk -v n="$n" -v l="$LAST_REFRESHES" 'BEGIN { exit !(n + 0 > l + 0) }' ||
+		fail "the agent's metrics $1: $n refreshes, $LAST_REFRESHES before"
+	LAST_REFRESHES=$n
 }
 stop() { kill "$@" 2> /dev/null; wait "$@" 2> /dev/null; }
 
@@ -39,8 +62,10 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 t an_interactive_xputop_after_the_agent_shows_its_kernels_stacks_and_totals
 start_agent --gpu-exact
+serving_on "before a client"
 new_terminal 160 45 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP --view gpu -o $T_TMP; echo EXITED; sleep 600"
 wait_for "data: collector pid $AGENT" 100
+serving_on "with a client attached"
 as_nobody "$STANDIN" "$FAKE" 3 > "$T_TMP/expected" 2> "$T_TMP/standin.err" || fail "stand-in failed: $(cat "$T_TMP/standin.err")"
 wait_for "gpu_standin" 60
 wait_for "of it with the launching CPU stack"
@@ -116,9 +141,13 @@ start_agent --gpu-exact -F 499
 "$XPUTOP" -b -j > "$T_TMP/client.json" 2> "$T_TMP/client.err" &
 C=$!
 wait_json "$T_TMP/client.json"
+LAST_REFRESHES=0
+serving_on "with a client attached"
 kill -STOP $C
 stopped=$(python3 -c "import time; print(time.monotonic_ns())")
-sleep 10
+sleep 5
+serving_on "while a client is stopped"
+sleep 5
 kill -CONT $C
 sleep 1.5
 # Each of the agent's refreshes while the client stood still came on time.
@@ -136,7 +165,10 @@ print(f"  {len(gaps)} refreshes while it was stopped, the longest {max(gaps):.3f
 sys.exit(len(gaps) < 18 or max(gaps) > 0.8)
 EOF
 kill -0 $C 2> /dev/null || fail "the client died: $(cat "$T_TMP/client.err")"
-stop $C $S $AGENT
+stop $C
+sleep 1
+serving_on "after the client left"
+stop $S $AGENT
 
 t the_programs_speed_is_the_same_with_one_or_three_xputops_watching
 # What the program pays, not what the machine's other work (other tests,
