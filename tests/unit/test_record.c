@@ -1334,7 +1334,7 @@ TEST(records_and_events_of_a_newer_minor_version_are_skipped)
 	char err[256];
 
 	img_start(&m);
-	m.b[10] = 3;	/* one past this reader's minor */
+	m.b[10] = 4;	/* one past this reader's minor */
 	reseal_header(m.b);
 	img_block(&m);
 	img_rec(&m, 77, "hello", 5);
