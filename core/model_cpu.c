@@ -275,14 +275,17 @@ static double pct(uint64_t samples, uint32_t hz, uint64_t ns)
 	return (double)samples * 1e11 / ((double)hz * (double)ns);
 }
 
-/* RES, S and TIME+ of a process row; unknown in the thread table. */
+/* RES, S and TIME+ of a process row; unknown in the thread table.  An
+ * exited process is dead (X, the kernel's letter) with no memory, and keeps
+ * the CPU time last read. */
 static void stat_cells(struct xpu_table *t, const struct xpu_cpu_task *k, struct xpu_cell *c)
 {
-	char st[2] = { k ? (char)k->state : 0, 0 };
+	char st[2] = { k ? (char)(k->exited ? 'X' : k->state) : 0, 0 };
 	int na = !k || !k->has_stat;
 	c[XPU_CPU_COL_RES].na = c[XPU_CPU_COL_STATE].na = c[XPU_CPU_COL_TIME].na = (uint8_t)na;
 	if (na)
 		return;
+	c[XPU_CPU_COL_RES].na = (uint8_t)(k->exited != 0);
 	c[XPU_CPU_COL_RES].i = (int64_t)k->rss_bytes;
 	c[XPU_CPU_COL_STATE].s = xpu_table_strdup(t, st);
 	c[XPU_CPU_COL_TIME].i = (int64_t)k->cpu_ns;

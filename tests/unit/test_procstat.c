@@ -142,6 +142,32 @@ TEST(a_process_row_shows_res_state_and_time_once_read_and_na_before)
 	xpu_dict_free(&d);
 }
 
+TEST(an_exited_process_is_dead_with_no_memory_and_keeps_its_cpu_time)
+{
+	struct xpu_cpu_model m;
+	struct xpu_dict d;
+	struct xpu_table t;
+	xpu_dict_init(&d);
+	xpu_table_init(&t, xpu_cpu_cols, XPU_CPU_NCOLS);
+	REQUIRE(xpu_cpu_model_init(&m, 100, 5) == 0);
+	struct xpu_event s1 = sample(&d, 10, 10);
+	xpu_cpu_model_sample(&m, &s1);
+	struct xpu_event ps = { .type = XPU_EV_PROC_STAT, .pid = 10 };
+	ps.pstat = (struct xpu_ev_proc_stat){ .rss_bytes = 5 << 20, .cpu_ns = 2000000000ULL, .state = 'R' };
+	xpu_cpu_model_stat(&m, &ps);
+	xpu_cpu_model_exit(&m, 10);
+	xpu_cpu_model_tick(&m, 1000000000);
+	REQUIRE(xpu_cpu_model_table(&m, &d, &t, 0, XPU_WIN_RECENT) == 0);
+	const struct xpu_cell *r = row_for(&t, 10);
+	REQUIRE(r);
+	CHECK_STR(r[XPU_CPU_COL_STATE].s, "X");
+	CHECK(r[XPU_CPU_COL_RES].na);
+	CHECK_INT(r[XPU_CPU_COL_TIME].i, ==, 2000000000LL);
+	xpu_table_free(&t);
+	xpu_cpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(only_processes_with_a_row_in_the_window_are_read)
 {
 	struct xpu_cpu_model m;
