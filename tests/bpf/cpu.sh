@@ -45,6 +45,7 @@ kill $B 2>/dev/null; wait $B 2>/dev/null
 "$XPUTOP" -r "$T_TMP/rec.xpr" -b -j > "$T_TMP/replay.json" 2> "$T_TMP/replay.err" || fail "replay failed: $(cat "$T_TMP/replay.err")"
 $Q count 4 < "$T_TMP/replay.json" || fail "replay gave other snapshots"
 $Q same_as "$T_TMP/live.json" < "$T_TMP/replay.json" || fail "replay numbers differ"
+$Q cpu_busy_at_least 0 < "$T_TMP/replay.json" || fail "the replay has no load/CPU/memory line"
 
 t res_state_and_time_of_a_spinning_process_match_proc
 "$BUSY" 8 & B=$!
