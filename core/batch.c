@@ -81,6 +81,10 @@ void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 	if (all || s->only_view == XPU_VIEW_CPU) {
 		fprintf(f, "CPU: %u Hz on %u CPUs, %" PRIu64 " samples in the last %.2fs\n", s->sample_hz,
 			s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
+		char sys[160];
+		xpu_cpu_sys_text(&s->cpu_sys, sys, sizeof(sys));
+		if (sys[0])
+			fprintf(f, "System: %s\n", sys);
 		xpu_batch_print_table(f, &s->cpu);
 		hot_text(f, s);
 	}
@@ -242,6 +246,32 @@ static void json_cpu(struct xpu_json *j, const struct xpu_snapshot *s,
 	xpu_json_end(j, ']');
 }
 
+/* The machine as /proc says (the CPU view's summary line); null where unknown. */
+static void json_system(struct xpu_json *j, const struct xpu_cpu_sys *y)
+{
+	xpu_json_obj(j, "system");
+	if (y->flags & XPU_SYS_LOAD) {
+		xpu_json_arr(j, "load");
+		for (int i = 0; i < 3; i++)
+			xpu_json_num(j, NULL, y->load[i]);
+		xpu_json_end(j, ']');
+	} else {
+		xpu_json_null(j, "load");
+	}
+	if (y->flags & XPU_SYS_BUSY)
+		xpu_json_num(j, "cpu_busy_pct", y->busy_pct);
+	else
+		xpu_json_null(j, "cpu_busy_pct");
+	if (y->flags & XPU_SYS_MEM) {
+		xpu_json_uint(j, "mem_used_bytes", y->mem_used);
+		xpu_json_uint(j, "mem_total_bytes", y->mem_total);
+	} else {
+		xpu_json_null(j, "mem_used_bytes");
+		xpu_json_null(j, "mem_total_bytes");
+	}
+	xpu_json_end(j, '}');
+}
+
 const char *xpu_batch_state_name(int st)
 {
 	static const char *names[] = { "off", "active", "waiting", "failed" };
@@ -320,6 +350,7 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_str(&j, "window", vs->window == XPU_WIN_ALL ? "all" : "recent");
 	xpu_json_num(&j, "window_s", (double)s->window_ns / 1e9);
 	json_cpu(&j, s, sess, vs);
+	json_system(&j, &s->cpu_sys);
 	xpu_json_obj(&j, "cpu_info");
 	xpu_json_uint(&j, "hz", s->sample_hz);
 	xpu_json_uint(&j, "ncpus", s->ncpus);

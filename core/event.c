@@ -45,6 +45,8 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_TICK:
 	case XPU_EV_DROP:
 	case XPU_EV_PROC_EXIT:
+	case XPU_EV_PROC_STAT:
+	case XPU_EV_SYS_STAT:
 		*n = 0;
 		return 0;
 	case XPU_EV_CPU_SAMPLE: *f = cpu_ids; *n = sizeof(cpu_ids) / sizeof(cpu_ids[0]); return 0;
@@ -138,6 +140,25 @@ static int check_gpu_dev(const struct xpu_event *ev, const char **why)
 	return 0;
 }
 
+/* What /proc can say: a state letter, a busy share that is a share, memory
+ * used within the total. */
+static int check_stat(const struct xpu_event *ev, const char **why)
+{
+	if (ev->type == XPU_EV_PROC_STAT &&
+	    (ev->pstat.state < 'A' || ev->pstat.state > 'z' || !ev->pid || ev->tid))
+		return bad(why, "a process stat without a process or a state letter");
+	if (ev->type != XPU_EV_SYS_STAT)
+		return 0;
+	const struct xpu_ev_sys_stat *y = &ev->sys;
+	if (y->flags & ~XPU_SYS_BITS)
+		return bad(why, "unknown machine stat flags");
+	if ((y->flags & XPU_SYS_BUSY) && y->busy_pct100 > 10000)
+		return bad(why, "machine CPU busy over 100%");
+	if ((y->flags & XPU_SYS_MEM) && y->mem_used_kib > y->mem_total_kib)
+		return bad(why, "memory used is more than its total");
+	return 0;
+}
+
 int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const char **why)
 {
 	struct xpu_event copy = *ev;
@@ -145,7 +166,7 @@ int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const 
 		return bad(why, "unknown source");
 	if (ev->type == XPU_EV_TICK)
 		return check_tick(&ev->tick, why);
-	if (check_gpu_dev(ev, why))
+	if (check_gpu_dev(ev, why) || check_stat(ev, why))
 		return -1;
 	if ((ev->type == XPU_EV_NPU_DEV && ev->ndev.index >= XPU_NPU_DEV_MAX) ||
 	    (ev->type == XPU_EV_NPU_CLIENT && ev->nclient.index >= XPU_NPU_DEV_MAX))

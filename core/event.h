@@ -30,7 +30,8 @@ enum xpu_ev_type {
 	XPU_EV_NPU_L0 = 14,	/* a Level Zero API call */
 	XPU_EV_NPU_BUSY = 15,	/* device busy time read from sysfs */
 	XPU_EV_GPU_SLICE = 16,	/* a span traced: an injected process, or (pid 0) the launch probes */
-	/* 17-18: reserved */
+	XPU_EV_PROC_STAT = 17,	/* a shown process's memory, state and CPU time from /proc */
+	XPU_EV_SYS_STAT = 18,	/* load, CPU busy and memory of the whole machine */
 	XPU_EV_NPU_FUNC = 19,	/* calls of one NPU driver function (model_npu.h) */
 	XPU_EV_NPU_DEV = 20,	/* one NPU's state as its driver reports it in sysfs */
 	XPU_EV_NPU_CLIENT = 21,	/* an open NPU file as DRM fdinfo reports it (pid: the holder) */
@@ -243,6 +244,32 @@ struct xpu_ev_npu_client {
 	uint32_t client_id;	/* drm-client-id */
 };
 
+/* /proc/PID/stat and statm of a process the CPU table shows (pid; tid 0),
+ * read once a refresh, off the ingest path (core/procstat.h). */
+struct xpu_ev_proc_stat {
+	uint64_t rss_bytes;	/* resident memory (htop's RES) */
+	uint64_t cpu_ns;	/* user + system time of all its threads (TIME+) */
+	uint32_t state;		/* the kernel's state letter: R, S, D, Z, T, t, X, I, ... */
+	uint32_t threads;
+};
+
+/* Which fields of a SYS_STAT are known. */
+enum {
+	XPU_SYS_LOAD = 1 << 0,		/* load[] */
+	XPU_SYS_BUSY = 1 << 1,		/* busy_pct100 (needs two reads of /proc/stat) */
+	XPU_SYS_MEM = 1 << 2,		/* mem_total_kib, mem_used_kib */
+	XPU_SYS_BITS = 0x7,
+};
+
+struct xpu_ev_sys_stat {
+	uint32_t flags;		/* XPU_SYS_* */
+	uint32_t load100[3];	/* /proc/loadavg 1, 5, 15 min, times 100 */
+	uint32_t busy_pct100;	/* all CPUs busy since the last SYS_STAT, % times 100 */
+	uint32_t pad;
+	uint64_t mem_total_kib;	/* MemTotal */
+	uint64_t mem_used_kib;	/* htop's used: total - free - buffers - cached - sreclaimable */
+};
+
 struct xpu_event {
 	uint16_t type;		/* enum xpu_ev_type */
 	uint16_t source;	/* enum xpu_src_id */
@@ -265,6 +292,8 @@ struct xpu_event {
 		struct xpu_ev_gpu_dev_proc gdproc;
 		struct xpu_ev_npu_dev ndev;
 		struct xpu_ev_npu_client nclient;
+		struct xpu_ev_proc_stat pstat;
+		struct xpu_ev_sys_stat sys;
 		uint8_t raw[40];
 	};
 };

@@ -14,8 +14,11 @@ const struct xpu_col xpu_cpu_cols[XPU_CPU_NCOLS] = {
 	[XPU_CPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
 	[XPU_CPU_COL_TID] = { "TID", "tid", XPU_CELL_INT, 7, XPU_COL_HIDDEN },
 	[XPU_CPU_COL_USER] = { "USER", "user", XPU_CELL_STR, 9, XPU_COL_LEFT },
+	[XPU_CPU_COL_RES] = { "RES", "res_bytes", XPU_CELL_BYTES, 7, 0 },
+	[XPU_CPU_COL_STATE] = { "S", "state", XPU_CELL_STR, 3, XPU_COL_LEFT },
 	[XPU_CPU_COL_PCT] = { "%CPU", "cpu_pct", XPU_CELL_PCT, 6, 0 },
 	[XPU_CPU_COL_AVG] = { "AVG%", "avg_pct", XPU_CELL_PCT, 6, 0 },
+	[XPU_CPU_COL_TIME] = { "TIME+", "cpu_time_ns", XPU_CELL_CPUTIME, 9, 0 },
 	[XPU_CPU_COL_SAMPLES] = { "SAMPLES", "samples", XPU_CELL_INT, 8, 0 },
 	[XPU_CPU_COL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_FLEX },
 };
@@ -24,8 +27,11 @@ const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS] = {
 	[XPU_CPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
 	[XPU_CPU_COL_TID] = { "TID", "tid", XPU_CELL_INT, 7, 0 },
 	[XPU_CPU_COL_USER] = { "USER", "user", XPU_CELL_STR, 9, XPU_COL_LEFT },
+	[XPU_CPU_COL_RES] = { "RES", "res_bytes", XPU_CELL_BYTES, 7, XPU_COL_HIDDEN },
+	[XPU_CPU_COL_STATE] = { "S", "state", XPU_CELL_STR, 3, XPU_COL_LEFT | XPU_COL_HIDDEN },
 	[XPU_CPU_COL_PCT] = { "%CPU", "cpu_pct", XPU_CELL_PCT, 6, 0 },
 	[XPU_CPU_COL_AVG] = { "AVG%", "avg_pct", XPU_CELL_PCT, 6, 0 },
+	[XPU_CPU_COL_TIME] = { "TIME+", "cpu_time_ns", XPU_CELL_CPUTIME, 9, XPU_COL_HIDDEN },
 	[XPU_CPU_COL_SAMPLES] = { "SAMPLES", "samples", XPU_CELL_INT, 8, 0 },
 	[XPU_CPU_COL_COMM] = { "THREAD", "comm", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_FLEX },
 };
@@ -120,6 +126,41 @@ void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
 	m->tasks[i].exited = 1;
 	m->exits_pending = 1;
 	xpu_stacks_retire(&m->stacks, pid);
+}
+
+void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev)
+{
+	if (ev->type == XPU_EV_SYS_STAT) {
+		const struct xpu_ev_sys_stat *y = &ev->sys;
+		struct xpu_cpu_sys *s = &m->sys;
+		s->flags = y->flags & XPU_SYS_BITS;
+		for (int i = 0; i < 3; i++)
+			s->load[i] = y->load100[i] / 100.0;
+		s->busy_pct = y->busy_pct100 / 100.0;
+		s->mem_total = y->mem_total_kib * 1024;
+		s->mem_used = y->mem_used_kib * 1024;
+		return;
+	}
+	struct key k = { ev->pid, 0 };
+	uint32_t i = xpu_htab_find(&m->idx, task_hash(ev->pid, 0), task_eq, m, &k);
+	if (i == UINT32_MAX)
+		return;
+	struct xpu_cpu_task *t = &m->tasks[i];
+	t->has_stat = 1;
+	t->state = ev->pstat.state;
+	t->rss_bytes = ev->pstat.rss_bytes;
+	t->cpu_ns = ev->pstat.cpu_ns;
+}
+
+int xpu_cpu_model_shown_pids(const struct xpu_cpu_model *m, uint32_t *out, int max)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < m->ntasks && n < max; i++) {
+		const struct xpu_cpu_task *t = &m->tasks[i];
+		if (!t->tid && !t->exited && (t->recent || t->open))
+			out[n++] = t->pid;
+	}
+	return n;
 }
 
 /* Removes the rows marked in go[], keeping the others in order, and rebuilds
@@ -234,6 +275,22 @@ static double pct(uint64_t samples, uint32_t hz, uint64_t ns)
 	return (double)samples * 1e11 / ((double)hz * (double)ns);
 }
 
+/* RES, S and TIME+ of a process row; unknown in the thread table.  An
+ * exited process is dead (X, the kernel's letter) with no memory, and keeps
+ * the CPU time last read. */
+static void stat_cells(struct xpu_table *t, const struct xpu_cpu_task *k, struct xpu_cell *c)
+{
+	char st[2] = { k ? (char)(k->exited ? 'X' : k->state) : 0, 0 };
+	int na = !k || !k->has_stat;
+	c[XPU_CPU_COL_RES].na = c[XPU_CPU_COL_STATE].na = c[XPU_CPU_COL_TIME].na = (uint8_t)na;
+	if (na)
+		return;
+	c[XPU_CPU_COL_RES].na = (uint8_t)(k->exited != 0);
+	c[XPU_CPU_COL_RES].i = (int64_t)k->rss_bytes;
+	c[XPU_CPU_COL_STATE].s = xpu_table_strdup(t, st);
+	c[XPU_CPU_COL_TIME].i = (int64_t)k->cpu_ns;
+}
+
 int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 			struct xpu_table *t, int threads, enum xpu_window w)
 {
@@ -256,6 +313,7 @@ int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 		c[XPU_CPU_COL_PCT].d = pct(k->last, m->hz, m->ticks.tick_ns);
 		c[XPU_CPU_COL_AVG].d = pct(n, m->hz, span);
 		c[XPU_CPU_COL_SAMPLES].i = (int64_t)n;
+		stat_cells(t, threads ? NULL : k, c);
 		c[XPU_CPU_COL_COMM].s = xpu_dict_str_get(d, k->comm);
 	}
 	return 0;

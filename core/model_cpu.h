@@ -28,6 +28,19 @@ struct xpu_cpu_task {
 	uint64_t recent;	/* samples in the window (closed ticks) */
 	uint64_t total;		/* samples since the start (closed ticks) */
 	uint32_t *ring;		/* per closed tick in the window */
+	/* From /proc (PROC_STAT events; process rows only), as last read. */
+	int has_stat;
+	uint32_t state;		/* state letter */
+	uint64_t rss_bytes, cpu_ns;
+};
+
+/* The machine as a whole, as last read (SYS_STAT events); flags XPU_SYS_*
+ * say which fields are known. */
+struct xpu_cpu_sys {
+	uint32_t flags;
+	double load[3];
+	double busy_pct;
+	uint64_t mem_total, mem_used;	/* bytes */
 };
 
 struct xpu_cpu_model {
@@ -42,6 +55,7 @@ struct xpu_cpu_model {
 	uint64_t tasks_aged_out;
 	int exits_pending;	/* exited processes may still have thread rows */
 	uint64_t threads_dropped;
+	struct xpu_cpu_sys sys;
 };
 
 /* Memory is bounded: past max_tasks rows (processes and threads), those with
@@ -51,9 +65,12 @@ struct xpu_cpu_model {
  * row holds their samples. */
 #define XPU_CPU_MAX_TASKS 16384u
 
+/* RES, S and TIME+ are the process's, from /proc: N/A until read, not
+ * shown in the thread table. */
 enum xpu_cpu_col {
-	XPU_CPU_COL_PID, XPU_CPU_COL_TID, XPU_CPU_COL_USER, XPU_CPU_COL_PCT, XPU_CPU_COL_AVG,
-	XPU_CPU_COL_SAMPLES, XPU_CPU_COL_COMM, XPU_CPU_NCOLS
+	XPU_CPU_COL_PID, XPU_CPU_COL_TID, XPU_CPU_COL_USER, XPU_CPU_COL_RES, XPU_CPU_COL_STATE,
+	XPU_CPU_COL_PCT, XPU_CPU_COL_AVG, XPU_CPU_COL_TIME, XPU_CPU_COL_SAMPLES, XPU_CPU_COL_COMM,
+	XPU_CPU_NCOLS
 };
 extern const struct xpu_col xpu_cpu_cols[XPU_CPU_NCOLS];
 extern const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS];
@@ -63,6 +80,12 @@ void xpu_cpu_model_free(struct xpu_cpu_model *m);
 /* Takes one CPU_SAMPLE event. Returns 0 or -ENOMEM. */
 int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev);
 void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid);
+/* Takes a PROC_STAT or SYS_STAT event; a PROC_STAT of a process without a
+ * row is ignored. */
+void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev);
+/* The processes with a row in the recent window that have not exited: up
+ * to max into out.  Returns how many. */
+int xpu_cpu_model_shown_pids(const struct xpu_cpu_model *m, uint32_t *out, int max);
 /* Closes the open tick, which lasted interval_ns. */
 void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns);
 /* Fills a table (columns xpu_cpu_cols or xpu_cpu_thread_cols) with the rows

@@ -187,6 +187,10 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 		if (xpu_cpu_model_sample(&s->cpu, ev) < 0)
 			xpu_err("out of memory in the CPU model");
 		break;
+	case XPU_EV_PROC_STAT:
+	case XPU_EV_SYS_STAT:
+		xpu_cpu_model_stat(&s->cpu, ev);
+		break;
 	case XPU_EV_PROC_EXIT:
 		xpu_cpu_model_exit(&s->cpu, ev->pid);
 		xpu_gpu_model_exit(&s->gpu, ev->pid);

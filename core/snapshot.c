@@ -20,6 +20,34 @@ void xpu_viewstate_init(struct xpu_viewstate *vs)
 	vs->window = XPU_WIN_RECENT;
 }
 
+static void gib(char *buf, size_t size, uint64_t bytes)
+{
+	double v = (double)bytes;
+	if (bytes >= (1ULL << 30))
+		snprintf(buf, size, "%.1fG", v / (1ULL << 30));
+	else
+		snprintf(buf, size, "%.0fM", v / (1ULL << 20));
+}
+
+void xpu_cpu_sys_text(const struct xpu_cpu_sys *y, char *buf, size_t size)
+{
+	char load[48] = "N/A", busy[16] = "N/A", used[16], total[16], mem[40] = "N/A";
+	if (!y->flags) {
+		snprintf(buf, size, "%s", "");
+		return;
+	}
+	if (y->flags & XPU_SYS_LOAD)
+		snprintf(load, sizeof(load), "%.2f %.2f %.2f", y->load[0], y->load[1], y->load[2]);
+	if (y->flags & XPU_SYS_BUSY)
+		snprintf(busy, sizeof(busy), "%.1f%%", y->busy_pct);
+	if (y->flags & XPU_SYS_MEM) {
+		gib(used, sizeof(used), y->mem_used);
+		gib(total, sizeof(total), y->mem_total);
+		snprintf(mem, sizeof(mem), "%s/%s", used, total);
+	}
+	snprintf(buf, size, "load %s  cpu %s  mem %s", load, busy, mem);
+}
+
 void xpu_snapshot_init(struct xpu_snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -94,6 +122,7 @@ static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 		return -1;
 	arrange(&s->cpu, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT);
 	s->cpu_samples_tick = m->samples_last;
+	s->cpu_sys = m->sys;
 	s->ncpu_hot = 0;
 	if (s->hot_functions &&
 	    (s->ncpu_hot = xpu_cpu_model_hot(m, &sess->dict, vs->window, s->cpu_hot, XPU_CPU_HOT_MAX,

@@ -7,6 +7,7 @@
 #ifndef XPU_SNAPSHOT_H
 #define XPU_SNAPSHOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "alerts.h"
@@ -92,6 +93,7 @@ struct xpu_snapshot {
 	uint64_t cpu_flame_key;		/* pid (or tid in thread mode) the flame shows, 0 = none */
 	char cpu_flame_title[128];
 	uint64_t cpu_samples_tick;	/* samples in the last tick, all processes */
+	struct xpu_cpu_sys cpu_sys;	/* load, CPU busy, memory: flags 0 = none read */
 	struct xpu_cpu_hot cpu_hot[XPU_CPU_HOT_MAX];	/* machine-wide hottest functions */
 	int ncpu_hot;
 	uint64_t cpu_hot_all;		/* the samples they are a share of */
@@ -135,6 +137,11 @@ static inline uint64_t xpu_snapshot_wall(const struct xpu_snapshot *s, uint64_t 
 {
 	return s->wall_ns + mono - s->mono_ns;
 }
+
+/* The CPU view's summary line, as htop's meters say it:
+ * "load 0.52 0.40 0.33  cpu 12.3%  mem 3.2G/15.6G" (N/A for what is unknown).
+ * Empty when nothing was read (a recording made before these figures). */
+void xpu_cpu_sys_text(const struct xpu_cpu_sys *y, char *buf, size_t size);
 
 void xpu_snapshot_init(struct xpu_snapshot *s);
 void xpu_snapshot_free(struct xpu_snapshot *s);

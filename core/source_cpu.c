@@ -14,6 +14,7 @@
 #include "cpu.h"
 #include "cpu.skel.h"
 #include "err.h"
+#include "procstat.h"
 #include "rawstack.h"
 #include "session.h"
 #include "source.h"
@@ -40,6 +41,7 @@ struct cpu_source {
 	struct xpu_symbolizer *sym;
 	uint64_t seen_drops;
 	uint64_t bad_records;
+	struct xpu_procstat procstat;
 };
 
 static uint32_t comm_str(struct xpu_dict *d, const char *comm)
@@ -136,6 +138,8 @@ static void cpu_tick(struct xpu_source *src, struct xpu_session *s)
 	xpu_session_drops(s, XPU_SRC_CPU,
 			  c->skel->bss->dropped_samples + c->skel->bss->dropped_procs + c->bad_records,
 			  &c->seen_drops);
+	/* Once a refresh, for the rows shown: not in the ring's callbacks. */
+	xpu_procstat_tick(&c->procstat, s);
 }
 
 static void cpu_destroy(struct xpu_source *src)
@@ -245,6 +249,7 @@ struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symboliz
 	c->epfd = c->timerfd = -1;
 	c->sess = s;
 	c->sym = sym;
+	xpu_procstat_init(&c->procstat);
 
 	c->skel = cpu_bpf__open();
 	if (!c->skel) {

@@ -222,6 +222,16 @@ static int format_bytes(char *buf, size_t size, int64_t b)
 	return u ? snprintf(buf, size, "%.1f%s", v, unit[u]) : snprintf(buf, size, "%" PRId64 "B", b);
 }
 
+/* htop's TIME+: minutes:seconds.hundredths under an hour, then
+ * hours h minutes:seconds. */
+static int format_cputime(char *buf, size_t size, int64_t ns)
+{
+	uint64_t cs = ns > 0 ? (uint64_t)ns / 10000000 : 0, s = cs / 100;
+	if (s < 3600)
+		return snprintf(buf, size, "%" PRIu64 ":%02" PRIu64 ".%02" PRIu64, s / 60, s % 60, cs % 100);
+	return snprintf(buf, size, "%" PRIu64 "h%02" PRIu64 ":%02" PRIu64, s / 3600, s / 60 % 60, s % 60);
+}
+
 size_t xpu_cell_format(const struct xpu_col *col, const struct xpu_cell *c, char *buf, size_t size)
 {
 	int n;
@@ -245,6 +255,9 @@ size_t xpu_cell_format(const struct xpu_col *col, const struct xpu_cell *c, char
 			break;
 		case XPU_CELL_BYTES:
 			n = format_bytes(buf, size, c->i);
+			break;
+		case XPU_CELL_CPUTIME:
+			n = format_cputime(buf, size, c->i);
 			break;
 		default:
 			n = snprintf(buf, size, "%" PRId64, c->i);

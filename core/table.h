@@ -17,6 +17,7 @@ enum xpu_cell_kind {
 	XPU_CELL_NS = 3,	/* duration in nanoseconds, shown scaled */
 	XPU_CELL_RATE = 4,	/* per second, double */
 	XPU_CELL_BYTES = 5,	/* size in bytes, shown scaled */
+	XPU_CELL_CPUTIME = 6,	/* CPU time in nanoseconds, shown as htop's TIME+ */
 };
 
 enum {

@@ -449,11 +449,13 @@ def self_cpu_honest(snaps, pid):
 
 
 def cpu_sorted_by(snaps, key, order):
-    """The last snapshot's CPU rows are in ORDER (desc or asc) of KEY."""
+    """The last snapshot's CPU rows are in ORDER (desc or asc) of KEY, those
+    with KEY unknown (null) last."""
     vals = [r[key] for r in snaps[-1]["cpu"]]
     if len(vals) < 2:
         sys.exit(f"only {len(vals)} CPU rows")
-    if vals != sorted(vals, reverse=order == "desc"):
+    known = [v for v in vals if v is not None]
+    if vals != sorted(known, reverse=order == "desc") + [None] * (len(vals) - len(known)):
         sys.exit(f"CPU rows not in {order} order of {key}: {vals[:10]}")
 
 
@@ -514,13 +516,73 @@ def npu_chain(snaps, pid, l0, ioctl, function, at_least):
              f"{[(c['pid'], c['l0'], c['ioctl'], c['function']) for c in snaps[-1]['npu']['functions']['chains']]}")
 
 
+def _proc(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    with open(f"/proc/{pid}/statm") as f:
+        resident = int(f.read().split()[1])
+    import os
+    hz = os.sysconf("SC_CLK_TCK")
+    return (resident * os.sysconf("SC_PAGE_SIZE"), fields[0],
+            (int(fields[11]) + int(fields[12])) / hz)
+
+
+def proc_stat(snaps, pid, state, lag_s="1.5"):
+    """PID's row in the last snapshot has RES within 10% (or 1 MiB) of /proc's now,
+    the state STATE, and TIME+ at most /proc's now and within LAG_S of it
+    (read right after xputop's last refresh)."""
+    rows = [r for r in snaps[-1]["cpu"] if r["pid"] == int(pid)]
+    if not rows:
+        sys.exit(f"no row for {pid}")
+    r = rows[0]
+    res, st, cpu_s = _proc(pid)
+    if r["res_bytes"] is None or abs(r["res_bytes"] - res) > max(res / 10, 1 << 20):
+        sys.exit(f"RES {r['res_bytes']}, /proc says {res}")
+    if r["state"] != state:
+        sys.exit(f"state {r['state']}, expected {state} (/proc says {st} now)")
+    got = r["cpu_time_ns"] / 1e9 if r["cpu_time_ns"] is not None else None
+    if got is None or got > cpu_s + 0.02 or cpu_s - got > float(lag_s):
+        sys.exit(f"TIME+ {got} s, /proc says {cpu_s} s")
+
+
+def system_matches(snaps):
+    """The last snapshot's machine figures: loads within 0.5 (or 25%) of
+    /proc/loadavg now, memory total equal to MemTotal, used within 5% of the
+    total of htop's used now, CPU busy a percentage."""
+    y = snaps[-1]["system"]
+    with open("/proc/loadavg") as f:
+        load = [float(x) for x in f.read().split()[:3]]
+    for got, now in zip(y["load"], load):
+        if abs(got - now) > max(0.5, now / 4):
+            sys.exit(f"load {y['load']}, /proc/loadavg says {load}")
+    mem = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            k, v = line.split(":")
+            mem[k] = int(v.split()[0]) * 1024
+    used = mem["MemTotal"] - mem["MemFree"] - mem["Buffers"] - mem["Cached"] - mem["SReclaimable"]
+    if y["mem_total_bytes"] != mem["MemTotal"]:
+        sys.exit(f"memory total {y['mem_total_bytes']}, /proc/meminfo says {mem['MemTotal']}")
+    if abs(y["mem_used_bytes"] - used) > mem["MemTotal"] / 20:
+        sys.exit(f"memory used {y['mem_used_bytes']}, /proc/meminfo says {used}")
+    if y["cpu_busy_pct"] is None or not 0 <= y["cpu_busy_pct"] <= 100:
+        sys.exit(f"CPU busy {y['cpu_busy_pct']}")
+
+
+def cpu_busy_at_least(snaps, pct):
+    """Every snapshot's machine-wide CPU busy is at least PCT %."""
+    got = [s["system"]["cpu_busy_pct"] for s in snaps]
+    if any(g is None or g < float(pct) for g in got):
+        sys.exit(f"CPU busy {got}, expected at least {pct}%")
+
+
 CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest,
-                                  cpu_sorted_by, cpu_view, hot_function,
+                                  cpu_sorted_by, cpu_view, hot_function, proc_stat, system_matches, cpu_busy_at_least,
                                   npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, npu_category,
                                   npu_top_functions, npu_chain, chrome_trace)}

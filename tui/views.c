@@ -83,6 +83,8 @@ void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewsta
 	o->table = xpu_view_table(s, vs->view) != NULL;
 	o->flame = vs->flame && xpu_view_flame(s, vs->view) != NULL;
 	o->text = o->table || o->flame ? 1 : 0;
+	if (vs->view == XPU_VIEW_CPU && o->text && s->cpu_sys.flags)
+		o->text = 2;	/* load, CPU and memory above the source's line */
 	o->alerts = xpu_alert_bar_wanted(s);
 	if (vs->view == XPU_VIEW_GPU && o->table)
 		o->text = xpu_view_gpu_text_rows(s, cols);
@@ -228,8 +230,16 @@ void xpu_view_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 			draw_message_box(&l->text, s, v);
 		return;
 	}
-	if (l->text.h)
-		draw_summary(&l->text, s, v);
+	struct xpu_rect text = l->text;
+	if (text.h > 1) {
+		char sys[160];
+		xpu_cpu_sys_text(&s->cpu_sys, sys, sizeof(sys));
+		xpu_put_text(text.y, text.x + 1, text.w - 1, sys, xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+		text.y++;
+		text.h--;
+	}
+	if (text.h)
+		draw_summary(&text, s, v);
 	if (l->table.h)
 		draw_cpu_table(&l->table, s, vs, ui);
 	if (l->flame.h)

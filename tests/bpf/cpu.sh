@@ -40,10 +40,46 @@ $Q stack_has $B busy busy_outer busy_leaf_spin < "$T_TMP/exit.json" || fail "fra
 t a_replayed_recording_gives_the_same_snapshots
 "$BUSY" 6 2 & B=$!
 "$XPUTOP" -b -j -n 4 -d 0.5 -w "$T_TMP/rec.xpr" > "$T_TMP/live.json" 2>/dev/null || fail "recording run failed"
+$Q proc_stat $B R 3 < "$T_TMP/live.json" || fail "busy's RES, state or TIME+ were not recorded"
 kill $B 2>/dev/null; wait $B 2>/dev/null
 "$XPUTOP" -r "$T_TMP/rec.xpr" -b -j > "$T_TMP/replay.json" 2> "$T_TMP/replay.err" || fail "replay failed: $(cat "$T_TMP/replay.err")"
 $Q count 4 < "$T_TMP/replay.json" || fail "replay gave other snapshots"
 $Q same_as "$T_TMP/live.json" < "$T_TMP/replay.json" || fail "replay numbers differ"
+$Q cpu_busy_at_least 0 < "$T_TMP/replay.json" || fail "the replay has no load/CPU/memory line"
+
+t res_state_and_time_of_a_spinning_process_match_proc
+"$BUSY" 8 & B=$!
+sleep 1
+"$XPUTOP" -b -j -n 2 -d 0.5 -p $B > "$T_TMP/stat.json" 2> "$T_TMP/stat.err" || fail "xputop failed: $(cat "$T_TMP/stat.err")"
+$Q proc_stat $B R < "$T_TMP/stat.json" || fail "RES/S/TIME+ of busy"
+kill $B 2>/dev/null; wait $B 2>/dev/null
+
+t a_sleeping_process_shows_state_s_and_its_memory
+# It wakes now and then (for a sample) and holds 64 MiB it has touched.
+python3 -c "
+import time
+b = bytearray(64 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+end = time.time() + 8
+while time.time() < end:
+    t = time.time() + 0.02
+    while time.time() < t: pass
+    time.sleep(0.2)
+" & P=$!
+sleep 1
+"$XPUTOP" -b -j -n 3 -d 0.5 -p $P > "$T_TMP/sleep.json" 2>/dev/null || fail "xputop failed"
+$Q proc_stat $P S < "$T_TMP/sleep.json" || fail "RES/S/TIME+ of a sleeper"
+kill $P 2>/dev/null; wait $P 2>/dev/null
+
+t the_summary_line_matches_loadavg_and_meminfo
+"$BUSY" 6 & B=$!
+"$XPUTOP" -b -j -n 2 -d 0.5 > "$T_TMP/sys.json" 2>/dev/null || fail "xputop failed"
+$Q system_matches < "$T_TMP/sys.json" || fail "the summary line's figures"
+$Q cpu_busy_at_least 40 < "$T_TMP/sys.json" || fail "one of 2 CPUs spinning is not 40% busy"
+"$XPUTOP" -b -n 1 -d 0.5 > "$T_TMP/sys.txt" 2>/dev/null
+grep -qE "^System: load [0-9.]+ [0-9.]+ [0-9.]+  cpu [0-9.]+%  mem [0-9.]+[MG]/[0-9.]+G$" "$T_TMP/sys.txt" ||
+	fail "no System: line in batch text: $(head -4 "$T_TMP/sys.txt")"
+kill $B 2>/dev/null; wait $B 2>/dev/null
 
 t batch_export_writes_a_folded_file_flamegraph_renders
 "$BUSY" 6 & B=$!

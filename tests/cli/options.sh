@@ -90,6 +90,16 @@ python3 tests/jsonq.py cpu_sorted_by pid desc < "$T_TMP/sort.json" || fail "--so
 python3 tests/jsonq.py cpu_sorted_by samples desc < "$T_TMP/sort.json" || fail "-s samples"
 refused_at_once --sort no-such-column
 expect_grep "cpu_pct" "$T_TMP/err"
+expect_grep "cpu_time_ns" "$T_TMP/err"
+
+t batch_mode_sorts_by_time_plus_and_res
+"$OUT/tests/progs/busy" 4 & B1=$!
+"$OUT/tests/progs/busy" 4 & B2=$!
+"$XPUTOP" -b -j -n 1 -d 0.5 --sort cpu_time_ns > "$T_TMP/sort.json" 2> "$T_TMP/err" || fail "exit status $?: $(cat "$T_TMP/err")"
+python3 tests/jsonq.py cpu_sorted_by cpu_time_ns desc < "$T_TMP/sort.json" || fail "--sort cpu_time_ns"
+"$XPUTOP" -b -j -n 1 -d 0.5 --sort res_bytes > "$T_TMP/sort.json" 2> "$T_TMP/err" || fail "exit status $?: $(cat "$T_TMP/err")"
+python3 tests/jsonq.py cpu_sorted_by res_bytes desc < "$T_TMP/sort.json" || fail "--sort res_bytes"
+kill $B1 $B2 2> /dev/null; wait $B1 $B2 2> /dev/null
 
 t batch_mode_shows_threads_with_H
 "$OUT/tests/progs/busy" 5 2 & B=$!

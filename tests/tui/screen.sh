@@ -171,6 +171,22 @@ wait_for "%CPU"
 expect_grep "PID" "$T_TMP/screen"
 expect_grep "COMMAND" "$T_TMP/screen"
 grep -q "USER" "$T_TMP/screen" && fail "USER is shown while numbers were dropped: $(grep PID "$T_TMP/screen")"
+grep -q " S " "$T_TMP/screen" && fail "the state letter is shown while numbers were dropped: $(grep PID "$T_TMP/screen")"
+expect_grep "RES" "$T_TMP/screen"
+keys q
+
+t at_80x24_the_cpu_view_has_res_state_time_and_the_load_cpu_memory_line
+start 80 24 -- --view cpu -p $BUSY
+wait_for "busy"
+i=0
+while [ $i -lt 80 ] && ! { screen; grep -qE "^ +$BUSY +[a-z0-9_-]+ +[0-9.]+[KMG]? +[RSD] +[0-9.]+ +[0-9.]+ +[0-9]+:[0-9][0-9]\.[0-9][0-9] " "$T_TMP/screen"; }; do sleep 0.1; i=$((i + 1)); done
+for col in PID USER RES " S " %CPU "TIME+" COMMAND; do
+	grep -q -- "$col" "$T_TMP/screen" || fail "no $col heading: $(grep PID "$T_TMP/screen")"
+done
+grep -qE "^ +$BUSY +[a-z0-9_-]+ +[0-9.]+[KMG]? +[RSD] +[0-9.]+ +[0-9.]+ +[0-9]+:[0-9][0-9]\.[0-9][0-9] " "$T_TMP/screen" ||
+	fail "busy's row has no RES, state or TIME+: $(grep " $BUSY " "$T_TMP/screen")"
+grep -qE "load [0-9]+\.[0-9]{2} [0-9]+\.[0-9]{2} [0-9]+\.[0-9]{2}  cpu [0-9]+\.[0-9]%  mem [0-9.]+[MG]/[0-9.]+G" "$T_TMP/screen" ||
+	fail "no load/cpu/mem line: $(sed -n 3,5p "$T_TMP/screen")"
 keys q
 
 t status_messages_clear_after_a_while

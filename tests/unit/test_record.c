@@ -166,6 +166,16 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 	case XPU_EV_GPU_MEMCPY: ev.memcpy.comm = pick(s, ns); break;
 	case XPU_EV_GPU_PROC: ev.gproc.comm = pick(s, ns); break;
 	case XPU_EV_PROC_EXIT: break;
+	case XPU_EV_PROC_STAT:
+		ev.pid |= 1;
+		ev.tid = 0;
+		ev.pstat.state = "RSDZT"[rnd(s) % 5];
+		break;
+	case XPU_EV_SYS_STAT:
+		ev.sys.flags &= XPU_SYS_BITS;
+		ev.sys.busy_pct100 %= 10001;
+		ev.sys.mem_used_kib = ev.sys.mem_total_kib / 2;
+		break;
 	case XPU_EV_NPU_PM:
 		ev.npu.comm = pick(s, ns);
 		ev.npu.aux = pick(s, ns);
@@ -198,7 +208,7 @@ static const uint16_t types[] = {
 	XPU_EV_TICK, XPU_EV_CPU_SAMPLE, XPU_EV_DROP, XPU_EV_PROC_EXIT, XPU_EV_GPU_LAUNCH, XPU_EV_GPU_KERNEL,
 	XPU_EV_GPU_MEMCPY, XPU_EV_GPU_PROC, XPU_EV_NPU_IOCTL, XPU_EV_NPU_IPC, XPU_EV_NPU_JOB, XPU_EV_NPU_MEM,
 	XPU_EV_NPU_PM, XPU_EV_NPU_L0, XPU_EV_NPU_BUSY, XPU_EV_GPU_DEV, XPU_EV_GPU_DEV_LINK, XPU_EV_GPU_DEV_PROC,
-	XPU_EV_NPU_FUNC, XPU_EV_NPU_DEV, XPU_EV_NPU_CLIENT,
+	XPU_EV_NPU_FUNC, XPU_EV_NPU_DEV, XPU_EV_NPU_CLIENT, XPU_EV_PROC_STAT, XPU_EV_SYS_STAT,
 };
 
 struct session {
@@ -1324,7 +1334,7 @@ TEST(records_and_events_of_a_newer_minor_version_are_skipped)
 	char err[256];
 
 	img_start(&m);
-	m.b[10] = 3;	/* one past this reader's minor */
+	m.b[10] = 4;	/* one past this reader's minor */
 	reseal_header(m.b);
 	img_block(&m);
 	img_rec(&m, 77, "hello", 5);
@@ -1342,27 +1352,34 @@ TEST(records_and_events_of_a_newer_minor_version_are_skipped)
 	xpu_dict_free(&d);
 }
 
-TEST(events_of_a_type_set_aside_for_another_addition_are_skipped)
+TEST(process_and_machine_stat_events_are_checked)
 {
-	struct img m;
 	struct xpu_dict d;
-	struct xpu_event ev = { .type = 17 }, got;	/* reserved: this build has no type 17 */
-	char err[256];
+	const char *why;
+	struct xpu_event p = { .type = XPU_EV_PROC_STAT, .pid = 42 }, y = { .type = XPU_EV_SYS_STAT };
 
-	REQUIRE(!xpu_event_type_known(17) && xpu_event_type_known(XPU_EV_NPU_FUNC));
-	img_start(&m);
-	img_block(&m);
-	img_rec(&m, R_EVENT, &ev, sizeof(ev));
-	img_end(&m);
-	img_good_block(&m);
 	xpu_dict_init(&d);
-	struct xpu_rec_reader *r = xpu_rec_open_mem(m.b, m.len, &d, err, sizeof(err));
-	REQUIRE(r);
-	CHECK_INT(xpu_rec_next(r, &got), ==, 1);
-	CHECK_INT(got.type, ==, XPU_EV_CPU_SAMPLE);
-	CHECK_INT(xpu_rec_next(r, &got), ==, 0);
-	CHECK_INT(xpu_rec_skipped(r), ==, 1);
-	xpu_rec_close_reader(r);
+	REQUIRE(xpu_event_type_known(XPU_EV_PROC_STAT) && xpu_event_type_known(XPU_EV_SYS_STAT));
+	p.pstat.state = 'R';
+	CHECK_INT(xpu_event_check(&p, &d, &why), ==, 0);
+	p.pstat.state = 0;
+	CHECK_INT(xpu_event_check(&p, &d, &why), ==, -1);
+	p.pstat.state = 'S';
+	p.tid = 7;	/* a process's figures, never a thread's */
+	CHECK_INT(xpu_event_check(&p, &d, &why), ==, -1);
+	y.sys.flags = XPU_SYS_BUSY | XPU_SYS_MEM;
+	y.sys.busy_pct100 = 10000;
+	y.sys.mem_total_kib = 100;
+	y.sys.mem_used_kib = 100;
+	CHECK_INT(xpu_event_check(&y, &d, &why), ==, 0);
+	y.sys.busy_pct100 = 10001;
+	CHECK_INT(xpu_event_check(&y, &d, &why), ==, -1);
+	y.sys.busy_pct100 = 0;
+	y.sys.mem_used_kib = 101;
+	CHECK_INT(xpu_event_check(&y, &d, &why), ==, -1);
+	y.sys.mem_used_kib = 0;
+	y.sys.flags = 0x80;
+	CHECK_INT(xpu_event_check(&y, &d, &why), ==, -1);
 	xpu_dict_free(&d);
 }
 

@@ -1,6 +1,7 @@
 /* The table widget's geometry: column widths and scrolling. */
 #include "check.h"
 
+#include "model_cpu.h"
 #include "table_view.h"
 
 static const struct xpu_col cols[] = {
@@ -79,6 +80,29 @@ TEST(narrow_screens_drop_text_columns_before_numbers_and_keep_the_sort_column)
 	xpu_table_widths(&t, 38, w);
 	CHECK_INT(w[4], >, 0);
 	CHECK_INT(w[1], ==, 0);
+	xpu_table_free(&t);
+}
+
+TEST(at_40_columns_the_cpu_table_keeps_res_and_drops_user_and_state)
+{
+	struct xpu_table t;
+	int w[XPU_CPU_NCOLS];
+	xpu_table_init(&t, xpu_cpu_cols, XPU_CPU_NCOLS);
+	t.sort_col = XPU_CPU_COL_PCT;
+	CHECK_INT(xpu_table_widths(&t, 40, w), <=, 40);
+	CHECK_INT(w[XPU_CPU_COL_USER], ==, 0);
+	CHECK_INT(w[XPU_CPU_COL_STATE], ==, 0);
+	CHECK_INT(w[XPU_CPU_COL_PID], >, 0);
+	CHECK_INT(w[XPU_CPU_COL_RES], >, 0);
+	CHECK_INT(w[XPU_CPU_COL_PCT], >, 0);
+	CHECK_INT(w[XPU_CPU_COL_COMM], >, 0);
+	t.sort_col = XPU_CPU_COL_TIME;	/* sorted by TIME+: it stays */
+	xpu_table_widths(&t, 40, w);
+	CHECK_INT(w[XPU_CPU_COL_TIME], >, 0);
+	CHECK_INT(xpu_table_widths(&t, 80, w), <=, 80);	/* all of them at 80 */
+	for (int i = 0; i < XPU_CPU_NCOLS; i++)
+		if (xpu_col_shown(&xpu_cpu_cols[i]))
+			CHECK_INT(w[i], >, 0);
 	xpu_table_free(&t);
 }
 
