@@ -91,6 +91,11 @@ void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewsta
 	if (vs->view == XPU_VIEW_NPU) {	/* the lower pane holds the alert log */
 		o->flame = 1;
 		o->text = xpu_view_npu_text_rows(s);
+		/* No NPU and nothing in the table: its rows go to the sources
+		 * list, which says what is missing. */
+		const struct xpu_table *t = xpu_view_table(s, vs->view);
+		if (xpu_view_status(s, vs->view)->state == XPU_SRC_OFF && (!t || !t->nrows))
+			o->table = 0;
 	}
 }
 

@@ -84,10 +84,14 @@ grep -q "^CPU:" "$T_TMP/gpu.txt" && fail "--view gpu printed the CPU table"
 for v in CPU GPU NPU; do expect_grep "^$v" "$T_TMP/all.txt"; done
 
 t batch_mode_sorts_by_the_column_asked_for
+# Rows to sort, however quiet the machine: two busy programs.
+"$OUT/tests/progs/busy" 4 & B1=$!
+"$OUT/tests/progs/busy" 4 & B2=$!
 "$XPUTOP" -b -j -n 1 -d 0.5 --sort pid > "$T_TMP/sort.json" 2> "$T_TMP/err" || fail "exit status $?: $(cat "$T_TMP/err")"
 python3 tests/jsonq.py cpu_sorted_by pid desc < "$T_TMP/sort.json" || fail "--sort pid"
 "$XPUTOP" -b -j -n 1 -d 0.5 -s samples > "$T_TMP/sort.json" 2> "$T_TMP/err" || fail "exit status $?"
 python3 tests/jsonq.py cpu_sorted_by samples desc < "$T_TMP/sort.json" || fail "-s samples"
+kill $B1 $B2 2> /dev/null; wait $B1 $B2 2> /dev/null
 refused_at_once --sort no-such-column
 expect_grep "cpu_pct" "$T_TMP/err"
 expect_grep "cpu_time_ns" "$T_TMP/err"
