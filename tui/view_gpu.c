@@ -67,7 +67,7 @@ static void draw_name(const struct xpu_rect *r, int y, const char *name)
 
 static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	char buf[512];
+	char buf[720];
 	int y = r->y;
 	double per_s = s->interval_ns ? 1e9 / (double)s->interval_ns : 0;
 
