@@ -76,6 +76,10 @@ wait_for "devices failed  "
 expect_grep "nvmlInit failed: Driver Not Loaded" "$T_TMP/screen" "the reason"
 
 t a_replay_shows_the_recorded_devices
+# The earlier tests' xputops go first: one still running would be the
+# collector the recording xputop attaches to, with its own NVML scenario.
+tm kill-server 2> /dev/null
+sleep 0.5
 devices 1
 XPUTOP_NVML=$FAKE "$XPUTOP" -b -n 4 -d 0.4 -w "$T_TMP/dev.xpr" > /dev/null 2>&1 || fail "cannot record"
 new_terminal 160 40 "env LANG=C.UTF-8 $XPUTOP -r $T_TMP/dev.xpr --view gpu; sleep 600"

@@ -67,11 +67,15 @@ wait_for "(tid $want)"
 
 t a_click_on_a_heading_sorts_by_it_and_again_reverses
 screen
-x=$(col SAMPLES 3)
+# The headings' row: below the header, the tabs and the text lines above
+# the table (the load/CPU/memory line, the source's status).
+y=$(grep -n "SAMPLES" "$T_TMP/screen" | head -1 | cut -d: -f1)
+y=$((${y:-1} - 1))
+x=$(col SAMPLES "$y")
 [ "$x" -ge 0 ] || fail "no SAMPLES heading"
-click $((x + 2)) 3
+click $((x + 2)) "$y"
 wait_for "▼SAMPLES"
-click $((x + 2)) 3
+click $((x + 2)) "$y"
 wait_for "▲SAMPLES"
 
 t a_click_on_a_frame_zooms_the_flamegraph_and_z_zooms_out
