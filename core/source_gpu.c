@@ -696,14 +696,23 @@ static int listen_socket(struct gpu_source *g)
 			 g->sock_path, strerror(errno));
 		return -1;
 	}
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
-		snprintf(g->problem, sizeof(g->problem),
-			 "another xputop is already collecting GPU data (%s)", g->sock_path);
+	/* A collector killed a moment ago still listens while the kernel
+	 * closes its files (its lock goes first, its BPF links take tens of
+	 * milliseconds each): one that still answers after a second is alive. */
+	int fd = -1;
+	for (int tries = 0;; tries++) {
+		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -1;
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+			break;
 		close(fd);
-		return -1;
+		if (tries == 50) {
+			snprintf(g->problem, sizeof(g->problem),
+				 "another xputop is already collecting GPU data (%s)", g->sock_path);
+			return -1;
+		}
+		usleep(20000);
 	}
 	unlink(g->sock_path);	/* left behind by an xputop that died */
 	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(g->sock_path, 0666) < 0 ||

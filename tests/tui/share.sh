@@ -24,6 +24,8 @@ start_agent() {
 	$AGENT_PIN "$XPUTOP" $AGENT_OPTS "$@" > "$T_TMP/agent.json" 2> "$T_TMP/agent.err" &
 	AGENT=$!
 	wait_json "$T_TMP/agent.json"
+	i=0
+	until grep -q "metrics at" "$T_TMP/agent.err" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
 	METRICS=$(sed -n 's/.*metrics at \(http:[^ ]*\).*/\1/p' "$T_TMP/agent.err" | head -1)
 	[ -n "$METRICS" ] || fail "the agent does not say where its metrics are: $(cat "$T_TMP/agent.err")"
 }
