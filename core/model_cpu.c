@@ -371,16 +371,19 @@ int xpu_cpu_model_hot(const struct xpu_cpu_model *m, const struct xpu_dict *d, e
 		return rc;
 	}
 	size_t k = 0;
-	qsort(c.v, c.n, sizeof(*c.v), by_frame);
+	if (c.n)	/* no samples: no array (qsort's NULL is undefined) */
+		qsort(c.v, c.n, sizeof(*c.v), by_frame);
 	for (size_t i = 0; i < c.n; i++) {	/* one entry per frame */
 		if (k && c.v[k - 1].frame == c.v[i].frame)
 			c.v[k - 1].samples += c.v[i].samples;
 		else
 			c.v[k++] = c.v[i];
 	}
-	qsort(c.v, k, sizeof(*c.v), by_samples);
 	int n = k < (size_t)max ? (int)k : max;
-	memcpy(out, c.v, (size_t)n * sizeof(*out));
+	if (n > 0) {
+		qsort(c.v, k, sizeof(*c.v), by_samples);
+		memcpy(out, c.v, (size_t)n * sizeof(*out));
+	}
 	free(c.v);
 	return n;
 }
