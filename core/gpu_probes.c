@@ -538,7 +538,6 @@ static int scan(struct xpu_gpu_probes *p, uint32_t pid)
 		if (known(p->runtime, p->nruntime, id) || p->nruntime == MAX_FILES)
 			continue;
 		p->runtime[p->nruntime++] = id;
-		p->st.runtime_files = p->nruntime;
 		char path[4200];
 		proc_path(path, sizeof(path), pid, m->path);
 		probe_runtime_file(p, path, driver);
