@@ -210,17 +210,26 @@ keys q
 tm kill-server 2> /dev/null
 
 t a_thousand_scrapes_a_second_leave_the_refresh_on_time
-serve flood -b -j -d 0.2 -n 30
+serve flood -b -j -d 0.2 -n 60
 wait_json "$T_TMP/flood.out"
+# The count a scrape reads is the one of the last refresh: each is read
+# two refreshes after the scrapes it is to hold.
 START=$(scrape | awk '/^xputop_metrics_scrapes_total/ { print $2 }')
+sleep 0.5
 T0=$(date +%s.%N)
-curl -s -o /dev/null --rate 1100/s "http://$ADDR/metrics?[1-3300]"
+curl -s -o /dev/null -w '%{http_code}\n' --rate 1100/s "http://$ADDR/metrics?[1-3300]" > "$T_TMP/flood.codes"
 T1=$(date +%s.%N)
+sleep 0.5
 END=$(scrape | awk '/^xputop_metrics_scrapes_total/ { print $2 }')
 wait $X || fail "xputop failed: $(cat "$T_TMP/flood.err")"
-RATE=$(echo "(3300) / ($T1 - $T0)" | bc)
-[ "$RATE" -ge 1000 ] || fail "only $RATE scrapes a second"
-[ $((END - START)) -ge 3000 ] || fail "xputop counted $((END - START)) scrapes of 3300"
+OK=$(grep -c '^200$' "$T_TMP/flood.codes")
+RATE=$(echo "$OK / ($T1 - $T0)" | bc)
+echo "  $OK of 3300 scrapes answered, $RATE a second; xputop counted $((END - START - 1)) more"
+[ "$RATE" -ge 1000 ] || fail "only $RATE scrapes a second answered ($(sort "$T_TMP/flood.codes" | uniq -c | tr '\n' ' '))"
+# The START scrape itself counts once more, and START may read the refresh
+# an earlier scrape (serve's) read too.
+N=$((END - START - 1))
+[ "$N" -ge "$OK" ] && [ "$N" -le $((OK + 2)) ] || fail "xputop counted $N scrapes, curl had $OK answered"
 python3 - "$T_TMP/flood.out" << 'EOF' || fail "a refresh came late"
 import json, sys
 t = [json.loads(l)["mono_ns"] for l in open(sys.argv[1])]

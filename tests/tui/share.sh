@@ -21,11 +21,14 @@ chmod 777 "$W"
 # clients come, stop and go.
 AGENT_OPTS="-b -j -d 0.5 --window 60 --prometheus 127.0.0.1:0"
 start_agent() {
+	# The files go first: the shell behind & opens them when it gets to run,
+	# and the last agent's lines must not be taken for this one's.
+	rm -f "$T_TMP/agent.json" "$T_TMP/agent.err"
 	$AGENT_PIN "$XPUTOP" $AGENT_OPTS "$@" > "$T_TMP/agent.json" 2> "$T_TMP/agent.err" &
 	AGENT=$!
 	wait_json "$T_TMP/agent.json"
 	i=0
-	until grep -q "metrics at" "$T_TMP/agent.err" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+	until grep -q "metrics at" "$T_TMP/agent.err" 2> /dev/null || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
 	METRICS=$(sed -n 's/.*metrics at \(http:[^ ]*\).*/\1/p' "$T_TMP/agent.err" | head -1)
 	[ -n "$METRICS" ] || fail "the agent does not say where its metrics are: $(cat "$T_TMP/agent.err")"
 }
