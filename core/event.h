@@ -106,7 +106,7 @@ struct xpu_ev_gpu_proc {
 	uint32_t state;		/* XPU_GPU_PROC_* */
 	uint32_t comm;
 	uint64_t dropped;	/* records the library dropped since it connected */
-	uint64_t cupti_dropped;	/* records CUPTI reported dropped */
+	uint64_t cupti_dropped;	/* records CUPTI dropped or timed wrong (inject/gaps.c) */
 	uint32_t detail;	/* the library's state: XPU_WIRE_STATE_* */
 	uint32_t sites;		/* call sites the library knows */
 	uint64_t kernels_dropped;	/* kernel records dropped, of `dropped` (0 before format 1.2) */

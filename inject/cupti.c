@@ -45,6 +45,8 @@ static struct {
 	uint32_t flags;
 	uint32_t version;
 	uint64_t dropped;
+	uint32_t last_corr;	/* the latest launch the callbacks saw */
+	struct xpu_gaps gaps;
 } st;
 
 static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } launch_cbids[] = {
@@ -143,6 +145,11 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_Callbac
 		return;
 	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
 		runtime_corr = cd->correlationId;
+	uint32_t last = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
+	while ((int32_t)(cd->correlationId - last) > 0 &&
+	       !__atomic_compare_exchange_n(&st.last_corr, &last, cd->correlationId, 1, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
 	xpu_inj_launch(st.chan, cd->correlationId, cbid, dom, cd->functionName);
 }
 
@@ -155,6 +162,11 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 
 static void put_kernel(const CUpti_ActivityKernel10 *k)
 {
+	/* Its end is a later flush's (inject/gaps.c): dropped, counted as CUPTI's. */
+	if (k->graphId && xpu_gaps_cut(&st.gaps, k->correlationId, k->end)) {
+		__atomic_add_fetch(&st.dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	struct xpu_wire_kernel w = {
 		.start = k->start, .end = k->end, .corr = k->correlationId,
 		.device = k->deviceId, .context = k->contextId, .stream = k->streamId,
@@ -230,6 +242,7 @@ int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
 		st.registered = 1;
 	}
 	xpu_inj_new_monitor(flags);
+	xpu_gaps_reset(&st.gaps);
 	st.chan = chan;
 	st.flags = flags;
 	CUptiResult r = api.subscribe(&st.sub, on_launch, NULL);
@@ -271,8 +284,14 @@ int xpu_cupti_trace(int on)
 {
 	if (!st.subscribed)
 		return -1;
-	if (!on)
-		return activity(0) | enable_all(0);
+	if (!on) {
+		/* Graph kernels' records that are complete now get their times
+		 * while CUPTI still traces (inject/gaps.c). */
+		api.flush_all(0);
+		int r = activity(0) | enable_all(0);
+		xpu_gaps_off(&st.gaps, xpu_inj_now(), __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED));
+		return r;
+	}
 	return enable_all(1) < 0 || activity(1) < 0 ? -1 : 0;
 }
 

@@ -99,6 +99,23 @@ int xpu_sched_due(struct xpu_sched *s, uint64_t now);
 /* Nanoseconds until the next switch, UINT64_MAX when none will come. */
 uint64_t xpu_sched_wait(const struct xpu_sched *s, uint64_t now);
 
+/* The pauses in tracing (inject/gaps.c): a graph kernel launched before
+ * one and still running when it began gets a later flush's time as its end. */
+#define XPU_GAPS 16
+struct xpu_gap {
+	uint64_t off;		/* when tracing stopped */
+	uint32_t corr;		/* the last launch's correlation id then */
+};
+struct xpu_gaps {
+	struct xpu_gap gap[XPU_GAPS];	/* the last XPU_GAPS pauses */
+	uint32_t n;		/* pauses so far */
+};
+void xpu_gaps_reset(struct xpu_gaps *g);
+void xpu_gaps_off(struct xpu_gaps *g, uint64_t now, uint32_t last_corr);
+/* 1: the record of a graph kernel of launch corr, ending at end, was cut by
+ * a pause (its end is not its own). */
+int xpu_gaps_cut(const struct xpu_gaps *g, uint32_t corr, uint64_t end);
+
 /* Records from what CUPTI reports (inject/records.c), shared with the test
  * stand-in that replaces CUPTI. */
 enum { XPU_INJ_RUNTIME = 2, XPU_INJ_DRIVER = 1 };	/* CUPTI callback domains */

@@ -114,7 +114,8 @@ struct xpu_wire_launch {
  * this monitor connected: the last one received is the process's account. */
 struct xpu_wire_status {
 	uint64_t dropped;	/* records the library dropped (its buffer full), all types */
-	uint64_t cupti_dropped;	/* activity records CUPTI reported dropped */
+	uint64_t cupti_dropped;	/* activity records CUPTI reported dropped, and graph kernels
+				 * whose end CUPTI took from a later flush (inject/gaps.c) */
 	uint64_t launches;	/* launch callbacks */
 	uint64_t sites;		/* call sites known */
 	uint32_t state;		/* XPU_WIRE_STATE_* */

@@ -14,6 +14,11 @@
  * cost (the time cuptiEnableCallback + cuptiActivityEnable took, and the
  * disables), so the cost of toggling is measured, not guessed.
  *
+ * With XPU_COST_KERNELS=1 it also prints, per kernel name, one JSON line:
+ * records, their summed and largest duration, how many came from graphs,
+ * and how many of them started before the slice they were recorded in was
+ * switched on ("early": what toggling does to kernels already queued).
+ *
  *   cc -O2 -shared -fPIC -I/usr/local/cuda/include bench/gpu/cupti_cost.c -o cupti_cost.so -ldl -lpthread
  */
 #include <cupti.h>
@@ -46,6 +51,71 @@ static volatile int tracing;
 static uint64_t kernels, launches, launches_in, toggles;
 static uint64_t en_ns, en_max, dis_ns, dis_max, on_ns, t_start;
 
+/* XPU_COST_KERNELS: per-kernel durations, and the slices in CUPTI's clock */
+static int per_kernel;
+static CUptiResult (*get_ts)(uint64_t *);
+#define MAXSLICES 100000
+static uint64_t slice_on[MAXSLICES];
+static volatile uint32_t nslices;
+#define MAXK 256
+static struct kstat {
+	char name[96];
+	uint64_t n, sum, max, graph, early, early_sum, corr_unseen, unseen_sum;
+} kst[MAXK];
+static uint32_t nk;
+static pthread_mutex_t klock = PTHREAD_MUTEX_INITIALIZER;
+/* correlation ids of the launches the callbacks saw, a bit each */
+#define CORRBITS (1u << 26)
+static uint8_t *corr_seen;
+
+static void note_kernel(const CUpti_ActivityKernel10 *k)
+{
+	uint64_t d = k->end > k->start ? k->end - k->start : 0;
+	/* the last slice switched on before this record's start */
+	uint32_t lo = 0, hi = nslices;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (slice_on[mid] <= k->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int early = duty && (lo == 0 || k->start - slice_on[lo - 1] > (uint64_t)(period_ms) * 1000000ULL);
+	static uint32_t last_slice = UINT32_MAX, in_slice;
+	in_slice = lo - 1 == last_slice ? in_slice + 1 : 0;
+	last_slice = lo - 1;
+	if (getenv("XPU_COST_DUMP") && lo > 0 && (d > 100000 || in_slice < 2)) {
+		static int dumped;
+		if (dumped < 400 && __atomic_fetch_add(&dumped, 1, __ATOMIC_RELAXED) < 400)
+			fprintf(stderr, "rec slice %u start+%.1fus end+%.1fus dur %.1fus corr %u graph %u node %llu %.20s\n", lo - 1,
+				(k->start - slice_on[lo - 1]) / 1e3, (k->end - slice_on[lo - 1]) / 1e3, d / 1e3,
+				k->correlationId, k->graphId, (unsigned long long)k->graphNodeId, k->name ? k->name : "?");
+	}
+	int unseen = corr_seen && !(corr_seen[(k->correlationId % CORRBITS) / 8] & (1u << (k->correlationId % 8)));
+	pthread_mutex_lock(&klock);
+	struct kstat *s = NULL;
+	for (uint32_t i = 0; i < nk; i++)
+		if (!strncmp(kst[i].name, k->name ? k->name : "?", sizeof(kst[i].name) - 1)) {
+			s = &kst[i];
+			break;
+		}
+	if (!s && nk < MAXK) {
+		s = &kst[nk++];
+		snprintf(s->name, sizeof(s->name), "%s", k->name ? k->name : "?");
+	}
+	if (s) {
+		s->n++;
+		s->sum += d;
+		s->max = d > s->max ? d : s->max;
+		s->graph += k->graphId != 0;
+		s->early += early;
+		s->early_sum += early ? d : 0;
+		s->corr_unseen += unseen;
+		s->unseen_sum += unseen ? d : 0;
+	}
+	pthread_mutex_unlock(&klock);
+}
+
 static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } cbids[] = {
 	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 },
 	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 },
@@ -73,6 +143,9 @@ static void CUPTIAPI on_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId 
 	__atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
 	if (tracing)
 		__atomic_add_fetch(&launches_in, 1, __ATOMIC_RELAXED);
+	if (corr_seen)
+		__atomic_fetch_or(&corr_seen[(cd->correlationId % CORRBITS) / 8], (uint8_t)(1u << (cd->correlationId % 8)),
+				  __ATOMIC_RELAXED);
 }
 
 static void CUPTIAPI requested(uint8_t **b, size_t *size, size_t *max)
@@ -86,8 +159,11 @@ static void CUPTIAPI completed(CUcontext c, uint32_t s, uint8_t *b, size_t size,
 {
 	CUpti_Activity *r = NULL;
 	while (api.next(b, valid, &r) == CUPTI_SUCCESS)
-		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 			__atomic_add_fetch(&kernels, 1, __ATOMIC_RELAXED);
+			if (per_kernel)
+				note_kernel((const CUpti_ActivityKernel10 *)r);
+		}
 	free(b);
 }
 
@@ -116,6 +192,10 @@ static void *agent(void *arg)
 		if (duty) {
 			usleep((useconds_t)((rand() % (period_ms - slice_ms + 1)) * 1000));
 			uint64_t t0 = now();
+			if (per_kernel && get_ts && nslices < MAXSLICES) {
+				get_ts(&slice_on[nslices]);
+				__atomic_store_n(&nslices, nslices + 1, __ATOMIC_RELEASE);
+			}
 			set(1);
 			tracing = 1;
 			usleep((useconds_t)(slice_ms * 1000));
@@ -149,6 +229,14 @@ static void at_exit(void)
 		toggles ? (double)en_ns / toggles / 1e3 : (double)en_ns / 1e3, (double)en_max / 1e3,
 		toggles ? (double)dis_ns / toggles / 1e3 : 0.0, (double)dis_max / 1e3,
 		duty ? (double)on_ns / 1e9 / secs : 1.0);
+	for (uint32_t i = 0; per_kernel && i < nk; i++)
+		fprintf(stderr, "{\"kernel\": \"%.60s\", \"records\": %llu, \"sum_us\": %.1f, \"avg_us\": %.2f, "
+			"\"max_us\": %.1f, \"graph\": %llu, \"early\": %llu, \"early_avg_us\": %.2f, "
+			"\"launch_unseen\": %llu, \"unseen_avg_us\": %.2f}\n",
+			kst[i].name, (unsigned long long)kst[i].n, kst[i].sum / 1e3, kst[i].n ? kst[i].sum / 1e3 / kst[i].n : 0,
+			kst[i].max / 1e3, (unsigned long long)kst[i].graph, (unsigned long long)kst[i].early,
+			kst[i].early ? kst[i].early_sum / 1e3 / kst[i].early : 0, (unsigned long long)kst[i].corr_unseen,
+			kst[i].corr_unseen ? kst[i].unseen_sum / 1e3 / kst[i].corr_unseen : 0);
 }
 
 int InitializeInjection(void)
@@ -166,6 +254,10 @@ int InitializeInjection(void)
 	*(void **)&api.reg = dlsym(h, "cuptiActivityRegisterCallbacks");
 	*(void **)&api.flush = dlsym(h, "cuptiActivityFlushAll");
 	*(void **)&api.next = dlsym(h, "cuptiActivityGetNextRecord");
+	*(void **)&get_ts = dlsym(h, "cuptiGetTimestamp");
+	per_kernel = getenv("XPU_COST_KERNELS") && *getenv("XPU_COST_KERNELS") == '1';
+	if (per_kernel)
+		corr_seen = calloc(CORRBITS / 8, 1);
 	int only_sub = !strcmp(m, "subscribed");
 	use_cb = only_sub || !strcmp(m, "callbacks") || !strcmp(m, "both") || !strncmp(m, "duty:", 5);
 	use_act = !strcmp(m, "activity") || !strcmp(m, "both") || !strncmp(m, "duty:", 5);

@@ -8,13 +8,16 @@
 # WORKLOADS: hf, compiled, loop1024, loop4096 (one long process each,
 # bench/gpu/phases.py, with the library loaded: it is dormant while no xputop
 # watches), lo-hf (the HF decode without the library: xputop's launch-only
-# probes), empty (back-to-back empty kernels, a process per run: EMPTY is the
+# probes), lo-probes (the same with the probes on 10 ms in 500, in 2000, and
+# always: what turning them on and off costs), empty (back-to-back empty kernels, a process per run: EMPTY is the
 # binary, built from bench/gpu/empty.cu).  Phases alternate ROUNDS times:
 #   none     no xputop
 #   sampled  xputop -b -j (the default mode)
 #   exact    xputop -b -j --gpu-exact
 #   cupti    xputop -b -j --gpu-exact --gpu-no-stacks (CUPTI alone)
 #   lo       xputop -b -j watching a process without the library
+#   lo-2000  the same, its probes on 10 ms in 2000 (--gpu-sample 10/2000)
+#   lo-exact the same, its probes always on (--gpu-exact)
 # PHASE_S seconds each (2 s to settle after each switch are not counted).
 # bench/gpu/modes_check.py prints the medians, the ratios and the estimation
 # errors from OUT.
@@ -29,8 +32,9 @@ export PYTHONUNBUFFERED=1
 
 xputop_bg() {	# xputop_bg JSON MODE: starts a watching xputop, its pid in XP
 	case $2 in
-	exact) set -- "$1" --gpu-exact ;;
+	exact|lo-exact) set -- "$1" --gpu-exact ;;
 	cupti) set -- "$1" --gpu-exact --gpu-no-stacks ;;
+	lo-2000) set -- "$1" --gpu-sample 10/2000 ;;
 	*) set -- "$1" ;;
 	esac
 	out=$1
@@ -80,6 +84,8 @@ for w in "$@"; do
 	loop*) CUDA_INJECTION64_PATH=$BUILD/libxputop_inject.so phased "$w" "none sampled exact" \
 		python3 -X perf phases.py loop --size "${w#loop}" ;;
 	lo-hf) phased lo-hf "none lo" env -u CUDA_INJECTION64_PATH python3 -X perf phases.py hf ;;
+	lo-probes) phased lo-probes "none lo lo-2000 lo-exact" env -u CUDA_INJECTION64_PATH \
+		python3 -X perf phases.py hf ;;
 	empty)
 		for r in $(seq 1 "$ROUNDS"); do
 			for ph in none sampled exact; do

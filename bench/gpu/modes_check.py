@@ -75,15 +75,17 @@ def estimation(out, name, rounds):
               f"top 10 in the same order: {same_order(b, a)}; traced {tr.get('traced_pct', 0):.2f}% of the time")
 
 
+ORDER = ("none", "sampled", "exact", "cupti", "lo", "lo-2000", "lo-exact")
+
+
 def main():
     out = sys.argv[1]
     for log in sorted(glob.glob(f"{out}/*.steps")):
         name = os.path.basename(log)[:-6]
         r = rates(log)
-        phases = sorted({p for p, _ in r}, key=lambda p: ("none", "sampled", "exact", "cupti", "lo").index(p)
-                        if p in ("none", "sampled", "exact", "cupti", "lo") else 9)
+        phases = sorted({p for p, _ in r}, key=lambda p: ORDER.index(p) if p in ORDER else 9)
         rounds = sorted({n for _, n in r})
-        unit = {"hf": "tokens/s", "lo-hf": "tokens/s", "compiled": "passes/s"}.get(name, "iterations/s")
+        unit = {"hf": "tokens/s", "lo-hf": "tokens/s", "lo-probes": "tokens/s", "compiled": "passes/s"}.get(name, "iterations/s")
         print(f"{name} ({unit}, {len(rounds)} rounds)")
         for p in phases:
             vals = [r[(p, n)] for n in rounds if (p, n) in r]
