@@ -341,7 +341,7 @@ static int open_load(struct xpu_gpu_probes *p, int launch_only)
  * injected processes still does. */
 static int load(struct xpu_gpu_probes *p)
 {
-	int err = open_load(p, 2);
+	int err = getenv("XPUTOP_NO_UPROBE_MULTI") ? -EOPNOTSUPP : open_load(p, 2);
 	if (err == 0) {
 		p->multi = 1;
 		return 0;

@@ -17,6 +17,7 @@
 
 #include "err.h"
 #include "sys.h"
+#include "uprobe_multi.h"
 
 #define MAX_FILES 64
 #define MAX_FNS 16
@@ -67,19 +68,10 @@ static void add_span(struct xpu_launch_probes *lp, uint64_t start, uint64_t end,
 	lp->spans[lp->nspans++] = (struct span){ start, end, exact };
 }
 
-/* One uprobe_multi link (Linux 6.6) for all of a file's functions: one
- * system call on, one off.  A perf-event uprobe a function costs a close
- * that waits for an RCU grace period: 30 ms a probe, 0.7 s to turn a file's
- * 22 on and off on the 2-core CI machine.  Debian's libbpf (1.1) predates
- * these links, so the attribute is written here, as the kernel's UAPI
- * (union bpf_attr, link_create.uprobe_multi) lays it out. */
-#define XPU_BPF_TRACE_UPROBE_MULTI 48
-struct link_create_uprobe_multi {
-	uint32_t prog_fd, target_fd, attach_type, flags;
-	uint64_t path, offsets, ref_ctr_offsets, cookies;
-	uint32_t cnt, mflags, pid, pad;
-};
-
+/* One uprobe_multi link (core/uprobe_multi.h) for all of a file's
+ * functions: one system call on, one off.  A perf-event uprobe a function
+ * costs a close that waits for an RCU grace period: 30 ms a probe, 0.7 s to
+ * turn a file's 22 on and off on the 2-core CI machine. */
 static int attach_multi(struct bpf_program *prog, const struct file *f)
 {
 	uint64_t offs[MAX_FNS], cookies[MAX_FNS];
@@ -90,18 +82,7 @@ static int attach_multi(struct bpf_program *prog, const struct file *f)
 		offs[n] = f->off[i];
 		cookies[n++] = f->cookie0 + i;
 	}
-	union {
-		struct link_create_uprobe_multi l;
-		char pad[128];
-	} attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.l.prog_fd = (uint32_t)bpf_program__fd(prog);
-	attr.l.attach_type = XPU_BPF_TRACE_UPROBE_MULTI;
-	attr.l.path = (uint64_t)(uintptr_t)f->path;
-	attr.l.offsets = (uint64_t)(uintptr_t)offs;
-	attr.l.cookies = (uint64_t)(uintptr_t)cookies;
-	attr.l.cnt = n;
-	return (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr.l));
+	return xpu_uprobe_multi_attach(bpf_program__fd(prog), f->path, offs, cookies, n, 0);
 }
 
 int xpu_launch_probes_multi_type(void)

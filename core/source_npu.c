@@ -27,6 +27,7 @@
 #include "symtab.h"
 #include "symbolize.h"
 #include "sys.h"
+#include "uprobe_multi.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define BUSY_EVERY_NS 1000000000ULL	/* frequent reads of busy time disturb submission */
@@ -120,6 +121,7 @@ struct npu_source {
 
 	struct xpu_npu_fns *fns;	/* every ivpu_* function, counted in `funcs` */
 	int fns_attached;
+	int fns_multi;		/* the stand-in's functions as uprobe_multi links */
 	char fns_why[200];		/* why they are not */
 	uint32_t tp_names[3];		/* dict strings "vpu:job", "vpu:jsm", "vpu:pm" */
 	int nl0_binary;			/* Level Zero entry points probed in --npu-probe-binary */
@@ -781,7 +783,8 @@ static void attach_fns(struct npu_source *n, const struct plan *p)
 	size_t count = xpu_npu_fns_count(n->fns);
 	if (!count)
 		return;
-	int rc = xpu_npu_fns_attach(n->fns, n->skel->progs.npu_func, n->skel->progs.npu_func_ret, p->binary);
+	int rc = xpu_npu_fns_attach(n->fns, n->skel->progs.npu_func, n->skel->progs.npu_func_ret, p->binary,
+				    n->fns_multi);
 	if (rc < 0) {
 		snprintf(n->fns_why, sizeof(n->fns_why), "%s %zu ivpu_* functions refused: %s",
 			 p->binary ? "uprobes on" : "one multi-kprobe link on", count, strerror(-rc));
@@ -797,10 +800,14 @@ static void tell_fns(struct npu_source *n, const struct plan *p)
 	const char *tps = n->tp_used[TP_JOB] || n->tp_used[TP_JSM] || n->tp_used[TP_PM]
 				  ? "; vpu:* tracepoints as rows" : "";
 	size_t count = xpu_npu_fns_count(n->fns);
-	if (n->fns_attached && p->binary)
+	if (n->fns_attached && p->binary && n->fns_multi)
 		xpu_npu_model_source(m, "driver functions", XPU_SRC_ACTIVE,
 				     "uprobes on %zu ivpu_* functions of %s (the multi-kprobe program, "
-				     "a link each)%s", count, p->binary, tps);
+				     "as one uprobe_multi link)%s", count, p->binary, tps);
+	else if (n->fns_attached && p->binary)
+		xpu_npu_model_source(m, "driver functions", XPU_SRC_ACTIVE,
+				     "uprobes on %zu ivpu_* functions of %s (the multi-kprobe program, "
+				     "a link each: no uprobe_multi links before Linux 6.6, or XPUTOP_NO_UPROBE_MULTI)%s", count, p->binary, tps);
 	else if (n->fns_attached)
 		xpu_npu_model_source(m, "driver functions", XPU_SRC_ACTIVE,
 				     "one multi-kprobe link on %zu ivpu_* functions of intel_vpu%s", count, tps);
@@ -937,19 +944,29 @@ struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_np
 	xpu_htab_init(&n->prev_idx);
 	if (plan(n, o, &p) < 0)
 		goto fail;
-	n->skel = npu_bpf__open();
-	if (!n->skel) {
-		xpu_err("cannot open the NPU BPF object: %s", xpu_sys_bpf_hint(errno));
-		goto fail;
+	/* The stand-in's functions take the multi-kprobe programs as
+	 * uprobe_multi ones (Linux 6.6), else as plain uprobes. */
+	n->fns_multi = p.binary != NULL && !getenv("XPUTOP_NO_UPROBE_MULTI");
+	for (;;) {
+		npu_bpf__destroy(n->skel);
+		n->skel = npu_bpf__open();
+		if (!n->skel) {
+			xpu_err("cannot open the NPU BPF object: %s", xpu_sys_bpf_hint(errno));
+			goto fail;
+		}
+		n->skel->rodata->probe_user = p.binary != NULL;
+		if (p.binary) {
+			enum bpf_attach_type t = (enum bpf_attach_type)(n->fns_multi ? XPU_BPF_TRACE_UPROBE_MULTI : 0);
+			bpf_program__set_expected_attach_type(n->skel->progs.npu_func, t);
+			bpf_program__set_expected_attach_type(n->skel->progs.npu_func_ret, t);
+		}
+		n->skel->rodata->extra_rdev = p.rdev;
+		set_autoload(n, p.ioctls, p.have_ze || p.binary);
+		err = npu_bpf__load(n->skel);
+		if (!err || !n->fns_multi)
+			break;
+		n->fns_multi = 0;
 	}
-	n->skel->rodata->probe_user = p.binary != NULL;
-	if (p.binary) {	/* the stand-in's functions are plain uprobes (fns_attach) */
-		bpf_program__set_expected_attach_type(n->skel->progs.npu_func, (enum bpf_attach_type)0);
-		bpf_program__set_expected_attach_type(n->skel->progs.npu_func_ret, (enum bpf_attach_type)0);
-	}
-	n->skel->rodata->extra_rdev = p.rdev;
-	set_autoload(n, p.ioctls, p.have_ze || p.binary);
-	err = npu_bpf__load(n->skel);
 	if (err) {
 		xpu_err("cannot load the NPU BPF programs: %s", xpu_sys_bpf_hint(err));
 		goto fail;

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "dict.h"
 #include "event.h"
+#include "func_offsets.h"
 #include "grow.h"
 #include "htab.h"
 #include "model_npu.h"
@@ -17,6 +19,7 @@
 #include "readfile.h"
 #include "session.h"
 #include "symbolize.h"
+#include "uprobe_multi.h"
 
 #define FILTER_FUNCS "/sys/kernel/tracing/available_filter_functions"
 
@@ -35,7 +38,8 @@ struct xpu_npu_fns {
 	uint32_t nprev, capprev;
 	struct xpu_htab prev_idx;
 	struct bpf_link *multi[2];	/* kernel: all functions; the ioctl handlers' returns */
-	struct bpf_link **links;	/* stand-in: one uprobe each */
+	int ufd[2];			/* stand-in: the same as uprobe_multi links (fds), or -1 */
+	struct bpf_link **links;	/* stand-in, before Linux 6.6: one uprobe each */
 	size_t nlinks, caplinks;
 };
 
@@ -47,6 +51,11 @@ static void detach(struct xpu_npu_fns *f)
 	bpf_link__destroy(f->multi[0]);
 	bpf_link__destroy(f->multi[1]);
 	f->multi[0] = f->multi[1] = NULL;
+	for (int i = 0; i < 2; i++) {
+		if (f->ufd[i] >= 0)
+			close(f->ufd[i]);
+		f->ufd[i] = -1;
+	}
 }
 
 static int add(struct xpu_npu_fns *f, const char *name, size_t len)
@@ -136,6 +145,7 @@ struct xpu_npu_fns *xpu_npu_fns_find(const char *binary, char *why, size_t size)
 		return NULL;
 	}
 	xpu_htab_init(&f->prev_idx);
+	f->ufd[0] = f->ufd[1] = -1;
 	if ((binary ? from_binary(f, binary, why, size) : from_kernel(f, why, size)) < 0) {
 		xpu_npu_fns_free(f);
 		return NULL;
@@ -148,8 +158,45 @@ size_t xpu_npu_fns_count(const struct xpu_npu_fns *f)
 	return f ? f->n : 0;
 }
 
-/* The stand-in's functions: one uprobe each with the same cookie (libbpf
- * 1.1 has no multi-uprobe link). */
+/* The stand-in's functions as two uprobe_multi links, the same shape as
+ * the kernel's two multi-kprobe links: every function, and the ioctl
+ * handlers' returns. */
+static int attach_uprobe_multi(struct xpu_npu_fns *f, struct bpf_program *entry, struct bpf_program *ret,
+			       const char *binary)
+{
+	uint64_t *offs = calloc(f->n, sizeof(*offs));
+	uint64_t *o = calloc(f->n, sizeof(*o)), *c = calloc(f->n, sizeof(*c));
+	int rc = -ENOMEM;
+	if (!offs || !o || !c)
+		goto out;
+	rc = -ENOENT;
+	if (xpu_func_offsets(binary, (const char *const *)f->names, f->n, offs) <= 0)
+		goto out;
+	for (int r = 0; r < 2; r++) {
+		uint32_t n = 0;
+		for (size_t i = 0; i < f->n; i++)
+			if (offs[i] && (!r || f->cookies[i] >> 32)) {
+				o[n] = offs[i];
+				c[n++] = f->cookies[i];
+			}
+		if (!n)
+			continue;
+		f->ufd[r] = xpu_uprobe_multi_attach(bpf_program__fd(r ? ret : entry), binary, o, c, n, r);
+		if (f->ufd[r] < 0) {
+			rc = -errno;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(offs);
+	free(o);
+	free(c);
+	return rc;
+}
+
+/* The stand-in's functions before Linux 6.6: one perf-event uprobe each,
+ * with the same cookie. */
 static int attach_uprobes(struct xpu_npu_fns *f, struct bpf_program *p, const char *binary, int ret)
 {
 	for (size_t i = 0; i < f->n; i++) {
@@ -197,13 +244,16 @@ static int attach_kprobes(struct xpu_npu_fns *f, struct bpf_program *entry, stru
 }
 
 int xpu_npu_fns_attach(struct xpu_npu_fns *f, struct bpf_program *entry, struct bpf_program *ret,
-		       const char *binary)
+		       const char *binary, int multi)
 {
 	int rc;
 	if (!f->n)
 		return -ENOENT;
-	rc = binary ? attach_uprobes(f, entry, binary, 0) : attach_kprobes(f, entry, ret);
-	if (rc == 0 && binary)
+	if (!binary)
+		rc = attach_kprobes(f, entry, ret);
+	else if (multi)
+		rc = attach_uprobe_multi(f, entry, ret, binary);
+	else if ((rc = attach_uprobes(f, entry, binary, 0)) == 0)
 		rc = attach_uprobes(f, ret, binary, 1);
 	if (rc < 0)
 		detach(f);
