@@ -1,5 +1,5 @@
 /* The GPU view in the headless front-ends: the "gpu" object of each JSON
- * snapshot and its lines in the text snapshots (core/batch.c calls these). */
+ * snapshot and its lines in the text snapshots (core/outputs/batch.c calls these). */
 #ifndef XPU_BATCH_GPU_H
 #define XPU_BATCH_GPU_H
 

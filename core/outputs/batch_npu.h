@@ -1,6 +1,6 @@
 /* The NPU view and the alert log in the headless front-ends: the "npu"
  * object and the "alerts" array of each JSON snapshot, and their lines in
- * the text snapshots (core/batch.c calls these). */
+ * the text snapshots (core/outputs/batch.c calls these). */
 #ifndef XPU_BATCH_NPU_H
 #define XPU_BATCH_NPU_H
 

@@ -1,4 +1,4 @@
-/* The NPU view's export: core/export_npu.c. */
+/* The NPU view's export: core/outputs/export_npu.c. */
 #ifndef XPU_EXPORT_NPU_H
 #define XPU_EXPORT_NPU_H
 

@@ -1,5 +1,5 @@
 /* Prometheus metrics: what the models hold, as series a Prometheus server
- * scrapes (core/prom_http.c serves them).
+ * scrapes (core/outputs/prom_http.c serves them).
  *
  * xpu_metrics_update() reads the session once per refresh on the main thread
  * and keeps the values; xpu_metrics_write() formats them in the Prometheus

@@ -8,7 +8,7 @@
  * "comm" label.  Frames are named as in the folded export (kernel code
  * "_[k]", GPU kernels "_[g]").  Each module a frame comes from is a mapping
  * with the file's path and GNU build-id where the symbolizer saw the file.
- * Encoded with protobuf-c's code generated from core/profile.proto.
+ * Encoded with protobuf-c's code generated from core/outputs/profile.proto.
  */
 #ifndef XPU_PPROF_H
 #define XPU_PPROF_H

@@ -28,7 +28,7 @@ struct xpu_source;
 typedef void (*xpu_mark_fn)(void *arg, struct xpu_dict *d);
 
 /* Something that sees the stream as the recorder does (the collector's
- * server, core/share.h): every event, and each stack id a sweep frees. */
+ * server, core/sources/share.h): every event, and each stack id a sweep frees. */
 struct xpu_tap {
 	void (*event)(void *arg, const struct xpu_event *ev);
 	void (*forget)(void *arg, uint32_t stack);
@@ -83,7 +83,7 @@ struct xpu_session {
 	uint64_t self_cpu_ns, self_at;
 	char host[64];
 	int replay, replay_done;
-	int attached;		/* the events are another xputop's (core/share.h) */
+	int attached;		/* the events are another xputop's (core/sources/share.h) */
 	char source_name[128];
 	struct xpu_src_status status[XPU_SRC_MAX];
 };

@@ -5,7 +5,7 @@
  * versioned name first (nvmlInit_v2, then nvmlInit).
  *
  * Every call may block for milliseconds (the PCIe counters sample for 20 ms
- * each): only the poller thread (core/source_nvml.c) calls these.
+ * each): only the poller thread (core/sources/source_nvml.c) calls these.
  */
 #ifndef XPU_NVML_H
 #define XPU_NVML_H

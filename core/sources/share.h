@@ -2,7 +2,7 @@
  *
  * The first xputop on a machine is the collector: it holds the collector
  * lock, owns the probes and the injection library's socket, and serves its
- * normalized event stream (a recording, core/record.h, sent as it is made)
+ * normalized event stream (a recording, core/stream/record.h, sent as it is made)
  * on a unix socket beside the library's.  Later xputops attach to it as
  * clients and feed what they receive to their own models: the watched
  * applications pay for one collector however many xputops watch.  When the

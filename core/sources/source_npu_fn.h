@@ -1,4 +1,4 @@
-/* The NPU source's driver function counting (core/source_npu_fn.c): the
+/* The NPU source's driver function counting (core/sources/source_npu_fn.c): the
  * ivpu_* functions of the kernel (kprobes) or of a stand-in binary
  * (uprobes), attached as one multi link, and the `funcs` map read each
  * refresh into NPU_FUNC events. */

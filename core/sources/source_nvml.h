@@ -1,4 +1,4 @@
-/* The GPU device source: a thread polls NVML (core/nvml.h) about once a
+/* The GPU device source: a thread polls NVML (core/sources/nvml.h) about once a
  * second and hands each complete poll to the ingest path, which turns it
  * into XPU_EV_GPU_DEV* events.  NVML calls take milliseconds and can hang
  * on a failing GPU: none of them runs on the ingest path, so no snapshot

@@ -3,7 +3,7 @@
  * Sources (BPF rings, the injection channel, a replay file) decode their raw
  * records into struct xpu_event; the recorder writes them as they are; models
  * only ever see this.  Strings, frames and stacks travel as ids into the
- * session's dictionary (core/dict.h), so an event has a fixed size.
+ * session's dictionary (core/util/dict.h), so an event has a fixed size.
  */
 #ifndef XPU_EVENT_H
 #define XPU_EVENT_H
@@ -69,7 +69,7 @@ struct xpu_ev_drop {
 	uint64_t count;
 };
 
-/* No xputop watched for a while (a collector left, core/share.h): count is
+/* No xputop watched for a while (a collector left, core/sources/share.h): count is
  * the samples that would have been taken. */
 enum { XPU_DROP_GAP = 0x100 };
 
@@ -196,7 +196,7 @@ struct xpu_ev_gpu_dev_proc {
 	uint16_t gi, ci;	/* MIG GPU and compute instance */
 };
 
-/* NPU payloads; see core/model_npu.h for the meaning of each field by type. */
+/* NPU payloads; see core/models/model_npu.h for the meaning of each field by type. */
 struct xpu_ev_npu {
 	uint32_t code;		/* ioctl command, IPC message type, job event, ... */
 	int32_t result;		/* return value / status / errno (negative) */
@@ -245,7 +245,7 @@ struct xpu_ev_npu_client {
 };
 
 /* /proc/PID/stat and statm of a process the CPU table shows (pid; tid 0),
- * read once a refresh, off the ingest path (core/procstat.h). */
+ * read once a refresh, off the ingest path (core/sources/procstat.h). */
 struct xpu_ev_proc_stat {
 	uint64_t rss_bytes;	/* resident memory (htop's RES) */
 	uint64_t cpu_ns;	/* user + system time of all its threads (TIME+) */

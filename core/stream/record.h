@@ -43,7 +43,7 @@ struct xpu_rec_writer *xpu_rec_create_from(const char *path, const char *input,
 					   const struct xpu_rec_meta *meta, char *err, size_t errlen);
 /* As xpu_rec_create, but the header and each block go to sink (which
  * returns 0 or -errno; an error ends the writer like a failed write).  The
- * network form of a recording: core/share.c.  NULL when out of memory. */
+ * network form of a recording: core/sources/share.c.  NULL when out of memory. */
 typedef int (*xpu_rec_sink_fn)(void *arg, const void *buf, size_t len);
 struct xpu_rec_writer *xpu_rec_create_sink(const struct xpu_dict *dict, const struct xpu_rec_meta *meta,
 					   xpu_rec_sink_fn sink, void *arg);

@@ -3,7 +3,7 @@
  * their symbols as dictionary strings.
  *
  * Nothing here blocks the caller for long (ARCHITECTURE.md, rule 4).  A
- * file's table is read on the service thread (core/service.h); until it is
+ * file's table is read on the service thread (core/util/service.h); until it is
  * there, an address in it gets a pending frame "libfoo.so+0x1a2b"
  * (dict.h), expanded into the symbol once the table arrives.  A symbol's
  * name is read from the file and demangled inline while this refresh's

@@ -1,9 +1,9 @@
 /* The symbolizer: per-process state (maps, perf map, address cache), the ELF
- * cache shared by all processes (core/elfcache.c), and kernel symbols.  The
+ * cache shared by all processes (core/symbols/elfcache.c), and kernel symbols.  The
  * parsing lives in maps.c, elf.c, perfmap.c, kallsyms.c and demangle.c; this
  * file decides what to read when, and what to keep.
  *
- * With a service thread (core/service.h), what can be slow is done there:
+ * With a service thread (core/util/service.h), what can be slow is done there:
  * symbol tables and /proc/kallsyms are read, and names beyond this refresh's
  * budget demangled; pending frames stand in meanwhile (dict.h).  What stays
  * on the caller's path is bounded: cache lookups, a binary search, and maps

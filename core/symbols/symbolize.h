@@ -9,7 +9,7 @@
  * so a process that has exited keeps its frames.
  *
  * Caches: ELF symbol tables by file identity (device + inode, checked against
- * the build-id; core/elfcache.h), maps per process (re-read when an address
+ * the build-id; core/symbols/elfcache.h), maps per process (re-read when an address
  * falls outside them, dropped on exec), and (pid, address) -> frame per
  * process.  With a service thread, what is slow happens there and a frame
  * not known yet is a pending frame, expanded in place later (dict.h).
@@ -49,7 +49,7 @@ struct xpu_sym_stats {
 	uint64_t refused;	/* work the service's full queue refused (tried again later) */
 };
 
-/* With a service (core/service.h), slow work goes there and pending frames
+/* With a service (core/util/service.h), slow work goes there and pending frames
  * stand in meanwhile (symbolize.c); NULL does everything inline. */
 struct xpu_symbolizer *xpu_sym_new(struct xpu_dict *dict, struct xpu_service *svc);
 void xpu_sym_free(struct xpu_symbolizer *s);
@@ -155,7 +155,7 @@ const uint8_t *xpu_elf_build_id(const struct xpu_elf *e, size_t *len);
  * 0, or -1 when it has none that fits in max bytes. */
 int xpu_elf_fd_build_id(int fd, uint8_t *id, size_t max, size_t *len);
 size_t xpu_elf_nsyms(const struct xpu_elf *e);
-/* The table behind the lookups (core/symtab.h), for callers that keep data per
+/* The table behind the lookups (core/symbols/symtab.h), for callers that keep data per
  * symbol. */
 struct xpu_symtab;
 const struct xpu_symtab *xpu_elf_symtab(const struct xpu_elf *e);

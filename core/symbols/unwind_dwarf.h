@@ -3,7 +3,7 @@
  * `perf --call-graph dwarf` does.  Needed where libraries have no frame
  * pointers (PyTorch's); JIT code without CFI falls back to the frame pointer.
  * Runs in xputop, once per new launch site, while the process still lives,
- * on the service thread (core/service.h): never on the ingest path. */
+ * on the service thread (core/util/service.h): never on the ingest path. */
 #ifndef XPU_UNWIND_H
 #define XPU_UNWIND_H
 
