@@ -7,7 +7,7 @@
 #include "dict.h"
 #include "draw.h"
 #include "units.h"
-#include "views.h"
+#include "pane.h"
 
 #define LABEL_W 6	/* "GPU12 " */
 #define NAME_W 28

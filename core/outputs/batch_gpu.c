@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "batch.h"
+#include "batch_fmt.h"
 #include "dict.h"
 #include "json.h"
 #include "session.h"

@@ -2,7 +2,7 @@
 
 #include <inttypes.h>
 
-#include "batch.h"
+#include "batch_fmt.h"
 #include "dict.h"
 #include "json.h"
 #include "snapshot.h"

@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <linux/types.h>
 
-#include "batch.h"
+#include "batch_fmt.h"
 #include "json.h"
 #include "model_npu.h"
 #include "npu.h"
