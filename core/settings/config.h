@@ -73,9 +73,6 @@ void xpu_settings_init(struct xpu_settings *s);
  * the error channel, "ORIGIN:LINE: ...".  Returns the warning count. */
 int xpu_config_parse(struct xpu_settings *s, const char *text, const char *origin);
 
-/* The user's xputop configuration directory, "<config home>/xputop".
- * Returns 0, or -1 when there is no home directory to put it in. */
-int xpu_config_dir(char *buf, size_t size);
 /* The default settings file. */
 int xpu_config_path(char *buf, size_t size);
 
@@ -100,15 +97,5 @@ void xpu_config_format(const struct xpu_settings *s, char *buf, size_t size);
  * saved to PATH" in msg, or -1 with the reason reported (the old file, if
  * any, is left as it was and no temporary file remains). */
 int xpu_config_save(const struct xpu_settings *s, const char *path, char *msg, size_t size);
-
-/* File access as the invoking user: between begin and end, under sudo, this
- * thread's filesystem identity is SUDO_UID/SUDO_GID; otherwise nothing
- * changes.  Calls do not nest. */
-void xpu_as_user_begin(void);
-void xpu_as_user_end(void);
-/* Reads a regular file of at most max bytes as the invoking user into a new
- * NUL-terminated string.  Returns 0 or -errno (-EFBIG when larger, -EINVAL
- * when not a regular file). */
-int xpu_user_read(const char *path, size_t max, char **text);
 
 #endif
