@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "batch_gpudev.h"
 #include "dict.h"
 #include "draw.h"
 #include "units.h"

@@ -8,12 +8,6 @@
 #include "snapshot.h"
 #include "units.h"
 
-const char *xpu_gpudev_proc_type(uint32_t valid)
-{
-	int c = !!(valid & XPU_GPU_DEVPROC_COMPUTE), g = !!(valid & XPU_GPU_DEVPROC_GRAPHICS);
-	return c && g ? "compute+graphics" : g ? "graphics" : "compute";
-}
-
 /* A value, or null when the driver did not give it. */
 static void num(struct xpu_json *j, const char *key, uint32_t known, double v)
 {

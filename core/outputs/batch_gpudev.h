@@ -11,7 +11,5 @@ struct xpu_snapshot;
 
 void xpu_batch_gpudev_json(struct xpu_json *j, const struct xpu_snapshot *s);
 void xpu_batch_gpudev_text(FILE *f, const struct xpu_snapshot *s);
-/* "compute", "graphics" or "compute+graphics". */
-const char *xpu_gpudev_proc_type(uint32_t valid);
 
 #endif

@@ -29,6 +29,12 @@ static void gib(char *buf, size_t size, uint64_t bytes)
 		snprintf(buf, size, "%.0fM", v / (1ULL << 20));
 }
 
+const char *xpu_gpudev_proc_type(uint32_t valid)
+{
+	int c = !!(valid & XPU_GPU_DEVPROC_COMPUTE), g = !!(valid & XPU_GPU_DEVPROC_GRAPHICS);
+	return c && g ? "compute+graphics" : g ? "graphics" : "compute";
+}
+
 void xpu_cpu_sys_text(const struct xpu_cpu_sys *y, char *buf, size_t size)
 {
 	char load[48] = "N/A", busy[16] = "N/A", used[16], total[16], mem[40] = "N/A";

@@ -142,6 +142,9 @@ static inline uint64_t xpu_snapshot_wall(const struct xpu_snapshot *s, uint64_t 
  * "load 0.52 0.40 0.33  cpu 12.3%  mem 3.2G/15.6G" (N/A for what is unknown).
  * Empty when nothing was read (a recording made before these figures). */
 void xpu_cpu_sys_text(const struct xpu_cpu_sys *y, char *buf, size_t size);
+/* A GPU device process's kind from its valid bits, as both front-ends say it:
+ * "compute", "graphics" or "compute+graphics". */
+const char *xpu_gpudev_proc_type(uint32_t valid);
 
 void xpu_snapshot_init(struct xpu_snapshot *s);
 void xpu_snapshot_free(struct xpu_snapshot *s);
