@@ -1,7 +1,7 @@
 /* C++ (Itanium ABI) and Rust (legacy and v0) names through libiberty's
  * demangler, the one binutils and gdb use.  For C++ it is the same code as
  * the C++ runtime's __cxa_demangle, so names read as they always did. */
-#include "symbolize.h"
+#include "symfiles.h"
 
 #include <string.h>
 

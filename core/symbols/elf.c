@@ -17,7 +17,7 @@
  * we read it gives an error instead of SIGBUS; names read past its end are
  * not names.
  */
-#include "symbolize.h"
+#include "symfiles.h"
 
 #include "symtab.h"
 

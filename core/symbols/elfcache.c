@@ -17,7 +17,7 @@
 #include "htab.h"
 #include "readfile.h"
 #include "service.h"
-#include "symbolize.h"
+#include "symfiles.h"
 
 #define ELF_CACHE_MAX 512
 #define ELF_CACHE_BYTES (64u << 20)	/* tables kept, all files together */

@@ -1,6 +1,6 @@
 /* /proc/kallsyms: "ADDRESS TYPE NAME[\t[MODULE]]" per line.  Only text
  * symbols are kept; kernel stacks hold nothing else. */
-#include "symbolize.h"
+#include "symfiles.h"
 
 #include "readfile.h"
 #include "symtab.h"

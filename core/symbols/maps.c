@@ -1,5 +1,5 @@
 /* /proc/PID/maps: which file (and where in it) backs each address range. */
-#include "symbolize.h"
+#include "symfiles.h"
 
 #include "readfile.h"
 

@@ -2,7 +2,7 @@
  * code, one "START SIZE name" line each (hex, START without 0x by convention
  * though perf accepts it).
  */
-#include "symbolize.h"
+#include "symfiles.h"
 
 #include "readfile.h"
 #include "symtab.h"
