@@ -10,17 +10,9 @@
 #include "dict.h"
 #include "event.h"
 #include "grow.h"
+#include "model_npu_int.h"
 #include "npu.h"
 #include "trim.h"
-
-#define MS 1000000ULL
-/* The driver re-checks a long job's heartbeat at the TDR: while that query
- * is in flight (at most the IPC timeout) the job is not called stalled. */
-#define HB_WAIT_NS (500 * MS)
-#define JSM_QUERY_ENGINE_HB 0x1104
-#define JSM_QUERY_ENGINE_HB_DONE 0x2204
-#define EWMA_ALPHA 0.2
-#define STORM_CALM_TICKS 2
 
 const struct xpu_col xpu_npu_cols[XPU_NPU_NCOLS] = {
 	[XPU_NPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
@@ -140,7 +132,7 @@ const char *xpu_npu_mem_name(uint32_t code)
 
 /* ---- counters and histograms over ticks ---- */
 
-static int ctr_init(struct xpu_npu_ctr *c, uint32_t window)
+int xpu_npu_ctr_init(struct xpu_npu_ctr *c, uint32_t window)
 {
 	memset(c, 0, sizeof(*c));
 	c->ring = calloc(window, sizeof(uint64_t));
@@ -158,7 +150,7 @@ static void ctr_close(struct xpu_npu_ctr *c, uint32_t slot, int full)
 	c->open = 0;
 }
 
-static uint64_t ctr_get(const struct xpu_npu_ctr *c, enum xpu_window w)
+uint64_t xpu_npu_ctr_get(const struct xpu_npu_ctr *c, enum xpu_window w)
 {
 	return w == XPU_WIN_ALL ? c->total : c->recent;
 }
@@ -226,7 +218,7 @@ static void lat_park(struct xpu_npu_lat *l, uint32_t window)
 	l->parked = parked;
 }
 
-static int lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t n)
+int xpu_npu_lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t n)
 {
 	if (!l->open) {
 		l->open = calloc(XPU_NPU_HIST_BUCKETS, sizeof(uint64_t));
@@ -324,8 +316,8 @@ static uint64_t sparse_quantile(const struct xpu_npu_sparse *h, uint64_t n, doub
 	return 0;
 }
 
-static int lat_quantiles(const struct xpu_npu_lat *l, enum xpu_window w, uint64_t *p50,
-			 uint64_t *p99)
+int xpu_npu_lat_quantiles(const struct xpu_npu_lat *l, enum xpu_window w, uint64_t *p50,
+			  uint64_t *p99)
 {
 	const uint64_t *h = w == XPU_WIN_ALL ? l->all : l->win;
 	uint64_t n = w == XPU_WIN_ALL ? l->n_all : l->n_win;
@@ -369,8 +361,8 @@ static void call_free(struct xpu_npu_call *c, uint32_t window)
 }
 
 /* Returns the row's index, or UINT32_MAX when out of memory. */
-static uint32_t call_get(struct xpu_npu_model *m, uint32_t pid, uint32_t kind, uint32_t code,
-			 uint32_t comm)
+uint32_t xpu_npu_call_get(struct xpu_npu_model *m, uint32_t pid, uint32_t kind, uint32_t code,
+			  uint32_t comm)
 {
 	struct call_key k = { pid, kind, code };
 	uint64_t h = call_hash(pid, kind, code);
@@ -388,8 +380,8 @@ static uint32_t call_get(struct xpu_npu_model *m, uint32_t pid, uint32_t kind, u
 	c->kind = kind;
 	c->code = code;
 	c->comm = comm;
-	if (ctr_init(&c->calls, m->ticks.window) || ctr_init(&c->errors, m->ticks.window) ||
-	    ctr_init(&c->busy_ns, m->ticks.window) || xpu_htab_put(&m->idx, h, m->ncalls) < 0) {
+	if (xpu_npu_ctr_init(&c->calls, m->ticks.window) || xpu_npu_ctr_init(&c->errors, m->ticks.window) ||
+	    xpu_npu_ctr_init(&c->busy_ns, m->ticks.window) || xpu_htab_put(&m->idx, h, m->ncalls) < 0) {
 		call_free(c, m->ticks.window);
 		return UINT32_MAX;
 	}
@@ -445,10 +437,10 @@ int xpu_npu_model_init(struct xpu_npu_model *m, const struct xpu_npu_cfg *cfg, u
 	if (xpu_ticks_init(&m->ticks, window_ticks) < 0)
 		goto fail;
 	for (int i = 0; i < XPU_NPU_NCTR; i++)
-		if (ctr_init(&m->g[i], m->ticks.window) < 0)
+		if (xpu_npu_ctr_init(&m->g[i], m->ticks.window) < 0)
 			goto fail;
 	for (int i = 0; i < XPU_NPU_NCAT; i++)
-		if (ctr_init(&m->cat[i], m->ticks.window) < 0)
+		if (xpu_npu_ctr_init(&m->cat[i], m->ticks.window) < 0)
 			goto fail;
 	return 0;
 fail:
@@ -518,188 +510,6 @@ uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin
 }
 
 /* ---- events ---- */
-
-static struct xpu_npu_type *type_get(struct xpu_npu_model *m, uint32_t code)
-{
-	for (uint32_t i = 0; i < m->ntypes; i++)
-		if (m->types[i].code == code)
-			return &m->types[i];
-	if (m->ntypes == XPU_NPU_MAX_TYPES)
-		return NULL;
-	struct xpu_npu_type *t = &m->types[m->ntypes];
-	t->code = code;
-	if (ctr_init(&t->tx, m->ticks.window) < 0 || ctr_init(&t->rx, m->ticks.window) < 0) {
-		free(t->tx.ring);
-		memset(t, 0, sizeof(*t));
-		return NULL;
-	}
-	m->ntypes++;
-	return t;
-}
-
-static void on_ipc(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_t n)
-{
-	const struct xpu_ev_npu *e = &ev->npu;
-	int timeout = (e->aux & XPU_NPU_IPC_RX) && e->result == -XPU_NPU_ETIMEDOUT;
-
-	if ((e->aux & XPU_NPU_IPC_MSG) && !timeout) {
-		if (e->aux & XPU_NPU_IPC_TX)
-			m->g[XPU_NPU_C_TX].open += n;
-		if (e->aux & XPU_NPU_IPC_RX)
-			m->g[XPU_NPU_C_RX].open += n;
-		m->last_msg = ev->time;
-	}
-	if (e->code && !timeout) {
-		struct xpu_npu_type *t = type_get(m, e->code);
-		if (t && (e->aux & XPU_NPU_IPC_TX))
-			t->tx.open += n;
-		if (t && (e->aux & XPU_NPU_IPC_RX))
-			t->rx.open += n;
-		if (e->code == JSM_QUERY_ENGINE_HB && (e->aux & XPU_NPU_IPC_TX))
-			m->hb_asked = ev->time;
-		if (e->code == JSM_QUERY_ENGINE_HB_DONE && (e->aux & XPU_NPU_IPC_RX))
-			m->hb_asked = 0;
-	}
-	if (e->aux & XPU_NPU_IPC_HB) {
-		/* The first reading has nothing to compare with: only a repeated
-		 * value is evidence that the engine is not moving. */
-		if (!m->hb_valued || e->arg != m->hb_value)
-			m->last_hb_progress = ev->time;
-		m->hb_value = e->arg;
-		m->hb_valued = 1;
-	}
-	if (timeout) {
-		m->hb_asked = 0;
-		m->g[XPU_NPU_C_TIMEOUT].open += n;
-		xpu_alert_raise(m->alerts, XPU_ALERT_CRITICAL, "npu", "npu.ipc_timeout", 0, ev->time,
-				XPU_NPU_ALERT_HOLD_NS, "firmware IPC receive timed out (%llu so far)",
-				(unsigned long long)(m->g[XPU_NPU_C_TIMEOUT].total + m->g[XPU_NPU_C_TIMEOUT].open));
-	}
-}
-
-static void alert_aborted(struct xpu_npu_model *m, uint64_t now, const char *what)
-{
-	xpu_alert_raise(m->alerts, XPU_ALERT_CRITICAL, "npu", "npu.job_aborted", 0, now,
-			XPU_NPU_ALERT_HOLD_NS, "%s", what);
-}
-
-static int job_submit(struct xpu_npu_model *m, const struct xpu_event *ev)
-{
-	if (m->njobs == XPU_NPU_MAX_OUTSTANDING) {
-		memmove(m->jobs, m->jobs + 1, (m->njobs - 1) * sizeof(*m->jobs));
-		m->njobs--;
-		m->jobs_forgotten++;
-	}
-	if (xpu_grow((void **)&m->jobs, &m->jobs_cap, m->njobs + 1, sizeof(*m->jobs)))
-		return -ENOMEM;
-	struct xpu_npu_job *j = &m->jobs[m->njobs++];
-	*j = (struct xpu_npu_job){
-		.submit_ns = ev->time, .key = ev->npu.arg, .queue = ev->npu.aux,
-		.pid = ev->pid, .comm = ev->npu.comm,
-	};
-	if (ev->pid) {
-		uint32_t c = call_get(m, ev->pid, XPU_NPU_KIND_JOB, 0, ev->npu.comm);
-		j->call = c == UINT32_MAX ? 0 : c + 1;
-	}
-	return 0;
-}
-
-/* The outstanding job a completion on (queue, key) ends: the one with that
- * key, else the queue's oldest job submitted without a key. */
-static int job_match(const struct xpu_npu_model *m, uint32_t queue, uint64_t key)
-{
-	if (key)
-		for (uint32_t i = 0; i < m->njobs; i++)
-			if (m->jobs[i].queue == queue && m->jobs[i].key == key)
-				return (int)i;
-	for (uint32_t i = 0; i < m->njobs; i++)
-		if (m->jobs[i].queue == queue && (!key || !m->jobs[i].key))
-			return (int)i;
-	return -1;
-}
-
-static int job_done(struct xpu_npu_model *m, const struct xpu_event *ev)
-{
-	int aborted = ev->npu.result == XPU_NPU_JOB_STATUS_ABORTED;
-	int i = job_match(m, ev->npu.aux, ev->npu.arg);
-	struct xpu_npu_job j = { 0 };
-	int rc = 0;
-
-	if (i < 0) {
-		m->jobs_unmatched++;
-	} else {
-		j = m->jobs[i];
-		memmove(m->jobs + i, m->jobs + i + 1, (m->njobs - (uint32_t)i - 1) * sizeof(*m->jobs));
-		m->njobs--;
-	}
-	if (aborted) {
-		char what[96];
-		m->g[XPU_NPU_C_ABORTED].open++;
-		if (i >= 0 && j.call)
-			m->calls[j.call - 1].errors.open++;
-		snprintf(what, sizeof(what), "job aborted by the driver (queue %u, job %llu)",
-			 ev->npu.aux, (unsigned long long)ev->npu.arg);
-		alert_aborted(m, ev->time, what);
-		return 0;
-	}
-	m->g[XPU_NPU_C_DONE].open++;
-	m->last_done = ev->time;
-	if (i < 0)
-		return 0;
-	uint64_t lat = ev->time > j.submit_ns ? ev->time - j.submit_ns : 0;
-	rc = lat_add(&m->job_lat, m->ticks.window, lat, 1);
-	if (j.call) {
-		struct xpu_npu_call *c = &m->calls[j.call - 1];
-		c->calls.open++;
-		c->busy_ns.open += lat;
-		if (lat_add(&c->lat, m->ticks.window, lat, 1) < 0)
-			rc = -ENOMEM;
-	}
-	return rc;
-}
-
-/* Every abort path of the driver ends the jobs outstanding on the affected
- * queues; which queues is not visible, so all outstanding jobs are counted
- * as aborted. */
-static void job_abort(struct xpu_npu_model *m, const struct xpu_event *ev)
-{
-	static const char *why[] = { "", "all queues", "a command queue", "an engine error" };
-	uint32_t kind = (uint32_t)ev->npu.result < 4 ? (uint32_t)ev->npu.result : 0;
-	uint32_t n = m->njobs;
-	char what[96];
-
-	for (uint32_t i = 0; i < n; i++)
-		if (m->jobs[i].call)
-			m->calls[m->jobs[i].call - 1].errors.open++;
-	m->njobs = 0;
-	m->g[XPU_NPU_C_ABORTED].open += n;
-	if (!n && kind == XPU_NPU_ABORT_ALL)
-		return;	/* a recovery with nothing in flight: its own alert says it */
-	snprintf(what, sizeof(what), "%u outstanding job%s aborted (%s)", n, n == 1 ? "" : "s",
-		 kind ? why[kind] : "abort");
-	alert_aborted(m, ev->time, what);
-}
-
-static int on_job(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_t n)
-{
-	int rc = 0;
-	switch (ev->npu.code) {
-	case XPU_NPU_JOB_SUBMIT:
-		m->g[XPU_NPU_C_SUBMIT].open += n;
-		for (uint64_t i = 0; i < n && rc == 0; i++)
-			rc = job_submit(m, ev);
-		return rc;
-	case XPU_NPU_JOB_DONE:
-		for (uint64_t i = 0; i < n && rc == 0; i++)
-			rc = job_done(m, ev);
-		return rc;
-	case XPU_NPU_JOB_ABORT:
-		job_abort(m, ev);
-		return 0;
-	default:
-		return 0;
-	}
-}
 
 static void on_pm(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev,
 		  uint64_t n)
@@ -771,7 +581,7 @@ static void clients_expire(struct xpu_npu_model *m, uint64_t now)
 static int on_call(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t kind, uint64_t n)
 {
 	const struct xpu_ev_npu *e = &ev->npu;
-	uint32_t i = call_get(m, ev->pid, kind, kind == XPU_NPU_KIND_IOCTL ? e->code & 0xffff : e->code,
+	uint32_t i = xpu_npu_call_get(m, ev->pid, kind, kind == XPU_NPU_KIND_IOCTL ? e->code & 0xffff : e->code,
 			      e->comm);
 	if (i == UINT32_MAX)
 		return -ENOMEM;
@@ -786,7 +596,7 @@ static int on_call(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t
 	}
 	if (kind == XPU_NPU_KIND_IOCTL && (e->aux & XPU_NPU_F_NODUR))
 		return 0;
-	return lat_add(&c->lat, m->ticks.window, e->dur_ns, n);
+	return xpu_npu_lat_add(&c->lat, m->ticks.window, e->dur_ns, n);
 }
 
 /* ---- driver functions ---- */
@@ -811,7 +621,7 @@ static uint32_t fn_get(struct xpu_npu_model *m, const struct xpu_dict *d, uint32
 	struct xpu_npu_fn *f = &m->fns[m->nfns];
 	f->name = name;
 	f->cat = xpu_npu_fn_category(text);
-	if (ctr_init(&f->calls, m->ticks.window) < 0)
+	if (xpu_npu_ctr_init(&f->calls, m->ticks.window) < 0)
 		return UINT32_MAX;
 	if (xpu_htab_put(&m->fn_idx, h, m->nfns) < 0) {
 		free(f->calls.ring);
@@ -886,10 +696,10 @@ int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const
 	case XPU_EV_NPU_L0:
 		return on_call(m, ev, XPU_NPU_KIND_L0, n);
 	case XPU_EV_NPU_IPC:
-		on_ipc(m, ev, n);
+		xpu_npu_on_ipc(m, ev, n);
 		return 0;
 	case XPU_EV_NPU_JOB:
-		return on_job(m, ev, n);
+		return xpu_npu_on_job(m, ev, n);
 	case XPU_EV_NPU_MEM:
 		if (ev->npu.code < XPU_NPU_MEM_MAX)
 			m->g[XPU_NPU_C_MEM0 + ev->npu.code].open += n;
@@ -911,101 +721,6 @@ int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const
 		return 0;
 	default:
 		return 0;
-	}
-}
-
-/* ---- tick: close the buckets, then the rules ---- */
-
-static void fmt_dur(char *buf, size_t size, uint64_t ns)
-{
-	if (ns >= 1000000000ULL)
-		snprintf(buf, size, "%.1f s", (double)ns / 1e9);
-	else if (ns >= MS)
-		snprintf(buf, size, "%.0f ms", (double)ns / 1e6);
-	else
-		snprintf(buf, size, "%.0f us", (double)ns / 1e3);
-}
-
-/* WARN: the message rate is a multiple of what was learned over ticks with
- * jobs; a burst of work after quiet is not a departure, since quiet ticks
- * teach nothing. */
-static void rule_rate(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns)
-{
-	uint64_t msgs = m->g[XPU_NPU_C_TX].last + m->g[XPU_NPU_C_RX].last;
-	double rate = interval_ns ? (double)msgs * 1e9 / (double)interval_ns : 0;
-	int armed = m->learned_ticks >= m->cfg.learn_ticks;
-	int high = armed && rate >= m->cfg.storm_min && rate >= m->cfg.storm_factor * m->baseline;
-	int jobs = m->g[XPU_NPU_C_SUBMIT].last + m->g[XPU_NPU_C_DONE].last > 0;
-
-	if (high) {
-		m->storm_calm = 0;
-		if (!m->storm)
-			xpu_alert_raise(m->alerts, XPU_ALERT_WARN, "npu", "npu.ipc_rate", 0, now, 0,
-					"firmware IPC at %.0f msgs/s, %.0fx the learned %.0f/s",
-					rate, rate / m->baseline, m->baseline);
-		m->storm = 1;
-		return;
-	}
-	if (m->storm && ++m->storm_calm >= STORM_CALM_TICKS) {
-		xpu_alert_clear(m->alerts, "npu", "npu.ipc_rate", 0, now);
-		m->storm = 0;
-	}
-	if (jobs && !m->storm) {
-		m->baseline = m->learned_ticks ? m->baseline * (1 - EWMA_ALPHA) + rate * EWMA_ALPHA : rate;
-		m->learned_ticks++;
-	}
-}
-
-/* WARN: no message at all, for much longer than jobs usually take, while
- * jobs are outstanding. */
-static void rule_silence(struct xpu_npu_model *m, uint64_t now)
-{
-	int on = 0;
-	uint64_t thr = 0, since = 0, p50 = 0, p99 = 0;
-
-	if (m->njobs && m->job_lat.n_all >= m->cfg.learn_jobs &&
-	    lat_quantiles(&m->job_lat, XPU_WIN_ALL, &p50, &p99)) {
-		thr = (uint64_t)m->cfg.silence_ms * MS;
-		if (4 * p99 > thr)
-			thr = 4 * p99;
-		since = m->last_msg > m->jobs[0].submit_ns ? m->last_msg : m->jobs[0].submit_ns;
-		on = now >= since + thr;
-	}
-	if (!on) {
-		xpu_alert_clear(m->alerts, "npu", "npu.ipc_silent", 0, now);
-		return;
-	}
-	if (!xpu_alert_find(m->alerts, "npu", "npu.ipc_silent", 0)) {
-		char quiet[32], usual[32];
-		fmt_dur(quiet, sizeof(quiet), now - since);
-		fmt_dur(usual, sizeof(usual), p99);
-		xpu_alert_raise(m->alerts, XPU_ALERT_WARN, "npu", "npu.ipc_silent", 0, now, 0,
-				"no firmware IPC for %s while %u job%s outstanding (jobs take %s at p99)",
-				quiet, m->njobs, m->njobs == 1 ? " is" : "s are", usual);
-	}
-}
-
-/* STALL: as the driver's TDR sees it. */
-static void rule_stall(struct xpu_npu_model *m, uint64_t now)
-{
-	uint64_t tdr = (uint64_t)xpu_npu_model_tdr_ms(m, NULL) * MS;
-	int asking = m->hb_asked && now - m->hb_asked < HB_WAIT_NS;
-	/* Past the TDR, not at it: the driver checks the heartbeat at each TDR. */
-	uint64_t ipc = m->last_msg > m->last_ipc_fn ? m->last_msg : m->last_ipc_fn;
-	int on = m->njobs && !asking && now > m->jobs[0].submit_ns + tdr &&
-		 now - m->last_done > tdr && now - m->last_hb_progress > tdr && now - ipc > tdr;
-
-	if (!on) {
-		xpu_alert_clear(m->alerts, "npu", "npu.stall", 0, now);
-		return;
-	}
-	if (!xpu_alert_find(m->alerts, "npu", "npu.stall", 0)) {
-		const struct xpu_npu_job *j = &m->jobs[0];
-		char age[32];
-		fmt_dur(age, sizeof(age), now - j->submit_ns);
-		xpu_alert_raise(m->alerts, XPU_ALERT_STALL, "npu", "npu.stall", 0, now, 0,
-				"job on queue %u outstanding for %s, past the %u ms TDR: no completion, "
-				"no heartbeat or IPC progress", j->queue, age, (unsigned)(tdr / MS));
 	}
 }
 
@@ -1109,9 +824,9 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 	if (now > m->now)
 		m->now = now;
 	clients_expire(m, now);
-	rule_rate(m, now, interval_ns);
-	rule_silence(m, now);
-	rule_stall(m, now);
+	xpu_npu_rule_rate(m, now, interval_ns);
+	xpu_npu_rule_silence(m, now);
+	xpu_npu_rule_stall(m, now);
 	if (m->max_calls && m->ncalls > m->max_calls)
 		trim_calls(m);
 }
@@ -1135,7 +850,7 @@ void xpu_npu_snap_free(struct xpu_npu_snap *s)
 	xpu_table_free(&s->clients);
 }
 
-static double per_s(uint64_t n, uint64_t ns)
+double xpu_npu_per_s(uint64_t n, uint64_t ns)
 {
 	return ns ? (double)n * 1e9 / (double)ns : 0;
 }
@@ -1203,7 +918,7 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 	xpu_table_reset(t);
 	for (uint32_t i = 0; i < m->ncalls; i++) {
 		const struct xpu_npu_call *c = &m->calls[i];
-		uint64_t n = ctr_get(&c->calls, w), errs = ctr_get(&c->errors, w);
+		uint64_t n = xpu_npu_ctr_get(&c->calls, w), errs = xpu_npu_ctr_get(&c->errors, w);
 		char name[48], err[48];
 		uint64_t p50 = 0, p99 = 0;
 		if (!n && !errs)
@@ -1217,88 +932,23 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 		row[XPU_NPU_COL_COMM].s = c->comm ? xpu_dict_str_get(d, c->comm) : "?";
 		row[XPU_NPU_COL_KIND].s = kinds[c->kind < 4 ? c->kind : 0];
 		row[XPU_NPU_COL_CALL].s = xpu_table_strdup(t, call_name(c, name, sizeof(name)));
-		row[XPU_NPU_COL_RATE].d = per_s(c->calls.last, m->ticks.tick_ns);
-		row[XPU_NPU_COL_AVG].d = per_s(n, span);
+		row[XPU_NPU_COL_RATE].d = xpu_npu_per_s(c->calls.last, m->ticks.tick_ns);
+		row[XPU_NPU_COL_AVG].d = xpu_npu_per_s(n, span);
 		row[XPU_NPU_COL_TOTAL].i = (int64_t)n;
 		row[XPU_NPU_COL_ERRORS].i = (int64_t)errs;
 		row[XPU_NPU_COL_ERRNO].s = xpu_table_strdup(t, err);
-		if (lat_quantiles(&c->lat, w, &p50, &p99)) {
+		if (xpu_npu_lat_quantiles(&c->lat, w, &p50, &p99)) {
 			row[XPU_NPU_COL_P50].i = (int64_t)p50;
 			row[XPU_NPU_COL_P99].i = (int64_t)p99;
 		} else {
 			row[XPU_NPU_COL_P50].na = row[XPU_NPU_COL_P99].na = 1;
 		}
 		if (c->kind == XPU_NPU_KIND_JOB)
-			row[XPU_NPU_COL_BUSY].d = span ? 100.0 * (double)ctr_get(&c->busy_ns, w) / (double)span : 0;
+			row[XPU_NPU_COL_BUSY].d = span ? 100.0 * (double)xpu_npu_ctr_get(&c->busy_ns, w) / (double)span : 0;
 		else
 			row[XPU_NPU_COL_BUSY].na = 1;
 	}
 	return 0;
-}
-
-static void snap_ipc(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
-{
-	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
-	const struct xpu_npu_ctr *tx = &m->g[XPU_NPU_C_TX], *rx = &m->g[XPU_NPU_C_RX];
-
-	s->tx_s = per_s(tx->last, m->ticks.tick_ns);
-	s->rx_s = per_s(rx->last, m->ticks.tick_ns);
-	s->tx_avg = per_s(ctr_get(tx, w), span);
-	s->rx_avg = per_s(ctr_get(rx, w), span);
-	s->tx_total = tx->total;
-	s->rx_total = rx->total;
-	s->timeouts_total = m->g[XPU_NPU_C_TIMEOUT].total;
-	s->nhistory = m->hist_n;
-	s->history_peak = 0;
-	for (uint32_t i = 0; i < m->hist_n; i++) {
-		uint32_t k = (m->hist_head + i) % XPU_NPU_HISTORY;
-		s->history[i] = per_s(m->hist_msgs[k], m->hist_ns[k]);
-		if (s->history[i] > s->history_peak)
-			s->history_peak = s->history[i];
-	}
-	s->ntypes = m->ntypes;
-	for (uint32_t i = 0; i < m->ntypes; i++) {
-		const struct xpu_npu_type *t = &m->types[i];
-		struct xpu_npu_type_snap *o = &s->types[i];
-		const char *name = xpu_npu_msg_name(t->code);
-		o->code = t->code;
-		if (name)
-			snprintf(o->name, sizeof(o->name), "%s", name);
-		else
-			snprintf(o->name, sizeof(o->name), "0x%04x", t->code);
-		o->tx_s = per_s(ctr_get(&t->tx, w), span);
-		o->rx_s = per_s(ctr_get(&t->rx, w), span);
-		o->tx_total = t->tx.total;
-		o->rx_total = t->rx.total;
-	}
-	s->baseline = m->baseline;
-	s->baseline_armed = m->learned_ticks >= m->cfg.learn_ticks;
-}
-
-static void snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
-{
-	const struct xpu_npu_lat *l = &m->job_lat;
-	s->submit_s = per_s(m->g[XPU_NPU_C_SUBMIT].last, m->ticks.tick_ns);
-	s->done_s = per_s(m->g[XPU_NPU_C_DONE].last, m->ticks.tick_ns);
-	s->submitted_total = m->g[XPU_NPU_C_SUBMIT].total;
-	s->done_total = m->g[XPU_NPU_C_DONE].total;
-	s->aborted_total = m->g[XPU_NPU_C_ABORTED].total;
-	s->aborted_recent = m->g[XPU_NPU_C_ABORTED].recent;
-	s->outstanding = m->njobs;
-	s->oldest_ns = m->njobs && m->now > m->jobs[0].submit_ns ? m->now - m->jobs[0].submit_ns : 0;
-	s->lat_valid = lat_quantiles(l, w, &s->p50_ns, &s->p99_ns);
-	s->max_ns = 0;
-	if (s->lat_valid && w == XPU_WIN_ALL)
-		s->max_ns = l->max_all;
-	else if (s->lat_valid)
-		for (uint32_t i = 0; i < m->ticks.window; i++)
-			if (l->max_ring[i] > s->max_ns)
-				s->max_ns = l->max_ring[i];
-	/* Job times are exact: a bucket's middle must not exceed the real maximum. */
-	if (s->p99_ns > s->max_ns)
-		s->p99_ns = s->max_ns;
-	if (s->p50_ns > s->max_ns)
-		s->p50_ns = s->max_ns;
 }
 
 static void snap_mem(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
@@ -1307,14 +957,14 @@ static void snap_mem(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum
 	uint64_t mm = 0, bo = 0, ipc;
 	for (int c = 1; c < XPU_NPU_MEM_MAX; c++) {
 		const struct xpu_npu_ctr *k = &m->g[XPU_NPU_C_MEM0 + c];
-		s->mem_s[c] = per_s(ctr_get(k, w), span);
+		s->mem_s[c] = xpu_npu_per_s(xpu_npu_ctr_get(k, w), span);
 		s->mem_total[c] = k->total;
 		if (c == XPU_NPU_MEM_BO_CREATE || c == XPU_NPU_MEM_BIND || c == XPU_NPU_MEM_OTHER_BO)
-			bo += ctr_get(k, w);
+			bo += xpu_npu_ctr_get(k, w);
 		else
-			mm += ctr_get(k, w);
+			mm += xpu_npu_ctr_get(k, w);
 	}
-	ipc = ctr_get(&m->g[XPU_NPU_C_TX], w) + ctr_get(&m->g[XPU_NPU_C_RX], w);
+	ipc = xpu_npu_ctr_get(&m->g[XPU_NPU_C_TX], w) + xpu_npu_ctr_get(&m->g[XPU_NPU_C_RX], w);
 	if (s->fn_count) {	/* driver functions traced: shares of their calls */
 		mm = s->cats[XPU_NPU_CAT_MM].count;
 		bo = s->cats[XPU_NPU_CAT_BO].count;
@@ -1340,7 +990,7 @@ static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 	struct xpu_table *t = &s->funcs;
 	s->fn_count = s->fn_total = 0;
 	for (int c = 0; c < XPU_NPU_NCAT; c++) {
-		s->cats[c].count = ctr_get(&m->cat[c], w);
+		s->cats[c].count = xpu_npu_ctr_get(&m->cat[c], w);
 		s->cats[c].total = m->cat[c].total;
 		s->fn_count += s->cats[c].count;
 		s->fn_total += s->cats[c].total;
@@ -1353,13 +1003,13 @@ static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 	xpu_table_reset(t);
 	for (uint32_t i = 0; i < m->nfns; i++) {
 		const struct xpu_npu_fn *f = &m->fns[i];
-		uint64_t n = ctr_get(&f->calls, w);
+		uint64_t n = xpu_npu_ctr_get(&f->calls, w);
 		struct xpu_cell *row = xpu_table_add(t, (uint64_t)f->name);
 		if (!row)
 			return -ENOMEM;
 		row[XPU_NPU_FCOL_FUNC].s = xpu_dict_str_get(d, f->name);
 		row[XPU_NPU_FCOL_CAT].s = xpu_npu_cat_name(f->cat);
-		row[XPU_NPU_FCOL_RATE].d = per_s(f->calls.last, m->ticks.tick_ns);
+		row[XPU_NPU_FCOL_RATE].d = xpu_npu_per_s(f->calls.last, m->ticks.tick_ns);
 		row[XPU_NPU_FCOL_COUNT].i = (int64_t)n;
 		row[XPU_NPU_FCOL_TOTAL].i = (int64_t)f->calls.total;
 		row[XPU_NPU_FCOL_SHARE].d = pct(n, s->fn_count);
@@ -1396,7 +1046,7 @@ static int chains_table(const struct xpu_npu_model *m, const struct xpu_dict *d,
 		row[XPU_NPU_CCOL_L0].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_API(c->ctx), 1, a, sizeof(a)));
 		row[XPU_NPU_CCOL_IOCTL].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_CMD(c->ctx), 0, b, sizeof(b)));
 		row[XPU_NPU_CCOL_FUNC].s = xpu_dict_str_get(d, m->fns[c->fn].name);
-		row[XPU_NPU_CCOL_RATE].d = per_s(c->last, m->ticks.tick_ns);
+		row[XPU_NPU_CCOL_RATE].d = xpu_npu_per_s(c->last, m->ticks.tick_ns);
 		row[XPU_NPU_CCOL_TOTAL].i = (int64_t)c->total;
 	}
 	return 0;
@@ -1429,10 +1079,10 @@ static void snap_device(const struct xpu_npu_model *m, const struct xpu_dict *d,
 		uint64_t n = 0, tot = 0;
 		for (uint32_t i = 0; i < m->ncalls; i++)
 			if (m->calls[i].kind == XPU_NPU_KIND_L0 && m->calls[i].code == a) {
-				n += ctr_get(&m->calls[i].calls, w);
+				n += xpu_npu_ctr_get(&m->calls[i].calls, w);
 				tot += m->calls[i].calls.total;
 			}
-		s->l0_s[a] = per_s(n, span);
+		s->l0_s[a] = xpu_npu_per_s(n, span);
 		s->l0_total[a] = tot;
 	}
 }
@@ -1480,13 +1130,13 @@ int xpu_npu_model_snapshot(const struct xpu_npu_model *m, const struct xpu_dict 
 	s->events = m->events;
 	if (funcs_table(m, d, s, w) < 0 || chains_table(m, d, s) < 0)
 		return -ENOMEM;
-	snap_ipc(m, s, w);
-	snap_jobs(m, s, w);
+	xpu_npu_snap_ipc(m, s, w);
+	xpu_npu_snap_jobs(m, s, w);
 	snap_mem(m, s, w);
 	snap_device(m, d, s, w);
 	s->tdr_ms = xpu_npu_model_tdr_ms(m, &s->tdr_origin);
 	s->silence_ms = m->cfg.silence_ms;
-	if (m->job_lat.n_all >= m->cfg.learn_jobs && lat_quantiles(&m->job_lat, XPU_WIN_ALL, &p50, &p99) &&
+	if (m->job_lat.n_all >= m->cfg.learn_jobs && xpu_npu_lat_quantiles(&m->job_lat, XPU_WIN_ALL, &p50, &p99) &&
 	    4 * p99 / MS > s->silence_ms)
 		s->silence_ms = (uint32_t)(4 * p99 / MS);
 	return calls_table(m, d, &s->calls, w);
