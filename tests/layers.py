@@ -245,7 +245,7 @@ def check_objects(root, out, problems):
         for line in nm(["-A", "--defined-only"] + objs).splitlines():
             parts = line.split()
             if len(parts) == 3 and parts[1] in "TDBR":
-                defined.setdefault(parts[2], (f, os.path.basename(parts[0].rstrip(":"))))
+                defined.setdefault(parts[2], (f, os.path.basename(parts[0].rsplit(":", 1)[0])))
     tdir = os.path.join(out, "tui")
     tobjs = [os.path.join(tdir, n) for n in sorted(os.listdir(tdir)) if n.endswith(".o")] \
         if os.path.isdir(tdir) else []
@@ -259,7 +259,7 @@ def check_objects(root, out, problems):
         f, obj = defined[sym]
         if f not in TUI_MAY_CALL:
             problems.append("tui/%s calls %s (%s/%s): the TUI reads the snapshot and computes no statistic"
-                            % (os.path.basename(parts[0].split(":")[0]).replace(".o", ".c"), sym, f,
+                            % (os.path.basename(parts[0].rsplit(":", 1)[0]).replace(".o", ".c"), sym, f,
                                obj.replace(".o", ".c")))
     for lib in ("libxputop_inject.so", "tests/libxputop_inject_fake.so"):
         p = os.path.join(out, lib)
