@@ -63,8 +63,8 @@ CFLAGS ?= -O2 -g
 # keeps who may include whom.
 CORE_DIRS := util symbols stream models session sources outputs settings app
 XCFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Iinject \
-	-D_GNU_SOURCE -DXPU_VERSION='"$(VERSION)"' -MMD -MP -I$(OUTPUT) $(addprefix -Icore/,$(CORE_DIRS)) -Icore \
-	-Ibpf -fno-omit-frame-pointer
+	-D_GNU_SOURCE -DXPU_VERSION='"$(VERSION)"' -MMD -MP -I$(OUTPUT) $(addprefix -Icore/,$(CORE_DIRS)) -Ibpf \
+	-fno-omit-frame-pointer
 LDFLAGS ?=
 
 # The injection library is never sanitized: it runs inside other people's
@@ -221,6 +221,8 @@ $(OUTPUT)/core/outputs/pprof.o $(OUTPUT)/fuzz/core/outputs/pprof.o: $(PROTO_H)
 $(OUTPUT)/core/%.o: core/%.c | $(OUTPUT)/core $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
+# The main loop starts the TUI (tui/tui.h, which no curses type crosses).
+$(OUTPUT)/core/app/main.o: XCFLAGS += -Itui
 
 $(OUTPUT)/tui/%.o: tui/%.c | $(OUTPUT)/tui
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itui $(NCURSES_CFLAGS) -c $< -o $@
@@ -287,7 +289,7 @@ $(OUTPUT)/tests/test_tui_%: tests/unit/test_tui_%.c tests/unit/check.h $(TUI_OBJ
 CUDART_LDFLAGS := -L$(CUDA_HOME)/lib64 -Wl,-rpath=$(CUDA_HOME)/lib64 -lcudart
 $(OUTPUT)/tests/progs/%: tests/progs/%.c | $(OUTPUT)/tests/progs
 	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -MMD -MP \
-		-D_GNU_SOURCE -Icore -Ibpf -I$(CUDA_HOME)/include $< -o $@ \
+		-D_GNU_SOURCE -Ibpf -I$(CUDA_HOME)/include $< -o $@ \
 		$(if $(findstring cuda,$*),$(CUDART_LDFLAGS)) -lpthread -ldl
 
 # ---- fuzzing (libFuzzer; tests/fuzz/README.md) ----

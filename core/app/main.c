@@ -41,7 +41,7 @@
 #include "source_nvml.h"
 #include "symbolize.h"
 #include "sys.h"
-#include "../tui/tui.h"
+#include "tui.h"
 
 enum { TAG_TIMER = -1, TAG_SIGNAL = -2, TAG_TTY = -3, TAG_SERVICE = -4, TAG_SHARE = -5 };
 /* Jobs waiting for the service thread at most (service.h). */
