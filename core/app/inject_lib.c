@@ -56,20 +56,6 @@ static int is_our_copy(int dfd, const char *name, const char *data, size_t len)
 	return ok;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Writes data to an anonymous file in dfd and links it as name, which must be
  * free.  Returns 0, or -1 with errno (EEXIST: someone was quicker). */
 static int place(int dfd, const char *name, const char *data, size_t len)
@@ -80,7 +66,7 @@ static int place(int dfd, const char *name, const char *data, size_t len)
 		return -1;
 	int rc = -1;
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	if (write_all(fd, data, len) == 0 && fchmod(fd, COPY_MODE) == 0 && fsync(fd) == 0)
+	if (xpu_sys_write_all(fd, data, len) == 0 && fchmod(fd, COPY_MODE) == 0 && fsync(fd) == 0)
 		rc = linkat(AT_FDCWD, fdpath, dfd, name, AT_SYMLINK_FOLLOW);
 	int e = errno;
 	close(fd);

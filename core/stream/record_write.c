@@ -15,6 +15,7 @@
 #include "event.h"
 #include "grow.h"
 #include "record_fmt.h"
+#include "sys.h"
 
 struct xpu_rec_writer {
 	int fd;					/* the file, or -1 when writing to sink */
@@ -36,22 +37,6 @@ struct xpu_rec_writer {
 	uint64_t written;			/* bytes in the file */
 	int err;				/* first failure; the recording ends there */
 };
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -EIO;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
 
 /* At most size - 1 bytes, so that the reader's copy fits with its NUL. */
 static size_t put_str(uint8_t *p, const char *s, size_t size)
@@ -177,7 +162,7 @@ static int open_target(const char *path, const char *input, char *err, size_t er
 /* The header and each block go to fd, or to the sink. */
 static int emit(struct xpu_rec_writer *w, const uint8_t *p, size_t n)
 {
-	return w->sink ? w->sink(w->sink_arg, p, n) : write_all(w->fd, p, n);
+	return w->sink ? w->sink(w->sink_arg, p, n) : xpu_sys_write_all(w->fd, p, n);
 }
 
 struct xpu_rec_writer *xpu_rec_create(const char *path, const struct xpu_dict *dict,

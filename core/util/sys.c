@@ -311,3 +311,20 @@ int xpu_sys_nvidia_gpus(void)
 	globfree(&g);
 	return n;
 }
+
+int xpu_sys_write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t k = write(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k == 0)
+			errno = EIO;
+		if (k <= 0)
+			return -errno;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}

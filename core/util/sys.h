@@ -45,5 +45,8 @@ int xpu_sys_invoking_user(uid_t *uid, gid_t *gid);
 int xpu_sys_own_dir(const char *dir);
 /* User name for a uid (cached lookups; the number as text if unknown). */
 const char *xpu_sys_user_name(uint32_t uid);
+/* Writes all n bytes at p to fd, again after EINTR and short writes.
+ * Returns 0, or -errno with errno set (EIO when the file takes nothing). */
+int xpu_sys_write_all(int fd, const void *p, size_t n);
 
 #endif

@@ -129,20 +129,6 @@ static int make_parents(const char *path)
 	return 0;
 }
 
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Where the file really is: a symbolic link (a dotfiles checkout) is
  * followed, even to a file that does not exist yet, so that saving writes
  * there instead of replacing the link.  Returns 0, or -1 with errno. */
@@ -218,7 +204,7 @@ int xpu_user_save(const char *path, int create_dirs, const char *text)
 		close(dirfd);
 		return err;
 	}
-	if (fchmod(fd, mode) < 0 || write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0)
+	if (fchmod(fd, mode) < 0 || xpu_sys_write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0)
 		err = errno;
 	if (close(fd) < 0 && !err)
 		err = errno;
