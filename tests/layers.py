@@ -103,6 +103,24 @@ def sources(root):
     return out
 
 
+def check_folders(root, problems):
+    """core/ holds the layers' folders only: a file or folder the Makefile
+    and this test do not know would be built or checked by neither."""
+    mk = os.path.join(root, "Makefile")
+    if os.path.isfile(mk):
+        m = re.search(r"^CORE_DIRS := (.*)$", open(mk).read(), re.M)
+        if not m or m.group(1).split() != CORE:
+            problems.append("Makefile: CORE_DIRS is not the layers of core/ in tests/layers.py (%s)"
+                            % " ".join(CORE))
+    core = os.path.join(root, "core")
+    for n in sorted(os.listdir(core)):
+        if n.endswith((".c", ".h")):
+            problems.append("core/%s: core/ holds only folders; put it in the folder of its layer" % n)
+        elif os.path.isdir(os.path.join(core, n)) and n not in CORE:
+            problems.append("core/%s/: not a layer: add it to CORE and MAY_INCLUDE in tests/layers.py and "
+                            "to CORE_DIRS in the Makefile, or put its files in a layer" % n)
+
+
 def check_includes(root, problems):
     files = sources(root)
     owner = {}
@@ -283,6 +301,7 @@ def main():
     ap.add_argument("--build")
     a = ap.parse_args()
     problems = []
+    check_folders(a.root, problems)
     check_includes(a.root, problems)
     if a.build:
         check_objects(a.root, a.build, problems)

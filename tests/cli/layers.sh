@@ -36,6 +36,10 @@ t a_circle_between_files_of_a_folder_is_named
 broken core/outputs/batch_gpu.c '#include "batch.h"'
 names 'circle between files' 'core/outputs/batch_gpu.c' '#include "batch.h"'
 
+t a_file_outside_the_layers_is_named
+broken core/stray.c '#include "dict.h"'
+names 'core/stray.c: core/ holds only folders'
+
 t bpf_includes_nothing_from_core_or_tui
 broken bpf/cpu.h '#include "dict.h"'
 names 'bpf/cpu.h' '#include "dict.h"' 'bpf/ may not include core/util/'
