@@ -39,7 +39,7 @@ endif
 VERSION := 0.1.0
 
 # Where make install puts things.  XPU_LIBDIR and XPU_DATADIR are also
-# compiled into xputop (core/install.c), which finds its injection library and
+# compiled into xputop (core/util/install.c), which finds its injection library and
 # themes there, or under DESTDIR when it runs from a staged copy.
 PREFIX ?= /usr/local
 override PREFIX := $(patsubst %/,%,$(PREFIX))
@@ -58,8 +58,13 @@ DESTDIR ?=
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
 CFLAGS ?= -O2 -g
+# core/ is one folder per stage of the pipeline and per service beside it
+# (docs/architecture.md); each is on the include path, and tests/cli/layers.sh
+# keeps who may include whom.
+CORE_DIRS := util symbols stream models session sources outputs settings app
 XCFLAGS := -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Iinject \
-	-D_GNU_SOURCE -DXPU_VERSION='"$(VERSION)"' -MMD -MP -I$(OUTPUT) -Icore -Ibpf -fno-omit-frame-pointer
+	-D_GNU_SOURCE -DXPU_VERSION='"$(VERSION)"' -MMD -MP -I$(OUTPUT) $(addprefix -Icore/,$(CORE_DIRS)) -Ibpf \
+	-fno-omit-frame-pointer
 LDFLAGS ?=
 
 # The injection library is never sanitized: it runs inside other people's
@@ -127,14 +132,14 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
-CORE_SRCS := $(filter-out core/main.c,$(wildcard core/*.c))
+CORE_SRCS := $(filter-out core/app/main.c,$(foreach d,$(CORE_DIRS),$(wildcard core/$(d)/*.c)))
 # pprof's profile.proto, compiled by protoc-c into $(OUTPUT)/profile.pb-c.[ch]
 PROTO_C := $(OUTPUT)/profile.pb-c.c
 PROTO_H := $(OUTPUT)/profile.pb-c.h
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CORE_SRCS)) $(OUTPUT)/core/profile.pb-c.o
 TUI_SRCS := $(wildcard tui/*.c)
 TUI_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(TUI_SRCS))
-MAIN_OBJ := $(OUTPUT)/core/main.o
+MAIN_OBJ := $(OUTPUT)/core/app/main.o
 LIBCORE := $(OUTPUT)/libxpucore.a
 
 INJECT_SRCS := $(wildcard inject/*.c)
@@ -205,16 +210,19 @@ $(OUTPUT)/install_dirs.h: FORCE | $(OUTPUT)
 		'$(BINDIR)' '$(XPU_LIBDIR)' '$(XPU_DATADIR)' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 FORCE:
-$(OUTPUT)/core/install.o $(OUTPUT)/fuzz/core/install.o: $(OUTPUT)/install_dirs.h
+$(OUTPUT)/core/util/install.o $(OUTPUT)/fuzz/core/util/install.o: $(OUTPUT)/install_dirs.h
 
-$(PROTO_C) $(PROTO_H): core/profile.proto | $(OUTPUT)
-	protoc-c --c_out=$(OUTPUT) -Icore $<
+$(PROTO_C) $(PROTO_H): core/outputs/profile.proto | $(OUTPUT)
+	protoc-c --c_out=$(OUTPUT) -Icore/outputs $<
 $(OUTPUT)/core/profile.pb-c.o: $(PROTO_C) | $(OUTPUT)/core
 	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
-$(OUTPUT)/core/pprof.o $(OUTPUT)/fuzz/core/pprof.o: $(PROTO_H)
+$(OUTPUT)/core/outputs/pprof.o $(OUTPUT)/fuzz/core/outputs/pprof.o: $(PROTO_H)
 
 $(OUTPUT)/core/%.o: core/%.c | $(OUTPUT)/core $(SKELS)
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
+# The main loop starts the TUI (tui/tui.h, which no curses type crosses).
+$(OUTPUT)/core/app/main.o: XCFLAGS += -Itui
 
 $(OUTPUT)/tui/%.o: tui/%.c | $(OUTPUT)/tui
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itui $(NCURSES_CFLAGS) -c $< -o $@
@@ -281,7 +289,7 @@ $(OUTPUT)/tests/test_tui_%: tests/unit/test_tui_%.c tests/unit/check.h $(TUI_OBJ
 CUDART_LDFLAGS := -L$(CUDA_HOME)/lib64 -Wl,-rpath=$(CUDA_HOME)/lib64 -lcudart
 $(OUTPUT)/tests/progs/%: tests/progs/%.c | $(OUTPUT)/tests/progs
 	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -MMD -MP \
-		-D_GNU_SOURCE -Icore -Ibpf -I$(CUDA_HOME)/include $< -o $@ \
+		-D_GNU_SOURCE -Ibpf -I$(CUDA_HOME)/include $< -o $@ \
 		$(if $(findstring cuda,$*),$(CUDART_LDFLAGS)) -lpthread -ldl
 
 # ---- fuzzing (libFuzzer; tests/fuzz/README.md) ----
@@ -320,7 +328,7 @@ $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIBCORE)
 		$(FUZZ_LIBS) -o $@
 
 # Writes the wire decoder's seeds with the injection library's own code.
-$(FUZZ_OUT)/wire_seeds: tests/fuzz/wire_seeds.c core/gpu_wire.c $(INJECT_UNIT_SRCS)
+$(FUZZ_OUT)/wire_seeds: tests/fuzz/wire_seeds.c core/sources/gpu_wire.c $(INJECT_UNIT_SRCS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(INJECT_CFLAGS) $^ -lpthread -o $@
 
@@ -393,4 +401,5 @@ run: deps
 clean:
 	rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/tests/progs/*.d $(OUTPUT)/fuzz/core/*.d)
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/core/*/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/tests/progs/*.d \
+	$(OUTPUT)/fuzz/core/*/*.d)

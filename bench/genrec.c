@@ -1,5 +1,5 @@
 /* Writes a large, realistic recording for the ingest and memory benchmarks,
- * through core/record.c as xputop itself would.
+ * through core/stream/record.c as xputop itself would.
  *
  *   genrec [-s SECONDS] [-r EVENTS_PER_S] [-k STACKS] FILE
  *

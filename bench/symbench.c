@@ -1,5 +1,5 @@
 /* Symbolizing the stacks of a large C++ library with xputop's symbolizer
- * (core/symbolize.h), for bench/symbolize.sh to compare with addr2line.
+ * (core/symbols/symbolize.h), for bench/symbolize.sh to compare with addr2line.
  *
  *   symbench LIB STACKS DEPTH ADDRS NAMES
  *

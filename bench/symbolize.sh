@@ -7,7 +7,7 @@
 # LIB defaults to the largest libLLVM or libclang shared library on the
 # machine.  bench/symbench maps it, picks STACKS call paths of DEPTH frames
 # through its functions (stacks share callers, as real ones do) and
-# symbolizes every frame through core/symbolize.h as xputop does a sample:
+# symbolizes every frame through core/symbols/symbolize.h as xputop does a sample:
 # cold (new symbolizer: maps, the ELF symbol table, demangling), warm (the
 # same stacks again) and warm with new addresses in the same functions.
 # addr2line gets the same frames' addresses: cold is one run over them, warm

@@ -1,4 +1,4 @@
-/* Kernel/user ABI of the CPU sampler (bpf/cpu.bpf.c <-> core/source_cpu.c).
+/* Kernel/user ABI of the CPU sampler (bpf/cpu.bpf.c <-> core/sources/source_cpu.c).
  * Fixed-width fields only; no includes, no pointers. */
 #ifndef XPU_BPF_CPU_H
 #define XPU_BPF_CPU_H

@@ -1,4 +1,4 @@
-/* Kernel/user ABI of the GPU launch probes (bpf/gpu.bpf.c <-> core/gpu_probes.c).
+/* Kernel/user ABI of the GPU launch probes (bpf/gpu.bpf.c <-> core/sources/gpu_probes.c).
  * Fixed-width fields only; no includes, no pointers. */
 #ifndef XPU_BPF_GPU_H
 #define XPU_BPF_GPU_H

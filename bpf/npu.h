@@ -1,4 +1,4 @@
-/* Kernel/user ABI of the NPU probes (bpf/npu.bpf.c <-> core/source_npu.c).
+/* Kernel/user ABI of the NPU probes (bpf/npu.bpf.c <-> core/sources/source_npu.c).
  * Fixed-width fields only; no includes, no pointers.
  *
  * Two channels: ioctls on accel fds are counted in a hash map (one entry per

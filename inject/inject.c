@@ -8,7 +8,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,18 +38,6 @@ static struct {
 	uint32_t toggles;
 	char path[108];
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
-
-void xpu_inj_say_once(int *said, const char *fmt, ...)
-{
-	va_list ap;
-	if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
-		return;
-	char msg[512];
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "xputop-inject[%d]: %s\n", (int)getpid(), msg);
-}
 
 static int connect_monitor(void)
 {

@@ -130,7 +130,7 @@ void xpu_inj_new_monitor(uint32_t flags);
 uint64_t xpu_inj_launches(void);
 uint64_t xpu_inj_kernels(void);
 
-/* Messages on the host's stderr, each at most once per process. */
+/* Messages on the host's stderr, each at most once per process (inject/say.c). */
 void xpu_inj_say_once(int *said, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 uint64_t xpu_inj_now(void);	/* CLOCK_MONOTONIC ns */

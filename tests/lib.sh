@@ -26,7 +26,7 @@ public() {
 # Each suite's xputops collect for themselves: a socket directory of the
 # suite's own (the library's socket, the stream other xputops attach to),
 # so that an xputop agent running on this machine, or another suite running
-# beside, does not make them clients of its collector (core/share.h).
+# beside, does not make them clients of its collector (core/sources/share.h).
 # Suites that need their own place set XPUTOP_SOCKET again.
 T_SOCK=
 if [ -z "${XPUTOP_SOCKET:-}" ]; then

@@ -95,7 +95,7 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
 	snprintf(buf, sizeof(buf), "self %.1f%% CPU", s->self_cpu_pct);
 	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
-	if (!s->replay) {	/* own probes, or the collector's (core/share.h) */
+	if (!s->replay) {	/* own probes, or the collector's (core/sources/share.h) */
 		snprintf(buf, sizeof(buf), "data: %s", s->source_name);
 		field(y, x, limit, buf, XPU_ROLE_HEADER);
 	}

@@ -3,11 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "batch_gpudev.h"
 #include "dict.h"
 #include "draw.h"
 #include "units.h"
-#include "views.h"
+#include "pane.h"
 
 #define LABEL_W 6	/* "GPU12 " */
 #define NAME_W 28

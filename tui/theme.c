@@ -11,7 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "userfile.h"
 #include "err.h"
 #include "install.h"
 #include "readfile.h"

@@ -107,7 +107,7 @@ int xpu_theme_parse_counted(struct xpu_theme *t, const char *text, const char *o
 
 /* Finds theme NAME: a path if it contains '/', else NAME.theme in
  * $XDG_CONFIG_HOME/xputop/themes (~/.config/...; the invoking user's under
- * sudo), the installation's themes (core/install.h), <dir of the
+ * sudo), the installation's themes (core/util/install.h), <dir of the
  * executable>/../themes (a build tree) and ./themes.  Returns 0 and the
  * path, or -ENOENT. */
 int xpu_theme_find(const char *name, char *path, size_t size);

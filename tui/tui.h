@@ -1,5 +1,5 @@
 /* The curses front-end, as the main loop sees it.  No curses type crosses this
- * header, so core/main.c stays free of curses. */
+ * header, so core/app/main.c stays free of curses. */
 #ifndef XPU_TUI_H
 #define XPU_TUI_H
 

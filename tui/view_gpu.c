@@ -9,7 +9,7 @@
 #include "draw.h"
 #include "flame_view.h"
 #include "gpudev_view.h"
-#include "views.h"
+#include "pane.h"
 
 #define MAX_PROC_LINES 4
 #define MAX_NAME_LINES 3	/* the selected kernel's full name, wrapped */

@@ -10,7 +10,7 @@
 #include "npu.h"
 #include "sparkline.h"
 #include "table_view.h"
-#include "views.h"
+#include "pane.h"
 
 #define METRIC_ROWS 5	/* IPC, IPC types, jobs, memory, device */
 #define LABEL_W 8

@@ -49,26 +49,6 @@ const struct xpu_src_status *xpu_view_status(const struct xpu_snapshot *s, enum 
 	}
 }
 
-const char *xpu_src_state_name(enum xpu_src_state st)
-{
-	switch (st) {
-	case XPU_SRC_ACTIVE: return "active";
-	case XPU_SRC_WAITING: return "waiting for data";
-	case XPU_SRC_FAILED: return "failed";
-	default: return "off";
-	}
-}
-
-int xpu_src_state_role(enum xpu_src_state st)
-{
-	switch (st) {
-	case XPU_SRC_ACTIVE: return XPU_ROLE_SRC_ACTIVE;
-	case XPU_SRC_WAITING: return XPU_ROLE_SRC_WAITING;
-	case XPU_SRC_FAILED: return XPU_ROLE_SRC_FAILED;
-	default: return XPU_ROLE_SRC_OFF;
-	}
-}
-
 static const char *status_text(const struct xpu_snapshot *s, enum xpu_view v)
 {
 	const struct xpu_src_status *st = xpu_view_status(s, v);
@@ -179,21 +159,6 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		     xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
 	if (rw)
 		xpu_put_text(r->y, r->x + r->w - rw - 1, rw, right, xpu_draw_attr(XPU_ROLE_MODE), 0);
-}
-
-void xpu_view_draw_table(const struct xpu_rect *r, const struct xpu_table *t,
-			 const struct xpu_viewstate *vs, struct xpu_ui *ui, const char *empty)
-{
-	const char *filter = vs->filter[vs->view];
-	char nomatch[XPU_FILTER_MAX + 64];
-
-	if (filter[0]) {
-		snprintf(nomatch, sizeof(nomatch), "no rows match the filter \"%s\"", filter);
-		empty = nomatch;
-	}
-	ui->page = r->h - 1;
-	xpu_table_view_draw(r, t, xpu_table_selected_row(t, vs->selected[vs->view]),
-			    &ui->top[vs->view], empty);
 }
 
 static void draw_cpu_table(const struct xpu_rect *r, const struct xpu_snapshot *s,

@@ -5,6 +5,7 @@
 
 #include "keys.h"
 #include "layout.h"
+#include "pane.h"
 #include "snapshot.h"
 
 extern const char *const xpu_view_names[XPU_VIEW_MAX];	/* "GPU", "NPU", "CPU" */
@@ -22,14 +23,5 @@ void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewsta
 /* Draws the current view's panes (text, table, flame) as laid out. */
 void xpu_view_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		   const struct xpu_viewstate *vs, struct xpu_ui *ui);
-
-/* A view's table, with the selection and scrolling of the view state; empty
- * is what shows when there are no rows (unless a filter hides them all). */
-void xpu_view_draw_table(const struct xpu_rect *r, const struct xpu_table *t,
-			 const struct xpu_viewstate *vs, struct xpu_ui *ui, const char *empty);
-
-/* "active", "waiting", "off" or "failed", and the role it is drawn in. */
-const char *xpu_src_state_name(enum xpu_src_state st);
-int xpu_src_state_role(enum xpu_src_state st);
 
 #endif

@@ -33,13 +33,13 @@ for s in SYNOPSIS REQUIREMENTS OPTIONS "INTERACTIVE COMMANDS" "CPU VIEW" "GPU VI
 done
 
 t the_man_page_describes_every_column_of_every_view
-# Each column heading of each view's table (core/model_VIEW.c; JSON-only
+# Each column heading of each view's table (core/models/model_VIEW.c; JSON-only
 # columns are not drawn) is a tag of the view's section.
 for v in cpu gpu npu; do
 	V=$(echo $v | tr a-z A-Z)
-	grep "^\s*\[XPU_${V}_COL_[A-Z0-9_]*\] = { \"" core/model_$v.c | grep -v JSON_ONLY |
+	grep "^\s*\[XPU_${V}_COL_[A-Z0-9_]*\] = { \"" core/models/model_$v.c | grep -v JSON_ONLY |
 		sed 's/^[^"]*"\([^"]*\)".*/\1/' | sort -u > "$T_TMP/cols"
-	[ -s "$T_TMP/cols" ] || fail "no columns found in core/model_$v.c"
+	[ -s "$T_TMP/cols" ] || fail "no columns found in core/models/model_$v.c"
 	python3 tests/manpage.py columns man/xputop.8 "$V VIEW" | sort -u > "$T_TMP/man.cols"
 	missing=$(comm -23 "$T_TMP/cols" "$T_TMP/man.cols" | tr '\n' ' ')
 	[ -z "$missing" ] || fail "the $V VIEW section does not describe: $missing"

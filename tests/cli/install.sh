@@ -9,7 +9,7 @@ MAKE="make -s --no-print-directory OUTPUT=$OUT"
 LIB=$OUT/libxputop_inject.so
 [ -f "$LIB" ] || { echo "FAIL $(basename "$0"): $LIB was not built (no CUDA toolkit?)" >&2; exit 1; }
 
-# The directories xputop was built for (make writes them for core/install.c).
+# The directories xputop was built for (make writes them for core/util/install.c).
 dir_of() { sed -n "s/^#define $1 \"\\(.*\\)\"$/\\1/p" "$OUT/install_dirs.h"; }
 BINDIR=$(dir_of XPU_BINDIR)
 LIBDIR=$(dir_of XPU_LIBDIR)

@@ -1,4 +1,4 @@
-/* The bpftrace-log importer (core/import_bpftrace.c): one input is the text
+/* The bpftrace-log importer (core/sources/import_bpftrace.c): one input is the text
  * of a file given to `xputop -r` that is not a recording.  Checks the
  * importer's promises: it fails only with a reason and only when no line is a
  * probe call; its counts add up; events come in time order, ticks one

@@ -1,4 +1,4 @@
-/* The ELF symbolizer (core/elf.c, core/symtab.c, core/demangle.c): one input
+/* The ELF symbolizer (core/symbols/elf.c, core/symbols/symtab.c, core/symbols/demangle.c): one input
  * is a file mapped by a monitored process, anyone's, truncated or corrupt.
  * It goes through the path the symbolizer takes (xpu_elf_load_fd_path on an
  * open file: a memfd holding the input), then the lookups the symbolizer

@@ -1,4 +1,4 @@
-/* Kernel names (core/demangle.c, core/kname.c): one input is a kernel name as
+/* Kernel names (core/symbols/demangle.c, core/symbols/kname.c): one input is a kernel name as
  * a CUDA process's injection library sends it, mangled or not, and it goes
  * the GPU model's way: demangled into 4096 bytes, then shortened and
  * qualified into 1024.  Checks the promises: each result is terminated inside

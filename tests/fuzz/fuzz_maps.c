@@ -1,4 +1,4 @@
-/* The /proc/PID/maps parser (core/maps.c): one input is a maps file.  The
+/* The /proc/PID/maps parser (core/symbols/maps.c): one input is a maps file.  The
  * kernel writes it, but its paths are file names anyone chooses (spaces,
  * newlines, " (deleted)" at the end).  Checks the parser's promises: any
  * bytes parse; bad lines are counted, never more than there are lines; each

@@ -1,4 +1,4 @@
-/* The perf-map parser (core/perfmap.c): one input is a /tmp/perf-PID.map,
+/* The perf-map parser (core/symbols/perfmap.c): one input is a /tmp/perf-PID.map,
  * written by whatever JIT runs in a monitored process.  Checks the parser's
  * promises: it parses any bytes (NULL only when memory runs out); bad lines
  * are counted, never more than there are lines; and lookups, at and around

@@ -1,4 +1,4 @@
-/* The recording reader (core/record.c): one input is one file given to
+/* The recording reader (core/stream/record.c): one input is one file given to
  * `xputop -r`.  Each input is read twice: as it is, and with its header and
  * block checksums recomputed, since random bytes almost never pass a CRC and
  * everything behind the checksums would otherwise go unfuzzed.

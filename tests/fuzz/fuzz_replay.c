@@ -1,5 +1,5 @@
 /* `xputop -r FILE -b -j` from end to end: one input is a file given to -r,
- * read as core/main.c reads it (a recording, refused whole if
+ * read as core/app/main.c reads it (a recording, refused whole if
  * xpu_rec_verify fails, else a bpftrace log), its events emitted into a
  * session configured as main.c configures it, and every view built and
  * printed as JSON and text at the first refreshes and at the end.  What the

@@ -1,4 +1,4 @@
-/* The injection wire decoder (core/gpu_wire.c): one input is one packet as
+/* The injection wire decoder (core/sources/gpu_wire.c): one input is one packet as
  * recv() returns it from a SOCK_SEQPACKET socket that a CUDA process, anyone's,
  * writes to.  Checks the decoder's promises: a rejected packet reaches no
  * sink; an accepted one reaches a sink once per record of a known type; names

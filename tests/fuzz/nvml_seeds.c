@@ -1,6 +1,6 @@
 /* Writes a seed of fuzz_nvml: one real poll, made by the NVML layer
- * (core/nvml.c) from the library LIB (the stand-in, playing the scenario
- * that FAKE_NVML names), its processes looked up in /proc (core/pidns.c),
+ * (core/sources/nvml.c) from the library LIB (the stand-in, playing the scenario
+ * that FAKE_NVML names), its processes looked up in /proc (core/util/pidns.c),
  * and this process's /proc status, in the harness's format (fuzz_nvml.c).
  *
  *     FAKE_NVML=scenario build/fuzz/nvml_seeds build/tests/libfake_nvml.so FILE

@@ -1,7 +1,7 @@
 /* Writes the wire decoder's seed corpus: real packets, made by the injection
  * library's own code (inject/channel.c, records.c, sites.c) as a CUDA
  * process under xputop would send them, and a START as xputop sends it
- * (core/gpu_wire.c), read back from a SOCK_SEQPACKET socket pair and written
+ * (core/sources/gpu_wire.c), read back from a SOCK_SEQPACKET socket pair and written
  * one packet per file into DIR.
  *
  *     build/fuzz/wire_seeds tests/fuzz/corpus/wire
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	status(c, XPU_WIRE_STATE_OTHER_SUBSCRIBER);
 	flush(c, "status");
 
-	/* What xputop sends back (core/gpu_wire.c). */
+	/* What xputop sends back (core/sources/gpu_wire.c). */
 	struct xpu_wire_start st = { .flush_ms = 20, .flags = XPU_WIRE_START_MEMCPY };
 	char pkt[64];
 	size_t len = xpu_wire_control(pkt, sizeof(pkt), XPU_WIRE_START, &st, sizeof(st));

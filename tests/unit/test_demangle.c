@@ -1,4 +1,4 @@
-/* Demangling (core/demangle.c): C++ names as the C++ runtime reads them,
+/* Demangling (core/symbols/demangle.c): C++ names as the C++ runtime reads them,
  * Rust names in both manglings, and names that stay as they are.
  *
  * The Rust symbols are rustc's own output, taken with nm: tests/progs/rust_spin.rs

@@ -1,4 +1,4 @@
-/* Finding the installation a binary belongs to (core/install.c). */
+/* Finding the installation a binary belongs to (core/util/install.c). */
 #include "check.h"
 
 #include "install.h"

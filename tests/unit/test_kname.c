@@ -1,4 +1,4 @@
-/* Kernel names shortened by keeping what distinguishes them (core/kname.c),
+/* Kernel names shortened by keeping what distinguishes them (core/symbols/kname.c),
  * on the 73 distinct kernel names PyTorch 2.11 launched on an H100
  * (tests/fixtures/pytorch_kernels.txt: HF transformers decoding,
  * torch.compile CUDA graphs, matmul loops; demangled). */

@@ -1,7 +1,7 @@
 /* The copy of the injection library made for a user who cannot load the
- * original (core/inject_lib.c), whether a library loads (core/loadable.c,
+ * original (core/app/inject_lib.c), whether a library loads (core/util/loadable.c,
  * as ourselves: taking on another user needs root, which tests/bpf/gpu.sh
- * has), and a process's credentials (core/creds.c). */
+ * has), and a process's credentials (core/util/creds.c). */
 #include "check.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* The Prometheus exporter (core/metrics.c): label values, counters that
+/* The Prometheus exporter (core/outputs/metrics.c): label values, counters that
  * never go back, and the top-N kernel series with "other". */
 #include <math.h>
 

@@ -1,4 +1,4 @@
-/* Pending frames (core/dict.h): frames that stand in for what is not known
+/* Pending frames (core/util/dict.h): frames that stand in for what is not known
  * yet, expanded in place later, in the dictionary and through a recording. */
 #include "check.h"
 

@@ -647,7 +647,7 @@ TEST(flush_makes_events_readable_before_close)
 	xpu_dict_free(&rd);
 }
 
-/* ---- streams (a recording sent over a socket, core/share.c) ---- */
+/* ---- streams (a recording sent over a socket, core/sources/share.c) ---- */
 
 /* Feeds bytes in pieces of `piece`, reading what has come after each. */
 static long stream_matches(const struct session *s, size_t piece, struct xpu_dict *d)

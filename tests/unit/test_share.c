@@ -1,4 +1,4 @@
-/* Several xputops at once (core/share.c): a client gets the stream the
+/* Several xputops at once (core/sources/share.c): a client gets the stream the
  * collector's models get; one that stops reading is dropped and never makes
  * the collector wait; nobody but root (or the group) attaches. */
 #include <errno.h>

@@ -1,0 +1,1143 @@
+#include "model_npu.h"
+
+#include <errno.h>
+#include <linux/types.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dict.h"
+#include "event.h"
+#include "grow.h"
+#include "model_npu_int.h"
+#include "npu.h"
+#include "trim.h"
+
+const struct xpu_col xpu_npu_cols[XPU_NPU_NCOLS] = {
+	[XPU_NPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
+	[XPU_NPU_COL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 15, XPU_COL_LEFT },
+	[XPU_NPU_COL_KIND] = { "API", "api", XPU_CELL_STR, 5, XPU_COL_LEFT },
+	[XPU_NPU_COL_CALL] = { "CALL", "call", XPU_CELL_STR, 22, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_NPU_COL_RATE] = { "CALLS/s", "per_s", XPU_CELL_RATE, 8, 0 },
+	[XPU_NPU_COL_AVG] = { "AVG/s", "avg_per_s", XPU_CELL_RATE, 7, 0 },
+	[XPU_NPU_COL_TOTAL] = { "COUNT", "count", XPU_CELL_INT, 8, 0 },
+	[XPU_NPU_COL_ERRORS] = { "ERR", "errors", XPU_CELL_INT, 6, 0 },
+	[XPU_NPU_COL_ERRNO] = { "ERRNO", "errno", XPU_CELL_STR, 13, XPU_COL_LEFT },
+	[XPU_NPU_COL_P50] = { "P50", "p50_ns", XPU_CELL_NS, 8, 0 },
+	[XPU_NPU_COL_P99] = { "P99", "p99_ns", XPU_CELL_NS, 8, 0 },
+	[XPU_NPU_COL_BUSY] = { "BUSY%", "busy_pct", XPU_CELL_PCT, 6, 0 },
+};
+
+const struct xpu_col xpu_npu_fcols[XPU_NPU_NFCOLS] = {
+	[XPU_NPU_FCOL_FUNC] = { "DRIVER FUNCTION", "function", XPU_CELL_STR, 26, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_NPU_FCOL_CAT] = { "CATEGORY", "category", XPU_CELL_STR, 17, XPU_COL_LEFT },
+	[XPU_NPU_FCOL_RATE] = { "CALLS/s", "per_s", XPU_CELL_RATE, 8, 0 },
+	[XPU_NPU_FCOL_COUNT] = { "COUNT", "count", XPU_CELL_INT, 8, 0 },
+	[XPU_NPU_FCOL_TOTAL] = { "TOTAL", "total", XPU_CELL_INT, 8, 0 },
+	[XPU_NPU_FCOL_SHARE] = { "SHARE%", "share_pct", XPU_CELL_PCT, 7, 0 },
+};
+
+const struct xpu_col xpu_npu_kcols[XPU_NPU_NKCOLS] = {
+	[XPU_NPU_KCOL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
+	[XPU_NPU_KCOL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 15, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_NPU_KCOL_CLIENT] = { "CLIENT", "client_id", XPU_CELL_INT, 6, 0 },
+	[XPU_NPU_KCOL_TOTAL] = { "NPU MEM", "total_bytes", XPU_CELL_BYTES, 8, 0 },
+	[XPU_NPU_KCOL_RESIDENT] = { "RESIDENT", "resident_bytes", XPU_CELL_BYTES, 8, 0 },
+	[XPU_NPU_KCOL_ENGINE] = { "ENGINE%", "engine_pct", XPU_CELL_PCT, 7, 0 },
+};
+
+const struct xpu_col xpu_npu_ccols[XPU_NPU_NCCOLS] = {
+	[XPU_NPU_CCOL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
+	[XPU_NPU_CCOL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 15, XPU_COL_LEFT },
+	[XPU_NPU_CCOL_L0] = { "LEVEL ZERO", "l0", XPU_CELL_STR, 22, XPU_COL_LEFT },
+	[XPU_NPU_CCOL_IOCTL] = { "IOCTL", "ioctl", XPU_CELL_STR, 16, XPU_COL_LEFT },
+	[XPU_NPU_CCOL_FUNC] = { "DRIVER FUNCTION", "function", XPU_CELL_STR, 26, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_NPU_CCOL_RATE] = { "CALLS/s", "per_s", XPU_CELL_RATE, 8, 0 },
+	[XPU_NPU_CCOL_TOTAL] = { "TOTAL", "total", XPU_CELL_INT, 8, 0 },
+};
+
+/* ---- names ---- */
+
+static const struct { uint16_t cmd; const char *name; } ioctl_names[] = {
+	{ 0x6400, "DRM_VERSION" }, { 0x6409, "DRM_GEM_CLOSE" }, { 0x640c, "DRM_GET_CAP" },
+	{ 0x642d, "DRM_PRIME_HANDLE_TO_FD" }, { 0x642e, "DRM_PRIME_FD_TO_HANDLE" },
+	{ 0x6440, "IVPU_GET_PARAM" }, { 0x6441, "IVPU_SET_PARAM" }, { 0x6442, "IVPU_BO_CREATE" },
+	{ 0x6443, "IVPU_BO_INFO" }, { 0x6445, "IVPU_SUBMIT" }, { 0x6446, "IVPU_BO_WAIT" },
+	{ 0x6447, "IVPU_METRIC_STREAMER_START" }, { 0x6448, "IVPU_METRIC_STREAMER_STOP" },
+	{ 0x6449, "IVPU_METRIC_STREAMER_GET_DATA" }, { 0x644a, "IVPU_METRIC_STREAMER_GET_INFO" },
+	{ 0x644b, "IVPU_CMDQ_CREATE" }, { 0x644c, "IVPU_CMDQ_DESTROY" }, { 0x644d, "IVPU_CMDQ_SUBMIT" },
+	{ 0x644e, "IVPU_BO_CREATE_FROM_USERPTR" },
+};
+
+const char *xpu_npu_ioctl_name(uint32_t cmd)
+{
+	for (size_t i = 0; i < sizeof(ioctl_names) / sizeof(ioctl_names[0]); i++)
+		if (ioctl_names[i].cmd == (cmd & 0xffff))
+			return ioctl_names[i].name;
+	return NULL;
+}
+
+static const struct { uint32_t type; const char *name; } msg_names[] = {
+	{ 0x1100, "ENGINE_RESET" }, { 0x1101, "ENGINE_PREEMPT" }, { 0x1102, "REGISTER_DB" },
+	{ 0x1103, "UNREGISTER_DB" }, { 0x1104, "QUERY_ENGINE_HB" }, { 0x11ff, "STATE_DUMP" },
+	{ 0x2100, "JOB_DONE" }, { 0x2200, "ASYNC_CMD_DONE" }, { 0x2201, "ENGINE_PREEMPT_DONE" },
+	{ 0x2202, "REGISTER_DB_DONE" }, { 0x2203, "UNREGISTER_DB_DONE" },
+	{ 0x2204, "QUERY_ENGINE_HB_DONE" }, { 0x21ff, "STATE_DUMP_RSP" },
+};
+
+const char *xpu_npu_msg_name(uint32_t type)
+{
+	for (size_t i = 0; i < sizeof(msg_names) / sizeof(msg_names[0]); i++)
+		if (msg_names[i].type == type)
+			return msg_names[i].name;
+	return NULL;
+}
+
+uint32_t xpu_npu_msg_type(const char *name)
+{
+	if (strncmp(name, "VPU_JSM_MSG_", 12) == 0)
+		name += 12;
+	for (size_t i = 0; i < sizeof(msg_names) / sizeof(msg_names[0]); i++)
+		if (strcmp(msg_names[i].name, name) == 0)
+			return msg_names[i].type;
+	return 0;
+}
+
+const char *xpu_npu_l0_name(uint32_t api)
+{
+	static const char *names[XPU_NPU_L0_API_MAX] = {
+		[XPU_NPU_L0_EXECUTE] = "zeCommandQueueExecuteCommandLists",
+		[XPU_NPU_L0_QUEUE_SYNC] = "zeCommandQueueSynchronize",
+		[XPU_NPU_L0_FENCE_SYNC] = "zeFenceHostSynchronize",
+		[XPU_NPU_L0_EVENT_SYNC] = "zeEventHostSynchronize",
+		[XPU_NPU_L0_ALLOC_HOST] = "zeMemAllocHost",
+		[XPU_NPU_L0_ALLOC_DEVICE] = "zeMemAllocDevice",
+		[XPU_NPU_L0_ALLOC_SHARED] = "zeMemAllocShared",
+	};
+	return api < XPU_NPU_L0_API_MAX ? names[api] : NULL;
+}
+
+const char *xpu_npu_mem_name(uint32_t code)
+{
+	static const char *names[XPU_NPU_MEM_MAX] = {
+		[XPU_NPU_MEM_BO_CREATE] = "bo_create", [XPU_NPU_MEM_BIND] = "bind",
+		[XPU_NPU_MEM_MAP] = "mmu_map", [XPU_NPU_MEM_UNMAP] = "mmu_unmap",
+		[XPU_NPU_MEM_FAULT] = "mmu_fault", [XPU_NPU_MEM_OTHER_MMU] = "mmu_other",
+		[XPU_NPU_MEM_OTHER_BO] = "bo_other", [XPU_NPU_MEM_MAP_PAGE] = "map_page",
+		[XPU_NPU_MEM_FREE_PAGE] = "free_page",
+	};
+	return code < XPU_NPU_MEM_MAX ? names[code] : NULL;
+}
+
+/* ---- counters and histograms over ticks ---- */
+
+int xpu_npu_ctr_init(struct xpu_npu_ctr *c, uint32_t window)
+{
+	memset(c, 0, sizeof(*c));
+	c->ring = calloc(window, sizeof(uint64_t));
+	return c->ring ? 0 : -ENOMEM;
+}
+
+static void ctr_close(struct xpu_npu_ctr *c, uint32_t slot, int full)
+{
+	if (full)
+		c->recent -= c->ring[slot];
+	c->ring[slot] = c->open;
+	c->recent += c->open;
+	c->total += c->open;
+	c->last = c->open;
+	c->open = 0;
+}
+
+uint64_t xpu_npu_ctr_get(const struct xpu_npu_ctr *c, enum xpu_window w)
+{
+	return w == XPU_WIN_ALL ? c->total : c->recent;
+}
+
+/* Frees what a histogram in use holds (dense arrays, the window's ring),
+ * leaving its parked buckets and its scalars. */
+static void lat_free_dense(struct xpu_npu_lat *l, uint32_t window)
+{
+	if (l->ring)
+		for (uint32_t i = 0; i < window; i++) {
+			free(l->ring[i].b);
+			free(l->ring[i].c);
+		}
+	free(l->ring);
+	free(l->max_ring);
+	free(l->open);
+	free(l->win);
+	free(l->all);
+	l->ring = NULL;
+	l->max_ring = l->open = l->win = l->all = NULL;
+}
+
+static void lat_free(struct xpu_npu_lat *l, uint32_t window)
+{
+	lat_free_dense(l, window);
+	free(l->parked.b);
+	free(l->parked.c);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The nonzero buckets of dense histogram h, ascending, into *out (empty,
+ * with no arrays, when there are none).  Returns 0 or -ENOMEM. */
+static int sparse_of(const uint64_t *h, struct xpu_npu_sparse *out)
+{
+	uint32_t used = 0;
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
+		used += h[b] != 0;
+	*out = (struct xpu_npu_sparse){ 0 };
+	if (!used)
+		return 0;
+	out->b = malloc(used * sizeof(*out->b));
+	out->c = malloc(used * sizeof(*out->c));
+	if (!out->b || !out->c) {
+		free(out->b);
+		free(out->c);
+		*out = (struct xpu_npu_sparse){ 0 };
+		return -ENOMEM;
+	}
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
+		if (h[b]) {
+			out->b[out->n] = (uint16_t)b;
+			out->c[out->n++] = h[b];
+		}
+	return 0;
+}
+
+/* Keeps only the since-start buckets of a histogram with nothing in the
+ * window (model_npu.h); the scalars (counts, maxima) stay as they are. */
+static void lat_park(struct xpu_npu_lat *l, uint32_t window)
+{
+	struct xpu_npu_sparse parked;
+	if (sparse_of(l->all, &parked) < 0)	/* out of memory: it stays dense */
+		return;
+	lat_free_dense(l, window);
+	l->parked = parked;
+}
+
+int xpu_npu_lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t n)
+{
+	if (!l->open) {
+		l->open = calloc(XPU_NPU_HIST_BUCKETS, sizeof(uint64_t));
+		l->win = calloc(XPU_NPU_HIST_BUCKETS, sizeof(uint64_t));
+		l->all = calloc(XPU_NPU_HIST_BUCKETS, sizeof(uint64_t));
+		l->ring = calloc(window, sizeof(*l->ring));
+		l->max_ring = calloc(window, sizeof(uint64_t));
+		if (!l->open || !l->win || !l->all || !l->ring || !l->max_ring) {
+			lat_free_dense(l, window);	/* what was parked stays */
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < l->parked.n; i++)	/* back in use */
+			l->all[l->parked.b[i]] = l->parked.c[i];
+		free(l->parked.b);
+		free(l->parked.c);
+		l->parked = (struct xpu_npu_sparse){ 0 };
+	}
+	l->open[xpu_npu_hist_bucket(ns)] += n;
+	l->n_open += n;
+	if (ns > l->max_open)
+		l->max_open = ns;
+	return 0;
+}
+
+static void lat_close(struct xpu_npu_lat *l, uint32_t window, uint32_t slot, int full)
+{
+	struct xpu_npu_sparse *r;
+
+	if (!l->open)
+		return;
+	r = &l->ring[slot];
+	if (full)
+		for (uint32_t i = 0; i < r->n; i++) {
+			l->win[r->b[i]] -= r->c[i];
+			l->n_win -= r->c[i];
+		}
+	free(r->b);
+	free(r->c);
+	/* Out of memory: the tick stays in the totals but leaves the window early. */
+	sparse_of(l->open, r);
+	for (uint32_t i = 0; i < r->n; i++) {
+		l->win[r->b[i]] += r->c[i];
+		l->n_win += r->c[i];
+	}
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++) {
+		l->all[b] += l->open[b];
+		l->n_all += l->open[b];
+		l->open[b] = 0;
+	}
+	l->max_ring[slot] = l->max_open;
+	if (l->max_open > l->max_all)
+		l->max_all = l->max_open;
+	l->max_open = 0;
+	l->n_open = 0;
+	if (!l->n_win)
+		lat_park(l, window);
+}
+
+/* The middle of bucket b. */
+static uint64_t bucket_mid(uint32_t b)
+{
+	uint64_t lo = xpu_npu_hist_lower(b);
+	if (b < XPU_NPU_HIST_SUB || b + 1 == XPU_NPU_HIST_BUCKETS)
+		return lo;
+	return lo + (xpu_npu_hist_lower(b + 1) - lo) / 2;
+}
+
+static uint64_t quantile_want(uint64_t n, double q)
+{
+	uint64_t want = (uint64_t)(q * (double)n + 0.999999);
+	return want ? want : 1;
+}
+
+/* The value of quantile q: the middle of the bucket it falls in. */
+static uint64_t hist_quantile(const uint64_t *h, uint64_t n, double q)
+{
+	uint64_t want = quantile_want(n, q), seen = 0;
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++) {
+		seen += h[b];
+		if (seen >= want)
+			return bucket_mid(b);
+	}
+	return 0;
+}
+
+/* The same over a parked histogram's buckets (ascending). */
+static uint64_t sparse_quantile(const struct xpu_npu_sparse *h, uint64_t n, double q)
+{
+	uint64_t want = quantile_want(n, q), seen = 0;
+	for (uint32_t i = 0; i < h->n; i++) {
+		seen += h->c[i];
+		if (seen >= want)
+			return bucket_mid(h->b[i]);
+	}
+	return 0;
+}
+
+int xpu_npu_lat_quantiles(const struct xpu_npu_lat *l, enum xpu_window w, uint64_t *p50,
+			  uint64_t *p99)
+{
+	const uint64_t *h = w == XPU_WIN_ALL ? l->all : l->win;
+	uint64_t n = w == XPU_WIN_ALL ? l->n_all : l->n_win;
+	if (!n)
+		return 0;
+	if (!h && w == XPU_WIN_ALL && l->parked.n) {
+		*p50 = sparse_quantile(&l->parked, n, 0.5);
+		*p99 = sparse_quantile(&l->parked, n, 0.99);
+		return 1;
+	}
+	if (!h)
+		return 0;
+	*p50 = hist_quantile(h, n, 0.5);
+	*p99 = hist_quantile(h, n, 0.99);
+	return 1;
+}
+
+/* ---- calls: (pid, kind, code) rows ---- */
+
+struct call_key { uint32_t pid, kind, code; };
+
+static uint64_t call_hash(uint32_t pid, uint32_t kind, uint32_t code)
+{
+	return xpu_hash_u64(((uint64_t)pid << 32) ^ ((uint64_t)kind << 24) ^ code);
+}
+
+static int call_eq(const void *ctx, uint32_t i, const void *k)
+{
+	const struct xpu_npu_model *m = ctx;
+	const struct call_key *key = k;
+	const struct xpu_npu_call *c = &m->calls[i];
+	return c->pid == key->pid && c->kind == key->kind && c->code == key->code;
+}
+
+static void call_free(struct xpu_npu_call *c, uint32_t window)
+{
+	free(c->calls.ring);
+	free(c->errors.ring);
+	free(c->busy_ns.ring);
+	lat_free(&c->lat, window);
+}
+
+/* Returns the row's index, or UINT32_MAX when out of memory. */
+uint32_t xpu_npu_call_get(struct xpu_npu_model *m, uint32_t pid, uint32_t kind, uint32_t code,
+			  uint32_t comm)
+{
+	struct call_key k = { pid, kind, code };
+	uint64_t h = call_hash(pid, kind, code);
+	uint32_t i = xpu_htab_find(&m->idx, h, call_eq, m, &k);
+	if (i != UINT32_MAX) {
+		if (comm)
+			m->calls[i].comm = comm;
+		return i;
+	}
+	if (xpu_grow((void **)&m->calls, &m->cap, m->ncalls + 1, sizeof(*m->calls)))
+		return UINT32_MAX;
+	struct xpu_npu_call *c = &m->calls[m->ncalls];
+	memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	c->kind = kind;
+	c->code = code;
+	c->comm = comm;
+	if (xpu_npu_ctr_init(&c->calls, m->ticks.window) || xpu_npu_ctr_init(&c->errors, m->ticks.window) ||
+	    xpu_npu_ctr_init(&c->busy_ns, m->ticks.window) || xpu_htab_put(&m->idx, h, m->ncalls) < 0) {
+		call_free(c, m->ticks.window);
+		return UINT32_MAX;
+	}
+	return m->ncalls++;
+}
+
+/* Keeps the four most frequent error codes of a row. */
+static void err_note(struct xpu_npu_call *c, uint32_t code, uint64_t n)
+{
+	int min = 0;
+	for (int i = 0; i < 4; i++) {
+		if (c->err_count[i] && c->err_code[i] == code) {
+			c->err_count[i] += n;
+			return;
+		}
+		if (c->err_count[i] < c->err_count[min])
+			min = i;
+	}
+	if (c->err_count[min] <= n) {
+		c->err_code[min] = code;
+		c->err_count[min] = n;
+	}
+}
+
+/* ---- init / free ---- */
+
+static void cfg_defaults(struct xpu_npu_cfg *c)
+{
+	if (!(c->storm_factor > 1))
+		c->storm_factor = 5;
+	if (!(c->storm_min > 0))
+		c->storm_min = 50;
+	if (!c->silence_ms)
+		c->silence_ms = 1000;
+	if (!c->learn_ticks)
+		c->learn_ticks = 5;
+	if (!c->learn_jobs)
+		c->learn_jobs = 8;
+}
+
+int xpu_npu_model_init(struct xpu_npu_model *m, const struct xpu_npu_cfg *cfg, uint32_t window_ticks,
+		       struct xpu_alerts *alerts)
+{
+	memset(m, 0, sizeof(*m));
+	if (cfg)
+		m->cfg = *cfg;
+	cfg_defaults(&m->cfg);
+	m->alerts = alerts;
+	m->max_calls = XPU_NPU_MAX_CALL_ROWS;
+	xpu_htab_init(&m->idx);
+	xpu_htab_init(&m->fn_idx);
+	xpu_htab_init(&m->chain_idx);
+	if (xpu_ticks_init(&m->ticks, window_ticks) < 0)
+		goto fail;
+	for (int i = 0; i < XPU_NPU_NCTR; i++)
+		if (xpu_npu_ctr_init(&m->g[i], m->ticks.window) < 0)
+			goto fail;
+	for (int i = 0; i < XPU_NPU_NCAT; i++)
+		if (xpu_npu_ctr_init(&m->cat[i], m->ticks.window) < 0)
+			goto fail;
+	return 0;
+fail:
+	xpu_npu_model_free(m);
+	return -ENOMEM;
+}
+
+void xpu_npu_model_free(struct xpu_npu_model *m)
+{
+	for (uint32_t i = 0; i < m->ncalls; i++)
+		call_free(&m->calls[i], m->ticks.window);
+	for (uint32_t i = 0; i < m->ntypes; i++) {
+		free(m->types[i].tx.ring);
+		free(m->types[i].rx.ring);
+	}
+	for (int i = 0; i < XPU_NPU_NCTR; i++)
+		free(m->g[i].ring);
+	for (int i = 0; i < XPU_NPU_NCAT; i++)
+		free(m->cat[i].ring);
+	for (uint32_t i = 0; i < m->nfns; i++)
+		free(m->fns[i].calls.ring);
+	free(m->fns);
+	free(m->chains);
+	xpu_htab_free(&m->fn_idx);
+	xpu_htab_free(&m->chain_idx);
+	lat_free(&m->job_lat, m->ticks.window);
+	free(m->calls);
+	free(m->jobs);
+	xpu_ticks_free(&m->ticks);
+	xpu_htab_free(&m->idx);
+	memset(m, 0, sizeof(*m));
+}
+
+void xpu_npu_model_source(struct xpu_npu_model *m, const char *name, int state, const char *fmt, ...)
+{
+	struct xpu_npu_srcinfo *s = &m->sources;
+	uint32_t i = 0;
+	va_list ap;
+
+	while (i < s->n && strcmp(s->line[i].name, name) != 0)
+		i++;
+	if (i == XPU_NPU_MAX_SRCLINES)
+		return;
+	if (i == s->n)
+		s->n++;
+	snprintf(s->line[i].name, sizeof(s->line[i].name), "%s", name);
+	s->line[i].state = state;
+	va_start(ap, fmt);
+	vsnprintf(s->line[i].detail, sizeof(s->line[i].detail), fmt, ap);
+	va_end(ap);
+}
+
+uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin)
+{
+	const char *o = "default";
+	uint32_t v = XPU_NPU_DEFAULT_TDR_MS;
+	if (m->cfg.tdr_ms) {
+		o = "--npu-tdr";
+		v = m->cfg.tdr_ms;
+	} else if (m->tdr_ms_driver) {
+		o = "driver";
+		v = m->tdr_ms_driver;
+	}
+	if (origin)
+		*origin = o;
+	return v;
+}
+
+/* ---- events ---- */
+
+static void on_pm(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev,
+		  uint64_t n)
+{
+	const struct xpu_ev_npu *e = &ev->npu;
+	if (e->code < XPU_NPU_PM_MAX)
+		m->g[XPU_NPU_C_PM0 + e->code].open += n;
+	if (e->code == XPU_NPU_PM_TDR && e->arg > 0 && e->arg < 3600000) {
+		m->tdr_ms_driver = (uint32_t)e->arg;
+	} else if (e->code == XPU_NPU_PM_RECOVERY) {
+		const char *reason = e->aux ? xpu_dict_str_get(d, e->aux) : NULL;
+		m->last_recovery_reason = e->aux;
+		xpu_alert_raise(m->alerts, XPU_ALERT_CRITICAL, "npu", "npu.recovery", 0, ev->time,
+				XPU_NPU_ALERT_HOLD_NS, "NPU recovery (reason: %s)",
+				reason && *reason ? reason : "not known");
+	}
+}
+
+static void on_busy(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	if (ev->npu.aux >= XPU_NPU_MAX_DEVICES)
+		return;
+	struct xpu_npu_device *d = &m->dev[ev->npu.aux];
+	d->prev_us = d->busy_us;
+	d->prev_ns = d->at_ns;
+	d->busy_us = ev->npu.arg;
+	d->at_ns = ev->time;
+	d->readings++;
+}
+
+static void on_dev(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	if (ev->ndev.index >= XPU_NPU_MAX_DEVICES)
+		return;
+	m->dev[ev->ndev.index].state = ev->ndev;
+	m->dev[ev->ndev.index].have_state = 1;
+}
+
+/* A file is one client id of one process (a dup'ed descriptor is the same). */
+static void on_client(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	const struct xpu_ev_npu_client *c = &ev->nclient;
+	uint32_t i = 0;
+	while (i < m->nclients && !(m->clients[i].pid == ev->pid && m->clients[i].c.client_id == c->client_id &&
+				     m->clients[i].c.index == c->index))
+		i++;
+	if (i == m->nclients) {
+		if (m->nclients == XPU_NPU_MAX_CLIENTS)
+			return;
+		m->clients[m->nclients++] = (struct xpu_npu_client){ .pid = ev->pid };
+	}
+	struct xpu_npu_client *k = &m->clients[i];
+	k->prev_at = k->at;
+	k->prev_engine_ns = k->c.engine_ns;
+	k->c = *c;
+	k->at = ev->time;
+	k->samples++;
+}
+
+static void clients_expire(struct xpu_npu_model *m, uint64_t now)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < m->nclients; i++)
+		if (now < m->clients[i].at + XPU_NPU_CLIENT_STALE_NS)
+			m->clients[n++] = m->clients[i];
+	m->nclients = n;
+}
+
+static int on_call(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t kind, uint64_t n)
+{
+	const struct xpu_ev_npu *e = &ev->npu;
+	uint32_t i = xpu_npu_call_get(m, ev->pid, kind, kind == XPU_NPU_KIND_IOCTL ? e->code & 0xffff : e->code,
+			      e->comm);
+	if (i == UINT32_MAX)
+		return -ENOMEM;
+	struct xpu_npu_call *c = &m->calls[i];
+	c->calls.open += n;
+	m->g[kind == XPU_NPU_KIND_IOCTL ? XPU_NPU_C_IOCTL : XPU_NPU_C_L0].open += n;
+	if (e->result != 0) {
+		c->errors.open += n;
+		err_note(c, kind == XPU_NPU_KIND_IOCTL ? (uint32_t)-e->result : (uint32_t)e->result, n);
+		if (kind == XPU_NPU_KIND_IOCTL)
+			m->g[XPU_NPU_C_IOCTL_ERR].open += n;
+	}
+	if (kind == XPU_NPU_KIND_IOCTL && (e->aux & XPU_NPU_F_NODUR))
+		return 0;
+	return xpu_npu_lat_add(&c->lat, m->ticks.window, e->dur_ns, n);
+}
+
+/* ---- driver functions ---- */
+
+static int fn_eq(const void *ctx, uint32_t i, const void *k)
+{
+	const struct xpu_npu_model *m = ctx;
+	return m->fns[i].name == *(const uint32_t *)k;
+}
+
+/* The function's index, or UINT32_MAX when the table is full or memory is out. */
+static uint32_t fn_get(struct xpu_npu_model *m, const struct xpu_dict *d, uint32_t name)
+{
+	uint64_t h = xpu_hash_u64(name);
+	uint32_t i = xpu_htab_find(&m->fn_idx, h, fn_eq, m, &name);
+	if (i != UINT32_MAX)
+		return i;
+	const char *text = xpu_dict_str_get(d, name);
+	if (!text || m->nfns == XPU_NPU_MAX_FNS ||
+	    xpu_grow((void **)&m->fns, &m->capfns, m->nfns + 1, sizeof(*m->fns)))
+		return UINT32_MAX;
+	struct xpu_npu_fn *f = &m->fns[m->nfns];
+	f->name = name;
+	f->cat = xpu_npu_fn_category(text);
+	if (xpu_npu_ctr_init(&f->calls, m->ticks.window) < 0)
+		return UINT32_MAX;
+	if (xpu_htab_put(&m->fn_idx, h, m->nfns) < 0) {
+		free(f->calls.ring);
+		return UINT32_MAX;
+	}
+	return m->nfns++;
+}
+
+struct chain_key { uint32_t pid, ctx, fn; };
+
+static uint64_t chain_hash(const struct chain_key *k)
+{
+	return xpu_hash_u64(((uint64_t)k->pid << 32 | k->ctx) ^ ((uint64_t)k->fn << 48));
+}
+
+static int chain_eq(const void *ctx, uint32_t i, const void *k)
+{
+	const struct xpu_npu_chain *c = &((const struct xpu_npu_model *)ctx)->chains[i];
+	const struct chain_key *key = k;
+	return c->pid == key->pid && c->ctx == key->ctx && c->fn == key->fn;
+}
+
+/* Only calls made inside a known Level Zero call or ioctl form a chain. */
+static void chain_add(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t fn, uint64_t n)
+{
+	struct chain_key k = { ev->pid, ev->npu.aux, fn };
+	uint64_t h = chain_hash(&k);
+	uint32_t i = xpu_htab_find(&m->chain_idx, h, chain_eq, m, &k);
+	if (i == UINT32_MAX) {
+		if (m->nchains == XPU_NPU_MAX_CHAINS ||
+		    xpu_grow((void **)&m->chains, &m->capchains, m->nchains + 1, sizeof(*m->chains)) ||
+		    xpu_htab_put(&m->chain_idx, h, m->nchains) < 0) {
+			m->chains_over += n;
+			return;
+		}
+		i = m->nchains++;
+		m->chains[i] = (struct xpu_npu_chain){ .pid = ev->pid, .ctx = ev->npu.aux, .fn = fn };
+	}
+	if (ev->npu.comm)
+		m->chains[i].comm = ev->npu.comm;
+	m->chains[i].open += n;
+}
+
+static void on_func(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev,
+		    uint64_t n)
+{
+	uint32_t i = ev->npu.code ? fn_get(m, d, ev->npu.code) : UINT32_MAX;
+	if (i == UINT32_MAX) {
+		m->fns_over += n;
+		return;
+	}
+	struct xpu_npu_fn *f = &m->fns[i];
+	f->calls.open += n;
+	m->cat[f->cat].open += n;
+	/* Firmware IPC handled is progress, whether or not each message is seen. */
+	if (f->cat == XPU_NPU_CAT_IPC && ev->time > m->last_ipc_fn)
+		m->last_ipc_fn = ev->time;
+	if (ev->npu.aux)
+		chain_add(m, ev, i, n);
+}
+
+int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev)
+{
+	uint64_t n = ev->npu.count ? ev->npu.count : 1;
+
+	m->events++;
+	if (ev->time > m->now)
+		m->now = ev->time;
+	switch (ev->type) {
+	case XPU_EV_NPU_IOCTL:
+		return on_call(m, ev, XPU_NPU_KIND_IOCTL, n);
+	case XPU_EV_NPU_L0:
+		return on_call(m, ev, XPU_NPU_KIND_L0, n);
+	case XPU_EV_NPU_IPC:
+		xpu_npu_on_ipc(m, ev, n);
+		return 0;
+	case XPU_EV_NPU_JOB:
+		return xpu_npu_on_job(m, ev, n);
+	case XPU_EV_NPU_MEM:
+		if (ev->npu.code < XPU_NPU_MEM_MAX)
+			m->g[XPU_NPU_C_MEM0 + ev->npu.code].open += n;
+		return 0;
+	case XPU_EV_NPU_PM:
+		on_pm(m, d, ev, n);
+		return 0;
+	case XPU_EV_NPU_BUSY:
+		on_busy(m, ev);
+		return 0;
+	case XPU_EV_NPU_FUNC:
+		on_func(m, d, ev, n);
+		return 0;
+	case XPU_EV_NPU_DEV:
+		on_dev(m, ev);
+		return 0;
+	case XPU_EV_NPU_CLIENT:
+		on_client(m, ev);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- bounded memory (trim.h) ---- */
+
+/* A row may go with nothing in the window and no job outstanding on it. */
+static int call_idle(const struct xpu_npu_model *m, uint32_t i)
+{
+	const struct xpu_npu_call *c = &m->calls[i];
+	if (c->calls.open || c->calls.recent || c->errors.open || c->errors.recent || c->busy_ns.open ||
+	    c->busy_ns.recent)
+		return 0;
+	for (uint32_t j = 0; j < m->njobs; j++)
+		if (m->jobs[j].call == i + 1)
+			return 0;
+	return 1;
+}
+
+static void trim_calls(struct xpu_npu_model *m)
+{
+	uint32_t busy = 0, nidle = 0, n = 0;
+	uint64_t *w = malloc((size_t)m->ncalls * sizeof(*w));
+	uint32_t *remap = malloc((size_t)m->ncalls * sizeof(*remap));
+	uint8_t *idle = malloc(m->ncalls);
+	struct xpu_trim plan;
+
+	if (!w || !remap || !idle)
+		goto out;
+	for (uint32_t i = 0; i < m->ncalls; i++) {
+		idle[i] = (uint8_t)call_idle(m, i);
+		if (idle[i])
+			w[nidle++] = m->calls[i].calls.total;
+		else
+			busy++;
+	}
+	if (!xpu_trim_plan(m->max_calls, busy, w, nidle, &plan))
+		goto out;
+	for (uint32_t i = 0; i < m->ncalls; i++) {
+		struct xpu_npu_call *c = &m->calls[i];
+		if (!idle[i] || xpu_trim_keeps(&plan, c->calls.total)) {
+			remap[i] = n;
+			m->calls[n++] = *c;
+			continue;
+		}
+		remap[i] = UINT32_MAX;
+		call_free(c, m->ticks.window);
+		m->calls_aged_out++;
+	}
+	m->ncalls = n;
+	for (uint32_t j = 0; j < m->njobs; j++)	/* their rows all stayed */
+		if (m->jobs[j].call)
+			m->jobs[j].call = remap[m->jobs[j].call - 1] + 1;
+	xpu_htab_free(&m->idx);
+	xpu_htab_init(&m->idx);
+	for (uint32_t i = 0; i < n; i++)
+		xpu_htab_put(&m->idx, call_hash(m->calls[i].pid, m->calls[i].kind, m->calls[i].code), i);
+out:
+	free(w);
+	free(remap);
+	free(idle);
+}
+
+void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns)
+{
+	int full;
+	uint32_t slot = xpu_ticks_close(&m->ticks, interval_ns, &full);
+
+	for (int i = 0; i < XPU_NPU_NCTR; i++)
+		ctr_close(&m->g[i], slot, full);
+	for (uint32_t i = 0; i < m->ncalls; i++) {
+		struct xpu_npu_call *c = &m->calls[i];
+		ctr_close(&c->calls, slot, full);
+		ctr_close(&c->errors, slot, full);
+		ctr_close(&c->busy_ns, slot, full);
+		lat_close(&c->lat, m->ticks.window, slot, full);
+	}
+	for (uint32_t i = 0; i < m->ntypes; i++) {
+		ctr_close(&m->types[i].tx, slot, full);
+		ctr_close(&m->types[i].rx, slot, full);
+	}
+	lat_close(&m->job_lat, m->ticks.window, slot, full);
+	for (int i = 0; i < XPU_NPU_NCAT; i++)
+		ctr_close(&m->cat[i], slot, full);
+	for (uint32_t i = 0; i < m->nfns; i++)
+		ctr_close(&m->fns[i].calls, slot, full);
+	for (uint32_t i = 0; i < m->nchains; i++) {
+		struct xpu_npu_chain *c = &m->chains[i];
+		c->total += c->open;
+		c->last = c->open;
+		c->open = 0;
+	}
+
+	uint32_t h = (m->hist_head + m->hist_n) % XPU_NPU_HISTORY;
+	if (m->hist_n == XPU_NPU_HISTORY)
+		m->hist_head = (m->hist_head + 1) % XPU_NPU_HISTORY;
+	else
+		m->hist_n++;
+	m->hist_msgs[h] = m->g[XPU_NPU_C_TX].last + m->g[XPU_NPU_C_RX].last;
+	m->hist_ns[h] = interval_ns;
+
+	if (now > m->now)
+		m->now = now;
+	clients_expire(m, now);
+	xpu_npu_rule_rate(m, now, interval_ns);
+	xpu_npu_rule_silence(m, now);
+	xpu_npu_rule_stall(m, now);
+	if (m->max_calls && m->ncalls > m->max_calls)
+		trim_calls(m);
+}
+
+/* ---- snapshot ---- */
+
+void xpu_npu_snap_init(struct xpu_npu_snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	xpu_table_init(&s->calls, xpu_npu_cols, XPU_NPU_NCOLS);
+	xpu_table_init(&s->funcs, xpu_npu_fcols, XPU_NPU_NFCOLS);
+	xpu_table_init(&s->chains, xpu_npu_ccols, XPU_NPU_NCCOLS);
+	xpu_table_init(&s->clients, xpu_npu_kcols, XPU_NPU_NKCOLS);
+}
+
+void xpu_npu_snap_free(struct xpu_npu_snap *s)
+{
+	xpu_table_free(&s->calls);
+	xpu_table_free(&s->funcs);
+	xpu_table_free(&s->chains);
+	xpu_table_free(&s->clients);
+}
+
+double xpu_npu_per_s(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n * 1e9 / (double)ns : 0;
+}
+
+static const char *call_name(const struct xpu_npu_call *c, char *buf, size_t size)
+{
+	const char *n = NULL;
+	if (c->kind == XPU_NPU_KIND_IOCTL)
+		n = xpu_npu_ioctl_name(c->code);
+	else if (c->kind == XPU_NPU_KIND_L0)
+		n = xpu_npu_l0_name(c->code);
+	else
+		n = "jobs (submit to done)";
+	if (!n) {
+		snprintf(buf, size, c->kind == XPU_NPU_KIND_IOCTL ? "ioctl 0x%04x" : "API %u", c->code);
+		n = buf;
+	}
+	return n;
+}
+
+static const char *ze_result_name(uint32_t r)
+{
+	switch (r) {
+	case 0x70000001: return "DEVICE_LOST";
+	case 0x70000002: return "OUT_OF_HOST_MEMORY";
+	case 0x70000003: return "OUT_OF_DEVICE_MEMORY";
+	case 0x78000001: return "UNINITIALIZED";
+	case 0x78000003: return "UNSUPPORTED_FEATURE";
+	case 0x78000004: return "INVALID_ARGUMENT";
+	case 0x78000005: return "INVALID_NULL_HANDLE";
+	case 0x78000007: return "INVALID_NULL_POINTER";
+	case 0x7fffffff: return "UNKNOWN";
+	default: return NULL;
+	}
+}
+
+static void err_text(const struct xpu_npu_call *c, char *buf, size_t size)
+{
+	int top = 0;
+	const char *name = NULL;
+	for (int i = 1; i < 4; i++)
+		if (c->err_count[i] > c->err_count[top])
+			top = i;
+	buf[0] = '\0';
+	if (!c->err_count[top])
+		return;
+	if (c->kind == XPU_NPU_KIND_IOCTL)
+		name = strerrorname_np((int)c->err_code[top]);
+	else if (c->kind == XPU_NPU_KIND_L0)
+		name = ze_result_name(c->err_code[top]);
+	else
+		name = "ABORTED";
+	if (name)
+		snprintf(buf, size, "%s", name);
+	else
+		snprintf(buf, size, c->kind == XPU_NPU_KIND_IOCTL ? "errno %u" : "0x%x", c->err_code[top]);
+}
+
+static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_table *t,
+		       enum xpu_window w)
+{
+	static const char *kinds[] = { "", "ioctl", "L0", "jobs" };
+	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
+
+	xpu_table_reset(t);
+	for (uint32_t i = 0; i < m->ncalls; i++) {
+		const struct xpu_npu_call *c = &m->calls[i];
+		uint64_t n = xpu_npu_ctr_get(&c->calls, w), errs = xpu_npu_ctr_get(&c->errors, w);
+		char name[48], err[48];
+		uint64_t p50 = 0, p99 = 0;
+		if (!n && !errs)
+			continue;
+		uint64_t key = (uint64_t)c->pid << 32 | (uint64_t)c->kind << 24 | (c->code & 0xffffff);
+		struct xpu_cell *row = xpu_table_add(t, key);
+		if (!row)
+			return -ENOMEM;
+		err_text(c, err, sizeof(err));
+		row[XPU_NPU_COL_PID].i = c->pid;
+		row[XPU_NPU_COL_COMM].s = c->comm ? xpu_dict_str_get(d, c->comm) : "?";
+		row[XPU_NPU_COL_KIND].s = kinds[c->kind < 4 ? c->kind : 0];
+		row[XPU_NPU_COL_CALL].s = xpu_table_strdup(t, call_name(c, name, sizeof(name)));
+		row[XPU_NPU_COL_RATE].d = xpu_npu_per_s(c->calls.last, m->ticks.tick_ns);
+		row[XPU_NPU_COL_AVG].d = xpu_npu_per_s(n, span);
+		row[XPU_NPU_COL_TOTAL].i = (int64_t)n;
+		row[XPU_NPU_COL_ERRORS].i = (int64_t)errs;
+		row[XPU_NPU_COL_ERRNO].s = xpu_table_strdup(t, err);
+		if (xpu_npu_lat_quantiles(&c->lat, w, &p50, &p99)) {
+			row[XPU_NPU_COL_P50].i = (int64_t)p50;
+			row[XPU_NPU_COL_P99].i = (int64_t)p99;
+		} else {
+			row[XPU_NPU_COL_P50].na = row[XPU_NPU_COL_P99].na = 1;
+		}
+		if (c->kind == XPU_NPU_KIND_JOB)
+			row[XPU_NPU_COL_BUSY].d = span ? 100.0 * (double)xpu_npu_ctr_get(&c->busy_ns, w) / (double)span : 0;
+		else
+			row[XPU_NPU_COL_BUSY].na = 1;
+	}
+	return 0;
+}
+
+static void snap_mem(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
+{
+	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
+	uint64_t mm = 0, bo = 0, ipc;
+	for (int c = 1; c < XPU_NPU_MEM_MAX; c++) {
+		const struct xpu_npu_ctr *k = &m->g[XPU_NPU_C_MEM0 + c];
+		s->mem_s[c] = xpu_npu_per_s(xpu_npu_ctr_get(k, w), span);
+		s->mem_total[c] = k->total;
+		if (c == XPU_NPU_MEM_BO_CREATE || c == XPU_NPU_MEM_BIND || c == XPU_NPU_MEM_OTHER_BO)
+			bo += xpu_npu_ctr_get(k, w);
+		else
+			mm += xpu_npu_ctr_get(k, w);
+	}
+	ipc = xpu_npu_ctr_get(&m->g[XPU_NPU_C_TX], w) + xpu_npu_ctr_get(&m->g[XPU_NPU_C_RX], w);
+	if (s->fn_count) {	/* driver functions traced: shares of their calls */
+		mm = s->cats[XPU_NPU_CAT_MM].count;
+		bo = s->cats[XPU_NPU_CAT_BO].count;
+		ipc = s->cats[XPU_NPU_CAT_IPC].count;
+	}
+	uint64_t all = s->fn_count ? s->fn_count : mm + bo + ipc;
+	s->shares_valid = all > 0;
+	if (s->shares_valid) {
+		s->share_mm = 100.0 * (double)mm / (double)all;
+		s->share_bo = 100.0 * (double)bo / (double)all;
+		s->share_ipc = 100.0 * (double)ipc / (double)all;
+	}
+}
+
+static double pct(uint64_t part, uint64_t all)
+{
+	return all ? 100.0 * (double)part / (double)all : 0;
+}
+
+static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_npu_snap *s,
+		       enum xpu_window w)
+{
+	struct xpu_table *t = &s->funcs;
+	s->fn_count = s->fn_total = 0;
+	for (int c = 0; c < XPU_NPU_NCAT; c++) {
+		s->cats[c].count = xpu_npu_ctr_get(&m->cat[c], w);
+		s->cats[c].total = m->cat[c].total;
+		s->fn_count += s->cats[c].count;
+		s->fn_total += s->cats[c].total;
+	}
+	for (int c = 0; c < XPU_NPU_NCAT; c++) {
+		s->cats[c].share = pct(s->cats[c].count, s->fn_count);
+		s->cats[c].share_total = pct(s->cats[c].total, s->fn_total);
+	}
+	s->fns_over = m->fns_over;
+	xpu_table_reset(t);
+	for (uint32_t i = 0; i < m->nfns; i++) {
+		const struct xpu_npu_fn *f = &m->fns[i];
+		uint64_t n = xpu_npu_ctr_get(&f->calls, w);
+		struct xpu_cell *row = xpu_table_add(t, (uint64_t)f->name);
+		if (!row)
+			return -ENOMEM;
+		row[XPU_NPU_FCOL_FUNC].s = xpu_dict_str_get(d, f->name);
+		row[XPU_NPU_FCOL_CAT].s = xpu_npu_cat_name(f->cat);
+		row[XPU_NPU_FCOL_RATE].d = xpu_npu_per_s(f->calls.last, m->ticks.tick_ns);
+		row[XPU_NPU_FCOL_COUNT].i = (int64_t)n;
+		row[XPU_NPU_FCOL_TOTAL].i = (int64_t)f->calls.total;
+		row[XPU_NPU_FCOL_SHARE].d = pct(n, s->fn_count);
+	}
+	return 0;
+}
+
+static const char *ctx_name(uint32_t what, int l0, char *buf, size_t size)
+{
+	const char *n = l0 ? xpu_npu_l0_name(what) : xpu_npu_ioctl_name(what);
+	if (!what)
+		return "-";
+	if (n)
+		return n;
+	snprintf(buf, size, l0 ? "API %u" : "ioctl 0x%04x", what);
+	return buf;
+}
+
+static int chains_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_npu_snap *s)
+{
+	struct xpu_table *t = &s->chains;
+	char a[32], b[32];
+	xpu_table_reset(t);
+	s->chains_over = m->chains_over;
+	for (uint32_t i = 0; i < m->nchains; i++) {
+		const struct xpu_npu_chain *c = &m->chains[i];
+		if (!c->total)
+			continue;
+		struct xpu_cell *row = xpu_table_add(t, i + 1);
+		if (!row)
+			return -ENOMEM;
+		row[XPU_NPU_CCOL_PID].i = c->pid;
+		row[XPU_NPU_CCOL_COMM].s = c->comm ? xpu_dict_str_get(d, c->comm) : "?";
+		row[XPU_NPU_CCOL_L0].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_API(c->ctx), 1, a, sizeof(a)));
+		row[XPU_NPU_CCOL_IOCTL].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_CMD(c->ctx), 0, b, sizeof(b)));
+		row[XPU_NPU_CCOL_FUNC].s = xpu_dict_str_get(d, m->fns[c->fn].name);
+		row[XPU_NPU_CCOL_RATE].d = xpu_npu_per_s(c->last, m->ticks.tick_ns);
+		row[XPU_NPU_CCOL_TOTAL].i = (int64_t)c->total;
+	}
+	return 0;
+}
+
+static void snap_device(const struct xpu_npu_model *m, const struct xpu_dict *d,
+			struct xpu_npu_snap *s, enum xpu_window w)
+{
+	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
+	const char *reason = m->last_recovery_reason ? xpu_dict_str_get(d, m->last_recovery_reason) : "";
+
+	s->suspends = m->g[XPU_NPU_C_PM0 + XPU_NPU_PM_SUSPEND].total;
+	s->resumes = m->g[XPU_NPU_C_PM0 + XPU_NPU_PM_RESUME].total;
+	s->recoveries = m->g[XPU_NPU_C_PM0 + XPU_NPU_PM_RECOVERY].total;
+	snprintf(s->last_recovery, sizeof(s->last_recovery), "%s", reason ? reason : "");
+	/* The busiest device, over its last two readings. */
+	s->busy_valid = 0;
+	for (int i = 0; i < XPU_NPU_MAX_DEVICES; i++) {
+		const struct xpu_npu_device *v = &m->dev[i];
+		if (v->readings < 2 || v->at_ns <= v->prev_ns || v->busy_us < v->prev_us)
+			continue;
+		double pct = 100.0 * (double)(v->busy_us - v->prev_us) * 1e3 / (double)(v->at_ns - v->prev_ns);
+		if (pct > 100)
+			pct = 100;
+		if (!s->busy_valid || pct > s->busy_pct)
+			s->busy_pct = pct;
+		s->busy_valid = 1;
+	}
+	for (uint32_t a = 1; a < XPU_NPU_L0_API_MAX && a < 8; a++) {
+		uint64_t n = 0, tot = 0;
+		for (uint32_t i = 0; i < m->ncalls; i++)
+			if (m->calls[i].kind == XPU_NPU_KIND_L0 && m->calls[i].code == a) {
+				n += xpu_npu_ctr_get(&m->calls[i].calls, w);
+				tot += m->calls[i].calls.total;
+			}
+		s->l0_s[a] = xpu_npu_per_s(n, span);
+		s->l0_total[a] = tot;
+	}
+}
+
+/* Engine busy % between a client's last two samples, where fdinfo has it. */
+static int clients_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_npu_snap *s)
+{
+	struct xpu_table *t = &s->clients;
+	xpu_table_reset(t);
+	for (uint32_t i = 0; i < m->nclients; i++) {
+		const struct xpu_npu_client *k = &m->clients[i];
+		struct xpu_cell *row = xpu_table_add(t, (uint64_t)k->pid << 32 | k->c.client_id);
+		if (!row)
+			return -ENOMEM;
+		row[XPU_NPU_KCOL_PID].i = k->pid;
+		row[XPU_NPU_KCOL_COMM].s = k->c.comm ? xpu_dict_str_get(d, k->c.comm) : "?";
+		row[XPU_NPU_KCOL_CLIENT].i = k->c.client_id;
+		row[XPU_NPU_KCOL_TOTAL].i = (int64_t)k->c.total_bytes;
+		row[XPU_NPU_KCOL_TOTAL].na = !(k->c.flags & XPU_NPU_CLIENT_TOTAL);
+		row[XPU_NPU_KCOL_RESIDENT].i = (int64_t)k->c.resident_bytes;
+		row[XPU_NPU_KCOL_RESIDENT].na = !(k->c.flags & XPU_NPU_CLIENT_RESIDENT);
+		int engine = (k->c.flags & XPU_NPU_CLIENT_ENGINE) && k->samples > 1 && k->at > k->prev_at &&
+			     k->c.engine_ns >= k->prev_engine_ns;
+		row[XPU_NPU_KCOL_ENGINE].d = engine ? 100.0 * (double)(k->c.engine_ns - k->prev_engine_ns) /
+							      (double)(k->at - k->prev_at) : 0;
+		row[XPU_NPU_KCOL_ENGINE].na = !engine;
+	}
+	return 0;
+}
+
+int xpu_npu_model_snapshot(const struct xpu_npu_model *m, const struct xpu_dict *d,
+			   struct xpu_npu_snap *s, enum xpu_window w)
+{
+	s->dev_valid = 0;
+	for (int i = 0; i < XPU_NPU_MAX_DEVICES && !s->dev_valid; i++)
+		if (m->dev[i].have_state) {
+			s->dev = m->dev[i].state;
+			s->dev_valid = 1;
+		}
+	if (clients_table(m, d, s) < 0)
+		return -ENOMEM;
+	uint64_t p50 = 0, p99 = 0;
+
+	s->any = m->events > 0;
+	s->events = m->events;
+	if (funcs_table(m, d, s, w) < 0 || chains_table(m, d, s) < 0)
+		return -ENOMEM;
+	xpu_npu_snap_ipc(m, s, w);
+	xpu_npu_snap_jobs(m, s, w);
+	snap_mem(m, s, w);
+	snap_device(m, d, s, w);
+	s->tdr_ms = xpu_npu_model_tdr_ms(m, &s->tdr_origin);
+	s->silence_ms = m->cfg.silence_ms;
+	if (m->job_lat.n_all >= m->cfg.learn_jobs && xpu_npu_lat_quantiles(&m->job_lat, XPU_WIN_ALL, &p50, &p99) &&
+	    4 * p99 / MS > s->silence_ms)
+		s->silence_ms = (uint32_t)(4 * p99 / MS);
+	return calls_table(m, d, &s->calls, w);
+}

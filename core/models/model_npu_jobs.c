@@ -1,0 +1,164 @@
+/* The NPU model's jobs (model_npu.h): submissions matched with their
+ * completions or aborts, the outstanding ones the stall rule watches, and
+ * the job latency snapshot. */
+#include <errno.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alerts.h"
+#include "event.h"
+#include "grow.h"
+#include "model_npu.h"
+#include "model_npu_int.h"
+#include "npu.h"
+
+static void alert_aborted(struct xpu_npu_model *m, uint64_t now, const char *what)
+{
+	xpu_alert_raise(m->alerts, XPU_ALERT_CRITICAL, "npu", "npu.job_aborted", 0, now,
+			XPU_NPU_ALERT_HOLD_NS, "%s", what);
+}
+
+static int job_submit(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	if (m->njobs == XPU_NPU_MAX_OUTSTANDING) {
+		memmove(m->jobs, m->jobs + 1, (m->njobs - 1) * sizeof(*m->jobs));
+		m->njobs--;
+		m->jobs_forgotten++;
+	}
+	if (xpu_grow((void **)&m->jobs, &m->jobs_cap, m->njobs + 1, sizeof(*m->jobs)))
+		return -ENOMEM;
+	struct xpu_npu_job *j = &m->jobs[m->njobs++];
+	*j = (struct xpu_npu_job){
+		.submit_ns = ev->time, .key = ev->npu.arg, .queue = ev->npu.aux,
+		.pid = ev->pid, .comm = ev->npu.comm,
+	};
+	if (ev->pid) {
+		uint32_t c = xpu_npu_call_get(m, ev->pid, XPU_NPU_KIND_JOB, 0, ev->npu.comm);
+		j->call = c == UINT32_MAX ? 0 : c + 1;
+	}
+	return 0;
+}
+
+/* The outstanding job a completion on (queue, key) ends: the one with that
+ * key, else the queue's oldest job submitted without a key. */
+static int job_match(const struct xpu_npu_model *m, uint32_t queue, uint64_t key)
+{
+	if (key)
+		for (uint32_t i = 0; i < m->njobs; i++)
+			if (m->jobs[i].queue == queue && m->jobs[i].key == key)
+				return (int)i;
+	for (uint32_t i = 0; i < m->njobs; i++)
+		if (m->jobs[i].queue == queue && (!key || !m->jobs[i].key))
+			return (int)i;
+	return -1;
+}
+
+static int job_done(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	int aborted = ev->npu.result == XPU_NPU_JOB_STATUS_ABORTED;
+	int i = job_match(m, ev->npu.aux, ev->npu.arg);
+	struct xpu_npu_job j = { 0 };
+	int rc = 0;
+
+	if (i < 0) {
+		m->jobs_unmatched++;
+	} else {
+		j = m->jobs[i];
+		memmove(m->jobs + i, m->jobs + i + 1, (m->njobs - (uint32_t)i - 1) * sizeof(*m->jobs));
+		m->njobs--;
+	}
+	if (aborted) {
+		char what[96];
+		m->g[XPU_NPU_C_ABORTED].open++;
+		if (i >= 0 && j.call)
+			m->calls[j.call - 1].errors.open++;
+		snprintf(what, sizeof(what), "job aborted by the driver (queue %u, job %llu)",
+			 ev->npu.aux, (unsigned long long)ev->npu.arg);
+		alert_aborted(m, ev->time, what);
+		return 0;
+	}
+	m->g[XPU_NPU_C_DONE].open++;
+	m->last_done = ev->time;
+	if (i < 0)
+		return 0;
+	uint64_t lat = ev->time > j.submit_ns ? ev->time - j.submit_ns : 0;
+	rc = xpu_npu_lat_add(&m->job_lat, m->ticks.window, lat, 1);
+	if (j.call) {
+		struct xpu_npu_call *c = &m->calls[j.call - 1];
+		c->calls.open++;
+		c->busy_ns.open += lat;
+		if (xpu_npu_lat_add(&c->lat, m->ticks.window, lat, 1) < 0)
+			rc = -ENOMEM;
+	}
+	return rc;
+}
+
+/* Every abort path of the driver ends the jobs outstanding on the affected
+ * queues; which queues is not visible, so all outstanding jobs are counted
+ * as aborted. */
+static void job_abort(struct xpu_npu_model *m, const struct xpu_event *ev)
+{
+	static const char *why[] = { "", "all queues", "a command queue", "an engine error" };
+	uint32_t kind = (uint32_t)ev->npu.result < 4 ? (uint32_t)ev->npu.result : 0;
+	uint32_t n = m->njobs;
+	char what[96];
+
+	for (uint32_t i = 0; i < n; i++)
+		if (m->jobs[i].call)
+			m->calls[m->jobs[i].call - 1].errors.open++;
+	m->njobs = 0;
+	m->g[XPU_NPU_C_ABORTED].open += n;
+	if (!n && kind == XPU_NPU_ABORT_ALL)
+		return;	/* a recovery with nothing in flight: its own alert says it */
+	snprintf(what, sizeof(what), "%u outstanding job%s aborted (%s)", n, n == 1 ? "" : "s",
+		 kind ? why[kind] : "abort");
+	alert_aborted(m, ev->time, what);
+}
+
+int xpu_npu_on_job(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_t n)
+{
+	int rc = 0;
+	switch (ev->npu.code) {
+	case XPU_NPU_JOB_SUBMIT:
+		m->g[XPU_NPU_C_SUBMIT].open += n;
+		for (uint64_t i = 0; i < n && rc == 0; i++)
+			rc = job_submit(m, ev);
+		return rc;
+	case XPU_NPU_JOB_DONE:
+		for (uint64_t i = 0; i < n && rc == 0; i++)
+			rc = job_done(m, ev);
+		return rc;
+	case XPU_NPU_JOB_ABORT:
+		job_abort(m, ev);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+void xpu_npu_snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
+{
+	const struct xpu_npu_lat *l = &m->job_lat;
+	s->submit_s = xpu_npu_per_s(m->g[XPU_NPU_C_SUBMIT].last, m->ticks.tick_ns);
+	s->done_s = xpu_npu_per_s(m->g[XPU_NPU_C_DONE].last, m->ticks.tick_ns);
+	s->submitted_total = m->g[XPU_NPU_C_SUBMIT].total;
+	s->done_total = m->g[XPU_NPU_C_DONE].total;
+	s->aborted_total = m->g[XPU_NPU_C_ABORTED].total;
+	s->aborted_recent = m->g[XPU_NPU_C_ABORTED].recent;
+	s->outstanding = m->njobs;
+	s->oldest_ns = m->njobs && m->now > m->jobs[0].submit_ns ? m->now - m->jobs[0].submit_ns : 0;
+	s->lat_valid = xpu_npu_lat_quantiles(l, w, &s->p50_ns, &s->p99_ns);
+	s->max_ns = 0;
+	if (s->lat_valid && w == XPU_WIN_ALL)
+		s->max_ns = l->max_all;
+	else if (s->lat_valid)
+		for (uint32_t i = 0; i < m->ticks.window; i++)
+			if (l->max_ring[i] > s->max_ns)
+				s->max_ns = l->max_ring[i];
+	/* Job times are exact: a bucket's middle must not exceed the real maximum. */
+	if (s->p99_ns > s->max_ns)
+		s->p99_ns = s->max_ns;
+	if (s->p50_ns > s->max_ns)
+		s->p50_ns = s->max_ns;
+}

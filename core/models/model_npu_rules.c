@@ -1,0 +1,107 @@
+/* The NPU model's alert rules (model_npu.h): a call-rate storm against the
+ * learned baseline, IPC silence, and jobs stalled past the TDR.  Run by
+ * xpu_npu_model_tick() once the tick's buckets are closed. */
+#include <stdio.h>
+
+#include "alerts.h"
+#include "model_npu.h"
+#include "model_npu_int.h"
+
+/* The driver re-checks a long job's heartbeat at the TDR: while that query
+ * is in flight (at most the IPC timeout) the job is not called stalled. */
+#define HB_WAIT_NS (500 * MS)
+#define EWMA_ALPHA 0.2
+#define STORM_CALM_TICKS 2
+
+static void fmt_dur(char *buf, size_t size, uint64_t ns)
+{
+	if (ns >= 1000000000ULL)
+		snprintf(buf, size, "%.1f s", (double)ns / 1e9);
+	else if (ns >= MS)
+		snprintf(buf, size, "%.0f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, size, "%.0f us", (double)ns / 1e3);
+}
+
+/* WARN: the message rate is a multiple of what was learned over ticks with
+ * jobs; a burst of work after quiet is not a departure, since quiet ticks
+ * teach nothing. */
+void xpu_npu_rule_rate(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns)
+{
+	uint64_t msgs = m->g[XPU_NPU_C_TX].last + m->g[XPU_NPU_C_RX].last;
+	double rate = interval_ns ? (double)msgs * 1e9 / (double)interval_ns : 0;
+	int armed = m->learned_ticks >= m->cfg.learn_ticks;
+	int high = armed && rate >= m->cfg.storm_min && rate >= m->cfg.storm_factor * m->baseline;
+	int jobs = m->g[XPU_NPU_C_SUBMIT].last + m->g[XPU_NPU_C_DONE].last > 0;
+
+	if (high) {
+		m->storm_calm = 0;
+		if (!m->storm)
+			xpu_alert_raise(m->alerts, XPU_ALERT_WARN, "npu", "npu.ipc_rate", 0, now, 0,
+					"firmware IPC at %.0f msgs/s, %.0fx the learned %.0f/s",
+					rate, rate / m->baseline, m->baseline);
+		m->storm = 1;
+		return;
+	}
+	if (m->storm && ++m->storm_calm >= STORM_CALM_TICKS) {
+		xpu_alert_clear(m->alerts, "npu", "npu.ipc_rate", 0, now);
+		m->storm = 0;
+	}
+	if (jobs && !m->storm) {
+		m->baseline = m->learned_ticks ? m->baseline * (1 - EWMA_ALPHA) + rate * EWMA_ALPHA : rate;
+		m->learned_ticks++;
+	}
+}
+
+/* WARN: no message at all, for much longer than jobs usually take, while
+ * jobs are outstanding. */
+void xpu_npu_rule_silence(struct xpu_npu_model *m, uint64_t now)
+{
+	int on = 0;
+	uint64_t thr = 0, since = 0, p50 = 0, p99 = 0;
+
+	if (m->njobs && m->job_lat.n_all >= m->cfg.learn_jobs &&
+	    xpu_npu_lat_quantiles(&m->job_lat, XPU_WIN_ALL, &p50, &p99)) {
+		thr = (uint64_t)m->cfg.silence_ms * MS;
+		if (4 * p99 > thr)
+			thr = 4 * p99;
+		since = m->last_msg > m->jobs[0].submit_ns ? m->last_msg : m->jobs[0].submit_ns;
+		on = now >= since + thr;
+	}
+	if (!on) {
+		xpu_alert_clear(m->alerts, "npu", "npu.ipc_silent", 0, now);
+		return;
+	}
+	if (!xpu_alert_find(m->alerts, "npu", "npu.ipc_silent", 0)) {
+		char quiet[32], usual[32];
+		fmt_dur(quiet, sizeof(quiet), now - since);
+		fmt_dur(usual, sizeof(usual), p99);
+		xpu_alert_raise(m->alerts, XPU_ALERT_WARN, "npu", "npu.ipc_silent", 0, now, 0,
+				"no firmware IPC for %s while %u job%s outstanding (jobs take %s at p99)",
+				quiet, m->njobs, m->njobs == 1 ? " is" : "s are", usual);
+	}
+}
+
+/* STALL: as the driver's TDR sees it. */
+void xpu_npu_rule_stall(struct xpu_npu_model *m, uint64_t now)
+{
+	uint64_t tdr = (uint64_t)xpu_npu_model_tdr_ms(m, NULL) * MS;
+	int asking = m->hb_asked && now - m->hb_asked < HB_WAIT_NS;
+	/* Past the TDR, not at it: the driver checks the heartbeat at each TDR. */
+	uint64_t ipc = m->last_msg > m->last_ipc_fn ? m->last_msg : m->last_ipc_fn;
+	int on = m->njobs && !asking && now > m->jobs[0].submit_ns + tdr &&
+		 now - m->last_done > tdr && now - m->last_hb_progress > tdr && now - ipc > tdr;
+
+	if (!on) {
+		xpu_alert_clear(m->alerts, "npu", "npu.stall", 0, now);
+		return;
+	}
+	if (!xpu_alert_find(m->alerts, "npu", "npu.stall", 0)) {
+		const struct xpu_npu_job *j = &m->jobs[0];
+		char age[32];
+		fmt_dur(age, sizeof(age), now - j->submit_ns);
+		xpu_alert_raise(m->alerts, XPU_ALERT_STALL, "npu", "npu.stall", 0, now, 0,
+				"job on queue %u outstanding for %s, past the %u ms TDR: no completion, "
+				"no heartbeat or IPC progress", j->queue, age, (unsigned)(tdr / MS));
+	}
+}

@@ -1,0 +1,243 @@
+#include "batch.h"
+#include "batch_fmt.h"
+#include "batch_gpu.h"
+#include "batch_gpudev.h"
+#include "batch_npu.h"
+
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dict.h"
+#include "folded.h"
+#include "json.h"
+#include "session.h"
+#include "snapshot.h"
+
+/* perf top's list: where the CPUs were, whichever process. */
+static void hot_text(FILE *f, const struct xpu_snapshot *s)
+{
+	char name[512];
+	if (!s->ncpu_hot || !s->cpu_hot_all)
+		return;
+	fprintf(f, "Hottest functions, all processes (%" PRIu64 " samples):\n", s->cpu_hot_all);
+	for (int i = 0; i < s->ncpu_hot; i++) {
+		xpu_frame_text(s->dict, s->cpu_hot[i].frame, name, sizeof(name));
+		fprintf(f, "  %5.1f%%  %s\n", 100.0 * (double)s->cpu_hot[i].samples / (double)s->cpu_hot_all, name);
+	}
+}
+
+void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
+{
+	char when[64];
+	xpu_batch_wall_text(s->wall_ns, when, sizeof(when), 0);
+	fprintf(f, "xputop %s - %s - %s - refresh %.2fs - %.0f events/s - dropped %" PRIu64 "%s\n",
+		XPU_VERSION, s->host, when, (double)s->interval_ns / 1e9, s->events_per_s,
+		s->dropped_total, s->replay ? " - replay" : "");
+	int all = s->only_view < 0 || s->only_view >= XPU_VIEW_MAX;
+	if (all || s->only_view == XPU_VIEW_CPU) {
+		fprintf(f, "CPU: %u Hz on %u CPUs, %" PRIu64 " samples in the last %.2fs\n", s->sample_hz,
+			s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
+		char sys[160];
+		xpu_cpu_sys_text(&s->cpu_sys, sys, sizeof(sys));
+		if (sys[0])
+			fprintf(f, "System: %s\n", sys);
+		xpu_batch_print_table(f, &s->cpu);
+		hot_text(f, s);
+	}
+	if (all || s->only_view == XPU_VIEW_GPU) {
+		xpu_batch_gpu_text(f, s);
+		xpu_batch_gpudev_text(f, s);
+	}
+	if (all || s->only_view == XPU_VIEW_NPU)
+		xpu_batch_npu_text(f, s);
+	xpu_batch_alerts_text(f, s);
+	fputc('\n', f);
+	fflush(f);
+}
+
+static uint64_t pid_of(const struct xpu_stack_entry *e, void *ctx)
+{
+	return e->pid;
+}
+
+static uint64_t tid_of(const struct xpu_stack_entry *e, void *ctx)
+{
+	return e->tid;
+}
+
+static void json_cpu(struct xpu_json *j, const struct xpu_snapshot *s,
+		     const struct xpu_session *sess, const struct xpu_viewstate *vs)
+{
+	const struct xpu_table *t = &s->cpu;
+	struct xpu_batch_top *tops = xpu_batch_top_stacks(t, &sess->cpu.stacks, vs->window,
+							  vs->threads ? tid_of : pid_of, NULL);
+	xpu_json_arr(j, "cpu");
+	for (uint32_t r = 0; r < t->nrows; r++) {
+		xpu_json_obj(j, NULL);
+		xpu_batch_json_cells(j, t, r);
+		uint32_t pid = (uint32_t)xpu_table_row(t, r)[XPU_CPU_COL_PID].i;
+		const struct xpu_cpu_task *proc = xpu_cpu_model_task(&sess->cpu, pid, 0);
+		xpu_json_arr(j, "stacks");
+		for (int k = 0; tops && k < XPU_BATCH_TOP && tops[r].stack[k]; k++) {
+			xpu_json_obj(j, NULL);
+			xpu_batch_json_frames(j, s->dict, proc ? proc->comm : 0, tops[r].stack[k]);
+			xpu_json_uint(j, "samples", tops[r].weight[k]);
+			xpu_json_end(j, '}');
+		}
+		xpu_json_end(j, ']');
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	free(tops);
+	xpu_json_arr(j, "cpu_functions");
+	for (int i = 0; i < s->ncpu_hot; i++) {
+		char name[512];
+		xpu_frame_text(s->dict, s->cpu_hot[i].frame, name, sizeof(name));
+		xpu_json_obj(j, NULL);
+		xpu_json_str(j, "function", name);
+		xpu_json_uint(j, "samples", s->cpu_hot[i].samples);
+		xpu_json_num(j, "pct", s->cpu_hot_all ? 100.0 * (double)s->cpu_hot[i].samples / (double)s->cpu_hot_all : 0);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+}
+
+/* The machine as /proc says (the CPU view's summary line); null where unknown. */
+static void json_system(struct xpu_json *j, const struct xpu_cpu_sys *y)
+{
+	xpu_json_obj(j, "system");
+	if (y->flags & XPU_SYS_LOAD) {
+		xpu_json_arr(j, "load");
+		for (int i = 0; i < 3; i++)
+			xpu_json_num(j, NULL, y->load[i]);
+		xpu_json_end(j, ']');
+	} else {
+		xpu_json_null(j, "load");
+	}
+	if (y->flags & XPU_SYS_BUSY)
+		xpu_json_num(j, "cpu_busy_pct", y->busy_pct);
+	else
+		xpu_json_null(j, "cpu_busy_pct");
+	if (y->flags & XPU_SYS_MEM) {
+		xpu_json_uint(j, "mem_used_bytes", y->mem_used);
+		xpu_json_uint(j, "mem_total_bytes", y->mem_total);
+	} else {
+		xpu_json_null(j, "mem_used_bytes");
+		xpu_json_null(j, "mem_total_bytes");
+	}
+	xpu_json_end(j, '}');
+}
+
+/* The CPU time xputop itself has used, all its threads, since it started. */
+static void json_self_cpu(struct xpu_json *j)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		xpu_json_num(j, "self_cpu_s", (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+						(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+}
+
+/* xputop's own memory: resident pages, and the heap in use against the heap
+ * held free by the allocator (what fragmentation would show as). */
+static void json_memory(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	unsigned long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%lu %lu", &pages, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	struct mallinfo2 mi = mallinfo2();
+	xpu_json_obj(j, "memory");
+	xpu_json_uint(j, "rss_kb", (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+	xpu_json_uint(j, "heap_used_kb", (uint64_t)(mi.uordblks + mi.hblkhd) / 1024);
+	xpu_json_uint(j, "heap_free_kb", (uint64_t)mi.fordblks / 1024);
+	xpu_json_uint(j, "elf_cache_kb", s->sym.elf_bytes / 1024);
+	xpu_json_uint(j, "symbolized_procs", s->sym.procs);
+	xpu_json_end(j, '}');
+}
+
+/* The symbolizer's work off the ingest path (symbolize.h): what waited for
+ * a symbol table or a name, and the service thread's load. */
+static void json_symbolizer(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	if (!s->have_sym)
+		return;
+	xpu_json_obj(j, "symbolizer");
+	xpu_json_uint(j, "lookups", s->sym.lookups);
+	xpu_json_uint(j, "elf_loaded", s->sym.elf_loaded);
+	xpu_json_uint(j, "elf_loading", s->sym.elf_loading);
+	xpu_json_uint(j, "elf_evicted", s->sym.elf_evicted);
+	xpu_json_uint(j, "names_inline", s->sym.names_inline);
+	xpu_json_uint(j, "names_async", s->sym.names_async);
+	xpu_json_uint(j, "pending_frames", s->sym.pending);
+	xpu_json_uint(j, "overflow", s->sym.overflow);
+	xpu_json_uint(j, "refused", s->sym.refused + s->svc.refused);
+	xpu_json_uint(j, "service_queued", s->svc.queued);
+	xpu_json_uint(j, "service_busy_ms", s->svc.busy_ns / 1000000);
+	xpu_json_end(j, '}');
+}
+
+void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_session *sess,
+		    const struct xpu_viewstate *vs)
+{
+	struct xpu_json j;
+	char when[64];
+	xpu_batch_wall_text(s->wall_ns, when, sizeof(when), 1);
+	xpu_json_init(&j, f);
+	xpu_json_obj(&j, NULL);
+	xpu_json_str(&j, "time", when);
+	xpu_json_uint(&j, "mono_ns", s->mono_ns);
+	xpu_json_num(&j, "interval_s", (double)s->interval_ns / 1e9);
+	xpu_json_str(&j, "host", s->host);
+	xpu_json_str(&j, "source", s->source_name);
+	xpu_json_uint(&j, "events", s->events_total);
+	xpu_json_num(&j, "events_per_s", s->events_per_s);
+	xpu_json_uint(&j, "dropped", s->dropped_total);
+	xpu_json_uint(&j, "dropped_tick", s->dropped_tick);
+	json_self_cpu(&j);
+	xpu_json_str(&j, "window", vs->window == XPU_WIN_ALL ? "all" : "recent");
+	xpu_json_num(&j, "window_s", (double)s->window_ns / 1e9);
+	json_cpu(&j, s, sess, vs);
+	json_system(&j, &s->cpu_sys);
+	xpu_json_obj(&j, "cpu_info");
+	xpu_json_uint(&j, "hz", s->sample_hz);
+	xpu_json_uint(&j, "ncpus", s->ncpus);
+	xpu_json_uint(&j, "samples_tick", s->cpu_samples_tick);
+	xpu_json_str(&j, "view", vs->threads ? "threads" : "processes");
+	xpu_json_str(&j, "state", xpu_batch_state_name(s->cpu_status.state));
+	xpu_json_str(&j, "status", s->cpu_status.text);
+	/* What bounded memory has aged out so far (model_cpu.h, stacks.h). */
+	xpu_json_uint(&j, "rows_aged_out", sess->cpu.tasks_aged_out);
+	xpu_json_uint(&j, "stacks_aged_out", sess->cpu.stacks.aged_out);
+	xpu_json_end(&j, '}');
+	/* The session dictionary: what a long run's memory is made of. */
+	xpu_json_obj(&j, "dict");
+	xpu_json_uint(&j, "strings", xpu_dict_nstr(&sess->dict));
+	xpu_json_uint(&j, "frames", xpu_dict_nframes(&sess->dict));
+	xpu_json_uint(&j, "stacks", xpu_dict_live_stacks(&sess->dict));
+	xpu_json_uint(&j, "stacks_swept", sess->dict.stacks_swept);
+	xpu_json_uint(&j, "sweeps", sess->dict.sweeps);
+	xpu_json_uint(&j, "stack_entries", sess->cpu.stacks.n);
+	xpu_json_uint(&j, "gpu_stack_entries", sess->gpu.stacks.n + sess->gpu.launch_stacks.n);
+	xpu_json_uint(&j, "cpu_rows", sess->cpu.ntasks);
+	xpu_json_uint(&j, "gpu_rows", sess->gpu.nkernels);
+	xpu_json_uint(&j, "npu_rows", sess->npu.ncalls);
+	xpu_json_end(&j, '}');
+	json_memory(&j, s);
+	json_symbolizer(&j, s);
+	xpu_batch_gpu_json(&j, s, sess, vs);
+	xpu_batch_gpudev_json(&j, s);
+	xpu_batch_npu_json(&j, s);
+	xpu_batch_alerts_json(&j, s);
+	xpu_json_end(&j, '}');
+	fputc('\n', f);
+	fflush(f);
+}

@@ -1,0 +1,196 @@
+#include "batch_gpu.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "batch_fmt.h"
+#include "dict.h"
+#include "json.h"
+#include "session.h"
+#include "snapshot.h"
+
+static const char *proc_mode(const struct xpu_gpu_proc *p)
+{
+	return p->launch_only ? "launches only" : "cupti";
+}
+
+static const char *proc_state(const struct xpu_gpu_proc *p)
+{
+	static const char *const detail[] = { "ok", "another CUPTI profiler is attached",
+					      "CUPTI refused to start" };
+	if (p->launch_only)
+		return "seen by launch probes";
+	if (p->state == XPU_GPU_PROC_LEFT)
+		return "disconnected";
+	return p->detail < 3 ? detail[p->detail] : "unknown";
+}
+
+/* Which kernel row a CPU->GPU stack belongs to: its pid and its leaf frame. */
+struct kernel_keys {
+	const struct xpu_gpu_model *m;
+	const struct xpu_dict *d;
+	const struct xpu_table *t;
+};
+
+static uint64_t kernel_of(const struct xpu_stack_entry *e, void *ctx)
+{
+	const struct kernel_keys *k = ctx;
+	uint32_t n;
+	const uint32_t *frames = xpu_dict_stack_get(k->d, e->stack, &n);
+	if (!n)
+		return 0;
+	for (uint32_t r = 0; r < k->t->nrows; r++) {
+		const struct xpu_gpu_kernel *g = &k->m->kernels[k->t->keys[r] - 1];
+		if (g->pid == e->pid && g->frame == frames[n - 1])
+			return k->t->keys[r];
+	}
+	return 0;
+}
+
+static void json_devices(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	xpu_json_arr(j, "devices");
+	for (int i = 0; i < s->ngpu_devices; i++) {
+		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
+		xpu_json_obj(j, NULL);
+		xpu_json_uint(j, "device", d->device);
+		xpu_json_num(j, "busy_pct", d->busy_pct);
+		xpu_json_num(j, "kernels_per_s", d->kernels_per_s);
+		xpu_json_uint(j, "kernels", d->kernels);
+		xpu_json_uint(j, "memcpy_ns", d->memcpy_ns);
+		xpu_json_uint(j, "memcpy_bytes", d->memcpy_bytes);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+}
+
+/* The mode asked of the libraries (live, by this xputop) and whether the figures are
+ * sampled estimates: then calls, totals and shares are scaled by the
+ * traced share of the time (gpu_ns stays what was traced). */
+static void json_tracing(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	xpu_json_obj(j, "tracing");
+	if (!s->replay && !s->attached) {
+		xpu_json_str(j, "mode", s->gpu_tracing.mode == XPU_GPU_MODE_EXACT ? "exact" : "sampled");
+		xpu_json_uint(j, "slice_ms", s->gpu_tracing.slice_ms);
+		xpu_json_uint(j, "period_ms", s->gpu_tracing.period_ms);
+		xpu_json_num(j, "exact_left_s", s->gpu_exact_left_s);
+	}
+	xpu_json_bool(j, "estimated", s->gpu_sampled);
+	xpu_json_num(j, "traced_pct", 100 * s->gpu_cover);
+	xpu_json_num(j, "gpu_ns_est", s->gpu_ns_est);
+	xpu_json_end(j, '}');
+}
+
+static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xpu_window vs_window)
+{
+	double per_s = s->interval_ns ? 1e9 / (double)s->interval_ns : 0;
+	xpu_json_arr(j, "processes");
+	for (int i = 0; i < s->ngpu_procs; i++) {
+		const struct xpu_gpu_proc *p = &s->gpu_procs[i];
+		xpu_json_obj(j, NULL);
+		xpu_json_uint(j, "pid", p->pid);
+		xpu_json_str(j, "comm", xpu_dict_str_get(s->dict, p->comm));
+		xpu_json_str(j, "mode", proc_mode(p));
+		xpu_json_str(j, "state", proc_state(p));
+		xpu_json_num(j, "launches_per_s", (double)p->launches_last * per_s);
+		xpu_json_uint(j, "launches", p->launches_total);
+		/* Sampled: the launches counted, scaled by the share of the time
+		 * they were counted in. */
+		xpu_json_num(j, "launches_est", (double)p->launches_total * p->scale[XPU_WIN_ALL]);
+		xpu_json_uint(j, "sites", p->sites);
+		xpu_json_uint(j, "dropped", p->dropped + p->cupti_dropped);
+		/* The account of kernels: what came, what the library dropped,
+		 * what CUPTI dropped (activity records, mostly kernels). */
+		xpu_json_uint(j, "kernels", p->kernels);
+		xpu_json_uint(j, "kernels_dropped", p->kernels_dropped);
+		xpu_json_uint(j, "cupti_dropped", p->cupti_dropped);
+		xpu_json_str(j, "tracing", p->sampled[vs_window] ? "sampled" : "exact");
+		xpu_json_num(j, "traced_pct", 100 * p->cover[vs_window]);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+}
+
+static void json_kernels(struct xpu_json *j, const struct xpu_snapshot *s,
+			 const struct xpu_session *sess, const struct xpu_viewstate *vs)
+{
+	struct kernel_keys kk = { &sess->gpu, s->dict, &s->gpu };
+	struct xpu_batch_top *tops = xpu_batch_top_stacks(&s->gpu, &sess->gpu.stacks, vs->window,
+							  kernel_of, &kk);
+	xpu_json_arr(j, "kernels");
+	for (uint32_t r = 0; r < s->gpu.nrows; r++) {
+		xpu_json_obj(j, NULL);
+		xpu_batch_json_cells(j, &s->gpu, r);
+		xpu_json_arr(j, "stacks");
+		for (int k = 0; tops && k < XPU_BATCH_TOP && tops[r].stack[k]; k++) {
+			xpu_json_obj(j, NULL);
+			xpu_batch_json_frames(j, s->dict, tops[r].comm[k], tops[r].stack[k]);
+			xpu_json_uint(j, "gpu_ns", tops[r].weight[k]);
+			xpu_json_end(j, '}');
+		}
+		xpu_json_end(j, ']');
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	free(tops);
+}
+
+struct launch_line {
+	struct xpu_json *j;
+	const struct xpu_dict *d;
+};
+
+static int json_launch_stack(void *arg, const struct xpu_stack_entry *e, uint64_t weight)
+{
+	struct launch_line *l = arg;
+	xpu_json_obj(l->j, NULL);
+	xpu_json_uint(l->j, "pid", e->pid);
+	xpu_batch_json_frames(l->j, l->d, e->comm, e->stack);
+	xpu_json_uint(l->j, "calls", weight);
+	xpu_json_end(l->j, '}');
+	return 0;
+}
+
+void xpu_batch_gpu_json(struct xpu_json *j, const struct xpu_snapshot *s,
+			const struct xpu_session *sess, const struct xpu_viewstate *vs)
+{
+	xpu_json_obj(j, "gpu");
+	xpu_json_str(j, "state", xpu_batch_state_name(s->gpu_status.state));
+	xpu_json_str(j, "status", s->gpu_status.text);
+	xpu_json_uint(j, "gpu_ns", s->gpu_ns);
+	json_tracing(j, s);
+	if (s->gpu_joined_pct < 0)
+		xpu_json_null(j, "stack_pct");
+	else
+		xpu_json_num(j, "stack_pct", s->gpu_joined_pct);
+	xpu_json_uint(j, "graph_kernels", sess->gpu.graph_kernels);
+	xpu_json_uint(j, "graph_kernels_joined", sess->gpu.graph_kernels_joined);
+	json_devices(j, s);
+	json_procs(j, s, vs->window);
+	json_kernels(j, s, sess, vs);
+	struct launch_line l = { j, s->dict };
+	xpu_json_arr(j, "launch_stacks");
+	xpu_stacks_each(&sess->gpu.launch_stacks, vs->window, 0, 0, json_launch_stack, &l);
+	xpu_json_end(j, ']');
+	xpu_json_end(j, '}');
+}
+
+void xpu_batch_gpu_text(FILE *f, const struct xpu_snapshot *s)
+{
+	fprintf(f, "GPU: %s\n", s->gpu_status.text[0] ? s->gpu_status.text : "no data");
+	for (int i = 0; i < s->ngpu_devices; i++) {
+		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
+		fprintf(f, "  device %u: %.1f%% busy, %.0f kernels/s, memcpy %.2f ms (%" PRIu64 " bytes)\n",
+			d->device, d->busy_pct, d->kernels_per_s, (double)d->memcpy_ns / 1e6, d->memcpy_bytes);
+	}
+	for (int i = 0; i < s->ngpu_procs; i++) {
+		const struct xpu_gpu_proc *p = &s->gpu_procs[i];
+		fprintf(f, "  pid %u %s: %s, %s\n", p->pid, xpu_dict_str_get(s->dict, p->comm), proc_mode(p),
+			proc_state(p));
+	}
+	if (s->gpu_joined_pct >= 0)
+		fprintf(f, "  GPU time with a launch stack: %.1f%%\n", s->gpu_joined_pct);
+	if (s->gpu.nrows)
+		xpu_batch_print_table(f, &s->gpu);
+}

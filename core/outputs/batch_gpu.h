@@ -1,0 +1,17 @@
+/* The GPU view in the headless front-ends: the "gpu" object of each JSON
+ * snapshot and its lines in the text snapshots (core/outputs/batch.c calls these). */
+#ifndef XPU_BATCH_GPU_H
+#define XPU_BATCH_GPU_H
+
+#include <stdio.h>
+
+struct xpu_json;
+struct xpu_session;
+struct xpu_snapshot;
+struct xpu_viewstate;
+
+void xpu_batch_gpu_json(struct xpu_json *j, const struct xpu_snapshot *s,
+			const struct xpu_session *sess, const struct xpu_viewstate *vs);
+void xpu_batch_gpu_text(FILE *f, const struct xpu_snapshot *s);
+
+#endif

@@ -1,0 +1,301 @@
+#include "batch_npu.h"
+
+#include <inttypes.h>
+#include <linux/types.h>
+
+#include "batch_fmt.h"
+#include "json.h"
+#include "model_npu.h"
+#include "npu.h"
+#include "snapshot.h"
+
+#define JSON_HISTORY 60		/* sparkline points per JSON snapshot */
+
+static void num_or_null(struct xpu_json *j, const char *key, int valid, double v)
+{
+	if (valid)
+		xpu_json_num(j, key, v);
+	else
+		xpu_json_null(j, key);
+}
+
+static void json_sources(struct xpu_json *j, const struct xpu_npu_srcinfo *si)
+{
+	xpu_json_arr(j, "sources");
+	for (uint32_t i = 0; i < si->n; i++) {
+		xpu_json_obj(j, NULL);
+		xpu_json_str(j, "name", si->line[i].name);
+		xpu_json_str(j, "state", xpu_batch_state_name(si->line[i].state));
+		xpu_json_str(j, "detail", si->line[i].detail);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+}
+
+static void json_ipc(struct xpu_json *j, const struct xpu_npu_snap *n)
+{
+	uint32_t from = n->nhistory > JSON_HISTORY ? n->nhistory - JSON_HISTORY : 0;
+	xpu_json_obj(j, "ipc");
+	xpu_json_num(j, "tx_per_s", n->tx_s);
+	xpu_json_num(j, "rx_per_s", n->rx_s);
+	xpu_json_num(j, "tx_avg_per_s", n->tx_avg);
+	xpu_json_num(j, "rx_avg_per_s", n->rx_avg);
+	xpu_json_uint(j, "tx_total", n->tx_total);
+	xpu_json_uint(j, "rx_total", n->rx_total);
+	xpu_json_uint(j, "timeouts_total", n->timeouts_total);
+	num_or_null(j, "baseline_per_s", n->baseline_armed, n->baseline);
+	xpu_json_arr(j, "history_per_s");
+	for (uint32_t i = from; i < n->nhistory; i++)
+		xpu_json_num(j, NULL, n->history[i]);
+	xpu_json_end(j, ']');
+	xpu_json_arr(j, "types");
+	for (uint32_t i = 0; i < n->ntypes; i++) {
+		xpu_json_obj(j, NULL);
+		xpu_json_str(j, "type", n->types[i].name);
+		xpu_json_uint(j, "code", n->types[i].code);
+		xpu_json_num(j, "tx_per_s", n->types[i].tx_s);
+		xpu_json_num(j, "rx_per_s", n->types[i].rx_s);
+		xpu_json_uint(j, "tx_total", n->types[i].tx_total);
+		xpu_json_uint(j, "rx_total", n->types[i].rx_total);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_end(j, '}');
+}
+
+static void json_jobs(struct xpu_json *j, const struct xpu_npu_snap *n)
+{
+	xpu_json_obj(j, "jobs");
+	xpu_json_num(j, "submitted_per_s", n->submit_s);
+	xpu_json_num(j, "done_per_s", n->done_s);
+	xpu_json_uint(j, "submitted_total", n->submitted_total);
+	xpu_json_uint(j, "done_total", n->done_total);
+	xpu_json_uint(j, "outstanding", n->outstanding);
+	xpu_json_uint(j, "oldest_ns", n->oldest_ns);
+	num_or_null(j, "p50_ns", n->lat_valid, (double)n->p50_ns);
+	num_or_null(j, "p99_ns", n->lat_valid, (double)n->p99_ns);
+	num_or_null(j, "max_ns", n->lat_valid, (double)n->max_ns);
+	xpu_json_uint(j, "aborted_total", n->aborted_total);
+	xpu_json_end(j, '}');
+}
+
+static void json_memory(struct xpu_json *j, const struct xpu_npu_snap *n)
+{
+	char key[48];
+	xpu_json_obj(j, "memory");
+	for (uint32_t c = 1; c < XPU_NPU_MEM_MAX; c++) {
+		snprintf(key, sizeof(key), "%s_per_s", xpu_npu_mem_name(c));
+		xpu_json_num(j, key, n->mem_s[c]);
+		snprintf(key, sizeof(key), "%s_total", xpu_npu_mem_name(c));
+		xpu_json_uint(j, key, n->mem_total[c]);
+	}
+	if (n->shares_valid) {
+		xpu_json_obj(j, "shares_pct");
+		xpu_json_num(j, "memory_management", n->share_mm);
+		xpu_json_num(j, "ipc", n->share_ipc);
+		xpu_json_num(j, "buffer_management", n->share_bo);
+		xpu_json_end(j, '}');
+	} else {
+		xpu_json_null(j, "shares_pct");
+	}
+	xpu_json_end(j, '}');
+}
+
+/* What intel-npu-smi shows: the device from sysfs, the open files from fdinfo. */
+static void json_device(struct xpu_json *j, const struct xpu_npu_snap *n)
+{
+	uint32_t f = n->dev_valid ? n->dev.flags : 0;
+	xpu_json_obj(j, "device");
+	if (f & XPU_NPU_DEV_MEM)
+		xpu_json_uint(j, "memory_bytes", n->dev.mem_bytes);
+	else
+		xpu_json_null(j, "memory_bytes");
+	num_or_null(j, "freq_mhz", f & XPU_NPU_DEV_CUR_MHZ, n->dev.cur_mhz);
+	num_or_null(j, "max_freq_mhz", f & XPU_NPU_DEV_MAX_MHZ, n->dev.max_mhz);
+	num_or_null(j, "power_w", f & XPU_NPU_DEV_POWER, n->dev.power_mw / 1000.0);
+	xpu_json_end(j, '}');
+	xpu_json_arr(j, "clients");
+	for (uint32_t r = 0; r < n->clients.nrows; r++) {
+		xpu_json_obj(j, NULL);
+		xpu_batch_json_cells(j, &n->clients, r);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+}
+
+/* The driver functions table, its categories (window and since start) and
+ * the Level Zero -> ioctl -> function chains. */
+static void json_functions(struct xpu_json *j, const struct xpu_npu_snap *n)
+{
+	xpu_json_obj(j, "functions");
+	xpu_json_uint(j, "count", n->fn_count);
+	xpu_json_uint(j, "total", n->fn_total);
+	xpu_json_uint(j, "uncounted", n->fns_over);
+	xpu_json_arr(j, "categories");
+	for (uint32_t c = 0; c < XPU_NPU_NCAT; c++) {
+		xpu_json_obj(j, NULL);
+		xpu_json_str(j, "category", xpu_npu_cat_name(c));
+		xpu_json_uint(j, "count", n->cats[c].count);
+		xpu_json_uint(j, "total", n->cats[c].total);
+		xpu_json_num(j, "share_pct", n->cats[c].share);
+		xpu_json_num(j, "share_total_pct", n->cats[c].share_total);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_arr(j, "rows");
+	for (uint32_t r = 0; r < n->funcs.nrows; r++) {
+		xpu_json_obj(j, NULL);
+		xpu_batch_json_cells(j, &n->funcs, r);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_uint(j, "chains_uncounted", n->chains_over);
+	xpu_json_arr(j, "chains");
+	for (uint32_t r = 0; r < n->chains.nrows; r++) {
+		xpu_json_obj(j, NULL);
+		xpu_batch_json_cells(j, &n->chains, r);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_end(j, '}');
+}
+
+static void json_l0(struct xpu_json *j, const struct xpu_npu_snap *n)
+{
+	xpu_json_obj(j, "level_zero");
+	for (uint32_t a = 1; a < XPU_NPU_L0_API_MAX; a++) {
+		xpu_json_obj(j, xpu_npu_l0_name(a));
+		xpu_json_num(j, "per_s", n->l0_s[a]);
+		xpu_json_uint(j, "total", n->l0_total[a]);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, '}');
+}
+
+void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	const struct xpu_npu_snap *n = &s->npu;
+
+	xpu_json_obj(j, "npu");
+	xpu_json_str(j, "state", xpu_batch_state_name(s->npu_status.state));
+	xpu_json_str(j, "status", s->npu_status.text);
+	json_sources(j, &s->npu_sources);
+	xpu_json_uint(j, "events", n->events);
+	json_ipc(j, n);
+	json_jobs(j, n);
+	json_memory(j, n);
+	json_functions(j, n);
+	xpu_json_obj(j, "power");
+	xpu_json_uint(j, "suspends", n->suspends);
+	xpu_json_uint(j, "resumes", n->resumes);
+	xpu_json_uint(j, "recoveries", n->recoveries);
+	xpu_json_str(j, "last_recovery", n->last_recovery);
+	xpu_json_end(j, '}');
+	num_or_null(j, "busy_pct", n->busy_valid, n->busy_pct);
+	json_device(j, n);
+	json_l0(j, n);
+	xpu_json_obj(j, "rules");
+	xpu_json_uint(j, "tdr_ms", n->tdr_ms);
+	xpu_json_str(j, "tdr_from", n->tdr_origin ? n->tdr_origin : "default");
+	xpu_json_uint(j, "silence_ms", n->silence_ms);
+	xpu_json_end(j, '}');
+	xpu_json_arr(j, "calls");
+	for (uint32_t r = 0; r < n->calls.nrows; r++) {
+		xpu_json_obj(j, NULL);
+		xpu_batch_json_cells(j, &n->calls, r);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_end(j, '}');
+}
+
+void xpu_batch_alert_json(struct xpu_json *j, const struct xpu_snapshot *s, uint32_t i)
+{
+	char when[64];
+	const struct xpu_alert *a = &s->alerts[i];
+	xpu_json_obj(j, NULL);
+	xpu_batch_wall_text(xpu_snapshot_wall(s, a->raised), when, sizeof(when), 1);
+	xpu_json_str(j, "time", when);
+	xpu_json_uint(j, "mono_ns", a->raised);
+	xpu_json_str(j, "severity", xpu_alert_sev_name(a->sev));
+	xpu_json_str(j, "source", a->source);
+	xpu_json_str(j, "rule", a->rule);
+	xpu_json_str(j, "message", a->msg);
+	xpu_json_uint(j, "count", a->count);
+	xpu_json_bool(j, "active", a->active);
+	if (a->active) {
+		xpu_json_null(j, "cleared");
+	} else {
+		xpu_batch_wall_text(xpu_snapshot_wall(s, a->cleared), when, sizeof(when), 1);
+		xpu_json_str(j, "cleared", when);
+	}
+	xpu_json_end(j, '}');
+}
+
+void xpu_batch_alerts_json(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	xpu_json_arr(j, "alerts");
+	for (uint32_t i = 0; i < s->nalerts; i++)
+		xpu_batch_alert_json(j, s, i);
+	xpu_json_end(j, ']');
+}
+
+static void text_pct(char *buf, size_t size, int valid, double v)
+{
+	if (valid)
+		snprintf(buf, size, "%.0f%%", v);
+	else
+		snprintf(buf, size, "N/A");
+}
+
+void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
+{
+	const struct xpu_npu_snap *n = &s->npu;
+	char busy[16];
+
+	fprintf(f, "NPU: %s\n", s->npu_status.text[0] ? s->npu_status.text : "no data");
+	if (!n->any)
+		return;
+	fprintf(f, "  IPC: tx %.1f/s rx %.1f/s, %" PRIu64 " receive timeouts\n", n->tx_s, n->rx_s,
+		n->timeouts_total);
+	fprintf(f, "  jobs: submitted %.1f/s done %.1f/s, %u outstanding, %" PRIu64 " aborted",
+		n->submit_s, n->done_s, n->outstanding, n->aborted_total);
+	if (n->lat_valid)
+		fprintf(f, ", latency p50 %.2fms p99 %.2fms max %.2fms", (double)n->p50_ns / 1e6,
+			(double)n->p99_ns / 1e6, (double)n->max_ns / 1e6);
+	fputc('\n', f);
+	if (n->shares_valid)
+		fprintf(f, "  shares: memory management %.0f%%, IPC %.0f%%, buffer management %.0f%%\n",
+			n->share_mm, n->share_ipc, n->share_bo);
+	if (n->fn_total) {
+		fprintf(f, "  driver functions since start: %" PRIu64 " calls;", n->fn_total);
+		for (uint32_t c = 0; c < XPU_NPU_NCAT; c++)
+			fprintf(f, " %s %" PRIu64 " (%.0f%%)%s", xpu_npu_cat_name(c), n->cats[c].total,
+				n->cats[c].share_total, c + 1 < XPU_NPU_NCAT ? "," : "\n");
+	}
+	text_pct(busy, sizeof(busy), n->busy_valid, n->busy_pct);
+	fprintf(f, "  busy: %s, %" PRIu64 " recoveries, TDR %u ms (%s)\n", busy, n->recoveries, n->tdr_ms,
+		n->tdr_origin ? n->tdr_origin : "default");
+	if (n->calls.nrows)
+		xpu_batch_print_table(f, &n->calls);
+	if (n->clients.nrows)
+		xpu_batch_print_table(f, &n->clients);
+	if (n->funcs.nrows)
+		xpu_batch_print_table(f, &n->funcs);
+	if (n->chains.nrows)
+		xpu_batch_print_table(f, &n->chains);
+}
+
+void xpu_batch_alerts_text(FILE *f, const struct xpu_snapshot *s)
+{
+	char when[64];
+	if (!s->nalerts)
+		return;
+	fprintf(f, "ALERTS: %u active\n", s->alerts_active);
+	for (uint32_t i = 0; i < s->nalerts; i++) {
+		const struct xpu_alert *a = &s->alerts[i];
+		xpu_batch_wall_text(xpu_snapshot_wall(s, a->raised), when, sizeof(when), 0);
+		fprintf(f, "  %s %-8s %-4s %s%s (x%u)\n", when, xpu_alert_sev_name(a->sev), a->source, a->msg,
+			a->active ? "" : " [cleared]", a->count);
+	}
+}

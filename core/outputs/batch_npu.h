@@ -1,0 +1,20 @@
+/* The NPU view and the alert log in the headless front-ends: the "npu"
+ * object and the "alerts" array of each JSON snapshot, and their lines in
+ * the text snapshots (core/outputs/batch.c calls these). */
+#ifndef XPU_BATCH_NPU_H
+#define XPU_BATCH_NPU_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct xpu_json;
+struct xpu_snapshot;
+
+void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s);
+void xpu_batch_alerts_json(struct xpu_json *j, const struct xpu_snapshot *s);
+/* One alert of the log (index i, oldest first) as a JSON object. */
+void xpu_batch_alert_json(struct xpu_json *j, const struct xpu_snapshot *s, uint32_t i);
+void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s);
+void xpu_batch_alerts_text(FILE *f, const struct xpu_snapshot *s);
+
+#endif

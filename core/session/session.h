@@ -1,0 +1,124 @@
+/* A monitoring session: the dictionary, the models, the sources feeding them
+ * and the recorder.  xpu_session_emit() is the event stream: every event from
+ * every source (live or replayed) passes through it once, is recorded, and is
+ * dispatched to the models. */
+#ifndef XPU_SESSION_H
+#define XPU_SESSION_H
+
+#include <stdint.h>
+
+#include "dict.h"
+#include "event.h"
+#include "alerts.h"
+#include "model_cpu.h"
+#include "model_gpu.h"
+#include "model_gpudev.h"
+#include "model_npu.h"
+#include "snapshot.h"
+
+struct xpu_rec_writer;
+struct xpu_source;
+
+#define XPU_MAX_SOURCES 8
+#define XPU_MAX_HOLDERS 8
+
+/* Something outside the models that keeps stack ids between events (a
+ * source's per-site stacks, the replay reader's id map): it marks them when
+ * the session sweeps the dictionary (dict.h). */
+typedef void (*xpu_mark_fn)(void *arg, struct xpu_dict *d);
+
+/* Something that sees the stream as the recorder does (the collector's
+ * server, core/sources/share.h): every event, and each stack id a sweep frees. */
+struct xpu_tap {
+	void (*event)(void *arg, const struct xpu_event *ev);
+	void (*forget)(void *arg, uint32_t stack);
+	void *arg;
+};
+
+/* The dictionary is swept once it holds this many stacks and twice what the
+ * last sweep kept. */
+#define XPU_SWEEP_MIN 65536u
+
+struct xpu_session_cfg {
+	uint32_t sample_hz;
+	uint64_t interval_ns;	/* refresh interval */
+	uint64_t window_ns;	/* length of the recent window */
+	struct xpu_npu_cfg npu;	/* NPU alert thresholds */
+	struct xpu_gpu_tracing gpu;	/* the GPU tracing mode at the start */
+};
+
+struct xpu_session {
+	struct xpu_dict dict;
+	struct xpu_session_cfg cfg;
+	struct xpu_cpu_model cpu;
+	struct xpu_gpu_model gpu;
+	struct xpu_gpudev_model gpudev;	/* GPU devices, from NVML */
+	struct xpu_npu_model npu;
+	struct xpu_alerts alerts;	/* raised by any model */
+
+	struct xpu_source *sources[XPU_MAX_SOURCES];
+	int nsources;
+	struct { xpu_mark_fn fn; void *arg; } holders[XPU_MAX_HOLDERS];
+	int nholders;
+	uint32_t sweep_min;	/* XPU_SWEEP_MIN unless a test lowers it */
+	uint32_t sweep_at;	/* live stacks that start the next sweep */
+	struct xpu_rec_writer *rec;
+	struct xpu_tap tap;	/* fn NULL: none */
+	int rec_failed;
+	uint64_t rec_invalid;	/* events the recorder refused as malformed */
+
+	/* stream counters */
+	uint64_t events_total, events_open, events_last;
+	uint64_t dropped_total, dropped_open, dropped_last;
+	uint64_t dropped_by_src[XPU_SRC_MAX];
+	uint64_t ticks;
+	uint64_t last_tick_mono, last_tick_wall, last_interval;
+	/* When the first interval began (live): the CPU source leaves out
+	 * samples taken before it, while the other sources were starting. */
+	uint64_t start_mono;
+	uint64_t before_start;	/* samples left out for that */
+
+	uint32_t ncpus;
+	double self_cpu_pct;	/* xputop's own CPU over the last tick, % of one core */
+	uint64_t self_cpu_ns, self_at;
+	char host[64];
+	int replay, replay_done;
+	int attached;		/* the events are another xputop's (core/sources/share.h) */
+	char source_name[128];
+	struct xpu_src_status status[XPU_SRC_MAX];
+};
+
+/* Two steps, because a replay learns its configuration from the recording,
+ * which is read into the session's dictionary. */
+void xpu_session_init(struct xpu_session *s);
+int xpu_session_start(struct xpu_session *s, const struct xpu_session_cfg *cfg);
+void xpu_session_free(struct xpu_session *s);
+/* Passes one event down the stream: recorder, then models. */
+void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev);
+/* The first interval begins at mono (live, once every source is up). */
+void xpu_session_begin(struct xpu_session *s, uint64_t mono);
+/* Emits a TICK at mono (CLOCK_MONOTONIC) / wall (CLOCK_REALTIME) ns. */
+void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall);
+int xpu_session_add_source(struct xpu_session *s, struct xpu_source *src);
+/* Registers a holder of stack ids; returns 0, or -1 when the table is full. */
+int xpu_session_add_holder(struct xpu_session *s, xpu_mark_fn fn, void *arg);
+/* Sweeps the dictionary's stacks if it has grown past sweep_at (called after
+ * every tick).  Returns the stacks freed. */
+uint32_t xpu_session_sweep(struct xpu_session *s);
+/* A source's cumulative count of lost records: emits a DROP event for what
+ * is new since *seen (and updates it). */
+void xpu_session_drops(struct xpu_session *s, enum xpu_src_id src, uint64_t total, uint64_t *seen);
+/* Switches GPU tracing to exact for seconds (0: until switched back), or
+ * back to sampled when exact is 0. */
+void xpu_session_gpu_exact(struct xpu_session *s, int exact, double seconds, uint64_t now);
+/* Sets a view's source status line (printf-style). */
+void xpu_session_status(struct xpu_session *s, enum xpu_src_id src, enum xpu_src_state state,
+			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static inline uint32_t xpu_window_ticks(const struct xpu_session_cfg *c)
+{
+	uint64_t n = c->interval_ns ? (c->window_ns + c->interval_ns - 1) / c->interval_ns : 1;
+	return n ? (uint32_t)n : 1;
+}
+
+#endif

@@ -1,0 +1,238 @@
+#include "snapshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dict.h"
+#include "session.h"
+
+/* Frames lighter than this share of the flame's total are not worth a column. */
+#define FLAME_MIN_FRAC 0.001
+
+void xpu_viewstate_init(struct xpu_viewstate *vs)
+{
+	memset(vs, 0, sizeof(*vs));
+	vs->view = XPU_VIEW_CPU;
+	for (int i = 0; i < XPU_VIEW_MAX; i++)
+		vs->sort_col[i] = -1;
+	vs->flame = 1;
+	vs->window = XPU_WIN_RECENT;
+}
+
+static void gib(char *buf, size_t size, uint64_t bytes)
+{
+	double v = (double)bytes;
+	if (bytes >= (1ULL << 30))
+		snprintf(buf, size, "%.1fG", v / (1ULL << 30));
+	else
+		snprintf(buf, size, "%.0fM", v / (1ULL << 20));
+}
+
+const char *xpu_gpudev_proc_type(uint32_t valid)
+{
+	int c = !!(valid & XPU_GPU_DEVPROC_COMPUTE), g = !!(valid & XPU_GPU_DEVPROC_GRAPHICS);
+	return c && g ? "compute+graphics" : g ? "graphics" : "compute";
+}
+
+void xpu_cpu_sys_text(const struct xpu_cpu_sys *y, char *buf, size_t size)
+{
+	char load[48] = "N/A", busy[16] = "N/A", used[16], total[16], mem[40] = "N/A";
+	if (!y->flags) {
+		snprintf(buf, size, "%s", "");
+		return;
+	}
+	if (y->flags & XPU_SYS_LOAD)
+		snprintf(load, sizeof(load), "%.2f %.2f %.2f", y->load[0], y->load[1], y->load[2]);
+	if (y->flags & XPU_SYS_BUSY)
+		snprintf(busy, sizeof(busy), "%.1f%%", y->busy_pct);
+	if (y->flags & XPU_SYS_MEM) {
+		gib(used, sizeof(used), y->mem_used);
+		gib(total, sizeof(total), y->mem_total);
+		snprintf(mem, sizeof(mem), "%s/%s", used, total);
+	}
+	snprintf(buf, size, "load %s  cpu %s  mem %s", load, busy, mem);
+}
+
+void xpu_snapshot_init(struct xpu_snapshot *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->only_view = -1;
+	xpu_table_init(&s->cpu, xpu_cpu_cols, XPU_CPU_NCOLS);
+	xpu_flame_init(&s->cpu_flame);
+	xpu_table_init(&s->gpu, xpu_gpu_cols, XPU_GPU_NCOLS);
+	xpu_flame_init(&s->gpu_flame);
+	xpu_npu_snap_init(&s->npu);
+}
+
+void xpu_snapshot_free(struct xpu_snapshot *s)
+{
+	xpu_table_free(&s->cpu);
+	xpu_flame_free(&s->cpu_flame);
+	xpu_table_free(&s->gpu);
+	xpu_flame_free(&s->gpu_flame);
+	xpu_npu_snap_free(&s->npu);
+}
+
+static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
+{
+	s->dict = &sess->dict;
+	s->mono_ns = sess->last_tick_mono;
+	s->wall_ns = sess->last_tick_wall;
+	s->interval_ns = sess->last_interval;
+	s->window_ns = sess->cpu.ticks.window_ns;
+	snprintf(s->host, sizeof(s->host), "%s", sess->host);
+	s->ticks = sess->ticks;
+	s->events_total = sess->events_total;
+	s->events_per_s = sess->last_interval ? (double)sess->events_last * 1e9 / (double)sess->last_interval : 0;
+	s->dropped_total = sess->dropped_total;
+	s->dropped_tick = sess->dropped_last;
+	s->sample_hz = sess->cfg.sample_hz;
+	s->ncpus = sess->ncpus;
+	s->self_cpu_pct = sess->self_cpu_pct;
+	s->replay = sess->replay;
+	s->replay_done = sess->replay_done;
+	s->attached = sess->attached;
+	snprintf(s->source_name, sizeof(s->source_name), "%s", sess->source_name);
+	s->cpu_status = sess->status[XPU_SRC_CPU];
+	s->gpu_status = sess->status[XPU_SRC_GPU];
+	s->npu_status = sess->status[XPU_SRC_NPU];
+}
+
+/* The row the flame follows: the selected key if it is still shown, else the
+ * first row. */
+static uint64_t selected_key(const struct xpu_table *t, uint64_t want)
+{
+	if (want && xpu_table_find(t, want) >= 0)
+		return want;
+	return t->nrows ? t->keys[0] : 0;
+}
+
+/* A view's rows as the user asked for them: filtered, then sorted by the
+ * chosen column (or the view's default). */
+static void arrange(struct xpu_table *t, const struct xpu_viewstate *vs, enum xpu_view v,
+		    int default_col)
+{
+	int col = vs->sort_col[v];
+	xpu_table_filter(t, vs->filter[v]);
+	if (col < 0 || (uint32_t)col >= t->ncols)
+		col = default_col;
+	xpu_table_sort(t, col, vs->reverse[v]);
+}
+
+static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
+{
+	struct xpu_cpu_model *m = &sess->cpu;
+
+	if (xpu_cpu_model_table(m, &sess->dict, &s->cpu, vs->threads, vs->window) < 0)
+		return -1;
+	arrange(&s->cpu, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT);
+	s->cpu_samples_tick = m->samples_last;
+	s->cpu_sys = m->sys;
+	s->ncpu_hot = 0;
+	if (s->hot_functions &&
+	    (s->ncpu_hot = xpu_cpu_model_hot(m, &sess->dict, vs->window, s->cpu_hot, XPU_CPU_HOT_MAX,
+					     &s->cpu_hot_all)) < 0)
+		return -1;
+
+	uint64_t key = selected_key(&s->cpu, vs->selected[XPU_VIEW_CPU]);
+	const struct xpu_cpu_task *task = NULL;
+	if (key)
+		task = vs->threads ? NULL : xpu_cpu_model_task(m, (uint32_t)key, 0);
+	if (key && vs->threads) {
+		int r = xpu_table_find(&s->cpu, key);
+		uint32_t pid = (uint32_t)xpu_table_row(&s->cpu, r)[XPU_CPU_COL_PID].i;
+		task = xpu_cpu_model_task(m, pid, (uint32_t)key);
+	}
+	s->cpu_flame_key = key;
+	struct xpu_flame_opts fo = {
+		.window = vs->window,
+		.pid = task ? task->pid : UINT32_MAX,
+		.tid = vs->threads && task ? task->tid : 0,
+		.min_frac = FLAME_MIN_FRAC,
+		.root_label = task ? task->comm : 0,
+	};
+	if (task)
+		snprintf(s->cpu_flame_title, sizeof(s->cpu_flame_title), "%s (%s %u)",
+			 xpu_dict_str_get(&sess->dict, task->comm), vs->threads ? "tid" : "pid",
+			 vs->threads ? task->tid : task->pid);
+	else
+		s->cpu_flame_title[0] = '\0';
+	if (s->no_flames)
+		return 0;
+	return xpu_flame_build(&s->cpu_flame, &m->stacks, &sess->dict, &fo);
+}
+
+/* Processes the library connected come first, then launch-only ones. */
+static int by_state(const void *a, const void *b)
+{
+	const struct xpu_gpu_proc *x = a, *y = b;
+	if (x->launch_only != y->launch_only)
+		return x->launch_only - y->launch_only;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int gpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
+{
+	struct xpu_gpu_model *m = &sess->gpu;
+
+	if (xpu_gpu_model_table(m, &sess->dict, &s->gpu, vs->window) < 0)
+		return -1;
+	arrange(&s->gpu, vs, XPU_VIEW_GPU, XPU_GPU_COL_TOTAL);
+	uint64_t key = selected_key(&s->gpu, vs->selected[XPU_VIEW_GPU]);
+	int row = key ? xpu_table_find(&s->gpu, key) : -1;
+	s->gpu_selected = row >= 0 ? xpu_table_row(&s->gpu, (uint32_t)row)[XPU_GPU_COL_NAME].s : NULL;
+	s->ngpu_devices = xpu_gpu_model_devices(m, vs->window, s->gpu_devices, XPU_SNAP_GPU_DEVICES);
+	s->gpu_joined_pct = xpu_gpu_model_joined_pct(m, vs->window);
+	s->gpu_ns = xpu_gpu_model_gpu_ns(m, vs->window);
+	s->gpu_ns_est = xpu_gpu_model_gpu_ns_est(m, vs->window);
+	s->gpu_tracing = sess->cfg.gpu;
+	s->gpu_exact_left_s = s->gpu_tracing.exact_until > s->mono_ns
+				      ? (double)(s->gpu_tracing.exact_until - s->mono_ns) / 1e9 : 0;
+	s->gpu_sampled = xpu_gpu_model_sampled(m, vs->window, &s->gpu_cover);
+	s->ngpu_procs = m->nprocs < XPU_SNAP_GPU_PROCS ? (int)m->nprocs : XPU_SNAP_GPU_PROCS;
+	for (int i = 0; i < s->ngpu_procs; i++)
+		s->gpu_procs[i] = m->procs[i];
+	qsort(s->gpu_procs, (size_t)s->ngpu_procs, sizeof(*m->procs), by_state);
+	/* Without GPU time (no library anywhere), the launch counts are the picture. */
+	s->gpu_flame_launches = xpu_stacks_sum(&m->stacks, vs->window) == 0;
+	struct xpu_flame_opts fo = {
+		.window = vs->window, .min_frac = FLAME_MIN_FRAC, .per_process = 1,
+	};
+	if (s->no_flames)
+		return 0;
+	return xpu_flame_build(&s->gpu_flame, s->gpu_flame_launches ? &m->launch_stacks : &m->stacks,
+			       &sess->dict, &fo);
+}
+
+static int npu_view(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
+{
+	s->npu_sources = sess->npu.sources;
+	if (xpu_npu_model_snapshot(&sess->npu, &sess->dict, &s->npu, vs->window) < 0)
+		return -1;
+	arrange(&s->npu.calls, vs, XPU_VIEW_NPU, XPU_NPU_COL_RATE);
+	xpu_table_sort(&s->npu.funcs, XPU_NPU_FCOL_COUNT, 0);
+	xpu_table_sort(&s->npu.chains, XPU_NPU_CCOL_TOTAL, 0);
+	xpu_table_sort(&s->npu.clients, XPU_NPU_KCOL_TOTAL, 0);
+	return 0;
+}
+
+static void alerts(struct xpu_snapshot *s, const struct xpu_alerts *a)
+{
+	s->nalerts = a->n;
+	s->alerts_active = xpu_alerts_active(a, -1);
+	xpu_alerts_summary(a, s->mono_ns, &s->alert_top, &s->alert_recent);
+	for (uint32_t i = 0; i < a->n; i++)
+		s->alerts[i] = *xpu_alerts_at(a, i);
+}
+
+int xpu_snapshot_build(struct xpu_snapshot *s, struct xpu_session *sess,
+		       const struct xpu_viewstate *vs)
+{
+	header(s, sess);
+	alerts(s, &sess->alerts);
+	xpu_gpudev_model_snapshot(&sess->gpudev, &s->gpudev);
+	if (npu_view(s, sess, vs) < 0 || gpu_view(s, sess, vs) < 0)
+		return -1;
+	return cpu_view(s, sess, vs);
+}

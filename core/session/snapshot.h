@@ -1,0 +1,156 @@
+/* What a front-end reads each refresh.
+ *
+ * The snapshot is built from the models' closed data and the user's view
+ * choices (struct xpu_viewstate).  Front-ends (TUI, batch text, JSON,
+ * exporters) only read it; they never compute a statistic.
+ */
+#ifndef XPU_SNAPSHOT_H
+#define XPU_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alerts.h"
+#include "flame.h"
+#include "model_cpu.h"
+#include "model_gpu.h"
+#include "model_gpudev.h"
+#include "model_npu.h"
+#include "stacks.h"
+#include "service.h"
+#include "symbolize.h"
+#include "table.h"
+
+struct xpu_dict;
+struct xpu_session;
+
+enum xpu_view { XPU_VIEW_GPU = 0, XPU_VIEW_NPU = 1, XPU_VIEW_CPU = 2, XPU_VIEW_MAX };
+
+#define XPU_FILTER_MAX 64
+#define XPU_SNAP_GPU_DEVICES 16
+#define XPU_SNAP_GPU_PROCS 32
+
+/* The user's choices.  Owned by the front-end; the snapshot builder reads it. */
+struct xpu_viewstate {
+	enum xpu_view view;
+	int sort_col[XPU_VIEW_MAX];	/* column index, -1 = the view's default */
+	int reverse[XPU_VIEW_MAX];
+	char filter[XPU_VIEW_MAX][XPU_FILTER_MAX];
+	uint64_t selected[XPU_VIEW_MAX]; /* key of the selected row, 0 = first row */
+	int threads;			/* CPU view: one row per thread */
+	enum xpu_window window;		/* recent window or since start */
+	int flame;			/* flamegraph pane shown */
+	int paused;
+};
+
+void xpu_viewstate_init(struct xpu_viewstate *vs);
+
+/* Whether a data source is delivering, and if not, what the user can do. */
+enum xpu_src_state { XPU_SRC_OFF = 0, XPU_SRC_ACTIVE = 1, XPU_SRC_WAITING = 2, XPU_SRC_FAILED = 3 };
+
+struct xpu_src_status {
+	enum xpu_src_state state;
+	char text[640];		/* one line: what is active, or what is missing and how to fix it */
+};
+
+struct xpu_snapshot {
+	const struct xpu_dict *dict;	/* names for frames and strings */
+	int no_flames;			/* set by the caller: nothing will draw the flamegraphs
+					 * (batch output), so they are left empty */
+	int only_view;			/* set by the caller: the view batch text shows
+					 * (--view), -1 for all of them */
+	int hot_functions;		/* set by the caller: fill cpu_hot (batch output) */
+	/* set by the caller: the symbolizer's caches and the service thread's
+	 * work (symbolize.h, service.h), for the JSON memory and symbolizer
+	 * objects; have_sym 0 in a replay */
+	int have_sym;
+	struct xpu_sym_stats sym;
+	struct xpu_service_stats svc;
+
+	/* header */
+	uint64_t mono_ns;		/* CLOCK_MONOTONIC of the last closed tick */
+	uint64_t wall_ns;		/* CLOCK_REALTIME of the last closed tick */
+	uint64_t interval_ns;		/* length of the last closed tick */
+	uint64_t window_ns;		/* length of the recent window */
+	char host[64];
+	uint64_t ticks;			/* closed ticks so far */
+	uint64_t events_total;
+	double events_per_s;		/* over the last tick */
+	uint64_t dropped_total;
+	uint64_t dropped_tick;		/* dropped during the last tick */
+	uint32_t sample_hz;
+	uint32_t ncpus;
+	double self_cpu_pct;		/* xputop's own CPU over the last tick, % of one core */
+	int replay;			/* data comes from a recording */
+	int replay_done;		/* and it has ended */
+	int attached;			/* data comes from another xputop, the collector */
+	char source_name[128];		/* "live" or the recording's path */
+
+	/* CPU view */
+	struct xpu_src_status cpu_status;
+	struct xpu_table cpu;		/* processes or threads, sorted and filtered */
+	struct xpu_flame cpu_flame;	/* stacks of the selected row */
+	uint64_t cpu_flame_key;		/* pid (or tid in thread mode) the flame shows, 0 = none */
+	char cpu_flame_title[128];
+	uint64_t cpu_samples_tick;	/* samples in the last tick, all processes */
+	struct xpu_cpu_sys cpu_sys;	/* load, CPU busy, memory: flags 0 = none read */
+	struct xpu_cpu_hot cpu_hot[XPU_CPU_HOT_MAX];	/* machine-wide hottest functions */
+	int ncpu_hot;
+	uint64_t cpu_hot_all;		/* the samples they are a share of */
+
+	/* GPU view */
+	struct xpu_src_status gpu_status;
+	struct xpu_table gpu;		/* kernels, sorted and filtered */
+	struct xpu_flame gpu_flame;	/* CPU -> launch API -> kernel, by GPU time */
+	int gpu_flame_launches;		/* no GPU time: the flame counts launch-only calls */
+	struct xpu_gpu_device_sum gpu_devices[XPU_SNAP_GPU_DEVICES];
+	int ngpu_devices;
+	double gpu_joined_pct;		/* GPU time with a complete launch stack, -1 = none */
+	uint64_t gpu_ns;		/* GPU time traced in the window */
+	double gpu_ns_est;		/* the same, sampled processes' scaled up */
+	struct xpu_gpu_proc gpu_procs[XPU_SNAP_GPU_PROCS];	/* processes seen, connected first */
+	int ngpu_procs;
+	const char *gpu_selected;	/* full name of the selected kernel, or NULL */
+	struct xpu_gpudev_snap gpudev;	/* GPU devices as NVML reports them */
+	/* GPU tracing: the mode asked of the libraries (live), and whether the
+	 * figures shown are sampled estimates with the share of time traced. */
+	struct xpu_gpu_tracing gpu_tracing;
+	double gpu_exact_left_s;	/* exact mode's time left, 0 = no limit */
+	int gpu_sampled;
+	double gpu_cover;		/* 0..1 */
+
+	/* NPU view */
+	struct xpu_src_status npu_status;
+	struct xpu_npu_snap npu;	/* calls table sorted and filtered */
+	struct xpu_npu_srcinfo npu_sources;	/* what each NPU data source is doing */
+
+	/* Alerts of every view: the log, oldest first */
+	struct xpu_alert alerts[XPU_ALERT_LOG_MAX];
+	uint32_t nalerts;
+	uint32_t alerts_active;
+	int alert_top;			/* most severe active alert (newest first), -1 = none */
+	int alert_recent;		/* newest alert cleared within XPU_ALERT_RECENT_NS, -1 = none */
+};
+
+/* CLOCK_REALTIME of a CLOCK_MONOTONIC time, as of the snapshot's tick. */
+static inline uint64_t xpu_snapshot_wall(const struct xpu_snapshot *s, uint64_t mono)
+{
+	return s->wall_ns + mono - s->mono_ns;
+}
+
+/* The CPU view's summary line, as htop's meters say it:
+ * "load 0.52 0.40 0.33  cpu 12.3%  mem 3.2G/15.6G" (N/A for what is unknown).
+ * Empty when nothing was read (a recording made before these figures). */
+void xpu_cpu_sys_text(const struct xpu_cpu_sys *y, char *buf, size_t size);
+/* A GPU device process's kind from its valid bits, as both front-ends say it:
+ * "compute", "graphics" or "compute+graphics". */
+const char *xpu_gpudev_proc_type(uint32_t valid);
+
+void xpu_snapshot_init(struct xpu_snapshot *s);
+void xpu_snapshot_free(struct xpu_snapshot *s);
+/* (Re)builds the snapshot from the session's models for these choices.
+ * Cheap enough to call on every key press that changes the choices. */
+int xpu_snapshot_build(struct xpu_snapshot *s, struct xpu_session *sess,
+		       const struct xpu_viewstate *vs);
+
+#endif

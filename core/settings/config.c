@@ -1,0 +1,555 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "err.h"
+#include "model_cpu.h"
+#include "model_gpu.h"
+#include "model_npu.h"
+#include "readfile.h"
+#include "userfile.h"
+
+#define CONFIG_MAX_BYTES (64 * 1024)
+#define LINE_MAX_BYTES 1024
+
+static const char *const view_keys[XPU_VIEW_MAX] = { "gpu", "npu", "cpu" };
+
+/* ---- the keys ---- */
+
+enum kind { K_VIEW, K_THEME, K_DOUBLE, K_UINT, K_TDR, K_BOOL, K_SORT };
+
+struct key {
+	const char *name;
+	enum kind kind;
+	unsigned bit;
+	size_t off;		/* the field in struct xpu_settings */
+	double lo, hi;		/* K_DOUBLE, K_UINT, K_TDR */
+	int view;		/* K_SORT */
+	const char *def;	/* a key set only with an option: its default, written
+				 * commented out while the file does not set it */
+};
+
+#define F(field) offsetof(struct xpu_settings, field)
+
+/* In the order they are written.  The ranges are those of the options of the
+ * same names (a unit test holds them to it). */
+static const struct key keys[] = {
+	{ "view", K_VIEW, XPU_SET_VIEW, F(view), 0, 0, 0 },
+	{ "theme", K_THEME, XPU_SET_THEME, F(theme), 0, 0, 0 },
+	{ "sort-gpu", K_SORT, XPU_SET_SORT(XPU_VIEW_GPU), F(sort_col[XPU_VIEW_GPU]), 0, 0, XPU_VIEW_GPU },
+	{ "reverse-gpu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_GPU), F(reverse[XPU_VIEW_GPU]), 0, 0, 0 },
+	{ "sort-npu", K_SORT, XPU_SET_SORT(XPU_VIEW_NPU), F(sort_col[XPU_VIEW_NPU]), 0, 0, XPU_VIEW_NPU },
+	{ "reverse-npu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_NPU), F(reverse[XPU_VIEW_NPU]), 0, 0, 0 },
+	{ "sort-cpu", K_SORT, XPU_SET_SORT(XPU_VIEW_CPU), F(sort_col[XPU_VIEW_CPU]), 0, 0, XPU_VIEW_CPU },
+	{ "reverse-cpu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_CPU), F(reverse[XPU_VIEW_CPU]), 0, 0, 0 },
+	{ "threads", K_BOOL, XPU_SET_THREADS, F(threads), 0, 0, 0 },
+	{ "since-start", K_BOOL, XPU_SET_SINCE_START, F(since_start), 0, 0, 0 },
+	{ "flame", K_BOOL, XPU_SET_FLAME, F(flame), 0, 0, 0 },
+	{ "mouse", K_BOOL, XPU_SET_MOUSE, F(mouse), 0, 0, 0 },
+	{ "delay", K_DOUBLE, XPU_SET_DELAY, F(delay_s), 0.05, 3600, 0, "1" },
+	{ "freq", K_UINT, XPU_SET_FREQ, F(hz), 1, 10000, 0, "99" },
+	{ "window", K_DOUBLE, XPU_SET_WINDOW, F(window_s), 0.1, 86400, 0, "10" },
+	{ "npu-tdr", K_TDR, XPU_SET_NPU_TDR, F(npu_tdr_ms), 10, 3600000, 0, "driver" },
+	{ "npu-storm", K_DOUBLE, XPU_SET_NPU_STORM, F(npu_storm), 1.5, 1000, 0, "5" },
+	{ "npu-silence", K_UINT, XPU_SET_NPU_SILENCE, F(npu_silence_ms), 10, 3600000, 0, "1000" },
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static void *field(struct xpu_settings *s, const struct key *k)
+{
+	return (char *)s + k->off;
+}
+
+static const void *cfield(const struct xpu_settings *s, const struct key *k)
+{
+	return (const char *)s + k->off;
+}
+
+static const struct xpu_col *view_cols(int view, uint32_t *n)
+{
+	switch (view) {
+	case XPU_VIEW_GPU: *n = XPU_GPU_NCOLS; return xpu_gpu_cols;
+	case XPU_VIEW_NPU: *n = XPU_NPU_NCOLS; return xpu_npu_cols;
+	default: *n = XPU_CPU_NCOLS; return xpu_cpu_cols;
+	}
+}
+
+/* Columns that can sort a view: those on screen in some mode of it. */
+static int sortable(const struct xpu_col *c)
+{
+	return !(c->flags & XPU_COL_JSON_ONLY);
+}
+
+void xpu_settings_init(struct xpu_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->view = XPU_VIEW_CPU;
+	snprintf(s->theme, sizeof(s->theme), "dark");
+	s->delay_s = 1.0;
+	s->hz = 99;
+	s->window_s = 10;
+	s->flame = 1;
+	s->mouse = 1;
+	for (int v = 0; v < XPU_VIEW_MAX; v++)
+		s->sort_col[v] = -1;
+}
+
+/* ---- parsing ---- */
+
+/* Text from the file as it may appear in a message: at most 40 bytes, no
+ * control characters. */
+static const char *shown(const char *v, char *buf, size_t size)
+{
+	size_t n = 0;
+	for (; *v && n + 1 < size && n < 40; v++)
+		buf[n++] = (unsigned char)*v < ' ' || *v == 0x7f ? '?' : *v;
+	if (*v && n >= 3)
+		memcpy(buf + n - 3, "...", 3);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void warn(struct xpu_settings *s, const char *origin, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void warn(struct xpu_settings *s, const char *origin, int line, const char *fmt, ...)
+{
+	char what[256], msg[4096 + 300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (line)
+		snprintf(msg, sizeof(msg), "%s:%d: %s", origin, line, what);
+	else
+		snprintf(msg, sizeof(msg), "%s: %s", origin, what);
+	if (!s->warnings++) {
+		size_t n = strnlen(msg, sizeof(s->first_warning) - 1);
+		memcpy(s->first_warning, msg, n);
+		s->first_warning[n] = '\0';
+	}
+	xpu_warn("%s", msg);
+}
+
+static int parse_bool(const char *v, int *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(v, yes[i]))
+			return *out = 1, 0;
+		if (!strcasecmp(v, no[i]))
+			return *out = 0, 0;
+	}
+	return -1;
+}
+
+static int parse_number(const char *v, double lo, double hi, int integer, double *out)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (errno || end == v || *end || !isfinite(d) || d < lo || d > hi)
+		return -1;
+	if (integer && d != floor(d))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+static int find_col(int view, const char *v)
+{
+	uint32_t n;
+	const struct xpu_col *c = view_cols(view, &n);
+	for (uint32_t i = 0; i < n; i++)
+		if (sortable(&c[i]) && !strcasecmp(v, c[i].key))
+			return (int)i;
+	return -1;
+}
+
+static void col_list(int view, char *buf, size_t size)
+{
+	uint32_t n;
+	const struct xpu_col *c = view_cols(view, &n);
+	size_t used = (size_t)snprintf(buf, size, "default");
+	for (uint32_t i = 0; i < n && used < size; i++)
+		if (sortable(&c[i]))
+			used += (size_t)snprintf(buf + used, size - used, ", %s", c[i].key);
+}
+
+int xpu_config_sort_col(int view, const char *name, char *expect, size_t size)
+{
+	int i = find_col(view, name);
+	if (i < 0)
+		col_list(view, expect, size);
+	return i;
+}
+
+/* Sets one key; returns 0, or -1 after the warning. */
+static int set_key(struct xpu_settings *s, const struct key *k, const char *v, const char *origin,
+		   int line)
+{
+	char b[64], expect[256];
+	double d;
+	int i;
+
+	switch (k->kind) {
+	case K_VIEW:
+		for (i = 0; i < XPU_VIEW_MAX; i++)
+			if (!strcasecmp(v, view_keys[i])) {
+				s->view = (enum xpu_view)i;
+				return 0;
+			}
+		snprintf(expect, sizeof(expect), "gpu, npu or cpu");
+		break;
+	case K_THEME:
+		for (i = 0; v[i]; i++)
+			if ((unsigned char)v[i] < ' ' || v[i] == 0x7f)
+				break;
+		if (!v[i] && (size_t)i < sizeof(s->theme)) {
+			memcpy(s->theme, v, (size_t)i + 1);
+			return 0;
+		}
+		snprintf(expect, sizeof(expect), "a theme name or path");
+		break;
+	case K_BOOL:
+		if (parse_bool(v, field(s, k)) == 0)
+			return 0;
+		snprintf(expect, sizeof(expect), "yes or no");
+		break;
+	case K_DOUBLE:
+		if (parse_number(v, k->lo, k->hi, 0, &d) == 0) {
+			*(double *)field(s, k) = d;
+			return 0;
+		}
+		snprintf(expect, sizeof(expect), "%g to %g", k->lo, k->hi);
+		break;
+	case K_TDR:
+		if (!strcasecmp(v, "driver")) {
+			*(uint32_t *)field(s, k) = 0;
+			return 0;
+		}
+		/* fall through */
+	case K_UINT:
+		if (parse_number(v, k->lo, k->hi, 1, &d) == 0) {
+			*(uint32_t *)field(s, k) = (uint32_t)d;
+			return 0;
+		}
+		snprintf(expect, sizeof(expect), "a whole number from %g to %g%s", k->lo, k->hi,
+			 k->kind == K_TDR ? ", or driver" : "");
+		break;
+	case K_SORT:
+		if (!strcasecmp(v, "default")) {
+			s->sort_col[k->view] = -1;
+			return 0;
+		}
+		if ((i = find_col(k->view, v)) >= 0) {
+			s->sort_col[k->view] = i;
+			return 0;
+		}
+		col_list(k->view, expect, sizeof(expect));
+		break;
+	}
+	warn(s, origin, line, "bad value '%s' for %s (expected %s), line ignored", shown(v, b, sizeof(b)),
+	     k->name, expect);
+	return -1;
+}
+
+/* Splits "key = value" in place; returns 0, or -1 when the line is not one. */
+static int split(char *s, char **key, char **val)
+{
+	char *eq = strchr(s, '=');
+	if (!eq)
+		return -1;
+	*eq = '\0';
+	*key = xpu_strip(s);
+	char *v = eq + 1;
+	/* A comment may follow a value after white space. */
+	for (char *h = strchr(v, '#'); h; h = strchr(h + 1, '#'))
+		if (h > v && isspace((unsigned char)h[-1])) {
+			*h = '\0';
+			break;
+		}
+	*val = xpu_strip(v);
+	return **key ? 0 : -1;
+}
+
+/* Calls fn on each line: its text (trimmed, NUL-terminated, at most
+ * LINE_MAX_BYTES) and its number.  Over-long lines are warned about. */
+static void each_line(struct xpu_settings *s, const char *text, const char *origin,
+		      void (*fn)(struct xpu_settings *, char *, int, const char *, void *), void *ctx,
+		      int report)
+{
+	char line[LINE_MAX_BYTES];
+	int lineno = 0;
+
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		lineno++;
+		if (n >= sizeof(line)) {
+			if (report)
+				warn(s, origin, lineno, "line longer than %d bytes, ignored", LINE_MAX_BYTES - 1);
+		} else {
+			memcpy(line, p, n);
+			line[n] = '\0';
+			char *t = xpu_strip(line);
+			if (*t && *t != '#')
+				fn(s, t, lineno, origin, ctx);
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
+struct version_scan {
+	int line;
+	char value[64];
+};
+
+static void find_version(struct xpu_settings *s, char *t, int lineno, const char *origin, void *ctx)
+{
+	struct version_scan *v = ctx;
+	char *key, *val;
+	if (split(t, &key, &val) == 0 && !strcasecmp(key, "version") && !v->line) {
+		v->line = lineno;
+		snprintf(v->value, sizeof(v->value), "%s", val);
+	}
+}
+
+static void parse_line(struct xpu_settings *s, char *t, int lineno, const char *origin, void *ctx)
+{
+	char *key, *val, b[64];
+	if (split(t, &key, &val) < 0) {
+		warn(s, origin, lineno, "expected 'key = value', line ignored");
+		return;
+	}
+	if (!strcasecmp(key, "version"))
+		return;
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (strcasecmp(key, keys[i].name))
+			continue;
+		if (!*val)
+			warn(s, origin, lineno, "no value for %s, line ignored", keys[i].name);
+		else if (set_key(s, &keys[i], val, origin, lineno) == 0)
+			s->set |= keys[i].bit;
+		return;
+	}
+	/* A newer xputop's keys are expected in its files. */
+	if (!s->newer)
+		warn(s, origin, lineno, "unknown key '%s', line ignored", shown(key, b, sizeof(b)));
+}
+
+int xpu_config_parse(struct xpu_settings *s, const char *text, const char *origin)
+{
+	struct version_scan v = { 0, "" };
+	int before = s->warnings;
+	double d;
+	char b[64];
+
+	each_line(s, text, origin, find_version, &v, 0);
+	s->version = XPU_CONFIG_VERSION;
+	if (!v.line) {
+		warn(s, origin, 0, "no 'version = %d' line; read as version %d", XPU_CONFIG_VERSION,
+		     XPU_CONFIG_VERSION);
+	} else if (parse_number(v.value, 1, INT_MAX, 1, &d) < 0) {
+		warn(s, origin, v.line, "bad version '%s' (expected %d); read as version %d",
+		     shown(v.value, b, sizeof(b)), XPU_CONFIG_VERSION, XPU_CONFIG_VERSION);
+	} else if ((s->version = (int)d) > XPU_CONFIG_VERSION) {
+		s->newer = 1;
+		warn(s, origin, v.line, "written by a newer xputop (settings version %d; this one "
+		     "knows %d): only the keys it knows are read, and it is not overwritten",
+		     s->version, XPU_CONFIG_VERSION);
+	}
+	each_line(s, text, origin, parse_line, NULL, 1);
+	return s->warnings - before;
+}
+
+/* ---- where the file is ---- */
+
+int xpu_config_path(char *buf, size_t size)
+{
+	char dir[PATH_MAX];
+	if (xpu_config_dir(dir, sizeof(dir)) < 0)
+		return -1;
+	return snprintf(buf, size, "%s/" XPU_CONFIG_NAME, dir) < (int)size ? 0 : -1;
+}
+
+static const char *read_error(int err)
+{
+	switch (err) {
+	case -EFBIG: return "larger than 64 KiB";
+	case -EINVAL: return "not a text file";
+	default: return strerror(-err);
+	}
+}
+
+int xpu_config_load(struct xpu_settings *s, const char *path)
+{
+	char def[PATH_MAX], *text;
+	int named = path != NULL;
+
+	if (!named) {
+		if (xpu_config_path(def, sizeof(def)) < 0)
+			return 0;	/* no home directory: nothing to read */
+		path = def;
+	}
+	int err = xpu_user_read(path, CONFIG_MAX_BYTES, &text);
+	if (err == -ENOENT && !named)
+		return 0;
+	if (err && named) {
+		xpu_err("cannot read the settings file %s: %s", path, read_error(err));
+		return -1;
+	}
+	if (err) {
+		warn(s, path, 0, "cannot read it (%s); started without it", read_error(err));
+		return 0;
+	}
+	xpu_config_parse(s, text, path);
+	free(text);
+	return 0;
+}
+
+/* ---- between the file and the running program ---- */
+
+void xpu_config_apply(const struct xpu_settings *s, struct xpu_opts *o, struct xpu_viewstate *vs)
+{
+	unsigned set = s->set;
+
+	if ((set & XPU_SET_VIEW) && o->view < 0)
+		o->view = (int)s->view;
+	if ((set & XPU_SET_THEME) && !o->theme)
+		o->theme = s->theme;
+	if ((set & XPU_SET_DELAY) && !(o->given & XPU_GIVEN_DELAY))
+		o->delay_s = s->delay_s;
+	if ((set & XPU_SET_FREQ) && !(o->given & XPU_GIVEN_FREQ))
+		o->hz = s->hz;
+	if ((set & XPU_SET_WINDOW) && !(o->given & XPU_GIVEN_WINDOW))
+		o->window_s = s->window_s;
+	if ((set & XPU_SET_NPU_TDR) && !o->npu_tdr_ms)
+		o->npu_tdr_ms = s->npu_tdr_ms;
+	if ((set & XPU_SET_NPU_STORM) && !o->npu_storm)
+		o->npu_storm = s->npu_storm;
+	if ((set & XPU_SET_NPU_SILENCE) && !o->npu_silence_ms)
+		o->npu_silence_ms = s->npu_silence_ms;
+	if (set & XPU_SET_THREADS)
+		vs->threads = s->threads;
+	if (set & XPU_SET_SINCE_START)
+		vs->window = s->since_start ? XPU_WIN_ALL : XPU_WIN_RECENT;
+	if (set & XPU_SET_FLAME)
+		vs->flame = s->flame;
+	for (int v = 0; v < XPU_VIEW_MAX; v++) {
+		if (set & XPU_SET_SORT(v))
+			vs->sort_col[v] = s->sort_col[v];
+		if (set & XPU_SET_REVERSE(v))
+			vs->reverse[v] = s->reverse[v];
+	}
+}
+
+void xpu_config_capture(struct xpu_settings *s, const struct xpu_viewstate *vs, const char *theme)
+{
+	s->view = vs->view;
+	s->threads = vs->threads;
+	s->since_start = vs->window == XPU_WIN_ALL;
+	s->flame = vs->flame;
+	s->set |= XPU_SET_VIEW | XPU_SET_THREADS | XPU_SET_SINCE_START | XPU_SET_FLAME;
+	for (int v = 0; v < XPU_VIEW_MAX; v++) {
+		s->sort_col[v] = vs->sort_col[v];
+		s->reverse[v] = vs->reverse[v];
+		s->set |= XPU_SET_SORT(v) | XPU_SET_REVERSE(v);
+	}
+	if (theme && *theme) {
+		snprintf(s->theme, sizeof(s->theme), "%s", theme);
+		s->set |= XPU_SET_THEME;
+	}
+}
+
+/* ---- writing ---- */
+
+static int format_value(const struct xpu_settings *s, const struct key *k, char *buf, size_t size)
+{
+	uint32_t n;
+	switch (k->kind) {
+	case K_VIEW: return snprintf(buf, size, "%s", view_keys[s->view % XPU_VIEW_MAX]);
+	case K_THEME: return snprintf(buf, size, "%s", s->theme);
+	case K_BOOL: return snprintf(buf, size, "%s", *(const int *)cfield(s, k) ? "yes" : "no");
+	case K_DOUBLE: return snprintf(buf, size, "%g", *(const double *)cfield(s, k));
+	case K_TDR:
+		if (!*(const uint32_t *)cfield(s, k))
+			return snprintf(buf, size, "driver");
+		/* fall through */
+	case K_UINT: return snprintf(buf, size, "%u", *(const uint32_t *)cfield(s, k));
+	case K_SORT: {
+		const struct xpu_col *c = view_cols(k->view, &n);
+		int col = s->sort_col[k->view];
+		return snprintf(buf, size, "%s", col >= 0 && (uint32_t)col < n ? c[col].key : "default");
+	}
+	}
+	return snprintf(buf, size, "?");
+}
+
+void xpu_config_format(const struct xpu_settings *s, char *buf, size_t size)
+{
+	size_t used = 0;
+	char v[300];
+	int opt = 0;
+
+#define PUT(...) \
+	do { \
+		if (used < size) \
+			used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__); \
+	} while (0)
+	PUT("# xputop settings, saved with S in the interactive screen; see xputop(8),\n"
+	    "# CONFIGURATION FILE.  Command-line options override what is here.\n"
+	    "version = %d\n\n", XPU_CONFIG_VERSION);
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct key *k = &keys[i];
+		if (k->def) {
+			if (!opt++)
+				PUT("\n# Also options (-d, -F, --window, --npu-*); commented out: the default.\n");
+			if (!(s->set & k->bit)) {
+				PUT("# %s = %s\n", k->name, k->def);
+				continue;
+			}
+		}
+		format_value(s, k, v, sizeof(v));
+		PUT("%s = %s\n", k->name, v);
+	}
+#undef PUT
+}
+
+int xpu_config_save(const struct xpu_settings *s, const char *path, char *msg, size_t size)
+{
+	char def[PATH_MAX], text[8192];
+	int create = !path;
+
+	if (!path) {
+		if (xpu_config_path(def, sizeof(def)) < 0) {
+			xpu_err("cannot save settings: no home directory (set XDG_CONFIG_HOME or HOME)");
+			return -1;
+		}
+		path = def;
+	}
+	if (s->newer) {
+		xpu_err("%s was written by a newer xputop (settings version %d): not overwritten", path,
+			s->version);
+		return -1;
+	}
+	xpu_config_format(s, text, sizeof(text));
+	xpu_as_user_begin();
+	int err = xpu_user_save(path, create, text);
+	xpu_as_user_end();
+	if (err) {
+		xpu_err("cannot save settings to %s: %s", path, strerror(err));
+		return -1;
+	}
+	snprintf(msg, size, "settings saved to %s", path);
+	return 0;
+}

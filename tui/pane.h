@@ -1,0 +1,21 @@
+/* What every view (views.c, view_gpu.c, view_npu.c, gpudev_view.c) draws its
+ * panes with: a source state's words and colour role, and a view's table with
+ * the view state's selection and scrolling.  The views include this, not
+ * views.h, so that they are not a circle with the view area that calls them. */
+#ifndef XPU_TUI_PANE_H
+#define XPU_TUI_PANE_H
+
+#include "keys.h"
+#include "layout.h"
+#include "snapshot.h"
+
+/* A view's table, with the selection and scrolling of the view state; empty
+ * is what shows when there are no rows (unless a filter hides them all). */
+void xpu_view_draw_table(const struct xpu_rect *r, const struct xpu_table *t,
+			 const struct xpu_viewstate *vs, struct xpu_ui *ui, const char *empty);
+
+/* "active", "waiting", "off" or "failed", and the role it is drawn in. */
+const char *xpu_src_state_name(enum xpu_src_state st);
+int xpu_src_state_role(enum xpu_src_state st);
+
+#endif
