@@ -88,6 +88,7 @@ struct app {
 	struct xpu_source *server;
 	struct xpu_source *gpu;		/* this xputop's GPU source, closed before the lock goes */
 	int collecting;			/* the probes are this xputop's own */
+	int locked;			/* holds the collector lock: nobody else may serve the GPU socket */
 	int first_new_source;		/* sources from here on are not polled yet */
 };
 
@@ -718,7 +719,8 @@ static int start_probes(struct app *a)
 		xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_FAILED, "%s",
 				   bpf ? "CPU sampling is off: its BPF program did not load (see the message at start)"
 				       : "CPU sampling is off: this kernel has no usable BTF for BPF programs");
-	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, a->svc, lib, a->o.gpu_no_stacks, !bpf);
+	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, a->svc, lib, a->o.gpu_no_stacks, !bpf,
+						    a->locked);
 	if (!gpu)
 		return -1;
 	xpu_session_add_source(&a->sess, gpu);
@@ -925,6 +927,8 @@ static int share_take_over(struct app *a)
 	int lockfd = xpu_share_lock();
 	if (lockfd < 0)
 		return -1;
+	uint64_t t0 = xpu_now_mono();
+	a->locked = 1;
 	if (start_probes(a) < 0) {	/* some sources may have started: no second try */
 		xpu_err("cannot collect in the place of the collector that left (see above)");
 		close(lockfd);
@@ -932,6 +936,9 @@ static int share_take_over(struct app *a)
 		a->status = 1;
 		return -2;
 	}
+	xpu_debug("took over %.0f ms after the collector's last refresh: the lock came at %.0f ms, the "
+		  "probes took %.0f ms", (double)(xpu_now_mono() - from) / 1e6, (double)(t0 - from) / 1e6,
+		  (double)(xpu_now_mono() - t0) / 1e6);
 	share_serve(a, lockfd);
 	poll_new_sources(a);
 	a->sess.attached = 0;
@@ -1009,6 +1016,7 @@ static int start_live(struct app *a)
 	int role = choose_role(a, &lockfd);
 	if (role != 0)
 		return role < 0 ? -1 : 0;
+	a->locked = lockfd >= 0;
 	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
 	const char *lib = xpu_inject_lib_path();
 	if (start_services(a, &cfg) < 0 || (a->o.cmd && start_child(a, lib) < 0) || start_probes(a) < 0) {

@@ -72,6 +72,7 @@ struct gpu_source {
 	struct xpu_gpu_probes *probes;
 	struct xpu_inject_diag *diag;	/* why launching processes have no library */
 	int epfd, lfd;
+	int locked;		/* the collector lock is ours: replace a dying collector's socket */
 	char sock_path[108];
 	const char *inject_lib;
 	uint32_t start_flags;	/* sent to each library that connects */
@@ -698,13 +699,15 @@ static int listen_socket(struct gpu_source *g)
 	}
 	/* A collector killed a moment ago still listens while the kernel
 	 * closes its files (its lock goes first, its BPF links take tens of
-	 * milliseconds each): one that still answers after a second is alive. */
+	 * milliseconds each).  Holding the lock, this xputop replaces its
+	 * socket now (the libraries connected to it come over when it goes);
+	 * without it, one that still answers after a second is alive. */
 	int fd = -1;
 	for (int tries = 0;; tries++) {
 		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			return -1;
-		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		if (g->locked || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
 			break;
 		close(fd);
 		if (tries == 50) {
@@ -796,7 +799,7 @@ static void mark_sites(void *arg, struct xpu_dict *d)
 
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
 				      struct xpu_service *svc, const char *inject_lib, int no_stacks,
-				      int no_bpf)
+				      int no_bpf, int locked)
 {
 	struct gpu_source *g = calloc(1, sizeof(*g));
 	if (!g)
@@ -806,6 +809,7 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 	g->inject_lib = inject_lib;
 	g->start_flags = XPU_WIRE_START_MEMCPY | (no_stacks ? XPU_WIRE_START_NO_SITES : 0);
 	g->lfd = -1;
+	g->locked = locked;
 	g->mode_gen = s->cfg.gpu.gen;
 	snprintf(g->sock_path, sizeof(g->sock_path), "%s", xpu_gpu_socket_path());
 	xpu_htab_init(&g->widx);

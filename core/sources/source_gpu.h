@@ -22,9 +22,12 @@ const char *xpu_gpu_socket_path(void);
  * pending frame "[unwinding call site N]" that is expanded in place (dict.h)
  * when its frames come.  So a kernel always finds its launch, and nothing
  * waits on the unwinding. */
+/* locked: this xputop holds the collector lock, so an xputop still
+ * answering on the socket is one dying (killed a moment ago): its socket is
+ * replaced at once rather than waited for. */
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
 				      struct xpu_service *svc, const char *inject_lib, int no_stacks,
-				      int no_bpf);
+				      int no_bpf, int locked);
 
 /* Lets the injected processes go and the socket with them (xputop is
  * quitting: another xputop may take over before it is gone). */
