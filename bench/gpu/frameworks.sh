@@ -6,7 +6,7 @@
 #
 # Each workload runs twice: under PyTorch's own profiler (torch.profiler, the
 # reference count of kernels: CUPTI takes one subscriber, hence two runs),
-# then under `xputop -b -j -d 1 --export` with `python3 -X perf`.
+# then under `xputop -b -j -d 1 --gpu-exact --export` with `python3 -X perf`.
 # frameworks_check.py compares them: kernels counted + dropped = launched,
 # GPU time joined to complete stacks that reach the workload's own Python
 # function and a launch API, graph kernels joined to their graph launch,
@@ -51,7 +51,9 @@ for w in $WORK; do
 	(cd "$HERE" && python3 "$script" "$@" --profile --out "$D/ref.jsonl") > "$D/ref.log" 2>&1 ||
 		{ echo "$w: the profiled run failed"; tail -5 "$D/ref.log"; status=1; continue; }
 	# PYTHONPERFSUPPORT as well as -X perf: spawned workers inherit it.
-	(cd "$HERE" && PYTHONPERFSUPPORT=1 "$X" -b -j -d 1 --window 600 --view gpu --export -o "$D" -- \
+	# --gpu-exact: the checks count every kernel (sampled figures are
+	# estimates: bench/gpu/modes.sh measures those).
+	(cd "$HERE" && PYTHONPERFSUPPORT=1 "$X" -b -j -d 1 --window 600 --view gpu --gpu-exact --export -o "$D" -- \
 		python3 -X perf "$script" "$@" --out "$D/run.jsonl") > "$D/xputop.json" 2> "$D/xputop.err" ||
 		{ echo "$w: the run under xputop failed"; tail -5 "$D/xputop.err"; status=1; continue; }
 	graphs=""
