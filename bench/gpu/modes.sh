@@ -8,7 +8,8 @@
 # WORKLOADS: hf, compiled, loop1024, loop4096 (one long process each,
 # bench/gpu/phases.py, with the library loaded: it is dormant while no xputop
 # watches), lo-hf (the HF decode without the library: xputop's launch-only
-# probes), lo-probes (the same with the probes on 10 ms in 500, in 2000, and
+# probes), hf-ab (the HF decode, none and sampled only: many short rounds
+# resolve a small difference better), lo-probes (the same with the probes on 10 ms in 500, in 2000, and
 # always: what turning them on and off costs), empty (back-to-back empty kernels, a process per run: EMPTY is the
 # binary, built from bench/gpu/empty.cu).  Phases alternate ROUNDS times:
 #   none     no xputop
@@ -78,6 +79,8 @@ phased() {	# phased NAME PHASES CMD...: one process, the phases in turn
 for w in "$@"; do
 	case $w in
 	hf) CUDA_INJECTION64_PATH=$BUILD/libxputop_inject.so phased hf "none sampled exact cupti" \
+		python3 -X perf phases.py hf ;;
+	hf-ab) CUDA_INJECTION64_PATH=$BUILD/libxputop_inject.so phased hf-ab "none sampled" \
 		python3 -X perf phases.py hf ;;
 	compiled) CUDA_INJECTION64_PATH=$BUILD/libxputop_inject.so phased compiled "none sampled exact" \
 		python3 -X perf phases.py compiled ;;

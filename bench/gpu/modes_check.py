@@ -85,7 +85,7 @@ def main():
         r = rates(log)
         phases = sorted({p for p, _ in r}, key=lambda p: ORDER.index(p) if p in ORDER else 9)
         rounds = sorted({n for _, n in r})
-        unit = {"hf": "tokens/s", "lo-hf": "tokens/s", "lo-probes": "tokens/s", "compiled": "passes/s"}.get(name, "iterations/s")
+        unit = {"hf": "tokens/s", "lo-hf": "tokens/s", "lo-probes": "tokens/s", "hf-ab": "tokens/s", "compiled": "passes/s"}.get(name, "iterations/s")
         print(f"{name} ({unit}, {len(rounds)} rounds)")
         for p in phases:
             vals = [r[(p, n)] for n in rounds if (p, n) in r]
@@ -93,6 +93,9 @@ def main():
             cpu = [c for n in rounds for c in [self_cpu(snaps(f))
                                                  for f in glob.glob(f"{out}/{name}.{p}.{n}.json")] if c is not None]
             slower = f"{100 * (1 - statistics.median(ratios)):+.2f}% slower" if ratios and p != "none" else ""
+            if len(ratios) >= 4 and p != "none":
+                q = statistics.quantiles([100 * (1 - x) for x in ratios], n=4)
+                slower += f" (rounds' quartiles {q[0]:+.1f}% to {q[2]:+.1f}%)"
             print(f"  {p:8s} median {statistics.median(vals):10.2f}  per round {' '.join(f'{v:.2f}' for v in vals)}"
                   f"  {slower}" + (f"  xputop {statistics.median(cpu):.2f}% CPU" if cpu else ""))
         estimation(out, name, rounds)
