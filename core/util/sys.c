@@ -134,7 +134,9 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	while (n > 0 && n < (int)sizeof(msg) && msg[n - 1] == '\n')
 		msg[--n] = '\0';
-	xpu_log(verbose_libbpf ? XPU_LOG_INFO : XPU_LOG_DEBUG, "libbpf: %s", msg);
+	/* Most of libbpf's own messages say who they are from already. */
+	const char *m = strncmp(msg, "libbpf: ", 8) == 0 ? msg + 8 : msg;
+	xpu_log(verbose_libbpf ? XPU_LOG_INFO : XPU_LOG_DEBUG, "libbpf: %s", m);
 	return 0;
 }
 
