@@ -14,7 +14,7 @@
 static uint64_t regs[XPU_UNWIND_NREGS];
 static uint8_t stack_copy[64 << 10];
 static size_t stack_len;
-static volatile int sink;
+static volatile unsigned sink;	/* wraps: the pads' other bytes are whatever the stack held */
 
 /* Copies raw stack memory as the BPF program does: byte by byte, outside the
  * sanitizer's view (the stack holds its redzones). */
@@ -59,7 +59,7 @@ NOFP void unwind_level_c(int n)
 	volatile char pad[200];
 	pad[n % 200] = (char)n;
 	unwind_capture_here();
-	sink += pad[3];
+	sink += (unsigned char)pad[3];
 }
 
 NOFP void unwind_level_b(int n)
@@ -67,7 +67,7 @@ NOFP void unwind_level_b(int n)
 	volatile long pad[40];
 	pad[n % 40] = n;
 	unwind_level_c(n + 1);
-	sink += (int)pad[1];
+	sink += (unsigned long)pad[1];
 }
 
 NOFP void unwind_level_a(int n)
