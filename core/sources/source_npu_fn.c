@@ -33,14 +33,15 @@ struct xpu_npu_fns {
 	char **names;
 	uint64_t *cookies;
 	uint32_t *ids;			/* dict string of each name, 0 = not interned yet */
-	size_t n, cap;
+	size_t n;
+	uint32_t capnames, capcookies, capids;
 	struct prev *prev;
 	uint32_t nprev, capprev;
 	struct xpu_htab prev_idx;
 	struct bpf_link *multi[2];	/* kernel: all functions; the ioctl handlers' returns */
 	int ufd[2];			/* stand-in: the same as uprobe_multi links (fds), or -1 */
 	struct bpf_link **links;	/* stand-in, before Linux 6.6: one uprobe each */
-	size_t nlinks, caplinks;
+	uint32_t nlinks, caplinks;
 };
 
 static void detach(struct xpu_npu_fns *f)
@@ -65,22 +66,10 @@ static int add(struct xpu_npu_fns *f, const char *name, size_t len)
 	for (size_t i = 0; i < f->n; i++)	/* a name listed twice (static functions alike) */
 		if (strlen(f->names[i]) == len && memcmp(f->names[i], name, len) == 0)
 			return 0;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 256;
-		char **names = realloc(f->names, cap * sizeof(*names));
-		if (!names)
-			return -ENOMEM;
-		f->names = names;
-		uint64_t *cookies = realloc(f->cookies, cap * sizeof(*cookies));
-		if (!cookies)
-			return -ENOMEM;
-		f->cookies = cookies;
-		uint32_t *ids = realloc(f->ids, cap * sizeof(*ids));
-		if (!ids)
-			return -ENOMEM;
-		f->ids = ids;
-		f->cap = cap;
-	}
+	if (xpu_grow((void **)&f->names, &f->capnames, f->n + 1, sizeof(*f->names)) ||
+	    xpu_grow((void **)&f->cookies, &f->capcookies, f->n + 1, sizeof(*f->cookies)) ||
+	    xpu_grow((void **)&f->ids, &f->capids, f->n + 1, sizeof(*f->ids)))
+		return -ENOMEM;
 	char *copy = strndup(name, len);
 	if (!copy)
 		return -ENOMEM;
@@ -207,15 +196,9 @@ static int attach_uprobes(struct xpu_npu_fns *f, struct bpf_program *p, const ch
 		struct bpf_link *l = bpf_program__attach_uprobe_opts(p, -1, binary, 0, &o);
 		if (!l)
 			return -errno;
-		if (f->nlinks == f->caplinks) {
-			size_t cap = f->caplinks ? f->caplinks * 2 : 64;
-			struct bpf_link **links = realloc(f->links, cap * sizeof(*links));
-			if (!links) {
-				bpf_link__destroy(l);
-				return -ENOMEM;
-			}
-			f->links = links;
-			f->caplinks = cap;
+		if (xpu_grow((void **)&f->links, &f->caplinks, f->nlinks + 1, sizeof(*f->links))) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
 		}
 		f->links[f->nlinks++] = l;
 	}
