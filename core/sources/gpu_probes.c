@@ -20,6 +20,7 @@
 #include "symbolize.h"
 #include "sys.h"
 #include "unwind_dwarf.h"
+#include "uprobe_multi.h"
 
 #define MAX_FILES 64
 #define MAX_LINKS 512
@@ -331,7 +332,7 @@ static int open_load(struct xpu_gpu_probes *p, int launch_only)
 	bpf_program__set_autoload(p->skel->progs.gpu_maps, launch_only > 0);
 	if (launch_only == 2)
 		bpf_program__set_expected_attach_type(p->skel->progs.gpu_launch,
-						      (enum bpf_attach_type)xpu_launch_probes_multi_type());
+						      (enum bpf_attach_type)XPU_BPF_TRACE_UPROBE_MULTI);
 	return gpu_bpf__load(p->skel);
 }
 
@@ -341,7 +342,7 @@ static int open_load(struct xpu_gpu_probes *p, int launch_only)
  * injected processes still does. */
 static int load(struct xpu_gpu_probes *p)
 {
-	int err = getenv("XPUTOP_NO_UPROBE_MULTI") ? -EOPNOTSUPP : open_load(p, 2);
+	int err = xpu_uprobe_multi_allowed() ? open_load(p, 2) : -EOPNOTSUPP;
 	if (err == 0) {
 		p->multi = 1;
 		return 0;

@@ -85,11 +85,6 @@ static int attach_multi(struct bpf_program *prog, const struct file *f)
 	return xpu_uprobe_multi_attach(bpf_program__fd(prog), f->path, offs, cookies, n, 0);
 }
 
-int xpu_launch_probes_multi_type(void)
-{
-	return XPU_BPF_TRACE_UPROBE_MULTI;
-}
-
 /* Attaches the links of files[from..nfiles).  The files array only grows
  * and only the thread touches the links, so the lock is dropped around the
  * system calls: adding a file never waits for an attach. */

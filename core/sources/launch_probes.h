@@ -27,10 +27,10 @@ struct xpu_launch_probes_stats {
 };
 
 /* multi: prog was loaded as a uprobe_multi program (expected attach type
- * xpu_launch_probes_multi_type(), Linux 6.6); else one perf-event uprobe a
- * function, whose detach waits for RCU (slow to turn on and off). */
+ * XPU_BPF_TRACE_UPROBE_MULTI, uprobe_multi.h; Linux 6.6); else one
+ * perf-event uprobe a function, whose detach waits for RCU (slow to turn on
+ * and off). */
 struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi);
-int xpu_launch_probes_multi_type(void);
 void xpu_launch_probes_free(struct xpu_launch_probes *lp);
 /* A file to probe: n functions at file offsets offs (0: absent), function i
  * with the BPF cookie cookie0 + i.  Returns 0, or -1 (no function, no room). */

@@ -946,7 +946,7 @@ struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_np
 		goto fail;
 	/* The stand-in's functions take the multi-kprobe programs as
 	 * uprobe_multi ones (Linux 6.6), else as plain uprobes. */
-	n->fns_multi = p.binary != NULL && !getenv("XPUTOP_NO_UPROBE_MULTI");
+	n->fns_multi = p.binary != NULL && xpu_uprobe_multi_allowed();
 	for (;;) {
 		npu_bpf__destroy(n->skel);
 		n->skel = npu_bpf__open();

@@ -1,5 +1,6 @@
 #include "uprobe_multi.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -11,6 +12,11 @@ struct link_create_uprobe_multi {
 	uint64_t path, offsets, ref_ctr_offsets, cookies;
 	uint32_t cnt, mflags, pid, pad;
 };
+
+int xpu_uprobe_multi_allowed(void)
+{
+	return getenv("XPUTOP_NO_UPROBE_MULTI") == NULL;
+}
 
 int xpu_uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offs, const uint64_t *cookies,
 			    uint32_t n, int retprobe)

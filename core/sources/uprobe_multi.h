@@ -14,6 +14,10 @@
 #define XPU_BPF_TRACE_UPROBE_MULTI 48
 #define XPU_BPF_F_UPROBE_MULTI_RETURN 1u
 
+/* 0 when XPUTOP_NO_UPROBE_MULTI is set: callers then take the perf-event
+ * uprobes they fall back to before Linux 6.6 (for testing that path). */
+int xpu_uprobe_multi_allowed(void);
+
 /* Attaches prog_fd to the functions at file offsets offs[0..n) of path, with
  * cookies[i] (NULL: none), as return probes when retprobe.  Returns the
  * link's fd (close it to detach), or -1 with errno. */
