@@ -84,9 +84,10 @@ grep -q "^CPU:" "$T_TMP/gpu.txt" && fail "--view gpu printed the CPU table"
 for v in CPU GPU NPU; do expect_grep "^$v" "$T_TMP/all.txt"; done
 
 t batch_mode_sorts_by_the_column_asked_for
-# Rows to sort, however quiet the machine: two busy programs.
-"$OUT/tests/progs/busy" 4 & B1=$!
-"$OUT/tests/progs/busy" 4 & B2=$!
+# Rows to sort, however quiet the machine: two busy programs, alive through
+# both runs however slowly xputop starts (a sanitizer build takes seconds).
+"$OUT/tests/progs/busy" 60 & B1=$!
+"$OUT/tests/progs/busy" 60 & B2=$!
 "$XPUTOP" -b -j -n 1 -d 0.5 --sort pid > "$T_TMP/sort.json" 2> "$T_TMP/err" || fail "exit status $?: $(cat "$T_TMP/err")"
 python3 tests/jsonq.py cpu_sorted_by pid desc < "$T_TMP/sort.json" || fail "--sort pid"
 "$XPUTOP" -b -j -n 1 -d 0.5 -s samples > "$T_TMP/sort.json" 2> "$T_TMP/err" || fail "exit status $?"
@@ -97,8 +98,8 @@ expect_grep "cpu_pct" "$T_TMP/err"
 expect_grep "cpu_time_ns" "$T_TMP/err"
 
 t batch_mode_sorts_by_time_plus_and_res
-"$OUT/tests/progs/busy" 4 & B1=$!
-"$OUT/tests/progs/busy" 4 & B2=$!
+"$OUT/tests/progs/busy" 60 & B1=$!
+"$OUT/tests/progs/busy" 60 & B2=$!
 "$XPUTOP" -b -j -n 1 -d 0.5 --sort cpu_time_ns > "$T_TMP/sort.json" 2> "$T_TMP/err" || fail "exit status $?: $(cat "$T_TMP/err")"
 python3 tests/jsonq.py cpu_sorted_by cpu_time_ns desc < "$T_TMP/sort.json" || fail "--sort cpu_time_ns"
 "$XPUTOP" -b -j -n 1 -d 0.5 --sort res_bytes > "$T_TMP/sort.json" 2> "$T_TMP/err" || fail "exit status $?: $(cat "$T_TMP/err")"
@@ -106,7 +107,7 @@ python3 tests/jsonq.py cpu_sorted_by res_bytes desc < "$T_TMP/sort.json" || fail
 kill $B1 $B2 2> /dev/null; wait $B1 $B2 2> /dev/null
 
 t batch_mode_shows_threads_with_H
-"$OUT/tests/progs/busy" 5 2 & B=$!
+"$OUT/tests/progs/busy" 60 2 & B=$!
 "$XPUTOP" -b -j -n 1 -d 0.5 -H -p $B > "$T_TMP/threads.json" 2> "$T_TMP/err" || fail "exit status $?: $(cat "$T_TMP/err")"
 kill $B 2> /dev/null; wait $B 2> /dev/null
 python3 tests/jsonq.py cpu_view threads < "$T_TMP/threads.json" || fail "-H"
