@@ -367,6 +367,26 @@ def npu_alerts_within(snaps, onset_ns, limit_ms):
             sys.exit(f"{a['rule']} raised {late:.0f} ms after the onset, limit {limit_ms} ms")
 
 
+def npu_alerts_due(snaps, onset_ns, due_ms):
+    """Every alert was raised no earlier than ONSET_NS, and at the latest by
+    the first refresh after it was due (ONSET_NS + DUE_MS, and 50 ms for the
+    stand-in's own timestamps), wherever that refresh fell: on time, that is
+    within DUE_MS and one refresh; on a machine too loaded to refresh on
+    time, no refresh went by without it once it was due."""
+    onset, due = int(onset_ns), int(onset_ns) + (float(due_ms) + 50) * 1e6
+    after = [s["mono_ns"] for s in snaps if s["mono_ns"] >= due]
+    if not after:
+        sys.exit(f"no refresh after the alerts were due ({float(due_ms):.0f} ms after the onset)")
+    for a in snaps[-1]["alerts"]:
+        late = (a["mono_ns"] - onset) / 1e6
+        if late < 0:
+            sys.exit(f"{a['rule']} raised {-late:.0f} ms before the onset")
+        if a["mono_ns"] > after[0]:
+            sys.exit(f"{a['rule']} raised {late:.0f} ms after the onset, by the refresh at "
+                     f"{(a['mono_ns'] - after[0]) / 1e6:.0f} ms past the first one after it was due "
+                     f"({float(due_ms):.0f} ms)")
+
+
 def npu_alert_severity(snaps, rule, severity):
     """The alert RULE of the last snapshot has SEVERITY."""
     for a in snaps[-1]["alerts"]:
@@ -583,7 +603,7 @@ CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_p
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest,
                                   cpu_sorted_by, cpu_view, hot_function, proc_stat, system_matches, cpu_busy_at_least,
-                                  npu_alerts, npu_alerts_within, npu_alert_severity, npu_call,
+                                  npu_alerts, npu_alerts_within, npu_alerts_due, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, npu_category,
                                   npu_top_functions, npu_chain, chrome_trace)}
 

@@ -22,7 +22,8 @@ scenario() {
 	ONSET=$(awk '/^onset/ { print $2 }' "$T_TMP/$1.onset")
 }
 
-LIMIT=$((TDR_MS + REFRESH_MS))
+# The alerts below are due at the TDR: raised by the first refresh after it
+# (within TDR_MS + REFRESH_MS when refreshes come on time).
 
 t the_sources_list_says_what_this_kernel_offers
 "$XPUTOP" -b -j -n 1 -d 0.3 > "$T_TMP/src.json" 2> "$T_TMP/src.err" || fail "xputop failed: $(cat "$T_TMP/src.err")"
@@ -76,12 +77,18 @@ t every_call_of_a_driver_started_right_after_the_attach_is_counted
 # (bench/RESULTS.md).  Each attach path, at the start and 1 s after it: the
 # driver's own count of its probed calls against the function table's.
 storm() {	# storm NAME DELAY [ENV]: npu_driver rate 0 for 2 s
-	env $3 "$XPUTOP" -b -j -d 0.5 -n 8 --npu-probe-binary "$DRV" > "$T_TMP/$1.json" 2> "$T_TMP/$1.err" &
+	env $3 "$XPUTOP" -b -j -d 0.5 -n 120 --npu-probe-binary "$DRV" > "$T_TMP/$1.json" 2> "$T_TMP/$1.err" &
 	xp=$!
 	wait_json "$T_TMP/$1.json"
 	sleep "$2"
 	"$DRV" rate 0 2 > "$T_TMP/$1.drv" || fail "npu_driver rate failed"
-	wait $xp || fail "xputop exited with $?: $(cat "$T_TMP/$1.err")"
+	# Two refreshes after the driver's end, however slowly this machine
+	# runs today (the counts are read from the map at each refresh).
+	n=$(($(wc -l < "$T_TMP/$1.json") + 2)) i=0
+	while [ "$(wc -l < "$T_TMP/$1.json")" -lt $n ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -INT $xp
+	wait $xp; rc=$?
+	[ $rc -eq 130 ] || fail "xputop exited with $rc: $(cat "$T_TMP/$1.err")"
 	python3 - "$T_TMP/$1.json" "$T_TMP/$1.drv" "$1" <<-'PY' || fail "$1: calls went uncounted"
 	import json, sys
 	s = json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]
@@ -128,7 +135,7 @@ t a_firmware_stall_raises_stall_within_tdr_and_one_refresh
 scenario stall 6 18
 $Q npu_alerts npu.ipc_silent npu.stall < "$T_TMP/stall.json" || fail "stall alerts"
 $Q npu_alert_severity npu.stall STALL < "$T_TMP/stall.json" || fail "severity"
-$Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/stall.json" || fail "too late"
+$Q npu_alerts_due "$ONSET" $TDR_MS < "$T_TMP/stall.json" || fail "too late"
 $Q npu_value jobs.outstanding eq 1 < "$T_TMP/stall.json" || fail "the stuck job"
 
 t a_stall_is_caught_on_a_kernel_without_the_doorbell_from_the_submit_ioctl
@@ -142,7 +149,7 @@ ONSET=$(awk '/^onset/ { print $2 }' "$T_TMP/old.onset")
 $Q npu_source jobs active "ivpu_submit_ioctl" < "$T_TMP/old.json" || fail "jobs source"
 $Q npu_source "ivpu probes" active "ivpu_hw_ip_db_set" < "$T_TMP/old.json" || fail "the doorbell is not named missing"
 $Q npu_alerts npu.ipc_silent npu.stall < "$T_TMP/old.json" || fail "stall alerts"
-$Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/old.json" || fail "too late"
+$Q npu_alerts_due "$ONSET" $TDR_MS < "$T_TMP/old.json" || fail "too late"
 $Q npu_value jobs.outstanding eq 1 < "$T_TMP/old.json" || fail "the stuck job"
 $Q npu_value jobs.done_total ge 300 < "$T_TMP/old.json" || fail "completions did not match their submissions"
 
@@ -151,14 +158,14 @@ scenario storm 8 18
 $Q npu_alerts npu.ipc_timeout npu.ipc_rate < "$T_TMP/storm.json" || fail "storm alerts"
 $Q npu_alert_severity npu.ipc_timeout CRITICAL < "$T_TMP/storm.json" || fail "severity"
 $Q npu_alert_severity npu.ipc_rate WARN < "$T_TMP/storm.json" || fail "severity"
-$Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/storm.json" || fail "too late"
+$Q npu_alerts_due "$ONSET" $TDR_MS < "$T_TMP/storm.json" || fail "too late"
 $Q npu_value ipc.timeouts_total ge 1000 < "$T_TMP/storm.json" || fail "timeouts"
 
 t a_recovery_raises_recovery_and_aborted_jobs
 scenario recovery 8 18
 $Q npu_alerts npu.recovery npu.job_aborted < "$T_TMP/recovery.json" || fail "recovery alerts"
 $Q npu_alert_severity npu.recovery CRITICAL < "$T_TMP/recovery.json" || fail "severity"
-$Q npu_alerts_within "$ONSET" $LIMIT < "$T_TMP/recovery.json" || fail "too late"
+$Q npu_alerts_due "$ONSET" $TDR_MS < "$T_TMP/recovery.json" || fail "too late"
 $Q npu_value power.last_recovery eq "WDT NCE IRQ" < "$T_TMP/recovery.json" || fail "the reason"
 $Q npu_value jobs.aborted_total eq 2 < "$T_TMP/recovery.json" || fail "aborted jobs"
 
