@@ -358,8 +358,8 @@ static int load(struct xpu_gpu_probes *p)
 	return 0;
 }
 
-struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu_dict *d,
-					  struct xpu_service *svc, const struct xpu_gpu_probe_sink *sink)
+struct xpu_gpu_probes *xpu_gpu_probes_load(struct xpu_symbolizer *sym, struct xpu_dict *d,
+					   struct xpu_service *svc)
 {
 	struct xpu_gpu_probes *p = calloc(1, sizeof(*p));
 	int err;
@@ -368,15 +368,10 @@ struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu
 	p->sym = sym;
 	p->dict = d;
 	p->svc = svc;
-	p->sink = *sink;
 	if (!(p->unwinder = xpu_unwinder_new())) {
 		free(p);
 		return NULL;
 	}
-	for (size_t i = 0; i < NRUNTIME; i++)
-		p->api_str[i] = xpu_dict_cstr(d, runtime_fns[i]);
-	for (size_t i = 0; i < NDRIVER; i++)
-		p->api_str[NRUNTIME + i] = xpu_dict_cstr(d, driver_fns[i]);
 	err = load(p);
 	if (err) {
 		xpu_err("cannot load the GPU probes: %s", xpu_sys_bpf_hint(err));
@@ -387,20 +382,44 @@ struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu
 		xpu_err("cannot set up the GPU probe ring buffer: %s", xpu_sys_bpf_hint(errno));
 		goto fail;
 	}
-	p->launches = xpu_gpu_launches_new(d, bpf_map__fd(p->skel->maps.launch_counts),
-					   bpf_map__fd(p->skel->maps.proc_sites));
-	if (!p->launches)
-		goto fail;
-	p->no_stack = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[stack not captured]"), 0);
-	if (!p->st.no_launch_only) {
-		if (!(p->lp = xpu_launch_probes_new(p->skel->progs.gpu_launch, p->multi)))
-			goto fail;
-		watch_mappings(p);
-	}
 	return p;
 fail:
 	xpu_gpu_probes_free(p);
 	return NULL;
+}
+
+/* The dictionary's strings are taken here, not at the load: a load kept
+ * ready for a takeover may wait a long time, and nothing marks them meanwhile. */
+int xpu_gpu_probes_start(struct xpu_gpu_probes *p, const struct xpu_gpu_probe_sink *sink)
+{
+	struct xpu_dict *d = p->dict;
+	p->sink = *sink;
+	for (size_t i = 0; i < NRUNTIME; i++)
+		p->api_str[i] = xpu_dict_cstr(d, runtime_fns[i]);
+	for (size_t i = 0; i < NDRIVER; i++)
+		p->api_str[NRUNTIME + i] = xpu_dict_cstr(d, driver_fns[i]);
+	p->launches = xpu_gpu_launches_new(d, bpf_map__fd(p->skel->maps.launch_counts),
+					   bpf_map__fd(p->skel->maps.proc_sites));
+	if (!p->launches)
+		return -1;
+	p->no_stack = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[stack not captured]"), 0);
+	if (!p->st.no_launch_only) {
+		if (!(p->lp = xpu_launch_probes_new(p->skel->progs.gpu_launch, p->multi)))
+			return -1;
+		watch_mappings(p);
+	}
+	return 0;
+}
+
+struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu_dict *d,
+					  struct xpu_service *svc, const struct xpu_gpu_probe_sink *sink)
+{
+	struct xpu_gpu_probes *p = xpu_gpu_probes_load(sym, d, svc);
+	if (p && xpu_gpu_probes_start(p, sink) < 0) {
+		xpu_gpu_probes_free(p);
+		return NULL;
+	}
+	return p;
 }
 
 void xpu_gpu_probes_free(struct xpu_gpu_probes *p)

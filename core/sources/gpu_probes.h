@@ -55,6 +55,12 @@ struct xpu_gpu_probe_stats {
  * Returns NULL with the reason reported. */
 struct xpu_gpu_probes *xpu_gpu_probes_new(struct xpu_symbolizer *sym, struct xpu_dict *d,
 					  struct xpu_service *svc, const struct xpu_gpu_probe_sink *sink);
+/* The same in two steps (source_cpu.h says why): the load attaches nothing
+ * and takes nothing from the dictionary; the start (which may fail, said,
+ * leaving only the free) attaches and watches. */
+struct xpu_gpu_probes *xpu_gpu_probes_load(struct xpu_symbolizer *sym, struct xpu_dict *d,
+					   struct xpu_service *svc);
+int xpu_gpu_probes_start(struct xpu_gpu_probes *p, const struct xpu_gpu_probe_sink *sink);
 void xpu_gpu_probes_free(struct xpu_gpu_probes *p);
 int xpu_gpu_probes_fd(struct xpu_gpu_probes *p);
 int xpu_gpu_probes_drain(struct xpu_gpu_probes *p);

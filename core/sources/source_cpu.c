@@ -37,6 +37,7 @@ struct cpu_source {
 	struct bpf_link **links;
 	int *pfds;
 	int ncpus;
+	uint32_t hz;
 	struct xpu_session *sess;
 	struct xpu_symbolizer *sym;
 	uint64_t seen_drops;
@@ -238,8 +239,8 @@ static uint32_t ring_size(int ncpus, uint32_t hz)
 	return sz;
 }
 
-struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
-				      const struct xpu_cpu_source_opts *o)
+struct xpu_source *xpu_source_cpu_load(struct xpu_session *s, struct xpu_symbolizer *sym,
+				       const struct xpu_cpu_source_opts *o)
 {
 	struct cpu_source *c = calloc(1, sizeof(*c));
 	int err;
@@ -275,19 +276,35 @@ struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symboliz
 		xpu_err("cannot set up the CPU sample ring buffer: %s", xpu_sys_bpf_hint(errno));
 		goto fail;
 	}
-	if (watch_ring(c) < 0)
-		goto fail;
-	if (attach_cpus(c, o->hz) < 0)
-		goto fail;
-	err = cpu_bpf__attach(c->skel);
-	if (err) {
-		xpu_err("cannot attach the exec/exit tracepoints: %s", xpu_sys_bpf_hint(err));
-		goto fail;
-	}
-	xpu_session_status(s, XPU_SRC_CPU, XPU_SRC_ACTIVE, "cpu-clock sampling at %u Hz on %d CPUs",
-			   o->hz, c->ncpus);
+	c->hz = o->hz;
 	return &c->base;
 fail:
 	cpu_destroy(&c->base);
 	return NULL;
+}
+
+int xpu_source_cpu_attach(struct xpu_source *src)
+{
+	struct cpu_source *c = (struct cpu_source *)src;
+	if (watch_ring(c) < 0 || attach_cpus(c, c->hz) < 0)
+		return -1;
+	int err = cpu_bpf__attach(c->skel);
+	if (err) {
+		xpu_err("cannot attach the exec/exit tracepoints: %s", xpu_sys_bpf_hint(err));
+		return -1;
+	}
+	xpu_session_status(c->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE, "cpu-clock sampling at %u Hz on %d CPUs",
+			   c->hz, c->ncpus);
+	return 0;
+}
+
+struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
+				      const struct xpu_cpu_source_opts *o)
+{
+	struct xpu_source *src = xpu_source_cpu_load(s, sym, o);
+	if (src && xpu_source_cpu_attach(src) < 0) {
+		cpu_destroy(src);
+		return NULL;
+	}
+	return src;
 }

@@ -798,30 +798,37 @@ static void mark_sites(void *arg, struct xpu_dict *d)
 }
 
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
-				      struct xpu_service *svc, const char *inject_lib, int no_stacks,
-				      int no_bpf, int locked)
+				      struct xpu_service *svc, const struct xpu_gpu_source_opts *o)
 {
 	struct gpu_source *g = calloc(1, sizeof(*g));
-	if (!g)
+	if (!g) {
+		xpu_gpu_probes_free(o->probes);
 		return NULL;
+	}
 	g->base = (struct xpu_source){ "gpu", gpu_fd, gpu_drain, gpu_tick, gpu_destroy };
 	g->sess = s;
-	g->inject_lib = inject_lib;
-	g->start_flags = XPU_WIRE_START_MEMCPY | (no_stacks ? XPU_WIRE_START_NO_SITES : 0);
+	g->inject_lib = o->inject_lib;
+	g->start_flags = XPU_WIRE_START_MEMCPY | (o->no_stacks ? XPU_WIRE_START_NO_SITES : 0);
 	g->lfd = -1;
-	g->locked = locked;
+	g->locked = o->locked;
 	g->mode_gen = s->cfg.gpu.gen;
 	snprintf(g->sock_path, sizeof(g->sock_path), "%s", xpu_gpu_socket_path());
 	xpu_htab_init(&g->widx);
 	g->diag = xpu_inject_diag_new(g->sock_path);
 	g->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (!g->diag || g->epfd < 0) {
+		xpu_gpu_probes_free(o->probes);
 		gpu_destroy(&g->base);
 		return NULL;
 	}
 	struct xpu_gpu_probe_sink ps = { probe_site, probe_launch, probe_span, g };
-	g->probes = no_bpf ? NULL : xpu_gpu_probes_new(sym, &s->dict, svc, &ps);
-	if (no_bpf) {
+	if (o->probes && xpu_gpu_probes_start(o->probes, &ps) == 0)
+		g->probes = o->probes;
+	else if (o->probes)
+		xpu_gpu_probes_free(o->probes);
+	else if (!o->no_bpf)
+		g->probes = xpu_gpu_probes_new(sym, &s->dict, svc, &ps);
+	if (o->no_bpf) {
 		snprintf(g->problem, sizeof(g->problem), "launch stacks are off (no kernel BTF for the BPF probes)");
 	} else if (g->probes) {
 		probes_mode(g);

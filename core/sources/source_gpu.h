@@ -5,6 +5,7 @@
 #ifndef XPU_SOURCE_GPU_H
 #define XPU_SOURCE_GPU_H
 
+struct xpu_gpu_probes;
 struct xpu_service;
 struct xpu_session;
 struct xpu_source;
@@ -22,12 +23,21 @@ const char *xpu_gpu_socket_path(void);
  * pending frame "[unwinding call site N]" that is expanded in place (dict.h)
  * when its frames come.  So a kernel always finds its launch, and nothing
  * waits on the unwinding. */
-/* locked: this xputop holds the collector lock, so an xputop still
- * answering on the socket is one dying (killed a moment ago): its socket is
- * replaced at once rather than waited for. */
+struct xpu_gpu_source_opts {
+	const char *inject_lib;
+	int no_stacks;		/* --gpu-no-stacks */
+	int no_bpf;		/* no kernel BTF: no launch probes */
+	/* This xputop holds the collector lock, so an xputop still answering
+	 * on the socket is one dying (killed a moment ago): its socket is
+	 * replaced at once rather than waited for. */
+	int locked;
+	/* Launch probes loaded already (xpu_gpu_probes_load()), handed over;
+	 * NULL: loaded here. */
+	struct xpu_gpu_probes *probes;
+};
+
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
-				      struct xpu_service *svc, const char *inject_lib, int no_stacks,
-				      int no_bpf, int locked);
+				      struct xpu_service *svc, const struct xpu_gpu_source_opts *o);
 
 /* Lets the injected processes go and the socket with them (xputop is
  * quitting: another xputop may take over before it is gone). */

@@ -93,6 +93,17 @@ struct ioctl_prev {
 	uint64_t hist[XPU_NPU_HIST_BUCKETS];
 };
 
+struct plan {
+	int accel;		/* an NPU to watch: accel devices, intel_vpu, or --npu-dev */
+	int ioctls;		/* and tracefs there: the syscall tracepoints can attach */
+	int kprobes;		/* the kernel can kprobe */
+	int vpu_loaded;
+	const char *binary;
+	char ze[256];
+	int have_ze;
+	uint32_t rdev;		/* --npu-dev as a kernel dev_t */
+};
+
 struct npu_source {
 	struct xpu_source base;
 	struct npu_bpf *skel;
@@ -125,6 +136,8 @@ struct npu_source {
 	char fns_why[200];		/* why they are not */
 	uint32_t tp_names[3];		/* dict strings "vpu:job", "vpu:jsm", "vpu:pm" */
 	int nl0_binary;			/* Level Zero entry points probed in --npu-probe-binary */
+	struct plan plan;		/* what the load found this machine offers */
+	struct xpu_npu_source_opts opts;
 };
 
 /* ---- records -> events ---- */
@@ -708,16 +721,6 @@ static int attach_l0(struct npu_source *n, const char *lib)
 
 /* ---- set-up: decide, load, attach, then tell ---- */
 
-struct plan {
-	int accel;		/* an NPU to watch: accel devices, intel_vpu, or --npu-dev */
-	int ioctls;		/* and tracefs there: the syscall tracepoints can attach */
-	int kprobes;		/* the kernel can kprobe */
-	int vpu_loaded;
-	const char *binary;
-	char ze[256];
-	int have_ze;
-	uint32_t rdev;		/* --npu-dev as a kernel dev_t */
-};
 
 static int resolve_dev(const char *path, uint32_t *rdev)
 {
@@ -928,25 +931,25 @@ static int plan(struct npu_source *n, const struct xpu_npu_source_opts *o, struc
 	return 0;
 }
 
-struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_npu_source_opts *o)
+struct xpu_source *xpu_source_npu_load(struct xpu_session *s, const struct xpu_npu_source_opts *o)
 {
 	struct npu_source *n = calloc(1, sizeof(*n));
-	struct plan p;
-	char missing[400], failed[400];
-	int err, nprobes, nl0 = 0;
+	int err;
 
 	if (!n)
 		return NULL;
 	n->base = (struct xpu_source){ "npu", npu_fd, npu_drain, npu_tick, npu_destroy };
 	n->sess = s;
+	n->opts = *o;
 	n->pids = o->pids;
 	n->npids = o->npids;
 	xpu_htab_init(&n->prev_idx);
-	if (plan(n, o, &p) < 0)
+	struct plan *p = &n->plan;
+	if (plan(n, o, p) < 0)
 		goto fail;
 	/* The stand-in's functions take the multi-kprobe programs as
 	 * uprobe_multi ones (Linux 6.6), else as plain uprobes. */
-	n->fns_multi = p.binary != NULL && xpu_uprobe_multi_allowed();
+	n->fns_multi = p->binary != NULL && xpu_uprobe_multi_allowed();
 	for (;;) {
 		npu_bpf__destroy(n->skel);
 		n->skel = npu_bpf__open();
@@ -954,14 +957,14 @@ struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_np
 			xpu_err("cannot open the NPU BPF object: %s", xpu_sys_bpf_hint(errno));
 			goto fail;
 		}
-		n->skel->rodata->probe_user = p.binary != NULL;
-		if (p.binary) {
+		n->skel->rodata->probe_user = p->binary != NULL;
+		if (p->binary) {
 			enum bpf_attach_type t = (enum bpf_attach_type)(n->fns_multi ? XPU_BPF_TRACE_UPROBE_MULTI : 0);
 			bpf_program__set_expected_attach_type(n->skel->progs.npu_func, t);
 			bpf_program__set_expected_attach_type(n->skel->progs.npu_func_ret, t);
 		}
-		n->skel->rodata->extra_rdev = p.rdev;
-		set_autoload(n, p.ioctls, p.have_ze || p.binary);
+		n->skel->rodata->extra_rdev = p->rdev;
+		set_autoload(n, p->ioctls, p->have_ze || p->binary);
 		err = npu_bpf__load(n->skel);
 		if (!err || !n->fns_multi)
 			break;
@@ -976,36 +979,56 @@ struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_np
 		xpu_err("cannot set up the NPU ring buffer: %s", xpu_sys_bpf_hint(errno));
 		goto fail;
 	}
-	if (p.ioctls && (keep(n, bpf_program__attach(n->skel->progs.npu_ioctl_enter)) < 0 ||
+	return &n->base;
+fail:
+	npu_destroy(&n->base);
+	return NULL;
+}
+
+void xpu_source_npu_attach(struct xpu_source *src)
+{
+	struct npu_source *n = (struct npu_source *)src;
+	struct xpu_session *s = n->sess;
+	const struct xpu_npu_source_opts *o = &n->opts;
+	struct plan *p = &n->plan;
+	char missing[400], failed[400];
+	int nprobes, nl0 = 0;
+	if (p->ioctls && (keep(n, bpf_program__attach(n->skel->progs.npu_ioctl_enter)) < 0 ||
 			 keep(n, bpf_program__attach(n->skel->progs.npu_ioctl_exit)) < 0)) {
 		xpu_warn("cannot attach the ioctl tracepoints: %s", xpu_sys_bpf_hint(errno));
-		p.ioctls = 0;
+		p->ioctls = 0;
 	}
-	nprobes = attach_probes(n, p.binary, missing, failed, sizeof(missing));
+	nprobes = attach_probes(n, p->binary, missing, failed, sizeof(missing));
 	attach_tp(n, TP_JOB, n->skel->progs.npu_tp_job);
 	attach_tp(n, TP_JSM, n->skel->progs.npu_tp_jsm);
 	attach_tp(n, TP_PM, n->skel->progs.npu_tp_pm);
 	if (!attach_tp(n, TP_FENCE_INIT, n->skel->progs.npu_fence_init) ||
 	    !attach_tp(n, TP_FENCE_SIGNAL, n->skel->progs.npu_fence_signaled))
 		n->tp_used[TP_FENCE_INIT] = n->tp_used[TP_FENCE_SIGNAL] = 0;
-	if (p.have_ze)
-		nl0 = attach_l0(n, p.ze);
-	if (p.binary)	/* a stand-in may play the user-space driver's entry points too */
-		n->nl0_binary = attach_l0(n, p.binary);
-	attach_fns(n, &p);
-	tell(n, &p, o, nprobes, missing, failed, nl0);
+	if (p->have_ze)
+		nl0 = attach_l0(n, p->ze);
+	if (p->binary)	/* a stand-in may play the user-space driver's entry points too */
+		n->nl0_binary = attach_l0(n, p->binary);
+	attach_fns(n, p);
+	tell(n, p, o, nprobes, missing, failed, nl0);
 	/* With no NPU the view says so first, and is not "active". */
-	int no_npu = !p.accel && !p.binary;
+	int no_npu = !p->accel && !p->binary;
 	xpu_session_status(s, XPU_SRC_NPU, no_npu ? XPU_SRC_OFF : XPU_SRC_ACTIVE, "%s%s%s%s%s",
 			   no_npu ? "no NPU on this machine (no intel_vpu, no /dev/accel); " : "",
-			   p.ioctls ? "ioctls on accel fds" : "no ioctl tracing",
-			   nprobes ? (p.binary ? "; ivpu_* uprobes" : "; ivpu_* kprobes") : "",
+			   p->ioctls ? "ioctls on accel fds" : "no ioctl tracing",
+			   nprobes ? (p->binary ? "; ivpu_* uprobes" : "; ivpu_* kprobes") : "",
 			   n->tp_used[TP_FENCE_INIT] ? "; dma_fence job fallback" : "",
 			   nl0 || n->nl0_binary ? "; Level Zero calls" : "");
 	emit_tdr(n);
-	return &n->base;
-fail:
-	xpu_session_status(s, XPU_SRC_NPU, XPU_SRC_FAILED, "the NPU probes could not be set up (see -v)");
-	npu_destroy(&n->base);
-	return NULL;
+}
+
+struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_npu_source_opts *o)
+{
+	struct xpu_source *src = xpu_source_npu_load(s, o);
+	if (!src) {
+		xpu_session_status(s, XPU_SRC_NPU, XPU_SRC_FAILED, "the NPU probes could not be set up (see -v)");
+		return NULL;
+	}
+	xpu_source_npu_attach(src);
+	return src;
 }

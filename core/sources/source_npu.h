@@ -24,4 +24,12 @@ struct xpu_npu_source_opts {
  * and on the error channel) only when nothing at all could be set up. */
 struct xpu_source *xpu_source_npu_new(struct xpu_session *s, const struct xpu_npu_source_opts *o);
 
+/* The same in two steps (source_cpu.h says why).  The load finds what the
+ * machine offers and loads the programs, attaching nothing; NULL when it
+ * failed (said), with no status written.  The attach attaches what it can
+ * and writes the NPU view's sources and status.  o's strings and pids must
+ * outlive the source. */
+struct xpu_source *xpu_source_npu_load(struct xpu_session *s, const struct xpu_npu_source_opts *o);
+void xpu_source_npu_attach(struct xpu_source *src);
+
 #endif
