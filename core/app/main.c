@@ -35,6 +35,7 @@
 #include "share.h"
 #include "snapshot.h"
 #include "source.h"
+#include "gpu_probes.h"
 #include "source_cpu.h"
 #include "source_gpu.h"
 #include "source_npu.h"
@@ -90,6 +91,12 @@ struct app {
 	int collecting;			/* the probes are this xputop's own */
 	int locked;			/* holds the collector lock: nobody else may serve the GPU socket */
 	int first_new_source;		/* sources from here on are not polled yet */
+	/* A client's own probes, loaded but not attached, for a takeover
+	 * (share_preload()); NULL once used or where they did not load. */
+	struct {
+		struct xpu_source *cpu, *npu;
+		struct xpu_gpu_probes *gpu;
+	} pre;
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -696,40 +703,86 @@ static int start_services(struct app *a, const struct xpu_session_cfg *cfg)
 	return a->sym ? 0 : -1;
 }
 
+static struct xpu_cpu_source_opts cpu_opts(const struct app *a)
+{
+	return (struct xpu_cpu_source_opts){
+		.hz = a->o.hz, .pids = a->o.pids, .npids = a->o.npids, .follow_forks = a->o.cmd != NULL,
+	};
+}
+
+static struct xpu_npu_source_opts npu_opts(const struct app *a)
+{
+	return (struct xpu_npu_source_opts){
+		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary, .sysfs_root = a->o.npu_sysfs,
+		.pids = a->o.pids, .npids = a->o.npids,
+	};
+}
+
+static uint32_t online_cpus(void)
+{
+	int *cpus = NULL;
+	int n = xpu_sys_online_cpus(&cpus);
+	free(cpus);
+	return n > 0 ? (uint32_t)n : 0;
+}
+
+/* The CPU sampler: attached from the preload where there is one. */
+static struct xpu_source *start_cpu(struct app *a, const struct xpu_cpu_source_opts *co)
+{
+	struct xpu_source *cpu = a->pre.cpu;
+	a->pre.cpu = NULL;
+	if (!cpu)
+		return xpu_source_cpu_new(&a->sess, a->sym, co);
+	if (xpu_source_cpu_attach(cpu) == 0)
+		return cpu;
+	xpu_source_destroy(cpu);
+	return NULL;
+}
+
+static struct xpu_source *start_npu(struct app *a, const struct xpu_npu_source_opts *no)
+{
+	struct xpu_source *npu = a->pre.npu;
+	a->pre.npu = NULL;
+	if (!npu)
+		return xpu_source_npu_new(&a->sess, no);
+	xpu_source_npu_attach(npu);
+	return npu;
+}
+
 /* This xputop's own probes: CPU sampling, the GPU socket and probes, NPU
  * tracing, NVML. */
 static int start_probes(struct app *a)
 {
-	int *cpus = NULL;
 	/* Without BTF no BPF program loads; the rest still works (one message). */
 	int bpf = xpu_sys_check_btf() == 0;
 	xpu_sys_libbpf_logging(a->o.verbose);
-	int n = xpu_sys_online_cpus(&cpus);
-	free(cpus);
-	a->sess.ncpus = n > 0 ? (uint32_t)n : 0;
+	a->sess.ncpus = online_cpus();
 	const char *lib = xpu_inject_lib_path();
-	struct xpu_cpu_source_opts co = {
-		.hz = a->o.hz, .pids = a->o.pids, .npids = a->o.npids, .follow_forks = a->o.cmd != NULL,
-	};
+	struct xpu_cpu_source_opts co = cpu_opts(a);
 	/* A CPU sampler that cannot load (said why) leaves the other views. */
-	struct xpu_source *cpu = bpf ? xpu_source_cpu_new(&a->sess, a->sym, &co) : NULL;
+	uint64_t t0 = xpu_now_mono();
+	struct xpu_source *cpu = bpf ? start_cpu(a, &co) : NULL;
+	uint64_t t1 = xpu_now_mono();
 	if (cpu)
 		xpu_session_add_source(&a->sess, cpu);
 	else
 		xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_FAILED, "%s",
 				   bpf ? "CPU sampling is off: its BPF program did not load (see the message at start)"
 				       : "CPU sampling is off: this kernel has no usable BTF for BPF programs");
-	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, a->svc, lib, a->o.gpu_no_stacks, !bpf,
-						    a->locked);
+	struct xpu_gpu_source_opts go = {
+		.inject_lib = lib, .no_stacks = a->o.gpu_no_stacks, .no_bpf = !bpf, .locked = a->locked,
+		.probes = a->pre.gpu,
+	};
+	a->pre.gpu = NULL;
+	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, a->svc, &go);
+	uint64_t t2 = xpu_now_mono();
 	if (!gpu)
 		return -1;
 	xpu_session_add_source(&a->sess, gpu);
 	a->gpu = gpu;
-	struct xpu_npu_source_opts no = {
-		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary, .sysfs_root = a->o.npu_sysfs,
-		.pids = a->o.pids, .npids = a->o.npids,
-	};
-	struct xpu_source *npu = bpf ? xpu_source_npu_new(&a->sess, &no) : NULL;
+	struct xpu_npu_source_opts no = npu_opts(a);
+	struct xpu_source *npu = bpf ? start_npu(a, &no) : NULL;
+	uint64_t t3 = xpu_now_mono();
 	if (npu)
 		xpu_session_add_source(&a->sess, npu);
 	else if (bpf && (a->o.npu_dev || a->o.npu_probe_binary))
@@ -739,6 +792,9 @@ static int start_probes(struct app *a)
 				   "NPU tracing is off: this kernel has no usable BTF for BPF programs");
 	if (start_nvml(a) < 0)
 		return -1;
+	xpu_debug("the probes started in %.0f ms: CPU sampling %.0f, GPU %.0f, NPU %.0f, NVML %.0f",
+		  (double)(xpu_now_mono() - t0) / 1e6, (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6,
+		  (double)(t3 - t2) / 1e6, (double)(xpu_now_mono() - t3) / 1e6);
 	a->collecting = 1;
 	snprintf(a->sess.source_name, sizeof(a->sess.source_name), "own probes");
 	return 0;
@@ -864,6 +920,40 @@ static void share_warn_options(const struct app *a)
 		 "-p, -F, -d, --gpu-* and --npu-* given here apply only if it takes over", (int)a->collector);
 }
 
+/* What a preload says goes to -v only: a load that failed is tried again,
+ * and said, when this xputop takes over. */
+static void preload_sink(void *ctx, int level, const char *msg)
+{
+	const struct app *a = ctx;
+	if (a->o.verbose)
+		fprintf(stderr, "xputop: (loading the probes to take over with) %s%s\n",
+			level == XPU_LOG_WARN ? "warning: " : "", msg);
+}
+
+/* A client loads its own probes at the start, attaching none: nothing runs
+ * in the watched programs, but a takeover then only attaches, skipping the
+ * verifier (most of an xputop's start, seconds on a loaded machine). */
+static void share_preload(struct app *a)
+{
+	uint64_t t0 = xpu_now_mono();
+	xpu_log_set_sink(preload_sink, a);	/* before the screen: no sink to keep */
+	if (xpu_sys_check_btf() == 0) {
+		xpu_sys_libbpf_logging(a->o.verbose);
+		struct xpu_cpu_source_opts co = cpu_opts(a);
+		struct xpu_npu_source_opts no = npu_opts(a);
+		uint32_t ncpus = a->sess.ncpus;
+		a->sess.ncpus = online_cpus();	/* this machine's CPUs size the ring, as at the takeover */
+		a->pre.cpu = xpu_source_cpu_load(&a->sess, a->sym, &co);
+		a->sess.ncpus = ncpus;
+		a->pre.gpu = xpu_gpu_probes_load(a->sym, &a->sess.dict, a->svc);
+		a->pre.npu = xpu_source_npu_load(&a->sess, &no);
+	}
+	xpu_log_set_sink(NULL, NULL);
+	xpu_debug("loaded the probes to take over with in %.0f ms (CPU %s, GPU %s, NPU %s): attached only if "
+		  "the collector goes", (double)(xpu_now_mono() - t0) / 1e6, a->pre.cpu ? "ready" : "failed",
+		  a->pre.gpu ? "ready" : "failed", a->pre.npu ? "ready" : "failed");
+}
+
 /* A client's start: the models are sized as the collector's (its -F and
  * -d), whose stream feeds them. */
 static int start_client(struct app *a, int fd)
@@ -879,6 +969,7 @@ static int start_client(struct app *a, int fd)
 	if (start_services(a, &cfg) < 0 || xpu_session_add_holder(&a->sess, mark_client, a) < 0)
 		return -1;
 	a->sess.ncpus = m->ncpus;
+	share_preload(a);
 	share_client_status(a);
 	const char *lib = xpu_inject_lib_path();
 	if (a->o.cmd && (start_child(a, lib) < 0 || xpu_child_release(&a->child, a->o.cmd[0]) < 0))
@@ -1294,6 +1385,9 @@ out:
 	xpu_service_free(a->svc, 0);
 	if (a->svc)	/* live: probes to detach */
 		xpu_sys_detach_in_background();
+	xpu_source_destroy(a->pre.cpu);
+	xpu_source_destroy(a->pre.npu);
+	xpu_gpu_probes_free(a->pre.gpu);
 	xpu_session_free(&a->sess);
 	if (a->replay)
 		xpu_rec_close_reader(a->replay);

@@ -6,7 +6,8 @@
  * on a unix socket beside the library's.  Later xputops attach to it as
  * clients and feed what they receive to their own models: the watched
  * applications pay for one collector however many xputops watch.  When the
- * collector goes, a client that gets the lock takes over (its own probes);
+ * collector goes, a client that gets the lock takes over (its own probes,
+ * loaded when it started and attached only now: see xpu_source_cpu_load());
  * the others attach to it.
  *
  * Only root and members of the group XPU_SHARE_GROUP (where it exists) may

@@ -100,25 +100,22 @@ for line in open(sys.argv[1]):
 EOF
 
 t killing_the_agent_leaves_the_interactive_view_working_within_one_refresh
-# A takeover starts the probes, which takes what an xputop's start takes on
-# this machine now (seconds on a loaded one): measured here, beside.
-OTHER=$(mktemp -d /tmp/xputop-other.XXXXXX)
-chmod 755 "$OTHER"
-t0=$(now_ms)
-XPUTOP_SOCKET=$OTHER/gpu.sock "$XPUTOP" -b -n 1 -d 0.1 > /dev/null 2>&1
-start_ms=$(($(now_ms) - t0))
-rm -rf "$OTHER"
+# The client loaded its probes when it started (not attached): taking over
+# only attaches them.  Timed from the kill, not from the agent's end: a
+# killed xputop takes a second or more to go (its probes are detached one
+# by one), and the view must not wait for that.
 as_nobody "$STANDIN" "$FAKE" 12 "$W/rates1" > /dev/null 2> "$T_TMP/standin1.err" &
 S=$!
 sleep 1.5
 kill -9 "$AGENT"
 killed=$(now_ms)
-wait "$AGENT" 2> /dev/null
 wait_for "data: own probes" 100
 took=$(($(now_ms) - killed))
-echo "  the view went on after $took ms (an xputop starts and stops in $start_ms ms here)"
-# One refresh (the agent's 0.5 s), the probes' start, the screen's polling.
-[ "$took" -le $((500 + start_ms + 500)) ] || fail "the view stood still for $took ms"
+wait "$AGENT" 2> /dev/null
+echo "  the view went on $took ms after the kill; the agent was gone after $(($(now_ms) - killed)) ms"
+# One refresh (the agent's 0.5 s), and the screen's polling (0.1 s, and
+# tmux's capture) on top.
+[ "$took" -le $((500 + 250)) ] || fail "the view stood still for $took ms"
 # The program's library finds the new collector (it looks once a second).
 i=0
 reconnected() { awk -v k="$((1500 + took))" '$1 > k && $3 == 1 { f = 1 } END { exit !f }' "$W/rates1"; }
