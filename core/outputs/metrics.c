@@ -17,6 +17,7 @@
 #include "npu.h"
 #include "session.h"
 #include "table.h"
+#include "utf8.h"
 
 enum ftype { GAUGE, COUNTER, HISTOGRAM };
 
@@ -243,41 +244,12 @@ static void mprintf(struct xpu_mbuf *b, const char *fmt, ...)
 	b->n += (size_t)n;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most left bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t left)
-{
-	size_t n;
-	uint32_t c;
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, c = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, c = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (n > left)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates and beyond U+10FFFF are not UTF-8 */
-	if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000) || c > 0x10ffff ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return n;
-}
-
 void xpu_metrics_label_value(struct xpu_mbuf *out, const char *s, size_t max)
 {
 	size_t used = 0, left = s ? strlen(s) : 0;
 	const unsigned char *p = (const unsigned char *)s;
 	while (left) {
-		size_t n = utf8_len(p, left);
+		size_t n = xpu_utf8_len(p, left);
 		const char *rep = NULL;
 		if (n == 1 && *p == '\\')
 			rep = "\\\\";
@@ -286,7 +258,7 @@ void xpu_metrics_label_value(struct xpu_mbuf *out, const char *s, size_t max)
 		else if (n == 1 && *p == '\n')
 			rep = "\\n";
 		else if (n == 0)
-			rep = "\xef\xbf\xbd";	/* U+FFFD */
+			rep = XPU_UTF8_REPLACEMENT;
 		size_t w = rep ? strlen(rep) : n;
 		if (used + w > max)
 			break;

@@ -15,6 +15,7 @@
 #include "profile.pb-c.h"
 #include "session.h"
 #include "symbolize.h"
+#include "utf8.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -354,15 +355,23 @@ static uint32_t id_put(struct enc *e, int what, uint32_t id, uint32_t val)
 	return val;
 }
 
-/* The string table index of s (copied). */
+/* The string table index of s (copied: protobuf strings are UTF-8, and Go's
+ * pprof refuses a profile whose strings are not, so an invalid byte in a
+ * name becomes U+FFFD). */
 static int64_t str(struct enc *e, const char *s)
 {
-	uint64_t h = xpu_hash_bytes(s, strlen(s), 0);
-	uint32_t id = xpu_htab_find(&e->str_idx, h, str_eq, e, s);
-	if (id != UINT32_MAX)
+	char *copy = xpu_utf8_dup(s);
+	if (!copy) {
+		e->oom = 1;
+		return 0;
+	}
+	uint64_t h = xpu_hash_bytes(copy, strlen(copy), 0);
+	uint32_t id = xpu_htab_find(&e->str_idx, h, str_eq, e, copy);
+	if (id != UINT32_MAX) {
+		free(copy);
 		return id;
-	char *copy = strdup(s);
-	if (!copy || xpu_grow((void **)&e->strs, &e->strcap, (size_t)e->nstr + 1, sizeof(*e->strs)) < 0 ||
+	}
+	if (xpu_grow((void **)&e->strs, &e->strcap, (size_t)e->nstr + 1, sizeof(*e->strs)) < 0 ||
 	    xpu_htab_put(&e->str_idx, h, e->nstr) < 0) {
 		free(copy);
 		e->oom = 1;

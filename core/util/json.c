@@ -1,6 +1,9 @@
 #include "json.h"
 
 #include <math.h>
+#include <string.h>
+
+#include "utf8.h"
 
 void xpu_json_init(struct xpu_json *j, FILE *f)
 {
@@ -11,8 +14,22 @@ void xpu_json_init(struct xpu_json *j, FILE *f)
 
 static void put_string(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t left = strlen((const char *)p);
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+	for (; *p; p++, left--) {
+		if (*p >= 0x80) {	/* JSON is UTF-8: what is not becomes U+FFFD */
+			size_t n = xpu_utf8_len(p, left);
+			if (n)
+				fwrite(p, 1, n, f);
+			else
+				fputs(XPU_UTF8_REPLACEMENT, f);
+			if (n > 1) {
+				p += n - 1;
+				left -= n - 1;
+			}
+			continue;
+		}
 		switch (*p) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;

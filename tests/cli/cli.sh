@@ -75,6 +75,22 @@ printf 'hello, not a recording\n' > "$T_TMP/junk"
 [ -s "$T_TMP/out" ] && fail "printed a snapshot from a non-recording"
 expect_grep "junk: .*recording" "$T_TMP/err"
 
+t json_is_valid_utf8_whatever_bytes_a_process_is_named
+# The fleet recording's process is named a"b\c<newline>x€ and a byte 0xff
+# that is no UTF-8 (tests/fixtures/fleet.sh): the byte becomes U+FFFD.
+"$XPUTOP" -b -j -r tests/fixtures/fleet.xpr --view cpu > "$T_TMP/names.json" 2> "$T_TMP/err" ||
+	fail "the replay failed: $(cat "$T_TMP/err")"
+python3 - "$T_TMP/names.json" <<'EOF' || fail "the JSON is not valid UTF-8, or the name is not there"
+import json, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")	# strict: a stray byte fails here
+names = set()
+for line in text.splitlines():
+    for p in json.loads(line)["cpu"]:
+        names.add(p["comm"])
+if 'a"b\\c\nx\u20ac\ufffd' not in names:
+    sys.exit(f"names: {sorted(names)!r}")
+EOF
+
 t a_missing_recording_is_reported
 "$XPUTOP" -r "$T_TMP/nope.xpr" -b > /dev/null 2> "$T_TMP/err"; rc=$?
 [ $rc -eq 1 ] || fail "exit status $rc"

@@ -28,6 +28,45 @@ gotop -sample_index=samples "$T_TMP"/cpu/xputop-cpu-*.pb.gz > "$T_TMP/cpu.top"
 $C "$T_TMP"/cpu-fold/xputop-cpu-*.folded "$T_TMP/cpu.top" > "$T_TMP/cpu.cmp" 2>&1 || fail "$(cat "$T_TMP/cpu.cmp")"
 expect_grep "^Type: samples" "$T_TMP/cpu.top"
 
+t every_string_of_a_profile_is_utf8_whatever_a_process_is_named
+# Protobuf strings are UTF-8 (protobuf-go, behind Pyroscope and Parca,
+# refuses others); the fleet recording's process name ends in a byte 0xff.
+python3 - "$T_TMP"/cpu/xputop-cpu-*.pb.gz <<'EOF' || fail "a string of the profile is not UTF-8, or the name is missing"
+import gzip, sys
+buf = gzip.open(sys.argv[1]).read()
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7f) << s
+        s += 7
+        if c < 0x80:
+            return v, i
+strings, i = [], 0
+while i < len(buf):	# the Profile message's fields: string_table is field 6
+    key, i = varint(buf, i)
+    field, wire = key >> 3, key & 7
+    if wire == 0:
+        _, i = varint(buf, i)
+    elif wire == 2:
+        n, i = varint(buf, i)
+        if field == 6:
+            strings.append(buf[i:i + n])
+        i += n
+    elif wire in (1, 5):
+        i += 8 if wire == 1 else 4
+    else:
+        sys.exit(f"wire type {wire}")
+for s in strings:
+    try:
+        s.decode("utf-8")
+    except UnicodeDecodeError:
+        sys.exit(f"not UTF-8: {s!r}")
+if not any(s.decode().endswith("x\u20ac\ufffd") for s in strings):
+    sys.exit(f"no name ending in x, euro, U+FFFD among {len(strings)} strings")
+EOF
+
 t the_gpu_profile_holds_gpu_time_by_cpu_to_gpu_stack
 mkdir -p "$T_TMP/gpu" "$T_TMP/gpu-fold"
 "$XPUTOP" -b -r "$REC" --window 600 --view gpu --export -o "$T_TMP/gpu-fold" --pprof "$T_TMP/gpu" > /dev/null 2>&1 ||
