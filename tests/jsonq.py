@@ -239,6 +239,27 @@ def gpu_process(snaps, comm, mode):
     sys.exit(f"no {mode} process {comm}: {snaps[-1]['gpu']['processes']}")
 
 
+def gpu_only_pids(snaps, *pids):
+    """The GPU view's processes and kernels, and the CPU view's rows, are of
+    PIDS only, and each of PIDS launched kernels that were seen."""
+    want = {int(p) for p in pids}
+    seen = set()
+    for s in snaps:
+        for p in s["gpu"]["processes"]:
+            if p["pid"] not in want:
+                sys.exit(f"process {p['pid']} ({p['comm']}) is in the GPU view")
+        for k in s["gpu"]["kernels"]:
+            if k["pid"] not in want:
+                sys.exit(f"a kernel of process {k['pid']} is in the GPU view")
+            seen.add(k["pid"])
+        if len(want) == 1:
+            for r in s["cpu"]:
+                if r["pid"] not in want:
+                    sys.exit(f"process {r['pid']} ({r['comm']}) is in the CPU view")
+    if seen != want:
+        sys.exit(f"kernels of {sorted(seen)}, expected of {sorted(want)}")
+
+
 def gpu_no_process(snaps, comm):
     """No snapshot lists a GPU process named COMM."""
     for s in snaps:
@@ -603,7 +624,7 @@ CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_p
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest,
                                   cpu_sorted_by, cpu_view, hot_function, proc_stat, system_matches, cpu_busy_at_least,
-                                  npu_alerts, npu_alerts_within, npu_alerts_due, npu_alert_severity, npu_call,
+                                  gpu_only_pids, npu_alerts, npu_alerts_within, npu_alerts_due, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, npu_category,
                                   npu_top_functions, npu_chain, chrome_trace)}
 

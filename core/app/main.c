@@ -97,6 +97,7 @@ struct app {
 		struct xpu_source *cpu, *npu;
 		struct xpu_gpu_probes *gpu;
 	} pre;
+	struct xpu_pidset watch;	/* -p, where the session filters (watch_pids()) */
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -688,6 +689,28 @@ static int start_child(struct app *a, const char *lib)
 	return 0;
 }
 
+/* The events -p filters in the session: what the collector's sources
+ * cannot filter in the kernel (the GPU socket and launch probes), and for a
+ * client, reading the collector's stream, every event of a process. */
+#define EVBIT(t) (1ULL << (t))
+#define COLLECTOR_WATCH (EVBIT(XPU_EV_GPU_LAUNCH) | EVBIT(XPU_EV_GPU_KERNEL) | EVBIT(XPU_EV_GPU_MEMCPY) | \
+			 EVBIT(XPU_EV_GPU_PROC) | EVBIT(XPU_EV_GPU_SLICE))
+#define CLIENT_WATCH (COLLECTOR_WATCH | EVBIT(XPU_EV_CPU_SAMPLE) | EVBIT(XPU_EV_PROC_STAT) | \
+		      EVBIT(XPU_EV_NPU_IOCTL) | EVBIT(XPU_EV_NPU_L0))
+
+/* -p (with -- CMD, the command and what it starts): 0, or -1 out of memory. */
+static int watch_pids(struct app *a, uint64_t types)
+{
+	if (!a->o.npids)
+		return 0;
+	if (xpu_pidset_init(&a->watch, a->o.pids, a->o.npids, a->o.cmd != NULL) < 0) {
+		xpu_err("out of memory");
+		return -1;
+	}
+	xpu_session_watch(&a->sess, &a->watch, types);
+	return 0;
+}
+
 /* The session, the service thread and the symbolizer: a client has them
  * too, to take over. */
 static int start_services(struct app *a, const struct xpu_session_cfg *cfg)
@@ -909,15 +932,16 @@ static int share_attach(struct app *a, int fd, int wait_ms, int loud)
 	return 0;
 }
 
-/* Options that say how to collect are the collector's to choose. */
+/* Options that say how to collect are the collector's to choose (-p only
+ * narrows what this one shows, watch_pids()). */
 static void share_warn_options(const struct app *a)
 {
 	const struct xpu_opts *o = &a->o;
-	if (!o->npids && !(o->given & (XPU_GIVEN_FREQ | XPU_GIVEN_DELAY)) && !o->gpu_no_stacks &&
-	    !o->gpu_exact && !o->gpu_slice_ms && !o->npu_dev && !o->npu_probe_binary)
+	if (!(o->given & (XPU_GIVEN_FREQ | XPU_GIVEN_DELAY)) && !o->gpu_no_stacks && !o->gpu_exact &&
+	    !o->gpu_slice_ms && !o->npu_dev && !o->npu_probe_binary)
 		return;
 	xpu_warn("this xputop shows what the collector (xputop pid %d) collects, as its options say: "
-		 "-p, -F, -d, --gpu-* and --npu-* given here apply only if it takes over", (int)a->collector);
+		 "-F, -d, --gpu-* and --npu-* given here apply only if it takes over", (int)a->collector);
 }
 
 /* What a preload says goes to -v only: a load that failed is tried again,
@@ -969,10 +993,12 @@ static int start_client(struct app *a, int fd)
 	if (start_services(a, &cfg) < 0 || xpu_session_add_holder(&a->sess, mark_client, a) < 0)
 		return -1;
 	a->sess.ncpus = m->ncpus;
+	const char *lib = xpu_inject_lib_path();
+	if ((a->o.cmd && start_child(a, lib) < 0) || watch_pids(a, CLIENT_WATCH) < 0)
+		return -1;
 	share_preload(a);
 	share_client_status(a);
-	const char *lib = xpu_inject_lib_path();
-	if (a->o.cmd && (start_child(a, lib) < 0 || xpu_child_release(&a->child, a->o.cmd[0]) < 0))
+	if (a->o.cmd && xpu_child_release(&a->child, a->o.cmd[0]) < 0)
 		return -1;
 	xpu_session_begin(&a->sess, xpu_now_mono());
 	return 0;
@@ -1110,7 +1136,8 @@ static int start_live(struct app *a)
 	a->locked = lockfd >= 0;
 	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
 	const char *lib = xpu_inject_lib_path();
-	if (start_services(a, &cfg) < 0 || (a->o.cmd && start_child(a, lib) < 0) || start_probes(a) < 0) {
+	if (start_services(a, &cfg) < 0 || (a->o.cmd && start_child(a, lib) < 0) ||
+	    watch_pids(a, COLLECTOR_WATCH) < 0 || start_probes(a) < 0) {
 		if (lockfd >= 0)
 			close(lockfd);
 		return -1;
@@ -1389,6 +1416,7 @@ out:
 	xpu_source_destroy(a->pre.npu);
 	xpu_gpu_probes_free(a->pre.gpu);
 	xpu_session_free(&a->sess);
+	xpu_pidset_free(&a->watch);
 	if (a->replay)
 		xpu_rec_close_reader(a->replay);
 	xpu_import_free(a->import);

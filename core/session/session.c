@@ -168,8 +168,24 @@ void xpu_session_begin(struct xpu_session *s, uint64_t mono)
 	s->start_mono = s->last_tick_mono = mono;
 }
 
+void xpu_session_watch(struct xpu_session *s, struct xpu_pidset *ps, uint64_t types)
+{
+	s->watch = ps;
+	s->watch_types = types;
+}
+
+int xpu_session_watches(struct xpu_session *s, uint32_t pid)
+{
+	return !s->watch || xpu_pidset_has(s->watch, pid);
+}
+
 void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 {
+	if (s->watch && ev->pid && ev->type < 64 && (s->watch_types >> ev->type & 1) &&
+	    !xpu_pidset_has(s->watch, ev->pid))
+		return;
+	if (s->watch && ev->type == XPU_EV_PROC_EXIT)
+		xpu_pidset_forget(s->watch, ev->pid);
 	record(s, ev);
 	if (s->tap.event)
 		s->tap.event(s->tap.arg, ev);

@@ -14,6 +14,7 @@
 #include "model_gpu.h"
 #include "model_gpudev.h"
 #include "model_npu.h"
+#include "pidset.h"
 #include "snapshot.h"
 
 struct xpu_rec_writer;
@@ -84,6 +85,11 @@ struct xpu_session {
 	char host[64];
 	int replay, replay_done;
 	int attached;		/* the events are another xputop's (core/sources/share.h) */
+	/* -p where the sources cannot filter: events of the types in
+	 * watch_types (a bit per XPU_EV_*) from processes outside it go no
+	 * further.  NULL: every process. */
+	struct xpu_pidset *watch;
+	uint64_t watch_types;
 	char source_name[128];
 	struct xpu_src_status status[XPU_SRC_MAX];
 };
@@ -108,6 +114,11 @@ uint32_t xpu_session_sweep(struct xpu_session *s);
 /* A source's cumulative count of lost records: emits a DROP event for what
  * is new since *seen (and updates it). */
 void xpu_session_drops(struct xpu_session *s, enum xpu_src_id src, uint64_t total, uint64_t *seen);
+/* Keeps only ps's processes' events of types (bits 1 << XPU_EV_*). */
+void xpu_session_watch(struct xpu_session *s, struct xpu_pidset *ps, uint64_t types);
+/* Whether process pid is watched (-p), for a source that may leave an
+ * unwatched process alone altogether. */
+int xpu_session_watches(struct xpu_session *s, uint32_t pid);
 /* Switches GPU tracing to exact for seconds (0: until switched back), or
  * back to sampled when exact is 0. */
 void xpu_session_gpu_exact(struct xpu_session *s, int exact, double seconds, uint64_t now);

@@ -52,6 +52,7 @@ struct conn {
 	uint32_t pid, uid;
 	uint32_t comm;		/* dict string */
 	int hello;
+	int ignored;		/* not a process -p watches: never started, its library dormant */
 	uint32_t *names;	/* wire name id - 1 -> dict string */
 	uint32_t nnames, names_cap;
 	uint32_t api[2][XPU_WIRE_MAX_CBID];
@@ -427,7 +428,7 @@ static void send_mode(struct gpu_source *g, uint64_t now)
 	probes_mode(g);
 	struct xpu_wire_mode m = wire_mode(t);
 	for (int i = 0; i < MAX_CONNS; i++)
-		if (g->conns[i] && g->conns[i]->hello)
+		if (g->conns[i] && g->conns[i]->hello && !g->conns[i]->ignored)
 			send_control(g->conns[i]->fd, XPU_WIRE_MODE, &m, sizeof(m));
 }
 
@@ -444,10 +445,16 @@ static void on_hello(void *arg, const struct xpu_wire_hello *h)
 		return;
 	}
 	c->hello = 1;
+	xpu_inject_diag_connected(g->diag, c->pid);
+	if (!xpu_session_watches(g->sess, c->pid)) {
+		/* Left dormant: it traces nothing and costs its process nothing. */
+		xpu_debug("pid %u is not one -p watches: its injection library is left dormant", c->pid);
+		c->ignored = 1;
+		return;
+	}
 	c->comm = xpu_dict_str(&g->sess->dict, h->comm, strnlen(h->comm, sizeof(h->comm)));
 	if (g->probes)
 		xpu_gpu_probes_injected(g->probes, c->pid);
-	xpu_inject_diag_connected(g->diag, c->pid);
 	struct xpu_wire_start st = { .flush_ms = 20, .flags = g->start_flags,
 				     .mode = wire_mode(&g->sess->cfg.gpu) };
 	c->mode = g->sess->cfg.gpu.mode;
@@ -461,7 +468,7 @@ static void close_conn(struct gpu_source *g, int slot)
 	struct conn *c = g->conns[slot];
 	xpu_session_drops(g->sess, XPU_SRC_GPU,
 			  c->dropped + c->cupti_dropped + c->wire.bad_packets + c->bad, &c->reported_drops);
-	if (c->hello) {
+	if (c->hello && !c->ignored) {
 		proc_event(g, c, XPU_GPU_PROC_LEFT, 0, 0);
 		if (g->probes)
 			xpu_gpu_probes_left(g->probes, c->pid);

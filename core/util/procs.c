@@ -22,6 +22,24 @@ long xpu_procs_tgid(uint32_t id)
 	return tgid;
 }
 
+long xpu_procs_ppid_at(const char *root, uint32_t pid)
+{
+	char path[PATH_MAX], line[512];
+	snprintf(path, sizeof(path), "%s/%u/stat", root, pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int got = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
+	char *close = got ? strrchr(line, ')') : NULL;
+	char state;
+	long ppid;
+	if (!close || sscanf(close + 1, " %c %ld", &state, &ppid) != 2)
+		return -1;
+	return ppid;
+}
+
 static int named(uint32_t pid, const char *name)
 {
 	char path[64], comm[64], exe[PATH_MAX];

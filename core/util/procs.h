@@ -8,6 +8,8 @@
 
 /* The thread group (process) of task id, or -1 when there is no such task. */
 long xpu_procs_tgid(uint32_t id);
+/* The parent of process pid as root's /proc (normally "/proc") says, or -1. */
+long xpu_procs_ppid_at(const char *root, uint32_t pid);
 /* Processes whose name (comm, or the file name of their executable) is name;
  * up to max ids into out.  Returns how many there are (may exceed max). */
 int xpu_procs_by_name(const char *name, uint32_t *out, int max);

@@ -113,6 +113,41 @@ wait $S || fail "the program failed: $(cat "$T_TMP/standin2.err")"
 $Q gpu_process gpu_standin cupti < "$T_TMP/again.json" || fail "the new xputop does not see the program"
 $Q gpu_stack_pct 100 < "$T_TMP/again.json" || fail "call sites were not announced again to the new xputop"
 
+t p_shows_only_its_process_and_leaves_the_others_library_dormant
+# (setpriv itself, not as_nobody: $! must be the program's pid, not a subshell's)
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 6 > /dev/null 2>&1 &
+S1=$!
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 6 > /dev/null 2>&1 &
+S2=$!
+"$XPUTOP" -b -j --gpu-exact -d 0.5 -n 10 --window 60 -p $S1 -v > "$T_TMP/p.json" 2> "$T_TMP/p.err" ||
+	fail "xputop -p failed: $(cat "$T_TMP/p.err")"
+wait $S1 $S2
+$Q gpu_only_pids $S1 < "$T_TMP/p.json" || fail "-p $S1"
+expect_grep "pid $S2 is not one -p watches: its injection library is left dormant" "$T_TMP/p.err"
+
+t a_client_given_p_shows_only_its_process_from_the_collectors_stream
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 8 > /dev/null 2>&1 &
+S1=$!
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 8 > /dev/null 2>&1 &
+S2=$!
+"$XPUTOP" -b -j --gpu-exact -d 0.5 -n 16 --window 60 > "$T_TMP/pa.json" 2> "$T_TMP/pa.err" &
+A=$!
+wait_json "$T_TMP/pa.json"
+"$XPUTOP" -b -j -n 10 --window 60 -p $S1 > "$T_TMP/pc.json" 2> "$T_TMP/pc.err" ||
+	fail "the client failed: $(cat "$T_TMP/pc.err")"
+wait $A $S1 $S2
+grep -q '"source":"collector pid' "$T_TMP/pc.json" || fail "the client collected for itself"
+$Q gpu_only_pids $S1 < "$T_TMP/pc.json" || fail "the client's -p $S1"
+$Q gpu_only_pids $S1 $S2 < "$T_TMP/pa.json" || fail "the agent (no -p) does not show both programs"
+
+t a_commands_gpu_work_is_seen_when_what_it_starts_launches_it
+# -- CMD watches the command and what it starts (-p's set follows them):
+# here the CUDA program is the shell's child.
+SUDO_UID=65534 SUDO_GID=65534 "$XPUTOP" -b -j --gpu-exact -d 0.5 --window 60 -- \
+	sh -c '"$1" "$2" 1; true' sh "$STANDIN" "$FAKE" > "$T_TMP/cmd2.json" 2> "$T_TMP/cmd2.err" ||
+	fail "xputop -- sh -c failed: $(cat "$T_TMP/cmd2.err")"
+$Q gpu_process gpu_standin cupti < "$T_TMP/cmd2.json" || fail "the shell's child's GPU activity is missing"
+
 t a_client_claiming_another_pid_is_refused
 "$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/forge.json" 2> "$T_TMP/forge.err" &
 X=$!
