@@ -239,6 +239,17 @@ def gpu_process(snaps, comm, mode):
     sys.exit(f"no {mode} process {comm}: {snaps[-1]['gpu']['processes']}")
 
 
+def stacks_distinct(snaps):
+    """No row of the CPU or GPU view lists one path twice in its stacks."""
+    for s in snaps:
+        for view, rows in (("cpu", s["cpu"]), ("gpu", s["gpu"]["kernels"])):
+            for r in rows:
+                paths = [tuple(t["frames"]) for t in r["stacks"]]
+                for p in set(paths):
+                    if paths.count(p) > 1:
+                        sys.exit(f"{view} row of pid {r['pid']} lists {';'.join(p)} {paths.count(p)} times")
+
+
 def gpu_only_pids(snaps, *pids):
     """The GPU view's processes and kernels, and the CPU view's rows, are of
     PIDS only, and each of PIDS launched kernels that were seen."""
@@ -624,7 +635,7 @@ CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_p
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest,
                                   cpu_sorted_by, cpu_view, hot_function, proc_stat, system_matches, cpu_busy_at_least,
-                                  gpu_only_pids, npu_alerts, npu_alerts_within, npu_alerts_due, npu_alert_severity, npu_call,
+                                  gpu_only_pids, stacks_distinct, npu_alerts, npu_alerts_within, npu_alerts_due, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, npu_category,
                                   npu_top_functions, npu_chain, chrome_trace)}
 

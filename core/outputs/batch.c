@@ -75,7 +75,7 @@ static void json_cpu(struct xpu_json *j, const struct xpu_snapshot *s,
 		     const struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
 	const struct xpu_table *t = &s->cpu;
-	struct xpu_batch_top *tops = xpu_batch_top_stacks(t, &sess->cpu.stacks, vs->window,
+	struct xpu_batch_top *tops = xpu_batch_top_stacks(t, &sess->cpu.stacks, s->dict, vs->window,
 							  vs->threads ? tid_of : pid_of, NULL);
 	xpu_json_arr(j, "cpu");
 	for (uint32_t r = 0; r < t->nrows; r++) {

@@ -23,7 +23,9 @@ void xpu_batch_print_table(FILE *f, const struct xpu_table *t);
 void xpu_batch_json_cells(struct xpu_json *j, const struct xpu_table *t, uint32_t r);
 
 /* The heaviest stacks of each row of a table, found in one pass over all
- * stacks: key_of says which row (by row key) a stack belongs to, 0 = none. */
+ * stacks: key_of says which row (by row key) a stack belongs to, 0 = none.
+ * Stacks holding the same frames (ids that came to hold the same path when
+ * a pending frame was expanded) are summed as one, listed by the first id. */
 #define XPU_BATCH_TOP 5
 struct xpu_dict;
 struct xpu_stack_entry;
@@ -36,7 +38,8 @@ struct xpu_batch_top {
 typedef uint64_t (*xpu_batch_key_fn)(const struct xpu_stack_entry *e, void *ctx);
 /* One entry per table row (free() it), or NULL when out of memory. */
 struct xpu_batch_top *xpu_batch_top_stacks(const struct xpu_table *t, const struct xpu_stacks *st,
-					   int window, xpu_batch_key_fn key_of, void *ctx);
+					   const struct xpu_dict *d, int window, xpu_batch_key_fn key_of,
+					   void *ctx);
 /* "frames": [comm, frame, ..., leaf] of a stack, in folded frame text. */
 void xpu_batch_json_frames(struct xpu_json *j, const struct xpu_dict *d, uint32_t comm,
 			   uint32_t stack);

@@ -116,7 +116,7 @@ static void json_kernels(struct xpu_json *j, const struct xpu_snapshot *s,
 			 const struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
 	struct kernel_keys kk = { &sess->gpu, s->dict, &s->gpu };
-	struct xpu_batch_top *tops = xpu_batch_top_stacks(&s->gpu, &sess->gpu.stacks, vs->window,
+	struct xpu_batch_top *tops = xpu_batch_top_stacks(&s->gpu, &sess->gpu.stacks, s->dict, vs->window,
 							  kernel_of, &kk);
 	xpu_json_arr(j, "kernels");
 	for (uint32_t r = 0; r < s->gpu.nrows; r++) {

@@ -158,4 +158,16 @@ $Q hot_function busy_leaf_spin < "$T_TMP/hot.json" || fail "cpu_functions"
 expect_grep "^Hottest functions, all processes" "$T_TMP/hot.txt"
 expect_grep "%  busy_leaf_spin" "$T_TMP/hot.txt"
 
+t a_rows_top_stacks_name_each_path_once
+# In the first refresh most frames are still being symbolized (pending
+# frames, expanded in place): stacks of different ids come to hold the same
+# path, and used to be listed once each.  Three fresh runs.
+for i in 1 2 3; do
+	"$OUT/tests/progs/busy" 4 2 & B=$!
+	"$XPUTOP" -b -j -n 1 -d 0.5 -p $B > "$T_TMP/paths.json" 2> /dev/null || fail "xputop failed"
+	kill $B; wait $B 2> /dev/null
+	$Q stacks_distinct < "$T_TMP/paths.json" || fail "run $i"
+	$Q stack_has $B busy_outer busy_middle busy_leaf_spin < "$T_TMP/paths.json" || fail "run $i: no busy stack"
+done
+
 finish
