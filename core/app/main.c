@@ -695,7 +695,7 @@ static int start_child(struct app *a, const char *lib)
 #define EVBIT(t) (1ULL << (t))
 #define COLLECTOR_WATCH (EVBIT(XPU_EV_GPU_LAUNCH) | EVBIT(XPU_EV_GPU_KERNEL) | EVBIT(XPU_EV_GPU_MEMCPY) | \
 			 EVBIT(XPU_EV_GPU_PROC) | EVBIT(XPU_EV_GPU_SLICE))
-#define CLIENT_WATCH (COLLECTOR_WATCH | EVBIT(XPU_EV_CPU_SAMPLE) | EVBIT(XPU_EV_PROC_STAT) | \
+#define CLIENT_WATCH (COLLECTOR_WATCH | EVBIT(XPU_EV_CPU_SAMPLE) | EVBIT(XPU_EV_PROC_STAT) | EVBIT(XPU_EV_THREAD_STAT) | \
 		      EVBIT(XPU_EV_NPU_IOCTL) | EVBIT(XPU_EV_NPU_L0))
 
 /* -p (with -- CMD, the command and what it starts): 0, or -1 out of memory. */

@@ -28,10 +28,10 @@ const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS] = {
 	[XPU_CPU_COL_TID] = { "TID", "tid", XPU_CELL_INT, 7, 0 },
 	[XPU_CPU_COL_USER] = { "USER", "user", XPU_CELL_STR, 9, XPU_COL_LEFT },
 	[XPU_CPU_COL_RES] = { "RES", "res_bytes", XPU_CELL_BYTES, 7, XPU_COL_HIDDEN },
-	[XPU_CPU_COL_STATE] = { "S", "state", XPU_CELL_STR, 3, XPU_COL_LEFT | XPU_COL_HIDDEN },
+	[XPU_CPU_COL_STATE] = { "S", "state", XPU_CELL_STR, 3, XPU_COL_LEFT },
 	[XPU_CPU_COL_PCT] = { "%CPU", "cpu_pct", XPU_CELL_PCT, 6, 0 },
 	[XPU_CPU_COL_AVG] = { "AVG%", "avg_pct", XPU_CELL_PCT, 6, 0 },
-	[XPU_CPU_COL_TIME] = { "TIME+", "cpu_time_ns", XPU_CELL_CPUTIME, 9, XPU_COL_HIDDEN },
+	[XPU_CPU_COL_TIME] = { "TIME+", "cpu_time_ns", XPU_CELL_CPUTIME, 9, 0 },
 	[XPU_CPU_COL_SAMPLES] = { "SAMPLES", "samples", XPU_CELL_INT, 8, 0 },
 	[XPU_CPU_COL_COMM] = { "THREAD", "comm", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_FLEX },
 };
@@ -141,8 +141,8 @@ void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev)
 		s->mem_used = y->mem_used_kib * 1024;
 		return;
 	}
-	struct key k = { ev->pid, 0 };
-	uint32_t i = xpu_htab_find(&m->idx, task_hash(ev->pid, 0), task_eq, m, &k);
+	struct key k = { ev->pid, ev->tid };	/* tid 0: the process's row */
+	uint32_t i = xpu_htab_find(&m->idx, task_hash(ev->pid, ev->tid), task_eq, m, &k);
 	if (i == UINT32_MAX)
 		return;
 	struct xpu_cpu_task *t = &m->tasks[i];
@@ -159,6 +159,22 @@ int xpu_cpu_model_shown_pids(const struct xpu_cpu_model *m, uint32_t *out, int m
 		const struct xpu_cpu_task *t = &m->tasks[i];
 		if (!t->tid && !t->exited && (t->recent || t->open))
 			out[n++] = t->pid;
+	}
+	return n;
+}
+
+int xpu_cpu_model_shown_threads(const struct xpu_cpu_model *m, uint32_t *pids, uint32_t *tids, int max)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < m->ntasks && n < max; i++) {
+		const struct xpu_cpu_task *t = &m->tasks[i];
+		if (t->tid && !t->exited && (t->recent || t->open)) {
+			const struct xpu_cpu_task *proc = xpu_cpu_model_task(m, t->pid, 0);
+			if (proc && proc->exited)	/* its threads go at the next tick */
+				continue;
+			pids[n] = t->pid;
+			tids[n++] = t->tid;
+		}
 	}
 	return n;
 }
@@ -275,8 +291,9 @@ static double pct(uint64_t samples, uint32_t hz, uint64_t ns)
 	return (double)samples * 1e11 / ((double)hz * (double)ns);
 }
 
-/* RES, S and TIME+ of a process row; unknown in the thread table.  An
- * exited process is dead (X, the kernel's letter) with no memory, and keeps
+/* RES, S and TIME+ of a row: a process's, or a thread's own state and CPU
+ * time (its memory is the process's: the thread table hides RES).  An
+ * exited task is dead (X, the kernel's letter) with no memory, and keeps
  * the CPU time last read. */
 static void stat_cells(struct xpu_table *t, const struct xpu_cpu_task *k, struct xpu_cell *c)
 {
@@ -313,7 +330,7 @@ int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 		c[XPU_CPU_COL_PCT].d = pct(k->last, m->hz, m->ticks.tick_ns);
 		c[XPU_CPU_COL_AVG].d = pct(n, m->hz, span);
 		c[XPU_CPU_COL_SAMPLES].i = (int64_t)n;
-		stat_cells(t, threads ? NULL : k, c);
+		stat_cells(t, k, c);
 		c[XPU_CPU_COL_COMM].s = xpu_dict_str_get(d, k->comm);
 	}
 	return 0;

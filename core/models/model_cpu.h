@@ -86,6 +86,8 @@ void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev);
 /* The processes with a row in the recent window that have not exited: up
  * to max into out.  Returns how many. */
 int xpu_cpu_model_shown_pids(const struct xpu_cpu_model *m, uint32_t *out, int max);
+/* The same for the thread table's rows: pids[i] and tids[i]. */
+int xpu_cpu_model_shown_threads(const struct xpu_cpu_model *m, uint32_t *pids, uint32_t *tids, int max);
 /* Closes the open tick, which lasted interval_ns. */
 void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns);
 /* Fills a table (columns xpu_cpu_cols or xpu_cpu_thread_cols) with the rows

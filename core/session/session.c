@@ -204,6 +204,7 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 			xpu_err("out of memory in the CPU model");
 		break;
 	case XPU_EV_PROC_STAT:
+	case XPU_EV_THREAD_STAT:
 	case XPU_EV_SYS_STAT:
 		xpu_cpu_model_stat(&s->cpu, ev);
 		break;

@@ -138,27 +138,38 @@ static void sys_stat(struct xpu_procstat *p, struct xpu_session *s, uint64_t now
 		xpu_session_emit(s, &ev);
 }
 
-static void proc_stat(struct xpu_procstat *p, struct xpu_session *s, uint32_t pid, uint64_t now)
+/* A process (tid 0), or one of its threads: a thread's own state and CPU
+ * time (its memory is the process's: not read again). */
+static void proc_stat(struct xpu_procstat *p, struct xpu_session *s, uint32_t pid, uint32_t tid, uint64_t now)
 {
-	char path[64], stat[1024], statm[256];
-	struct xpu_event ev = { .type = XPU_EV_PROC_STAT, .source = XPU_SRC_CPU, .pid = pid, .time = now };
+	char path[96], stat[1024], statm[256] = "0 0";
+	struct xpu_event ev = { .type = tid ? XPU_EV_THREAD_STAT : XPU_EV_PROC_STAT, .source = XPU_SRC_CPU,
+				.pid = pid, .tid = tid, .time = now };
 
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/stat", pid);
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%" PRIu32 "/task/%" PRIu32 "/stat", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%" PRIu32 "/stat", pid);
 	if (slurp(path, stat, sizeof(stat)))
 		return;
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/statm", pid);
-	if (slurp(path, statm, sizeof(statm)) ||
+	if ((!tid && slurp(path, statm, sizeof(statm))) ||
 	    xpu_procstat_parse_pid(stat, statm, p->page, p->hz, &ev.pstat))
 		return;
+	if (tid)
+		ev.pstat.rss_bytes = 0;
 	xpu_session_emit(s, &ev);
 }
 
 void xpu_procstat_tick(struct xpu_procstat *p, struct xpu_session *s)
 {
-	uint32_t pids[XPU_PROCSTAT_MAX];
+	uint32_t pids[XPU_PROCSTAT_MAX], tids[XPU_PROCSTAT_MAX];
 	uint64_t now = xpu_now_mono();
 	sys_stat(p, s, now);
 	int n = xpu_cpu_model_shown_pids(&s->cpu, pids, XPU_PROCSTAT_MAX);
 	for (int i = 0; i < n; i++)
-		proc_stat(p, s, pids[i], now);
+		proc_stat(p, s, pids[i], 0, now);
+	n = xpu_cpu_model_shown_threads(&s->cpu, pids, tids, XPU_PROCSTAT_MAX);
+	for (int i = 0; i < n; i++)
+		proc_stat(p, s, pids[i], tids[i], now);
 }

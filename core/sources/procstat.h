@@ -16,7 +16,7 @@
 
 struct xpu_session;
 
-#define XPU_PROCSTAT_MAX 512	/* processes read per refresh */
+#define XPU_PROCSTAT_MAX 512	/* processes read per refresh (and as many threads) */
 
 /* /proc/PID/stat and /proc/PID/statm; page in bytes, hz the clock ticks per
  * second.  Returns 0, or -1 when the text is not what the kernel writes. */
@@ -37,8 +37,9 @@ struct xpu_procstat {
 };
 
 void xpu_procstat_init(struct xpu_procstat *p);
-/* Emits one SYS_STAT, and a PROC_STAT for each process the CPU model has a
- * row for in its window (the CPU source calls it before each tick). */
+/* Emits one SYS_STAT, and a PROC_STAT for each process and each thread the
+ * CPU model has a row for in its window (the CPU source calls it before
+ * each tick).  A thread's (tid set) holds its state and CPU time, rss 0. */
 void xpu_procstat_tick(struct xpu_procstat *p, struct xpu_session *s);
 
 #endif

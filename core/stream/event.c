@@ -46,6 +46,7 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_DROP:
 	case XPU_EV_PROC_EXIT:
 	case XPU_EV_PROC_STAT:
+	case XPU_EV_THREAD_STAT:
 	case XPU_EV_SYS_STAT:
 		*n = 0;
 		return 0;
@@ -147,6 +148,9 @@ static int check_stat(const struct xpu_event *ev, const char **why)
 	if (ev->type == XPU_EV_PROC_STAT &&
 	    (ev->pstat.state < 'A' || ev->pstat.state > 'z' || !ev->pid || ev->tid))
 		return bad(why, "a process stat without a process or a state letter");
+	if (ev->type == XPU_EV_THREAD_STAT &&
+	    (ev->pstat.state < 'A' || ev->pstat.state > 'z' || !ev->pid || !ev->tid || ev->pstat.rss_bytes))
+		return bad(why, "a thread stat without a process, a thread or a state letter");
 	if (ev->type != XPU_EV_SYS_STAT)
 		return 0;
 	const struct xpu_ev_sys_stat *y = &ev->sys;

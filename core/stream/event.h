@@ -38,6 +38,7 @@ enum xpu_ev_type {
 	XPU_EV_GPU_DEV = 22,	/* one GPU's state as its driver (NVML) reports it */
 	XPU_EV_GPU_DEV_LINK = 23, /* one GPU's PCIe and NVLink traffic, from NVML */
 	XPU_EV_GPU_DEV_PROC = 24, /* a process on one GPU, from NVML (pid: the host's) */
+	XPU_EV_THREAD_STAT = 25, /* a shown thread's state and CPU time from /proc (pstat, rss 0) */
 	XPU_EV_TYPE_MAX
 };
 

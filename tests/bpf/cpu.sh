@@ -170,4 +170,29 @@ for i in 1 2 3; do
 	$Q stack_has $B busy_outer busy_middle busy_leaf_spin < "$T_TMP/paths.json" || fail "run $i: no busy stack"
 done
 
+t the_thread_table_shows_each_threads_state_and_cpu_time
+# Two spinning threads (busy's main and one more), 2 s old when read: each
+# row its own TIME+ (near 2 s, never more than the wall time: a thread runs
+# on one CPU at a time) and state R.
+"$OUT/tests/progs/busy" 60 2 & B=$!
+sleep 2
+"$XPUTOP" -b -j -n 2 -d 0.5 -H -p $B > "$T_TMP/thr.json" 2> "$T_TMP/thr.err" || fail "xputop failed: $(cat "$T_TMP/thr.err")"
+kill $B; wait $B 2> /dev/null
+python3 - "$T_TMP/thr.json" <<'EOF' || fail "the thread rows"
+import json, sys
+rows = json.loads(open(sys.argv[1]).read().splitlines()[-1])["cpu"]
+if len(rows) != 2:
+    sys.exit(f"{len(rows)} thread rows: {rows}")
+for r in rows:
+    if r.get("state") not in ("R",):
+        sys.exit(f"thread {r['tid']}: state {r.get('state')!r}")
+    t = r.get("cpu_time_ns")
+    if t is None or not 0.5e9 < t < 4e9:
+        sys.exit(f"thread {r['tid']}: TIME+ {t} ns, expected about 2.5 s")
+    if "res_bytes" in r:
+        sys.exit("RES is the process's, not a thread's")
+if rows[0]["cpu_time_ns"] == rows[1]["cpu_time_ns"]:
+    sys.exit("both threads show the same TIME+: the process's?")
+EOF
+
 finish

@@ -133,10 +133,21 @@ TEST(a_process_row_shows_res_state_and_time_once_read_and_na_before)
 	xpu_table_sort(&t, XPU_CPU_COL_TIME, 0);	/* known first, unknown last */
 	CHECK_INT(t.keys[0], ==, 10);
 
-	/* The thread table has no such columns (they are the process's). */
+	/* The thread table: each thread's own state and CPU time, once read;
+	 * RES is the process's, so not there. */
+	struct xpu_event ts = { .type = XPU_EV_THREAD_STAT, .pid = 10, .tid = 11 };
+	ts.pstat = (struct xpu_ev_proc_stat){ .cpu_ns = 1200000000ULL, .state = 'S' };
+	xpu_cpu_model_stat(&m, &ts);
 	REQUIRE(xpu_cpu_model_table(&m, &d, &t, 1, XPU_WIN_RECENT) == 0);
-	CHECK(!xpu_col_shown(&t.cols[XPU_CPU_COL_RES]) && !xpu_col_shown(&t.cols[XPU_CPU_COL_TIME]) &&
-	      !xpu_col_shown(&t.cols[XPU_CPU_COL_STATE]));
+	CHECK(!xpu_col_shown(&t.cols[XPU_CPU_COL_RES]));
+	CHECK(xpu_col_shown(&t.cols[XPU_CPU_COL_TIME]) && xpu_col_shown(&t.cols[XPU_CPU_COL_STATE]));
+	r = row_for(&t, 11);
+	REQUIRE(r);
+	CHECK_STR(r[XPU_CPU_COL_STATE].s, "S");
+	CHECK_INT(r[XPU_CPU_COL_TIME].i, ==, 1200000000LL);
+	r = row_for(&t, 20);	/* thread 20 of process 20: not read yet */
+	REQUIRE(r);
+	CHECK(r[XPU_CPU_COL_STATE].na && r[XPU_CPU_COL_TIME].na);
 	xpu_table_free(&t);
 	xpu_cpu_model_free(&m);
 	xpu_dict_free(&d);
@@ -185,11 +196,17 @@ TEST(only_processes_with_a_row_in_the_window_are_read)
 	int n = xpu_cpu_model_shown_pids(&m, pids, 8);
 	CHECK_INT(n, ==, 1);
 	CHECK_INT(pids[0], ==, 10);
+	uint32_t tids[8];
+	n = xpu_cpu_model_shown_threads(&m, pids, tids, 8);	/* and their threads */
+	CHECK_INT(n, ==, 1);
+	CHECK_INT(pids[0], ==, 10);
+	CHECK_INT(tids[0], ==, 11);
 	xpu_cpu_model_sample(&m, &a);
 	xpu_cpu_model_tick(&m, 1000000000);
 	xpu_cpu_model_tick(&m, 1000000000);
 	xpu_cpu_model_tick(&m, 1000000000);	/* out of the 2-tick window */
 	CHECK_INT(xpu_cpu_model_shown_pids(&m, pids, 8), ==, 0);
+	CHECK_INT(xpu_cpu_model_shown_threads(&m, pids, tids, 8), ==, 0);
 	xpu_cpu_model_free(&m);
 	xpu_dict_free(&d);
 }

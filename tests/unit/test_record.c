@@ -12,6 +12,7 @@
 #include "event.h"
 #include "model_npu.h"
 #include "record.h"
+#include "record_fmt.h"
 
 #define CHECK_HAS(s, frag)                                                             \
 	do {                                                                           \
@@ -171,6 +172,12 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 		ev.tid = 0;
 		ev.pstat.state = "RSDZT"[rnd(s) % 5];
 		break;
+	case XPU_EV_THREAD_STAT:
+		ev.pid |= 1;
+		ev.tid |= 1;
+		ev.pstat.state = "RSDZT"[rnd(s) % 5];
+		ev.pstat.rss_bytes = 0;
+		break;
 	case XPU_EV_SYS_STAT:
 		ev.sys.flags &= XPU_SYS_BITS;
 		ev.sys.busy_pct100 %= 10001;
@@ -209,6 +216,7 @@ static const uint16_t types[] = {
 	XPU_EV_GPU_MEMCPY, XPU_EV_GPU_PROC, XPU_EV_NPU_IOCTL, XPU_EV_NPU_IPC, XPU_EV_NPU_JOB, XPU_EV_NPU_MEM,
 	XPU_EV_NPU_PM, XPU_EV_NPU_L0, XPU_EV_NPU_BUSY, XPU_EV_GPU_DEV, XPU_EV_GPU_DEV_LINK, XPU_EV_GPU_DEV_PROC,
 	XPU_EV_NPU_FUNC, XPU_EV_NPU_DEV, XPU_EV_NPU_CLIENT, XPU_EV_PROC_STAT, XPU_EV_SYS_STAT,
+	XPU_EV_THREAD_STAT,
 };
 
 struct session {
@@ -1334,7 +1342,7 @@ TEST(records_and_events_of_a_newer_minor_version_are_skipped)
 	char err[256];
 
 	img_start(&m);
-	m.b[10] = 4;	/* one past this reader's minor */
+	m.b[10] = REC_MINOR + 1;	/* one past this reader's minor */
 	reseal_header(m.b);
 	img_block(&m);
 	img_rec(&m, 77, "hello", 5);
@@ -1367,6 +1375,14 @@ TEST(process_and_machine_stat_events_are_checked)
 	p.pstat.state = 'S';
 	p.tid = 7;	/* a process's figures, never a thread's */
 	CHECK_INT(xpu_event_check(&p, &d, &why), ==, -1);
+	p.type = XPU_EV_THREAD_STAT;	/* a thread's: a tid, no memory of its own */
+	CHECK_INT(xpu_event_check(&p, &d, &why), ==, 0);
+	p.pstat.rss_bytes = 4096;
+	CHECK_INT(xpu_event_check(&p, &d, &why), ==, -1);
+	p.pstat.rss_bytes = 0;
+	p.tid = 0;
+	CHECK_INT(xpu_event_check(&p, &d, &why), ==, -1);
+	p.type = XPU_EV_PROC_STAT;
 	y.sys.flags = XPU_SYS_BUSY | XPU_SYS_MEM;
 	y.sys.busy_pct100 = 10000;
 	y.sys.mem_total_kib = 100;
