@@ -576,6 +576,7 @@ int npu_func(struct pt_regs *ctx)
 		}
 	}
 	__sync_fetch_and_add(&v->count, 1);
+	v->last_ns = bpf_ktime_get_ns();	/* racing CPUs: one of their times, either will do */
 	return 0;
 }
 

@@ -88,6 +88,7 @@ struct xpu_npu_fn_key {
 
 struct xpu_npu_fn_val {
 	__u64 count;
+	__u64 last_ns;		/* bpf_ktime_get_ns() of the latest call */
 	char comm[XPU_NPU_COMM_LEN];	/* group leader's name at the first call */
 };
 
@@ -158,6 +159,6 @@ _Static_assert(sizeof(struct xpu_npu_ioctl_key) == 8, "npu ioctl key ABI");
 _Static_assert(sizeof(struct xpu_npu_ioctl_val) == 32 + 8 * XPU_NPU_HIST_BUCKETS, "npu ioctl value ABI");
 _Static_assert(sizeof(struct xpu_npu_rec) == 128, "npu record ABI");
 _Static_assert(sizeof(struct xpu_npu_fn_key) == 16, "npu function key ABI");
-_Static_assert(sizeof(struct xpu_npu_fn_val) == 24, "npu function value ABI");
+_Static_assert(sizeof(struct xpu_npu_fn_val) == 32, "npu function value ABI");
 
 #endif

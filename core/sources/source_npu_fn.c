@@ -272,7 +272,10 @@ static void emit(struct xpu_npu_fns *f, struct xpu_session *s, const struct xpu_
 {
 	if (!f->ids[k->fn])
 		f->ids[k->fn] = xpu_dict_cstr(&s->dict, f->names[k->fn]);
-	struct xpu_event ev = { .type = XPU_EV_NPU_FUNC, .source = XPU_SRC_NPU, .pid = k->pid, .time = now };
+	/* Stamped with the latest call, not the read: a stall is judged from
+	 * the last IPC handled, which a refresh's delay would move later. */
+	uint64_t t = v->last_ns && v->last_ns <= now ? v->last_ns : now;
+	struct xpu_event ev = { .type = XPU_EV_NPU_FUNC, .source = XPU_SRC_NPU, .pid = k->pid, .time = t };
 	size_t clen = strnlen(v->comm, sizeof(v->comm));
 	ev.npu.code = f->ids[k->fn];
 	ev.npu.aux = k->ctx;
