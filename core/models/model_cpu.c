@@ -326,12 +326,12 @@ int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 			return -ENOMEM;
 		c[XPU_CPU_COL_PID].i = k->pid;
 		c[XPU_CPU_COL_TID].i = k->tid;
-		c[XPU_CPU_COL_USER].s = xpu_dict_str_get(d, k->user);
+		c[XPU_CPU_COL_USER].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->user));
 		c[XPU_CPU_COL_PCT].d = pct(k->last, m->hz, m->ticks.tick_ns);
 		c[XPU_CPU_COL_AVG].d = pct(n, m->hz, span);
 		c[XPU_CPU_COL_SAMPLES].i = (int64_t)n;
 		stat_cells(t, k, c);
-		c[XPU_CPU_COL_COMM].s = xpu_dict_str_get(d, k->comm);
+		c[XPU_CPU_COL_COMM].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->comm));
 	}
 	return 0;
 }

@@ -921,17 +921,17 @@ int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 		if (!r)
 			return -ENOMEM;
 		double f = xpu_gpu_model_scale(m, k->pid, w);
-		r[XPU_GPU_COL_KERNEL].s = xpu_dict_str_get(d, k->short_name);
+		r[XPU_GPU_COL_KERNEL].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->short_name));
 		r[XPU_GPU_COL_PID].i = k->pid;
-		r[XPU_GPU_COL_PROC].s = xpu_dict_str_get(d, k->comm);
+		r[XPU_GPU_COL_PROC].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->comm));
 		r[XPU_GPU_COL_DEV].i = k->device;
 		r[XPU_GPU_COL_CALLS].i = scaled_i64(c.calls, f);
 		r[XPU_GPU_COL_TOTAL].i = scaled_i64(c.ns, f);
 		r[XPU_GPU_COL_AVG].i = (int64_t)(c.ns / c.calls);
 		r[XPU_GPU_COL_MAX].i = (int64_t)c.max;
 		r[XPU_GPU_COL_SHARE].d = all > 0 ? 100.0 * (double)c.ns * f / all : 0;
-		r[XPU_GPU_COL_NAME].s = xpu_dict_str_get(d, k->full_name);
-		r[XPU_GPU_COL_MANGLED].s = xpu_dict_str_get(d, k->name);
+		r[XPU_GPU_COL_NAME].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->full_name));
+		r[XPU_GPU_COL_MANGLED].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->name));
 	}
 	return 0;
 }

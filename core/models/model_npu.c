@@ -929,7 +929,7 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 			return -ENOMEM;
 		err_text(c, err, sizeof(err));
 		row[XPU_NPU_COL_PID].i = c->pid;
-		row[XPU_NPU_COL_COMM].s = c->comm ? xpu_dict_str_get(d, c->comm) : "?";
+		row[XPU_NPU_COL_COMM].s = xpu_table_strdup(t, c->comm ? xpu_dict_str_get(d, c->comm) : "?");
 		row[XPU_NPU_COL_KIND].s = kinds[c->kind < 4 ? c->kind : 0];
 		row[XPU_NPU_COL_CALL].s = xpu_table_strdup(t, call_name(c, name, sizeof(name)));
 		row[XPU_NPU_COL_RATE].d = xpu_npu_per_s(c->calls.last, m->ticks.tick_ns);
@@ -1007,7 +1007,7 @@ static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 		struct xpu_cell *row = xpu_table_add(t, (uint64_t)f->name);
 		if (!row)
 			return -ENOMEM;
-		row[XPU_NPU_FCOL_FUNC].s = xpu_dict_str_get(d, f->name);
+		row[XPU_NPU_FCOL_FUNC].s = xpu_table_strdup(t, xpu_dict_str_get(d, f->name));
 		row[XPU_NPU_FCOL_CAT].s = xpu_npu_cat_name(f->cat);
 		row[XPU_NPU_FCOL_RATE].d = xpu_npu_per_s(f->calls.last, m->ticks.tick_ns);
 		row[XPU_NPU_FCOL_COUNT].i = (int64_t)n;
@@ -1042,10 +1042,10 @@ static int chains_table(const struct xpu_npu_model *m, const struct xpu_dict *d,
 		if (!row)
 			return -ENOMEM;
 		row[XPU_NPU_CCOL_PID].i = c->pid;
-		row[XPU_NPU_CCOL_COMM].s = c->comm ? xpu_dict_str_get(d, c->comm) : "?";
+		row[XPU_NPU_CCOL_COMM].s = xpu_table_strdup(t, c->comm ? xpu_dict_str_get(d, c->comm) : "?");
 		row[XPU_NPU_CCOL_L0].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_API(c->ctx), 1, a, sizeof(a)));
 		row[XPU_NPU_CCOL_IOCTL].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_CMD(c->ctx), 0, b, sizeof(b)));
-		row[XPU_NPU_CCOL_FUNC].s = xpu_dict_str_get(d, m->fns[c->fn].name);
+		row[XPU_NPU_CCOL_FUNC].s = xpu_table_strdup(t, xpu_dict_str_get(d, m->fns[c->fn].name));
 		row[XPU_NPU_CCOL_RATE].d = xpu_npu_per_s(c->last, m->ticks.tick_ns);
 		row[XPU_NPU_CCOL_TOTAL].i = (int64_t)c->total;
 	}
@@ -1098,7 +1098,7 @@ static int clients_table(const struct xpu_npu_model *m, const struct xpu_dict *d
 		if (!row)
 			return -ENOMEM;
 		row[XPU_NPU_KCOL_PID].i = k->pid;
-		row[XPU_NPU_KCOL_COMM].s = k->c.comm ? xpu_dict_str_get(d, k->c.comm) : "?";
+		row[XPU_NPU_KCOL_COMM].s = xpu_table_strdup(t, k->c.comm ? xpu_dict_str_get(d, k->c.comm) : "?");
 		row[XPU_NPU_KCOL_CLIENT].i = k->c.client_id;
 		row[XPU_NPU_KCOL_TOTAL].i = (int64_t)k->c.total_bytes;
 		row[XPU_NPU_KCOL_TOTAL].na = !(k->c.flags & XPU_NPU_CLIENT_TOTAL);

@@ -81,6 +81,20 @@ wait_for "terminal too small"
 tm resize-window -t 0 -x 100 -y 30
 wait_for "GPU · NPU · CPU"
 
+t resizes_while_samples_come_in_leave_it_running
+# A resize redraws the last snapshot's tables while new samples have grown
+# the dictionary since: the tables' strings must be their own copies (the
+# sanitizer pass caught a read of freed memory here).
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+	tm resize-window -t 0 -x 30 -y 5
+	sleep 0.2
+	tm resize-window -t 0 -x 100 -y 30
+	sleep 0.2
+done
+wait_for "GPU · NPU · CPU"
+screen
+grep -q "EXITED" "$T_TMP/screen" && fail "xputop ended: $(tail -5 "$T_TMP/screen")"
+
 t q_quits_and_gives_the_terminal_back
 keys q
 wait_for "EXITED rc=0"
