@@ -55,6 +55,14 @@ static void tree(void)
 	proc(400, "other", 1);
 }
 
+/* A set of pids over a fresh tree. */
+static void open_set(struct xpu_pidset *ps, const uint32_t *pids, uint32_t n, int follow)
+{
+	tree();
+	REQUIRE(xpu_pidset_init(ps, pids, n, follow) == 0);
+	ps->proc_root = root;
+}
+
 TEST(no_pids_watches_every_process)
 {
 	struct xpu_pidset ps;
@@ -67,9 +75,7 @@ TEST(without_a_command_only_the_named_processes)
 {
 	uint32_t pids[] = { 100, 400 };
 	struct xpu_pidset ps;
-	tree();
-	REQUIRE(xpu_pidset_init(&ps, pids, 2, 0) == 0);
-	ps.proc_root = root;
+	open_set(&ps, pids, 2, 0);
 	CHECK(xpu_pidset_has(&ps, 100));
 	CHECK(xpu_pidset_has(&ps, 400));
 	CHECK(!xpu_pidset_has(&ps, 200));
@@ -81,9 +87,7 @@ TEST(a_command_watches_what_it_starts_however_deep)
 {
 	uint32_t pids[] = { 100 };
 	struct xpu_pidset ps;
-	tree();
-	REQUIRE(xpu_pidset_init(&ps, pids, 1, 1) == 0);
-	ps.proc_root = root;
+	open_set(&ps, pids, 1, 1);
 	CHECK(xpu_pidset_has(&ps, 300));
 	CHECK(xpu_pidset_has(&ps, 200));
 	CHECK(!xpu_pidset_has(&ps, 400));
@@ -96,9 +100,7 @@ TEST(an_answer_is_kept_until_the_process_exits_then_asked_again)
 {
 	uint32_t pids[] = { 100 };
 	struct xpu_pidset ps;
-	tree();
-	REQUIRE(xpu_pidset_init(&ps, pids, 1, 1) == 0);
-	ps.proc_root = root;
+	open_set(&ps, pids, 1, 1);
 	CHECK(xpu_pidset_has(&ps, 300));
 	gone(300);
 	CHECK(xpu_pidset_has(&ps, 300));	/* kept: its last events come after it is gone */
@@ -112,9 +114,7 @@ TEST(a_fork_storm_is_answered_within_bounded_memory)
 {
 	uint32_t pids[] = { 100 };
 	struct xpu_pidset ps;
-	tree();
-	REQUIRE(xpu_pidset_init(&ps, pids, 1, 1) == 0);
-	ps.proc_root = root;
+	open_set(&ps, pids, 1, 1);
 	for (uint32_t pid = 1000; pid < 30000; pid++)
 		CHECK(!xpu_pidset_has(&ps, pid));
 	CHECK_INT(ps.cnt, <=, 8192);
