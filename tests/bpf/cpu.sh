@@ -173,14 +173,24 @@ done
 t the_thread_table_shows_each_threads_state_and_cpu_time
 # Two spinning threads (busy's main and one more), 2 s old when read: each
 # row its own TIME+ (near 2 s, never more than the wall time: a thread runs
-# on one CPU at a time) and state R.
+# on one CPU at a time; never more than the thread's own count in /proc read
+# after xputop; well under the process's total, the sum of both) and state R.
+# Two equal threads may well show equal TIME+ (it counts clock ticks): the
+# process's total, not equality, tells a thread's time from the process's.
 "$OUT/tests/progs/busy" 60 2 & B=$!
 sleep 2
 "$XPUTOP" -b -j -n 2 -d 0.5 -H -p $B > "$T_TMP/thr.json" 2> "$T_TMP/thr.err" || fail "xputop failed: $(cat "$T_TMP/thr.err")"
+for f in /proc/$B/stat /proc/$B/task/*/stat; do cat "$f"; echo; done > "$T_TMP/thr.stat"
 kill $B; wait $B 2> /dev/null
-python3 - "$T_TMP/thr.json" <<'EOF' || fail "the thread rows"
+python3 - "$T_TMP/thr.json" "$T_TMP/thr.stat" "$(getconf CLK_TCK)" <<'EOF' || fail "the thread rows"
 import json, sys
 rows = json.loads(open(sys.argv[1]).read().splitlines()[-1])["cpu"]
+hz = int(sys.argv[3])
+after = {}
+for i, line in enumerate(l for l in open(sys.argv[2]) if l.strip()):
+    f = line[line.rindex(")") + 2:].split()
+    ns = (int(f[11]) + int(f[12])) * 10**9 // hz
+    after["proc" if i == 0 else int(line.split()[0])] = ns
 if len(rows) != 2:
     sys.exit(f"{len(rows)} thread rows: {rows}")
 for r in rows:
@@ -191,8 +201,11 @@ for r in rows:
         sys.exit(f"thread {r['tid']}: TIME+ {t} ns, expected about 2.5 s")
     if "res_bytes" in r:
         sys.exit("RES is the process's, not a thread's")
-if rows[0]["cpu_time_ns"] == rows[1]["cpu_time_ns"]:
-    sys.exit("both threads show the same TIME+: the process's?")
+    own = after.get(r["tid"])
+    if own is None or t > own:
+        sys.exit(f"thread {r['tid']}: TIME+ {t} ns, its own count read after xputop {own}")
+    if t > 0.75 * after["proc"]:
+        sys.exit(f"thread {r['tid']}: TIME+ {t} ns of the process's {after['proc']}: the process's?")
 EOF
 
 finish
