@@ -163,7 +163,7 @@ t a_rows_top_stacks_name_each_path_once
 # frames, expanded in place): stacks of different ids come to hold the same
 # path, and used to be listed once each.  Three fresh runs.
 for i in 1 2 3; do
-	"$OUT/tests/progs/busy" 4 2 & B=$!
+	"$OUT/tests/progs/busy" 60 2 & B=$!
 	"$XPUTOP" -b -j -n 1 -d 0.5 -p $B > "$T_TMP/paths.json" 2> /dev/null || fail "xputop failed"
 	kill $B; wait $B 2> /dev/null
 	$Q stacks_distinct < "$T_TMP/paths.json" || fail "run $i"
