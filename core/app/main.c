@@ -965,10 +965,8 @@ static void share_preload(struct app *a)
 		xpu_sys_libbpf_logging(a->o.verbose);
 		struct xpu_cpu_source_opts co = cpu_opts(a);
 		struct xpu_npu_source_opts no = npu_opts(a);
-		uint32_t ncpus = a->sess.ncpus;
-		a->sess.ncpus = online_cpus();	/* this machine's CPUs size the ring, as at the takeover */
+		co.ncpus = online_cpus();	/* this machine's CPUs size the ring, as at the takeover */
 		a->pre.cpu = xpu_source_cpu_load(&a->sess, a->sym, &co);
-		a->sess.ncpus = ncpus;
 		a->pre.gpu = xpu_gpu_probes_load(a->sym, &a->sess.dict, a->svc);
 		a->pre.npu = xpu_source_npu_load(&a->sess, &no);
 	}

@@ -259,7 +259,8 @@ struct xpu_source *xpu_source_cpu_load(struct xpu_session *s, struct xpu_symboli
 	}
 	c->skel->rodata->filter_pids = o->npids > 0;
 	c->skel->rodata->follow_forks = o->follow_forks;
-	uint32_t ring = ring_size(s->ncpus ? s->ncpus : 1, o->hz);
+	uint32_t ncpus = o->ncpus ? o->ncpus : s->ncpus ? s->ncpus : 1;
+	uint32_t ring = ring_size((int)ncpus, o->hz);
 	bpf_map__set_max_entries(c->skel->maps.events, ring);
 	c->skel->rodata->wakeup_bytes = ring / 4;
 	err = cpu_bpf__load(c->skel);

@@ -14,6 +14,7 @@ struct xpu_cpu_source_opts {
 	const uint32_t *pids;	/* sample only these processes; NULL = all */
 	uint32_t npids;
 	int follow_forks;	/* and the processes they start */
+	uint32_t ncpus;		/* CPUs the ring is sized for; 0: the session's */
 };
 
 /* Loads and attaches the sampler.  Returns NULL with the reason reported. */
