@@ -122,7 +122,7 @@ static void fold_aged(struct xpu_stacks *s, uint32_t pid, uint32_t comm, uint64_
 }
 
 /* Removes the entries marked in go[] (none has weight in the window or the
- * open bucket), keeping the others in order, and rebuilds the index. */
+ * open bucket), keeping the others in order, and renumbers the index. */
 static int remove_entries(struct xpu_stacks *s, const uint8_t *go)
 {
 	uint32_t *remap = malloc((size_t)s->n * sizeof(*remap));
@@ -138,12 +138,11 @@ static int remove_entries(struct xpu_stacks *s, const uint8_t *go)
 	for (uint32_t b = 0; b < s->window; b++)
 		for (uint32_t j = 0; j < s->ring[b].n; j++)
 			s->ring[b].v[j].idx = remap[s->ring[b].v[j].idx];
-	xpu_htab_free(&s->idx);
-	xpu_htab_init(&s->idx);
-	for (uint32_t i = 0; i < n; i++) {
-		struct key k = { s->v[i].pid, s->v[i].tid, s->v[i].stack };
-		xpu_htab_put(&s->idx, key_hash(&k), i);
-	}
+	/* The index follows the moves in place: rebuilding it (a hash and a
+	 * random insert per entry, up to XPU_STACKS_MAX of them, at every tick
+	 * where an exited process's entries merge) took a third of a replay's
+	 * time (bench/RESULTS.md). */
+	xpu_htab_renumber(&s->idx, remap);
 	free(remap);
 	return 0;
 }

@@ -97,6 +97,24 @@ int xpu_htab_del(struct xpu_htab *h, uint64_t hash, uint32_t id)
 	}
 }
 
+void xpu_htab_renumber(struct xpu_htab *h, const uint32_t *map)
+{
+	for (size_t i = 0; i < h->cap; i++) {
+		uint32_t slot = h->ids[i];
+		if (slot == 0 || slot == TOMB)
+			continue;
+		uint32_t to = map[slot - 1];
+		if (to == UINT32_MAX) {
+			/* A tombstone, not an empty slot: later keys may have probed past it. */
+			h->ids[i] = TOMB;
+			h->used--;
+			h->tombs++;
+		} else {
+			h->ids[i] = to + 1;
+		}
+	}
+}
+
 uint64_t xpu_hash_bytes(const void *p, size_t n, uint64_t seed)
 {
 	const unsigned char *s = p;

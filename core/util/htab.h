@@ -31,6 +31,10 @@ uint32_t xpu_htab_find(const struct xpu_htab *h, uint64_t hash, xpu_htab_eq eq,
 int xpu_htab_put(struct xpu_htab *h, uint64_t hash, uint32_t id);
 /* Removes id stored under hash. Returns 0, or -ENOENT. */
 int xpu_htab_del(struct xpu_htab *h, uint64_t hash, uint32_t id);
+/* Gives each stored id the number map[id] (UINT32_MAX: removes it), for an
+ * index over an array that was compacted: one pass over the slots in order,
+ * no hashing, the hashes kept.  map covers every id stored. */
+void xpu_htab_renumber(struct xpu_htab *h, const uint32_t *map);
 
 /* Hashes used with the table: FNV-1a over bytes, a word-at-a-time hash for
  * id arrays, and a mixer for integers. */

@@ -3,6 +3,7 @@
 
 #include "dict.h"
 #include "flame.h"
+#include "htab.h"
 #include "stacks.h"
 #include "table.h"
 
@@ -228,6 +229,74 @@ TEST(stacks_of_exited_processes_merge_by_name_once_idle)
 	CHECK_INT(entry_weight(&s, 13, 13, 7, XPU_WIN_ALL), ==, 1);
 	CHECK_INT(entry_weight(&s, 0, 40, 7, XPU_WIN_ALL), ==, 9);
 	xpu_stacks_free(&s);
+}
+
+/* The stacks' index after merges: each entry is still found where it now
+ * sits (a sample for it adds to it, no new entry), on a table big enough
+ * that ids move by thousands. */
+TEST(stacks_index_follows_entries_moved_by_a_merge)
+{
+	struct xpu_stacks s;
+	REQUIRE(xpu_stacks_init(&s, 1) == 0);
+	for (uint32_t pid = 1; pid <= 400; pid++)
+		for (uint32_t k = 0; k < 20; k++)
+			xpu_stacks_add(&s, pid, pid, 1000 + k, 7, 1);
+	xpu_stacks_tick(&s);
+	for (uint32_t pid = 1; pid <= 400; pid += 2)
+		xpu_stacks_retire(&s, pid);	/* half the processes exit */
+	xpu_stacks_tick(&s);			/* out of the window: they merge */
+	CHECK_INT(s.merged, ==, 200 * 20);
+	uint32_t n = s.n;
+	CHECK_INT(n, ==, 200 * 20 + 20);	/* the living, and 20 merged by name */
+	for (uint32_t pid = 2; pid <= 400; pid += 2)
+		for (uint32_t k = 0; k < 20; k++)
+			xpu_stacks_add(&s, pid, pid, 1000 + k, 7, 2);
+	for (uint32_t k = 0; k < 20; k++)
+		xpu_stacks_add(&s, 0, 7, 1000 + k, 7, 5);	/* the merged entries, keyed (0, name) */
+	xpu_stacks_tick(&s);
+	CHECK_INT(s.n, ==, n);
+	CHECK_INT(entry_weight(&s, 400, 400, 1019, XPU_WIN_ALL), ==, 3);
+	CHECK_INT(entry_weight(&s, 2, 2, 1000, XPU_WIN_ALL), ==, 3);
+	CHECK_INT(entry_weight(&s, 0, 7, 1005, XPU_WIN_ALL), ==, 200 + 5);
+	xpu_stacks_free(&s);
+}
+
+static int id_is(const void *ctx, uint32_t id, const void *key)
+{
+	return id == *(const uint32_t *)key;
+}
+
+TEST(htab_renumber_moves_and_removes_ids_in_place)
+{
+	struct xpu_htab h;
+	xpu_htab_init(&h);
+	enum { N = 5000 };
+	static uint32_t map[N];
+	for (uint32_t i = 0; i < N; i++)
+		REQUIRE(xpu_htab_put(&h, xpu_hash_u64(i), i) == 0);
+	/* Drop every third; the rest close ranks, as an array compacted. */
+	uint32_t next = 0;
+	for (uint32_t i = 0; i < N; i++)
+		map[i] = i % 3 == 0 ? UINT32_MAX : next++;
+	xpu_htab_renumber(&h, map);
+	CHECK_INT(h.used, ==, next);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t want = map[i];
+		uint32_t got = xpu_htab_find(&h, xpu_hash_u64(i), id_is, NULL, &want);
+		if (want == UINT32_MAX)
+			CHECK_INT(got, ==, UINT32_MAX);
+		else
+			CHECK_INT(got, ==, want);
+	}
+	/* Puts after it rehash past the removed slots and lose nothing. */
+	for (uint32_t i = N; i < 3 * N; i++)
+		REQUIRE(xpu_htab_put(&h, xpu_hash_u64(i), next + (i - N)) == 0);
+	uint32_t want = map[N - 1];
+	CHECK_INT(xpu_htab_find(&h, xpu_hash_u64(N - 1), id_is, NULL, &want), ==, want);
+	want = next + 2 * N - 1;
+	CHECK_INT(xpu_htab_find(&h, xpu_hash_u64(3 * N - 1), id_is, NULL, &want), ==, want);
+	CHECK_INT(h.used, ==, next + 2 * N);
+	xpu_htab_free(&h);
 }
 
 static int sum_fn(void *arg, const struct xpu_stack_entry *e, uint64_t w)
