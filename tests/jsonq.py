@@ -568,9 +568,20 @@ def npu_chain(snaps, pid, l0, ioctl, function, at_least):
              f"{[(c['pid'], c['l0'], c['ioctl'], c['function']) for c in snaps[-1]['npu']['functions']['chains']]}")
 
 
+def _stat(path):
+    """The fields of a /proc stat file after the name (which may hold ')'):
+    the state first, utime and stime at 11 and 12 (clock ticks)."""
+    with open(path) as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def _cpu_ns(fields):
+    import os
+    return (int(fields[11]) + int(fields[12])) * 10**9 // os.sysconf("SC_CLK_TCK")
+
+
 def _proc(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    fields = _stat(f"/proc/{pid}/stat")
     with open(f"/proc/{pid}/statm") as f:
         resident = int(f.read().split()[1])
     import os
@@ -595,6 +606,35 @@ def proc_stat(snaps, pid, state, lag_s="1.5"):
     got = r["cpu_time_ns"] / 1e9 if r["cpu_time_ns"] is not None else None
     if got is None or got > cpu_s + 0.02 or cpu_s - got > float(lag_s):
         sys.exit(f"TIME+ {got} s, /proc says {cpu_s} s")
+
+
+def thread_stats(snaps, pid, nthreads):
+    """The last snapshot's thread table (-H) has NTHREADS rows, each a
+    running thread of PID with its own TIME+: 0.5-4 s, at most the thread's
+    count in /proc now (read right after xputop), and under 0.75 of the
+    process's (the sum of its threads: equally busy threads may show equal
+    TIME+, a count of clock ticks, so equality proves nothing); no RES (it is
+    the process's)."""
+    rows = snaps[-1]["cpu"]
+    if len(rows) != int(nthreads):
+        sys.exit(f"{len(rows)} thread rows: {rows}")
+    proc = _cpu_ns(_stat(f"/proc/{pid}/stat"))
+    for r in rows:
+        if r.get("state") not in ("R",):
+            sys.exit(f"thread {r['tid']}: state {r.get('state')!r}")
+        t = r.get("cpu_time_ns")
+        if t is None or not 0.5e9 < t < 4e9:
+            sys.exit(f"thread {r['tid']}: TIME+ {t} ns, expected about 2.5 s")
+        if "res_bytes" in r:
+            sys.exit("RES is the process's, not a thread's")
+        try:
+            own = _cpu_ns(_stat(f"/proc/{pid}/task/{r['tid']}/stat"))
+        except FileNotFoundError:
+            own = None
+        if own is None or t > own:
+            sys.exit(f"thread {r['tid']}: TIME+ {t} ns, its own count read after xputop {own}")
+        if t > 0.75 * proc:
+            sys.exit(f"thread {r['tid']}: TIME+ {t} ns of the process's {proc}: the process's?")
 
 
 def system_matches(snaps):
@@ -634,7 +674,7 @@ CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_p
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest,
-                                  cpu_sorted_by, cpu_view, hot_function, proc_stat, system_matches, cpu_busy_at_least,
+                                  cpu_sorted_by, cpu_view, hot_function, proc_stat, thread_stats, system_matches, cpu_busy_at_least,
                                   gpu_only_pids, stacks_distinct, npu_alerts, npu_alerts_within, npu_alerts_due, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, npu_category,
                                   npu_top_functions, npu_chain, chrome_trace)}
