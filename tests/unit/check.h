@@ -22,6 +22,8 @@ static int check_failed;
 	static void test_##name(void);                                           \
 	__attribute__((constructor)) static void reg_##name(void)                \
 	{                                                                        \
+		if (check_ntests == (int)(sizeof(check_tests) / sizeof(*check_tests))) \
+			abort(); /* raise check_tests' size */                    \
 		check_tests[check_ntests++] = (struct check_test){ #name, test_##name }; \
 	}                                                                        \
 	static void test_##name(void)
@@ -67,6 +69,16 @@ static int check_failed;
 int main(int argc, char **argv)
 {
 	int bad = 0, ran = 0;
+	/* A name that matches no test is a mistake, not an empty pass. */
+	for (int a = 1; a < argc; a++) {
+		int known = 0;
+		for (int i = 0; i < check_ntests; i++)
+			known |= strcmp(argv[a], check_tests[i].name) == 0;
+		if (!known) {
+			fprintf(stderr, "%s: no test named %s\n", argv[0], argv[a]);
+			return 2;
+		}
+	}
 	for (int i = 0; i < check_ntests; i++) {
 		int want = argc < 2;
 		for (int a = 1; a < argc; a++)
@@ -82,7 +94,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	printf("%d/%d passed\n", ran - bad, ran);
-	return bad ? 1 : 0;
+	return bad || !ran ? 1 : 0;
 }
 
 #endif

@@ -25,12 +25,18 @@ static const char *lib(const char *name)
 	return path;
 }
 
+static void drop_scenario(void)
+{
+	unlink(scenario);
+}
+
 static void play(const char *text)
 {
 	static int fd = -1;
 	if (fd < 0) {
 		fd = mkstemp(scenario);
 		setenv("FAKE_NVML", scenario, 1);
+		atexit(drop_scenario);
 	}
 	FILE *f = fopen(scenario, "w");
 	fputs(text, f);
