@@ -17,6 +17,7 @@ mkdir -p "$ART" || exit 1
 TMP=$(mktemp -d /tmp/xputop-fuzz.XXXXXX) || exit 1
 trap 'rm -rf "$TMP"' EXIT
 failed=0
+python3 "$FUZZ_DIR/versions.py" || failed=$((failed + 1))
 
 fail() {
 	echo "FAIL $1" >&2
