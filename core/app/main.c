@@ -187,8 +187,9 @@ static void set_timer(struct app *a, uint64_t ns)
 static void arm_timer(struct app *a)
 {
 	/* Batch replay runs as fast as it can (the timer fires at once, every
-	 * time) unless -d asks for a pace. */
-	int fast = (a->replay || a->import) && !a->tui && !(a->o.given & XPU_GIVEN_DELAY);
+	 * time) unless -d asks for a pace.  A bpftrace log has no refreshes of
+	 * its own: there -d is the step through the log's time, never a pace. */
+	int fast = !a->tui && (a->import || (a->replay && !(a->o.given & XPU_GIVEN_DELAY)));
 	set_timer(a, fast ? 1 : (uint64_t)(a->o.delay_s * 1e9));
 }
 
