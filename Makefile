@@ -9,7 +9,8 @@
 #   make OUTPUT=dir      out-of-tree build
 #   make deps            install the build and test dependencies (root; apt)
 #   make check           deps + build + the whole test suite (root), then all of it
-#                        again built with ASan + UBSan in $(OUTPUT)-san
+#                        again built with ASan + UBSan in $(OUTPUT)-san (tests/run:
+#                        one suite or unit binary: tests/run build tests/cli/cli.sh)
 #   make run ARGS=...    deps + build + start xputop (root)
 #   make bench           build, then the CPU-side benchmarks against perf, bpftrace, top and
 #                        addr2line (root; about 12 minutes; bench/RESULTS.md)
@@ -339,13 +340,16 @@ $(FUZZ_OUT)/nvml_seeds: tests/fuzz/nvml_seeds.c $(LIBCORE)
 
 # check and run install the dependencies first, then build in a fresh make so
 # that pkg-config sees what was just installed.
+# The fuzzers carry the sanitizers whatever the pass, so they are built and
+# run once, in the first (40 s of fuzzing a harness).  tests/run says what
+# else each pass leaves out, and runs the suites in lanes.
+NPROC := $(shell nproc 2> /dev/null || echo 2)
 check: deps
-	$(MAKE) --no-print-directory all fuzz
-	tests/run $(OUTPUT)
+	$(MAKE) --no-print-directory -j$(NPROC) all fuzz
+	$(MAKE) --no-print-directory -j$(NPROC) OUTPUT=$(OUTPUT)-san SAN=1 all
+	XPU_FUZZ_SECONDS=40 tests/run $(OUTPUT)
 	@echo "== the same suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer"
-	$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)-san SAN=1 all fuzz
-	@# The fuzzers carry the sanitizers in both passes: the second fuzzes less.
-	XPU_FUZZ_SECONDS=10 tests/run $(OUTPUT)-san
+	XPU_FUZZ=0 tests/run $(OUTPUT)-san
 
 deps:
 	.ci/setup

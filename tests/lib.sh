@@ -36,7 +36,49 @@ if [ -z "${XPUTOP_SOCKET:-}" ]; then
 fi
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
+# Every sanitizer report of every process the suite starts (xputop run as
+# root or as nobody, in a terminal, in the background, its stderr kept or
+# not) is written into T_SAN, and the test during which it came fails with
+# it: a leak or an error at exit cannot pass unseen.  exitcode makes the
+# process's status say so as well.
+T_SAN=$(mktemp -d /tmp/xputop-san.XXXXXX)
+chmod 1777 "$T_SAN"
+export ASAN_OPTIONS="detect_leaks=1:exitcode=23:abort_on_error=0:log_path=$T_SAN/asan"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$T_SAN/ubsan"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-}"
+
+# san_check: fails the current test with any sanitizer report written since
+# the last check.
+san_check() {
+	for r in "$T_SAN"/asan.* "$T_SAN"/ubsan.*; do
+		[ -s "$r" ] || continue
+		fail "sanitizer report ($r): $(grep -m 3 -E 'ERROR|SUMMARY|runtime error' "$r" | tr '\n' ' ')"
+		sed 's/^/    # /' "$r" | head -n 40 >&2
+		mv "$r" "$r.seen"
+	done
+}
+
+# On any exit (finish, a failure, a signal from tests/run's limit): the
+# suite's background jobs, terminals and temporary files go.  A helper that
+# starts something else adds a command to T_CLEANUP.
+T_CLEANUP=""
+t_stop_jobs() {
+	jobs -p > "$T_TMP/.jobs" 2> /dev/null
+	# shellcheck disable=SC2046
+	[ -s "$T_TMP/.jobs" ] && kill -TERM $(cat "$T_TMP/.jobs") 2> /dev/null && kill -CONT $(cat "$T_TMP/.jobs") 2> /dev/null
+	for c in $T_CLEANUP; do "$c"; done
+	T_CLEANUP=""
+}
+t_cleanup() {
+	trap - EXIT INT TERM
+	t_stop_jobs
+	rm -rf "$T_TMP" "$T_PUB" "$T_SAN" ${T_SOCK:+"$T_SOCK"}
+}
+trap 't_cleanup' EXIT
+trap 'echo "  $T_CUR: stopped by a signal" >&2; exit 143' INT TERM
+
 t() {
+	san_check
 	t_end
 	T_CUR=$1
 	T_CUR_FAILED=0
@@ -69,8 +111,13 @@ need_root() {
 }
 
 finish() {
+	# What the suite left running stops now, and its reports count for
+	# the last test.
+	t_stop_jobs
+	wait
+	san_check
 	t_end
-	rm -rf "$T_TMP" "$T_PUB" ${T_SOCK:+"$T_SOCK"}
+	t_cleanup
 	echo "$((T_RAN - T_FAILED))/$T_RAN passed"
 	[ "$T_FAILED" -eq 0 ]
 }

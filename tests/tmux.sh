@@ -8,6 +8,14 @@ printf 'set -g default-terminal screen-256color\nset -g escape-time 0\n' > "$T_T
 
 tm() { tmux -u -L "$SOCK" -f "$T_TMP/tmux.conf" "$@"; }
 
+# Every terminal this suite made goes when it ends, however it ends.
+tm_cleanup() {
+	for s in "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/xputop-test-$$-"*; do
+		[ -S "$s" ] && tmux -L "${s##*/}" kill-server 2> /dev/null
+	done
+}
+T_CLEANUP="$T_CLEANUP tm_cleanup"
+
 # new_terminal COLS ROWS COMMAND: a fresh server with one pane running COMMAND
 # (a dying server can take a new session with it, so each gets its own).
 new_terminal() {

@@ -1,5 +1,6 @@
 # CPU sampling for real: perf events, BPF stacks, symbolization, JSON, export,
 # record and replay.  Needs root.
+# test-lane: quiet
 . tests/lib.sh
 need_root
 Q="python3 tests/jsonq.py"

@@ -4,6 +4,7 @@
 # Chrome trace in speedscope (its own importer, tests/speedscope.mjs).  The
 # files come from real runs: CPU sampling of a busy program, and the GPU path
 # through the stand-in CUPTI.  Needs root.
+# test-from: private.sh
 . tests/lib.sh
 need_root
 FLAMEGRAPH=/usr/share/perl5/Devel/NYTProf/flamegraph.pl

@@ -2,6 +2,7 @@
 # fork, exec and exit under it; a monitor killed or stalled while a program
 # runs flat out; rings and the injection channel overflowing; exports that
 # cannot be written or whose name is taken; missing kernel pieces.  Needs root.
+# test-from: private.sh
 . tests/lib.sh
 need_root
 Q="python3 tests/jsonq.py"

@@ -2,6 +2,7 @@
 # stand-in, played by an unprivileged process through the real socket, BPF
 # site probe, DWARF unwinding and model; hostile clients; the launch-only
 # probes on the real libcudart.  Needs root.
+# test-from: private.sh
 . tests/lib.sh
 need_root
 Q="python3 tests/jsonq.py"

@@ -4,6 +4,7 @@
 # whose programs run as another user run from it.  There, uid 65534 can reach
 # nothing of the checkout: the suites must give it what it runs, and
 # `xputop -- CMD` must give it a library it can load.  Needs root.
+# test-timeout: 900
 . tests/lib.sh
 need_root
 ROOT=$(pwd)

@@ -1,6 +1,7 @@
 # The GPU view through a real terminal (tmux) while the fake-CUPTI stand-in
 # plays a CUDA program: the device and process summary, the kernels table,
 # the CPU -> launch API -> kernel flamegraph, keys, and the export.  Needs root.
+# test-from: private.sh
 . tests/lib.sh
 need_root
 . tests/tmux.sh
