@@ -1255,6 +1255,8 @@ static void share_input(struct app *a)
 {
 	int r;
 	while ((r = xpu_share_client_next(a->client, &a->sess)) > 0) {
+		gpu_want_expire(a);
+		share_describe(a);
 		if (a->vs.paused)
 			continue;
 		show(a);
