@@ -11,10 +11,12 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Only sample these thread groups (set by -p, or the command xputop runs). */
-const volatile bool filter_pids = false;
+/* Only sample these thread groups (set by -p, or the command xputop runs,
+ * and the -p of the xputops attached to this one).  Not read-only: the
+ * collector widens and narrows as its clients come and go. */
+bool filter_pids = false;
 /* Children of watched processes are watched too (xputop -- CMD). */
-const volatile bool follow_forks = false;
+bool follow_forks = false;
 /* User space is woken only once this much waits in the ring; it drains the
  * ring on a timer of its own anyway.  Waking it for each sample made it run
  * right after samples, when the timers of the other CPUs (started together,
@@ -28,7 +30,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 8192);	/* 17 xputops' -p (share.h), their children */
 	__type(key, __u32);
 	__type(value, __u8);
 } pids SEC(".maps");

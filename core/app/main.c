@@ -98,6 +98,21 @@ struct app {
 		struct xpu_gpu_probes *gpu;
 	} pre;
 	struct xpu_pidset watch;	/* -p, where the session filters (watch_pids()) */
+	/* What this xputop needs collected (core/sources/share.h): its -p and
+	 * -F, and exact GPU tracing while it asks for it (--gpu-exact, e). */
+	struct {
+		int exact;
+		uint64_t until;		/* CLOCK_MONOTONIC ns, 0: until switched back */
+	} gpu_want;
+	/* A collector's union of its needs and its clients': the processes
+	 * its GPU source serves (collect_ps) and what it last applied. */
+	struct xpu_source *cpu;
+	struct xpu_pidset collect_ps;
+	int collect_ps_set;
+	uint64_t needs_gen;
+	struct xpu_share_need applied;
+	int needs_applied;
+	char share_warning[300];	/* said again once the screen is up */
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -110,6 +125,8 @@ static uint64_t thread_cpu_ns(void)
 static struct app *crash_app;
 
 static void share_describe(struct app *a);
+static void share_needs(struct app *a, int force);
+static void share_tell_needs(struct app *a);
 static int share_serving(struct app *a);
 static void share_retry(struct app *a);
 static void share_input(struct app *a);
@@ -400,6 +417,7 @@ static void live_tick(struct app *a)
 		if (src->tick)
 			src->tick(src, &a->sess);
 	}
+	share_needs(a, 0);
 	/* Paused, the models stand still, unless other xputops read them. */
 	if (a->vs.paused && !share_serving(a))
 		return;
@@ -480,14 +498,23 @@ static void switch_gpu_tracing(struct app *a)
 		xpu_tui_status("a replay shows the tracing mode it was recorded with");
 		return;
 	}
-	if (!a->collecting) {
-		snprintf(msg, sizeof(msg), "the collector (xputop pid %d) sets the GPU tracing mode", (int)a->collector);
+	int exact = !a->gpu_want.exact;
+	double secs = a->o.gpu_exact_s > 0 ? a->o.gpu_exact_s : EXACT_KEY_S;
+	a->gpu_want.exact = exact;
+	a->gpu_want.until = exact ? xpu_now_mono() + (uint64_t)(secs * 1e9) : 0;
+	if (!a->collecting) {	/* asked of the collector: the header says what it grants */
+		share_tell_needs(a);
+		snprintf(msg, sizeof(msg), exact ? "GPU: every kernel traced asked of the collector (xputop pid %d) "
+						   "for %.0f s (e: no longer)" : "GPU: exact tracing no longer asked "
+						   "of the collector (xputop pid %d)", (int)a->collector, secs);
 		xpu_tui_status(msg);
 		return;
 	}
-	int exact = a->sess.cfg.gpu.mode != XPU_GPU_MODE_EXACT;
-	double secs = a->o.gpu_exact_s > 0 ? a->o.gpu_exact_s : EXACT_KEY_S;
-	xpu_session_gpu_exact(&a->sess, exact, secs, xpu_now_mono());
+	share_needs(a, 1);
+	if (!exact && a->sess.cfg.gpu.mode == XPU_GPU_MODE_EXACT) {
+		xpu_tui_status("GPU: exact tracing stays on: an attached xputop asks for it");
+		return;
+	}
 	if (exact)
 		snprintf(msg, sizeof(msg), "GPU: every kernel traced for %.0f s (e: back to sampled)", secs);
 	else
@@ -537,6 +564,8 @@ static int run_loop(struct app *a)
 			if (tag >= 0) {
 				struct xpu_source *src = a->sess.sources[tag];
 				src->drain(src, &a->sess);
+				if (src == a->server)	/* a client came, left or told its needs */
+					share_needs(a, 0);
 			} else if (tag == TAG_TIMER) {
 				on_timer(a);
 			} else if (tag == TAG_SIGNAL) {
@@ -690,14 +719,22 @@ static int start_child(struct app *a, const char *lib)
 	return 0;
 }
 
-/* The events -p filters in the session: what the collector's sources
- * cannot filter in the kernel (the GPU socket and launch probes), and for a
- * client, reading the collector's stream, every event of a process. */
+/* The events -p filters in the session: every event of a process, for the
+ * collector's sources collect what its clients need too (share_needs()),
+ * and a client reads the collector's stream. */
 #define EVBIT(t) (1ULL << (t))
-#define COLLECTOR_WATCH (EVBIT(XPU_EV_GPU_LAUNCH) | EVBIT(XPU_EV_GPU_KERNEL) | EVBIT(XPU_EV_GPU_MEMCPY) | \
-			 EVBIT(XPU_EV_GPU_PROC) | EVBIT(XPU_EV_GPU_SLICE))
-#define CLIENT_WATCH (COLLECTOR_WATCH | EVBIT(XPU_EV_CPU_SAMPLE) | EVBIT(XPU_EV_PROC_STAT) | EVBIT(XPU_EV_THREAD_STAT) | \
-		      EVBIT(XPU_EV_NPU_IOCTL) | EVBIT(XPU_EV_NPU_L0))
+#define CLIENT_WATCH (EVBIT(XPU_EV_GPU_LAUNCH) | EVBIT(XPU_EV_GPU_KERNEL) | EVBIT(XPU_EV_GPU_MEMCPY) | \
+		      EVBIT(XPU_EV_GPU_PROC) | EVBIT(XPU_EV_GPU_SLICE) | EVBIT(XPU_EV_CPU_SAMPLE) | \
+		      EVBIT(XPU_EV_PROC_STAT) | EVBIT(XPU_EV_THREAD_STAT) | EVBIT(XPU_EV_NPU_IOCTL) | EVBIT(XPU_EV_NPU_L0))
+
+/* This xputop's own wish for exact GPU tracing, from --gpu-exact. */
+static void gpu_want_init(struct app *a)
+{
+	a->gpu_want.exact = a->o.gpu_exact;
+	a->gpu_want.until = a->o.gpu_exact && a->o.gpu_exact_s > 0 ?
+				    xpu_now_mono() + (uint64_t)(a->o.gpu_exact_s * 1e9) : 0;
+	a->sess.gpu_exact_asked = a->gpu_want.exact;
+}
 
 /* -p (with -- CMD, the command and what it starts): 0, or -1 out of memory. */
 static int watch_pids(struct app *a, uint64_t types)
@@ -787,8 +824,8 @@ static int start_probes(struct app *a)
 	uint64_t t0 = xpu_now_mono();
 	struct xpu_source *cpu = bpf ? start_cpu(a, &co) : NULL;
 	uint64_t t1 = xpu_now_mono();
-	if (cpu)
-		xpu_session_add_source(&a->sess, cpu);
+	if (cpu && xpu_session_add_source(&a->sess, cpu) == 0)
+		a->cpu = cpu;
 	else
 		xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_FAILED, "%s",
 				   bpf ? "CPU sampling is off: its BPF program did not load (see the message at start)"
@@ -828,7 +865,7 @@ static void session_meta(const struct app *a, struct xpu_rec_meta *m)
 {
 	struct utsname u;
 	memset(m, 0, sizeof(*m));
-	m->sample_hz = a->sess.cfg.sample_hz;
+	m->sample_hz = a->sess.stream_hz ? a->sess.stream_hz : a->sess.cfg.sample_hz;
 	m->ncpus = a->sess.ncpus;
 	m->start_wall_ns = xpu_now_wall();
 	m->interval_ns = (uint64_t)(a->o.delay_s * 1e9);
@@ -862,30 +899,136 @@ static int share_serving(struct app *a)
 	unsigned n = 0;
 	uint64_t dropped;
 	if (a->server)
-		xpu_share_server_counts(a->server, &n, &dropped);
+		xpu_share_server_counts(a->server, &n, &dropped, NULL);
 	return n > 0;
+}
+
+/* What this xputop needs collected. */
+static void own_need(const struct app *a, struct xpu_share_need *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->hz = a->o.hz;
+	n->flags = (a->o.npids ? 0 : XPU_NEED_ALL_PIDS) | (a->o.cmd ? XPU_NEED_FOLLOW : 0) |
+		   (a->gpu_want.exact ? XPU_NEED_GPU_EXACT : 0);
+	n->npids = a->o.npids;
+	memcpy(n->pids, a->o.pids, a->o.npids * sizeof(n->pids[0]));
+}
+
+/* This xputop's exact GPU tracing runs out (--gpu-exact's seconds, e's). */
+static void gpu_want_expire(struct app *a)
+{
+	if (a->gpu_want.exact && a->gpu_want.until && xpu_now_mono() >= a->gpu_want.until) {
+		a->gpu_want.exact = 0;
+		a->gpu_want.until = 0;
+		if (a->client)
+			share_tell_needs(a);
+	}
+}
+
+/* The processes the collector's GPU source serves: -p's of all. */
+static void collect_pids(struct app *a, const struct xpu_share_needs *u)
+{
+	int all = (u->flags & XPU_NEED_ALL_PIDS) != 0;
+	if (a->collect_ps_set)
+		xpu_pidset_free(&a->collect_ps);
+	a->collect_ps_set = !all && xpu_pidset_init(&a->collect_ps, u->pids, u->npids,
+						     (u->flags & XPU_NEED_FOLLOW) != 0) == 0;
+	all |= !a->collect_ps_set;	/* out of memory: widen, never narrow */
+	xpu_session_collect(&a->sess, all, a->collect_ps_set ? &a->collect_ps : NULL);
+	a->sess.stream_collect = all ? XPU_TICK_ALL_PIDS : 0;
+}
+
+/* The collector collects the union of its own needs and its clients': the
+ * CPU sampler at the highest rate and on the widest set of processes, the
+ * GPU libraries of those processes served, exact if any asks.  At each
+ * refresh, and at once (force) when this xputop's own needs change. */
+static void share_needs(struct app *a, int force)
+{
+	struct xpu_share_needs *u = calloc(1, sizeof(*u));
+	struct xpu_share_need own;
+	gpu_want_expire(a);
+	if (!u || !a->collecting)
+		goto out;
+	uint64_t gen = a->server ? xpu_share_server_needs(a->server, u) : 0;
+	int theirs = (u->flags & XPU_NEED_GPU_EXACT) != 0;
+	own_need(a, &own);
+	xpu_share_needs_add(u, &own);
+	int exact = (u->flags & XPU_NEED_GPU_EXACT) != 0;
+	if (exact != (a->sess.cfg.gpu.mode == XPU_GPU_MODE_EXACT)) {
+		xpu_session_gpu_exact(&a->sess, exact, 0, xpu_now_mono());
+		force = 1;
+	}
+	/* Only this xputop's own wish runs out by itself (the GPU source ends it). */
+	a->sess.cfg.gpu.exact_until = exact && !theirs ? a->gpu_want.until : 0;
+	a->sess.gpu_exact_asked = a->gpu_want.exact;
+	if (!force && a->needs_applied && gen == a->needs_gen && own.hz == a->applied.hz &&
+	    own.flags == a->applied.flags)
+		goto out;
+	a->needs_gen = gen;
+	a->needs_applied = 1;
+	a->applied = own;
+	struct xpu_cpu_source_opts co = { .hz = u->hz, .pids = u->pids,
+					  .npids = u->flags & XPU_NEED_ALL_PIDS ? 0 : u->npids,
+					  .follow_forks = (u->flags & XPU_NEED_FOLLOW) != 0 };
+	if (a->cpu && xpu_source_cpu_retune(a->cpu, &co) < 0)
+		xpu_warn("cannot sample at %u Hz for the xputops attached to this one: sampling at %u Hz",
+			 co.hz, xpu_source_cpu_hz(a->cpu));
+	a->sess.stream_hz = a->cpu ? xpu_source_cpu_hz(a->cpu) : u->hz;
+	collect_pids(a, u);
+	xpu_debug("collecting for %s: %u Hz, %s, GPU %s", a->server ? "this xputop and its clients" : "this xputop",
+		  a->sess.stream_hz, u->flags & XPU_NEED_ALL_PIDS ? "every process" : "some processes",
+		  exact ? "exact" : "sampled");
+out:
+	free(u);
+}
+
+/* A client tells the collector what it needs. */
+static void share_tell_needs(struct app *a)
+{
+	struct xpu_share_need n;
+	own_need(a, &n);
+	a->sess.gpu_exact_asked = a->gpu_want.exact;
+	if (a->client && xpu_share_client_need(a->client, &n) < 0)
+		xpu_debug("cannot tell the collector what this xputop needs: its stream will end");
+}
+
+/* How the stream is collected and how this xputop shows it, for the header. */
+static void collect_text(const struct app *a, char *buf, size_t size)
+{
+	const struct xpu_session *s = &a->sess;
+	uint32_t hz = s->stream_hz ? s->stream_hz : s->cfg.sample_hz;
+	int n = snprintf(buf, size, "%u Hz", hz);
+	if (hz > s->cfg.sample_hz && n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, " (shown at %u)", s->cfg.sample_hz);
 }
 
 /* What the header says the data comes from. */
 static void share_describe(struct app *a)
 {
-	unsigned n;
-	uint64_t dropped;
-	if (!a->server)
+	unsigned n = 0;
+	uint64_t dropped = 0, refused = 0;
+	char rate[64];
+	collect_text(a, rate, sizeof(rate));
+	if (a->client) {
+		snprintf(a->sess.source_name, sizeof(a->sess.source_name), "collector pid %d, %s",
+			 (int)a->collector, rate);
 		return;
-	xpu_share_server_counts(a->server, &n, &dropped);
-	if (n || dropped)
-		snprintf(a->sess.source_name, sizeof(a->sess.source_name), "own probes, serving %u xputop%s%s",
-			 n, n == 1 ? "" : "s", dropped ? " (some dropped: too slow)" : "");
+	}
+	if (a->server)
+		xpu_share_server_counts(a->server, &n, &dropped, &refused);
+	if (n || dropped || refused)
+		snprintf(a->sess.source_name, sizeof(a->sess.source_name), "own probes, %s, serving %u xputop%s%s",
+			 rate, n, n == 1 ? "" : "s", dropped || refused ? " (some dropped)" : "");
 	else
-		snprintf(a->sess.source_name, sizeof(a->sess.source_name), "own probes");
+		snprintf(a->sess.source_name, sizeof(a->sess.source_name), "own probes, %s", rate);
 }
 
 static void share_client_status(struct app *a)
 {
 	int pid = (int)a->collector;
 	a->sess.attached = 1;
-	snprintf(a->sess.source_name, sizeof(a->sess.source_name), "collector pid %d", pid);
+	a->sess.collector_pid = pid;
+	share_describe(a);
 	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE,
 			   "from the collector, xputop pid %d: its CPU sampling", pid);
 	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
@@ -933,16 +1076,19 @@ static int share_attach(struct app *a, int fd, int wait_ms, int loud)
 	return 0;
 }
 
-/* Options that say how to collect are the collector's to choose (-p only
- * narrows what this one shows, watch_pids()). */
-static void share_warn_options(const struct app *a)
+/* -p, -F and exact GPU tracing are asked of the collector, which collects
+ * for every xputop attached (share_tell_needs()); the refresh interval and
+ * how the collector traces are its own (said again on the screen). */
+static void share_warn_options(struct app *a)
 {
 	const struct xpu_opts *o = &a->o;
-	if (!(o->given & (XPU_GIVEN_FREQ | XPU_GIVEN_DELAY)) && !o->gpu_no_stacks && !o->gpu_exact &&
-	    !o->gpu_slice_ms && !o->npu_dev && !o->npu_probe_binary)
+	if (!(o->given & XPU_GIVEN_DELAY) && !o->gpu_no_stacks && !o->gpu_slice_ms && !o->gpu_period_ms &&
+	    !o->npu_dev && !o->npu_probe_binary)
 		return;
-	xpu_warn("this xputop shows what the collector (xputop pid %d) collects, as its options say: "
-		 "-F, -d, --gpu-* and --npu-* given here apply only if it takes over", (int)a->collector);
+	snprintf(a->share_warning, sizeof(a->share_warning), "this xputop reads the collector's stream (xputop pid "
+		 "%d) and refreshes with it: -d, --gpu-slice, --gpu-no-stacks and --npu-* given here apply only if "
+		 "it takes over (-p, -F and --gpu-exact do apply)", (int)a->collector);
+	xpu_warn("%s", a->share_warning);
 }
 
 /* What a preload says goes to -v only: a load that failed is tried again,
@@ -985,16 +1131,18 @@ static int start_client(struct app *a, int fd)
 		return -1;
 	share_warn_options(a);
 	const struct xpu_rec_meta *m = xpu_share_client_meta(a->client);
-	a->o.hz = m->sample_hz;
 	if (m->interval_ns)
 		a->o.delay_s = (double)m->interval_ns / 1e9;
 	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
 	if (start_services(a, &cfg) < 0 || xpu_session_add_holder(&a->sess, mark_client, a) < 0)
 		return -1;
 	a->sess.ncpus = m->ncpus;
+	a->sess.stream_hz = m->sample_hz;	/* then each of its ticks says */
 	const char *lib = xpu_inject_lib_path();
 	if ((a->o.cmd && start_child(a, lib) < 0) || watch_pids(a, CLIENT_WATCH) < 0)
 		return -1;
+	gpu_want_init(a);
+	share_tell_needs(a);
 	share_preload(a);
 	share_client_status(a);
 	if (a->o.cmd && xpu_child_release(&a->child, a->o.cmd[0]) < 0)
@@ -1058,6 +1206,7 @@ static int share_take_over(struct app *a)
 	share_serve(a, lockfd);
 	poll_new_sources(a);
 	a->sess.attached = 0;
+	share_needs(a, 1);	/* this xputop's own; its clients tell theirs as they attach */
 	share_count_gap(a, from);
 	return 0;
 }
@@ -1085,6 +1234,8 @@ static void share_retry(struct app *a)
 	}
 	arm_timer(a);
 	epoll_add(a->epfd, xpu_share_client_fd(a->client), TAG_SHARE);
+	a->sess.stream_hz = xpu_share_client_meta(a->client)->sample_hz;
+	share_tell_needs(a);
 	share_client_status(a);
 	share_count_gap(a, from);
 }
@@ -1105,6 +1256,8 @@ static void share_input(struct app *a)
 {
 	int r;
 	while ((r = xpu_share_client_next(a->client, &a->sess)) > 0) {
+		gpu_want_expire(a);
+		share_describe(a);
 		if (a->vs.paused)
 			continue;
 		show(a);
@@ -1135,13 +1288,15 @@ static int start_live(struct app *a)
 	a->locked = lockfd >= 0;
 	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
 	const char *lib = xpu_inject_lib_path();
+	gpu_want_init(a);
 	if (start_services(a, &cfg) < 0 || (a->o.cmd && start_child(a, lib) < 0) ||
-	    watch_pids(a, COLLECTOR_WATCH) < 0 || start_probes(a) < 0) {
+	    watch_pids(a, CLIENT_WATCH) < 0 || start_probes(a) < 0) {
 		if (lockfd >= 0)
 			close(lockfd);
 		return -1;
 	}
 	share_serve(a, lockfd);
+	share_needs(a, 1);
 	xpu_session_begin(&a->sess, xpu_now_mono());
 	if (a->o.cmd && xpu_child_release(&a->child, a->o.cmd[0]) < 0)
 		return -1;
@@ -1369,6 +1524,8 @@ int main(int argc, char **argv)
 			xpu_warn("%s (%d settings file problem%s: on the terminal after q)",
 				 a->settings.first_warning, a->settings.warnings,
 				 a->settings.warnings > 1 ? "s" : "");
+		if (a->share_warning[0])
+			xpu_warn("%s", a->share_warning);
 		crash_app = a;
 		install_crash_handlers();
 		if (a->prom) {

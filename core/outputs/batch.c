@@ -135,6 +135,28 @@ static void json_system(struct xpu_json *j, const struct xpu_cpu_sys *y)
 }
 
 /* The CPU time xputop itself has used, all its threads, since it started. */
+/* Where the data comes from and how it is collected, as against how this
+ * xputop shows it (core/sources/share.h). */
+static void json_collection(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	if (s->replay)
+		return;
+	xpu_json_obj(j, "collection");
+	xpu_json_str(j, "by", s->attached ? "collector" : "own probes");
+	if (s->attached)
+		xpu_json_uint(j, "collector_pid", (uint64_t)s->collector_pid);
+	xpu_json_uint(j, "sample_hz", s->collect_hz);
+	xpu_json_uint(j, "shown_hz", s->sample_hz);
+	if (s->collect & XPU_TICK_KNOWN) {
+		xpu_json_str(j, "gpu_mode", s->collect & XPU_TICK_GPU_EXACT ? "exact" : "sampled");
+		xpu_json_bool(j, "all_processes", (s->collect & XPU_TICK_ALL_PIDS) != 0);
+	} else {
+		xpu_json_str(j, "gpu_mode", "unknown");
+	}
+	xpu_json_bool(j, "gpu_exact_asked", s->gpu_exact_asked);
+	xpu_json_end(j, '}');
+}
+
 static void json_self_cpu(struct xpu_json *j)
 {
 	struct rusage ru;
@@ -198,6 +220,7 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_num(&j, "interval_s", (double)s->interval_ns / 1e9);
 	xpu_json_str(&j, "host", s->host);
 	xpu_json_str(&j, "source", s->source_name);
+	json_collection(&j, s);
 	xpu_json_uint(&j, "events", s->events_total);
 	xpu_json_num(&j, "events_per_s", s->events_per_s);
 	xpu_json_uint(&j, "dropped", s->dropped_total);

@@ -70,7 +70,7 @@ static void json_devices(struct xpu_json *j, const struct xpu_snapshot *s)
 static void json_tracing(struct xpu_json *j, const struct xpu_snapshot *s)
 {
 	xpu_json_obj(j, "tracing");
-	if (!s->replay && !s->attached) {
+	if (!s->replay && (!s->attached || (s->collect & XPU_TICK_KNOWN))) {	/* the mode in force */
 		xpu_json_str(j, "mode", s->gpu_tracing.mode == XPU_GPU_MODE_EXACT ? "exact" : "sampled");
 		xpu_json_uint(j, "slice_ms", s->gpu_tracing.slice_ms);
 		xpu_json_uint(j, "period_ms", s->gpu_tracing.period_ms);

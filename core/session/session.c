@@ -176,19 +176,68 @@ void xpu_session_watch(struct xpu_session *s, struct xpu_pidset *ps, uint64_t ty
 
 int xpu_session_watches(struct xpu_session *s, uint32_t pid)
 {
+	if (s->collect_set)
+		return s->collect_all || (s->collect && xpu_pidset_has(s->collect, pid)) ||
+		       (s->watch && xpu_pidset_has(s->watch, pid));
 	return !s->watch || xpu_pidset_has(s->watch, pid);
+}
+
+void xpu_session_collect(struct xpu_session *s, int all, struct xpu_pidset *ps)
+{
+	s->collect_set = 1;
+	s->collect_all = all;
+	s->collect = ps;
+}
+
+/* Samples come at stream_hz, this xputop shows cfg.sample_hz: each CPU
+ * keeps sample_hz of every stream_hz of its samples, evenly spaced, so the
+ * counts mean what this xputop's -F says (1 if ev is left out). */
+static int thin(struct xpu_session *s, const struct xpu_event *ev)
+{
+	if (!s->stream_hz || s->stream_hz <= s->cfg.sample_hz)
+		return 0;
+	uint32_t *acc = &s->thin_acc[ev->cpu.cpu % XPU_THIN_SLOTS];
+	*acc += s->cfg.sample_hz;
+	if (*acc >= s->stream_hz) {
+		*acc -= s->stream_hz;
+		return 0;
+	}
+	s->thinned++;
+	return 1;
+}
+
+/* What is recorded is what this xputop shows: its own rate. */
+static void record_tick(struct xpu_session *s, const struct xpu_event *ev)
+{
+	struct xpu_event t = *ev;
+	if (t.tick.sample_hz > s->cfg.sample_hz)
+		t.tick.sample_hz = s->cfg.sample_hz;
+	record(s, &t);
 }
 
 void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 {
+	/* The collector's clients get the whole stream: this xputop's -p and
+	 * -F narrow only what it shows itself. */
+	if (s->tap.event)
+		s->tap.event(s->tap.arg, ev);
+	if (s->collect && ev->type == XPU_EV_PROC_EXIT)
+		xpu_pidset_forget(s->collect, ev->pid);
 	if (s->watch && ev->pid && ev->type < 64 && (s->watch_types >> ev->type & 1) &&
 	    !xpu_pidset_has(s->watch, ev->pid))
 		return;
 	if (s->watch && ev->type == XPU_EV_PROC_EXIT)
 		xpu_pidset_forget(s->watch, ev->pid);
-	record(s, ev);
-	if (s->tap.event)
-		s->tap.event(s->tap.arg, ev);
+	if (ev->type == XPU_EV_CPU_SAMPLE && thin(s, ev))
+		return;
+	if (ev->type == XPU_EV_TICK && s->attached && ev->tick.sample_hz) {
+		s->stream_hz = ev->tick.sample_hz;	/* the collector's, for the next interval */
+		s->stream_collect = ev->tick.collect;
+	}
+	if (ev->type == XPU_EV_TICK)
+		record_tick(s, ev);
+	else
+		record(s, ev);
 	switch (ev->type) {
 	case XPU_EV_TICK:
 		on_tick(s, ev);
@@ -260,6 +309,9 @@ void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall)
 {
 	struct xpu_event ev = { .type = XPU_EV_TICK, .time = mono };
 	ev.tick.wall_ns = wall;
+	ev.tick.sample_hz = s->stream_hz ? s->stream_hz : s->cfg.sample_hz;
+	ev.tick.collect = s->replay ? 0 : s->stream_collect | XPU_TICK_KNOWN |
+			  (s->cfg.gpu.mode == XPU_GPU_MODE_EXACT ? XPU_TICK_GPU_EXACT : 0);
 	ev.tick.interval_ns = s->last_tick_mono && mono > s->last_tick_mono
 				      ? mono - s->last_tick_mono
 				      : s->cfg.interval_ns;

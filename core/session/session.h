@@ -40,6 +40,8 @@ struct xpu_tap {
  * last sweep kept. */
 #define XPU_SWEEP_MIN 65536u
 
+#define XPU_THIN_SLOTS 1024	/* CPUs thinned each on its own (more share slots) */
+
 struct xpu_session_cfg {
 	uint32_t sample_hz;
 	uint64_t interval_ns;	/* refresh interval */
@@ -90,6 +92,23 @@ struct xpu_session {
 	 * further.  NULL: every process. */
 	struct xpu_pidset *watch;
 	uint64_t watch_types;
+	/* How the stream is collected: the rate its CPU samples come at (the
+	 * collection in force, this xputop's own or the collector's; 0 where
+	 * it is cfg.sample_hz, as in a replay) and XPU_TICK_* (own: set by the
+	 * collector's role logic; attached: from the collector's last tick).
+	 * Samples beyond cfg.sample_hz, this xputop's own -F, are thinned out
+	 * on arrival, each CPU's evenly (xpu_session_emit). */
+	uint32_t stream_hz;
+	uint32_t stream_collect;
+	uint32_t thin_acc[XPU_THIN_SLOTS];
+	uint64_t thinned;	/* samples left out for that */
+	/* The processes collected, where the collector's sources may leave
+	 * others alone (the GPU libraries' dormancy): this xputop's -p and
+	 * its clients'.  collect_set 0: as watch says. */
+	int collect_set, collect_all;
+	struct xpu_pidset *collect;
+	int collector_pid;	/* attached: the collector's pid */
+	int gpu_exact_asked;	/* this xputop asks for exact GPU tracing */
 	char source_name[128];
 	struct xpu_src_status status[XPU_SRC_MAX];
 };
@@ -116,9 +135,12 @@ uint32_t xpu_session_sweep(struct xpu_session *s);
 void xpu_session_drops(struct xpu_session *s, enum xpu_src_id src, uint64_t total, uint64_t *seen);
 /* Keeps only ps's processes' events of types (bits 1 << XPU_EV_*). */
 void xpu_session_watch(struct xpu_session *s, struct xpu_pidset *ps, uint64_t types);
-/* Whether process pid is watched (-p), for a source that may leave an
- * unwatched process alone altogether. */
+/* Whether process pid is collected (-p, and what the xputops attached to
+ * this one need), for a source that may leave the others alone altogether. */
 int xpu_session_watches(struct xpu_session *s, uint32_t pid);
+/* The collector's union of needs: every process, or those of ps (NULL:
+ * none but watch's). */
+void xpu_session_collect(struct xpu_session *s, int all, struct xpu_pidset *ps);
 /* Switches GPU tracing to exact for seconds (0: until switched back), or
  * back to sampled when exact is 0. */
 void xpu_session_gpu_exact(struct xpu_session *s, int exact, double seconds, uint64_t now);

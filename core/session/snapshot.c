@@ -94,6 +94,12 @@ static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
 	s->replay_done = sess->replay_done;
 	s->attached = sess->attached;
 	snprintf(s->source_name, sizeof(s->source_name), "%s", sess->source_name);
+	s->collect_hz = sess->stream_hz ? sess->stream_hz : sess->cfg.sample_hz;
+	s->collect = sess->replay ? 0 : sess->attached ? sess->stream_collect
+			: sess->stream_collect | XPU_TICK_KNOWN |
+			  (sess->cfg.gpu.mode == XPU_GPU_MODE_EXACT ? XPU_TICK_GPU_EXACT : 0);
+	s->collector_pid = sess->attached ? sess->collector_pid : 0;
+	s->gpu_exact_asked = sess->gpu_exact_asked;
 	s->cpu_status = sess->status[XPU_SRC_CPU];
 	s->gpu_status = sess->status[XPU_SRC_GPU];
 	s->npu_status = sess->status[XPU_SRC_NPU];
@@ -187,6 +193,10 @@ static int gpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 	s->gpu_ns = xpu_gpu_model_gpu_ns(m, vs->window);
 	s->gpu_ns_est = xpu_gpu_model_gpu_ns_est(m, vs->window);
 	s->gpu_tracing = sess->cfg.gpu;
+	if (sess->attached) {	/* the collector's mode in force, not this xputop's wish */
+		s->gpu_tracing.mode = sess->stream_collect & XPU_TICK_GPU_EXACT ? XPU_GPU_MODE_EXACT : XPU_GPU_MODE_SAMPLED;
+		s->gpu_tracing.exact_until = 0;
+	}
 	s->gpu_exact_left_s = s->gpu_tracing.exact_until > s->mono_ns
 				      ? (double)(s->gpu_tracing.exact_until - s->mono_ns) / 1e9 : 0;
 	s->gpu_sampled = xpu_gpu_model_sampled(m, vs->window, &s->gpu_cover);

@@ -85,6 +85,14 @@ struct xpu_snapshot {
 	int replay_done;		/* and it has ended */
 	int attached;			/* data comes from another xputop, the collector */
 	char source_name[128];		/* "live" or the recording's path */
+	/* How the data is collected (live): the samples' rate (sample_hz is
+	 * this xputop's own, what is shown), XPU_TICK_* (0: not known yet),
+	 * the collector's pid when attached, and whether this xputop asks for
+	 * exact GPU tracing. */
+	uint32_t collect_hz;
+	uint32_t collect;
+	int collector_pid;
+	int gpu_exact_asked;
 
 	/* CPU view */
 	struct xpu_src_status cpu_status;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dict.h"
+#include "err.h"
 #include "event.h"
 #include "record.h"
 #include "session.h"
@@ -31,6 +32,86 @@ static const char hello_magic[8] = "XPUSHARE";
 
 static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static uint32_t get32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+/* ---- needs (client -> collector) ---- */
+
+static const char need_magic[4] = "XPUN";
+
+size_t xpu_share_need_encode(const struct xpu_share_need *n, uint8_t *buf, size_t size)
+{
+	uint32_t np = n->flags & XPU_NEED_ALL_PIDS ? 0 : n->npids;
+	size_t len = XPU_NEED_HEAD + 4 * (size_t)np;
+	if (np > XPU_NEED_PIDS || len > size || (n->flags & ~XPU_NEED_BITS) || !n->hz || n->hz > XPU_NEED_HZ_MAX ||
+	    (!np && !(n->flags & XPU_NEED_ALL_PIDS)))
+		return 0;
+	memcpy(buf, need_magic, 4);
+	put32(buf + 4, XPU_NEED_VERSION);
+	put32(buf + 8, (uint32_t)len);
+	put32(buf + 12, n->flags);
+	put32(buf + 16, n->hz);
+	put32(buf + 20, np);
+	for (uint32_t i = 0; i < np; i++)
+		put32(buf + XPU_NEED_HEAD + 4 * i, n->pids[i]);
+	return len;
+}
+
+static int need_bad(const char **why, const char *reason)
+{
+	*why = reason;
+	return -1;
+}
+
+int xpu_share_need_decode(const uint8_t *buf, size_t len, struct xpu_share_need *n, size_t *used,
+			  const char **why)
+{
+	if (len >= 4 && memcmp(buf, need_magic, 4))
+		return need_bad(why, "not a need (magic)");
+	if (len < XPU_NEED_HEAD)
+		return 0;
+	if (get32(buf + 4) != XPU_NEED_VERSION)
+		return need_bad(why, "a need of another version");
+	uint32_t total = get32(buf + 8), flags = get32(buf + 12), hz = get32(buf + 16), np = get32(buf + 20);
+	if (np > XPU_NEED_PIDS || total != XPU_NEED_HEAD + 4 * np)
+		return need_bad(why, "a need's length or pid count is out of bounds");
+	if ((flags & ~XPU_NEED_BITS) || !hz || hz > XPU_NEED_HZ_MAX)
+		return need_bad(why, "a need's flags or rate are out of bounds");
+	if ((flags & XPU_NEED_ALL_PIDS) ? np != 0 : np == 0)
+		return need_bad(why, "a need names pids and every process, or neither");
+	if (len < total)
+		return 0;
+	for (uint32_t i = 0; i < np; i++)
+		if (!(n->pids[i] = get32(buf + XPU_NEED_HEAD + 4 * i)))
+			return need_bad(why, "a need names pid 0");
+	n->flags = flags;
+	n->hz = hz;
+	n->npids = np;
+	*used = total;
+	return 1;
+}
+
+void xpu_share_needs_add(struct xpu_share_needs *u, const struct xpu_share_need *n)
+{
+	if (n->hz > u->hz)
+		u->hz = n->hz;
+	u->flags |= n->flags;
+	if (u->flags & XPU_NEED_ALL_PIDS) {
+		u->npids = 0;
+		return;
+	}
+	for (uint32_t i = 0; i < n->npids; i++) {
+		uint32_t j = 0;
+		while (j < u->npids && u->pids[j] != n->pids[i])
+			j++;
+		if (j < u->npids)
+			continue;
+		if (u->npids == XPU_NEEDS_PIDS) {	/* cannot happen with the bounds above: widen, never narrow */
+			u->flags |= XPU_NEED_ALL_PIDS;
+			u->npids = 0;
+			return;
+		}
+		u->pids[u->npids++] = n->pids[i];
+	}
+}
 
 /* The GPU socket's directory, with a name of ours in it. */
 static void beside_gpu_socket(char *out, size_t size, const char *name)
@@ -89,13 +170,20 @@ int xpu_share_lock(void)
 
 /* ---- the collector's side ---- */
 
+struct server;
+
 struct peer {
 	int fd;
 	struct ucred cred;
+	struct server *sv;
 	struct xpu_rec_writer *w;
 	uint8_t *out;			/* bytes not sent yet: out[off, len) */
 	size_t off, len, cap;
-	size_t limit;			/* 0 until the first tick: the dictionary goes whole */
+	uint64_t stalled_since;		/* CLOCK_MONOTONIC ns since bytes wait and none went, or 0 */
+	uint8_t in[XPU_NEED_MAX];	/* a need on its way */
+	size_t nin;
+	struct xpu_share_need need;
+	int has_need;
 	int dead;
 };
 
@@ -107,7 +195,10 @@ struct server {
 	char path[108];
 	struct xpu_rec_meta meta;
 	struct peer *peers[XPU_SHARE_MAX_CLIENTS];
+	size_t pending;			/* bytes queued for all of them */
 	uint64_t dropped;		/* clients dropped for not reading */
+	uint64_t refused;		/* clients dropped for a malformed need */
+	uint64_t needs_gen;		/* changes with the clients' needs */
 };
 
 #define TAG_LISTEN UINT64_MAX
@@ -119,7 +210,7 @@ static int peer_sink(void *arg, const void *buf, size_t n)
 	size_t pending = p->len - p->off;
 	if (p->dead)
 		return -EPIPE;
-	if (p->limit && pending + n > p->limit)
+	if (pending + n > XPU_SHARE_BACKLOG || p->sv->pending + n > XPU_SHARE_BACKLOG_TOTAL)
 		return -ENOBUFS;
 	if (p->off && p->len + n > p->cap) {	/* slide the unsent bytes down first */
 		memmove(p->out, p->out + p->off, pending);
@@ -138,12 +229,14 @@ static int peer_sink(void *arg, const void *buf, size_t n)
 	}
 	memcpy(p->out + p->len, buf, n);
 	p->len += n;
+	p->sv->pending += n;
 	return 0;
 }
 
 /* Sends what the socket takes now; asks for EPOLLOUT while some is left. */
 static void peer_send(struct server *sv, struct peer *p)
 {
+	size_t off0 = p->off;
 	while (p->off < p->len) {
 		ssize_t k = send(p->fd, p->out + p->off, p->len - p->off, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)
@@ -155,7 +248,12 @@ static void peer_send(struct server *sv, struct peer *p)
 			return;
 		}
 		p->off += (size_t)k;
+		sv->pending -= (size_t)k;
 	}
+	if (p->off > off0 || p->off == p->len)
+		p->stalled_since = 0;
+	else if (!p->stalled_since)
+		p->stalled_since = xpu_now_mono();
 	if (p->off == p->len) {
 		p->off = p->len = 0;
 		if (p->cap > KEEP_BYTES) {	/* a backlog once is no reason to hold its memory */
@@ -175,6 +273,9 @@ static void peer_free(struct server *sv, int i)
 	close(p->fd);
 	p->dead = 1;	/* what the writer has left goes nowhere */
 	xpu_rec_close(p->w);
+	sv->pending -= p->len - p->off;
+	if (p->has_need)
+		sv->needs_gen++;
 	free(p->out);
 	free(p);
 	sv->peers[i] = NULL;
@@ -226,16 +327,21 @@ static void attach(struct server *sv, int fd)
 	}
 	p->fd = fd;
 	p->cred = uc;
+	p->sv = sv;
+	struct xpu_rec_meta m = sv->meta;
+	if (sv->sess->stream_hz)	/* the rate the samples come at now */
+		m.sample_hz = sv->sess->stream_hz;
 	uint8_t hello[HELLO_LEN];
 	memcpy(hello, hello_magic, sizeof(hello_magic));
 	put32(hello + 8, XPU_SHARE_VERSION);
 	put32(hello + 12, (uint32_t)getpid());
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = p };
 	if (peer_sink(p, hello, sizeof(hello)) < 0 ||
-	    !(p->w = xpu_rec_create_sink(&sv->sess->dict, &sv->meta, peer_sink, p)) ||
+	    !(p->w = xpu_rec_create_sink(&sv->sess->dict, &m, peer_sink, p)) ||
 	    epoll_ctl(sv->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		if (p->w)
 			xpu_rec_close(p->w);
+		sv->pending -= p->len - p->off;
 		free(p->out);
 		free(p);
 		close(fd);
@@ -255,13 +361,49 @@ static void accept_all(struct server *sv)
 	}
 }
 
-/* Clients send nothing: input is their end (or garbage, ignored). */
-static void peer_input(struct peer *p)
+/* A client sends its needs, or its end.  A malformed need ends it: the
+ * bytes after it could not be trusted to start the next one. */
+static void peer_input(struct server *sv, struct peer *p)
 {
-	char buf[256];
-	ssize_t k = recv(p->fd, buf, sizeof(buf), MSG_DONTWAIT);
-	if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+	ssize_t k = recv(p->fd, p->in + p->nin, sizeof(p->in) - p->nin, MSG_DONTWAIT);
+	if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
 		p->dead = 1;
+		return;
+	}
+	if (k < 0)
+		return;
+	p->nin += (size_t)k;
+	for (;;) {
+		const char *why = "";
+		size_t used = 0;
+		int r = xpu_share_need_decode(p->in, p->nin, &p->need, &used, &why);
+		if (r < 0) {
+			xpu_debug("a client (pid %d, uid %u): %s: dropped", (int)p->cred.pid, p->cred.uid, why);
+			sv->refused++;
+			p->dead = 1;
+			return;
+		}
+		if (r == 0)
+			return;
+		memmove(p->in, p->in + used, p->nin - used);
+		p->nin -= used;
+		p->has_need = 1;
+		sv->needs_gen++;
+	}
+}
+
+/* A client with bytes waiting that has read none for a while is gone in
+ * all but name: it holds its backlog for nothing. */
+static void reap_stalled(struct server *sv)
+{
+	uint64_t now = xpu_now_mono();
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++) {
+		struct peer *p = sv->peers[i];
+		if (p && !p->dead && p->stalled_since && now - p->stalled_since > XPU_SHARE_STALL_S * 1000000000ULL) {
+			sv->dropped++;
+			p->dead = 1;
+		}
+	}
 }
 
 static int server_drain(struct xpu_source *src, struct xpu_session *s)
@@ -277,7 +419,7 @@ static int server_drain(struct xpu_source *src, struct xpu_session *s)
 		}
 		struct peer *p = evs[i].data.ptr;
 		if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-			peer_input(p);
+			peer_input(sv, p);
 		if (!p->dead && (evs[i].events & EPOLLOUT))
 			peer_send(sv, p);
 	}
@@ -307,10 +449,12 @@ static void server_event(void *arg, const struct xpu_event *ev)
 		}
 		if (ev->type != XPU_EV_TICK)
 			continue;
-		if (!p->limit)
-			p->limit = p->len - p->off + XPU_SHARE_BACKLOG;
 		peer_send(sv, p);
 		any |= p->dead;
+	}
+	if (ev->type == XPU_EV_TICK) {
+		reap_stalled(sv);
+		any = 1;
 	}
 	if (any)
 		reap(sv);
@@ -412,13 +556,25 @@ void xpu_share_server_stop(struct xpu_source *src)
 	sv->lfd = -1;
 }
 
-void xpu_share_server_counts(const struct xpu_source *src, unsigned *attached, uint64_t *dropped)
+void xpu_share_server_counts(const struct xpu_source *src, unsigned *attached, uint64_t *dropped,
+			     uint64_t *refused)
 {
 	const struct server *sv = (const struct server *)src;
 	*attached = 0;
 	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++)
 		*attached += sv->peers[i] != NULL;
 	*dropped = sv->dropped;
+	if (refused)
+		*refused = sv->refused;
+}
+
+uint64_t xpu_share_server_needs(const struct xpu_source *src, struct xpu_share_needs *u)
+{
+	const struct server *sv = (const struct server *)src;
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++)
+		if (sv->peers[i] && !sv->peers[i]->dead && sv->peers[i]->has_need)
+			xpu_share_needs_add(u, &sv->peers[i]->need);
+	return sv->needs_gen;
 }
 
 /* ---- a client's side ---- */
@@ -467,6 +623,21 @@ struct xpu_share_client *xpu_share_client_new(int fd, struct xpu_dict *dict)
 int xpu_share_client_fd(const struct xpu_share_client *c)
 {
 	return c->fd;
+}
+
+int xpu_share_client_need(struct xpu_share_client *c, const struct xpu_share_need *n)
+{
+	uint8_t buf[XPU_NEED_MAX];
+	size_t len = xpu_share_need_encode(n, buf, sizeof(buf));
+	if (!len)
+		return -1;
+	/* A few hundred bytes into an empty socket buffer: whole, or the
+	 * collector is gone. */
+	ssize_t k;
+	do
+		k = send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (k < 0 && errno == EINTR);
+	return k == (ssize_t)len ? 0 : -1;
 }
 
 static int client_fail(struct xpu_share_client *c, const char *msg)

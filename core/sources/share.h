@@ -13,12 +13,29 @@
  * Only root and members of the group XPU_SHARE_GROUP (where it exists) may
  * attach: the socket is theirs alone (0600 root, or 0660 root:xputop) and the
  * collector checks each peer's credentials again.  The collector never waits
- * for a client: what a client has not read is kept up to XPU_SHARE_BACKLOG
- * bytes (after the dictionary it was sent on attaching), then the client is
- * dropped.
+ * for a client: what a client has not read, the dictionary it is sent on
+ * attaching included, is kept up to XPU_SHARE_BACKLOG bytes (and
+ * XPU_SHARE_BACKLOG_TOTAL for all of them), then the client is dropped; so
+ * is one that has read nothing for XPU_SHARE_STALL_S with bytes waiting.
  *
- * Wire: "XPUSHARE", u32 version (1), u32 collector pid, then a recording
- * (header, then blocks; a block closes at each refresh tick).
+ * The collector collects what every attached xputop needs: each client
+ * tells it (a need: its -F, its -p or every process, exact GPU tracing) and
+ * the collector collects the union of its own and theirs (the highest rate,
+ * the widest set of processes, exact if any asks); each xputop filters and
+ * thins what it shows to its own options (session.h).  A client's options
+ * never narrow what another xputop sees.
+ *
+ * Wire, collector -> client: "XPUSHARE", u32 version (2), u32 collector
+ * pid, then a recording (header, then blocks; a block closes at each
+ * refresh tick, whose sampling rate and XPU_TICK_* flags say how the stream
+ * was collected).
+ * Client -> collector, at attaching and whenever its needs change: a need,
+ * "XPUN", u32 version (1), u32 length of the whole message (24 + 4 npids),
+ * u32 flags (XPU_NEED_*), u32 hz (1-XPU_NEED_HZ_MAX), u32 npids
+ * (<= XPU_NEED_PIDS, 0 with XPU_NEED_ALL_PIDS), then npids u32 pids (not 0).
+ * Little-endian (the host's: both ends are on one machine).  A malformed
+ * need ends the client's attachment and is counted; a client that sends
+ * none needs nothing.
  */
 #ifndef XPU_SHARE_H
 #define XPU_SHARE_H
@@ -33,9 +50,51 @@ struct xpu_session;
 struct xpu_source;
 
 #define XPU_SHARE_GROUP "xputop"
-#define XPU_SHARE_VERSION 1
+#define XPU_SHARE_VERSION 2
 #define XPU_SHARE_MAX_CLIENTS 16
 #define XPU_SHARE_BACKLOG (32u << 20)
+#define XPU_SHARE_BACKLOG_TOTAL (128u << 20)
+#define XPU_SHARE_STALL_S 10
+
+/* What one xputop needs collected. */
+enum {
+	XPU_NEED_ALL_PIDS = 1 << 0,	/* no -p: every process */
+	XPU_NEED_FOLLOW = 1 << 1,	/* and the processes its pids start (-- CMD) */
+	XPU_NEED_GPU_EXACT = 1 << 2,	/* every GPU kernel traced (e, --gpu-exact) */
+};
+#define XPU_NEED_BITS 7u
+#define XPU_NEED_VERSION 1
+#define XPU_NEED_PIDS 256		/* XPU_MAX_PIDS, -p's limit */
+#define XPU_NEED_HZ_MAX 10000		/* -F's limit */
+#define XPU_NEED_HEAD 24
+#define XPU_NEED_MAX (XPU_NEED_HEAD + 4 * XPU_NEED_PIDS)
+
+struct xpu_share_need {
+	uint32_t flags;
+	uint32_t hz;
+	uint32_t npids;
+	uint32_t pids[XPU_NEED_PIDS];
+};
+
+/* The union of the collector's need and its clients'. */
+#define XPU_NEEDS_PIDS ((XPU_SHARE_MAX_CLIENTS + 1) * XPU_NEED_PIDS)
+struct xpu_share_needs {
+	uint32_t flags;
+	uint32_t hz;
+	uint32_t npids;
+	uint32_t pids[XPU_NEEDS_PIDS];
+};
+
+/* The message for n (its bytes in buf, size >= XPU_NEED_MAX): the length,
+ * or 0 when n is not a need one could send. */
+size_t xpu_share_need_encode(const struct xpu_share_need *n, uint8_t *buf, size_t size);
+/* Reads one need from the len bytes at buf: 1 with *n and *used, 0 when
+ * more bytes are needed, -1 when malformed (*why says how). */
+int xpu_share_need_decode(const uint8_t *buf, size_t len, struct xpu_share_need *n, size_t *used,
+			  const char **why);
+/* Adds n to u: the highest rate, every process or the union of the pids,
+ * exact if either asks. */
+void xpu_share_needs_add(struct xpu_share_needs *u, const struct xpu_share_need *n);
 
 /* The stream socket and the collector lock, in the directory of the GPU
  * socket (XPUTOP_SOCKET moves all three). */
@@ -58,8 +117,13 @@ struct xpu_source *xpu_share_server_new(struct xpu_session *s, int lockfd, const
  * library's socket is closed (xpu_source_gpu_close), or the next collector
  * would find it taken. */
 void xpu_share_server_stop(struct xpu_source *src);
-/* Clients attached now, and dropped so far for not reading. */
-void xpu_share_server_counts(const struct xpu_source *src, unsigned *attached, uint64_t *dropped);
+/* Clients attached now, dropped so far for not reading, and refused for a
+ * malformed need. */
+void xpu_share_server_counts(const struct xpu_source *src, unsigned *attached, uint64_t *dropped,
+			     uint64_t *refused);
+/* Adds the attached clients' needs to u; returns a number that changes
+ * whenever they do (a need came, a client left). */
+uint64_t xpu_share_server_needs(const struct xpu_source *src, struct xpu_share_needs *u);
 
 /* A client's side. */
 struct xpu_share_client;
@@ -69,6 +133,9 @@ int xpu_share_connect(int *fd);
 /* Takes fd; NULL when out of memory. */
 struct xpu_share_client *xpu_share_client_new(int fd, struct xpu_dict *dict);
 int xpu_share_client_fd(const struct xpu_share_client *c);
+/* Tells the collector what this xputop needs: 0, or -1 (the collector
+ * will see the stream end or has gone). */
+int xpu_share_client_need(struct xpu_share_client *c, const struct xpu_share_need *n);
 /* Waits up to ms for the collector's hello and recording header: 0, or -1
  * (xpu_share_client_error says why). */
 int xpu_share_client_wait_meta(struct xpu_share_client *c, int ms);

@@ -143,22 +143,30 @@ static void cpu_tick(struct xpu_source *src, struct xpu_session *s)
 	xpu_procstat_tick(&c->procstat, s);
 }
 
-static void cpu_destroy(struct xpu_source *src)
+static void detach_cpus(struct cpu_source *c)
 {
-	struct cpu_source *c = (struct cpu_source *)src;
 	for (int i = 0; i < c->ncpus; i++) {
 		bpf_link__destroy(c->links[i]);
 		if (c->pfds[i] >= 0)
 			close(c->pfds[i]);
 	}
+	free(c->links);
+	free(c->pfds);
+	c->links = NULL;
+	c->pfds = NULL;
+	c->ncpus = 0;
+}
+
+static void cpu_destroy(struct xpu_source *src)
+{
+	struct cpu_source *c = (struct cpu_source *)src;
+	detach_cpus(c);
 	ring_buffer__free(c->ring);
 	if (c->epfd >= 0)
 		close(c->epfd);
 	if (c->timerfd >= 0)
 		close(c->timerfd);
 	cpu_bpf__destroy(c->skel);
-	free(c->links);
-	free(c->pfds);
 	free(c);
 }
 
@@ -257,8 +265,8 @@ struct xpu_source *xpu_source_cpu_load(struct xpu_session *s, struct xpu_symboli
 		xpu_err("cannot open the CPU sampler BPF object: %s", xpu_sys_bpf_hint(errno));
 		goto fail;
 	}
-	c->skel->rodata->filter_pids = o->npids > 0;
-	c->skel->rodata->follow_forks = o->follow_forks;
+	c->skel->bss->filter_pids = o->npids > 0;
+	c->skel->bss->follow_forks = o->follow_forks;
 	uint32_t ncpus = o->ncpus ? o->ncpus : s->ncpus ? s->ncpus : 1;
 	uint32_t ring = ring_size((int)ncpus, o->hz);
 	bpf_map__set_max_entries(c->skel->maps.events, ring);
@@ -297,6 +305,41 @@ int xpu_source_cpu_attach(struct xpu_source *src)
 	xpu_session_status(c->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE, "cpu-clock sampling at %u Hz on %d CPUs",
 			   c->hz, c->ncpus);
 	return 0;
+}
+
+/* The processes first: a wider set only adds samples, so nothing is lost
+ * while the rate changes. */
+int xpu_source_cpu_retune(struct xpu_source *src, const struct xpu_cpu_source_opts *o)
+{
+	struct cpu_source *c = (struct cpu_source *)src;
+	int all = !o->npids;
+	for (uint32_t i = 0; i < o->npids && !all; i++) {
+		uint8_t one = 1;
+		if (bpf_map__update_elem(c->skel->maps.pids, &o->pids[i], sizeof(uint32_t), &one, 1, BPF_ANY) < 0)
+			all = 1;	/* the map is full: every process rather than fewer than asked */
+	}
+	c->skel->bss->follow_forks = o->follow_forks;
+	c->skel->bss->filter_pids = !all;
+	if (o->hz == c->hz || !c->links)
+		return 0;
+	uint32_t old = c->hz;
+	detach_cpus(c);
+	if (attach_cpus(c, o->hz) == 0) {
+		c->hz = o->hz;
+		xpu_session_status(c->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE, "cpu-clock sampling at %u Hz on %d CPUs",
+				   c->hz, c->ncpus);
+		return 0;
+	}
+	detach_cpus(c);
+	if (attach_cpus(c, old) < 0)
+		xpu_session_status(c->sess, XPU_SRC_CPU, XPU_SRC_FAILED, "CPU sampling stopped: it could not be "
+				   "started again at %u Hz (see the message above)", old);
+	return -1;
+}
+
+uint32_t xpu_source_cpu_hz(const struct xpu_source *src)
+{
+	return ((const struct cpu_source *)src)->hz;
 }
 
 struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,

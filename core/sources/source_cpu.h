@@ -30,4 +30,11 @@ struct xpu_source *xpu_source_cpu_load(struct xpu_session *s, struct xpu_symboli
 				       const struct xpu_cpu_source_opts *o);
 int xpu_source_cpu_attach(struct xpu_source *src);
 
+/* Samples o's processes (all if none) at o->hz from now on: the perf
+ * events are opened again if the rate changed.  0, or -1 (said why) when
+ * the new rate could not be had: it samples at the old one. */
+int xpu_source_cpu_retune(struct xpu_source *src, const struct xpu_cpu_source_opts *o);
+/* The rate it samples at. */
+uint32_t xpu_source_cpu_hz(const struct xpu_source *src);
+
 #endif

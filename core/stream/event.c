@@ -112,6 +112,8 @@ static int check_tick(const struct xpu_ev_tick *t, const char **why)
 {
 	if (t->interval_ns == 0 || t->interval_ns > TICK_MAX_NS)
 		return bad(why, "tick interval is zero or longer than a day");
+	if (t->sample_hz > 1000000 || (t->collect & ~XPU_TICK_BITS))
+		return bad(why, "tick with a sampling rate over 1 MHz or unknown collection flags");
 	return 0;
 }
 

@@ -53,7 +53,19 @@ enum xpu_src_id {
 struct xpu_ev_tick {
 	uint64_t wall_ns;	/* CLOCK_REALTIME at the tick, for display */
 	uint64_t interval_ns;	/* time since the previous tick */
+	/* How the stream was collected at the tick (recording minor 5; 0 in
+	 * older ones: the header's rate, mode unknown).  Lets an xputop that
+	 * reads another's stream say what is in force (core/sources/share.h). */
+	uint32_t sample_hz;	/* the CPU sampling rate of the samples */
+	uint32_t collect;	/* XPU_TICK_* */
 };
+
+enum {
+	XPU_TICK_KNOWN = 1 << 0,	/* collect is set */
+	XPU_TICK_GPU_EXACT = 1 << 1,	/* every GPU kernel traced, else sampled */
+	XPU_TICK_ALL_PIDS = 1 << 2,	/* every process collected, else a set of them */
+};
+#define XPU_TICK_BITS 7u
 
 struct xpu_ev_cpu_sample {
 	uint32_t stack;		/* dict stack id, root -> leaf (user then kernel) */

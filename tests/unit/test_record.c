@@ -147,7 +147,11 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 	ev.source = (uint16_t)(rnd(s) % XPU_SRC_MAX);
 	uint32_t ns = d->nstr, nk = d->nstacks;
 	switch (type) {
-	case XPU_EV_TICK: ev.tick.interval_ns = 1 + rnd(s) % 2000000000; break;
+	case XPU_EV_TICK:
+		ev.tick.interval_ns = 1 + rnd(s) % 2000000000;
+		ev.tick.sample_hz = (uint32_t)(rnd(s) % 10001);
+		ev.tick.collect = (uint32_t)rnd(s) & XPU_TICK_BITS;
+		break;
 	case XPU_EV_CPU_SAMPLE:
 		ev.cpu.stack = pick(s, nk);
 		ev.cpu.comm = pick(s, ns);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -127,7 +128,7 @@ TEST(a_client_that_stops_reading_is_dropped_and_never_makes_the_collector_wait)
 	sv->drain(sv, &col);
 	unsigned n;
 	uint64_t dropped;
-	xpu_share_server_counts(sv, &n, &dropped);
+	xpu_share_server_counts(sv, &n, &dropped, NULL);
 	CHECK_INT(n, ==, 1);
 	/* 1 KiB names: 48 MiB, past the backlog, in ticks of 1 MiB.  A write
 	 * that waited for the client would wait for ever: the alarm ends the
@@ -138,12 +139,224 @@ TEST(a_client_that_stops_reading_is_dropped_and_never_makes_the_collector_wait)
 		if (i % 1024 == 1023)
 			xpu_session_tick(&col, xpu_now_mono(), 1);
 	}
-	xpu_share_server_counts(sv, &n, &dropped);
+	xpu_share_server_counts(sv, &n, &dropped, NULL);
 	CHECK_INT(n, ==, 0);
 	CHECK_INT(dropped, ==, 1);
 	alarm(0);
 	close(fd);
 	xpu_session_free(&col);
+}
+
+/* ---- needs: what a client asks the collector to collect ---- */
+
+static struct xpu_share_need need_of(uint32_t flags, uint32_t hz, uint32_t npids, uint32_t first)
+{
+	struct xpu_share_need n = { .flags = flags, .hz = hz, .npids = npids };
+	for (uint32_t i = 0; i < npids; i++)
+		n.pids[i] = first + i;
+	return n;
+}
+
+static int decode(const uint8_t *b, size_t len, struct xpu_share_need *n)
+{
+	size_t used = 0;
+	const char *why = "";
+	return xpu_share_need_decode(b, len, n, &used, &why);
+}
+
+TEST(a_need_reads_back_as_it_was_sent)
+{
+	uint8_t b[XPU_NEED_MAX];
+	struct xpu_share_need n = need_of(XPU_NEED_GPU_EXACT | XPU_NEED_FOLLOW, 19, 3, 100), m;
+	size_t len = xpu_share_need_encode(&n, b, sizeof(b));
+	CHECK_INT(len, ==, XPU_NEED_HEAD + 12);
+	for (size_t k = 0; k < len; k++)	/* a part of one waits for the rest */
+		CHECK_INT(decode(b, k, &m), ==, 0);
+	REQUIRE(decode(b, len, &m) == 1);
+	CHECK_INT(m.flags, ==, n.flags);
+	CHECK_INT(m.hz, ==, 19);
+	CHECK_INT(m.npids, ==, 3);
+	CHECK_INT(m.pids[2], ==, 102);
+}
+
+/* Each field out of its bounds, in a message otherwise well formed. */
+TEST(a_malformed_or_oversized_need_is_refused)
+{
+	uint8_t good[XPU_NEED_MAX], b[XPU_NEED_MAX + 64];
+	struct xpu_share_need n = need_of(0, 99, 2, 7), m;
+	size_t len = xpu_share_need_encode(&n, good, sizeof(good));
+	struct { size_t off; uint32_t v; } bad[] = {
+		{ 0, 0x4e555059 },	/* magic */
+		{ 4, 2 },		/* version */
+		{ 8, (uint32_t)len + 4 },	/* length against npids */
+		{ 8, 0xffffffffu },
+		{ 12, 1u << 7 },	/* an unknown flag */
+		{ 12, XPU_NEED_ALL_PIDS },	/* every process, and pids */
+		{ 16, 0 },		/* rate */
+		{ 16, XPU_NEED_HZ_MAX + 1 },
+		{ 20, XPU_NEED_PIDS + 1 },	/* more pids than -p takes */
+		{ 20, 0x40000000u },	/* a length that would wrap */
+		{ XPU_NEED_HEAD, 0 },	/* pid 0 */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(b, good, len);
+		memcpy(b + bad[i].off, &bad[i].v, 4);
+		CHECK_INT(decode(b, len, &m), ==, -1);
+	}
+	memset(b, 'A', sizeof(b));	/* garbage, and more of it than any need */
+	CHECK_INT(decode(b, sizeof(b), &m), ==, -1);
+	struct xpu_share_need none = need_of(0, 99, 0, 1);	/* neither pids nor every process */
+	CHECK_INT(xpu_share_need_encode(&none, b, sizeof(b)), ==, 0);
+}
+
+TEST(the_needs_add_up_to_the_widest_set_the_highest_rate_and_exact_if_any_asks)
+{
+	static struct xpu_share_needs u;
+	struct xpu_share_need a = need_of(0, 19, 2, 10), b = need_of(XPU_NEED_GPU_EXACT, 99, 2, 11);
+	memset(&u, 0, sizeof(u));
+	xpu_share_needs_add(&u, &a);
+	xpu_share_needs_add(&u, &b);
+	CHECK_INT(u.hz, ==, 99);
+	CHECK_INT(u.npids, ==, 3);	/* 10, 11, 12 */
+	CHECK(u.flags & XPU_NEED_GPU_EXACT);
+	struct xpu_share_need all = need_of(XPU_NEED_ALL_PIDS, 1, 0, 0);
+	xpu_share_needs_add(&u, &all);
+	CHECK(u.flags & XPU_NEED_ALL_PIDS);
+	CHECK_INT(u.npids, ==, 0);
+	CHECK_INT(u.hz, ==, 99);
+}
+
+static void settle(struct xpu_source *sv, struct xpu_session *col)
+{
+	for (int i = 0; i < 20; i++) {
+		sv->drain(sv, col);
+		usleep(2000);
+	}
+}
+
+TEST(the_collector_learns_what_each_client_needs_and_forgets_it_when_it_leaves)
+{
+	struct xpu_session col, cli;
+	static struct xpu_share_needs u;
+	start(&col);
+	start(&cli);
+	struct xpu_source *sv = serve(&col);
+	REQUIRE(sv);
+	int fd;
+	REQUIRE(xpu_share_connect(&fd) == 0);
+	struct xpu_share_client *c = xpu_share_client_new(fd, &cli.dict);
+	REQUIRE(c);
+	settle(sv, &col);
+	memset(&u, 0, sizeof(u));
+	uint64_t gen0 = xpu_share_server_needs(sv, &u);
+	CHECK_INT(u.hz, ==, 0);	/* one that said nothing needs nothing */
+	struct xpu_share_need n = need_of(XPU_NEED_ALL_PIDS | XPU_NEED_GPU_EXACT, 499, 0, 0);
+	REQUIRE(xpu_share_client_need(c, &n) == 0);
+	settle(sv, &col);
+	memset(&u, 0, sizeof(u));
+	uint64_t gen1 = xpu_share_server_needs(sv, &u);
+	CHECK(gen1 != gen0);
+	CHECK_INT(u.hz, ==, 499);
+	CHECK(u.flags & XPU_NEED_ALL_PIDS);
+	CHECK(u.flags & XPU_NEED_GPU_EXACT);
+	xpu_share_client_free(c);
+	settle(sv, &col);
+	memset(&u, 0, sizeof(u));
+	CHECK(xpu_share_server_needs(sv, &u) != gen1);
+	CHECK_INT(u.hz, ==, 0);
+	xpu_source_destroy(sv);
+	xpu_session_free(&col);
+	xpu_session_free(&cli);
+}
+
+/* Malformed needs, one too long to be one, and a flood of garbage: each
+ * sender is dropped and counted, the collector goes on serving. */
+TEST(a_client_that_sends_a_malformed_need_is_dropped_and_counted)
+{
+	struct xpu_session col;
+	start(&col);
+	struct xpu_source *sv = serve(&col);
+	REQUIRE(sv);
+	uint8_t b[XPU_NEED_MAX * 4];
+	struct xpu_share_need n = need_of(0, 99, 1, 42);
+	size_t len = xpu_share_need_encode(&n, b, sizeof(b));
+	uint32_t huge = 1u << 20;
+	int fds[3];
+	for (int i = 0; i < 3; i++)
+		REQUIRE(xpu_share_connect(&fds[i]) == 0);
+	settle(sv, &col);
+	memcpy(b + 20, &huge, 4);	/* claims a million pids */
+	CHECK_INT(send(fds[0], b, len, MSG_NOSIGNAL), ==, (ssize_t)len);
+	memset(b, 0xff, sizeof(b));
+	CHECK_INT(send(fds[1], b, sizeof(b), MSG_NOSIGNAL), ==, (ssize_t)sizeof(b));
+	n = need_of(0, 99, 1, 42);
+	len = xpu_share_need_encode(&n, b, sizeof(b));
+	CHECK_INT(send(fds[2], b, len, MSG_NOSIGNAL), ==, (ssize_t)len);	/* a good one stays */
+	settle(sv, &col);
+	unsigned attached;
+	uint64_t dropped, refused;
+	xpu_share_server_counts(sv, &attached, &dropped, &refused);
+	CHECK_INT(refused, ==, 2);
+	CHECK_INT(attached, ==, 1);
+	static struct xpu_share_needs u;
+	memset(&u, 0, sizeof(u));
+	xpu_share_server_needs(sv, &u);
+	CHECK_INT(u.npids, ==, 1);
+	CHECK_INT(u.pids[0], ==, 42);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	xpu_source_destroy(sv);
+	xpu_session_free(&col);
+}
+
+/* The dictionary a client is sent on attaching is part of what it may have
+ * waiting: a client of a session with a dictionary past the cap that does
+ * not read is dropped, not given it whole. */
+TEST(the_dictionary_sent_on_attaching_counts_against_the_clients_cap)
+{
+	struct xpu_session col;
+	start(&col);
+	col.sweep_min = UINT32_MAX;
+	struct xpu_source *sv = serve(&col);
+	REQUIRE(sv);
+	for (uint32_t i = 0; i < 40 * 1024; i++)	/* 40 MiB of names, before anyone attaches */
+		sample(&col, i, 1024);
+	xpu_session_tick(&col, xpu_now_mono(), 1);
+	int fd;
+	alarm(60);
+	REQUIRE(xpu_share_connect(&fd) == 0);	/* and never reads */
+	sv->drain(sv, &col);
+	sample(&col, 1u << 30, 16);	/* the first event carries the dictionary */
+	xpu_session_tick(&col, xpu_now_mono(), 1);
+	unsigned n;
+	uint64_t dropped;
+	xpu_share_server_counts(sv, &n, &dropped, NULL);
+	CHECK_INT(n, ==, 0);
+	CHECK_INT(dropped, ==, 1);
+	alarm(0);
+	close(fd);
+	xpu_source_destroy(sv);
+	xpu_session_free(&col);
+}
+
+/* The collector's samples come at its rate, this xputop shows its own: each
+ * CPU keeps its share, evenly. */
+TEST(samples_beyond_this_xputops_rate_are_thinned_on_each_cpu)
+{
+	struct xpu_session s;
+	start(&s);	/* 99 Hz */
+	s.stream_hz = 297;
+	for (uint32_t i = 0; i < 2970; i++) {
+		struct xpu_event ev = { .type = XPU_EV_CPU_SAMPLE, .source = XPU_SRC_CPU, .pid = 10, .tid = 10,
+					.time = xpu_now_mono() };
+		ev.cpu.cpu = i % 2;
+		ev.cpu.comm = ev.cpu.tcomm = xpu_dict_cstr(&s.dict, "prog");
+		xpu_session_emit(&s, &ev);
+	}
+	xpu_session_tick(&s, xpu_now_mono(), 1);
+	CHECK_INT(s.cpu.samples_total, ==, 990);
+	CHECK_INT(s.thinned, ==, 1980);
+	xpu_session_free(&s);
 }
 
 TEST(a_user_who_is_not_root_cannot_connect)

@@ -1,0 +1,122 @@
+# test-lane: quiet
+# Several xputops at once, issue 24: the collector collects what every
+# attached xputop needs (the widest -p, the highest -F, exact GPU tracing if
+# any asks) and each shows its own view; a client that does not read is cut
+# off, the dictionary it is sent included.  Measures sampling rates and RSS:
+# runs alone.  Needs root.
+. tests/lib.sh
+need_root
+BUSY=$OUT/tests/progs/busy
+"$BUSY" 120 > /dev/null 2>&1 &
+B1=$!
+"$BUSY" 120 > /dev/null 2>&1 &
+B2=$!
+J="python3 -c"
+
+# xrun NAME ARGS...: an xputop in batch JSON mode, its output in $T_TMP/NAME.json, stderr in NAME.err.
+xrun() {
+	n=$1
+	shift
+	"$XPUTOP" -b -j -d 0.5 "$@" > "$T_TMP/$n.json" 2> "$T_TMP/$n.err" &
+	eval "P_$n=\$!"
+}
+# xstop NAME: ends it; its exit status must be 143 (128 + SIGTERM: a clean end by that signal).
+xstop() {
+	eval "p=\$P_$1"
+	kill "$p" 2> /dev/null
+	wait "$p"
+	rc=$?
+	[ "$rc" -eq 143 ] || fail "xputop $1 exited $rc: $(tail -3 "$T_TMP/$1.err")"
+}
+# last NAME PYEXPR: PYEXPR (on s, the last snapshot; S, all) holds, else fails with what it saw.
+last() {
+	python3 - "$T_TMP/$1.json" "$2" <<-'PY' || fail "$1: $2 does not hold"
+	import json, sys
+	S = []
+	for l in open(sys.argv[1]):
+	    try:
+	        S.append(json.loads(l))
+	    except ValueError:	# the line being written
+	        pass
+	s = S[-1] if S else {}
+	ok = bool(S) and eval(sys.argv[2])
+	if not ok:
+	    print("  saw:", json.dumps({k: s.get(k) for k in ("source", "collection", "cpu_info")}), file=sys.stderr)
+	sys.exit(0 if ok else 1)
+	PY
+}
+
+t the_agents_data_is_unchanged_when_a_narrower_xputop_started_first
+xrun narrow -p "$B1" -F 19
+wait_json "$T_TMP/narrow.json"
+xrun agent --window 60
+wait_json "$T_TMP/agent.json"
+sleep 6
+last agent 's["collection"]["by"] == "collector" and s["collection"]["sample_hz"] == 99 and s["collection"]["all_processes"]'
+last agent "any(p['pid'] == $B2 for p in s['cpu']) and any(p['pid'] == $B1 for p in s['cpu'])"
+# Two busy programs on the CPUs: about 99 samples a second on each CPU (99 a
+# 0.5 s refresh on two), where 19 Hz would give at most 19.
+last agent "sum(x['cpu_info']['samples_tick'] for x in S[-4:]) / 4 > 60"
+last agent "s['cpu_info']['hz'] == 99"
+
+t the_narrower_xputop_still_shows_only_its_process_at_its_own_rate
+last narrow "[p['pid'] for p in s['cpu']] == [$B1]"
+last narrow "s['cpu_info']['hz'] == 19 and s['collection']['sample_hz'] == 99 and s['collection']['shown_hz'] == 19"
+# Thinned to 19 a second: at most 19 (plus a little for the edges) per second of run.
+last narrow "all(x['cpu_info']['samples_tick'] <= 19 * 0.5 * 1.3 + 2 for x in S[-6:])"
+xstop agent
+
+t the_collector_narrows_back_when_its_client_leaves
+sleep 2
+last narrow "s['collection']['sample_hz'] == 19 and not s['collection']['all_processes']"
+xstop narrow
+
+t a_client_that_asks_for_exact_gpu_tracing_gets_it_and_says_so
+xrun gcol
+wait_json "$T_TMP/gcol.json"
+xrun gcli --gpu-exact
+wait_json "$T_TMP/gcli.json"
+sleep 3
+last gcli "s['collection']['gpu_mode'] == 'exact' and s['collection']['gpu_exact_asked']"
+last gcol "s['collection']['gpu_mode'] == 'exact' and not s['collection']['gpu_exact_asked']"
+xstop gcli
+sleep 2
+last gcol "s['collection']['gpu_mode'] == 'sampled'"
+
+t a_client_never_claims_exact_while_the_collector_traces_sampled
+xrun gcli2
+wait_json "$T_TMP/gcli2.json"
+sleep 2
+last gcli2 "s['collection']['gpu_mode'] == 'sampled' and s['gpu']['tracing'].get('mode') == 'sampled'"
+xstop gcli2
+xstop gcol
+
+t twenty_clients_that_never_read_leave_the_collector_bounded
+# A dictionary of a few MB: the agent sees a program with many distinct stacks.
+xrun big --window 60 -d 1
+wait_json "$T_TMP/big.json"
+sleep 4
+rss() { awk '/VmRSS/ { print $2 }' "/proc/$P_big/status"; }
+before=$(rss)
+python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY' &
+	import socket, sys, time
+	socks = []
+	for i in range(20):
+	    s = socket.socket(socket.AF_UNIX)
+	    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+	    s.connect(sys.argv[1])
+	    socks.append(s)
+	time.sleep(16)
+	PY
+HOLD=$!
+sleep 14
+during=$(rss)
+wait $HOLD
+after=$(rss)
+echo "  RSS (KiB): before $before, with 20 non-reading clients $during, after $after" >&2
+awk -v b="$before" -v d="$during" 'BEGIN { exit !(d - b < 16 * 32 * 1024 + 65536) }' || fail "RSS grew $before -> $during KiB"
+last big "s['collection']['by'] == 'own probes'"
+xstop big
+
+kill "$B1" "$B2" 2> /dev/null
+finish
