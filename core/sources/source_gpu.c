@@ -584,6 +584,8 @@ static void on_hello(void *arg, const struct xpu_wire_hello *h)
 	struct gpu_source *g = x->g;
 	struct conn *c = x->c;
 	if (c->hello || !pid_matches(c->pid, h->pid) || read_comm(c) < 0) {
+		if (!c->comm_text[0])
+			read_comm(c);	/* to name it where refusals are listed */
 		xpu_peers_refuse(&g->peers, c->peer, XPU_PEER_BAD_HELLO, 1);
 		refused(g, c, XPU_PEER_BAD_HELLO, 1);
 		peer_warn(g, c->peer, "GPU socket: a process (pid %u, uid %u) claimed to be pid %u%s: connection refused",
