@@ -113,6 +113,7 @@ def same_as(snaps, path):
         for view in ("cpu_info", "gpu", "npu", "gpu_devices"):
             s[view] = {k: v for k, v in s.get(view, {}).items() if k not in ("status", "state")}
         s["npu"].pop("sources", None)  # what this machine offers, not what was recorded
+        s["gpu"].pop("peers", None)  # what this machine's socket refused: live, not recorded
         if "tracing" in s["gpu"]:  # the mode asked of the libraries is live, not recorded
             s["gpu"]["tracing"] = {k: v for k, v in s["gpu"]["tracing"].items()
                                    if k in ("estimated", "traced_pct", "gpu_ns_est")}
