@@ -33,8 +33,13 @@ sleep 1
 after=$(hwm_kb $X)
 done_ok flood
 echo "  RSS ${before} kB before, peak ${after} kB after 30000 names of 4 KB"
-[ -n "$before" ] && [ -n "$after" ] && [ $((after - before)) -le $((64 * 1024)) ] ||
+# Under the sanitizers freed memory is held in quarantine and every block has
+# red zones: the flood still runs (for their reports), the bound is not held.
+if [ "$(sed -n 's/^SAN ?= //p' "$OUT/config.mk" 2> /dev/null)" = 1 ]; then
+	echo "  (sanitizer build: RSS not checked)"
+elif [ -z "$before" ] || [ -z "$after" ] || [ $((after - before)) -gt $((64 * 1024)) ]; then
 	fail "RSS grew from ${before:-?} to ${after:-?} kB"
+fi
 [ "$r" = open ] || fail "the flooding process was cut off rather than refused names"
 $Q gpu_peers_refused names ge 25000 65534 < "$T_TMP/flood.json" || fail "names refused not counted for the uid"
 $Q gpu_peers_refused names ge 25000 "" gpu_forger < "$T_TMP/flood.json" || fail "names refused not counted for the process"
