@@ -113,6 +113,7 @@ def same_as(snaps, path):
         for view in ("cpu_info", "gpu", "npu", "gpu_devices"):
             s[view] = {k: v for k, v in s.get(view, {}).items() if k not in ("status", "state")}
         s["npu"].pop("sources", None)  # what this machine offers, not what was recorded
+        s["gpu"].pop("peers", None)  # what this machine's socket refused: live, not recorded
         if "tracing" in s["gpu"]:  # the mode asked of the libraries is live, not recorded
             s["gpu"]["tracing"] = {k: v for k, v in s["gpu"]["tracing"].items()
                                    if k in ("estimated", "traced_pct", "gpu_ns_est")}
@@ -668,7 +669,31 @@ def cpu_busy_at_least(snaps, pct):
         sys.exit(f"CPU busy {got}, expected at least {pct}%")
 
 
-CHECKS = {f.__name__: f for f in (top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
+def gpu_peers_refused(snaps, reason, op, n, uid=None, comm=None):
+    """The last snapshot's gpu.peers counts, for REASON, a number that compares
+    OP (eq, ge, le) to N: in all, or for UID, or for the process named COMM."""
+    p = snaps[-1]["gpu"]["peers"]
+    if comm is not None:
+        rows = [r["refused"] for r in p["processes"] if r["comm"] == comm]
+        got = sum(r[reason] for r in rows) if rows else None
+    elif uid is not None:
+        got = next((u["refused"][reason] for u in p["uids"] if u["uid"] == int(uid)), None)
+    else:
+        got = p["refused"][reason]
+    want = int(n)
+    ok = got is not None and {"eq": got == want, "ge": got >= want, "le": got <= want}[op]
+    if not ok:
+        sys.exit(f"refused {reason} of {comm or uid or 'all'}: {got}, expected {op} {want}; peers: {p}")
+
+
+def gpu_devices_below(snaps, n):
+    """Every kernel row of every snapshot is on a device below N."""
+    bad = {k["device"] for s in snaps for k in s["gpu"]["kernels"] if k["device"] >= int(n)}
+    if bad:
+        sys.exit(f"kernel rows on devices {sorted(bad)[:10]}")
+
+
+CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,

@@ -152,6 +152,44 @@ static int json_launch_stack(void *arg, const struct xpu_stack_entry *e, uint64_
 	return 0;
 }
 
+static void json_refused(struct xpu_json *j, const char *key, const uint64_t *n)
+{
+	xpu_json_obj(j, key);
+	for (int r = 0; r < XPU_PEER_REASONS; r++)
+		xpu_json_uint(j, xpu_peer_reason_name(r), n[r]);
+	xpu_json_end(j, '}');
+}
+
+/* What the injection socket refused of its peers: in all, per uid, and the
+ * processes refused most recently (their names are the kernel's). */
+static void json_peers(struct xpu_json *j, const struct xpu_gpu_peers *p)
+{
+	xpu_json_obj(j, "peers");
+	xpu_json_uint(j, "connections", p->conns);
+	xpu_json_uint(j, "devices", p->devices);
+	xpu_json_uint(j, "name_bytes", p->name_bytes);
+	json_refused(j, "refused", p->total);
+	xpu_json_arr(j, "uids");
+	for (int i = 0; i < p->nuids; i++) {
+		xpu_json_obj(j, NULL);
+		xpu_json_uint(j, "uid", p->uids[i].uid);
+		json_refused(j, "refused", p->uids[i].n);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_arr(j, "processes");
+	for (int i = 0; i < p->nprocs; i++) {
+		xpu_json_obj(j, NULL);
+		xpu_json_uint(j, "pid", p->procs[i].pid);
+		xpu_json_uint(j, "uid", p->procs[i].uid);
+		xpu_json_str(j, "comm", p->procs[i].comm);
+		json_refused(j, "refused", p->procs[i].n);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_end(j, '}');
+}
+
 void xpu_batch_gpu_json(struct xpu_json *j, const struct xpu_snapshot *s,
 			const struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
@@ -166,6 +204,7 @@ void xpu_batch_gpu_json(struct xpu_json *j, const struct xpu_snapshot *s,
 		xpu_json_num(j, "stack_pct", s->gpu_joined_pct);
 	xpu_json_uint(j, "graph_kernels", sess->gpu.graph_kernels);
 	xpu_json_uint(j, "graph_kernels_joined", sess->gpu.graph_kernels_joined);
+	json_peers(j, &s->gpu_peers);
 	json_devices(j, s);
 	json_procs(j, s, vs->window);
 	json_kernels(j, s, sess, vs);
@@ -188,6 +227,14 @@ void xpu_batch_gpu_text(FILE *f, const struct xpu_snapshot *s)
 		const struct xpu_gpu_proc *p = &s->gpu_procs[i];
 		fprintf(f, "  pid %u %s: %s, %s\n", p->pid, xpu_dict_str_get(s->dict, p->comm), proc_mode(p),
 			proc_state(p));
+	}
+	for (int i = 0; i < s->gpu_peers.nuids; i++) {
+		const struct xpu_peer_count *u = &s->gpu_peers.uids[i];
+		fprintf(f, "  refused from uid %u:", u->uid);
+		for (int r = 0; r < XPU_PEER_REASONS; r++)
+			if (u->n[r])
+				fprintf(f, " %s %" PRIu64, xpu_peer_reason_name(r), u->n[r]);
+		fputc('\n', f);
 	}
 	if (s->gpu_joined_pct >= 0)
 		fprintf(f, "  GPU time with a launch stack: %.1f%%\n", s->gpu_joined_pct);

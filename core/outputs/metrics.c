@@ -36,6 +36,7 @@ enum fam {
 	F_NPU_COMPLETED, F_NPU_ABORTED, F_NPU_OUTSTANDING, F_NPU_OLDEST, F_NPU_LATENCY, F_NPU_MEM,
 	F_NPU_PM, F_NPU_BUSY,
 	F_ALERT, F_ALERTS, F_ALERTS_RAISED,
+	F_PEER_REFUSED, F_PEER_REFUSED_UID,	/* the GPU socket's peers (issue 24) */
 	F_MAX
 };
 
@@ -124,6 +125,10 @@ static const struct family {
 		      "an active alert, by source, rule and severity; the value is how often it was raised" },
 	[F_ALERTS] = { "xputop_alerts_active", GAUGE, "active alerts by severity" },
 	[F_ALERTS_RAISED] = { "xputop_alerts_raised", COUNTER, "alerts raised since the start" },
+	[F_PEER_REFUSED] = { "xputop_gpu_peer_refused", COUNTER,
+			     "what the GPU injection socket refused its peers, by reason (docs/security.md)" },
+	[F_PEER_REFUSED_UID] = { "xputop_gpu_peer_refused_by_uid", COUNTER,
+				 "the same, for the uids refused most (at most 16)" },
 };
 
 /* The NPU job latency histogram's bounds, seconds. */
@@ -971,6 +976,28 @@ void xpu_metrics_free(struct xpu_metrics *m)
 	free(m);
 }
 
+/* ---- the GPU socket's peers (issue 24) ---- */
+
+static void gpu_peers(struct xpu_metrics *m, const struct xpu_session *s)
+{
+	const struct xpu_gpu_peers *p = &s->gpu_peers;
+	struct labels l = { 0 };
+	for (int r = 0; r < XPU_PEER_REASONS; r++) {
+		lab_reset(&l);
+		lab_str(&l, "reason", xpu_peer_reason_name(r));
+		counter(m, F_PEER_REFUSED, &l, (double)p->total[r]);
+		for (int i = 0; i < p->nuids; i++) {
+			if (!p->uids[i].n[r])
+				continue;
+			lab_reset(&l);
+			lab_uint(&l, "uid", p->uids[i].uid);
+			lab_str(&l, "reason", xpu_peer_reason_name(r));
+			counter(m, F_PEER_REFUSED_UID, &l, (double)p->uids[i].n[r]);
+		}
+	}
+	xpu_mbuf_free(&l.b);
+}
+
 int xpu_metrics_update(struct xpu_metrics *m, const struct xpu_session *sess,
 		       const struct xpu_metrics_extra *x)
 {
@@ -985,6 +1012,7 @@ int xpu_metrics_update(struct xpu_metrics *m, const struct xpu_session *sess,
 	gpu(m, sess);
 	npu(m, sess);
 	alerts(m, sess);
+	gpu_peers(m, sess);
 	if (prune_floors(m) < 0)
 		m->failed = 1;
 	return m->failed ? -1 : 0;

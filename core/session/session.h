@@ -111,6 +111,7 @@ struct xpu_session {
 	int gpu_exact_asked;	/* this xputop asks for exact GPU tracing */
 	char source_name[128];
 	struct xpu_src_status status[XPU_SRC_MAX];
+	struct xpu_gpu_peers gpu_peers;	/* set by the GPU source each tick */
 };
 
 /* Two steps, because a replay learns its configuration from the recording,

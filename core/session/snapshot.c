@@ -29,6 +29,17 @@ static void gib(char *buf, size_t size, uint64_t bytes)
 		snprintf(buf, size, "%.0fM", v / (1ULL << 20));
 }
 
+const char *xpu_peer_reason_name(enum xpu_peer_reason r)
+{
+	static const char *const names[XPU_PEER_REASONS] = {
+		[XPU_PEER_CONNS] = "connections", [XPU_PEER_HELLO_LATE] = "hello_late",
+		[XPU_PEER_BAD_HELLO] = "bad_hello", [XPU_PEER_NAMES] = "names",
+		[XPU_PEER_SERIES] = "series", [XPU_PEER_DEVICES] = "devices",
+		[XPU_PEER_RECORDS] = "records",
+	};
+	return (unsigned)r < XPU_PEER_REASONS ? names[r] : "?";
+}
+
 const char *xpu_gpudev_proc_type(uint32_t valid)
 {
 	int c = !!(valid & XPU_GPU_DEVPROC_COMPUTE), g = !!(valid & XPU_GPU_DEVPROC_GRAPHICS);
@@ -102,6 +113,7 @@ static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
 	s->gpu_exact_asked = sess->gpu_exact_asked;
 	s->cpu_status = sess->status[XPU_SRC_CPU];
 	s->gpu_status = sess->status[XPU_SRC_GPU];
+	s->gpu_peers = sess->gpu_peers;
 	s->npu_status = sess->status[XPU_SRC_NPU];
 }
 

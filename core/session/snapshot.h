@@ -53,6 +53,40 @@ struct xpu_src_status {
 	char text[640];		/* one line: what is active, or what is missing and how to fix it */
 };
 
+/* What the GPU injection socket refused of its peers (any local user's
+ * process may connect: core/sources/gpu_peers.h), by reason, in all, per uid
+ * and for the processes refused most recently. */
+enum xpu_peer_reason {
+	XPU_PEER_CONNS = 0,	/* connections over the uid's quota or the total */
+	XPU_PEER_HELLO_LATE,	/* closed: no HELLO within the deadline */
+	XPU_PEER_BAD_HELLO,	/* claimed another process, or its process was gone */
+	XPU_PEER_NAMES,		/* kernel or API names over a budget */
+	XPU_PEER_SERIES,	/* kernels of a (name, device) over the series budget */
+	XPU_PEER_DEVICES,	/* records naming a device this machine does not have */
+	XPU_PEER_RECORDS,	/* records over the uid's rate */
+	XPU_PEER_REASONS
+};
+#define XPU_PEER_SHOWN 16	/* uids and processes listed */
+
+struct xpu_peer_count {
+	uint32_t uid, pid;	/* pid 0: the uid's line */
+	char comm[16];		/* the kernel's name of the process (/proc), never the peer's word */
+	uint64_t n[XPU_PEER_REASONS];
+};
+
+struct xpu_gpu_peers {
+	uint64_t total[XPU_PEER_REASONS];
+	struct xpu_peer_count uids[XPU_PEER_SHOWN];	/* most refused first */
+	int nuids;
+	struct xpu_peer_count procs[XPU_PEER_SHOWN];	/* most recent first */
+	int nprocs;
+	uint32_t devices;	/* device ids accepted: 0 .. devices - 1 */
+	uint64_t name_bytes;	/* bytes of names peers added to the dictionary */
+	uint32_t conns;		/* connections open */
+};
+
+const char *xpu_peer_reason_name(enum xpu_peer_reason r);
+
 struct xpu_snapshot {
 	const struct xpu_dict *dict;	/* names for frames and strings */
 	int no_flames;			/* set by the caller: nothing will draw the flamegraphs
@@ -108,6 +142,7 @@ struct xpu_snapshot {
 
 	/* GPU view */
 	struct xpu_src_status gpu_status;
+	struct xpu_gpu_peers gpu_peers;	/* what the injection socket refused */
 	struct xpu_table gpu;		/* kernels, sorted and filtered */
 	struct xpu_flame gpu_flame;	/* CPU -> launch API -> kernel, by GPU time */
 	int gpu_flame_launches;		/* no GPU time: the flame counts launch-only calls */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "gpu_peers.h"
 #include "gpu_probes.h"
 #include "gpu_wire.h"
 #include "grow.h"
@@ -22,9 +24,8 @@
 #include "source.h"
 #include "sys.h"
 
-#define MAX_CONNS 256
+#define MAX_CONNS XPU_PEER_CONNS_MAX
 #define MAX_SITES_PER_PROC 16384
-#define MAX_NAMES_PER_PROC 65536
 /* A site whose stack has not come by then keeps a frame that says so. */
 #define SITE_WAIT_NS (10ULL * 1000000000ULL)
 #define SITES_WAITING 65536
@@ -49,8 +50,17 @@ struct site_wait {
 
 struct conn {
 	int fd;
-	uint32_t pid, uid;
-	uint32_t comm;		/* dict string */
+	uint32_t pid, uid;	/* the peer's credentials (SO_PEERCRED), never its word */
+	struct xpu_peer_uid *peer;	/* its uid's budgets */
+	uint64_t opened;	/* CLOCK_MONOTONIC: the HELLO is due within XPU_PEER_HELLO_NS */
+	uint32_t comm;		/* dict string: the kernel's name of the process */
+	char comm_text[16];
+	uint64_t refused[XPU_PEER_REASONS];	/* what its budgets refused it */
+	uint64_t noted[XPU_PEER_REASONS];	/* of which in the peers' recent list */
+	uint32_t warned;	/* a bit per reason: warned about already */
+	uint64_t *series;	/* (name string, device) it has sent kernels of */
+	uint32_t nseries, series_cap;
+	struct xpu_htab sidx;
 	int hello;
 	int ignored;		/* not a process -p watches: never started, its library dormant */
 	uint32_t *names;	/* wire name id - 1 -> dict string */
@@ -85,6 +95,9 @@ struct gpu_source {
 	uint64_t sites_lost;	/* sites whose stack never came */
 	uint64_t probe_drops_seen;
 	uint64_t connections;
+	struct xpu_peers peers;	/* budgets and refusals of the socket's peers */
+	uint32_t awaiting_hello;	/* connections open without one */
+	uint32_t name_refused, series_refused;	/* dict strings standing in for what was refused */
 	char problem[200];	/* why the socket or the probes are unavailable */
 };
 
@@ -106,6 +119,92 @@ static void emit(struct gpu_source *g, struct xpu_event *ev)
 {
 	ev->source = XPU_SRC_GPU;
 	xpu_session_emit(g->sess, ev);
+}
+
+/* A warning about a peer: at most one per uid every XPU_PEER_WARN_NS, which
+ * says how many were held back, so no peer can fill the journal. */
+static void __attribute__((format(printf, 3, 4)))
+peer_warn(struct gpu_source *g, struct xpu_peer_uid *u, const char *fmt, ...)
+{
+	uint64_t held;
+	char msg[400];
+	if (!xpu_peers_warn_due(u, xpu_now_mono(), &held))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (held)
+		xpu_warn("%s (%" PRIu64 " more warnings about uid %u's processes held back)", msg, held, u->uid);
+	else
+		xpu_warn("%s", msg);
+}
+
+/* What a connection's budgets refused it, counted per process (the peers'
+ * functions count per uid); the first of each reason is a warning. */
+static void refused(struct gpu_source *g, struct conn *c, enum xpu_peer_reason r, uint64_t n)
+{
+	static const char *const what[XPU_PEER_REASONS] = {
+		[XPU_PEER_NAMES] = "names past its budget (shown as \"[kernel name over budget]\")",
+		[XPU_PEER_SERIES] = "more (kernel, device) series than its budget (folded into \"[kernels over budget]\")",
+		[XPU_PEER_DEVICES] = "records naming a GPU this machine does not have (dropped)",
+		[XPU_PEER_RECORDS] = "records faster than its uid's rate (dropped)",
+	};
+	c->refused[r] += n;
+	if (what[r] && !(c->warned & 1u << r)) {
+		c->warned |= 1u << r;
+		peer_warn(g, c->peer, "GPU socket: pid %u (%s, uid %u) sent %s", c->pid, c->comm_text, c->uid,
+			  what[r]);
+	}
+}
+
+/* The process's refusals since last noted go to the peers' recent list. */
+static void note_refusals(struct gpu_source *g, struct conn *c)
+{
+	for (int r = 0; r < XPU_PEER_REASONS; r++) {
+		if (c->refused[r] == c->noted[r])
+			continue;
+		xpu_peers_note_proc(&g->peers, c->uid, c->pid, c->comm_text, r, c->refused[r] - c->noted[r]);
+		c->noted[r] = c->refused[r];
+	}
+}
+
+/* A name a peer sends, in the dictionary: free when it is there already,
+ * else charged to the peer's uid; 0 when over budget. */
+static uint32_t peer_str(struct gpu_source *g, struct conn *c, const char *name, size_t len)
+{
+	struct xpu_dict *d = &g->sess->dict;
+	uint32_t id = xpu_dict_str_find(d, name, len);
+	if (id)
+		return id;
+	if (xpu_peers_new_str(&g->peers, c->peer, len) < 0) {
+		refused(g, c, XPU_PEER_NAMES, 1);
+		return 0;
+	}
+	return xpu_dict_str(d, name, len);
+}
+
+static int series_eq(const void *ctx, uint32_t i, const void *key)
+{
+	return ((const struct conn *)ctx)->series[i] == *(const uint64_t *)key;
+}
+
+/* Whether the connection may have a row for (name, device): each new one
+ * is charged to its budgets. */
+static int series_ok(struct gpu_source *g, struct conn *c, uint32_t name, uint32_t device)
+{
+	uint64_t key = (uint64_t)name << 32 | device, h = xpu_hash_u64(key);
+	if (xpu_htab_find(&c->sidx, h, series_eq, c, &key) != UINT32_MAX)
+		return 1;
+	if (xpu_peers_new_series(&g->peers, c->peer, c->nseries) < 0) {
+		refused(g, c, XPU_PEER_SERIES, 1);
+		return 0;
+	}
+	if (xpu_grow((void **)&c->series, &c->series_cap, c->nseries + 1, sizeof(*c->series)) ||
+	    xpu_htab_put(&c->sidx, h, c->nseries) < 0)
+		return 0;
+	c->series[c->nseries++] = key;
+	return 1;
 }
 
 static struct site_stacks *site_of(struct conn *c, uint32_t site, int create)
@@ -244,8 +343,13 @@ static void on_name(void *arg, uint32_t id, const char *name, size_t len)
 {
 	struct decode_ctx *x = arg;
 	struct conn *c = x->c;
-	if (!c->hello || id == 0 || id > MAX_NAMES_PER_PROC) {
+	if (!c->hello || id == 0) {
 		c->bad++;
+		return;
+	}
+	if (id > XPU_PEER_NAMES_PER_CONN) {
+		xpu_peers_refuse(&x->g->peers, c->peer, XPU_PEER_NAMES, 1);
+		refused(x->g, c, XPU_PEER_NAMES, 1);
 		return;
 	}
 	if (id > c->nnames) {
@@ -254,7 +358,8 @@ static void on_name(void *arg, uint32_t id, const char *name, size_t len)
 		memset(c->names + c->nnames, 0, (id - c->nnames) * sizeof(uint32_t));
 		c->nnames = id;
 	}
-	c->names[id - 1] = xpu_dict_str(&x->g->sess->dict, name, len);
+	uint32_t s = peer_str(x->g, c, name, len);
+	c->names[id - 1] = s ? s : x->g->name_refused;
 }
 
 static void on_api(void *arg, uint32_t domain, uint32_t cbid, const char *name, size_t len)
@@ -265,7 +370,8 @@ static void on_api(void *arg, uint32_t domain, uint32_t cbid, const char *name, 
 		x->c->bad++;
 		return;
 	}
-	x->c->api[domain == CUPTI_DRIVER][cbid] = xpu_dict_str(&x->g->sess->dict, name, len);
+	/* Over budget: the id's generic name (api_name()). */
+	x->c->api[domain == CUPTI_DRIVER][cbid] = peer_str(x->g, x->c, name, len);
 }
 
 static int sane_span(uint64_t start, uint64_t end)
@@ -273,20 +379,37 @@ static int sane_span(uint64_t start, uint64_t end)
 	return end >= start && end - start < 3600ULL * 1000000000ULL;
 }
 
+/* A device id must be one this machine has (gpu_peers.h); records naming
+ * another are dropped and counted. */
+static int device_ok(struct gpu_source *g, struct conn *c, uint32_t device)
+{
+	if (device < g->peers.devices)
+		return 1;
+	xpu_peers_refuse(&g->peers, c->peer, XPU_PEER_DEVICES, 1);
+	refused(g, c, XPU_PEER_DEVICES, 1);
+	return 0;
+}
+
 static void on_kernel(void *arg, const struct xpu_wire_kernel *k)
 {
 	struct decode_ctx *x = arg;
 	struct conn *c = x->c;
-	if (!c->hello || !sane_span(k->start, k->end) || k->name > MAX_NAMES_PER_PROC) {
+	if (!c->hello || !sane_span(k->start, k->end)) {
 		c->bad++;
 		return;
 	}
+	if (!device_ok(x->g, c, k->device))
+		return;
 	/* A kernel whose name was lost with dropped records still counts. */
 	uint32_t name = k->name && k->name <= c->nnames ? c->names[k->name - 1] : 0;
+	if (!name)
+		name = xpu_dict_cstr(&x->g->sess->dict, "[unnamed kernel]");
+	if (!series_ok(x->g, c, name, k->device))
+		name = x->g->series_refused;
 	struct xpu_event ev = { .type = XPU_EV_GPU_KERNEL, .pid = c->pid, .time = k->start };
 	ev.kernel.end = k->end;
 	ev.kernel.corr = k->corr;
-	ev.kernel.name = name ? name : xpu_dict_cstr(&x->g->sess->dict, "[unnamed kernel]");
+	ev.kernel.name = name;
 	ev.kernel.device = k->device;
 	ev.kernel.stream = k->stream;
 	ev.kernel.graph = k->graph;
@@ -302,6 +425,8 @@ static void on_memcpy(void *arg, const struct xpu_wire_memcpy *m, int is_memset)
 		c->bad++;
 		return;
 	}
+	if (!device_ok(x->g, c, m->device))
+		return;
 	struct xpu_event ev = { .type = XPU_EV_GPU_MEMCPY, .pid = c->pid, .time = m->start };
 	ev.memcpy.end = m->end;
 	ev.memcpy.bytes = m->bytes;
@@ -432,19 +557,45 @@ static void send_mode(struct gpu_source *g, uint64_t now)
 			send_control(g->conns[i]->fd, XPU_WIRE_MODE, &m, sizeof(m));
 }
 
+/* The process's name as the kernel has it (/proc/PID/comm: the peer's
+ * pid, from its credentials, is this pid namespace's); -1 when it is gone. */
+static int read_comm(struct conn *c)
+{
+	char path[40];
+	snprintf(path, sizeof(path), "/proc/%u/comm", c->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, c->comm_text, sizeof(c->comm_text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	c->comm_text[n] = '\0';
+	c->comm_text[strcspn(c->comm_text, "\n")] = '\0';
+	for (char *p = c->comm_text; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return 0;
+}
+
 static void on_hello(void *arg, const struct xpu_wire_hello *h)
 {
 	struct decode_ctx *x = arg;
 	struct gpu_source *g = x->g;
 	struct conn *c = x->c;
-	if (c->hello || !pid_matches(c->pid, h->pid)) {
-		xpu_warn("a process (pid %u, uid %u) claimed to be pid %u: connection refused", c->pid,
-			 c->uid, h->pid);
+	if (c->hello || !pid_matches(c->pid, h->pid) || read_comm(c) < 0) {
+		if (!c->comm_text[0])
+			read_comm(c);	/* to name it where refusals are listed */
+		xpu_peers_refuse(&g->peers, c->peer, XPU_PEER_BAD_HELLO, 1);
+		refused(g, c, XPU_PEER_BAD_HELLO, 1);
+		peer_warn(g, c->peer, "GPU socket: a process (pid %u, uid %u) claimed to be pid %u%s: connection refused",
+			  c->pid, c->uid, h->pid, c->hello ? " again" : "");
 		c->bad++;
 		shutdown(c->fd, SHUT_RDWR);
 		return;
 	}
 	c->hello = 1;
+	g->awaiting_hello--;
 	xpu_inject_diag_connected(g->diag, c->pid);
 	if (!xpu_session_watches(g->sess, c->pid)) {
 		/* Left dormant: it traces nothing and costs its process nothing. */
@@ -452,7 +603,8 @@ static void on_hello(void *arg, const struct xpu_wire_hello *h)
 		c->ignored = 1;
 		return;
 	}
-	c->comm = xpu_dict_str(&g->sess->dict, h->comm, strnlen(h->comm, sizeof(h->comm)));
+	/* The kernel's name for it, never the one in the HELLO. */
+	c->comm = xpu_dict_cstr(&g->sess->dict, c->comm_text);
 	if (g->probes)
 		xpu_gpu_probes_injected(g->probes, c->pid);
 	struct xpu_wire_start st = { .flush_ms = 20, .flags = g->start_flags,
@@ -473,10 +625,16 @@ static void close_conn(struct gpu_source *g, int slot)
 		if (g->probes)
 			xpu_gpu_probes_left(g->probes, c->pid);
 	}
+	if (!c->hello)
+		g->awaiting_hello--;
+	note_refusals(g, c);
+	xpu_peers_conn_close(&g->peers, c->peer, c->nseries, xpu_now_mono());
 	epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	free(c->names);
 	free(c->sites);
+	free(c->series);
+	xpu_htab_free(&c->sidx);
 	free(c);
 	g->conns[slot] = NULL;
 }
@@ -494,6 +652,15 @@ static void read_conn(struct gpu_source *g, int slot)
 			close_conn(g, slot);
 			return;
 		}
+		/* Each packet's records are charged to the uid's rate first. */
+		struct xpu_wire_msg m;
+		if (c->hello && (size_t)n >= sizeof(m)) {
+			memcpy(&m, buf, sizeof(m));
+			if (xpu_peers_records(&g->peers, c->peer, m.nrecs, xpu_now_mono()) < 0) {
+				refused(g, c, XPU_PEER_RECORDS, m.nrecs);
+				continue;
+			}
+		}
 		const char *why = NULL;
 		if (xpu_wire_decode(buf, (size_t)n, &sink, &x, &c->wire, &why) < 0) {
 			xpu_debug("GPU process %u sent a bad packet: %s", c->pid, why);
@@ -505,26 +672,67 @@ static void read_conn(struct gpu_source *g, int slot)
 	}
 }
 
+/* A connection that has not said HELLO in time is closed: idle connections
+ * cannot hold the socket's places. */
+static void expire_hellos(struct gpu_source *g, uint64_t now)
+{
+	for (int i = 0; i < MAX_CONNS && g->awaiting_hello; i++) {
+		struct conn *c = g->conns[i];
+		if (!c || c->hello || now - c->opened < XPU_PEER_HELLO_NS)
+			continue;
+		xpu_peers_refuse(&g->peers, c->peer, XPU_PEER_HELLO_LATE, 1);
+		refused(g, c, XPU_PEER_HELLO_LATE, 1);
+		peer_warn(g, c->peer, "GPU socket: a connection of pid %u (uid %u) said no HELLO in %llu ms: closed",
+			  c->pid, c->uid, XPU_PEER_HELLO_NS / 1000000ULL);
+		close_conn(g, i);
+	}
+}
+
+/* A connection over its uid's quota (or the total) is closed at once. */
+static void refuse_conn(struct gpu_source *g, int fd, const struct ucred *cred, struct xpu_peer_uid *u)
+{
+	xpu_peers_note_proc(&g->peers, (uint32_t)cred->uid, (uint32_t)cred->pid, "", XPU_PEER_CONNS, 1);
+	peer_warn(g, u, "GPU socket: uid %u has %u connections open (at most %u a uid, %u in all): pid %u refused",
+		  (uint32_t)cred->uid, u->conns, cred->uid ? XPU_PEER_CONNS_PER_UID : XPU_PEER_CONNS_ROOT,
+		  XPU_PEER_CONNS_MAX, (uint32_t)cred->pid);
+	close(fd);
+}
+
 static void accept_conns(struct gpu_source *g)
 {
+	uint64_t now = xpu_now_mono();
+	expire_hellos(g, now);
 	for (;;) {
 		int fd = accept4(g->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+			close(fd);
+			continue;
+		}
+		struct xpu_peer_uid *u = xpu_peers_uid(&g->peers, (uint32_t)cred.uid);
+		if (xpu_peers_conn_open(&g->peers, u) < 0) {
+			refuse_conn(g, fd, &cred, u);
+			continue;
+		}
 		int slot = 0;
 		while (slot < MAX_CONNS && g->conns[slot])
 			slot++;
 		struct conn *c = slot < MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
-		if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-			free(c);
+		if (!c) {
+			xpu_peers_conn_close(&g->peers, u, 0, now);
 			close(fd);
 			continue;
 		}
 		c->fd = fd;
 		c->pid = (uint32_t)cred.pid;
 		c->uid = (uint32_t)cred.uid;
+		c->peer = u;
+		c->opened = now;
+		xpu_htab_init(&c->sidx);
+		g->awaiting_hello++;
 		/* Room for a burst while the main loop is busy: what does not
 		 * fit waits in the library's own buffer. */
 		int rcv = CONN_RCVBUF;
@@ -546,6 +754,8 @@ static int gpu_drain(struct xpu_source *src, struct xpu_session *s)
 	struct gpu_source *g = (struct gpu_source *)src;
 	struct epoll_event evs[32];
 	int n = epoll_wait(g->epfd, evs, 32, 0), done = 0;
+	if (g->awaiting_hello)
+		expire_hellos(g, xpu_now_mono());
 	for (int i = 0; i < n; i++) {
 		uint64_t tag = evs[i].data.u64 & 0xff;
 		int slot = (int)(evs[i].data.u64 >> 8);
@@ -614,11 +824,14 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 
 static void describe(struct gpu_source *g)
 {
-	char probes[400];
+	char probes[400], peers[200];
 	int n = 0, more;
 	for (int i = 0; i < MAX_CONNS; i++)
 		n += g->conns[i] && g->conns[i]->hello;
 	uint64_t launches = probes_text(g, probes, sizeof(probes));
+	/* What peers were refused comes first: it is what an operator must see. */
+	if (xpu_peers_text(&g->sess->gpu_peers, peers, sizeof(peers) - 2))
+		strcat(peers, "; ");
 	/* A process whose library never connected comes first: it is what to
 	 * fix.  With no process connected, that this machine has no NVIDIA GPU
 	 * comes first when nothing needs fixing, else after the main sentence. */
@@ -629,13 +842,13 @@ static void describe(struct gpu_source *g)
 	const char *none = xpu_sys_nvidia_gpus() ? "" : "no NVIDIA GPU on this machine (none on its PCI bus); ";
 	if (n)
 		xpu_session_status(g->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
-				   "%s%d CUDA process%s with the xputop library; %s", lead, n, n == 1 ? "" : "es",
-				   probes);
+				   "%s%s%d CUDA process%s with the xputop library; %s", peers, lead, n,
+				   n == 1 ? "" : "es", probes);
 	else
 		xpu_session_status(g->sess, XPU_SRC_GPU, launches ? XPU_SRC_ACTIVE : *none ? XPU_SRC_OFF : XPU_SRC_WAITING,
-				   "%sno CUDA process is connected: run one under xputop (sudo xputop -- CMD) "
+				   "%s%sno CUDA process is connected: run one under xputop (sudo xputop -- CMD) "
 				   "or start it with CUDA_INJECTION64_PATH=%s; processes without it show "
-				   "launches only; %s%s", *why ? lead : none,
+				   "launches only; %s%s", peers, *why ? lead : none,
 				   g->inject_lib ? g->inject_lib : "libxputop_inject.so", *why ? none : "", probes);
 }
 
@@ -650,6 +863,11 @@ static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 		xpu_gpu_probes_tick(g->probes, now);
 	xpu_inject_diag_tick(g->diag, now);
 	report_drops(g);
+	xpu_peers_tick(&g->peers, now);
+	for (int i = 0; i < MAX_CONNS; i++)
+		if (g->conns[i])
+			note_refusals(g, g->conns[i]);
+	xpu_peers_publish(&g->peers, &g->sess->gpu_peers);
 	describe(g);
 }
 
@@ -676,6 +894,7 @@ static void gpu_destroy(struct xpu_source *src)
 	free(g->waits);
 	xpu_htab_free(&g->widx);
 	xpu_inject_diag_free(g->diag);
+	xpu_peers_free(&g->peers);
 	free(g);
 }
 
@@ -823,7 +1042,10 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 	xpu_htab_init(&g->widx);
 	g->diag = xpu_inject_diag_new(g->sock_path);
 	g->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!g->diag || g->epfd < 0) {
+	int peers = xpu_peers_init(&g->peers, xpu_peers_count_devices(), s->cfg.window_ns);
+	g->name_refused = xpu_dict_cstr(&s->dict, "[kernel name over budget]");
+	g->series_refused = xpu_dict_cstr(&s->dict, "[kernels over budget]");
+	if (!g->diag || g->epfd < 0 || peers < 0) {
 		xpu_gpu_probes_free(o->probes);
 		gpu_destroy(&g->base);
 		return NULL;

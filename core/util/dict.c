@@ -66,6 +66,13 @@ static int str_eq(const void *ctx, uint32_t idx, const void *key)
 	return d->strs[idx].len == b->n && memcmp(d->arena + d->strs[idx].off, b->s, b->n) == 0;
 }
 
+uint32_t xpu_dict_str_find(const struct xpu_dict *d, const char *s, size_t len)
+{
+	struct bytes key = { s, len };
+	uint32_t idx = xpu_htab_find(&d->str_idx, xpu_hash_bytes(s, len, STR_SEED), str_eq, d, &key);
+	return idx == UINT32_MAX ? 0 : idx + 1;
+}
+
 uint32_t xpu_dict_str(struct xpu_dict *d, const char *s, size_t len)
 {
 	struct bytes key = { s, len };

@@ -98,6 +98,8 @@ void xpu_dict_free(struct xpu_dict *d);
 uint32_t xpu_dict_str(struct xpu_dict *d, const char *s, size_t len);
 static inline uint32_t xpu_dict_cstr(struct xpu_dict *d, const char *s);
 uint32_t xpu_dict_frame(struct xpu_dict *d, uint32_t kind, uint32_t name, uint32_t module);
+/* The id of a string already interned, or 0: adds nothing. */
+uint32_t xpu_dict_str_find(const struct xpu_dict *d, const char *s, size_t len);
 uint32_t xpu_dict_stack(struct xpu_dict *d, const uint32_t *frames, uint32_t n);
 
 /* Pending frames.  A frame whose final form is not known yet (an address

@@ -157,7 +157,7 @@ r=$(as_nobody "$FORGER" "$XPUTOP_SOCKET" other-pid)
 wait $X
 [ "$r" = refused ] || fail "the forged connection stayed open"
 expect_grep "claimed to be pid 1: connection refused" "$T_TMP/forge.err"
-$Q gpu_no_process forger < "$T_TMP/forge.json" || fail "the forger's data was shown"
+$Q gpu_no_process gpu_forger < "$T_TMP/forge.json" || fail "the forger's data was shown"
 
 t malformed_packets_are_dropped_and_counted_and_the_rest_kept
 "$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/garbage.json" 2> /dev/null &
@@ -166,7 +166,7 @@ wait_json "$T_TMP/garbage.json"
 r=$(as_nobody "$FORGER" "$XPUTOP_SOCKET" garbage)
 wait $X
 [ "$r" = open ] || fail "a client that sent bad packets was cut off"
-$Q gpu_process forger cupti < "$T_TMP/garbage.json" || fail "the valid records after the bad ones are missing"
+$Q gpu_process gpu_forger cupti < "$T_TMP/garbage.json" || fail "the valid records after the bad ones are missing"
 $Q dropped_at_least 3 < "$T_TMP/garbage.json" || fail "bad packets not counted as dropped"
 
 t run_a_command_as_the_invoking_user_with_the_library_set

@@ -1,9 +1,20 @@
-/* A hostile or broken client of xputop's GPU socket.
- * Usage: gpu_forger SOCKET MODE
+/* A hostile or broken client of xputop's GPU socket, speaking inject/wire.h.
+ * Usage: gpu_forger SOCKET MODE [N [SECONDS]]
  *   other-pid  a well-formed HELLO claiming to be pid 1, then kernels
  *   garbage    a valid HELLO, then random bytes, a truncated packet and a
  *              record that overruns its packet, then valid kernels
- * Prints "refused" if xputop closed the connection, "open" otherwise. */
+ *   flood      a HELLO naming itself "systemd", then N (10000) distinct
+ *              kernel names of 4 KB, each with a kernel, as fast as it can
+ *   devices    a HELLO, one name, then a kernel on each device id 0 .. N-1
+ *   name       a HELLO naming itself "systemd", one kernel "forged_kernel"
+ *   idle       N connections that never say HELLO, dialled again when closed,
+ *              for SECONDS (default 5)
+ *   bad-hellos N connections in turn, each claiming to be pid 1 (the next
+ *              once xputop has closed the one before)
+ * Prints "refused" if xputop closed the connection, "open" otherwise; idle
+ * prints how many connections it made and how many xputop closed
+ * ("accepted A closed C"). */
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,17 +44,164 @@ static void send_kernels(int fd)
 		send(fd, buf, packet(buf, XPU_WIRE_KERNEL, &k, sizeof(k)), MSG_NOSIGNAL);
 }
 
+static struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+static int dial(void)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return -1;
+	return fd;
+}
+
+/* Appends one record to the packet in buf (a header already there). */
+static size_t add_rec(char *buf, size_t at, uint16_t type, const void *body, uint16_t len)
+{
+	struct xpu_wire_rec h = { type, len };
+	memcpy(buf + at, &h, sizeof(h));
+	memcpy(buf + at + sizeof(h), body, len);
+	return at + sizeof(h) + len;
+}
+
+static void send_packet(int fd, char *buf, size_t len, uint16_t nrecs)
+{
+	struct xpu_wire_msg m = { XPU_WIRE_MAGIC, XPU_WIRE_VERSION, nrecs, (uint32_t)len, 0 };
+	memcpy(buf, &m, sizeof(m));
+	/* Blocking: a full socket waits for xputop, as a library flat out would. */
+	while (send(fd, buf, len, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+static void send_hello(int fd, const char *comm)
+{
+	char buf[128];
+	struct xpu_wire_hello h = { .pid = (uint32_t)getpid() };
+	snprintf(h.comm, sizeof(h.comm), "%s", comm);
+	send(fd, buf, packet(buf, XPU_WIRE_HELLO, &h, sizeof(h)), MSG_NOSIGNAL);
+}
+
+/* n distinct names of 4 KB, each with a kernel on device 0, in packets as
+ * full as the wire allows. */
+static void flood(int fd, long n)
+{
+	static char buf[XPU_WIRE_MAX_MSG];
+	struct { struct xpu_wire_name n; char s[XPU_WIRE_MAX_NAME]; } name;
+	size_t at = sizeof(struct xpu_wire_msg);
+	uint16_t nrecs = 0;
+	uint64_t t = 1000000;
+	for (long i = 0; i < n; i++) {
+		memset(name.s, 'a' + (int)(i % 26), sizeof(name.s));
+		int k = snprintf(name.s, sizeof(name.s), "flood_kernel_%ld_", i);
+		name.s[k] = 'x';
+		name.n = (struct xpu_wire_name){ .id = (uint32_t)i + 1 };
+		struct xpu_wire_kernel kr = { .start = t, .end = t + 1000, .corr = (uint32_t)i + 1,
+					      .name = (uint32_t)i + 1 };
+		t += 2000;
+		size_t need = 2 * sizeof(struct xpu_wire_rec) + sizeof(name) + sizeof(kr);
+		if (at + need > sizeof(buf)) {
+			send_packet(fd, buf, at, nrecs);
+			at = sizeof(struct xpu_wire_msg);
+			nrecs = 0;
+		}
+		at = add_rec(buf, at, XPU_WIRE_NAME, &name, sizeof(name));
+		at = add_rec(buf, at, XPU_WIRE_KERNEL, &kr, sizeof(kr));
+		nrecs += 2;
+	}
+	if (nrecs)
+		send_packet(fd, buf, at, nrecs);
+}
+
+/* One name, then a kernel on each device id below n. */
+static void devices(int fd, long n, const char *kname)
+{
+	static char buf[XPU_WIRE_MAX_MSG];
+	struct { struct xpu_wire_name n; char s[32]; } name = { { 1, 0 }, "" };
+	size_t len = strlen(kname);
+	memcpy(name.s, kname, len);
+	size_t at = add_rec(buf, sizeof(struct xpu_wire_msg), XPU_WIRE_NAME, &name, (uint16_t)(sizeof(name.n) + len));
+	send_packet(fd, buf, at, 1);
+	for (long d = 0; d < n; d++) {
+		struct xpu_wire_kernel k = { .start = 1000 + (uint64_t)d * 2000, .end = 2000 + (uint64_t)d * 2000,
+					     .corr = (uint32_t)d + 1, .name = 1, .device = (uint32_t)d };
+		at = add_rec(buf, sizeof(struct xpu_wire_msg), XPU_WIRE_KERNEL, &k, sizeof(k));
+		send_packet(fd, buf, at, 1);
+	}
+}
+
+/* Whether xputop has closed fd (within ms). */
+static int closed(int fd, int ms)
+{
+	char b[256];
+	struct pollfd p = { fd, POLLIN, 0 };
+	while (poll(&p, 1, ms) > 0) {
+		ssize_t r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return 1;
+	}
+	return 0;
+}
+
+/* n connections that never say HELLO, dialled again as soon as xputop
+ * closes one, for the given seconds. */
+static int idle(long n, int seconds)
+{
+	int *fds = calloc((size_t)n, sizeof(int));
+	long accepted = 0, gone = 0;
+	for (long i = 0; fds && i < n; i++)
+		accepted += (fds[i] = dial()) >= 0;
+	for (int t = 0; fds && t < seconds * 10; t++) {
+		usleep(100000);
+		for (long i = 0; i < n; i++) {
+			if (fds[i] >= 0 && !closed(fds[i], 0))
+				continue;
+			if (fds[i] >= 0) {
+				close(fds[i]);
+				gone++;
+			}
+			accepted += (fds[i] = dial()) >= 0;
+		}
+	}
+	printf("accepted %ld closed %ld\n", accepted, gone);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	char buf[1024];
 	if (argc < 3)
 		return 2;
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", argv[1]);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", argv[1]);
+	long n = argc > 3 ? atol(argv[3]) : 10000;
+	int hold = argc > 4 ? atoi(argv[4]) : 5;
+	if (strcmp(argv[2], "idle") == 0)
+		return idle(n, hold);
+	if (strcmp(argv[2], "bad-hellos") == 0) {
+		for (long i = 0; i < n; i++) {
+			int c = dial();
+			struct xpu_wire_hello h = { .pid = 1 };
+			if (c < 0)
+				continue;
+			send(c, buf, packet(buf, XPU_WIRE_HELLO, &h, sizeof(h)), MSG_NOSIGNAL);
+			closed(c, 1000);	/* one at a time: each refused for its HELLO */
+			close(c);
+		}
+		return 0;
+	}
+	int fd = dial();
+	if (fd < 0) {
 		perror("connect");
 		return 1;
+	}
+	if (strcmp(argv[2], "flood") == 0 || strcmp(argv[2], "devices") == 0 || strcmp(argv[2], "name") == 0) {
+		send_hello(fd, "systemd");
+		if (strcmp(argv[2], "flood") == 0)
+			flood(fd, n);
+		else
+			devices(fd, strcmp(argv[2], "name") == 0 ? 1 : n,
+				strcmp(argv[2], "name") == 0 ? "forged_kernel" : "device_kernel");
+		int gone = closed(fd, hold * 1000);
+		printf("%s\n", gone ? "refused" : "open");
+		return 0;
 	}
 	struct xpu_wire_hello h = { .pid = (uint32_t)getpid() };
 	strcpy(h.comm, "forger");
