@@ -32,10 +32,10 @@
 #define XPU_PEER_CONNS_MAX 512
 #define XPU_PEER_HELLO_NS 1000000000ULL
 #define XPU_PEER_NAMES_PER_CONN 8192u	/* name ids a connection may define */
-#define XPU_PEER_STR_BYTES_UID (4u << 20)
-#define XPU_PEER_STRS_UID 4096u
-#define XPU_PEER_STR_BYTES_ALL (16u << 20)	/* users other than root, together; root alike */
-#define XPU_PEER_STRS_ALL 16384u
+#define XPU_PEER_STR_BYTES_UID (6u << 20)
+#define XPU_PEER_STRS_UID 32768u	/* PyTorch and Triton programs name thousands */
+#define XPU_PEER_STR_BYTES_ALL (48u << 20)	/* users other than root, together; root alike */
+#define XPU_PEER_STRS_ALL 262144u
 #define XPU_PEER_SERIES_CONN 2048u
 #define XPU_PEER_SERIES_UID 4096u
 #define XPU_PEER_SERIES_ALL 16384u
