@@ -98,6 +98,27 @@ fail() {
 	T_CUR_FAILED=1
 }
 
+# have FILE WHAT: FILE is there and not empty, or the current test fails: a
+# check never passes for want of its input.
+have() {
+	[ -n "$1" ] && [ -s "$1" ] && return 0
+	fail "${2:-its input} is missing${1:+ ($1)}"
+	return 1
+}
+
+# xp_ok PID: waits for a batch xputop the test started in the background,
+# which must exit 0; xp_failed RC: one that ran in the foreground did not.
+# Both say what it printed last (tests send its stderr to $T_TMP/xputop.err
+# when they keep it nowhere else).
+xp_failed() {
+	fail "xputop exited with $1: $(tail -n 5 "$T_TMP/xputop.err" 2> /dev/null)"
+}
+xp_ok() {
+	wait "$1"
+	xp_rc=$?
+	[ "$xp_rc" -eq 0 ] || xp_failed "$xp_rc"
+}
+
 # expect_grep PATTERN FILE [what]
 expect_grep() {
 	grep -q -- "$1" "$2" || fail "${3:-$2} does not contain '$1'"

@@ -25,17 +25,17 @@ kill $B 2>/dev/null; wait $B 2>/dev/null
 
 t kernel_frames_are_captured_and_marked
 dd if=/dev/zero of=/dev/null bs=1 count=200000000 2>/dev/null & D=$!
-"$XPUTOP" -b -j -n 2 -p $D > "$T_TMP/dd.json" 2>/dev/null
+"$XPUTOP" -b -j -n 2 -p $D > "$T_TMP/dd.json" 2>> "$T_TMP/xputop.err" || xp_failed $?
 kill $D 2>/dev/null; wait $D 2>/dev/null
 $Q has_kernel_frames < "$T_TMP/dd.json" || fail "no _[k] frames for a syscall-heavy process"
 
 t a_process_that_exits_keeps_its_frames
 # It runs inside xputop's first interval (samples from before it are not counted).
-"$XPUTOP" -b -j -n 1 -d 3 > "$T_TMP/exit.json" 2>/dev/null & XP=$!
+"$XPUTOP" -b -j -n 1 -d 3 > "$T_TMP/exit.json" 2>> "$T_TMP/xputop.err" & XP=$!
 sleep 1
 "$BUSY" 0.8 & B=$!
 wait $B 2>/dev/null
-wait $XP
+xp_ok $XP
 $Q stack_has $B busy busy_outer busy_leaf_spin < "$T_TMP/exit.json" || fail "frames of an exited process"
 
 t a_replayed_recording_gives_the_same_snapshots
@@ -77,7 +77,7 @@ t the_summary_line_matches_loadavg_and_meminfo
 "$XPUTOP" -b -j -n 2 -d 0.5 > "$T_TMP/sys.json" 2>/dev/null || fail "xputop failed"
 $Q system_matches < "$T_TMP/sys.json" || fail "the summary line's figures"
 $Q cpu_busy_at_least 40 < "$T_TMP/sys.json" || fail "one of 2 CPUs spinning is not 40% busy"
-"$XPUTOP" -b -n 1 -d 0.5 > "$T_TMP/sys.txt" 2>/dev/null
+"$XPUTOP" -b -n 1 -d 0.5 > "$T_TMP/sys.txt" 2>> "$T_TMP/xputop.err" || xp_failed $?
 grep -qE "^System: load [0-9.]+ [0-9.]+ [0-9.]+  cpu [0-9.]+%  mem [0-9.]+[MG]/[0-9.]+G$" "$T_TMP/sys.txt" ||
 	fail "no System: line in batch text: $(head -4 "$T_TMP/sys.txt")"
 kill $B 2>/dev/null; wait $B 2>/dev/null

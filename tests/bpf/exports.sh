@@ -43,7 +43,7 @@ X=$!
 wait_json "$T_TMP/gpu.json"
 as_nobody "$(public "$OUT/tests/progs/gpu_standin")" "$(public "$OUT/tests/libxputop_inject_fake.so")" 1.5 \
 	> /dev/null 2>&1
-wait $X
+xp_ok $X
 rm -rf "$SOCKDIR"
 GPU=$(ls "$T_TMP"/gpu/xputop-gpu-2*.folded 2> /dev/null)
 MERGED=$(ls "$T_TMP"/gpu/xputop-gpu-merged-*.folded 2> /dev/null)
@@ -52,25 +52,25 @@ TRACE=$(ls "$T_TMP"/gpu/xputop-gpu-*.trace.json 2> /dev/null)
 t the_runs_wrote_every_export
 [ -n "$CPU" ] || fail "no CPU export: $(cat "$T_TMP/cpu.err")"
 [ -n "$GPU" ] && [ -n "$MERGED" ] && [ -n "$TRACE" ] || fail "GPU exports missing: $(ls "$T_TMP/gpu") $(cat "$T_TMP/gpu.err")"
-[ -n "$CPU" ] && expect_grep ';busy_outer;busy_middle;busy_leaf_spin [0-9]*$' "$CPU"
-[ -n "$GPU" ] && expect_grep ';cudaLaunchKernel;matmul_kernel(float\*, float\*, float\*, int)_\[g\] [0-9]*$' "$GPU"
-[ -n "$TRACE" ] && expect_grep '"name":"matmul_kernel(float\*, float\*, float\*, int)","cat":"kernel"' "$TRACE"
+have "$CPU" "the CPU export" && expect_grep ';busy_outer;busy_middle;busy_leaf_spin [0-9]*$' "$CPU"
+have "$GPU" "the GPU export" && expect_grep ';cudaLaunchKernel;matmul_kernel(float\*, float\*, float\*, int)_\[g\] [0-9]*$' "$GPU"
+have "$TRACE" "the GPU trace" && expect_grep '"name":"matmul_kernel(float\*, float\*, float\*, int)","cat":"kernel"' "$TRACE"
 
 t the_cpu_export_opens_in_flamegraph_pl
-[ -n "$CPU" ] && in_flamegraph "$CPU"
+have "$CPU" "the CPU export" && in_flamegraph "$CPU"
 
 t the_cpu_export_opens_in_speedscope
-[ -n "$CPU" ] && in_speedscope "$CPU"
+have "$CPU" "the CPU export" && in_speedscope "$CPU"
 
 t the_gpu_folded_exports_open_in_flamegraph_pl
-[ -n "$GPU" ] && in_flamegraph "$GPU"
-[ -n "$MERGED" ] && in_flamegraph "$MERGED"
+have "$GPU" "the GPU export" && in_flamegraph "$GPU"
+have "$MERGED" "the merged export" && in_flamegraph "$MERGED"
 
 t the_gpu_folded_exports_open_in_speedscope
-[ -n "$GPU" ] && [ -n "$MERGED" ] && in_speedscope "$GPU" "$MERGED"
+have "$GPU" "the GPU export" && have "$MERGED" "the merged export" && in_speedscope "$GPU" "$MERGED"
 
 t the_gpu_trace_opens_in_speedscope_with_every_kernel_and_launch
-if [ -n "$TRACE" ]; then
+if have "$TRACE" "the GPU trace"; then
 	in_speedscope "$TRACE"
 	# Kernels on the stream's track, launches on the launching thread.
 	expect_grep "ok  .*trace.json: 2 threads" "$T_TMP/ss.out" "speedscope's import"

@@ -40,12 +40,12 @@ $Q stack_has "$C" busy main forker_child_before_exec forker_spin_until < "$T_TMP
 $Q stack_has "$C" busy main busy_outer busy_middle busy_leaf_spin < "$T_TMP/fork.json" || fail "the child after exec"
 
 t a_gpu_program_that_forks_is_accounted_exactly_and_its_child_does_not_hang
-"$XPUTOP" -b -j --gpu-exact -n 12 -d 0.5 --window 60 > "$T_TMP/gfork.json" 2> /dev/null &
+"$XPUTOP" -b -j --gpu-exact -n 12 -d 0.5 --window 60 > "$T_TMP/gfork.json" 2>> "$T_TMP/xputop.err" &
 X=$!
 wait_json "$T_TMP/gfork.json"
 STANDIN_FORK=1 timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 2 > "$T_TMP/gfork.expected" 2> "$T_TMP/gfork.err"
 rc=$?
-wait $X
+xp_ok $X
 [ $rc -eq 0 ] || fail "the stand-in exited with $rc (124: it hung): $(cat "$T_TMP/gfork.err")"
 expect_grep "forked child" "$T_TMP/gfork.err"
 $Q gpu_kernels "$T_TMP/gfork.expected" < "$T_TMP/gfork.json" || fail "the parent's kernels are not exact"
@@ -57,7 +57,7 @@ t a_killed_xputop_leaves_the_program_at_full_speed_and_a_new_one_picks_it_up
 as_nobody "$STANDIN" "$FAKE" 40 "$W/rates1" nowait > /dev/null 2> "$T_TMP/kill.err" &
 S=$!
 sleep 1.5
-"$XPUTOP" -b -j --gpu-exact -d 0.5 > "$T_TMP/first.json" 2> /dev/null &
+"$XPUTOP" -b -j --gpu-exact -d 0.5 > "$T_TMP/first.json" 2>> "$T_TMP/xputop.err" &
 A=$!
 wait_json "$T_TMP/first.json"
 # Kill the monitor once the program says it is connected.
@@ -67,7 +67,7 @@ sleep 1
 kill -9 $A
 wait $A 2> /dev/null
 sleep 2
-"$XPUTOP" -b -j --gpu-exact -d 0.5 > "$T_TMP/again.json" 2> /dev/null &
+"$XPUTOP" -b -j --gpu-exact -d 0.5 > "$T_TMP/again.json" 2>> "$T_TMP/xputop.err" &
 A=$!
 K=$(awk 'on && $3 == 0 { print $1; exit } $3 == 1 { on = 1 }' "$W/rates1")
 i=0; while ! connected_after "${K:-0}" && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
@@ -94,7 +94,7 @@ awk -v k="${KILLED_MS:-0}" '$1 > k && $3 == 1 { found = 1 } END { exit !found }'
 $Q gpu_process gpu_standin cupti < "$T_TMP/again.json" || fail "the new xputop does not see the program"
 
 t a_stalled_xputop_never_slows_the_program_drops_are_counted_memory_stays_bounded
-"$XPUTOP" -b -j --gpu-exact -d 0.5 -n 16 --window 60 > "$T_TMP/stall.json" 2> /dev/null &
+"$XPUTOP" -b -j --gpu-exact -d 0.5 -n 16 --window 60 > "$T_TMP/stall.json" 2>> "$T_TMP/xputop.err" &
 A=$!
 wait_json "$T_TMP/stall.json"
 as_nobody "$STANDIN" "$FAKE" 5 "$W/rates2" > "$T_TMP/stall.expect" 2> "$T_TMP/stall.err" &

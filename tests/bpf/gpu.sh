@@ -55,7 +55,7 @@ t sampled_tracing_estimates_every_kernels_calls_and_share_from_a_fifth_of_the_ti
 X=$!
 wait_json "$T_TMP/sampled.json"
 as_nobody "$STANDIN" "$FAKE" 8 > "$T_TMP/sampled.expected" 2> /dev/null || fail "stand-in failed"
-wait $X
+xp_ok $X
 $Q gpu_estimates "$T_TMP/sampled.expected" 35 5 15 25 < "$T_TMP/sampled.json" || fail "sampled estimates"
 
 t a_replay_of_sampled_tracing_gives_the_same_estimates
@@ -63,11 +63,11 @@ t a_replay_of_sampled_tracing_gives_the_same_estimates
 $Q same_as "$T_TMP/sampled.json" < "$T_TMP/sampled-replay.json" || fail "the replay's estimates differ"
 
 t exact_tracing_for_a_few_seconds_then_sampled
-"$XPUTOP" -b -j -n 14 -d 0.5 --gpu-exact=3 > "$T_TMP/switch.json" 2> /dev/null &
+"$XPUTOP" -b -j -n 14 -d 0.5 --gpu-exact=3 > "$T_TMP/switch.json" 2>> "$T_TMP/xputop.err" &
 X=$!
 wait_json "$T_TMP/switch.json"
 as_nobody "$STANDIN" "$FAKE" 5 > /dev/null 2>&1
-wait $X
+xp_ok $X
 $Q gpu_modes exact sampled < "$T_TMP/switch.json" || fail "the mode did not go from exact to sampled"
 
 t the_process_is_named_and_its_launches_counted
@@ -79,7 +79,7 @@ mkdir -p "$T_TMP/exp"
 X=$!
 wait_json "$T_TMP/exp.json"
 as_nobody "$STANDIN" "$FAKE" 1.5 > /dev/null 2>&1
-wait $X
+xp_ok $X
 F=$(ls "$T_TMP"/exp/xputop-gpu-2*.folded 2> /dev/null | head -1)
 M=$(ls "$T_TMP"/exp/xputop-gpu-merged-*.folded 2> /dev/null | head -1)
 J=$(ls "$T_TMP"/exp/xputop-gpu-*.trace.json 2> /dev/null | head -1)
@@ -101,7 +101,7 @@ fi
 t a_program_outlives_a_killed_xputop_and_a_new_one_picks_it_up
 as_nobody "$STANDIN" "$FAKE" 12 > /dev/null 2> "$T_TMP/standin2.err" &
 S=$!
-"$XPUTOP" -b -j --gpu-exact -d 0.5 > "$T_TMP/first.json" 2> /dev/null &
+"$XPUTOP" -b -j --gpu-exact -d 0.5 > "$T_TMP/first.json" 2>> "$T_TMP/xputop.err" &
 A=$!
 wait_json "$T_TMP/first.json"
 sleep 1.5
@@ -109,7 +109,7 @@ kill -9 $A
 wait $A 2> /dev/null
 sleep 1
 kill -0 $S 2> /dev/null || fail "the program died with its monitor"
-"$XPUTOP" -b -j --gpu-exact -n 10 -d 0.5 --window 60 > "$T_TMP/again.json" 2> /dev/null
+"$XPUTOP" -b -j --gpu-exact -n 10 -d 0.5 --window 60 > "$T_TMP/again.json" 2>> "$T_TMP/xputop.err" || xp_failed $?
 wait $S || fail "the program failed: $(cat "$T_TMP/standin2.err")"
 $Q gpu_process gpu_standin cupti < "$T_TMP/again.json" || fail "the new xputop does not see the program"
 $Q gpu_stack_pct 100 < "$T_TMP/again.json" || fail "call sites were not announced again to the new xputop"
@@ -154,17 +154,17 @@ t a_client_claiming_another_pid_is_refused
 X=$!
 wait_json "$T_TMP/forge.json"
 r=$(as_nobody "$FORGER" "$XPUTOP_SOCKET" other-pid)
-wait $X
+xp_ok $X
 [ "$r" = refused ] || fail "the forged connection stayed open"
 expect_grep "claimed to be pid 1: connection refused" "$T_TMP/forge.err"
 $Q gpu_no_process gpu_forger < "$T_TMP/forge.json" || fail "the forger's data was shown"
 
 t malformed_packets_are_dropped_and_counted_and_the_rest_kept
-"$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/garbage.json" 2> /dev/null &
+"$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/garbage.json" 2>> "$T_TMP/xputop.err" &
 X=$!
 wait_json "$T_TMP/garbage.json"
 r=$(as_nobody "$FORGER" "$XPUTOP_SOCKET" garbage)
-wait $X
+xp_ok $X
 [ "$r" = open ] || fail "a client that sent bad packets was cut off"
 $Q gpu_process gpu_forger cupti < "$T_TMP/garbage.json" || fail "the valid records after the bad ones are missing"
 $Q dropped_at_least 3 < "$T_TMP/garbage.json" || fail "bad packets not counted as dropped"
@@ -307,33 +307,33 @@ own_cudart running
 LD_LIBRARY_PATH=$T_TMP/running "$CL" -s 8 -i 2 > /dev/null 2>&1 &
 C=$!
 sleep 0.5
-"$XPUTOP" -b -j -n 4 -d 0.5 > "$T_TMP/lo.json" 2> /dev/null
+"$XPUTOP" -b -j -n 4 -d 0.5 > "$T_TMP/lo.json" 2>> "$T_TMP/xputop.err" || xp_failed $?
 wait $C
 $Q gpu_launch_path $C main app_model_step app_launch_layer cudaLaunchKernel < "$T_TMP/lo.json" || fail "launch-only stack"
 $Q gpu_process cuda_launch "launches only" < "$T_TMP/lo.json" || fail "launch-only process row"
 
 t a_program_started_after_xputop_shows_its_launches_within_2s
 own_cudart later
-"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/later.json" 2> /dev/null &
+"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/later.json" 2>> "$T_TMP/xputop.err" &
 X=$!
 wait_json "$T_TMP/later.json"
 LD_LIBRARY_PATH=$T_TMP/later "$CL" -s 3 -i 2 > "$T_TMP/later.out" 2> /dev/null &
 C=$!
 wait $C
-wait $X
+xp_ok $X
 START=$(sed -n 's/.*start_ns \([0-9]*\).*/\1/p' "$T_TMP/later.out")
 $Q gpu_launches_within $C "$START" 2000 main app_model_step app_launch_layer cudaLaunchKernel < "$T_TMP/later.json" ||
 	fail "the launches of a program started later"
 
 t a_program_that_dlopens_libcudart_later_shows_its_launches_within_2s
 own_cudart dl
-"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/dl.json" 2> /dev/null &
+"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 > "$T_TMP/dl.json" 2>> "$T_TMP/xputop.err" &
 X=$!
 wait_json "$T_TMP/dl.json"
 "$GD" "$T_TMP/dl/$CUDART_SO" 1 1000 2 > "$T_TMP/dl.out" 2> "$T_TMP/dl.err" &
 D=$!
 wait $D || fail "gpu_dlopen failed: $(cat "$T_TMP/dl.err")"
-wait $X
+xp_ok $X
 LOADED=$(sed -n 's/.*loaded_ns \([0-9]*\).*/\1/p' "$T_TMP/dl.out")
 $Q gpu_launches_within $D "$LOADED" 2000 main late_model_step late_launch_layer cudaLaunchKernel < "$T_TMP/dl.json" ||
 	fail "the launches after a late dlopen"
@@ -411,14 +411,14 @@ cp "$(dirname "$CUDART")/stubs/libcuda.so" "$T_TMP/nested/"
 export XPU_TEST_LIBCUDA="$T_TMP/nested/libcuda.so"
 "$GD" "$T_TMP/nested/libcudart.so.13" 0 1200 50 "$XPU_TEST_LIBCUDA" > /dev/null 2>&1 &
 H=$!
-"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 --gpu-exact > "$T_TMP/nested.json" 2> /dev/null &
+"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 --gpu-exact > "$T_TMP/nested.json" 2>> "$T_TMP/xputop.err" &
 X=$!
 wait_json "$T_TMP/nested.json"
 wait_launches "$T_TMP/nested.json" $H late_driver_layer cuLaunchKernel
 "$GD" "$T_TMP/nested/libcudart.so.13" 0 5000 0 "$XPU_TEST_LIBCUDA" > /dev/null 2>&1 &
 N=$!
 wait $N
-wait $X
+xp_ok $X
 kill $H
 wait $H 2> /dev/null
 unset XPU_TEST_LIBCUDA

@@ -194,7 +194,7 @@ xp=$!
 wait_json "$T_TMP/l0.json"
 "$L0" 3 > /dev/null & LP=$!
 wait $LP || fail "npu_l0 failed"
-wait $xp
+xp_ok $xp
 $Q npu_source "Level Zero" active "libze_loader.so.1" < "$T_TMP/l0.json" || fail "the loader probes"
 for api in zeCommandQueueExecuteCommandLists zeCommandQueueSynchronize zeFenceHostSynchronize \
 	zeEventHostSynchronize zeMemAllocHost zeMemAllocDevice zeMemAllocShared; do

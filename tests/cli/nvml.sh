@@ -39,7 +39,7 @@ checks "$T_TMP/none.json" "state eq off" "status has libnvidia-ml.so.1 is not in
 grep -qi "nvml\|nvidia" "$T_TMP/none.err" && fail "a message on stderr: $(cat "$T_TMP/none.err")"
 
 t xputop_nvml_off_turns_the_device_view_off
-XPUTOP_NVML=off "$XPUTOP" -b -j -n 1 -d 0.3 > "$T_TMP/off.json" 2> /dev/null
+XPUTOP_NVML=off "$XPUTOP" -b -j -n 1 -d 0.3 > "$T_TMP/off.json" 2>> "$T_TMP/xputop.err" || xp_failed $?
 checks "$T_TMP/off.json" "state eq off" "status has XPUTOP_NVML=off"
 
 t a_driver_that_cannot_start_is_a_failure_with_nvmls_reason

@@ -98,17 +98,18 @@ $C "$T_TMP"/cpu-fold/xputop-cpu-*.folded "$T_TMP/apart.top" > "$T_TMP/apart.cmp"
 	fail "$(ls "$T_TMP"/apart/xputop-cpu-*.pb.gz | wc -l) profiles together: $(cat "$T_TMP/apart.cmp")"
 
 t a_live_profile_maps_each_module_to_its_file_and_build_id
-# frames know their module by file name: a name of its own, for other
-# suites' busy programs running beside this one
+# frames know their module by file name: a name of its own; and only this
+# test's process is watched (-p), since other suites' busy programs running
+# beside this one have the same build-id
 BUSY=$T_TMP/busy-pprof-$$
 cp "$OUT/tests/progs/busy" "$BUSY"
 ID=$(readelf -n "$BUSY" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
 mkdir -p "$T_TMP/live"
-"$XPUTOP" -b -n 6 -d 0.5 -F 199 --pprof "$T_TMP/live" > /dev/null 2> "$T_TMP/live.err" &
-X=$!
-sleep 1
-"$BUSY" 2
-wait $X || fail "xputop failed: $(cat "$T_TMP/live.err")"
+"$BUSY" 30 > /dev/null &
+B=$!
+"$XPUTOP" -b -n 6 -d 0.5 -F 199 -p $B --pprof "$T_TMP/live" > /dev/null 2> "$T_TMP/live.err" ||
+	fail "xputop failed: $(cat "$T_TMP/live.err")"
+kill $B; wait $B 2> /dev/null
 go tool pprof -raw -symbolize=none "$T_TMP"/live/xputop-cpu-*.pb.gz > "$T_TMP/live.raw" 2>&1
 grep -q "^[0-9]*: 0x0/0x0/0x0 $BUSY $ID " "$T_TMP/live.raw" ||
 	fail "no mapping of $BUSY with build-id $ID: $(grep -A5 Mappings "$T_TMP/live.raw")"
