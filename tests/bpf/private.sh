@@ -5,6 +5,7 @@
 # nothing of the checkout: the suites must give it what it runs, and
 # `xputop -- CMD` must give it a library it can load.  Needs root.
 # test-timeout: 900
+# test-san: skip
 . tests/lib.sh
 need_root
 ROOT=$(pwd)

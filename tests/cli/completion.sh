@@ -1,6 +1,7 @@
 # Bash completion ($OUT/xputop.bash, built from docs/completion/xputop.bash.in
 # and --help): sourced in bash and asked as bash asks it, with COMP_WORDS and
 # COMP_CWORD.
+# test-san: skip
 . tests/lib.sh
 COMP=$OUT/xputop.bash
 command -v bash > /dev/null || { echo "FAIL $(basename "$0"): bash is not installed" >&2; exit 1; }

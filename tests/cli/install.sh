@@ -2,6 +2,7 @@
 # the staged xputop running and finding its own injection library and themes
 # there, PREFIX moving every path, and nothing left after uninstall.  Needs
 # root: the library is found by a live run.
+# test-san: skip
 . tests/lib.sh
 need_root
 D=$T_TMP/stage

@@ -1,5 +1,6 @@
 # The layering of the folders (docs/architecture.md), kept by tests/layers.py:
 # the tree as it is passes, and each kind of break, made in a copy, is named.
+# test-san: skip
 . tests/lib.sh
 LAYERS="python3 tests/layers.py"
 
