@@ -18,6 +18,7 @@
 #include "batch.h"
 #include "child.h"
 #include "config.h"
+#include "health.h"
 #include "err.h"
 #include "export.h"
 #include "gpu_probes.h"
@@ -222,7 +223,16 @@ static void publish_metrics(struct app *a)
 {
 	uint64_t t0 = thread_cpu_ns();
 	struct xpu_metrics_extra x = { .metrics_ns = a->metrics_ns, .pprof_ns = a->pprof_ns };
-	xpu_prom_http_counts(a->prom, &x.scrapes, &x.refused);
+	struct xpu_prom_counts pc;
+	char health[4 * 700];
+	xpu_prom_http_counts(a->prom, &pc);
+	x.scrapes = pc.scrapes;
+	x.refused = pc.refused;
+	x.cut_deadline = pc.cut_deadline;
+	x.cut_evicted = pc.cut_evicted;
+	int failed = xpu_health_text(&a->sess, health, sizeof(health));
+	if (xpu_prom_http_health(a->prom, health, failed, a->sess.cfg.interval_ns) < 0 && !a->metrics_failed++)
+		xpu_err("out of memory while writing /healthz");
 	a->mtext.n = a->mom.n = 0;
 	a->mtext.oom = a->mom.oom = 0;
 	if (xpu_metrics_update(a->metrics, &a->sess, &x) < 0 || xpu_metrics_write(a->metrics, 0, &a->mtext) < 0 ||

@@ -25,7 +25,7 @@ enum ftype { GAUGE, COUNTER, HISTOGRAM };
  * OpenMetrics names the family so and its samples with the suffix. */
 enum fam {
 	F_BUILD_INFO, F_REFRESHES, F_LAST_REFRESH, F_REPLAY, F_EVENTS, F_DROPPED, F_SELF_CPU, F_SELF_RSS,
-	F_SCRAPES, F_REFUSED, F_EXPORTER_CPU,
+	F_SCRAPES, F_REFUSED, F_CUT, F_EXPORTER_CPU,
 	F_CPU_HZ, F_CPU_SAMPLES, F_PROC_SAMPLES, F_PROC_CPU,
 	F_GPU_INFO, F_GPU_UTIL, F_GPU_MEM_UTIL, F_GPU_MEM_USED, F_GPU_MEM_TOTAL, F_GPU_POWER,
 	F_GPU_POWER_LIMIT, F_GPU_TEMP, F_GPU_SM_CLOCK, F_GPU_MEM_CLOCK, F_GPU_PCIE_RX, F_GPU_PCIE_TX,
@@ -56,6 +56,8 @@ static const struct family {
 	[F_SCRAPES] = { "xputop_metrics_scrapes", COUNTER, "requests for /metrics served so far" },
 	[F_REFUSED] = { "xputop_metrics_refused_requests", COUNTER,
 			"requests for another path than /metrics, or with another method than GET or HEAD" },
+	[F_CUT] = { "xputop_metrics_cut_connections", COUNTER,
+		    "connections to the metrics server cut: at the request deadline, or to make room for a newer one" },
 	[F_EXPORTER_CPU] = { "xputop_exporter_cpu_seconds", COUNTER,
 			     "CPU time the refresh loop spent writing the metrics or the pprof profiles" },
 	[F_CPU_HZ] = { "xputop_cpu_sample_frequency_hertz", GAUGE, "CPU sampling frequency, per CPU" },
@@ -433,6 +435,12 @@ static void self(struct xpu_metrics *m, const struct xpu_session *s, const struc
 	if (x) {
 		counter(m, F_SCRAPES, NULL, (double)x->scrapes);
 		counter(m, F_REFUSED, NULL, (double)x->refused);
+		lab_reset(&l);
+		lab_str(&l, "reason", "deadline");
+		counter(m, F_CUT, &l, (double)x->cut_deadline);
+		lab_reset(&l);
+		lab_str(&l, "reason", "evicted");
+		counter(m, F_CUT, &l, (double)x->cut_evicted);
 		lab_reset(&l);
 		lab_str(&l, "exporter", "prometheus");
 		counter(m, F_EXPORTER_CPU, &l, (double)x->metrics_ns / 1e9);

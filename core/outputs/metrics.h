@@ -39,6 +39,7 @@ void xpu_mbuf_free(struct xpu_mbuf *b);
 struct xpu_metrics_extra {
 	uint64_t scrapes;
 	uint64_t refused;	/* requests for other paths, or not GET/HEAD */
+	uint64_t cut_deadline, cut_evicted;	/* connections cut (prom_http.h) */
 	/* CPU time the main loop spent writing the metrics and the pprof
 	 * profiles (the server's and the push thread's time is in
 	 * xputop_self_cpu_seconds_total only) */
