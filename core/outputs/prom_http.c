@@ -229,9 +229,14 @@ static void listening(struct xpu_prom_http *h, int on)
 	h->paused = !on;
 }
 
-static void accept_all(struct xpu_prom_http *h)
+/* A few at a time: libmicrohttpd reads what came between two batches, so a
+ * request already sent is answered before a flood behind it in the backlog
+ * can push it out. */
+#define ACCEPT_BATCH 16
+
+static void accept_some(struct xpu_prom_http *h)
 {
-	for (;;) {
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		int fd = accept4(h->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -318,7 +323,7 @@ static void *serve(void *arg)
 		int n = epoll_wait(h->epfd, evs, 4, (int)ms);
 		for (int i = 0; i < n; i++)
 			if (evs[i].data.fd == h->fd)
-				accept_all(h);
+				accept_some(h);
 		MHD_run(h->d);
 		/* a new request's deadline is after the earliest one's */
 		now = mono_ns();
@@ -476,7 +481,7 @@ struct xpu_prom_http *xpu_prom_http_start(const char *spec, char *err, size_t er
 		return NULL;
 	}
 	raise_fd_limit();
-	/* Connections come from our own accept (accept_all), so that admission
+	/* Connections come from our own accept (accept_some()), so that admission
 	 * and the request deadline are ours; libmicrohttpd runs in our thread. */
 	h->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, on_request, h,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)(XPU_PROM_CONN_MAX + XPU_PROM_CONN_SLACK),
