@@ -22,11 +22,11 @@ int xpu_prom_http_parse(const char *spec, char *host, size_t hostlen, unsigned *
 	size_t hl = p ? (size_t)(p - spec) : 0;
 	if (p && spec[0] == '[') {	/* [IPv6]:PORT */
 		if (hl < 2 || spec[hl - 1] != ']')
-			return snprintf(err, errlen, "'%s': an IPv6 address goes in brackets, as [::1]:9400", spec), -1;
+			return snprintf(err, errlen, "'%s': an IPv6 address goes in brackets, as [::1]:19400", spec), -1;
 		spec++;
 		hl -= 2;
 	} else if (p && memchr(spec, ':', hl)) {
-		return snprintf(err, errlen, "'%s': an IPv6 address goes in brackets, as [::1]:9400", spec), -1;
+		return snprintf(err, errlen, "'%s': an IPv6 address goes in brackets, as [::1]:19400", spec), -1;
 	}
 	errno = 0;
 	unsigned long v = strtoul(ps, &end, 10);

@@ -44,7 +44,7 @@ struct xpu_prom_counts {
  * name; localhost when left out; PORT 0: any free port).  Returns NULL with
  * the reason in err. */
 struct xpu_prom_http *xpu_prom_http_start(const char *spec, char *err, size_t errlen);
-/* The address it listens on, "127.0.0.1:9400", for messages. */
+/* The address it listens on, "127.0.0.1:19400", for messages. */
 const char *xpu_prom_http_addr(const struct xpu_prom_http *h);
 /* Replaces what scrapes get: the text format and the OpenMetrics one, for
  * scrapers that ask for it (a NULL om: the text format for all).  Copies

@@ -208,14 +208,14 @@ TEST(the_address_spec_is_parsed_and_localhost_is_the_default)
 {
 	char host[64], err[200];
 	unsigned port;
-	CHECK_INT(xpu_prom_http_parse("9400", host, sizeof(host), &port, err, sizeof(err)), ==, 0);
+	CHECK_INT(xpu_prom_http_parse("19400", host, sizeof(host), &port, err, sizeof(err)), ==, 0);
 	CHECK_STR(host, "127.0.0.1");
-	CHECK_INT(port, ==, 9400);
+	CHECK_INT(port, ==, 19400);
 	CHECK_INT(xpu_prom_http_parse("0.0.0.0:80", host, sizeof(host), &port, err, sizeof(err)), ==, 0);
 	CHECK_STR(host, "0.0.0.0");
-	CHECK_INT(xpu_prom_http_parse("[::1]:9400", host, sizeof(host), &port, err, sizeof(err)), ==, 0);
+	CHECK_INT(xpu_prom_http_parse("[::1]:19400", host, sizeof(host), &port, err, sizeof(err)), ==, 0);
 	CHECK_STR(host, "::1");
-	CHECK_INT(xpu_prom_http_parse("::1:9400", host, sizeof(host), &port, err, sizeof(err)), ==, -1);
+	CHECK_INT(xpu_prom_http_parse("::1:19400", host, sizeof(host), &port, err, sizeof(err)), ==, -1);
 	CHECK_INT(xpu_prom_http_parse("65536", host, sizeof(host), &port, err, sizeof(err)), ==, -1);
 	CHECK_INT(xpu_prom_http_parse("-1", host, sizeof(host), &port, err, sizeof(err)), ==, -1);
 	CHECK_INT(xpu_prom_http_parse("host:", host, sizeof(host), &port, err, sizeof(err)), ==, -1);
