@@ -1175,18 +1175,35 @@ static int start_prometheus(struct app *a)
 	return 0;
 }
 
-static int start_pprof(struct app *a)
+/* The --pprof directory, made (0750) where it is missing: the unit's
+ * StateDirectory holds it, but the directory itself is the user's choice. */
+static int pprof_dir(const char *dir)
 {
-	char err[400];
 	struct stat st;
-	if (stat(a->o.pprof_dir, &st) < 0) {
-		xpu_err("--pprof: %s: %s%s", a->o.pprof_dir, strerror(errno), errno == ENOENT ? " (create it first)" : "");
+	if (stat(dir, &st) < 0 && errno == ENOENT) {
+		if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
+			xpu_err("--pprof: cannot create %s: %s%s", dir, strerror(errno),
+				errno == ENOENT ? " (its parent directory is missing)" : "");
+			return -1;
+		}
+		chmod(dir, 0750);	/* whatever the umask */
+	}
+	if (stat(dir, &st) < 0) {
+		xpu_err("--pprof: %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		xpu_err("--pprof: %s is not a directory", a->o.pprof_dir);
+		xpu_err("--pprof: %s is not a directory", dir);
 		return -1;
 	}
+	return 0;
+}
+
+static int start_pprof(struct app *a)
+{
+	char err[400];
+	if (pprof_dir(a->o.pprof_dir) < 0)
+		return -1;
 	/* a profile may come a refresh late: then its changes must still be in the window */
 	a->pprof = xpu_pprof_new(a->o.pprof_interval_s + a->o.delay_s <= a->o.window_s);
 	if (!a->pprof) {
@@ -1195,7 +1212,16 @@ static int start_pprof(struct app *a)
 	}
 	if (!a->o.pprof_push)
 		return 0;
-	a->push = xpu_push_start(a->o.pprof_push, a->sess.host, err, sizeof(err));
+	char *headers = NULL;
+	if (a->o.pprof_push_headers &&
+	    xpu_push_read_headers(a->o.pprof_push_headers, &headers, err, sizeof(err)) < 0) {
+		xpu_err("--pprof-push-headers: %s", err);
+		return -1;
+	}
+	a->push = xpu_push_start(a->o.pprof_push, a->sess.host, headers, err, sizeof(err));
+	if (headers)
+		explicit_bzero(headers, strlen(headers));
+	free(headers);
 	if (!a->push) {
 		xpu_err("--pprof-push: %s", err);
 		return -1;

@@ -49,6 +49,7 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "pprof", 0, "DIR", "write pprof profiles of CPU samples and GPU time into DIR (every 10 s, on s, at exit)" },
 	{ "pprof-interval", 0, "SECS", "seconds between pprof profiles (default 10)" },
 	{ "pprof-push", 0, "URL", "also post the profiles to a Pyroscope-compatible server (e.g. http://host:4040)" NOT_STATIC },
+	{ "pprof-push-headers", 0, "FILE", "HTTP headers for the push, one 'Name: value' a line (tokens, tenant; mode 600)" },
 	{ "config", 0, "FILE", "read settings from FILE (default ~/.config/xputop/xputop.conf)" },
 	{ "no-config", 0, NULL, "ignore the settings file" },
 	{ "verbose", 'v', NULL, "more messages (twice: libbpf's debug output too)" },
@@ -194,7 +195,7 @@ static int parse_view(const char *s)
 enum {
 	OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW, OPT_GPU_NO_STACKS, OPT_NPU_DEV, OPT_NPU_PROBE_BINARY, OPT_NPU_SYSFS, OPT_NPU_TDR,
 	OPT_NPU_STORM, OPT_NPU_SILENCE, OPT_CONFIG, OPT_NO_CONFIG, OPT_GPU_EXACT, OPT_GPU_SAMPLE,
-	OPT_PROMETHEUS, OPT_PROMETHEUS_TOP, OPT_PPROF, OPT_PPROF_INTERVAL, OPT_PPROF_PUSH,
+	OPT_PROMETHEUS, OPT_PROMETHEUS_TOP, OPT_PPROF, OPT_PPROF_INTERVAL, OPT_PPROF_PUSH, OPT_PPROF_PUSH_HEADERS,
 };
 
 /* --gpu-sample SLICE/PERIOD, in milliseconds. */
@@ -330,6 +331,9 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 			return xpu_err("--pprof-push: expected an http:// or https:// URL, not '%s'", arg), -1;
 		o->pprof_push = arg;
 		return 0;
+	case OPT_PPROF_PUSH_HEADERS:
+		o->pprof_push_headers = arg;
+		return 0;
 	case OPT_CONFIG:
 		o->config = arg;
 		return 0;
@@ -373,6 +377,7 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "pprof-interval", required_argument, NULL, OPT_PPROF_INTERVAL },
 		{ "pprof-push", required_argument, NULL, OPT_PPROF_PUSH },
+		{ "pprof-push-headers", required_argument, NULL, OPT_PPROF_PUSH_HEADERS },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -412,6 +417,10 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 	}
 	if ((o->pprof_push || o->pprof_interval_s != 10) && !o->pprof_dir) {
 		xpu_err("--pprof-push and --pprof-interval go with --pprof DIR");
+		return -1;
+	}
+	if (o->pprof_push_headers && !o->pprof_push) {
+		xpu_err("--pprof-push-headers goes with --pprof-push URL");
 		return -1;
 	}
 	if (o->config && o->no_config) {
