@@ -1165,6 +1165,8 @@ static int start_prometheus(struct app *a)
 		xpu_err("cannot start the metrics: out of memory");
 		return -1;
 	}
+	xpu_metrics_set_processes(a->metrics, a->o.prometheus_label, a->o.prometheus_expiry_s,
+				  a->o.prometheus_processes);
 	a->prom = xpu_prom_http_start(a->o.prometheus, err, sizeof(err));
 	if (!a->prom) {
 		xpu_err("--prometheus: %s", err);
