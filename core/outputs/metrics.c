@@ -676,7 +676,8 @@ static int prune_procs(struct xpu_metrics *m)
 	for (uint32_t i = 0; i < m->nprocs; i++) {
 		if (m->procs[i].seen != m->gen)
 			continue;
-		m->procs[i].group = map[m->procs[i].group];
+		if (m->procs[i].group != UINT32_MAX)	/* only an expired process has none */
+			m->procs[i].group = map[m->procs[i].group];
 		m->procs[k++] = m->procs[i];
 	}
 	m->nprocs = k;
