@@ -74,6 +74,7 @@ struct app {
 	struct xpu_child child;	/* -- CMD */
 	int child_done;		/* batch mode ends after the refresh that shows its end */
 	struct xpu_settings settings;	/* what the settings file said; S saves */
+	struct xpu_opts cli;		/* the command line alone: SIGHUP applies the file over it again */
 	struct xpu_prom_http *prom;	/* --prometheus */
 	struct xpu_metrics *metrics;
 	struct xpu_mbuf mtext, mom;	/* the last metrics, both formats */
@@ -451,6 +452,83 @@ static void on_child_exit(struct app *a)
 	a->child_done = 1;
 }
 
+/* Appends name to a comma-separated list. */
+static void list_add(char *list, size_t size, const char *name)
+{
+	size_t n = strlen(list);
+	snprintf(list + n, size - n, "%s%s", n ? ", " : "", name);
+}
+
+/* SIGHUP: the settings file again, over the command line as at start.  What
+ * the models and the views read each refresh changes now; the refresh
+ * interval, the sampling frequency, the window and the theme were built
+ * into the probes and the screen, and wait for a restart.  The push
+ * headers file is read again too (tokens are rotated). */
+static void reload(struct app *a)
+{
+	char now[256] = "", later[128] = "";
+	if (a->o.no_config) {
+		list_add(now, sizeof(now), "no settings file (--no-config)");
+	} else {
+		struct xpu_settings st;
+		struct xpu_opts o = a->cli;
+		struct xpu_viewstate vs = a->vs;
+		xpu_settings_init(&st);
+		if (xpu_config_load(&st, a->cli.config) < 0) {
+			xpu_warn("SIGHUP: the settings stay as they were");
+			return;
+		}
+		xpu_config_apply(&st, &o, &vs);
+		if (o.delay_s != a->o.delay_s)
+			list_add(later, sizeof(later), "delay");
+		if (o.hz != a->o.hz)
+			list_add(later, sizeof(later), "freq");
+		if (o.window_s != a->o.window_s)
+			list_add(later, sizeof(later), "window");
+		if ((o.theme || a->o.theme) && (!o.theme || !a->o.theme || strcmp(o.theme, a->o.theme) != 0))
+			list_add(later, sizeof(later), "theme");
+		struct xpu_npu_cfg *n = &a->sess.npu.cfg;
+		if (o.npu_tdr_ms != a->o.npu_tdr_ms && o.npu_tdr_ms) {
+			n->tdr_ms = o.npu_tdr_ms;
+			list_add(now, sizeof(now), "npu-tdr");
+		}
+		if (o.npu_storm != a->o.npu_storm && o.npu_storm > 0) {
+			n->storm_factor = o.npu_storm;
+			list_add(now, sizeof(now), "npu-storm");
+		}
+		if (o.npu_silence_ms != a->o.npu_silence_ms && o.npu_silence_ms) {
+			n->silence_ms = o.npu_silence_ms;
+			list_add(now, sizeof(now), "npu-silence");
+		}
+		if (memcmp(vs.sort_col, a->vs.sort_col, sizeof(vs.sort_col)) || memcmp(vs.reverse, a->vs.reverse,
+		    sizeof(vs.reverse)) || vs.threads != a->vs.threads || vs.window != a->vs.window || vs.flame != a->vs.flame)
+			list_add(now, sizeof(now), "the views' sort, threads, window and flamegraph");
+		a->o.npu_tdr_ms = o.npu_tdr_ms;
+		a->o.npu_storm = o.npu_storm;
+		a->o.npu_silence_ms = o.npu_silence_ms;
+		a->vs = vs;
+		a->settings = st;
+	}
+	if (a->push && a->o.pprof_push_headers) {
+		char *headers = NULL, err[400];
+		if (xpu_push_read_headers(a->o.pprof_push_headers, &headers, err, sizeof(err)) < 0) {
+			xpu_warn("SIGHUP: --pprof-push-headers: %s; the headers stay as they were", err);
+		} else {
+			xpu_push_set_headers(a->push, headers);
+			explicit_bzero(headers, strlen(headers));
+			list_add(now, sizeof(now), "the push headers");
+		}
+		free(headers);
+	}
+	char msg[512];
+	snprintf(msg, sizeof(msg), "SIGHUP: settings re-read: %s%s%s%s", now[0] ? "applied " : "nothing changed",
+		 now, later[0] ? "; a restart applies " : "", later);
+	if (a->tui)
+		xpu_tui_status(msg);
+	else
+		fprintf(stderr, "xputop: %s\n", msg);
+}
+
 static void on_signal(struct app *a)
 {
 	struct signalfd_siginfo si;
@@ -458,6 +536,10 @@ static void on_signal(struct app *a)
 		if (si.ssi_signo == SIGCHLD) {
 			if (a->o.cmd)
 				on_child_exit(a);
+			continue;
+		}
+		if (si.ssi_signo == SIGHUP && !a->tui) {	/* a terminal's hangup still ends the screen */
+			reload(a);
 			continue;
 		}
 		/* Stopped by a signal: 128 + its number, as the shell reports it;
@@ -1368,6 +1450,7 @@ int main(int argc, char **argv)
 		xpu_log_set_level(XPU_LOG_DEBUG);
 	xpu_viewstate_init(&a->vs);
 	xpu_settings_init(&a->settings);
+	a->cli = a->o;
 	if (!a->o.no_config) {
 		if (xpu_config_load(&a->settings, a->o.config) < 0)
 			return 1;

@@ -120,7 +120,8 @@ struct item {
 
 struct xpu_push {
 	char *ingest;		/* the endpoint, without a query */
-	struct curl_slist *headers;	/* --pprof-push-headers */
+	struct curl_slist *headers;	/* --pprof-push-headers (the push thread's) */
+	struct curl_slist *next_headers;	/* read again (SIGHUP), taken before the next push */
 	char host[128];
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -181,6 +182,11 @@ static void *pusher(void *arg)
 			pthread_cond_wait(&p->cond, &p->lock);
 		if (!p->n)
 			break;
+		if (p->next_headers) {
+			curl_slist_free_all(p->headers);
+			p->headers = p->next_headers;
+			p->next_headers = NULL;
+		}
 		struct item it = p->q[p->head];
 		p->head = (p->head + 1) % XPU_PUSH_QUEUE;
 		p->n--;
@@ -209,8 +215,45 @@ static void global_init(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+static struct curl_slist *header_list(const char *headers, int *oom)
+{
+	struct curl_slist *list = NULL;
+	*oom = 0;
+	for (const char *h = headers; h && *h;) {
+		const char *nl = strchr(h, '\n');
+		size_t hl = nl ? (size_t)(nl - h) : strlen(h);
+		char *one = strndup(h, hl);
+		struct curl_slist *l = one ? curl_slist_append(list, one) : NULL;
+		if (one)
+			explicit_bzero(one, hl);
+		free(one);
+		if (!l) {
+			curl_slist_free_all(list);
+			*oom = 1;
+			return NULL;
+		}
+		list = l;
+		h += hl + (nl != NULL);
+	}
+	return list;
+}
+
+int xpu_push_set_headers(struct xpu_push *p, const char *headers)
+{
+	int oom;
+	struct curl_slist *l = header_list(headers, &oom);
+	if (oom)
+		return -1;
+	pthread_mutex_lock(&p->lock);
+	curl_slist_free_all(p->next_headers);
+	p->next_headers = l;
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
 static void free_push(struct xpu_push *p)
 {
+	curl_slist_free_all(p->next_headers);
 	curl_slist_free_all(p->headers);
 	free(p->ingest);
 	free(p);
@@ -231,20 +274,11 @@ struct xpu_push *xpu_push_start(const char *url, const char *host, const char *h
 	}
 	memcpy(p->ingest, url, n);
 	strcpy(p->ingest + n, tail);
-	for (const char *h = headers; h && *h;) {
-		const char *nl = strchr(h, '\n');
-		size_t hl = nl ? (size_t)(nl - h) : strlen(h);
-		char *one = strndup(h, hl);
-		struct curl_slist *l = one ? curl_slist_append(p->headers, one) : NULL;
-		if (one)
-			explicit_bzero(one, hl);
-		free(one);
-		if (!l) {
-			free_push(p);
-			return snprintf(err, errlen, "out of memory"), NULL;
-		}
-		p->headers = l;
-		h += hl + (nl != NULL);
+	int oom;
+	p->headers = header_list(headers, &oom);
+	if (oom) {
+		free_push(p);
+		return snprintf(err, errlen, "out of memory"), NULL;
 	}
 	snprintf(p->host, sizeof(p->host), "%s", host);
 	pthread_mutex_init(&p->lock, NULL);
@@ -333,6 +367,11 @@ struct xpu_push *xpu_push_start(const char *url, const char *host, const char *h
 void xpu_push_profile(struct xpu_push *p, const char *app, uint64_t from_ns, uint64_t until_ns,
 		      uint32_t rate_hz, const uint8_t *data, size_t len)
 {
+}
+
+int xpu_push_set_headers(struct xpu_push *p, const char *headers)
+{
+	return -1;
 }
 
 void xpu_push_stats(struct xpu_push *p, struct xpu_push_stats *st)

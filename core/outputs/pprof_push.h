@@ -35,6 +35,8 @@ int xpu_push_read_headers(const char *path, char **out, char *err, size_t errlen
  * profile beside "User-Agent: xputop/VERSION".  Returns NULL with the reason
  * in err. */
 struct xpu_push *xpu_push_start(const char *url, const char *host, const char *headers, char *err, size_t errlen);
+/* New headers (SIGHUP), sent from the next push on.  Returns 0 or -1. */
+int xpu_push_set_headers(struct xpu_push *p, const char *headers);
 /* Queues a profile (copied): app "xputop.cpu", its time span (CLOCK_REALTIME
  * ns) and the sampling rate.  Never blocks on the network. */
 void xpu_push_profile(struct xpu_push *p, const char *app, uint64_t from_ns, uint64_t until_ns,

@@ -89,4 +89,21 @@ echo "  three busy processes of one name: ${RATIO:-?} CPUs in one series"
 awk -v r="${RATIO:-0}" 'BEGIN { exit !(r > 0) }' || fail "the series holds ${RATIO:-nothing} CPUs"
 stop bycomm
 
+t sighup_rereads_the_settings_file_applies_what_it_can_and_says_what_needs_a_restart
+printf 'version = 1\nnpu-storm = 5\n' > "$T_TMP/agent.conf"
+serve hup -b -d 0.5 --config "$T_TMP/agent.conf"
+# -d on the command line wins over the file's delay, as at start; freq waits for a restart
+printf 'version = 1\nnpu-storm = 7\ndelay = 2\nfreq = 199\nsort-cpu = comm\n' > "$T_TMP/agent.conf"
+kill -HUP "$X"
+for _ in $(seq 50); do grep -q "SIGHUP" "$T_TMP/hup.err" && break; sleep 0.1; done
+expect_grep "^xputop: SIGHUP: settings re-read: applied npu-storm, the views' sort, threads, window and flamegraph; a restart applies freq$" "$T_TMP/hup.err"
+rm "$T_TMP/agent.conf"
+kill -HUP "$X"
+for _ in $(seq 50); do grep -q "stay as they were" "$T_TMP/hup.err" && break; sleep 0.1; done
+expect_grep "cannot read the settings file $T_TMP/agent.conf" "$T_TMP/hup.err"
+expect_grep "SIGHUP: the settings stay as they were" "$T_TMP/hup.err"
+sleep 0.6
+curl -sf -o /dev/null "http://$ADDR/metrics" || fail "the agent stopped serving after SIGHUP"
+stop hup
+
 finish
