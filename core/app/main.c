@@ -512,7 +512,7 @@ static void reload(struct app *a)
 	if (a->push && a->o.pprof_push_headers) {
 		char *headers = NULL, err[400];
 		if (xpu_push_read_headers(a->o.pprof_push_headers, &headers, err, sizeof(err)) < 0) {
-			xpu_warn("SIGHUP: --pprof-push-headers: %s; the headers stay as they were", err);
+			xpu_warn("SIGHUP: --pprof-headers: %s; the headers stay as they were", err);
 		} else {
 			xpu_push_set_headers(a->push, headers);
 			explicit_bzero(headers, strlen(headers));
@@ -1299,7 +1299,7 @@ static int start_pprof(struct app *a)
 	char *headers = NULL;
 	if (a->o.pprof_push_headers &&
 	    xpu_push_read_headers(a->o.pprof_push_headers, &headers, err, sizeof(err)) < 0) {
-		xpu_err("--pprof-push-headers: %s", err);
+		xpu_err("--pprof-headers: %s", err);
 		return -1;
 	}
 	a->push = xpu_push_start(a->o.pprof_push, a->sess.host, headers, err, sizeof(err));

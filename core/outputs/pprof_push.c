@@ -120,7 +120,7 @@ struct item {
 
 struct xpu_push {
 	char *ingest;		/* the endpoint, without a query */
-	struct curl_slist *headers;	/* --pprof-push-headers (the push thread's) */
+	struct curl_slist *headers;	/* --pprof-headers (the push thread's) */
 	struct curl_slist *next_headers;	/* read again (SIGHUP), taken before the next push */
 	char host[128];
 	pthread_t thread;

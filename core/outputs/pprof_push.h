@@ -22,7 +22,7 @@ struct xpu_push_stats {
 #define XPU_PUSH_HEADERS_MAX 32
 #define XPU_PUSH_HEADERS_BYTES 16384
 
-/* --pprof-push-headers FILE: one "Name: value" a line (blank lines and
+/* --pprof-headers FILE: one "Name: value" a line (blank lines and
  * lines starting with # skipped), for tokens and tenants that must not be
  * in the URL (visible in ps).  The file must be xputop's user's and not
  * readable by others or writable by its group.  *out: the headers, one a

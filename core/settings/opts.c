@@ -52,7 +52,7 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "pprof", 0, "DIR", "write pprof profiles of CPU samples and GPU time into DIR (every 10 s, on s, at exit)" },
 	{ "pprof-interval", 0, "SECS", "seconds between pprof profiles (default 10)" },
 	{ "pprof-push", 0, "URL", "also post the profiles to a Pyroscope-compatible server (e.g. http://host:4040)" NOT_STATIC },
-	{ "pprof-push-headers", 0, "FILE", "HTTP headers for the push, one 'Name: value' a line (tokens, tenant; mode 600)" },
+	{ "pprof-headers", 0, "FILE", "HTTP headers for the push, one 'Name: value' a line (tokens, tenant; mode 600)" },
 	{ "config", 0, "FILE", "read settings from FILE (default ~/.config/xputop/xputop.conf)" },
 	{ "no-config", 0, NULL, "ignore the settings file" },
 	{ "verbose", 'v', NULL, "more messages (twice: libbpf's debug output too)" },
@@ -399,7 +399,7 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "pprof-interval", required_argument, NULL, OPT_PPROF_INTERVAL },
 		{ "pprof-push", required_argument, NULL, OPT_PPROF_PUSH },
-		{ "pprof-push-headers", required_argument, NULL, OPT_PPROF_PUSH_HEADERS },
+		{ "pprof-headers", required_argument, NULL, OPT_PPROF_PUSH_HEADERS },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -444,7 +444,7 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		return -1;
 	}
 	if (o->pprof_push_headers && !o->pprof_push) {
-		xpu_err("--pprof-push-headers goes with --pprof-push URL");
+		xpu_err("--pprof-headers goes with --pprof-push URL");
 		return -1;
 	}
 	if (o->config && o->no_config) {

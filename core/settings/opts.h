@@ -49,7 +49,7 @@ struct xpu_opts {
 	const char *pprof_dir;	/* --pprof DIR */
 	double pprof_interval_s;	/* --pprof-interval */
 	const char *pprof_push;	/* --pprof-push URL */
-	const char *pprof_push_headers;	/* --pprof-push-headers FILE */
+	const char *pprof_push_headers;	/* --pprof-headers FILE */
 	unsigned given;		/* XPU_GIVEN_*: options with defaults that were given */
 	char **cmd;		/* -- CMD ARGS */
 };

@@ -144,7 +144,7 @@ PORT=$(cat "$T_TMP/push.port")
 printf '# credentials for the ingest\nAuthorization: Bearer s3cret-token\n\nX-Scope-OrgID: tenant-42\n' > "$T_TMP/headers"
 chmod 600 "$T_TMP/headers"
 "$XPUTOP" -b -r "$REC" -d 0.05 --pprof "$T_TMP/push" --pprof-interval 4 --pprof-push "http://127.0.0.1:$PORT/" \
-	--pprof-push-headers "$T_TMP/headers" > /dev/null 2> "$T_TMP/hdr.err" || fail "xputop failed: $(cat "$T_TMP/hdr.err")"
+	--pprof-headers "$T_TMP/headers" > /dev/null 2> "$T_TMP/hdr.err" || fail "xputop failed: $(cat "$T_TMP/hdr.err")"
 ls "$T_TMP"/pushed/*.headers > /dev/null 2>&1 || fail "nothing was pushed: $(cat "$T_TMP/hdr.err")"
 VERSION=$("$XPUTOP" --version | cut -d' ' -f2)
 for f in "$T_TMP"/pushed/*.headers; do
@@ -159,12 +159,12 @@ wait $R 2> /dev/null
 t a_headers_file_others_can_read_or_a_bad_line_is_refused_without_its_value
 chmod 644 "$T_TMP/headers"
 "$XPUTOP" -b -n 1 -r "$REC" --pprof "$T_TMP/push" --pprof-push "http://127.0.0.1:$PORT/" \
-	--pprof-push-headers "$T_TMP/headers" > /dev/null 2> "$T_TMP/hdr644.err" && fail "a world-readable headers file accepted"
+	--pprof-headers "$T_TMP/headers" > /dev/null 2> "$T_TMP/hdr644.err" && fail "a world-readable headers file accepted"
 expect_grep "headers: $T_TMP/headers holds credentials, yet other users can read or change it (mode 0644" "$T_TMP/hdr644.err"
 printf 'Authorization Bearer s3cret-token\n' > "$T_TMP/badheaders"
 chmod 600 "$T_TMP/badheaders"
 "$XPUTOP" -b -n 1 -r "$REC" --pprof "$T_TMP/push" --pprof-push "http://127.0.0.1:$PORT/" \
-	--pprof-push-headers "$T_TMP/badheaders" > /dev/null 2> "$T_TMP/hdrbad.err" && fail "a bad line accepted"
+	--pprof-headers "$T_TMP/badheaders" > /dev/null 2> "$T_TMP/hdrbad.err" && fail "a bad line accepted"
 expect_grep "badheaders: line 1: expected 'Name: value'" "$T_TMP/hdrbad.err"
 grep -q "s3cret" "$T_TMP/hdr644.err" "$T_TMP/hdrbad.err" && fail "a refusal quoted the value"
 
