@@ -6,7 +6,8 @@
 Holds N connections to HOST:PORT, spread over the source addresses given:
 half of them idle, the other half sending a request one byte every 5 s (its
 headers never end).  A connection the server cuts is opened again (at most N
-a second).  Writes FILE once all N were opened, and at the end prints
+a second).  Prints "ready" once N were opened (past the server's
+per-address limit they push each other out), and at the end
 "opened O cut C held H": connections opened, cut by the server, still held.
 """
 import argparse
@@ -49,12 +50,14 @@ def main():
 
     end = time.monotonic() + a.seconds
     ready = False
+    budget, refill = 0, 0.0
     while time.monotonic() < end:
-        budget = max(1, a.n // 10)  # N a second, every 0.1 s
+        if time.monotonic() >= refill:  # N a second, a tenth every 0.1 s
+            budget, refill = max(1, a.n // 10), time.monotonic() + 0.1
         while missing and budget:
             open_one(missing.pop())
             budget -= 1
-        if not ready and not missing:
+        if not ready and opened >= a.n:
             print("ready", flush=True)
             ready = True
         for key, _ in sel.select(0.1):
