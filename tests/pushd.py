@@ -3,7 +3,7 @@
 A Pyroscope-compatible ingest endpoint for tests/cli/pprof.sh: takes
 POST /ingest?name=...&from=...&until=...&format=pprof with the profile as the
 multipart field "profile", saves it as DIR/N.pb.gz and the query string as
-DIR/N.query, and answers 200 (400 for anything else).  Listens on a free
+DIR/N.query and the request's headers as DIR/N.headers, and answers 200 (400 for anything else).  Listens on a free
 port of 127.0.0.1 and writes it to PORTFILE."""
 import email.parser
 import email.policy
@@ -37,6 +37,8 @@ class Ingest(http.server.BaseHTTPRequestHandler):
             f.write(profile)
         with open(os.path.join(DIR, f"{Ingest.count}.query"), "w") as f:
             f.write(urllib.parse.unquote(url.query) + "\n")
+        with open(os.path.join(DIR, f"{Ingest.count}.headers"), "w") as f:
+            f.write("".join(f"{k}: {v}\n" for k, v in self.headers.items()))
         self.send_response(200)
         self.end_headers()
 

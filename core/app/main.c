@@ -18,6 +18,7 @@
 #include "batch.h"
 #include "child.h"
 #include "config.h"
+#include "health.h"
 #include "err.h"
 #include "export.h"
 #include "gpu_probes.h"
@@ -73,6 +74,7 @@ struct app {
 	struct xpu_child child;	/* -- CMD */
 	int child_done;		/* batch mode ends after the refresh that shows its end */
 	struct xpu_settings settings;	/* what the settings file said; S saves */
+	struct xpu_opts cli;		/* the command line alone: SIGHUP applies the file over it again */
 	struct xpu_prom_http *prom;	/* --prometheus */
 	struct xpu_metrics *metrics;
 	struct xpu_mbuf mtext, mom;	/* the last metrics, both formats */
@@ -240,7 +242,16 @@ static void publish_metrics(struct app *a)
 {
 	uint64_t t0 = thread_cpu_ns();
 	struct xpu_metrics_extra x = { .metrics_ns = a->metrics_ns, .pprof_ns = a->pprof_ns };
-	xpu_prom_http_counts(a->prom, &x.scrapes, &x.refused);
+	struct xpu_prom_counts pc;
+	char health[4 * 700];
+	xpu_prom_http_counts(a->prom, &pc);
+	x.scrapes = pc.scrapes;
+	x.refused = pc.refused;
+	x.cut_deadline = pc.cut_deadline;
+	x.cut_evicted = pc.cut_evicted;
+	int failed = xpu_health_text(&a->sess, health, sizeof(health));
+	if (xpu_prom_http_health(a->prom, health, failed, a->sess.cfg.interval_ns) < 0 && !a->metrics_failed++)
+		xpu_err("out of memory while writing /healthz");
 	a->mtext.n = a->mom.n = 0;
 	a->mtext.oom = a->mom.oom = 0;
 	if (xpu_metrics_update(a->metrics, &a->sess, &x) < 0 || xpu_metrics_write(a->metrics, 0, &a->mtext) < 0 ||
@@ -460,6 +471,83 @@ static void on_child_exit(struct app *a)
 	a->child_done = 1;
 }
 
+/* Appends name to a comma-separated list. */
+static void list_add(char *list, size_t size, const char *name)
+{
+	size_t n = strlen(list);
+	snprintf(list + n, size - n, "%s%s", n ? ", " : "", name);
+}
+
+/* SIGHUP: the settings file again, over the command line as at start.  What
+ * the models and the views read each refresh changes now; the refresh
+ * interval, the sampling frequency, the window and the theme were built
+ * into the probes and the screen, and wait for a restart.  The push
+ * headers file is read again too (tokens are rotated). */
+static void reload(struct app *a)
+{
+	char now[256] = "", later[128] = "";
+	if (a->o.no_config) {
+		list_add(now, sizeof(now), "no settings file (--no-config)");
+	} else {
+		struct xpu_settings st;
+		struct xpu_opts o = a->cli;
+		struct xpu_viewstate vs = a->vs;
+		xpu_settings_init(&st);
+		if (xpu_config_load(&st, a->cli.config) < 0) {
+			xpu_warn("SIGHUP: the settings stay as they were");
+			return;
+		}
+		xpu_config_apply(&st, &o, &vs);
+		if (o.delay_s != a->o.delay_s)
+			list_add(later, sizeof(later), "delay");
+		if (o.hz != a->o.hz)
+			list_add(later, sizeof(later), "freq");
+		if (o.window_s != a->o.window_s)
+			list_add(later, sizeof(later), "window");
+		if ((o.theme || a->o.theme) && (!o.theme || !a->o.theme || strcmp(o.theme, a->o.theme) != 0))
+			list_add(later, sizeof(later), "theme");
+		struct xpu_npu_cfg *n = &a->sess.npu.cfg;
+		if (o.npu_tdr_ms != a->o.npu_tdr_ms && o.npu_tdr_ms) {
+			n->tdr_ms = o.npu_tdr_ms;
+			list_add(now, sizeof(now), "npu-tdr");
+		}
+		if (o.npu_storm != a->o.npu_storm && o.npu_storm > 0) {
+			n->storm_factor = o.npu_storm;
+			list_add(now, sizeof(now), "npu-storm");
+		}
+		if (o.npu_silence_ms != a->o.npu_silence_ms && o.npu_silence_ms) {
+			n->silence_ms = o.npu_silence_ms;
+			list_add(now, sizeof(now), "npu-silence");
+		}
+		if (memcmp(vs.sort_col, a->vs.sort_col, sizeof(vs.sort_col)) || memcmp(vs.reverse, a->vs.reverse,
+		    sizeof(vs.reverse)) || vs.threads != a->vs.threads || vs.window != a->vs.window || vs.flame != a->vs.flame)
+			list_add(now, sizeof(now), "the views' sort, threads, window and flamegraph");
+		a->o.npu_tdr_ms = o.npu_tdr_ms;
+		a->o.npu_storm = o.npu_storm;
+		a->o.npu_silence_ms = o.npu_silence_ms;
+		a->vs = vs;
+		a->settings = st;
+	}
+	if (a->push && a->o.pprof_push_headers) {
+		char *headers = NULL, err[400];
+		if (xpu_push_read_headers(a->o.pprof_push_headers, &headers, err, sizeof(err)) < 0) {
+			xpu_warn("SIGHUP: --pprof-headers: %s; the headers stay as they were", err);
+		} else {
+			xpu_push_set_headers(a->push, headers);
+			explicit_bzero(headers, strlen(headers));
+			list_add(now, sizeof(now), "the push headers");
+		}
+		free(headers);
+	}
+	char msg[512];
+	snprintf(msg, sizeof(msg), "SIGHUP: settings re-read: %s%s%s%s", now[0] ? "applied " : "nothing changed",
+		 now, later[0] ? "; a restart applies " : "", later);
+	if (a->tui)
+		xpu_tui_status(msg);
+	else
+		fprintf(stderr, "xputop: %s\n", msg);
+}
+
 static void on_signal(struct app *a)
 {
 	struct signalfd_siginfo si;
@@ -467,6 +555,10 @@ static void on_signal(struct app *a)
 		if (si.ssi_signo == SIGCHLD) {
 			if (a->o.cmd)
 				on_child_exit(a);
+			continue;
+		}
+		if (si.ssi_signo == SIGHUP && !a->tui) {	/* a terminal's hangup still ends the screen */
+			reload(a);
 			continue;
 		}
 		/* Stopped by a signal: 128 + its number, as the shell reports it;
@@ -1311,6 +1403,8 @@ static int start_prometheus(struct app *a)
 		xpu_err("cannot start the metrics: out of memory");
 		return -1;
 	}
+	xpu_metrics_set_processes(a->metrics, a->o.prometheus_label, a->o.prometheus_expiry_s,
+				  a->o.prometheus_processes);
 	a->prom = xpu_prom_http_start(a->o.prometheus, err, sizeof(err));
 	if (!a->prom) {
 		xpu_err("--prometheus: %s", err);
@@ -1321,18 +1415,35 @@ static int start_prometheus(struct app *a)
 	return 0;
 }
 
-static int start_pprof(struct app *a)
+/* The --pprof directory, made (0750) where it is missing: the unit's
+ * StateDirectory holds it, but the directory itself is the user's choice. */
+static int pprof_dir(const char *dir)
 {
-	char err[400];
 	struct stat st;
-	if (stat(a->o.pprof_dir, &st) < 0) {
-		xpu_err("--pprof: %s: %s%s", a->o.pprof_dir, strerror(errno), errno == ENOENT ? " (create it first)" : "");
+	if (stat(dir, &st) < 0 && errno == ENOENT) {
+		if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
+			xpu_err("--pprof: cannot create %s: %s%s", dir, strerror(errno),
+				errno == ENOENT ? " (its parent directory is missing)" : "");
+			return -1;
+		}
+		chmod(dir, 0750);	/* whatever the umask */
+	}
+	if (stat(dir, &st) < 0) {
+		xpu_err("--pprof: %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		xpu_err("--pprof: %s is not a directory", a->o.pprof_dir);
+		xpu_err("--pprof: %s is not a directory", dir);
 		return -1;
 	}
+	return 0;
+}
+
+static int start_pprof(struct app *a)
+{
+	char err[400];
+	if (pprof_dir(a->o.pprof_dir) < 0)
+		return -1;
 	/* a profile may come a refresh late: then its changes must still be in the window */
 	a->pprof = xpu_pprof_new(a->o.pprof_interval_s + a->o.delay_s <= a->o.window_s);
 	if (!a->pprof) {
@@ -1341,7 +1452,16 @@ static int start_pprof(struct app *a)
 	}
 	if (!a->o.pprof_push)
 		return 0;
-	a->push = xpu_push_start(a->o.pprof_push, a->sess.host, err, sizeof(err));
+	char *headers = NULL;
+	if (a->o.pprof_push_headers &&
+	    xpu_push_read_headers(a->o.pprof_push_headers, &headers, err, sizeof(err)) < 0) {
+		xpu_err("--pprof-headers: %s", err);
+		return -1;
+	}
+	a->push = xpu_push_start(a->o.pprof_push, a->sess.host, headers, err, sizeof(err));
+	if (headers)
+		explicit_bzero(headers, strlen(headers));
+	free(headers);
 	if (!a->push) {
 		xpu_err("--pprof-push: %s", err);
 		return -1;
@@ -1486,6 +1606,7 @@ int main(int argc, char **argv)
 		xpu_log_set_level(XPU_LOG_DEBUG);
 	xpu_viewstate_init(&a->vs);
 	xpu_settings_init(&a->settings);
+	a->cli = a->o;
 	if (!a->o.no_config) {
 		if (xpu_config_load(&a->settings, a->o.config) < 0)
 			return 1;

@@ -1,9 +1,11 @@
 #include "metrics.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/types.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +27,7 @@ enum ftype { GAUGE, COUNTER, HISTOGRAM };
  * OpenMetrics names the family so and its samples with the suffix. */
 enum fam {
 	F_BUILD_INFO, F_REFRESHES, F_LAST_REFRESH, F_REPLAY, F_EVENTS, F_DROPPED, F_SELF_CPU, F_SELF_RSS,
-	F_SCRAPES, F_REFUSED, F_EXPORTER_CPU,
+	F_SCRAPES, F_REFUSED, F_CUT, F_EXPORTER_CPU, F_FOLDED, F_LABEL_SETS,
 	F_CPU_HZ, F_CPU_SAMPLES, F_PROC_SAMPLES, F_PROC_CPU,
 	F_GPU_INFO, F_GPU_UTIL, F_GPU_MEM_UTIL, F_GPU_MEM_USED, F_GPU_MEM_TOTAL, F_GPU_POWER,
 	F_GPU_POWER_LIMIT, F_GPU_TEMP, F_GPU_SM_CLOCK, F_GPU_MEM_CLOCK, F_GPU_PCIE_RX, F_GPU_PCIE_TX,
@@ -57,6 +59,14 @@ static const struct family {
 	[F_SCRAPES] = { "xputop_metrics_scrapes", COUNTER, "requests for /metrics served so far" },
 	[F_REFUSED] = { "xputop_metrics_refused_requests", COUNTER,
 			"requests for another path than /metrics, or with another method than GET or HEAD" },
+	[F_CUT] = { "xputop_metrics_cut_connections", COUNTER,
+		    "connections to the metrics server cut: at the request deadline, or to make room for a newer one" },
+	[F_FOLDED] = { "xputop_metrics_series_folded", COUNTER,
+		       "process label values (pids, names, cgroups or containers) summed into the \"other\" series "
+		       "for want of room (--prometheus-processes), each counted once" },
+	[F_LABEL_SETS] = { "xputop_metrics_process_label_values", GAUGE,
+			   "process label values with series of their own (state=\"own\") or summed into \"other\" "
+			   "(state=\"folded\")" },
 	[F_EXPORTER_CPU] = { "xputop_exporter_cpu_seconds", COUNTER,
 			     "CPU time the refresh loop spent writing the metrics or the pprof profiles" },
 	[F_CPU_HZ] = { "xputop_cpu_sample_frequency_hertz", GAUGE, "CPU sampling frequency, per CPU" },
@@ -140,6 +150,7 @@ enum { SUF_NONE, SUF_BUCKET, SUF_SUM, SUF_COUNT };
 struct sample {
 	uint16_t fam;
 	uint8_t suffix;
+	uint8_t mono;		/* a counter: made monotonic once every process's share is in */
 	uint32_t seq;		/* order of addition, for a stable sort */
 	size_t labels;		/* offset into the arena: "a=\"b\",c=\"d\"" */
 	double v;
@@ -169,7 +180,37 @@ struct other {
 	uint64_t gen;
 };
 
+/* A process seen in the models, and the label value its series go under. */
+struct proc {
+	uint32_t pid;
+	uint32_t group;
+	uint64_t seen;		/* update that last saw it */
+	uint64_t exited_at;	/* wall ns, 0 while alive */
+	int expired;		/* exited longer than the expiry: no series */
+};
+
+/* A label value (a pid, a name, a cgroup, a container): its own series or
+ * folded into "other". */
+struct group {
+	char *value;
+	uint64_t hash;
+	int own;
+	uint64_t used_at;	/* wall ns of the last update a live process used it */
+};
+
 struct xpu_metrics {
+	int label;		/* enum xpu_metrics_label */
+	uint64_t expiry_ns;
+	uint32_t max_values;
+	uint64_t now;		/* the session's wall clock at this update */
+	struct proc *procs;
+	uint32_t nprocs, pcap;
+	struct xpu_htab pidx;
+	struct group *groups;
+	uint32_t ngroups, gcap, nown;
+	struct xpu_htab gidx;
+	uint64_t folded_total;
+	struct xpu_htab sidx;	/* this update's samples by family and labels */
 	uint32_t top_n;
 	uint64_t gen;
 	struct sample *s;
@@ -322,21 +363,48 @@ static void lab_reset(struct labels *l)
 
 /* ---- samples ---- */
 
+struct skey {
+	const struct xpu_metrics *m;
+	uint16_t fam;
+	uint8_t suffix;
+	const char *labels;
+};
+
+static int sample_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct skey *k = key;
+	const struct sample *s = &k->m->s[id];
+	return s->fam == k->fam && s->suffix == k->suffix && strcmp(k->m->arena.p + s->labels, k->labels) == 0;
+}
+
+/* A series already added in this update (processes that share a label
+ * value) takes v into its sum, or its minimum for a ratio of coverage. */
 static void add(struct xpu_metrics *m, enum fam f, int suffix, const struct labels *l, double v)
 {
 	if (m->failed)
 		return;
-	if (xpu_grow((void **)&m->s, &m->scap, (size_t)m->ns + 1, sizeof(*m->s)) < 0) {
+	const char *lp = l && l->b.n ? l->b.p : "";
+	struct skey k = { .m = m, .fam = (uint16_t)f, .suffix = (uint8_t)suffix, .labels = lp };
+	uint64_t h = xpu_hash_bytes(lp, strlen(lp), ((uint64_t)f << 8 | (uint64_t)suffix) + 1);
+	uint32_t id = m->arena.p ? xpu_htab_find(&m->sidx, h, sample_eq, &k, &k) : UINT32_MAX;
+	if (id != UINT32_MAX) {
+		struct sample *s = &m->s[id];
+		s->v = f == F_GPU_TRACED ? fmin(s->v, v) : s->v + v;
+		return;
+	}
+	if (xpu_grow((void **)&m->s, &m->scap, (size_t)m->ns + 1, sizeof(*m->s)) < 0 ||
+	    xpu_htab_put(&m->sidx, h, m->ns) < 0) {
 		m->failed = 1;
 		return;
 	}
 	struct sample *s = &m->s[m->ns];
 	s->fam = (uint16_t)f;
 	s->suffix = (uint8_t)suffix;
+	s->mono = 0;
 	s->seq = m->ns++;
 	s->labels = m->arena.n;
 	s->v = v;
-	mput(&m->arena, l && l->b.n ? l->b.p : "", l ? l->b.n : 0);
+	mput(&m->arena, lp, strlen(lp));
 	mput(&m->arena, "", 1);	/* keeps each label string's NUL */
 	if (m->arena.oom)
 		m->failed = 1;
@@ -350,9 +418,9 @@ static int floor_eq(const void *ctx, uint32_t id, const void *key)
 
 /* A counter's value as exported: the raw total plus what keeps it from
  * going back. */
-static double monotonic(struct xpu_metrics *m, enum fam f, const struct labels *l, double raw)
+static double monotonic_str(struct xpu_metrics *m, enum fam f, const char *labels, double raw)
 {
-	uint64_t key = xpu_hash_bytes(l && l->b.n ? l->b.p : "", l ? l->b.n : 0, (uint64_t)f + 1);
+	uint64_t key = xpu_hash_bytes(labels, strlen(labels), (uint64_t)f + 1);
 	uint32_t id = xpu_htab_find(&m->fidx, key, floor_eq, m, &key);
 	if (id == UINT32_MAX) {
 		if (xpu_grow((void **)&m->floors, &m->fcap, (size_t)m->nfloors + 1, sizeof(*m->floors)) < 0 ||
@@ -371,9 +439,27 @@ static double monotonic(struct xpu_metrics *m, enum fam f, const struct labels *
 	return raw + fl->base;
 }
 
+static double monotonic(struct xpu_metrics *m, enum fam f, const struct labels *l, double raw)
+{
+	return monotonic_str(m, f, l && l->b.n ? l->b.p : "", raw);
+}
+
+/* A counter: summed over the processes that share its labels, then made
+ * monotonic (finish_counters()), so that a process leaving a sum never
+ * takes it back. */
 static void counter(struct xpu_metrics *m, enum fam f, const struct labels *l, double raw)
 {
-	add(m, f, SUF_NONE, l, monotonic(m, f, l, raw));
+	uint32_t before = m->ns;
+	add(m, f, SUF_NONE, l, raw);
+	if (m->ns > before)
+		m->s[before].mono = 1;
+}
+
+static void finish_counters(struct xpu_metrics *m)
+{
+	for (uint32_t i = 0; i < m->ns && !m->failed; i++)
+		if (m->s[i].mono)
+			m->s[i].v = monotonic_str(m, (enum fam)m->s[i].fam, m->arena.p + m->s[i].labels, m->s[i].v);
 }
 
 /* Floors of series not seen for a while go: their series are gone. */
@@ -402,6 +488,228 @@ static const char *str(const struct xpu_session *s, uint32_t id)
 {
 	const char *v = id ? xpu_dict_str_get(&s->dict, id) : NULL;
 	return v ? v : "";
+}
+
+/* ---- process label values ---- */
+
+static int proc_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct xpu_metrics *m = ctx;
+	return m->procs[id].pid == *(const uint32_t *)key;
+}
+
+static int group_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct xpu_metrics *m = ctx;
+	return strcmp(m->groups[id].value, key) == 0;
+}
+
+/* The process's cgroup v2 path (the "0::" line), or the first hierarchy's. */
+static void cgroup_of(uint32_t pid, char *out, size_t size)
+{
+	char path[64], line[1024];
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':');
+		p = p ? strchr(p + 1, ':') : NULL;
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = '\0';
+		if (!out[0] || strncmp(line, "0::", 3) == 0)
+			snprintf(out, size, "%s", p + 1);
+	}
+	fclose(f);
+}
+
+/* The innermost container id in a cgroup path: 64 hex digits (Docker's
+ * docker-ID.scope or /docker/ID, containerd's cri-containerd-ID.scope,
+ * CRI-O's crio-ID.scope, Podman's libpod-ID.scope), cut to 12 as docker ps
+ * shows them; "" outside a container. */
+static void container_of(const char *cg, char *out, size_t size)
+{
+	out[0] = '\0';
+	for (const char *p = cg; *p;) {
+		size_t n = strspn(p, "0123456789abcdef");
+		if (n == 64 && (p == cg || !isxdigit((unsigned char)p[-1])))
+			snprintf(out, size, "%.12s", p);
+		p += n ? n : 1;
+	}
+}
+
+/* Whether the process is still there: in a replay, unless the recording
+ * said it exited. */
+static int alive(const struct xpu_session *s, uint32_t pid)
+{
+	if (!s->replay)
+		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	const struct xpu_cpu_task *t = xpu_cpu_model_task(&s->cpu, pid, 0);
+	if (t && t->exited)
+		return 0;
+	for (uint32_t i = 0; i < s->gpu.nprocs; i++)
+		if (s->gpu.procs[i].pid == pid && s->gpu.procs[i].left_at)
+			return 0;
+	return 1;
+}
+
+static uint32_t group_get(struct xpu_metrics *m, const char *value)
+{
+	uint64_t h = xpu_hash_bytes(value, strlen(value), 7);
+	uint32_t id = xpu_htab_find(&m->gidx, h, group_eq, m, value);
+	if (id != UINT32_MAX)
+		return id;
+	char *v = strdup(value);
+	if (!v || xpu_grow((void **)&m->groups, &m->gcap, (size_t)m->ngroups + 1, sizeof(*m->groups)) < 0 ||
+	    xpu_htab_put(&m->gidx, h, m->ngroups) < 0) {
+		free(v);
+		return UINT32_MAX;
+	}
+	int own = m->nown < m->max_values;
+	m->nown += own;
+	m->folded_total += !own;
+	m->groups[m->ngroups] = (struct group){ .value = v, .hash = h, .own = own, .used_at = m->now };
+	return m->ngroups++;
+}
+
+static struct proc *proc_get(struct xpu_metrics *m, const struct xpu_session *s, uint32_t pid, const char *comm)
+{
+	uint32_t id = xpu_htab_find(&m->pidx, xpu_hash_u64(pid), proc_eq, m, &pid);
+	if (id != UINT32_MAX)
+		return &m->procs[id];
+	char value[512], cg[512];
+	switch (m->label) {
+	case XPU_METRICS_BY_COMM:
+		snprintf(value, sizeof(value), "%s", comm ? comm : "");
+		break;
+	case XPU_METRICS_BY_CGROUP:	/* a replay's pids are not this machine's */
+	case XPU_METRICS_BY_CONTAINER:
+		cg[0] = '\0';
+		if (!s->replay)
+			cgroup_of(pid, cg, sizeof(cg));
+		if (m->label == XPU_METRICS_BY_CGROUP)
+			snprintf(value, sizeof(value), "%s", cg);
+		else
+			container_of(cg, value, sizeof(value));
+		break;
+	default:
+		snprintf(value, sizeof(value), "%u", pid);
+	}
+	uint32_t g = group_get(m, value);
+	if (g == UINT32_MAX || xpu_grow((void **)&m->procs, &m->pcap, (size_t)m->nprocs + 1, sizeof(*m->procs)) < 0 ||
+	    xpu_htab_put(&m->pidx, xpu_hash_u64(pid), m->nprocs) < 0)
+		return NULL;
+	m->procs[m->nprocs] = (struct proc){ .pid = pid, .group = g };
+	return &m->procs[m->nprocs++];
+}
+
+/* Appends the labels of a process's series to l: its label value, or
+ * "other" when its value has no series of its own.  Returns -1 when the
+ * process has none at all (it exited longer than the expiry ago), else 0. */
+static int proc_label(struct xpu_metrics *m, const struct xpu_session *s, struct labels *l, uint32_t pid,
+		      const char *comm)
+{
+	struct proc *p = proc_get(m, s, pid, comm);
+	if (!p) {
+		m->failed = 1;
+		return -1;
+	}
+	if (p->seen != m->gen) {
+		p->seen = m->gen;
+		if (!p->exited_at && !p->expired && !alive(s, pid))
+			p->exited_at = m->now;
+		p->expired = p->expired || (p->exited_at && m->now >= p->exited_at + m->expiry_ns);
+		if (!p->expired)
+			m->groups[p->group].used_at = m->now;
+	}
+	if (p->expired)
+		return -1;
+	const struct group *g = &m->groups[p->group];
+	const char *v = g->own ? g->value : "other";
+	switch (m->label) {
+	case XPU_METRICS_BY_COMM:
+		lab_str(l, "comm", v);
+		break;
+	case XPU_METRICS_BY_CGROUP:
+		lab_str(l, "cgroup", v);
+		break;
+	case XPU_METRICS_BY_CONTAINER:
+		lab_str(l, "container", v);
+		break;
+	default:
+		lab_str(l, "pid", v);
+		lab_str(l, "comm", g->own ? comm : "other");
+	}
+	return 0;
+}
+
+/* Whether the process's series are in "other". */
+static int proc_folded(const struct xpu_metrics *m, uint32_t pid)
+{
+	uint32_t id = xpu_htab_find(&m->pidx, xpu_hash_u64(pid), proc_eq, m, &pid);
+	return id != UINT32_MAX && m->procs[id].group != UINT32_MAX && !m->groups[m->procs[id].group].own;
+}
+
+/* After an update: processes the models no longer show go; label values no
+ * live process used go too, and folded ones take the room they leave. */
+static int prune_procs(struct xpu_metrics *m)
+{
+	uint32_t *map = malloc((m->ngroups ? m->ngroups : 1) * sizeof(*map));
+	if (!map)
+		return -1;
+	uint32_t k = 0;
+	m->nown = 0;
+	for (uint32_t i = 0; i < m->ngroups; i++) {
+		if (m->groups[i].used_at != m->now) {
+			free(m->groups[i].value);
+			map[i] = UINT32_MAX;
+			continue;
+		}
+		map[i] = k;
+		m->nown += m->groups[i].own;
+		m->groups[k++] = m->groups[i];
+	}
+	m->ngroups = k;
+	for (uint32_t i = 0; i < m->ngroups && m->nown < m->max_values; i++)
+		if (!m->groups[i].own) {
+			m->groups[i].own = 1;
+			m->nown++;
+		}
+	k = 0;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		if (m->procs[i].seen != m->gen)
+			continue;
+		if (m->procs[i].group != UINT32_MAX)	/* only an expired process has none */
+			m->procs[i].group = map[m->procs[i].group];
+		m->procs[k++] = m->procs[i];
+	}
+	m->nprocs = k;
+	free(map);
+	xpu_htab_free(&m->pidx);
+	xpu_htab_init(&m->pidx);
+	xpu_htab_free(&m->gidx);
+	xpu_htab_init(&m->gidx);
+	for (uint32_t i = 0; i < m->nprocs; i++)
+		if (xpu_htab_put(&m->pidx, xpu_hash_u64(m->procs[i].pid), i) < 0)
+			return -1;
+	for (uint32_t i = 0; i < m->ngroups; i++)
+		if (xpu_htab_put(&m->gidx, m->groups[i].hash, i) < 0)
+			return -1;
+	return 0;
+}
+
+static void process_stats(struct xpu_metrics *m)
+{
+	struct labels l = { 0 };
+	counter(m, F_FOLDED, NULL, (double)m->folded_total);
+	lab_str(&l, "state", "own");
+	add(m, F_LABEL_SETS, SUF_NONE, &l, m->nown);
+	lab_reset(&l);
+	lab_str(&l, "state", "folded");
+	add(m, F_LABEL_SETS, SUF_NONE, &l, m->ngroups - m->nown);
+	xpu_mbuf_free(&l.b);
 }
 
 static long rss_bytes(void)
@@ -439,6 +747,12 @@ static void self(struct xpu_metrics *m, const struct xpu_session *s, const struc
 		counter(m, F_SCRAPES, NULL, (double)x->scrapes);
 		counter(m, F_REFUSED, NULL, (double)x->refused);
 		lab_reset(&l);
+		lab_str(&l, "reason", "deadline");
+		counter(m, F_CUT, &l, (double)x->cut_deadline);
+		lab_reset(&l);
+		lab_str(&l, "reason", "evicted");
+		counter(m, F_CUT, &l, (double)x->cut_evicted);
+		lab_reset(&l);
 		lab_str(&l, "exporter", "prometheus");
 		counter(m, F_EXPORTER_CPU, &l, (double)x->metrics_ns / 1e9);
 		lab_reset(&l);
@@ -463,7 +777,7 @@ static void cpu(struct xpu_metrics *m, const struct xpu_session *s)
 		m->failed = 1;
 		return;
 	}
-	/* the busiest processes of the window, at most XPU_METRICS_MAX_PROCS */
+	/* the busiest first: they take the room for series of their own first */
 	uint32_t n = m->ctab.nrows;
 	double (*order)[2] = calloc(n ? n : 1, sizeof(*order));
 	if (!order) {
@@ -475,16 +789,14 @@ static void cpu(struct xpu_metrics *m, const struct xpu_session *s)
 		order[r][1] = r;
 	}
 	qsort(order, n, sizeof(*order), by_double_desc);
-	for (uint32_t i = 0; i < n && i < XPU_METRICS_MAX_PROCS; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		uint32_t r = (uint32_t)order[i][1];
 		const struct xpu_cell *c = xpu_table_row(&m->ctab, r);
 		uint32_t pid = (uint32_t)m->ctab.keys[r];
 		const struct xpu_cpu_task *t = xpu_cpu_model_task(&s->cpu, pid, 0);
-		if (!t)
-			continue;
 		lab_reset(&l);
-		lab_uint(&l, "pid", pid);
-		lab_str(&l, "comm", c[XPU_CPU_COL_COMM].s);
+		if (!t || proc_label(m, s, &l, pid, c[XPU_CPU_COL_COMM].s) < 0)
+			continue;
 		counter(m, F_PROC_SAMPLES, &l, (double)t->total);
 		if (!c[XPU_CPU_COL_PCT].na)
 			add(m, F_PROC_CPU, SUF_NONE, &l, c[XPU_CPU_COL_PCT].d / 100.0);
@@ -538,11 +850,11 @@ static void gpudev(struct xpu_metrics *m, const struct xpu_session *s)
 	xpu_gpudev_model_snapshot(&s->gpudev, &snap);
 	for (uint32_t i = 0; i < snap.ndev; i++)
 		gpudev_one(m, s, &snap.dev[i], &l);
-	for (uint32_t i = 0; i < snap.nproc && i < XPU_METRICS_MAX_PROCS; i++) {
+	for (uint32_t i = 0; i < snap.nproc; i++) {
 		const struct xpu_gpudev_proc *p = &snap.proc[i];
 		gpu_label(&l, p->index);
-		lab_uint(&l, "pid", p->pid);
-		lab_str(&l, "comm", str(s, p->comm));
+		if (proc_label(m, s, &l, p->pid, str(s, p->comm)) < 0)
+			continue;
 		if (p->valid & XPU_GPU_DEVPROC_MEM)
 			add(m, F_GPU_PROC_MEM, SUF_NONE, &l, (double)p->mem);
 		if (p->valid & XPU_GPU_DEVPROC_UTIL)
@@ -668,13 +980,15 @@ static void choose_slots(struct xpu_metrics *m)
 	}
 }
 
-static void kernel_labels(struct labels *l, uint32_t pid, const char *comm, uint32_t dev, const char *k)
+/* A folded process's kernels all go to kernel="other": its names would
+ * bring back the series the folding saves. */
+static void kernel_labels(struct xpu_metrics *m, const struct xpu_session *s, struct labels *l, uint32_t pid,
+			  const char *comm, uint32_t dev, const char *k)
 {
 	lab_reset(l);
-	lab_uint(l, "pid", pid);
-	lab_str(l, "comm", comm);
+	proc_label(m, s, l, pid, comm);
 	lab_uint(l, "device", dev);
-	lab_str(l, "kernel", k);
+	lab_str(l, "kernel", proc_folded(m, pid) ? "other" : k);
 }
 
 static void kernels(struct xpu_metrics *m, const struct xpu_session *s)
@@ -709,6 +1023,9 @@ static void kernels(struct xpu_metrics *m, const struct xpu_session *s)
 		const struct xpu_cell *c = xpu_table_row(a, r);
 		uint32_t pid = (uint32_t)c[XPU_GPU_COL_PID].i, dev = (uint32_t)c[XPU_GPU_COL_DEV].i;
 		double ns = (double)c[XPU_GPU_COL_TOTAL].i, calls = (double)c[XPU_GPU_COL_CALLS].i;
+		lab_reset(&l);
+		if (proc_label(m, s, &l, pid, c[XPU_GPU_COL_PROC].s) < 0)
+			continue;	/* exited long ago: its slots and "other" go below */
 		struct slot *sl = slot_find(m, kernel_key(pid, c[XPU_GPU_COL_MANGLED].s, dev));
 		struct other *o = other_get(m, pid, dev);
 		if (!o) {
@@ -718,7 +1035,7 @@ static void kernels(struct xpu_metrics *m, const struct xpu_session *s)
 		uint32_t oi = (uint32_t)(o - m->others);
 		o->gen = 1;
 		if (sl) {
-			kernel_labels(&l, pid, c[XPU_GPU_COL_PROC].s, dev, c[XPU_GPU_COL_KERNEL].s);
+			kernel_labels(m, s, &l, pid, c[XPU_GPU_COL_PROC].s, dev, c[XPU_GPU_COL_KERNEL].s);
 			counter(m, F_KERNEL_SECONDS, &l, (ns - sl->promo_ns) / 1e9);
 			counter(m, F_KERNEL_CALLS, &l, calls - sl->promo_calls);
 			oth[oi][0] += sl->promo_ns;
@@ -736,7 +1053,7 @@ static void kernels(struct xpu_metrics *m, const struct xpu_session *s)
 		for (uint32_t j = 0; j < g->nprocs && !p; j++)
 			if (g->procs[j].pid == o->pid)
 				p = &g->procs[j];
-		kernel_labels(&l, o->pid, p ? str(s, p->comm) : "", o->device, "other");
+		kernel_labels(m, s, &l, o->pid, p ? str(s, p->comm) : "", o->device, "other");
 		counter(m, F_KERNEL_SECONDS, &l, (oth[i][0] - o->retired_ns) / 1e9);
 		counter(m, F_KERNEL_CALLS, &l, oth[i][1] - o->retired_calls);
 	}
@@ -764,11 +1081,11 @@ static void gpu(struct xpu_metrics *m, const struct xpu_session *s)
 	const struct xpu_gpu_model *g = &s->gpu;
 	struct labels l = { 0 };
 	kernels(m, s);
-	for (uint32_t i = 0; i < g->nprocs && i < XPU_METRICS_MAX_PROCS; i++) {
+	for (uint32_t i = 0; i < g->nprocs; i++) {
 		const struct xpu_gpu_proc *p = &g->procs[i];
 		lab_reset(&l);
-		lab_uint(&l, "pid", p->pid);
-		lab_str(&l, "comm", str(s, p->comm));
+		if (proc_label(m, s, &l, p->pid, str(s, p->comm)) < 0)
+			continue;
 		counter(m, F_LAUNCHES, &l, (double)p->launches_total);
 		if (!p->launch_only) {
 			add(m, F_GPU_TRACED, SUF_NONE, &l, p->cover[XPU_WIN_ALL]);
@@ -799,8 +1116,8 @@ static void npu_calls(struct xpu_metrics *m, const struct xpu_session *s)
 		const struct xpu_npu_call *c = &n->calls[i];
 		const char *name = NULL;
 		lab_reset(&l);
-		lab_uint(&l, "pid", c->pid);
-		lab_str(&l, "comm", str(s, c->comm));
+		if (proc_label(m, s, &l, c->pid, str(s, c->comm)) < 0)
+			continue;
 		if (c->kind == XPU_NPU_KIND_IOCTL) {
 			name = xpu_npu_ioctl_name(c->code);
 			snprintf(code, sizeof(code), "0x%04x", c->code);
@@ -953,11 +1270,33 @@ struct xpu_metrics *xpu_metrics_new(uint32_t top_n)
 	if (!m)
 		return NULL;
 	m->top_n = top_n;
+	m->label = XPU_METRICS_BY_PID;
+	m->expiry_ns = (uint64_t)XPU_METRICS_EXPIRY_DEFAULT * 1000000000ULL;
+	m->max_values = XPU_METRICS_PROCESSES_DEFAULT;
 	xpu_htab_init(&m->fidx);
+	xpu_htab_init(&m->pidx);
+	xpu_htab_init(&m->gidx);
+	xpu_htab_init(&m->sidx);
 	xpu_table_init(&m->gtab, xpu_gpu_cols, XPU_GPU_NCOLS);
 	xpu_table_init(&m->gwin, xpu_gpu_cols, XPU_GPU_NCOLS);
 	xpu_table_init(&m->ctab, xpu_cpu_cols, XPU_CPU_NCOLS);
 	return m;
+}
+
+void xpu_metrics_set_processes(struct xpu_metrics *m, int label, double expiry_s, uint32_t max_values)
+{
+	if (label != m->label) {	/* the label values are others now */
+		for (uint32_t i = 0; i < m->ngroups; i++)
+			free(m->groups[i].value);
+		m->ngroups = m->nprocs = m->nown = 0;
+		xpu_htab_free(&m->pidx);
+		xpu_htab_init(&m->pidx);
+		xpu_htab_free(&m->gidx);
+		xpu_htab_init(&m->gidx);
+	}
+	m->label = label;
+	m->expiry_ns = (uint64_t)(expiry_s * 1e9);
+	m->max_values = max_values;
 }
 
 void xpu_metrics_free(struct xpu_metrics *m)
@@ -970,6 +1309,13 @@ void xpu_metrics_free(struct xpu_metrics *m)
 	xpu_htab_free(&m->fidx);
 	free(m->slots);
 	free(m->others);
+	free(m->procs);
+	for (uint32_t i = 0; i < m->ngroups; i++)
+		free(m->groups[i].value);
+	free(m->groups);
+	xpu_htab_free(&m->pidx);
+	xpu_htab_free(&m->gidx);
+	xpu_htab_free(&m->sidx);
 	xpu_table_free(&m->gtab);
 	xpu_table_free(&m->gwin);
 	xpu_table_free(&m->ctab);
@@ -1006,6 +1352,10 @@ int xpu_metrics_update(struct xpu_metrics *m, const struct xpu_session *sess,
 	m->arena.n = 0;
 	m->arena.oom = 0;
 	m->failed = 0;
+	/* distinct from the last update's even where the clock stood still */
+	m->now = sess->last_tick_wall > m->now ? sess->last_tick_wall : m->now + 1;
+	xpu_htab_free(&m->sidx);
+	xpu_htab_init(&m->sidx);
 	self(m, sess, x);
 	cpu(m, sess);
 	gpudev(m, sess);
@@ -1013,6 +1363,10 @@ int xpu_metrics_update(struct xpu_metrics *m, const struct xpu_session *sess,
 	npu(m, sess);
 	alerts(m, sess);
 	gpu_peers(m, sess);
+	if (prune_procs(m) < 0)
+		m->failed = 1;
+	process_stats(m);
+	finish_counters(m);
 	if (prune_floors(m) < 0)
 		m->failed = 1;
 	return m->failed ? -1 : 0;

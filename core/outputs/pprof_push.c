@@ -1,12 +1,111 @@
 #include "pprof_push.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+/* A header's name: an HTTP token (RFC 9110). */
+static int header_name_ok(const char *s, size_t n)
+{
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("!#$%&'*+-.^_`|~", s[i]))
+			return 0;
+	return 1;
+}
+
+/* The values are credentials: no message quotes them, only line numbers. */
+static int parse_headers(char *text, size_t n, char **out, char *err, size_t errlen)
+{
+	size_t cap = n + 1, len = 0, count = 0;
+	char *list = malloc(cap);
+	if (!list)
+		return snprintf(err, errlen, "out of memory"), -1;
+	unsigned line = 0;
+	for (char *save, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		line++;
+		size_t ln = strlen(l);
+		if (ln && l[ln - 1] == '\r')
+			l[--ln] = '\0';
+		while (*l == ' ' || *l == '\t')
+			l++, ln--;
+		if (!*l || *l == '#')
+			continue;
+		char *colon = strchr(l, ':');
+		if (!colon || !header_name_ok(l, (size_t)(colon - l))) {
+			free(list);
+			return snprintf(err, errlen, "line %u: expected 'Name: value' with a name of letters, digits "
+					"and -_.", line), -1;
+		}
+		for (const char *c = colon + 1; *c; c++)
+			if ((unsigned char)*c < 0x20 && *c != '\t') {
+				free(list);
+				return snprintf(err, errlen, "line %u: a control character in the value", line), -1;
+			}
+		if (strncasecmp(l, "Content-Type:", 13) == 0 || strncasecmp(l, "Content-Length:", 15) == 0 ||
+		    strncasecmp(l, "Host:", 5) == 0) {
+			free(list);
+			return snprintf(err, errlen, "line %u: xputop sets that header itself", line), -1;
+		}
+		if (++count > XPU_PUSH_HEADERS_MAX) {
+			free(list);
+			return snprintf(err, errlen, "more than %d headers", XPU_PUSH_HEADERS_MAX), -1;
+		}
+		memcpy(list + len, l, ln);
+		len += ln;
+		list[len++] = '\n';
+	}
+	list[len] = '\0';
+	*out = list;
+	return 0;
+}
+
+int xpu_push_read_headers(const char *path, char **out, char *err, size_t errlen)
+{
+	char text[XPU_PUSH_HEADERS_BYTES + 1];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return snprintf(err, errlen, "%s is not a regular file", path), -1;
+	}
+	/* It holds credentials: only its owner (xputop's user) may read or change it. */
+	if (st.st_uid != geteuid() || (st.st_mode & 0027)) {
+		close(fd);
+		return snprintf(err, errlen, "%s holds credentials, yet %s (mode %04o, owner %u): chown it to "
+				"uid %u and chmod 600 (or 640) it", path,
+				st.st_uid != geteuid() ? "another user owns it" :
+				(st.st_mode & 0007) ? "other users can read or change it" : "its group can change it",
+				(unsigned)(st.st_mode & 07777), (unsigned)st.st_uid, (unsigned)geteuid()), -1;
+	}
+	ssize_t n = read(fd, text, sizeof(text));
+	close(fd);
+	if (n < 0)
+		return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
+	if ((size_t)n > XPU_PUSH_HEADERS_BYTES)
+		return snprintf(err, errlen, "%s is over %d bytes", path, XPU_PUSH_HEADERS_BYTES), -1;
+	text[n] = '\0';
+	if (memchr(text, '\0', (size_t)n))
+		return snprintf(err, errlen, "%s: a NUL byte", path), -1;
+	char sub[200];
+	if (parse_headers(text, (size_t)n, out, sub, sizeof(sub)) < 0) {
+		explicit_bzero(text, sizeof(text));
+		return snprintf(err, errlen, "%s: %s", path, sub), -1;
+	}
+	explicit_bzero(text, sizeof(text));
+	return 0;
+}
 
 #ifndef XPU_NO_EXPORTERS
 #include <curl/curl.h>
@@ -21,6 +120,8 @@ struct item {
 
 struct xpu_push {
 	char *ingest;		/* the endpoint, without a query */
+	struct curl_slist *headers;	/* --pprof-headers (the push thread's) */
+	struct curl_slist *next_headers;	/* read again (SIGHUP), taken before the next push */
 	char host[128];
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -57,6 +158,9 @@ static int send_one(struct xpu_push *p, CURL *c, const struct item *it, char *er
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "xputop/" XPU_VERSION);
+	if (p->headers)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, p->headers);
 	CURLcode rc = curl_easy_perform(c);
 	long status = 0;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -78,6 +182,11 @@ static void *pusher(void *arg)
 			pthread_cond_wait(&p->cond, &p->lock);
 		if (!p->n)
 			break;
+		if (p->next_headers) {
+			curl_slist_free_all(p->headers);
+			p->headers = p->next_headers;
+			p->next_headers = NULL;
+		}
 		struct item it = p->q[p->head];
 		p->head = (p->head + 1) % XPU_PUSH_QUEUE;
 		p->n--;
@@ -106,7 +215,51 @@ static void global_init(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-struct xpu_push *xpu_push_start(const char *url, const char *host, char *err, size_t errlen)
+static struct curl_slist *header_list(const char *headers, int *oom)
+{
+	struct curl_slist *list = NULL;
+	*oom = 0;
+	for (const char *h = headers; h && *h;) {
+		const char *nl = strchr(h, '\n');
+		size_t hl = nl ? (size_t)(nl - h) : strlen(h);
+		char *one = strndup(h, hl);
+		struct curl_slist *l = one ? curl_slist_append(list, one) : NULL;
+		if (one)
+			explicit_bzero(one, hl);
+		free(one);
+		if (!l) {
+			curl_slist_free_all(list);
+			*oom = 1;
+			return NULL;
+		}
+		list = l;
+		h += hl + (nl != NULL);
+	}
+	return list;
+}
+
+int xpu_push_set_headers(struct xpu_push *p, const char *headers)
+{
+	int oom;
+	struct curl_slist *l = header_list(headers, &oom);
+	if (oom)
+		return -1;
+	pthread_mutex_lock(&p->lock);
+	curl_slist_free_all(p->next_headers);
+	p->next_headers = l;
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+static void free_push(struct xpu_push *p)
+{
+	curl_slist_free_all(p->next_headers);
+	curl_slist_free_all(p->headers);
+	free(p->ingest);
+	free(p);
+}
+
+struct xpu_push *xpu_push_start(const char *url, const char *host, const char *headers, char *err, size_t errlen)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, global_init);
@@ -121,6 +274,12 @@ struct xpu_push *xpu_push_start(const char *url, const char *host, char *err, si
 	}
 	memcpy(p->ingest, url, n);
 	strcpy(p->ingest + n, tail);
+	int oom;
+	p->headers = header_list(headers, &oom);
+	if (oom) {
+		free_push(p);
+		return snprintf(err, errlen, "out of memory"), NULL;
+	}
 	snprintf(p->host, sizeof(p->host), "%s", host);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
@@ -130,8 +289,7 @@ struct xpu_push *xpu_push_start(const char *url, const char *host, char *err, si
 	int rc = pthread_create(&p->thread, NULL, pusher, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
-		free(p->ingest);
-		free(p);
+		free_push(p);
 		return snprintf(err, errlen, "cannot start the push thread: %s", strerror(rc)), NULL;
 	}
 	return p;
@@ -194,13 +352,12 @@ void xpu_push_stop(struct xpu_push *p, int wait_ms)
 	pthread_join(p->thread, NULL);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
-	free(p->ingest);
-	free(p);
+	free_push(p);
 }
 
 #else	/* a STATIC=1 build: no libcurl */
 
-struct xpu_push *xpu_push_start(const char *url, const char *host, char *err, size_t errlen)
+struct xpu_push *xpu_push_start(const char *url, const char *host, const char *headers, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "this xputop was built with STATIC=1, without libcurl: build it without "
 		 "STATIC=1 to push profiles (--pprof alone works)");
@@ -210,6 +367,11 @@ struct xpu_push *xpu_push_start(const char *url, const char *host, char *err, si
 void xpu_push_profile(struct xpu_push *p, const char *app, uint64_t from_ns, uint64_t until_ns,
 		      uint32_t rate_hz, const uint8_t *data, size_t len)
 {
+}
+
+int xpu_push_set_headers(struct xpu_push *p, const char *headers)
+{
+	return -1;
 }
 
 void xpu_push_stats(struct xpu_push *p, struct xpu_push_stats *st)

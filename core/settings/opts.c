@@ -46,9 +46,13 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "npu-silence", 0, "MS", "warn after MS without IPC while NPU jobs wait (default 1000)" },
 	{ "prometheus", 0, "[ADDR:]PORT", "serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR: localhost)" NOT_STATIC },
 	{ "prometheus-top", 0, "N", "kernel series per process in the metrics, the rest as \"other\" (default 10)" },
+	{ "prometheus-label", 0, "BY", "label process series by pid (default), comm, cgroup or container; sums share one" },
+	{ "prometheus-expiry", 0, "SECS", "seconds an exited process keeps its series (default 300)" },
+	{ "prometheus-processes", 0, "N", "label values with series of their own, the rest summed as \"other\" (default 500)" },
 	{ "pprof", 0, "DIR", "write pprof profiles of CPU samples and GPU time into DIR (every 10 s, on s, at exit)" },
 	{ "pprof-interval", 0, "SECS", "seconds between pprof profiles (default 10)" },
 	{ "pprof-push", 0, "URL", "also post the profiles to a Pyroscope-compatible server (e.g. http://host:4040)" NOT_STATIC },
+	{ "pprof-headers", 0, "FILE", "HTTP headers for the push, one 'Name: value' a line (tokens, tenant; mode 600)" },
 	{ "config", 0, "FILE", "read settings from FILE (default ~/.config/xputop/xputop.conf)" },
 	{ "no-config", 0, NULL, "ignore the settings file" },
 	{ "verbose", 'v', NULL, "more messages (twice: libbpf's debug output too)" },
@@ -194,7 +198,7 @@ static int parse_view(const char *s)
 enum {
 	OPT_EXPORT = 256, OPT_WINDOW, OPT_VIEW, OPT_GPU_NO_STACKS, OPT_NPU_DEV, OPT_NPU_PROBE_BINARY, OPT_NPU_SYSFS, OPT_NPU_TDR,
 	OPT_NPU_STORM, OPT_NPU_SILENCE, OPT_CONFIG, OPT_NO_CONFIG, OPT_GPU_EXACT, OPT_GPU_SAMPLE,
-	OPT_PROMETHEUS, OPT_PROMETHEUS_TOP, OPT_PPROF, OPT_PPROF_INTERVAL, OPT_PPROF_PUSH,
+	OPT_PROMETHEUS, OPT_PROMETHEUS_TOP, OPT_PPROF, OPT_PPROF_INTERVAL, OPT_PPROF_PUSH, OPT_PPROF_PUSH_HEADERS, OPT_PROM_LABEL, OPT_PROM_EXPIRY, OPT_PROM_PROCESSES,
 };
 
 /* --gpu-sample SLICE/PERIOD, in milliseconds. */
@@ -318,6 +322,22 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 				       XPU_METRICS_TOP_MAX), -1;
 		o->prometheus_top = (uint32_t)l;
 		return 0;
+	case OPT_PROM_LABEL: {
+		static const char *const by[] = { "pid", "comm", "cgroup", "container" };
+		for (int i = 0; i < 4; i++)
+			if (strcmp(arg, by[i]) == 0)
+				return o->prometheus_label = i, 0;
+		return xpu_err("--prometheus-label: expected pid, comm, cgroup or container, not '%s'", arg), -1;
+	}
+	case OPT_PROM_EXPIRY:
+		if (parse_double(arg, 0, XPU_METRICS_EXPIRY_MAX, &o->prometheus_expiry_s) < 0)
+			return xpu_err("--prometheus-expiry: expected 0 to %d seconds", XPU_METRICS_EXPIRY_MAX), -1;
+		return 0;
+	case OPT_PROM_PROCESSES:
+		if (parse_long(arg, 1, XPU_METRICS_PROCESSES_MAX, &l) < 0)
+			return xpu_err("--prometheus-processes: expected 1 to %d", XPU_METRICS_PROCESSES_MAX), -1;
+		o->prometheus_processes = (uint32_t)l;
+		return 0;
 	case OPT_PPROF:
 		o->pprof_dir = arg;
 		return 0;
@@ -329,6 +349,9 @@ static int parse_one(struct xpu_opts *o, int c, const char *arg)
 		if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
 			return xpu_err("--pprof-push: expected an http:// or https:// URL, not '%s'", arg), -1;
 		o->pprof_push = arg;
+		return 0;
+	case OPT_PPROF_PUSH_HEADERS:
+		o->pprof_push_headers = arg;
 		return 0;
 	case OPT_CONFIG:
 		o->config = arg;
@@ -370,9 +393,13 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 		{ "npu-silence", required_argument, NULL, OPT_NPU_SILENCE },
 		{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
 		{ "prometheus-top", required_argument, NULL, OPT_PROMETHEUS_TOP },
+		{ "prometheus-label", required_argument, NULL, OPT_PROM_LABEL },
+		{ "prometheus-expiry", required_argument, NULL, OPT_PROM_EXPIRY },
+		{ "prometheus-processes", required_argument, NULL, OPT_PROM_PROCESSES },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "pprof-interval", required_argument, NULL, OPT_PPROF_INTERVAL },
 		{ "pprof-push", required_argument, NULL, OPT_PPROF_PUSH },
+		{ "pprof-headers", required_argument, NULL, OPT_PPROF_PUSH_HEADERS },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "no-config", no_argument, NULL, OPT_NO_CONFIG },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -388,6 +415,8 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 	o->window_s = 10;
 	o->view = -1;
 	o->prometheus_top = XPU_METRICS_TOP_DEFAULT;
+	o->prometheus_expiry_s = XPU_METRICS_EXPIRY_DEFAULT;
+	o->prometheus_processes = XPU_METRICS_PROCESSES_DEFAULT;
 	o->pprof_interval_s = 10;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+d:p:F:o:t:bjn:w:r:s:HvhV", longs, NULL)) != -1) {
@@ -412,6 +441,10 @@ int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv)
 	}
 	if ((o->pprof_push || o->pprof_interval_s != 10) && !o->pprof_dir) {
 		xpu_err("--pprof-push and --pprof-interval go with --pprof DIR");
+		return -1;
+	}
+	if (o->pprof_push_headers && !o->pprof_push) {
+		xpu_err("--pprof-headers goes with --pprof-push URL");
 		return -1;
 	}
 	if (o->config && o->no_config) {

@@ -43,9 +43,13 @@ struct xpu_opts {
 	int no_config;		/* --no-config */
 	const char *prometheus;	/* --prometheus [ADDR:]PORT */
 	uint32_t prometheus_top;	/* --prometheus-top, kernel series per process */
+	int prometheus_label;		/* --prometheus-label, enum xpu_metrics_label */
+	double prometheus_expiry_s;	/* --prometheus-expiry */
+	uint32_t prometheus_processes;	/* --prometheus-processes */
 	const char *pprof_dir;	/* --pprof DIR */
 	double pprof_interval_s;	/* --pprof-interval */
 	const char *pprof_push;	/* --pprof-push URL */
+	const char *pprof_push_headers;	/* --pprof-headers FILE */
 	unsigned given;		/* XPU_GIVEN_*: options with defaults that were given */
 	char **cmd;		/* -- CMD ARGS */
 };

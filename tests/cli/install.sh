@@ -43,16 +43,34 @@ cmp -s "$OUT/xputop.bash" "$D$COMPDIR/xputop" || fail "the completion installed 
 t the_installed_systemd_unit_runs_the_installed_xputop_as_a_node_agent
 UNIT=$D$PREFIX/lib/systemd/system/xputop.service
 EXEC=$(sed -n 's/^ExecStart=//p' "$UNIT")
-[ "$EXEC" = "$BINDIR/xputop -b --prometheus 9400" ] || fail "ExecStart=$EXEC"
+[ "$EXEC" = "$BINDIR/xputop -b --prometheus 19400" ] || fail "ExecStart=$EXEC"
 expect_grep "^WantedBy=multi-user.target$" "$UNIT"
 expect_grep "^StandardOutput=null$" "$UNIT"
 # its command line, run by the staged binary (on any free port, for two refreshes)
 # shellcheck disable=SC2086
 set -- $EXEC
 shift
-"$STAGED" $(echo "$@" | sed 's/--prometheus 9400/--prometheus 0/') -n 2 -d 0.3 > /dev/null 2> "$T_TMP/unit.err" ||
+"$STAGED" $(echo "$@" | sed 's/--prometheus 19400/--prometheus 0/') -n 2 -d 0.3 > /dev/null 2> "$T_TMP/unit.err" ||
 	fail "the unit's command failed: $(cat "$T_TMP/unit.err")"
 expect_grep "^xputop: metrics at http://127.0.0.1:[0-9]*/metrics$" "$T_TMP/unit.err"
+
+t the_unit_scores_4_or_better_in_systemd_analyze_security
+# the unit as built (build/xputop.service), rated offline as systemd would rate it installed
+command -v systemd-analyze > /dev/null || fail "systemd-analyze is not installed (Debian: the systemd package)"
+systemd-analyze security --offline=true --no-pager "$OUT/xputop.service" > "$T_TMP/security" 2>&1 ||
+	fail "systemd-analyze failed: $(tail -3 "$T_TMP/security")"
+SCORE=$(sed -n 's/^→ Overall exposure level for xputop.service: \([0-9.]*\) .*/\1/p' "$T_TMP/security")
+echo "  systemd-analyze security: $SCORE"
+[ -n "$SCORE" ] || fail "no score in: $(tail -3 "$T_TMP/security")"
+awk -v s="${SCORE:-99}" 'BEGIN { exit !(s <= 4.0) }' ||
+	fail "the unit's exposure is $SCORE, over 4.0: $(grep '✗' "$T_TMP/security" | tr -s ' ' | head -20)"
+for cap in CAP_BPF CAP_PERFMON CAP_SYS_PTRACE; do
+	grep -q "^CapabilityBoundingSet=.*$cap" "$OUT/xputop.service" || fail "the unit's bounding set lacks $cap"
+done
+expect_grep "^NoNewPrivileges=yes$" "$OUT/xputop.service"
+expect_grep "^MemoryMax=" "$OUT/xputop.service"
+expect_grep "^ProtectSystem=strict$" "$OUT/xputop.service"
+expect_grep "^ExecReload=/bin/kill -HUP \$MAINPID$" "$OUT/xputop.service"
 
 t the_installed_binary_runs
 [ "$("$STAGED" --version)" = "$("$XPUTOP" --version)" ] || fail "--version: $("$STAGED" --version 2>&1)"

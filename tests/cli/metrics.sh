@@ -42,7 +42,7 @@ until_ended() {
 }
 
 t bad_addresses_and_counts_are_refused_with_what_is_expected
-for bad in 70000 x "::1:9400" ":9400" "127.0.0.1:"; do
+for bad in 70000 x "::1:19400" ":19400" "127.0.0.1:"; do
 	"$XPUTOP" -b -n 1 -r "$REC" --prometheus "$bad" > /dev/null 2> "$T_TMP/bad.err" && fail "--prometheus $bad accepted"
 	expect_grep "expected \[ADDR:\]PORT\|IPv6 address goes in brackets\|empty address" "$T_TMP/bad.err" "--prometheus $bad"
 done

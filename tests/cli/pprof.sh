@@ -12,8 +12,9 @@ gotop() { go tool pprof -top -symbolize=none -nodecount=100000 -nodefraction=0 -
 export GOCACHE="$T_TMP/gocache" HOME="$T_TMP"
 
 t bad_pprof_options_are_refused_with_what_to_do
-"$XPUTOP" -b -r "$REC" --pprof "$T_TMP/none" > /dev/null 2> "$T_TMP/e1" && fail "a missing directory accepted"
-expect_grep "pprof: $T_TMP/none: No such file or directory (create it first)" "$T_TMP/e1"
+touch "$T_TMP/afile"
+"$XPUTOP" -b -r "$REC" --pprof "$T_TMP/afile" > /dev/null 2> "$T_TMP/e1" && fail "a file taken for a directory"
+expect_grep "pprof: $T_TMP/afile is not a directory" "$T_TMP/e1"
 "$XPUTOP" -b -r "$REC" --pprof-push http://127.0.0.1:1 > /dev/null 2> "$T_TMP/e2" && fail "a push without --pprof accepted"
 expect_grep "pprof-push and --pprof-interval go with --pprof DIR" "$T_TMP/e2"
 mkdir -p "$T_TMP/p0"
@@ -134,6 +135,48 @@ CPUS=$(grep -l "^name=xputop.cpu" "$T_TMP"/pushed/*.query | sed 's/\.query$/.pb.
 gotop -sample_index=samples $CPUS > "$T_TMP/pushed.top"
 $C "$T_TMP"/cpu-fold/xputop-cpu-*.folded "$T_TMP/pushed.top" > "$T_TMP/pushed.cmp" 2>&1 ||
 	fail "what was pushed: $(cat "$T_TMP/pushed.cmp")"
+
+t the_push_sends_the_headers_file_and_a_user_agent_and_never_prints_a_value
+rm -f "$T_TMP"/pushed/* "$T_TMP/push.port"
+python3 tests/pushd.py "$T_TMP/pushed" "$T_TMP/push.port" &
+R=$!
+for _ in $(seq 50); do [ -s "$T_TMP/push.port" ] && break; sleep 0.1; done
+PORT=$(cat "$T_TMP/push.port")
+printf '# credentials for the ingest\nAuthorization: Bearer s3cret-token\n\nX-Scope-OrgID: tenant-42\n' > "$T_TMP/headers"
+chmod 600 "$T_TMP/headers"
+"$XPUTOP" -b -r "$REC" -d 0.05 --pprof "$T_TMP/push" --pprof-interval 4 --pprof-push "http://127.0.0.1:$PORT/" \
+	--pprof-headers "$T_TMP/headers" > /dev/null 2> "$T_TMP/hdr.err" || fail "xputop failed: $(cat "$T_TMP/hdr.err")"
+ls "$T_TMP"/pushed/*.headers > /dev/null 2>&1 || fail "nothing was pushed: $(cat "$T_TMP/hdr.err")"
+VERSION=$("$XPUTOP" --version | cut -d' ' -f2)
+for f in "$T_TMP"/pushed/*.headers; do
+	for h in "Authorization: Bearer s3cret-token" "X-Scope-OrgID: tenant-42" "User-Agent: xputop/$VERSION"; do
+		grep -qx "$h" "$f" || fail "$h did not arrive: $(cat "$f")"
+	done
+done
+grep -q "s3cret" "$T_TMP/hdr.err" && fail "xputop printed the token: $(cat "$T_TMP/hdr.err")"
+kill $R
+wait $R 2> /dev/null
+
+t a_headers_file_others_can_read_or_a_bad_line_is_refused_without_its_value
+chmod 644 "$T_TMP/headers"
+"$XPUTOP" -b -n 1 -r "$REC" --pprof "$T_TMP/push" --pprof-push "http://127.0.0.1:$PORT/" \
+	--pprof-headers "$T_TMP/headers" > /dev/null 2> "$T_TMP/hdr644.err" && fail "a world-readable headers file accepted"
+expect_grep "headers: $T_TMP/headers holds credentials, yet other users can read or change it (mode 0644" "$T_TMP/hdr644.err"
+printf 'Authorization Bearer s3cret-token\n' > "$T_TMP/badheaders"
+chmod 600 "$T_TMP/badheaders"
+"$XPUTOP" -b -n 1 -r "$REC" --pprof "$T_TMP/push" --pprof-push "http://127.0.0.1:$PORT/" \
+	--pprof-headers "$T_TMP/badheaders" > /dev/null 2> "$T_TMP/hdrbad.err" && fail "a bad line accepted"
+expect_grep "badheaders: line 1: expected 'Name: value'" "$T_TMP/hdrbad.err"
+grep -q "s3cret" "$T_TMP/hdr644.err" "$T_TMP/hdrbad.err" && fail "a refusal quoted the value"
+
+t a_missing_pprof_directory_is_created_0750_and_a_missing_parent_is_said
+rm -rf "$T_TMP/made"
+( umask 077 && "$XPUTOP" -b -n 2 -d 0.1 -r "$REC" --pprof "$T_TMP/made" > /dev/null 2> "$T_TMP/made.err" ) ||
+	fail "xputop failed: $(cat "$T_TMP/made.err")"
+[ "$(stat -c %a "$T_TMP/made")" = 750 ] || fail "the directory's mode is $(stat -c %a "$T_TMP/made"), not 750"
+ls "$T_TMP"/made/xputop-cpu-*.pb.gz > /dev/null 2>&1 || fail "no profile in the directory made"
+"$XPUTOP" -b -n 1 -r "$REC" --pprof "$T_TMP/nothere/made" > /dev/null 2> "$T_TMP/noparent.err" && fail "a missing parent accepted"
+expect_grep "^xputop: --pprof: cannot create $T_TMP/nothere/made: No such file or directory (its parent directory is missing)" "$T_TMP/noparent.err"
 
 t a_push_server_that_is_down_is_reported_and_never_holds_xputop_up
 mkdir -p "$T_TMP/down"

@@ -190,6 +190,103 @@ TEST(a_counter_whose_source_goes_back_continues_from_its_last_value)
 	stop(&f);
 }
 
+/* calls kernel records of kernel `name` in process pid named comm. */
+static void named_kernels(struct fixture *f, uint32_t pid, const char *comm, const char *name, int calls)
+{
+	for (int i = 0; i < calls; i++) {
+		struct xpu_event ev = { .type = XPU_EV_GPU_KERNEL, .source = XPU_SRC_GPU, .pid = pid, .time = f->now };
+		ev.kernel.end = f->now + 1000;
+		ev.kernel.name = xpu_dict_cstr(&f->s.dict, name);
+		ev.kernel.comm = xpu_dict_cstr(&f->s.dict, comm);
+		xpu_session_emit(&f->s, &ev);
+		f->now += 1001;
+	}
+}
+
+/* A GPU process named comm connects (state CONNECTED) or leaves (LEFT). */
+static void gpu_proc(struct fixture *f, uint32_t pid, const char *comm, uint32_t state)
+{
+	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = pid, .time = f->now };
+	ev.gproc.state = state;
+	ev.gproc.comm = xpu_dict_cstr(&f->s.dict, comm);
+	xpu_session_emit(&f->s, &ev);
+}
+
+TEST(label_by_comm_sums_the_processes_of_one_name_without_a_pid)
+{
+	struct fixture f;
+	start(&f, 10);
+	f.s.replay = 1;	/* processes exit when the stream says so */
+	xpu_metrics_set_processes(f.m, XPU_METRICS_BY_COMM, 300, 500);
+	gpu_proc(&f, 7, "train", XPU_GPU_PROC_CONNECTED);
+	gpu_proc(&f, 8, "train", XPU_GPU_PROC_CONNECTED);
+	gpu_proc(&f, 9, "eval", XPU_GPU_PROC_CONNECTED);
+	named_kernels(&f, 7, "train", "k", 3);
+	named_kernels(&f, 8, "train", "k", 4);
+	named_kernels(&f, 9, "eval", "k", 5);
+	const char *t = refresh(&f);
+	CHECK(value(t, "xputop_gpu_kernel_calls_total{comm=\"train\",device=\"0\",kernel=\"k\"}") == 7);
+	CHECK(value(t, "xputop_gpu_kernel_calls_total{comm=\"eval\",device=\"0\",kernel=\"k\"}") == 5);
+	CHECK(strstr(t, "pid=\"") == NULL);
+	/* one of them leaves and goes after the expiry: the sum never goes back */
+	xpu_metrics_set_processes(f.m, XPU_METRICS_BY_COMM, 1, 500);
+	gpu_proc(&f, 8, "train", XPU_GPU_PROC_LEFT);
+	refresh(&f);
+	refresh(&f);
+	t = refresh(&f);
+	CHECK(value(t, "xputop_gpu_kernel_calls_total{comm=\"train\",device=\"0\",kernel=\"k\"}") == 7);
+	named_kernels(&f, 7, "train", "k", 1);
+	t = refresh(&f);
+	CHECK(value(t, "xputop_gpu_kernel_calls_total{comm=\"train\",device=\"0\",kernel=\"k\"}") == 8);
+	stop(&f);
+}
+
+TEST(an_exited_process_keeps_its_series_for_the_expiry_then_they_go)
+{
+	struct fixture f;
+	start(&f, 10);
+	f.s.replay = 1;
+	xpu_metrics_set_processes(f.m, XPU_METRICS_BY_PID, 2, 500);
+	gpu_proc(&f, 7, "train", XPU_GPU_PROC_CONNECTED);
+	kernels(&f, 7, "k", 3, 1000);
+	refresh(&f);
+	gpu_proc(&f, 7, "train", XPU_GPU_PROC_LEFT);
+	const char *t = refresh(&f);	/* exited now: 2 s to go */
+	CHECK(strstr(t, "pid=\"7\"") != NULL);
+	t = refresh(&f);
+	CHECK(strstr(t, "pid=\"7\"") != NULL);
+	t = refresh(&f);
+	CHECK(strstr(t, "pid=\"7\"") == NULL);
+	stop(&f);
+}
+
+TEST(past_the_cap_label_values_are_summed_into_other_and_counted)
+{
+	struct fixture f;
+	start(&f, 10);
+	f.s.replay = 1;
+	xpu_metrics_set_processes(f.m, XPU_METRICS_BY_PID, 300, 2);
+	for (uint32_t pid = 1; pid <= 5; pid++) {
+		char name[16];
+		snprintf(name, sizeof(name), "k%u", pid);
+		gpu_proc(&f, pid, "p", XPU_GPU_PROC_CONNECTED);
+		kernels(&f, pid, name, (int)pid, 1000);
+	}
+	const char *t = refresh(&f);
+	int n;
+	double all = sum(t, "xputop_gpu_kernel_calls_total{", &n);
+	CHECK(all == 15);	/* 1 + 2 + ... + 5: nothing lost */
+	sum(t, "xputop_gpu_launches_total{", &n);
+	CHECK_INT(n, <=, 3);	/* two of their own and "other" */
+	CHECK(value(t, "xputop_metrics_series_folded_total") == 3);
+	CHECK(value(t, "xputop_metrics_process_label_values{state=\"own\"}") == 2);
+	CHECK(value(t, "xputop_metrics_process_label_values{state=\"folded\"}") == 3);
+	/* a folded process's kernels are all "other" */
+	CHECK(strstr(t, "pid=\"other\",comm=\"other\",device=\"0\",kernel=\"other\"") != NULL);
+	CHECK(strstr(t, "kernel=\"k5\"") == NULL || strstr(t, "pid=\"5\"") != NULL);
+	stop(&f);
+}
+
 TEST(openmetrics_names_counter_families_without_total_and_ends_in_eof)
 {
 	struct fixture f;
@@ -208,14 +305,14 @@ TEST(the_address_spec_is_parsed_and_localhost_is_the_default)
 {
 	char host[64], err[200];
 	unsigned port;
-	CHECK_INT(xpu_prom_http_parse("9400", host, sizeof(host), &port, err, sizeof(err)), ==, 0);
+	CHECK_INT(xpu_prom_http_parse("19400", host, sizeof(host), &port, err, sizeof(err)), ==, 0);
 	CHECK_STR(host, "127.0.0.1");
-	CHECK_INT(port, ==, 9400);
+	CHECK_INT(port, ==, 19400);
 	CHECK_INT(xpu_prom_http_parse("0.0.0.0:80", host, sizeof(host), &port, err, sizeof(err)), ==, 0);
 	CHECK_STR(host, "0.0.0.0");
-	CHECK_INT(xpu_prom_http_parse("[::1]:9400", host, sizeof(host), &port, err, sizeof(err)), ==, 0);
+	CHECK_INT(xpu_prom_http_parse("[::1]:19400", host, sizeof(host), &port, err, sizeof(err)), ==, 0);
 	CHECK_STR(host, "::1");
-	CHECK_INT(xpu_prom_http_parse("::1:9400", host, sizeof(host), &port, err, sizeof(err)), ==, -1);
+	CHECK_INT(xpu_prom_http_parse("::1:19400", host, sizeof(host), &port, err, sizeof(err)), ==, -1);
 	CHECK_INT(xpu_prom_http_parse("65536", host, sizeof(host), &port, err, sizeof(err)), ==, -1);
 	CHECK_INT(xpu_prom_http_parse("-1", host, sizeof(host), &port, err, sizeof(err)), ==, -1);
 	CHECK_INT(xpu_prom_http_parse("host:", host, sizeof(host), &port, err, sizeof(err)), ==, -1);
