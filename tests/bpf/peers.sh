@@ -101,5 +101,5 @@ echo "  $lines warning lines for 200 false HELLOs, 100 idle connections and 42 b
 [ "$lines" -ge 1 ] && [ "$lines" -le 2 ] || fail "$lines warning lines: $(head -5 "$T_TMP/warn.err")"
 $Q gpu_peers_refused bad_hello eq 200 65534 < "$T_TMP/warn.json" || fail "false HELLOs not all counted"
 
-finish
 rm -rf "$SOCKDIR"
+finish
