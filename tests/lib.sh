@@ -64,8 +64,23 @@ san_check() {
 T_CLEANUP=""
 t_stop_jobs() {
 	jobs -p > "$T_TMP/.jobs" 2> /dev/null
-	# shellcheck disable=SC2046
-	[ -s "$T_TMP/.jobs" ] && kill -TERM $(cat "$T_TMP/.jobs") 2> /dev/null && kill -CONT $(cat "$T_TMP/.jobs") 2> /dev/null
+	if [ -s "$T_TMP/.jobs" ]; then
+		# shellcheck disable=SC2046
+		kill -TERM $(cat "$T_TMP/.jobs") 2> /dev/null
+		# shellcheck disable=SC2046
+		kill -CONT $(cat "$T_TMP/.jobs") 2> /dev/null
+		# What ignores SIGTERM (unshare --fork does) gets 2 s, then SIGKILL.
+		i=0
+		while [ $i -lt 20 ]; do
+			alive=0
+			for p in $(cat "$T_TMP/.jobs"); do kill -0 "$p" 2> /dev/null && alive=1; done
+			[ $alive = 0 ] && break
+			sleep 0.1
+			i=$((i + 1))
+		done
+		# shellcheck disable=SC2046
+		kill -KILL $(cat "$T_TMP/.jobs") 2> /dev/null
+	fi
 	for c in $T_CLEANUP; do "$c"; done
 	T_CLEANUP=""
 }
