@@ -73,7 +73,9 @@ t_stop_jobs() {
 		i=0
 		while [ $i -lt 20 ]; do
 			alive=0
-			for p in $(cat "$T_TMP/.jobs"); do kill -0 "$p" 2> /dev/null && alive=1; done
+			for p in $(cat "$T_TMP/.jobs"); do
+				case $(ps -o stat= -p "$p" 2> /dev/null) in '' | Z*) ;; *) alive=1 ;; esac
+			done
 			[ $alive = 0 ] && break
 			sleep 0.1
 			i=$((i + 1))
