@@ -949,6 +949,8 @@ static void collect_pids(struct app *a, const struct xpu_share_needs *u)
 	all |= !a->collect_ps_set;	/* out of memory: widen, never narrow */
 	xpu_session_collect(&a->sess, all, a->collect_ps_set ? &a->collect_ps : NULL);
 	a->sess.stream_collect = all ? XPU_TICK_ALL_PIDS : 0;
+	if (a->gpu)	/* libraries woken for an xputop that left go back to sleep */
+		xpu_source_gpu_narrow(a->gpu);
 }
 
 /* The stream ticks at the shortest -d asked (-d's own floor, 0.05 s, is

@@ -1,11 +1,15 @@
 # test-lane: quiet
 # Several xputops at once, issue 24: the collector collects what every
 # attached xputop needs (the widest -p, the highest -F, exact GPU tracing if
-# any asks) and each shows its own view; a client that does not read is cut
-# off, the dictionary it is sent included.  Measures sampling rates and RSS:
-# runs alone.  Needs root.
+# any asks, the shortest -d) and each shows its own view at its own -d; a
+# client that does not read is cut off, the dictionary it is sent included,
+# and one past the last place is turned away and counted.  Measures sampling
+# rates, refresh intervals and RSS: runs alone.  Needs root.
 . tests/lib.sh
 need_root
+Q="python3 tests/jsonq.py"
+FAKE=$(public "$OUT/tests/libxputop_inject_fake.so")
+STANDIN=$(public "$OUT/tests/progs/gpu_standin")
 BUSY=$OUT/tests/progs/busy
 "$BUSY" 120 > /dev/null 2>&1 &
 B1=$!
@@ -69,16 +73,70 @@ xstop agent
 t the_collector_narrows_back_when_its_client_leaves
 sleep 2
 last narrow "s['collection']['sample_hz'] == 19 and not s['collection']['all_processes']"
+
+# pidmap NAME: the pids in the CPU sampler's kernel filter of xputop NAME (its map "pids", found through its fds).
+pidmap() {
+	eval "p=\$P_$1"
+	for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/"$p"/fdinfo/* 2> /dev/null | sort -u); do
+		bpftool -j map show id "$id" 2> /dev/null | grep -q '"name":"pids"' || continue
+		bpftool -j map dump id "$id" | python3 -c '
+import json, sys
+print(" ".join(str(int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little")) for e in json.load(sys.stdin)))'
+	done
+}
+
+t pids_a_client_asked_for_leave_the_kernel_filter_when_it_leaves
+xrun wide -p "$B2"
+wait_json "$T_TMP/wide.json"
+sleep 2
+case " $(pidmap narrow) " in *" $B2 "*) ;; *) fail "the client's pid $B2 is not in the filter: $(pidmap narrow)" ;; esac
+xstop wide
+sleep 2
+case " $(pidmap narrow) " in *" $B2 "*) fail "pid $B2 stayed in the filter: $(pidmap narrow)" ;; esac
+case " $(pidmap narrow) " in *" $B1 "*) ;; *) fail "the collector's own pid $B1 left the filter" ;; esac
 xstop narrow
+
+t each_xputop_refreshes_at_its_own_d_the_stream_at_the_shortest
+xrun dcol -d 1
+wait_json "$T_TMP/dcol.json"
+xrun dfast -d 0.25
+xrun dslow -d 2
+wait_json "$T_TMP/dfast.json"
+wait_json "$T_TMP/dslow.json"
+sleep 7
+# gaps NAME LO HI: the last refreshes of xputop NAME came LO to HI s apart.
+gaps() {
+	last "$1" "all($2 <= (b['mono_ns'] - a['mono_ns']) / 1e9 <= $3 for a, b in zip(S[-3:], S[-2:]))"
+}
+gaps dcol 0.85 1.15
+gaps dfast 0.2 0.3
+gaps dslow 1.8 2.2
+last dcol "abs(s['collection']['interval_s'] - 0.25) < 0.01 and s['collection']['shown_interval_s'] == 1"
+last dslow "abs(s['collection']['interval_s'] - 0.25) < 0.05 and s['collection']['shown_interval_s'] == 2"
+# Nothing lost in the merging: a refresh of 2 s holds twice the samples of
+# one of 1 s (two busy programs at 99 Hz: about 198 a second).
+last dslow "sum(x['cpu_info']['samples_tick'] for x in S[-2:]) / 2 > 300"
+last dcol "150 < sum(x['cpu_info']['samples_tick'] for x in S[-3:]) / 3 < 250"
+xstop dfast
+sleep 3
+last dcol "s['collection']['interval_s'] == 1"
+gaps dslow 1.8 2.2
+xstop dslow
+xstop dcol
 
 t a_client_that_asks_for_exact_gpu_tracing_gets_it_and_says_so
 xrun gcol
 wait_json "$T_TMP/gcol.json"
-xrun gcli --gpu-exact
+xrun gcli --gpu-exact --window 60
 wait_json "$T_TMP/gcli.json"
 sleep 3
 last gcli "s['collection']['gpu_mode'] == 'exact' and s['collection']['gpu_exact_asked']"
 last gcol "s['collection']['gpu_mode'] == 'exact' and not s['collection']['gpu_exact_asked']"
+# Every kernel the stand-in runs (as uid 65534, through the injection
+# library and the collector) is in the client's view, exact to the call.
+as_nobody "$STANDIN" "$FAKE" 2 > "$T_TMP/expected" 2> "$T_TMP/standin.err" || fail "stand-in failed: $(cat "$T_TMP/standin.err")"
+sleep 2
+$Q gpu_kernels "$T_TMP/expected" < "$T_TMP/gcli.json" || fail "the client's kernels are not exact"
 xstop gcli
 sleep 2
 last gcol "s['collection']['gpu_mode'] == 'sampled'"
@@ -91,12 +149,59 @@ last gcli2 "s['collection']['gpu_mode'] == 'sampled' and s['gpu']['tracing'].get
 xstop gcli2
 xstop gcol
 
-t twenty_clients_that_never_read_leave_the_collector_bounded
-# A dictionary of a few MB: the agent sees a program with many distinct stacks.
-xrun big --window 60 -d 1
-wait_json "$T_TMP/big.json"
+t a_library_woken_for_a_client_is_stopped_when_it_leaves
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 20 > /dev/null 2> "$T_TMP/standin3.err" &
+S=$!
+xrun lcol -p "$B1" -v
+wait_json "$T_TMP/lcol.json"
+sleep 4	# the library connects, and is left dormant: no one watches it
+expect_grep "pid $S is not one -p watches: its injection library is left dormant" "$T_TMP/lcol.err"
+xrun lcli -p "$S"
+wait_json "$T_TMP/lcli.json"
+sleep 5	# it comes back within 3 s, and is started for the client
+last lcli "any(p['pid'] == $S for p in s['gpu'].get('processes', []))"
+xstop lcli
+sleep 1
+expect_grep "pid $S: no xputop watches it any more: its injection library is stopped" "$T_TMP/lcol.err"
+n=$(grep -c "pid $S is not one -p watches" "$T_TMP/lcol.err")
 sleep 4
+[ "$(grep -c "pid $S is not one -p watches" "$T_TMP/lcol.err")" -gt "$n" ] || fail "the stopped library did not come back dormant"
+xstop lcol
+kill "$S" 2> /dev/null
+wait "$S" 2> /dev/null
+
+t twenty_clients_that_never_read_leave_the_collector_bounded_and_four_are_turned_away
+# A dictionary of several MB: the agent samples at 4999 Hz a program that
+# runs code spread over 100,000 functions of a generated library (a new
+# stack almost every sample).
+if ! python3 tests/bigsym.py 100000 | as -o "$T_TMP/big.o" - || ! ld -shared -o "$T_TMP/libbigsym.so" "$T_TMP/big.o"; then
+	fail "cannot generate the library (python3, as, ld)"
+fi
+"$OUT/tests/progs/bigsym_caller" "$T_TMP/libbigsym.so" 60 &
+BC=$!
+xrun big --window 60 -d 1 -F 4999
+wait_json "$T_TMP/big.json"
+sleep 8
+# What a client is sent on attaching: the dictionary, then the stream (one reading client, 1 s).
+dict=$(python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY'
+	import socket, sys, time
+	s = socket.socket(socket.AF_UNIX)
+	s.connect(sys.argv[1])
+	s.settimeout(0.2)
+	n, end = 0, time.time() + 1
+	while time.time() < end:
+	    try:
+	        b = s.recv(1 << 20)
+	    except socket.timeout:
+	        continue
+	    if not b:
+	        break
+	    n += len(b)
+	print(n)
+	PY
+)
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$P_big/status"; }
+sleep 2
 before=$(rss)
 python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY' &
 	import socket, sys, time
@@ -109,14 +214,25 @@ python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY' &
 	time.sleep(16)
 	PY
 HOLD=$!
-sleep 14
-during=$(rss)
+peak=0
+for i in 1 2 3 4 5 6 7; do
+	sleep 2
+	r=$(rss)
+	[ "$r" -gt "$peak" ] && peak=$r
+done
 wait $HOLD
+sleep 2
 after=$(rss)
-echo "  RSS (KiB): before $before, with 20 non-reading clients $during, after $after" >&2
-awk -v b="$before" -v d="$during" 'BEGIN { exit !(d - b < 16 * 32 * 1024 + 65536) }' || fail "RSS grew $before -> $during KiB"
+echo "  first second a client is sent: $dict bytes; RSS (KiB): before $before, peak with 20 non-reading clients $peak, after $after" >&2
+[ "$dict" -gt 2000000 ] || fail "the dictionary is not several MB ($dict bytes in the first second)"
+# The bound: the 128 MiB of all backlogs, with the allocator's slack.
+awk -v b="$before" -v d="$peak" 'BEGIN { exit !(d - b < 128 * 1024 + 32 * 1024) }' || fail "RSS grew $before -> $peak KiB"
 last big "s['collection']['by'] == 'own probes'"
+last big "s['collection']['clients']['turned_away_full'] == 4 and s['collection']['clients']['turned_away_by_uid'] == [{'uid': 0, 'count': 4}]"
+last big "s['collection']['clients']['attached'] == 0 and s['collection']['clients']['dropped_not_reading'] == 16"
 xstop big
+kill "$BC" 2> /dev/null
+wait "$BC" 2> /dev/null
 
 kill "$B1" "$B2" 2> /dev/null
 finish
