@@ -11,9 +11,9 @@ Q="python3 tests/jsonq.py"
 FAKE=$(public "$OUT/tests/libxputop_inject_fake.so")
 STANDIN=$(public "$OUT/tests/progs/gpu_standin")
 BUSY=$OUT/tests/progs/busy
-"$BUSY" 120 > /dev/null 2>&1 &
+"$BUSY" 300 > /dev/null 2>&1 &
 B1=$!
-"$BUSY" 120 > /dev/null 2>&1 &
+"$BUSY" 300 > /dev/null 2>&1 &
 B2=$!
 J="python3 -c"
 
@@ -74,55 +74,7 @@ t the_collector_narrows_back_when_its_client_leaves
 sleep 2
 last narrow "s['collection']['sample_hz'] == 19 and not s['collection']['all_processes']"
 
-# pidmap NAME: the pids in the CPU sampler's kernel filter of xputop NAME (its map "pids", found through its fds).
-pidmap() {
-	eval "p=\$P_$1"
-	for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/"$p"/fdinfo/* 2> /dev/null | sort -u); do
-		bpftool -j map show id "$id" 2> /dev/null | grep -q '"name":"pids"' || continue
-		bpftool -j map dump id "$id" | python3 -c '
-import json, sys
-print(" ".join(str(int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little")) for e in json.load(sys.stdin)))'
-	done
-}
-
-t pids_a_client_asked_for_leave_the_kernel_filter_when_it_leaves
-xrun wide -p "$B2"
-wait_json "$T_TMP/wide.json"
-sleep 2
-case " $(pidmap narrow) " in *" $B2 "*) ;; *) fail "the client's pid $B2 is not in the filter: $(pidmap narrow)" ;; esac
-xstop wide
-sleep 2
-case " $(pidmap narrow) " in *" $B2 "*) fail "pid $B2 stayed in the filter: $(pidmap narrow)" ;; esac
-case " $(pidmap narrow) " in *" $B1 "*) ;; *) fail "the collector's own pid $B1 left the filter" ;; esac
 xstop narrow
-
-t each_xputop_refreshes_at_its_own_d_the_stream_at_the_shortest
-xrun dcol -d 1
-wait_json "$T_TMP/dcol.json"
-xrun dfast -d 0.25
-xrun dslow -d 2
-wait_json "$T_TMP/dfast.json"
-wait_json "$T_TMP/dslow.json"
-sleep 7
-# gaps NAME LO HI: the last refreshes of xputop NAME came LO to HI s apart.
-gaps() {
-	last "$1" "all($2 <= (b['mono_ns'] - a['mono_ns']) / 1e9 <= $3 for a, b in zip(S[-3:], S[-2:]))"
-}
-gaps dcol 0.85 1.15
-gaps dfast 0.2 0.3
-gaps dslow 1.8 2.2
-last dcol "abs(s['collection']['interval_s'] - 0.25) < 0.01 and s['collection']['shown_interval_s'] == 1"
-last dslow "abs(s['collection']['interval_s'] - 0.25) < 0.05 and s['collection']['shown_interval_s'] == 2"
-# Nothing lost in the merging: a refresh of 2 s holds twice the samples of
-# one of 1 s (two busy programs at 99 Hz: about 198 a second).
-last dslow "sum(x['cpu_info']['samples_tick'] for x in S[-2:]) / 2 > 300"
-last dcol "150 < sum(x['cpu_info']['samples_tick'] for x in S[-3:]) / 3 < 250"
-xstop dfast
-sleep 3
-last dcol "s['collection']['interval_s'] == 1"
-gaps dslow 1.8 2.2
-xstop dslow
-xstop dcol
 
 t a_client_that_asks_for_exact_gpu_tracing_gets_it_and_says_so
 xrun gcol
@@ -149,27 +101,6 @@ last gcli2 "s['collection']['gpu_mode'] == 'sampled' and s['gpu']['tracing'].get
 xstop gcli2
 xstop gcol
 
-t a_library_woken_for_a_client_is_stopped_when_it_leaves
-setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 20 > /dev/null 2> "$T_TMP/standin3.err" &
-S=$!
-xrun lcol -p "$B1" -v
-wait_json "$T_TMP/lcol.json"
-sleep 4	# the library connects, and is left dormant: no one watches it
-expect_grep "pid $S is not one -p watches: its injection library is left dormant" "$T_TMP/lcol.err"
-xrun lcli -p "$S"
-wait_json "$T_TMP/lcli.json"
-sleep 5	# it comes back within 3 s, and is started for the client
-last lcli "any(p['pid'] == $S for p in s['gpu'].get('processes', []))"
-xstop lcli
-sleep 1
-expect_grep "pid $S: no xputop watches it any more: its injection library is stopped" "$T_TMP/lcol.err"
-n=$(grep -c "pid $S is not one -p watches" "$T_TMP/lcol.err")
-sleep 4
-[ "$(grep -c "pid $S is not one -p watches" "$T_TMP/lcol.err")" -gt "$n" ] || fail "the stopped library did not come back dormant"
-xstop lcol
-kill "$S" 2> /dev/null
-wait "$S" 2> /dev/null
-
 t twenty_clients_that_never_read_leave_the_collector_bounded_and_four_are_turned_away
 # A dictionary of several MB: the agent samples at 4999 Hz a program that
 # runs code spread over 100,000 functions of a generated library (a new
@@ -177,11 +108,12 @@ t twenty_clients_that_never_read_leave_the_collector_bounded_and_four_are_turned
 if ! python3 tests/bigsym.py 100000 | as -o "$T_TMP/big.o" - || ! ld -shared -o "$T_TMP/libbigsym.so" "$T_TMP/big.o"; then
 	fail "cannot generate the library (python3, as, ld)"
 fi
+kill "$B1" "$B2" 2> /dev/null	# the CPUs to the program with many stacks
 "$OUT/tests/progs/bigsym_caller" "$T_TMP/libbigsym.so" 60 &
 BC=$!
 xrun big --window 60 -d 1 -F 4999
 wait_json "$T_TMP/big.json"
-sleep 8
+sleep 10
 # What a client is sent on attaching: the dictionary, then the stream (one reading client, 1 s).
 dict=$(python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY'
 	import socket, sys, time
@@ -211,11 +143,11 @@ python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY' &
 	    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 	    s.connect(sys.argv[1])
 	    socks.append(s)
-	time.sleep(16)
+	time.sleep(14)
 	PY
 HOLD=$!
 peak=0
-for i in 1 2 3 4 5 6 7; do
+for i in 1 2 3 4 5 6; do
 	sleep 2
 	r=$(rss)
 	[ "$r" -gt "$peak" ] && peak=$r
