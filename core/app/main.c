@@ -1037,14 +1037,10 @@ static void collect_text(const struct app *a, char *buf, size_t size)
 	/* a client's is measured: a tenth of the view's -d either way is the same pace */
 	int merged = ns && ns * 10 < s->cfg.interval_ns * 9;
 	int n = snprintf(buf, size, "%u Hz", hz);
+	/* the view's own interval is the header's "refresh" */
 	if (merged && n > 0 && (size_t)n < size)
-		n += snprintf(buf + n, size - (size_t)n, " every %.3g s", (double)ns / 1e9);
-	if (n <= 0 || (size_t)n >= size)
-		return;
-	if (merged)
-		snprintf(buf + n, size - (size_t)n, " (shown at %u Hz every %.3g s)", s->cfg.sample_hz,
-			 (double)s->cfg.interval_ns / 1e9);
-	else if (hz > s->cfg.sample_hz)
+		n += snprintf(buf + n, size - (size_t)n, "/%.3g s", (double)ns / 1e9);
+	if (n > 0 && (size_t)n < size && hz > s->cfg.sample_hz)
 		snprintf(buf + n, size - (size_t)n, " (shown at %u)", s->cfg.sample_hz);
 }
 
@@ -1271,6 +1267,7 @@ static void share_retry(struct app *a)
 		return;
 	if (took == 0) {
 		xpu_warn("the collector (xputop pid %d) is gone: this xputop collects now", pid);
+		a->sess.pace_lag = (int64_t)a->sess.cfg.interval_ns;	/* this tick is the view's, however short */
 		live_tick(a);	/* at once: the view goes on within the refresh the collector missed */
 		arm_timer(a);	/* and a whole refresh to the next */
 		return;
