@@ -94,7 +94,7 @@ last dslow "abs(s['collection']['interval_s'] - 0.25) < 0.05 and s['collection']
 last dslow "sum(x['cpu_info']['samples_tick'] for x in S[-2:]) / 2 > 300"
 last dcol "150 < sum(x['cpu_info']['samples_tick'] for x in S[-3:]) / 3 < 250"
 xstop dfast
-sleep 3
+sleep 6	# past the refresh that spans the change back to 1 s ticks
 last dcol "s['collection']['interval_s'] == 1"
 gaps dslow 1.8 2.2
 xstop dslow
