@@ -71,7 +71,7 @@ static void gpu_tracing(char *buf, size_t size, const struct xpu_snapshot *s)
 void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs)
 {
-	char buf[160], num[32];
+	char buf[224], num[32];
 	int y = r->y, x = r->x, limit = r->x + r->w;
 
 	xpu_fill(y, r->x, r->w, xpu_draw_attr(XPU_ROLE_HEADER));

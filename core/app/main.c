@@ -67,6 +67,7 @@ struct app {
 	struct xpu_rec_reader *replay;
 	struct xpu_import *import;	/* -r of a bpftrace log instead of a recording */
 	int epfd, timerfd, sigfd;
+	int timer_set;		/* the loop's timer exists (setup_loop()) */
 	int tui;
 	long refreshes;
 	int quit;
@@ -112,6 +113,7 @@ struct app {
 	struct xpu_pidset collect_ps;
 	int collect_ps_set;
 	uint64_t needs_gen;
+	uint64_t stream_ns;		/* the collector's timer: the shortest -d of all (0: its own) */
 	struct xpu_share_need applied;
 	int needs_applied;
 	char share_warning[300];	/* said again once the screen is up */
@@ -209,7 +211,10 @@ static void arm_timer(struct app *a)
 	 * time) unless -d asks for a pace.  A bpftrace log has no refreshes of
 	 * its own: there -d is the step through the log's time, never a pace. */
 	int fast = !a->tui && (a->import || (a->replay && !(a->o.given & XPU_GIVEN_DELAY)));
-	set_timer(a, fast ? 1 : (uint64_t)(a->o.delay_s * 1e9));
+	/* A collector ticks its stream at the shortest -d of the xputops
+	 * attached, its own view keeps its own (session.h: pace). */
+	uint64_t ns = a->collecting && a->stream_ns ? a->stream_ns : (uint64_t)(a->o.delay_s * 1e9);
+	set_timer(a, fast ? 1 : ns);
 }
 
 static int setup_loop(struct app *a)
@@ -224,6 +229,7 @@ static int setup_loop(struct app *a)
 		xpu_err("cannot set up the event loop: %s", strerror(errno));
 		return -1;
 	}
+	a->timer_set = 1;
 	arm_timer(a);
 	epoll_add(a->epfd, a->timerfd, TAG_TIMER);
 	epoll_add(a->epfd, a->sigfd, TAG_SIGNAL);
@@ -433,7 +439,10 @@ static void live_tick(struct app *a)
 	if (a->vs.paused && !share_serving(a))
 		return;
 	share_describe(a);
+	uint64_t views = a->sess.ticks;
 	xpu_session_tick(&a->sess, xpu_now_mono(), xpu_now_wall());
+	if (a->sess.ticks == views)	/* a tick of the stream only, merged into this view's next */
+		return;
 	xpu_sym_tick(a->sym, (uint64_t)(a->o.delay_s * 1e9));
 	if (a->vs.paused)
 		return;
@@ -960,7 +969,7 @@ static void session_meta(const struct app *a, struct xpu_rec_meta *m)
 	m->sample_hz = a->sess.stream_hz ? a->sess.stream_hz : a->sess.cfg.sample_hz;
 	m->ncpus = a->sess.ncpus;
 	m->start_wall_ns = xpu_now_wall();
-	m->interval_ns = (uint64_t)(a->o.delay_s * 1e9);
+	m->interval_ns = a->stream_ns ? a->stream_ns : (uint64_t)(a->o.delay_s * 1e9);
 	memcpy(m->host, a->sess.host, sizeof(m->host) - 1);
 	if (uname(&u) == 0)
 		memcpy(m->kernel, u.release, sizeof(m->kernel) - 1);
@@ -988,11 +997,10 @@ static void share_serve(struct app *a, int lockfd)
 /* Whether other xputops read this one's stream now. */
 static int share_serving(struct app *a)
 {
-	unsigned n = 0;
-	uint64_t dropped;
+	struct xpu_share_counts c = { 0 };
 	if (a->server)
-		xpu_share_server_counts(a->server, &n, &dropped, NULL);
-	return n > 0;
+		xpu_share_server_counts(a->server, &c);
+	return c.attached > 0;
 }
 
 /* What this xputop needs collected. */
@@ -1000,6 +1008,11 @@ static void own_need(const struct app *a, struct xpu_share_need *n)
 {
 	memset(n, 0, sizeof(*n));
 	n->hz = a->o.hz;
+	n->interval_ms = (uint32_t)(a->o.delay_s * 1000 + 0.5);
+	if (n->interval_ms < XPU_NEED_MS_MIN)
+		n->interval_ms = XPU_NEED_MS_MIN;
+	if (n->interval_ms > XPU_NEED_MS_MAX)
+		n->interval_ms = XPU_NEED_MS_MAX;
 	n->flags = (a->o.npids ? 0 : XPU_NEED_ALL_PIDS) | (a->o.cmd ? XPU_NEED_FOLLOW : 0) |
 		   (a->gpu_want.exact ? XPU_NEED_GPU_EXACT : 0);
 	n->npids = a->o.npids;
@@ -1028,12 +1041,32 @@ static void collect_pids(struct app *a, const struct xpu_share_needs *u)
 	all |= !a->collect_ps_set;	/* out of memory: widen, never narrow */
 	xpu_session_collect(&a->sess, all, a->collect_ps_set ? &a->collect_ps : NULL);
 	a->sess.stream_collect = all ? XPU_TICK_ALL_PIDS : 0;
+	if (a->gpu)	/* libraries woken for an xputop that left go back to sleep */
+		xpu_source_gpu_narrow(a->gpu);
+}
+
+/* The stream ticks at the shortest -d asked (-d's own floor, 0.05 s, is
+ * XPU_NEED_MS_MIN): every xputop's view then ticks at its own -d, merging
+ * the stream's ticks in between, this one's included. */
+static void stream_pace(struct app *a, uint32_t ms)
+{
+	uint64_t ns = (uint64_t)ms * 1000000ULL, own = (uint64_t)(a->o.delay_s * 1e9);
+	if (!ms || ns > own)
+		ns = own;
+	if (ns == (a->stream_ns ? a->stream_ns : own))
+		return;
+	a->stream_ns = ns;
+	if (a->timer_set)
+		arm_timer(a);
+	xpu_debug("the stream ticks every %.3f s, this xputop's view every %.3f s", (double)ns / 1e9,
+		  a->o.delay_s);
 }
 
 /* The collector collects the union of its own needs and its clients': the
  * CPU sampler at the highest rate and on the widest set of processes, the
- * GPU libraries of those processes served, exact if any asks.  At each
- * refresh, and at once (force) when this xputop's own needs change. */
+ * GPU libraries of those processes served, exact if any asks, the stream
+ * ticking at the shortest -d.  At each refresh, and at once (force) when
+ * this xputop's own needs change. */
 static void share_needs(struct app *a, int force)
 {
 	struct xpu_share_needs *u = calloc(1, sizeof(*u));
@@ -1059,6 +1092,7 @@ static void share_needs(struct app *a, int force)
 	a->needs_gen = gen;
 	a->needs_applied = 1;
 	a->applied = own;
+	stream_pace(a, u->interval_ms);
 	struct xpu_cpu_source_opts co = { .hz = u->hz, .pids = u->pids,
 					  .npids = u->flags & XPU_NEED_ALL_PIDS ? 0 : u->npids,
 					  .follow_forks = (u->flags & XPU_NEED_FOLLOW) != 0 };
@@ -1084,22 +1118,33 @@ static void share_tell_needs(struct app *a)
 		xpu_debug("cannot tell the collector what this xputop needs: its stream will end");
 }
 
-/* How the stream is collected and how this xputop shows it, for the header. */
+/* How the stream is collected and how this xputop shows it, for the
+ * header: the rate and, where this view merges the stream's ticks, the
+ * stream's interval. */
 static void collect_text(const struct app *a, char *buf, size_t size)
 {
 	const struct xpu_session *s = &a->sess;
 	uint32_t hz = s->stream_hz ? s->stream_hz : s->cfg.sample_hz;
+	uint64_t ns = s->stream_ns ? s->stream_ns : s->stream_interval;
+	/* a client's is measured: a tenth of the view's -d either way is the same pace */
+	int merged = ns && ns * 10 < s->cfg.interval_ns * 9;
 	int n = snprintf(buf, size, "%u Hz", hz);
-	if (hz > s->cfg.sample_hz && n > 0 && (size_t)n < size)
+	/* the view's own interval is the header's "refresh" */
+	if (merged && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, "/%.3g s", (double)ns / 1e9);
+	if (n > 0 && (size_t)n < size && hz > s->cfg.sample_hz)
 		snprintf(buf + n, size - (size_t)n, " (shown at %u)", s->cfg.sample_hz);
 }
 
 /* What the header says the data comes from. */
 static void share_describe(struct app *a)
 {
-	unsigned n = 0;
-	uint64_t dropped = 0, refused = 0;
-	char rate[64];
+	struct xpu_share_counts c = { 0 };
+	char rate[96];
+	if (a->collecting)
+		a->sess.stream_ns = a->stream_ns ? a->stream_ns : (uint64_t)(a->o.delay_s * 1e9);
+	else
+		a->sess.stream_ns = 0;	/* as the collector's ticks come */
 	collect_text(a, rate, sizeof(rate));
 	if (a->client) {
 		snprintf(a->sess.source_name, sizeof(a->sess.source_name), "collector pid %d, %s",
@@ -1107,10 +1152,12 @@ static void share_describe(struct app *a)
 		return;
 	}
 	if (a->server)
-		xpu_share_server_counts(a->server, &n, &dropped, &refused);
-	if (n || dropped || refused)
+		xpu_share_server_counts(a->server, &c);
+	a->sess.clients = c;
+	if (c.attached || c.dropped || c.refused || c.turned_away)
 		snprintf(a->sess.source_name, sizeof(a->sess.source_name), "own probes, %s, serving %u xputop%s%s",
-			 rate, n, n == 1 ? "" : "s", dropped || refused ? " (some dropped)" : "");
+			 rate, c.attached, c.attached == 1 ? "" : "s",
+			 c.dropped || c.refused || c.turned_away ? " (some dropped or turned away)" : "");
 	else
 		snprintf(a->sess.source_name, sizeof(a->sess.source_name), "own probes, %s", rate);
 }
@@ -1168,18 +1215,17 @@ static int share_attach(struct app *a, int fd, int wait_ms, int loud)
 	return 0;
 }
 
-/* -p, -F and exact GPU tracing are asked of the collector, which collects
- * for every xputop attached (share_tell_needs()); the refresh interval and
- * how the collector traces are its own (said again on the screen). */
+/* -p, -F, -d and exact GPU tracing are asked of the collector, which
+ * collects for every xputop attached (share_tell_needs()); how the
+ * collector traces is its own (said again on the screen). */
 static void share_warn_options(struct app *a)
 {
 	const struct xpu_opts *o = &a->o;
-	if (!(o->given & XPU_GIVEN_DELAY) && !o->gpu_no_stacks && !o->gpu_slice_ms && !o->gpu_period_ms &&
-	    !o->npu_dev && !o->npu_probe_binary)
+	if (!o->gpu_no_stacks && !o->gpu_slice_ms && !o->gpu_period_ms && !o->npu_dev && !o->npu_probe_binary)
 		return;
 	snprintf(a->share_warning, sizeof(a->share_warning), "this xputop reads the collector's stream (xputop pid "
-		 "%d) and refreshes with it: -d, --gpu-slice, --gpu-no-stacks and --npu-* given here apply only if "
-		 "it takes over (-p, -F and --gpu-exact do apply)", (int)a->collector);
+		 "%d): --gpu-slice, --gpu-period, --gpu-no-stacks and --npu-* given here apply only if it takes over "
+		 "(-p, -F, -d and --gpu-exact do apply)", (int)a->collector);
 	xpu_warn("%s", a->share_warning);
 }
 
@@ -1223,13 +1269,12 @@ static int start_client(struct app *a, int fd)
 		return -1;
 	share_warn_options(a);
 	const struct xpu_rec_meta *m = xpu_share_client_meta(a->client);
-	if (m->interval_ns)
-		a->o.delay_s = (double)m->interval_ns / 1e9;
 	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
 	if (start_services(a, &cfg) < 0 || xpu_session_add_holder(&a->sess, mark_client, a) < 0)
 		return -1;
 	a->sess.ncpus = m->ncpus;
 	a->sess.stream_hz = m->sample_hz;	/* then each of its ticks says */
+	a->sess.pace = 1;	/* its own -d, the collector ticking at least as often */
 	const char *lib = xpu_inject_lib_path();
 	if ((a->o.cmd && start_child(a, lib) < 0) || watch_pids(a, CLIENT_WATCH) < 0)
 		return -1;
@@ -1279,7 +1324,7 @@ static int choose_role(struct app *a, int *lockfd)
  * xputop took the lock first, -2 when its probes would not start (it quits). */
 static int share_take_over(struct app *a)
 {
-	uint64_t from = a->sess.last_tick_mono;
+	uint64_t from = a->sess.stream_last;
 	int lockfd = xpu_share_lock();
 	if (lockfd < 0)
 		return -1;
@@ -1308,12 +1353,13 @@ static int share_take_over(struct app *a)
 static void share_retry(struct app *a)
 {
 	int fd, pid = (int)a->collector;
-	uint64_t from = a->sess.last_tick_mono;
+	uint64_t from = a->sess.stream_last;
 	int took = share_take_over(a);
 	if (took == -2)
 		return;
 	if (took == 0) {
 		xpu_warn("the collector (xputop pid %d) is gone: this xputop collects now", pid);
+		a->sess.pace_lag = (int64_t)a->sess.cfg.interval_ns;	/* this tick is the view's, however short */
 		live_tick(a);	/* at once: the view goes on within the refresh the collector missed */
 		arm_timer(a);	/* and a whole refresh to the next */
 		return;
@@ -1347,11 +1393,13 @@ static void share_collector_gone(struct app *a)
 static void share_input(struct app *a)
 {
 	int r;
+	uint64_t views = a->sess.ticks;
 	while ((r = xpu_share_client_next(a->client, &a->sess)) > 0) {
 		gpu_want_expire(a);
 		share_describe(a);
-		if (a->vs.paused)
+		if (a->vs.paused || a->sess.ticks == views)	/* merged into this view's next tick */
 			continue;
+		views = a->sess.ticks;
 		show(a);
 		after_refresh(a);
 		if (a->quit)
@@ -1381,6 +1429,7 @@ static int start_live(struct app *a)
 	struct xpu_session_cfg cfg = session_cfg(&a->o, a->o.hz, (uint64_t)(a->o.delay_s * 1e9));
 	const char *lib = xpu_inject_lib_path();
 	gpu_want_init(a);
+	a->sess.pace = 1;
 	if (start_services(a, &cfg) < 0 || (a->o.cmd && start_child(a, lib) < 0) ||
 	    watch_pids(a, CLIENT_WATCH) < 0 || start_probes(a) < 0) {
 		if (lockfd >= 0)

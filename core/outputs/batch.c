@@ -135,6 +135,33 @@ static void json_system(struct xpu_json *j, const struct xpu_cpu_sys *y)
 }
 
 /* The CPU time xputop itself has used, all its threads, since it started. */
+/* A collector's clients: attached, dropped (for not reading, for a
+ * malformed need) and turned away before attaching, by uid. */
+static void json_clients(struct xpu_json *j, const struct xpu_share_counts *c)
+{
+	xpu_json_obj(j, "clients");
+	xpu_json_uint(j, "attached", c->attached);
+	xpu_json_uint(j, "dropped_not_reading", c->dropped);
+	xpu_json_uint(j, "dropped_bad_need", c->refused);
+	xpu_json_uint(j, "turned_away", c->turned_away);
+	xpu_json_uint(j, "turned_away_full", c->full);
+	xpu_json_uint(j, "turned_away_not_allowed", c->not_allowed);
+	xpu_json_arr(j, "turned_away_by_uid");
+	for (unsigned i = 0; i <= XPU_SHARE_UIDS; i++) {
+		if (i >= c->nuids && (i < XPU_SHARE_UIDS || !c->uids[i].n))
+			continue;
+		xpu_json_obj(j, NULL);
+		if (i < XPU_SHARE_UIDS && c->uids[i].uid != (uint32_t)-1)
+			xpu_json_uint(j, "uid", c->uids[i].uid);
+		else
+			xpu_json_null(j, "uid");	/* unknown, or one of the others */
+		xpu_json_uint(j, "count", c->uids[i].n);
+		xpu_json_end(j, '}');
+	}
+	xpu_json_end(j, ']');
+	xpu_json_end(j, '}');
+}
+
 /* Where the data comes from and how it is collected, as against how this
  * xputop shows it (core/sources/share.h). */
 static void json_collection(struct xpu_json *j, const struct xpu_snapshot *s)
@@ -154,6 +181,15 @@ static void json_collection(struct xpu_json *j, const struct xpu_snapshot *s)
 		xpu_json_str(j, "gpu_mode", "unknown");
 	}
 	xpu_json_bool(j, "gpu_exact_asked", s->gpu_exact_asked);
+	/* The stream ticks at the shortest -d of all, this view at its own. */
+	if (s->collect_interval_ns)
+		xpu_json_num(j, "interval_s", (double)(s->collect_interval_ns / 1000000) / 1e3);
+	else
+		xpu_json_null(j, "interval_s");
+	xpu_json_num(j, "shown_interval_s", (double)s->view_interval_ns / 1e9);
+	xpu_json_uint(j, "ticks_merged", s->merged_ticks);
+	if (!s->attached)
+		json_clients(j, &s->clients);
 	xpu_json_end(j, '}');
 }
 

@@ -160,12 +160,11 @@ static void on_tick(struct xpu_session *s, const struct xpu_event *ev)
 	xpu_gpudev_model_tick(&s->gpudev, ev->time, ev->tick.interval_ns);
 	xpu_npu_model_tick(&s->npu, ev->time, ev->tick.interval_ns);
 	xpu_alerts_expire(&s->alerts, ev->time);
-	xpu_session_sweep(s);
 }
 
 void xpu_session_begin(struct xpu_session *s, uint64_t mono)
 {
-	s->start_mono = s->last_tick_mono = mono;
+	s->start_mono = s->last_tick_mono = s->stream_last = mono;
 }
 
 void xpu_session_watch(struct xpu_session *s, struct xpu_pidset *ps, uint64_t types)
@@ -215,8 +214,35 @@ static void record_tick(struct xpu_session *s, const struct xpu_event *ev)
 	record(s, &t);
 }
 
+/* Whether the stream's tick ev is also this view's (session.h: pace); *v
+ * is the view's, with the time of every tick it merged. */
+static int view_tick(struct xpu_session *s, const struct xpu_event *ev, struct xpu_event *v)
+{
+	int64_t d = (int64_t)s->cfg.interval_ns, step = (int64_t)ev->tick.interval_ns;
+	*v = *ev;
+	s->stream_ticks++;
+	s->stream_last = ev->time;
+	s->stream_interval = ev->tick.interval_ns;
+	if (!s->pace || d <= 0)
+		return 1;
+	s->merged_ns += ev->tick.interval_ns;
+	s->pace_lag += step;
+	if (s->pace_lag + step / 2 < d) {	/* the nearest stream tick to the view's is later */
+		s->merged_ticks++;
+		return 0;
+	}
+	v->tick.interval_ns = s->merged_ns;
+	s->merged_ns = 0;
+	s->pace_lag -= d;
+	/* A late tick (a pause, a takeover) is no debt to catch up on. */
+	if (s->pace_lag > d / 2 || s->pace_lag < -d / 2)
+		s->pace_lag = 0;
+	return 1;
+}
+
 void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 {
+	struct xpu_event v;
 	/* The collector's clients get the whole stream: this xputop's -p and
 	 * -F narrow only what it shows itself. */
 	if (s->tap.event)
@@ -234,14 +260,16 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 		s->stream_hz = ev->tick.sample_hz;	/* the collector's, for the next interval */
 		s->stream_collect = ev->tick.collect;
 	}
-	if (ev->type == XPU_EV_TICK)
-		record_tick(s, ev);
-	else
-		record(s, ev);
-	switch (ev->type) {
-	case XPU_EV_TICK:
-		on_tick(s, ev);
+	if (ev->type == XPU_EV_TICK) {
+		if (view_tick(s, ev, &v)) {	/* what is recorded is this view's */
+			record_tick(s, &v);
+			on_tick(s, &v);
+		}
+		xpu_session_sweep(s);	/* at the stream's pace: a long -d must not hold the dictionary */
 		return;
+	}
+	record(s, ev);
+	switch (ev->type) {
 	case XPU_EV_DROP:
 		s->dropped_total += ev->drop.count;
 		s->dropped_open += ev->drop.count;
@@ -312,9 +340,7 @@ void xpu_session_tick(struct xpu_session *s, uint64_t mono, uint64_t wall)
 	ev.tick.sample_hz = s->stream_hz ? s->stream_hz : s->cfg.sample_hz;
 	ev.tick.collect = s->replay ? 0 : s->stream_collect | XPU_TICK_KNOWN |
 			  (s->cfg.gpu.mode == XPU_GPU_MODE_EXACT ? XPU_TICK_GPU_EXACT : 0);
-	ev.tick.interval_ns = s->last_tick_mono && mono > s->last_tick_mono
-				      ? mono - s->last_tick_mono
-				      : s->cfg.interval_ns;
+	ev.tick.interval_ns = s->stream_last && mono > s->stream_last ? mono - s->stream_last : s->cfg.interval_ns;
 	xpu_session_emit(s, &ev);
 }
 

@@ -15,6 +15,7 @@
 #include "model_gpudev.h"
 #include "model_npu.h"
 #include "pidset.h"
+#include "share.h"
 #include "snapshot.h"
 
 struct xpu_rec_writer;
@@ -108,8 +109,24 @@ struct xpu_session {
 	int collect_set, collect_all;
 	struct xpu_pidset *collect;
 	int collector_pid;	/* attached: the collector's pid */
+	/* Live, ticks come at the stream's pace (the collector's timer: the
+	 * shortest -d of the xputops attached to it) and this xputop's models
+	 * tick at its own -d, cfg.interval_ns: the stream's ticks in between
+	 * are merged, their events staying in the open interval, and a view
+	 * tick carries the time of all it merged.  Where -d is not a multiple
+	 * of the stream's interval the view's intervals alternate around it
+	 * (pace_lag keeps them -d apart on average).  pace 0: every tick is
+	 * the view's (a replay). */
+	int pace;
+	uint64_t stream_last;	/* the stream's last tick, CLOCK_MONOTONIC ns */
+	uint64_t stream_interval;	/* and its interval */
+	uint64_t merged_ns;	/* the open interval so far */
+	int64_t pace_lag;	/* how far the view is behind its own -d */
+	uint64_t stream_ticks, merged_ticks;	/* ticks seen, and merged into a view's */
+	uint64_t stream_ns;	/* the collector's nominal interval (own: its timer; 0: as measured) */
+	struct xpu_share_counts clients;	/* a collector's clients (set by its role logic) */
 	int gpu_exact_asked;	/* this xputop asks for exact GPU tracing */
-	char source_name[128];
+	char source_name[192];
 	struct xpu_src_status status[XPU_SRC_MAX];
 	struct xpu_gpu_peers gpu_peers;	/* set by the GPU source each tick */
 };

@@ -110,6 +110,10 @@ static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
 			: sess->stream_collect | XPU_TICK_KNOWN |
 			  (sess->cfg.gpu.mode == XPU_GPU_MODE_EXACT ? XPU_TICK_GPU_EXACT : 0);
 	s->collector_pid = sess->attached ? sess->collector_pid : 0;
+	s->collect_interval_ns = sess->stream_ns ? sess->stream_ns : sess->stream_interval;
+	s->view_interval_ns = sess->cfg.interval_ns;
+	s->merged_ticks = sess->merged_ticks;
+	s->clients = sess->clients;
 	s->gpu_exact_asked = sess->gpu_exact_asked;
 	s->cpu_status = sess->status[XPU_SRC_CPU];
 	s->gpu_status = sess->status[XPU_SRC_GPU];

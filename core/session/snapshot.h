@@ -18,6 +18,7 @@
 #include "model_npu.h"
 #include "stacks.h"
 #include "service.h"
+#include "share.h"
 #include "symbolize.h"
 #include "table.h"
 
@@ -118,13 +119,17 @@ struct xpu_snapshot {
 	int replay;			/* data comes from a recording */
 	int replay_done;		/* and it has ended */
 	int attached;			/* data comes from another xputop, the collector */
-	char source_name[128];		/* "live" or the recording's path */
+	char source_name[192];		/* "live" or the recording's path */
 	/* How the data is collected (live): the samples' rate (sample_hz is
 	 * this xputop's own, what is shown), XPU_TICK_* (0: not known yet),
 	 * the collector's pid when attached, and whether this xputop asks for
 	 * exact GPU tracing. */
 	uint32_t collect_hz;
 	uint32_t collect;
+	uint64_t collect_interval_ns;	/* the stream's ticks (the shortest -d of all) */
+	uint64_t view_interval_ns;	/* this view's, its own -d */
+	uint64_t merged_ticks;		/* the stream's ticks merged into this view's so far */
+	struct xpu_share_counts clients;	/* a collector's clients */
 	int collector_pid;
 	int gpu_exact_asked;
 

@@ -42,6 +42,7 @@ size_t xpu_share_need_encode(const struct xpu_share_need *n, uint8_t *buf, size_
 	uint32_t np = n->flags & XPU_NEED_ALL_PIDS ? 0 : n->npids;
 	size_t len = XPU_NEED_HEAD + 4 * (size_t)np;
 	if (np > XPU_NEED_PIDS || len > size || (n->flags & ~XPU_NEED_BITS) || !n->hz || n->hz > XPU_NEED_HZ_MAX ||
+	    n->interval_ms < XPU_NEED_MS_MIN || n->interval_ms > XPU_NEED_MS_MAX ||
 	    (!np && !(n->flags & XPU_NEED_ALL_PIDS)))
 		return 0;
 	memcpy(buf, need_magic, 4);
@@ -49,7 +50,8 @@ size_t xpu_share_need_encode(const struct xpu_share_need *n, uint8_t *buf, size_
 	put32(buf + 8, (uint32_t)len);
 	put32(buf + 12, n->flags);
 	put32(buf + 16, n->hz);
-	put32(buf + 20, np);
+	put32(buf + 20, n->interval_ms);
+	put32(buf + 24, np);
 	for (uint32_t i = 0; i < np; i++)
 		put32(buf + XPU_NEED_HEAD + 4 * i, n->pids[i]);
 	return len;
@@ -70,11 +72,14 @@ int xpu_share_need_decode(const uint8_t *buf, size_t len, struct xpu_share_need 
 		return 0;
 	if (get32(buf + 4) != XPU_NEED_VERSION)
 		return need_bad(why, "a need of another version");
-	uint32_t total = get32(buf + 8), flags = get32(buf + 12), hz = get32(buf + 16), np = get32(buf + 20);
+	uint32_t total = get32(buf + 8), flags = get32(buf + 12), hz = get32(buf + 16), ms = get32(buf + 20);
+	uint32_t np = get32(buf + 24);
 	if (np > XPU_NEED_PIDS || total != XPU_NEED_HEAD + 4 * np)
 		return need_bad(why, "a need's length or pid count is out of bounds");
 	if ((flags & ~XPU_NEED_BITS) || !hz || hz > XPU_NEED_HZ_MAX)
 		return need_bad(why, "a need's flags or rate are out of bounds");
+	if (ms < XPU_NEED_MS_MIN || ms > XPU_NEED_MS_MAX)
+		return need_bad(why, "a need's refresh interval is out of bounds");
 	if ((flags & XPU_NEED_ALL_PIDS) ? np != 0 : np == 0)
 		return need_bad(why, "a need names pids and every process, or neither");
 	if (len < total)
@@ -84,6 +89,7 @@ int xpu_share_need_decode(const uint8_t *buf, size_t len, struct xpu_share_need 
 			return need_bad(why, "a need names pid 0");
 	n->flags = flags;
 	n->hz = hz;
+	n->interval_ms = ms;
 	n->npids = np;
 	*used = total;
 	return 1;
@@ -93,6 +99,8 @@ void xpu_share_needs_add(struct xpu_share_needs *u, const struct xpu_share_need 
 {
 	if (n->hz > u->hz)
 		u->hz = n->hz;
+	if (n->interval_ms && (!u->interval_ms || n->interval_ms < u->interval_ms))
+		u->interval_ms = n->interval_ms;
 	u->flags |= n->flags;
 	if (u->flags & XPU_NEED_ALL_PIDS) {
 		u->npids = 0;
@@ -198,6 +206,7 @@ struct server {
 	size_t pending;			/* bytes queued for all of them */
 	uint64_t dropped;		/* clients dropped for not reading */
 	uint64_t refused;		/* clients dropped for a malformed need */
+	struct xpu_share_counts away;	/* turned away before attaching */
 	uint64_t needs_gen;		/* changes with the clients' needs */
 };
 
@@ -311,16 +320,46 @@ static int allowed(const struct server *sv, int fd, struct ucred *uc)
 	return 0;
 }
 
+/* A connection closed before attaching, counted by its uid. */
+static void turn_away(struct server *sv, int fd, const struct ucred *uc, int full)
+{
+	struct xpu_share_counts *c = &sv->away;
+	uint32_t uid = uc ? uc->uid : (uint32_t)-1;
+	unsigned i = 0;
+	while (i < c->nuids && c->uids[i].uid != uid)
+		i++;
+	if (i == c->nuids && c->nuids < XPU_SHARE_UIDS)
+		c->uids[c->nuids++].uid = uid;
+	else if (i == c->nuids) {	/* the others, together */
+		i = XPU_SHARE_UIDS;
+		c->uids[i].uid = (uint32_t)-1;
+	}
+	c->uids[i].n++;
+	c->turned_away++;
+	if (full)
+		c->full++;
+	else
+		c->not_allowed++;
+	xpu_debug("a connection (pid %d, uid %u) turned away: %s", uc ? (int)uc->pid : 0, uid,
+		  full ? "every place is taken" : "neither root nor of the group " XPU_SHARE_GROUP);
+	close(fd);
+}
+
 /* A new client gets the hello, the header and, with its first event, the
  * whole dictionary. */
 static void attach(struct server *sv, int fd)
 {
-	struct ucred uc;
+	struct ucred uc = { 0 };
 	int slot = -1;
 	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS && slot < 0; i++)
 		if (!sv->peers[i])
 			slot = i;
-	struct peer *p = slot >= 0 && allowed(sv, fd, &uc) ? calloc(1, sizeof(*p)) : NULL;
+	int ok = allowed(sv, fd, &uc);
+	if (!ok || slot < 0) {
+		turn_away(sv, fd, ok || uc.pid ? &uc : NULL, ok);
+		return;
+	}
+	struct peer *p = calloc(1, sizeof(*p));
 	if (!p) {
 		close(fd);
 		return;
@@ -556,16 +595,15 @@ void xpu_share_server_stop(struct xpu_source *src)
 	sv->lfd = -1;
 }
 
-void xpu_share_server_counts(const struct xpu_source *src, unsigned *attached, uint64_t *dropped,
-			     uint64_t *refused)
+void xpu_share_server_counts(const struct xpu_source *src, struct xpu_share_counts *c)
 {
 	const struct server *sv = (const struct server *)src;
-	*attached = 0;
+	*c = sv->away;
+	c->attached = 0;
 	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++)
-		*attached += sv->peers[i] != NULL;
-	*dropped = sv->dropped;
-	if (refused)
-		*refused = sv->refused;
+		c->attached += sv->peers[i] != NULL;
+	c->dropped = sv->dropped;
+	c->refused = sv->refused;
 }
 
 uint64_t xpu_share_server_needs(const struct xpu_source *src, struct xpu_share_needs *u)

@@ -19,10 +19,12 @@
  * is one that has read nothing for XPU_SHARE_STALL_S with bytes waiting.
  *
  * The collector collects what every attached xputop needs: each client
- * tells it (a need: its -F, its -p or every process, exact GPU tracing) and
- * the collector collects the union of its own and theirs (the highest rate,
- * the widest set of processes, exact if any asks); each xputop filters and
- * thins what it shows to its own options (session.h).  A client's options
+ * tells it (a need: its -F, its -d, its -p or every process, exact GPU
+ * tracing) and the collector collects the union of its own and theirs (the
+ * highest rate, the shortest refresh, the widest set of processes, exact if
+ * any asks); each xputop filters, thins and paces what it shows to its own
+ * options (session.h: its models tick at its own -d, merging the stream's
+ * ticks in between).  A client's options
  * never narrow what another xputop sees.
  *
  * Wire, collector -> client: "XPUSHARE", u32 version (2), u32 collector
@@ -30,9 +32,10 @@
  * refresh tick, whose sampling rate and XPU_TICK_* flags say how the stream
  * was collected).
  * Client -> collector, at attaching and whenever its needs change: a need,
- * "XPUN", u32 version (1), u32 length of the whole message (24 + 4 npids),
- * u32 flags (XPU_NEED_*), u32 hz (1-XPU_NEED_HZ_MAX), u32 npids
- * (<= XPU_NEED_PIDS, 0 with XPU_NEED_ALL_PIDS), then npids u32 pids (not 0).
+ * "XPUN", u32 version (2), u32 length of the whole message (28 + 4 npids),
+ * u32 flags (XPU_NEED_*), u32 hz (1-XPU_NEED_HZ_MAX), u32 interval_ms (its
+ * -d, XPU_NEED_MS_MIN-XPU_NEED_MS_MAX), u32 npids (<= XPU_NEED_PIDS, 0 with
+ * XPU_NEED_ALL_PIDS), then npids u32 pids (not 0).
  * Little-endian (the host's: both ends are on one machine).  A malformed
  * need ends the client's attachment and is counted; a client that sends
  * none needs nothing.
@@ -63,15 +66,18 @@ enum {
 	XPU_NEED_GPU_EXACT = 1 << 2,	/* every GPU kernel traced (e, --gpu-exact) */
 };
 #define XPU_NEED_BITS 7u
-#define XPU_NEED_VERSION 1
+#define XPU_NEED_VERSION 2
 #define XPU_NEED_PIDS 256		/* XPU_MAX_PIDS, -p's limit */
 #define XPU_NEED_HZ_MAX 10000		/* -F's limit */
-#define XPU_NEED_HEAD 24
+#define XPU_NEED_MS_MIN 50		/* -d's limits, in ms */
+#define XPU_NEED_MS_MAX 3600000
+#define XPU_NEED_HEAD 28
 #define XPU_NEED_MAX (XPU_NEED_HEAD + 4 * XPU_NEED_PIDS)
 
 struct xpu_share_need {
 	uint32_t flags;
 	uint32_t hz;
+	uint32_t interval_ms;
 	uint32_t npids;
 	uint32_t pids[XPU_NEED_PIDS];
 };
@@ -81,6 +87,7 @@ struct xpu_share_need {
 struct xpu_share_needs {
 	uint32_t flags;
 	uint32_t hz;
+	uint32_t interval_ms;		/* the shortest asked, 0: none */
 	uint32_t npids;
 	uint32_t pids[XPU_NEEDS_PIDS];
 };
@@ -92,8 +99,8 @@ size_t xpu_share_need_encode(const struct xpu_share_need *n, uint8_t *buf, size_
  * more bytes are needed, -1 when malformed (*why says how). */
 int xpu_share_need_decode(const uint8_t *buf, size_t len, struct xpu_share_need *n, size_t *used,
 			  const char **why);
-/* Adds n to u: the highest rate, every process or the union of the pids,
- * exact if either asks. */
+/* Adds n to u: the highest rate, the shortest interval, every process or
+ * the union of the pids, exact if either asks. */
 void xpu_share_needs_add(struct xpu_share_needs *u, const struct xpu_share_need *n);
 
 /* The stream socket and the collector lock, in the directory of the GPU
@@ -117,10 +124,22 @@ struct xpu_source *xpu_share_server_new(struct xpu_session *s, int lockfd, const
  * library's socket is closed (xpu_source_gpu_close), or the next collector
  * would find it taken. */
 void xpu_share_server_stop(struct xpu_source *src);
-/* Clients attached now, dropped so far for not reading, and refused for a
- * malformed need. */
-void xpu_share_server_counts(const struct xpu_source *src, unsigned *attached, uint64_t *dropped,
-			     uint64_t *refused);
+/* What the collector's clients came to: attached now, dropped for not
+ * reading, dropped for a malformed need, and connections turned away before
+ * attaching (all XPU_SHARE_MAX_CLIENTS places taken, or not root nor of the
+ * group), counted by uid: the first XPU_SHARE_UIDS uids each, the others
+ * together (uid (uint32_t)-1). */
+#define XPU_SHARE_UIDS 8
+struct xpu_share_counts {
+	unsigned attached;
+	uint64_t dropped;
+	uint64_t refused;
+	uint64_t turned_away;
+	uint64_t full, not_allowed;	/* turned_away, by why */
+	unsigned nuids;
+	struct { uint32_t uid; uint64_t n; } uids[XPU_SHARE_UIDS + 1];
+};
+void xpu_share_server_counts(const struct xpu_source *src, struct xpu_share_counts *c);
 /* Adds the attached clients' needs to u; returns a number that changes
  * whenever they do (a need came, a client left). */
 uint64_t xpu_share_server_needs(const struct xpu_source *src, struct xpu_share_needs *u);

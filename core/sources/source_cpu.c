@@ -14,6 +14,7 @@
 #include "cpu.h"
 #include "cpu.skel.h"
 #include "err.h"
+#include "pidset.h"
 #include "procstat.h"
 #include "rawstack.h"
 #include "session.h"
@@ -309,10 +310,43 @@ int xpu_source_cpu_attach(struct xpu_source *src)
 
 /* The processes first: a wider set only adds samples, so nothing is lost
  * while the rate changes. */
+/* The pid map keeps only what o needs: its pids and, where it follows
+ * forks, their descendants (looked up in /proc once each).  Pids of an
+ * xputop that left go, so the kernel filter narrows back with the union. */
+static void narrow_pids(struct cpu_source *c, const struct xpu_cpu_source_opts *o)
+{
+	struct xpu_pidset keep;
+	uint32_t key, next, *drop = NULL, ndrop = 0, cap = 0;
+	int more;
+	if (xpu_pidset_init(&keep, o->pids, o->npids, o->follow_forks) < 0)
+		return;	/* out of memory: wider than needed, never narrower */
+	for (more = bpf_map__get_next_key(c->skel->maps.pids, NULL, &next, sizeof(next)) == 0; more;
+	     more = bpf_map__get_next_key(c->skel->maps.pids, &key, &next, sizeof(next)) == 0) {
+		key = next;
+		if (xpu_pidset_has(&keep, key))
+			continue;
+		if (ndrop == cap) {
+			uint32_t *d = realloc(drop, (cap = cap ? 2 * cap : 64) * sizeof(*d));
+			if (!d)
+				break;
+			drop = d;
+		}
+		drop[ndrop++] = key;
+	}
+	for (uint32_t i = 0; i < ndrop; i++)
+		bpf_map__delete_elem(c->skel->maps.pids, &drop[i], sizeof(drop[i]), 0);
+	if (ndrop)
+		xpu_debug("CPU sampling: %u processes no xputop watches any more left the pid filter", ndrop);
+	free(drop);
+	xpu_pidset_free(&keep);
+}
+
 int xpu_source_cpu_retune(struct xpu_source *src, const struct xpu_cpu_source_opts *o)
 {
 	struct cpu_source *c = (struct cpu_source *)src;
 	int all = !o->npids;
+	if (!all)
+		narrow_pids(c, o);
 	for (uint32_t i = 0; i < o->npids && !all; i++) {
 		uint8_t one = 1;
 		if (bpf_map__update_elem(c->skel->maps.pids, &o->pids[i], sizeof(uint32_t), &one, 1, BPF_ANY) < 0)

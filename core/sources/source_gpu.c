@@ -871,6 +871,23 @@ static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 	describe(g);
 }
 
+void xpu_source_gpu_narrow(struct xpu_source *src)
+{
+	struct gpu_source *g = (struct gpu_source *)src;
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = g->conns[i];
+		if (!c || !c->hello || c->ignored || xpu_session_watches(g->sess, c->pid))
+			continue;
+		/* It ends the connection and comes back: then left dormant (on_hello). */
+		xpu_debug("pid %u: no xputop watches it any more: its injection library is stopped", c->pid);
+		send_control(c->fd, XPU_WIRE_STOP, NULL, 0);
+		c->ignored = 1;
+		proc_event(g, c, XPU_GPU_PROC_LEFT, 0, 0);
+		if (g->probes)
+			xpu_gpu_probes_left(g->probes, c->pid);
+	}
+}
+
 void xpu_source_gpu_close(struct xpu_source *src)
 {
 	struct gpu_source *g = (struct gpu_source *)src;

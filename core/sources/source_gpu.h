@@ -39,6 +39,11 @@ struct xpu_gpu_source_opts {
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
 				      struct xpu_service *svc, const struct xpu_gpu_source_opts *o);
 
+/* Stops the injection libraries of the processes no xputop watches any
+ * more (xpu_session_watches(): the union of -p narrowed when a client left);
+ * they come back and are left dormant. */
+void xpu_source_gpu_narrow(struct xpu_source *src);
+
 /* Lets the injected processes go and the socket with them (xputop is
  * quitting: another xputop may take over before it is gone). */
 void xpu_source_gpu_close(struct xpu_source *src);

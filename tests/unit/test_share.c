@@ -126,10 +126,9 @@ TEST(a_client_that_stops_reading_is_dropped_and_never_makes_the_collector_wait)
 	alarm(60);
 	REQUIRE(xpu_share_connect(&fd) == 0);	/* and never reads */
 	sv->drain(sv, &col);
-	unsigned n;
-	uint64_t dropped;
-	xpu_share_server_counts(sv, &n, &dropped, NULL);
-	CHECK_INT(n, ==, 1);
+	struct xpu_share_counts k;
+	xpu_share_server_counts(sv, &k);
+	CHECK_INT(k.attached, ==, 1);
 	/* 1 KiB names: 48 MiB, past the backlog, in ticks of 1 MiB.  A write
 	 * that waited for the client would wait for ever: the alarm ends the
 	 * test then (a bound on each write's time would fail on a loaded
@@ -139,9 +138,9 @@ TEST(a_client_that_stops_reading_is_dropped_and_never_makes_the_collector_wait)
 		if (i % 1024 == 1023)
 			xpu_session_tick(&col, xpu_now_mono(), 1);
 	}
-	xpu_share_server_counts(sv, &n, &dropped, NULL);
-	CHECK_INT(n, ==, 0);
-	CHECK_INT(dropped, ==, 1);
+	xpu_share_server_counts(sv, &k);
+	CHECK_INT(k.attached, ==, 0);
+	CHECK_INT(k.dropped, ==, 1);
 	alarm(0);
 	close(fd);
 	xpu_session_free(&col);
@@ -151,7 +150,7 @@ TEST(a_client_that_stops_reading_is_dropped_and_never_makes_the_collector_wait)
 
 static struct xpu_share_need need_of(uint32_t flags, uint32_t hz, uint32_t npids, uint32_t first)
 {
-	struct xpu_share_need n = { .flags = flags, .hz = hz, .npids = npids };
+	struct xpu_share_need n = { .flags = flags, .hz = hz, .interval_ms = 1000, .npids = npids };
 	for (uint32_t i = 0; i < npids; i++)
 		n.pids[i] = first + i;
 	return n;
@@ -175,6 +174,7 @@ TEST(a_need_reads_back_as_it_was_sent)
 	REQUIRE(decode(b, len, &m) == 1);
 	CHECK_INT(m.flags, ==, n.flags);
 	CHECK_INT(m.hz, ==, 19);
+	CHECK_INT(m.interval_ms, ==, 1000);
 	CHECK_INT(m.npids, ==, 3);
 	CHECK_INT(m.pids[2], ==, 102);
 }
@@ -187,15 +187,17 @@ TEST(a_malformed_or_oversized_need_is_refused)
 	size_t len = xpu_share_need_encode(&n, good, sizeof(good));
 	struct { size_t off; uint32_t v; } bad[] = {
 		{ 0, 0x4e555059 },	/* magic */
-		{ 4, 2 },		/* version */
+		{ 4, 1 },		/* version: the one before */
 		{ 8, (uint32_t)len + 4 },	/* length against npids */
 		{ 8, 0xffffffffu },
 		{ 12, 1u << 7 },	/* an unknown flag */
 		{ 12, XPU_NEED_ALL_PIDS },	/* every process, and pids */
 		{ 16, 0 },		/* rate */
 		{ 16, XPU_NEED_HZ_MAX + 1 },
-		{ 20, XPU_NEED_PIDS + 1 },	/* more pids than -p takes */
-		{ 20, 0x40000000u },	/* a length that would wrap */
+		{ 20, XPU_NEED_MS_MIN - 1 },	/* refresh interval */
+		{ 20, XPU_NEED_MS_MAX + 1 },
+		{ 24, XPU_NEED_PIDS + 1 },	/* more pids than -p takes */
+		{ 24, 0x40000000u },	/* a length that would wrap */
 		{ XPU_NEED_HEAD, 0 },	/* pid 0 */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -207,6 +209,9 @@ TEST(a_malformed_or_oversized_need_is_refused)
 	CHECK_INT(decode(b, sizeof(b), &m), ==, -1);
 	struct xpu_share_need none = need_of(0, 99, 0, 1);	/* neither pids nor every process */
 	CHECK_INT(xpu_share_need_encode(&none, b, sizeof(b)), ==, 0);
+	struct xpu_share_need fast = need_of(XPU_NEED_ALL_PIDS, 99, 0, 0);
+	fast.interval_ms = XPU_NEED_MS_MIN - 1;	/* faster than -d allows */
+	CHECK_INT(xpu_share_need_encode(&fast, b, sizeof(b)), ==, 0);
 }
 
 TEST(the_needs_add_up_to_the_widest_set_the_highest_rate_and_exact_if_any_asks)
@@ -217,6 +222,7 @@ TEST(the_needs_add_up_to_the_widest_set_the_highest_rate_and_exact_if_any_asks)
 	xpu_share_needs_add(&u, &a);
 	xpu_share_needs_add(&u, &b);
 	CHECK_INT(u.hz, ==, 99);
+	CHECK_INT(u.interval_ms, ==, 1000);
 	CHECK_INT(u.npids, ==, 3);	/* 10, 11, 12 */
 	CHECK(u.flags & XPU_NEED_GPU_EXACT);
 	struct xpu_share_need all = need_of(XPU_NEED_ALL_PIDS, 1, 0, 0);
@@ -224,6 +230,12 @@ TEST(the_needs_add_up_to_the_widest_set_the_highest_rate_and_exact_if_any_asks)
 	CHECK(u.flags & XPU_NEED_ALL_PIDS);
 	CHECK_INT(u.npids, ==, 0);
 	CHECK_INT(u.hz, ==, 99);
+	struct xpu_share_need quick = need_of(XPU_NEED_ALL_PIDS, 1, 0, 0), slow = quick;
+	quick.interval_ms = 250;
+	slow.interval_ms = 5000;
+	xpu_share_needs_add(&u, &quick);
+	xpu_share_needs_add(&u, &slow);
+	CHECK_INT(u.interval_ms, ==, 250);	/* the shortest -d asked */
 }
 
 static void settle(struct xpu_source *sv, struct xpu_session *col)
@@ -285,7 +297,7 @@ TEST(a_client_that_sends_a_malformed_need_is_dropped_and_counted)
 	for (int i = 0; i < 3; i++)
 		REQUIRE(xpu_share_connect(&fds[i]) == 0);
 	settle(sv, &col);
-	memcpy(b + 20, &huge, 4);	/* claims a million pids */
+	memcpy(b + 24, &huge, 4);	/* claims a million pids */
 	CHECK_INT(send(fds[0], b, len, MSG_NOSIGNAL), ==, (ssize_t)len);
 	memset(b, 0xff, sizeof(b));
 	CHECK_INT(send(fds[1], b, sizeof(b), MSG_NOSIGNAL), ==, (ssize_t)sizeof(b));
@@ -293,11 +305,10 @@ TEST(a_client_that_sends_a_malformed_need_is_dropped_and_counted)
 	len = xpu_share_need_encode(&n, b, sizeof(b));
 	CHECK_INT(send(fds[2], b, len, MSG_NOSIGNAL), ==, (ssize_t)len);	/* a good one stays */
 	settle(sv, &col);
-	unsigned attached;
-	uint64_t dropped, refused;
-	xpu_share_server_counts(sv, &attached, &dropped, &refused);
-	CHECK_INT(refused, ==, 2);
-	CHECK_INT(attached, ==, 1);
+	struct xpu_share_counts k;
+	xpu_share_server_counts(sv, &k);
+	CHECK_INT(k.refused, ==, 2);
+	CHECK_INT(k.attached, ==, 1);
 	static struct xpu_share_needs u;
 	memset(&u, 0, sizeof(u));
 	xpu_share_server_needs(sv, &u);
@@ -328,11 +339,10 @@ TEST(the_dictionary_sent_on_attaching_counts_against_the_clients_cap)
 	sv->drain(sv, &col);
 	sample(&col, 1u << 30, 16);	/* the first event carries the dictionary */
 	xpu_session_tick(&col, xpu_now_mono(), 1);
-	unsigned n;
-	uint64_t dropped;
-	xpu_share_server_counts(sv, &n, &dropped, NULL);
-	CHECK_INT(n, ==, 0);
-	CHECK_INT(dropped, ==, 1);
+	struct xpu_share_counts k;
+	xpu_share_server_counts(sv, &k);
+	CHECK_INT(k.attached, ==, 0);
+	CHECK_INT(k.dropped, ==, 1);
 	alarm(0);
 	close(fd);
 	xpu_source_destroy(sv);
@@ -396,4 +406,129 @@ TEST(the_collector_lock_is_held_by_one_at_a_time)
 	b = xpu_share_lock();
 	CHECK_INT(b, >=, 0);
 	close(b);
+}
+
+/* Past XPU_SHARE_MAX_CLIENTS, a connection is closed before a byte is sent
+ * and counted, by its uid. */
+TEST(connections_past_the_last_place_are_turned_away_and_counted_by_uid)
+{
+	struct xpu_session col;
+	start(&col);
+	struct xpu_source *sv = serve(&col);
+	REQUIRE(sv);
+	int fds[XPU_SHARE_MAX_CLIENTS + 4];
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS + 4; i++) {
+		REQUIRE(xpu_share_connect(&fds[i]) == 0);
+		settle(sv, &col);
+	}
+	struct xpu_share_counts k;
+	xpu_share_server_counts(sv, &k);
+	CHECK_INT(k.attached, ==, XPU_SHARE_MAX_CLIENTS);
+	CHECK_INT(k.turned_away, ==, 4);
+	CHECK_INT(k.full, ==, 4);
+	CHECK_INT(k.not_allowed, ==, 0);
+	CHECK_INT(k.nuids, ==, 1);
+	CHECK_INT(k.uids[0].uid, ==, geteuid());
+	CHECK_INT(k.uids[0].n, ==, 4);
+	char c;
+	CHECK_INT(recv(fds[XPU_SHARE_MAX_CLIENTS], &c, 1, 0), ==, 0);	/* closed, nothing sent */
+	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS + 4; i++)
+		close(fds[i]);
+	xpu_source_destroy(sv);
+	xpu_session_free(&col);
+}
+
+/* ---- -d: each xputop's view ticks at its own interval ---- */
+
+static void stream_tick(struct xpu_session *s, uint64_t *t, uint64_t step)
+{
+	*t += step;
+	xpu_session_tick(s, *t, *t);
+}
+
+/* A view with a longer -d than the stream's merges the stream's ticks: it
+ * ticks once in four, with the time and every sample of the four. */
+TEST(a_longer_interval_than_the_streams_merges_its_ticks_and_loses_nothing)
+{
+	struct xpu_session s;
+	start(&s);	/* -d 1 */
+	s.pace = 1;
+	uint64_t t = 1000000000000ULL;
+	xpu_session_begin(&s, t);
+	for (int i = 0; i < 8; i++) {
+		for (uint32_t k = 0; k < 10; k++)
+			sample(&s, k, 20);
+		stream_tick(&s, &t, 250000000ULL);
+		CHECK_INT(s.ticks, ==, (uint64_t)(i + 1) / 4);
+	}
+	CHECK_INT(s.last_interval, ==, 1000000000ULL);
+	CHECK_INT(s.cpu.samples_total, ==, 80);
+	CHECK_INT(s.stream_ticks, ==, 8);
+	CHECK_INT(s.merged_ticks, ==, 6);
+	xpu_session_free(&s);
+}
+
+/* Where -d is no multiple of the stream's interval, the view's intervals
+ * alternate around it: 1.5 s of a 1 s stream are 1 s and 2 s in turn. */
+TEST(an_interval_that_is_no_multiple_of_the_streams_keeps_its_average)
+{
+	struct xpu_session s;
+	start(&s);
+	s.cfg.interval_ns = 1500000000ULL;
+	s.pace = 1;
+	uint64_t t = 1000000000000ULL, sum = 0, seen = 0;
+	xpu_session_begin(&s, t);
+	for (int i = 0; i < 12; i++) {
+		stream_tick(&s, &t, 1000000000ULL);
+		if (s.ticks != seen) {
+			seen = s.ticks;
+			sum += s.last_interval;
+			CHECK(s.last_interval == 1000000000ULL || s.last_interval == 2000000000ULL);
+		}
+	}
+	CHECK_INT(seen, ==, 8);
+	CHECK_INT(sum, ==, 12000000000ULL);
+	xpu_session_free(&s);
+}
+
+/* The stream's ticks go to the clients every time, whatever the
+ * collector's own -d: it paces only its own view. */
+TEST(the_collector_sends_every_stream_tick_while_its_view_keeps_its_own_interval)
+{
+	struct xpu_session col, cli;
+	start(&col);	/* -d 1 */
+	col.pace = 1;
+	start(&cli);
+	cli.cfg.interval_ns = 250000000ULL;	/* the client's -d 0.25, the stream's */
+	cli.pace = 1;
+	struct xpu_source *sv = serve(&col);
+	REQUIRE(sv);
+	int fd;
+	REQUIRE(xpu_share_connect(&fd) == 0);
+	struct xpu_share_client *c = xpu_share_client_new(fd, &cli.dict);
+	REQUIRE(c);
+	sv->drain(sv, &col);
+	REQUIRE(xpu_share_client_wait_meta(c, 2000) == 0);
+	uint64_t t = xpu_now_mono();
+	xpu_session_begin(&col, t);
+	xpu_session_begin(&cli, t);
+	for (int i = 0; i < 8; i++) {
+		sample(&col, (uint32_t)i, 20);
+		stream_tick(&col, &t, 250000000ULL);
+	}
+	int got = 0;
+	for (int i = 0; i < 400 && got < 8; i++) {
+		int r = xpu_share_client_next(c, &cli);
+		got += r > 0;
+		if (r == 0)
+			usleep(5000);
+	}
+	CHECK_INT(got, ==, 8);
+	CHECK_INT(cli.ticks, ==, 8);
+	CHECK_INT(col.ticks, ==, 2);
+	CHECK_INT(cli.cpu.samples_total, ==, col.cpu.samples_total);
+	xpu_share_client_free(c);
+	xpu_source_destroy(sv);
+	xpu_session_free(&col);
+	xpu_session_free(&cli);
 }

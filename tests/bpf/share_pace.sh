@@ -1,0 +1,127 @@
+# test-lane: quiet
+# Several xputops at once, issue 24: each refreshes at its own -d while the
+# collector's stream ticks at the shortest; what a client woke (pids in the
+# kernel's filter, a GPU library) goes back to sleep when it leaves.  Measures refresh intervals:
+# runs alone.  Needs root.
+. tests/lib.sh
+need_root
+Q="python3 tests/jsonq.py"
+FAKE=$(public "$OUT/tests/libxputop_inject_fake.so")
+STANDIN=$(public "$OUT/tests/progs/gpu_standin")
+BUSY=$OUT/tests/progs/busy
+"$BUSY" 300 > /dev/null 2>&1 &
+B1=$!
+"$BUSY" 300 > /dev/null 2>&1 &
+B2=$!
+J="python3 -c"
+
+# xrun NAME ARGS...: an xputop in batch JSON mode, its output in $T_TMP/NAME.json, stderr in NAME.err.
+xrun() {
+	n=$1
+	shift
+	"$XPUTOP" -b -j -d 0.5 "$@" > "$T_TMP/$n.json" 2> "$T_TMP/$n.err" &
+	eval "P_$n=\$!"
+}
+# xstop NAME: ends it; its exit status must be 143 (128 + SIGTERM: a clean end by that signal).
+xstop() {
+	eval "p=\$P_$1"
+	kill "$p" 2> /dev/null
+	wait "$p"
+	rc=$?
+	[ "$rc" -eq 143 ] || fail "xputop $1 exited $rc: $(tail -3 "$T_TMP/$1.err")"
+}
+# last NAME PYEXPR: PYEXPR (on s, the last snapshot; S, all) holds, else fails with what it saw.
+last() {
+	python3 - "$T_TMP/$1.json" "$2" <<-'PY' || fail "$1: $2 does not hold"
+	import json, sys
+	S = []
+	for l in open(sys.argv[1]):
+	    try:
+	        S.append(json.loads(l))
+	    except ValueError:	# the line being written
+	        pass
+	s = S[-1] if S else {}
+	ok = bool(S) and eval(sys.argv[2])
+	if not ok:
+	    print("  saw:", json.dumps({k: s.get(k) for k in ("source", "collection", "cpu_info")}), file=sys.stderr)
+	sys.exit(0 if ok else 1)
+	PY
+}
+
+t pids_a_client_asked_for_leave_the_kernel_filter_when_it_leaves
+xrun narrow -p "$B1"
+wait_json "$T_TMP/narrow.json"
+# pidmap NAME: the pids in the CPU sampler's kernel filter of xputop NAME (its map "pids", found through its fds).
+pidmap() {
+	eval "p=\$P_$1"
+	for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/"$p"/fdinfo/* 2> /dev/null | sort -u); do
+		bpftool -j map show id "$id" 2> /dev/null | grep -q '"name":"pids"' || continue
+		bpftool -j map dump id "$id" | python3 -c '
+import json, sys
+print(" ".join(str(int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little")) for e in json.load(sys.stdin)))'
+	done
+}
+
+xrun wide -p "$B2"
+wait_json "$T_TMP/wide.json"
+sleep 2
+case " $(pidmap narrow) " in *" $B2 "*) ;; *) fail "the client's pid $B2 is not in the filter: $(pidmap narrow)" ;; esac
+xstop wide
+sleep 2
+case " $(pidmap narrow) " in *" $B2 "*) fail "pid $B2 stayed in the filter: $(pidmap narrow)" ;; esac
+case " $(pidmap narrow) " in *" $B1 "*) ;; *) fail "the collector's own pid $B1 left the filter" ;; esac
+xstop narrow
+
+t each_xputop_refreshes_at_its_own_d_the_stream_at_the_shortest
+xrun dcol -d 1
+wait_json "$T_TMP/dcol.json"
+xrun dfast -d 0.25
+xrun dslow -d 2
+wait_json "$T_TMP/dfast.json"
+wait_json "$T_TMP/dslow.json"
+sleep 7
+# gaps NAME LO HI: the last refreshes of xputop NAME came LO to HI s apart.
+gaps() {
+	last "$1" "all($2 <= (b['mono_ns'] - a['mono_ns']) / 1e9 <= $3 for a, b in zip(S[-3:], S[-2:]))"
+}
+gaps dcol 0.85 1.15
+gaps dfast 0.2 0.3
+gaps dslow 1.8 2.2
+last dcol "abs(s['collection']['interval_s'] - 0.25) < 0.01 and s['collection']['shown_interval_s'] == 1"
+last dslow "abs(s['collection']['interval_s'] - 0.25) < 0.05 and s['collection']['shown_interval_s'] == 2"
+# Nothing lost in the merging: a refresh of 2 s holds twice the samples of
+# one of 1 s (two busy programs at 99 Hz: about 198 a second).
+last dslow "sum(x['cpu_info']['samples_tick'] for x in S[-2:]) / 2 > 300"
+last dcol "150 < sum(x['cpu_info']['samples_tick'] for x in S[-3:]) / 3 < 250"
+xstop dfast
+sleep 6	# past the refresh that spans the change back to 1 s ticks
+last dcol "s['collection']['interval_s'] == 1"
+gaps dslow 1.8 2.2
+xstop dslow
+xstop dcol
+
+t a_library_woken_for_a_client_is_stopped_when_it_leaves
+xrun lcol -p "$B1" -v
+wait_json "$T_TMP/lcol.json"
+# (nowait: its library is dormant until a client asks for it; flat out, its rates to /dev/null)
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 18 /dev/null nowait > /dev/null \
+	2> "$T_TMP/standin3.err" &
+S=$!
+sleep 4	# the library connects, and is left dormant: no one watches it
+expect_grep "pid $S is not one -p watches: its injection library is left dormant" "$T_TMP/lcol.err"
+xrun lcli -p "$S"
+wait_json "$T_TMP/lcli.json"
+sleep 5	# it comes back within 3 s, and is started for the client
+last lcli "any(p['pid'] == $S for p in s['gpu'].get('processes', []))"
+xstop lcli
+sleep 1
+expect_grep "pid $S: no xputop watches it any more: its injection library is stopped" "$T_TMP/lcol.err"
+n=$(grep -c "pid $S is not one -p watches" "$T_TMP/lcol.err")
+sleep 4
+[ "$(grep -c "pid $S is not one -p watches" "$T_TMP/lcol.err")" -gt "$n" ] || fail "the stopped library did not come back dormant"
+xstop lcol
+kill "$S" 2> /dev/null
+wait "$S" 2> /dev/null
+
+kill "$B1" "$B2" 2> /dev/null
+finish
