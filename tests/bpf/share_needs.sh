@@ -53,9 +53,18 @@ last() {
 t the_agents_data_is_unchanged_when_a_narrower_xputop_started_first
 xrun narrow -p "$B1" -F 19
 wait_json "$T_TMP/narrow.json"
-xrun agent --window 60
+xrun agent --window 60 --prometheus 127.0.0.1:0
 wait_json "$T_TMP/agent.json"
 sleep 6
+# What Prometheus would scrape from the agent: both processes, at 99 Hz.
+ADDR=$(sed -n 's|^xputop: metrics at http://\(.*\)/metrics$|\1|p' "$T_TMP/agent.err")
+curl -sf "http://$ADDR/metrics" > "$T_TMP/agent.prom" || fail "the agent's /metrics did not answer ($ADDR)"
+grep -q "^xputop_cpu_sample_frequency_hertz 99$" "$T_TMP/agent.prom" ||
+	fail "the agent's metrics are not at 99 Hz: $(grep sample_frequency "$T_TMP/agent.prom")"
+for b in $B1 $B2; do
+	grep -q "^xputop_process_cpu_samples_total{pid=\"$b\"" "$T_TMP/agent.prom" ||
+		fail "the agent's metrics have no series for pid $b: $(grep -c process_cpu_samples "$T_TMP/agent.prom") series"
+done
 last agent 's["collection"]["by"] == "collector" and s["collection"]["sample_hz"] == 99 and s["collection"]["all_processes"]'
 last agent "any(p['pid'] == $B2 for p in s['cpu']) and any(p['pid'] == $B1 for p in s['cpu'])"
 # Two busy programs on the CPUs: about 99 samples a second on each CPU (99 a
