@@ -110,6 +110,7 @@ def same_as(snaps, path):
         s.pop("memory", None)
         s.pop("self_cpu_s", None)
         s.pop("symbolizer", None)
+        s.pop("collection", None)  # how a live xputop collects: a replay has none
         for view in ("cpu_info", "gpu", "npu", "gpu_devices"):
             s[view] = {k: v for k, v in s.get(view, {}).items() if k not in ("status", "state")}
         s["npu"].pop("sources", None)  # what this machine offers, not what was recorded

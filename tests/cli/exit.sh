@@ -40,10 +40,13 @@ ms=$("$XPUTOP" -b -j -n 1 -d 0.3 2> "$T_TMP/err" | {
 [ -n "$ms" ] && [ "$ms" -lt 300 ] || fail "xputop took $ms ms to end after its snapshot: $(cat "$T_TMP/err")"
 
 t the_helper_that_detaches_the_probes_is_gone_soon_after_exit
-# It is a fork of xputop with the same arguments (an unusual -d finds it).
-"$XPUTOP" -b -j -n 1 -d 0.317 > /dev/null 2>&1
+# It is a fork of xputop with the same arguments: an -o directory of this
+# run's own finds it, and no other suite's xputop.
+MARK=$T_TMP/exit-helper-mark
+mkdir -p "$MARK"
+"$XPUTOP" -b -j -n 1 -d 0.3 -o "$MARK" > /dev/null 2>> "$T_TMP/xputop.err" || xp_failed $?
 i=0
-while [ $i -lt 50 ] && pgrep -f -- "-n 1 -d 0.317" > /dev/null; do sleep 0.1; i=$((i + 1)); done
-pgrep -f -- "-n 1 -d 0.317" > /dev/null && fail "a helper is still there 5 s after exit"
+while [ $i -lt 50 ] && pgrep -f -- "$MARK" > /dev/null; do sleep 0.1; i=$((i + 1)); done
+pgrep -f -- "$MARK" > /dev/null && fail "a helper is still there 5 s after exit"
 
 finish
