@@ -15,7 +15,6 @@
 #include "model_gpudev.h"
 #include "model_npu.h"
 #include "pidset.h"
-#include "share.h"
 #include "snapshot.h"
 
 struct xpu_rec_writer;

@@ -18,9 +18,24 @@
 #include "model_npu.h"
 #include "stacks.h"
 #include "service.h"
-#include "share.h"
 #include "symbolize.h"
 #include "table.h"
+
+/* What the collector's clients came to: attached now, dropped for not
+ * reading, dropped for a malformed need, and connections turned away before
+ * attaching (all XPU_SHARE_MAX_CLIENTS places taken, or not root nor of the
+ * group), counted by uid: the first XPU_SHARE_UIDS uids each, the others
+ * together (uid (uint32_t)-1). */
+#define XPU_SHARE_UIDS 8
+struct xpu_share_counts {
+	unsigned attached;
+	uint64_t dropped;
+	uint64_t refused;
+	uint64_t turned_away;
+	uint64_t full, not_allowed;	/* turned_away, by why */
+	unsigned nuids;
+	struct { uint32_t uid; uint64_t n; } uids[XPU_SHARE_UIDS + 1];
+};
 
 struct xpu_dict;
 struct xpu_session;

@@ -47,6 +47,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "snapshot.h"
+
 struct xpu_dict;
 struct xpu_rec_meta;
 struct xpu_session;
@@ -124,21 +126,8 @@ struct xpu_source *xpu_share_server_new(struct xpu_session *s, int lockfd, const
  * library's socket is closed (xpu_source_gpu_close), or the next collector
  * would find it taken. */
 void xpu_share_server_stop(struct xpu_source *src);
-/* What the collector's clients came to: attached now, dropped for not
- * reading, dropped for a malformed need, and connections turned away before
- * attaching (all XPU_SHARE_MAX_CLIENTS places taken, or not root nor of the
- * group), counted by uid: the first XPU_SHARE_UIDS uids each, the others
- * together (uid (uint32_t)-1). */
-#define XPU_SHARE_UIDS 8
-struct xpu_share_counts {
-	unsigned attached;
-	uint64_t dropped;
-	uint64_t refused;
-	uint64_t turned_away;
-	uint64_t full, not_allowed;	/* turned_away, by why */
-	unsigned nuids;
-	struct { uint32_t uid; uint64_t n; } uids[XPU_SHARE_UIDS + 1];
-};
+/* What the collector's clients came to (struct xpu_share_counts, in
+ * snapshot.h, which shows it). */
 void xpu_share_server_counts(const struct xpu_source *src, struct xpu_share_counts *c);
 /* Adds the attached clients' needs to u; returns a number that changes
  * whenever they do (a need came, a client left). */

@@ -7,6 +7,9 @@
 # kept corpus (tests/fuzz/README.md says how to add them).
 #
 #     tests/fuzz/run.sh [OUT]        XPU_FUZZ_SECONDS (default 30) per harness
+#
+# tests/run's limit for it (make check fuzzes 9 harnesses 40 s each):
+# test-timeout: 600
 OUT=${1:-${OUT:-build}}
 cd "$(dirname "$0")/../.." || exit 1
 FUZZ_DIR=$PWD/tests/fuzz
