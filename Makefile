@@ -347,9 +347,12 @@ NPROC := $(shell nproc 2> /dev/null || echo 2)
 check: deps
 	$(MAKE) --no-print-directory -j$(NPROC) all fuzz
 	$(MAKE) --no-print-directory -j$(NPROC) OUTPUT=$(OUTPUT)-san SAN=1 all
-	XPU_FUZZ_SECONDS=40 tests/run $(OUTPUT)
-	@echo "== the same suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer"
-	XPU_FUZZ=0 tests/run $(OUTPUT)-san
+	@# Both passes run whatever the first gives; check fails if either failed.
+	@XPU_FUZZ_SECONDS=40 tests/run $(OUTPUT); plain=$$?; \
+	echo "== the same suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer"; \
+	XPU_FUZZ=0 tests/run $(OUTPUT)-san; san=$$?; \
+	[ $$plain -eq 0 ] || echo "make check: the plain pass failed (above)"; \
+	[ $$plain -eq 0 ] && [ $$san -eq 0 ]
 
 deps:
 	.ci/setup

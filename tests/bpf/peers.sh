@@ -1,7 +1,6 @@
 # The GPU injection socket is 0666: any local user may connect.  Each attack
 # of issue 24 played by an unprivileged user (uid 65534) against an agent:
 # memory, blinding, spoofing, device ids, the journal.  Needs root.
-# test-lane: quiet
 . tests/lib.sh
 need_root
 Q="python3 tests/jsonq.py"
