@@ -7,48 +7,7 @@
 # rates, refresh intervals and RSS: runs alone.  Needs root.
 . tests/lib.sh
 need_root
-Q="python3 tests/jsonq.py"
-FAKE=$(public "$OUT/tests/libxputop_inject_fake.so")
-STANDIN=$(public "$OUT/tests/progs/gpu_standin")
-BUSY=$OUT/tests/progs/busy
-"$BUSY" 300 > /dev/null 2>&1 &
-B1=$!
-"$BUSY" 300 > /dev/null 2>&1 &
-B2=$!
-J="python3 -c"
-
-# xrun NAME ARGS...: an xputop in batch JSON mode, its output in $T_TMP/NAME.json, stderr in NAME.err.
-xrun() {
-	n=$1
-	shift
-	"$XPUTOP" -b -j -d 0.5 "$@" > "$T_TMP/$n.json" 2> "$T_TMP/$n.err" &
-	eval "P_$n=\$!"
-}
-# xstop NAME: ends it; its exit status must be 143 (128 + SIGTERM: a clean end by that signal).
-xstop() {
-	eval "p=\$P_$1"
-	kill "$p" 2> /dev/null
-	wait "$p"
-	rc=$?
-	[ "$rc" -eq 143 ] || fail "xputop $1 exited $rc: $(tail -3 "$T_TMP/$1.err")"
-}
-# last NAME PYEXPR: PYEXPR (on s, the last snapshot; S, all) holds, else fails with what it saw.
-last() {
-	python3 - "$T_TMP/$1.json" "$2" <<-'PY' || fail "$1: $2 does not hold"
-	import json, sys
-	S = []
-	for l in open(sys.argv[1]):
-	    try:
-	        S.append(json.loads(l))
-	    except ValueError:	# the line being written
-	        pass
-	s = S[-1] if S else {}
-	ok = bool(S) and eval(sys.argv[2])
-	if not ok:
-	    print("  saw:", json.dumps({k: s.get(k) for k in ("source", "collection", "cpu_info")}), file=sys.stderr)
-	sys.exit(0 if ok else 1)
-	PY
-}
+. tests/share_lib.sh
 
 t the_agents_data_is_unchanged_when_a_narrower_xputop_started_first
 xrun narrow -p "$B1" -F 19

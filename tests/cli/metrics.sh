@@ -5,33 +5,11 @@
 # and live under a flood of scrapes.  Needs root (the live test) and the
 # prometheus package (.ci/setup installs it).
 . tests/lib.sh
+. tests/metrics_lib.sh
 need_root
 P="python3 tests/promtext.py"
 REC=tests/fixtures/fleet.xpr
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# serve NAME ARGS...: starts xputop with --prometheus on a free port, sets X
-# (its pid) and ADDR (host:port) once it listens.
-serve() {
-	n=$1
-	shift
-	"$XPUTOP" --prometheus 0 "$@" > "$T_TMP/$n.out" 2> "$T_TMP/$n.err" &
-	X=$!
-	ADDR=""
-	for _ in $(seq 100); do
-		ADDR=$(sed -n 's|^xputop: metrics at http://\(.*\)/metrics$|\1|p' "$T_TMP/$n.err")
-		[ -n "$ADDR" ] && break
-		sleep 0.1
-	done
-	[ -n "$ADDR" ] || fail "xputop did not say where it serves: $(cat "$T_TMP/$n.err")"
-	# 503 until its first refresh
-	for _ in $(seq 100); do
-		curl -sf -o /dev/null "http://$ADDR/metrics" && return 0
-		sleep 0.1
-	done
-	fail "xputop at $ADDR did not serve metrics: $(cat "$T_TMP/$n.err")"
-}
-scrape() { curl -sf "$@" "http://$ADDR/metrics"; }
 # until_ended NAME: until the replay of xputop NAME reached its end (it then keeps serving).
 until_ended() {
 	for _ in $(seq 300); do

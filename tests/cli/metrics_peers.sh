@@ -4,37 +4,11 @@
 # sources.  Its bound (1 s a scrape, against ~40 ms measured) holds beside
 # other suites.  Needs root.
 . tests/lib.sh
+. tests/metrics_lib.sh
 need_root
 REC=tests/fixtures/fleet.xpr
 PEERS=$(public tests/slowpeers.py)
 
-# serve NAME ARGS...: starts xputop with --prometheus on a free port, sets X
-# (its pid) and ADDR (host:port) once it answers /metrics.
-serve() {
-	n=$1
-	shift
-	"$XPUTOP" --prometheus 0 "$@" > "$T_TMP/$n.out" 2> "$T_TMP/$n.err" &
-	X=$!
-	ADDR=""
-	for _ in $(seq 100); do
-		ADDR=$(sed -n 's|^xputop: metrics at http://\(.*\)/metrics$|\1|p' "$T_TMP/$n.err")
-		[ -n "$ADDR" ] && break
-		sleep 0.1
-	done
-	[ -n "$ADDR" ] || fail "xputop did not say where it serves: $(cat "$T_TMP/$n.err")"
-	for _ in $(seq 100); do
-		curl -sf -o /dev/null "http://$ADDR/metrics" && return 0
-		sleep 0.1
-	done
-	fail "xputop at $ADDR did not serve metrics: $(cat "$T_TMP/$n.err")"
-}
-# stop: ends xputop $X (it serves until killed) and checks it ended as asked.
-stop() {
-	kill -TERM "$X"
-	wait "$X"
-	rc=$?
-	[ "$rc" -eq 143 ] || fail "xputop ended with $rc, not 143 (SIGTERM): $(cat "$T_TMP/$1.err")"
-}
 # timed_scrapes N FILE: N scrapes a quarter of a second apart, "CODE SECONDS" a line.
 timed_scrapes() {
 	i=0

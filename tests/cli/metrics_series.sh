@@ -3,32 +3,9 @@
 # --prometheus-expiry once the processes exit, and summed by name with
 # --prometheus-label comm.  Needs root (live CPU sampling).
 . tests/lib.sh
+. tests/metrics_lib.sh
 need_root
 
-serve() {
-	n=$1
-	shift
-	"$XPUTOP" --prometheus 0 "$@" > "$T_TMP/$n.out" 2> "$T_TMP/$n.err" &
-	X=$!
-	ADDR=""
-	for _ in $(seq 100); do
-		ADDR=$(sed -n 's|^xputop: metrics at http://\(.*\)/metrics$|\1|p' "$T_TMP/$n.err")
-		[ -n "$ADDR" ] && break
-		sleep 0.1
-	done
-	[ -n "$ADDR" ] || fail "xputop did not say where it serves: $(cat "$T_TMP/$n.err")"
-	for _ in $(seq 100); do
-		curl -sf -o /dev/null "http://$ADDR/metrics" && return 0
-		sleep 0.1
-	done
-	fail "xputop at $ADDR did not serve metrics: $(cat "$T_TMP/$n.err")"
-}
-stop() {
-	kill -TERM "$X"
-	wait "$X"
-	rc=$?
-	[ "$rc" -eq 143 ] || fail "xputop ended with $rc, not 143 (SIGTERM): $(cat "$T_TMP/$1.err")"
-}
 cp /bin/dash "$T_TMP/shortlived"
 # burst N: N short-lived busy processes named shortlived, 20 at a time
 burst() {
