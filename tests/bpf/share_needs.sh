@@ -82,25 +82,32 @@ BC=$!
 # (a sanitizer build: ASAN's quarantine would hold freed backlogs for a while: kept small)
 ASAN_OPTIONS="$ASAN_OPTIONS:quarantine_size_mb=8" xrun big --window 60 -d 1 -F 4999
 wait_json "$T_TMP/big.json"
-sleep 10
-# What a client is sent on attaching: the dictionary, then the stream (one reading client, 1 s).
-dict=$(python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY'
-	import socket, sys, time
-	s = socket.socket(socket.AF_UNIX)
-	s.connect(sys.argv[1])
-	s.settimeout(0.2)
-	n, end = 0, time.time() + 1
-	while time.time() < end:
-	    try:
-	        b = s.recv(1 << 20)
-	    except socket.timeout:
-	        continue
-	    if not b:
-	        break
-	    n += len(b)
-	print(n)
-	PY
-)
+# What a client is sent on attaching: the dictionary, then the stream (one
+# reading client, 1 s); until it is several MB, which takes longer where
+# the program gets less of the CPUs.
+i=0
+while [ $i -lt 12 ]; do
+	sleep 4
+	dict=$(python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY'
+		import socket, sys, time
+		s = socket.socket(socket.AF_UNIX)
+		s.connect(sys.argv[1])
+		s.settimeout(0.2)
+		n, end = 0, time.time() + 1
+		while time.time() < end:
+		    try:
+		        b = s.recv(1 << 20)
+		    except socket.timeout:
+		        continue
+		    if not b:
+		        break
+		    n += len(b)
+		print(n)
+		PY
+	)
+	[ "$dict" -gt 2000000 ] && break
+	i=$((i + 1))
+done
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$P_big/status"; }
 sleep 2
 before=$(rss)
