@@ -12,7 +12,7 @@ YES=$!
 "$XPUTOP" -b -j -n 3 > "$T_TMP/yes.json" 2> "$T_TMP/yes.err" || fail "xputop exited with $?: $(cat "$T_TMP/yes.err")"
 kill $YES
 $Q count 3 < "$T_TMP/yes.json" || fail "JSON shape"
-$Q top_comm yes < "$T_TMP/yes.json" || fail "yes is not on top"
+$Q top_comm yes xputop < "$T_TMP/yes.json" || fail "yes is not on top"
 
 t busy_programs_own_functions_are_in_its_stacks
 "$BUSY" 8 & B=$!

@@ -124,6 +124,7 @@ t the_npu_device_and_its_clients_read_as_intel_npu_smi_shows_them
 npu_tree "$T_TMP/root"
 "$XPUTOP" -b -j -d 0.5 -n 8 --npu-sysfs "$T_TMP/root" > "$T_TMP/smi.json" 2> "$T_TMP/smi.err" &
 xp=$!
+wait_json "$T_TMP/smi.json"	# the files change while it reads them, not before it started
 D=$T_TMP/root/sys/class/accel/accel0/device
 for i in 1 2 3 4 5 6 7 8 9 10; do	# busy half the time; the engine client a quarter
 	echo $((1000 + i * 250000)) > "$D/npu_busy_time_us"
