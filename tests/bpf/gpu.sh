@@ -398,7 +398,10 @@ if [ -z "$F" ]; then
 	fail "no launch stacks exported: $(ls "$T_TMP/exp2")"
 else
 	total=$(awk '/^exact_launch;/ { n += $NF } END { print n + 0 }' "$F")
-	step=$(awk '/^exact_launch;.*;app_model_step;app_launch_layer;cudaLaunchKernel [0-9]+$/ { n += $NF } END { print n + 0 }' "$F")
+	# The weights are this test's point: a frame the unwinder could not name
+	# between the call site and the API (seen once under ASan in a loaded
+	# run; the stack tests above check the frames) does not move a count.
+	step=$(awk '/^exact_launch;.*;app_model_step;app_launch_layer;(\[unknown\];)?cudaLaunchKernel [0-9]+$/ { n += $NF } END { print n + 0 }' "$F")
 	[ "$total" = 40000 ] && [ "$step" = 30000 ] || fail "exported $total launches, $step from the step site: $(cat "$F")"
 fi
 
