@@ -7,9 +7,6 @@ Q="python3 tests/jsonq.py"
 FAKE=$(public "$OUT/tests/libxputop_inject_fake.so")
 STANDIN=$(public "$OUT/tests/progs/gpu_standin")
 FORGER=$(public "$OUT/tests/progs/gpu_forger")
-SOCKDIR=$(mktemp -d /tmp/xputop-peers.XXXXXX)
-chmod 755 "$SOCKDIR"
-export XPUTOP_SOCKET=$SOCKDIR/gpu.sock
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2> /dev/null; }
 hwm_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status" 2> /dev/null; }
 # agent NAME ARGS...: a batch xputop writing $T_TMP/NAME.json (stderr in
@@ -106,5 +103,4 @@ echo "  $lines warning lines for 200 false HELLOs, 100 idle connections and 42 b
 [ "$lines" -ge 1 ] && [ "$lines" -le 2 ] || fail "$lines warning lines: $(head -5 "$T_TMP/warn.err")"
 $Q gpu_peers_refused bad_hello eq 200 65534 < "$T_TMP/warn.json" || fail "false HELLOs not all counted"
 
-rm -rf "$SOCKDIR"
 finish
