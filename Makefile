@@ -279,6 +279,10 @@ INJECT_UNIT_SRCS := $(filter-out inject/cupti.c inject/inject.c,$(INJECT_SRCS))
 $(OUTPUT)/tests/test_inject_%: tests/unit/test_inject_%.c tests/unit/check.h $(INJECT_UNIT_SRCS) | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iinject $< $(INJECT_UNIT_SRCS) $(SANLD) -ldl -lpthread -o $@
 
+# The estimator's accuracy test samples with the library's own schedule.
+$(OUTPUT)/tests/test_gpu_estimates: tests/unit/test_gpu_estimates.c tests/unit/check.h inject/sched.c $(LIBCORE) | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Iinject $< inject/sched.c $(LIBCORE) $(SANLD) $(CORE_LIBS) -lm -o $@
+
 # TUI unit tests link the front-end too (a shorter stem, so this rule wins).
 $(OUTPUT)/tests/test_tui_%: tests/unit/test_tui_%.c tests/unit/check.h $(TUI_OBJS) $(LIBCORE) | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Itui $(NCURSES_CFLAGS) $< $(TUI_OBJS) $(LIBCORE) \

@@ -1,6 +1,7 @@
 #include "model_gpu.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,13 @@ const struct xpu_col xpu_gpu_cols[XPU_GPU_NCOLS] = {
 	[XPU_GPU_COL_NAME] = { "NAME", "name", XPU_CELL_STR, 0, XPU_COL_JSON_ONLY },
 	[XPU_GPU_COL_MANGLED] = { "MANGLED", "mangled", XPU_CELL_STR, 0, XPU_COL_JSON_ONLY },
 };
+
+static void proc_free(struct xpu_gpu_proc *p)
+{
+	free(p->traced_ring);
+	for (int e = 0; e < XPU_GPU_NEST; e++)
+		free(p->seen_ring[e]);
+}
 
 int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t window_ticks)
 {
@@ -74,7 +82,7 @@ void xpu_gpu_model_free(struct xpu_gpu_model *m)
 	}
 	free(m->kernels);
 	for (uint32_t i = 0; i < m->nprocs; i++)
-		free(m->procs[i].traced_ring);
+		proc_free(&m->procs[i]);
 	free(m->procs);
 	free(m->joins);
 	free(m->flame_cache);
@@ -216,11 +224,16 @@ static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint
 	}
 	if (xpu_grow((void **)&m->procs, &m->pcap, m->nprocs + 1, sizeof(*m->procs)))
 		return NULL;
-	uint64_t *ring = calloc(m->ticks.window, sizeof(*ring));
-	if (!ring)
+	struct xpu_gpu_proc *p = &m->procs[m->nprocs];
+	*p = (struct xpu_gpu_proc){ .pid = pid, .comm = comm, .scale = { 1, 1 } };
+	int bad = !(p->traced_ring = calloc(m->ticks.window, sizeof(uint64_t)));
+	for (int e = 0; e < XPU_GPU_NEST; e++)
+		bad |= !(p->seen_ring[e] = calloc(m->ticks.window, sizeof(uint64_t)));
+	if (bad) {
+		proc_free(p);
 		return NULL;
-	struct xpu_gpu_proc *p = &m->procs[m->nprocs++];
-	*p = (struct xpu_gpu_proc){ .pid = pid, .comm = comm, .traced_ring = ring, .scale = { 1, 1 } };
+	}
+	m->nprocs++;
 	return p;
 }
 
@@ -477,6 +490,7 @@ static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	if (!p)
 		return -ENOMEM;
 	p->launches_open += calls;
+	p->seen_open[XPU_GPU_EST_LAUNCHES] += calls;
 	/* Launches seen by the launch-only probes are counted, not timed: they
 	 * have no place in the trace. */
 	if (ev->launch.flags & XPU_GPU_LAUNCH_ONLY) {
@@ -523,8 +537,11 @@ static int on_kernel(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	struct xpu_gpu_proc *p = proc_get(m, ev->pid, k->comm);
 	if (!r)
 		return -ENOMEM;
-	if (p)
+	if (p) {
 		p->kernels++;
+		p->seen_open[XPU_GPU_EST_KERNELS]++;
+		p->seen_open[XPU_GPU_EST_NS] += dur;
+	}
 	r->open.calls++;
 	r->open.ns += dur;
 	if (dur > r->open.max)
@@ -739,11 +756,68 @@ static void trim_procs(struct xpu_gpu_model *m)
 		if (!proc_idle(p) || xpu_trim_keeps(&plan, p->launches_total)) {
 			m->procs[n++] = *p;
 		} else {
-			free(p->traced_ring);
+			proc_free(p);
 			m->procs_aged_out++;
 		}
 	}
 	m->nprocs = n;
+}
+
+/* Adds a tick that traced t ns and saw y (things: count of them seen). */
+static void sd_add(struct xpu_gpu_sd *s, double y, double t, uint64_t count)
+{
+	if (y <= 0 && t <= 0)
+		return;		/* nothing traced, nothing seen: no sample */
+	if (s->n) {
+		double dy = y - s->py, dt = t - s->pt;
+		s->dyy += dy * dy;
+		s->dyt += dy * dt;
+		s->dtt += dt * dt;
+	}
+	s->py = y;
+	s->pt = t;
+	s->y += y;
+	s->t += t;
+	s->seen += count;
+	s->n++;
+}
+
+/* total seen, scaled up by scale when sampled.  The uncertainty of the
+ * ratio (seen per traced ns) from the successive differences of its
+ * ticks, as for a systematic sample (one slice at a random point of each
+ * period), and a Poisson term for the things seen, added in quadrature. */
+static struct xpu_gpu_est estimate(const struct xpu_gpu_sd *s, uint64_t total, double scale, int sampled)
+{
+	if (!sampled)
+		return (struct xpu_gpu_est){ (double)total, 0, 1 };
+	struct xpu_gpu_est e = { (double)total * scale, 0, 0 };
+	if (s->n < XPU_GPU_EST_MIN_TICKS || !s->seen || s->t <= 0 || s->y <= 0 || scale <= 0)
+		return e;
+	double r = s->y / s->t, q = s->dyy - 2 * r * s->dyt + r * r * s->dtt;
+	double var = q > 0 ? (double)s->n * q / (2.0 * (double)(s->n - 1) * s->t * s->t) : 0;
+	e.err_pct = 100 * sqrt(var / (r * r) + 1.0 / (double)s->seen);
+	e.ok = 1;
+	return e;
+}
+
+/* Each figure's estimate over the window and since the start. */
+static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
+{
+	uint32_t n = m->ticks.filled, first = (m->ticks.head + m->ticks.window - n) % m->ticks.window;
+	for (int e = 0; e < XPU_GPU_NEST; e++) {
+		struct xpu_gpu_sd w = { 0 };
+		uint64_t sum = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t slot = (first + i) % m->ticks.window;
+			uint64_t y = p->seen_ring[e][slot];
+			uint64_t k = e == XPU_GPU_EST_NS ? p->seen_ring[XPU_GPU_EST_KERNELS][slot] : y;
+			sd_add(&w, (double)y, (double)(p->traced_ring[slot] & ~XPU_GPU_SAMPLED_BIT), k);
+			sum += y;
+		}
+		p->est[XPU_WIN_RECENT][e] = estimate(&w, sum, p->scale[XPU_WIN_RECENT], p->sampled[XPU_WIN_RECENT]);
+		p->est[XPU_WIN_ALL][e] = estimate(&p->sd[e], p->seen_all[e], p->scale[XPU_WIN_ALL],
+						  p->sampled[XPU_WIN_ALL]);
+	}
 }
 
 /* The time in [from, to) that a process was connected. */
@@ -777,6 +851,7 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		if (p->scale[w] > XPU_GPU_SCALE_MAX)
 			p->scale[w] = XPU_GPU_SCALE_MAX;
 	}
+	estimates(m, p);
 }
 
 void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval_ns)
@@ -809,8 +884,18 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 		p->launches_total += p->launches_open;
 		p->launches_open = 0;
 		p->traced_ring[slot] = p->traced_open;
-		p->traced_all += p->traced_open & ~XPU_GPU_SAMPLED_BIT;
+		uint64_t traced = p->traced_open & ~XPU_GPU_SAMPLED_BIT;
+		p->traced_all += traced;
 		p->traced_open = 0;
+		for (int e = 0; e < XPU_GPU_NEST; e++) {
+			uint64_t k = e == XPU_GPU_EST_NS ? p->seen_open[XPU_GPU_EST_KERNELS] : p->seen_open[e];
+			sd_add(&p->sd[e], (double)p->seen_open[e], (double)traced, k);
+		}
+		for (int e = 0; e < XPU_GPU_NEST; e++) {
+			p->seen_ring[e][slot] = p->seen_open[e];
+			p->seen_all[e] += p->seen_open[e];
+			p->seen_open[e] = 0;
+		}
 		coverage(m, p, now);
 	}
 	close_u64(m->joined_ring, slot, &m->joined_open, &m->joined_all);
@@ -895,6 +980,22 @@ double xpu_gpu_model_gpu_ns_est(const struct xpu_gpu_model *m, enum xpu_window w
 		all += (double)kernel_counts(m, k, w).ns * xpu_gpu_model_scale(m, k->pid, w);
 	}
 	return all;
+}
+
+struct xpu_gpu_est xpu_gpu_model_gpu_ns_err(const struct xpu_gpu_model *m, enum xpu_window w)
+{
+	double all = 0, var = 0;
+	int ok = 1;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		const struct xpu_gpu_est *e = &m->procs[i].est[w][XPU_GPU_EST_NS];
+		if (m->procs[i].launch_only)
+			continue;
+		if (!e->ok && e->value > 0)
+			ok = 0;
+		all += e->value;
+		var += (e->value * e->err_pct / 100) * (e->value * e->err_pct / 100);
+	}
+	return (struct xpu_gpu_est){ all, all > 0 ? 100 * sqrt(var) / all : 0, ok && all > 0 };
 }
 
 /* v scaled by f, rounded, and held within int64_t: a recording may make f

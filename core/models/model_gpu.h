@@ -72,6 +72,24 @@ struct xpu_gpu_device {
 	uint64_t memcpy_ns_all, memcpy_bytes_all, kernels_all;
 };
 
+/* An estimate scaled from slices, and its uncertainty (docs/gpu-estimates.md):
+ * one standard error, relative, in percent.  ok 0: none can be made (nothing
+ * seen in the slices, or too few of them); exact figures have err_pct 0. */
+struct xpu_gpu_est {
+	double value, err_pct;
+	int ok;
+};
+
+enum { XPU_GPU_EST_LAUNCHES, XPU_GPU_EST_KERNELS, XPU_GPU_EST_NS, XPU_GPU_NEST };
+#define XPU_GPU_EST_MIN_TICKS 4	/* ticks with a slice, at the least, for an estimate */
+
+/* Successive differences of a per-tick series (count y in traced time t),
+ * for the variance of a ratio estimated from systematic samples. */
+struct xpu_gpu_sd {
+	uint64_t n, seen;	/* ticks with anything traced; things seen (counts) */
+	double y, t, py, pt, dyy, dyt, dtt;
+};
+
 struct xpu_gpu_proc {
 	uint32_t pid, comm;
 	uint32_t state;		/* XPU_GPU_PROC_* of the last event */
@@ -90,6 +108,12 @@ struct xpu_gpu_proc {
 	uint64_t left_at;	/* when it left (LEFT), 0 while connected */
 	uint64_t traced_open, traced_all, sampled_all;
 	uint64_t *traced_ring;	/* per closed tick; XPU_GPU_SAMPLED_BIT: sampled (model only) */
+	/* What the slices saw, per tick (the window) and since the start. */
+	uint64_t seen_open[XPU_GPU_NEST], seen_all[XPU_GPU_NEST];
+	uint64_t *seen_ring[XPU_GPU_NEST];
+	struct xpu_gpu_sd sd[XPU_GPU_NEST];
+	struct xpu_gpu_est est[2][XPU_GPU_NEST];	/* by window, set each tick */
+	uint64_t started;	/* launch probes: when the process started (0: not known) */
 	double scale[2];	/* by window (XPU_WIN_RECENT, XPU_WIN_ALL): 1 when exact, set each tick */
 	double cover[2];	/* traced share of the time, 0..1 */
 	int sampled[2];		/* it traced sampled slices in that window */
@@ -209,6 +233,9 @@ double xpu_gpu_model_scale(const struct xpu_gpu_model *m, uint32_t pid, enum xpu
 /* Whether any process's figures in window w are sampled estimates, and the
  * share of the time traced, over the sampled processes (0..1). */
 int xpu_gpu_model_sampled(const struct xpu_gpu_model *m, enum xpu_window w, double *cover);
+/* The estimated GPU time of every process (as gpu_ns_est) and its
+ * uncertainty; ok 0 when a sampled process's could not be estimated. */
+struct xpu_gpu_est xpu_gpu_model_gpu_ns_err(const struct xpu_gpu_model *m, enum xpu_window w);
 /* Percent of GPU time (window w) whose launch stack is known; -1 if none. */
 double xpu_gpu_model_joined_pct(const struct xpu_gpu_model *m, enum xpu_window w);
 uint64_t xpu_gpu_model_gpu_ns(const struct xpu_gpu_model *m, enum xpu_window w);
