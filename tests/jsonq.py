@@ -119,7 +119,8 @@ def same_as(snaps, path):
         s["gpu"].pop("peers", None)  # what this machine's socket refused: live, not recorded
         if "tracing" in s["gpu"]:  # the mode asked of the libraries is live, not recorded
             s["gpu"]["tracing"] = {k: v for k, v in s["gpu"]["tracing"].items()
-                                   if k in ("estimated", "traced_pct", "gpu_ns_est")}
+                                   if k in ("estimated", "traced_pct", "gpu_ns_est",
+                                            "gpu_ns_est_err_pct")}
         return s
 
     if len(other) != len(snaps):
@@ -349,12 +350,15 @@ def gpu_launch_estimate(snaps, pid, made, lo_pct, hi_pct, err_pct):
     """PID's process row in the last snapshot: the launches counted are
     between LO_PCT and HI_PCT percent of MADE (the probes were on that
     share of the time), it says so (tracing sampled, traced_pct in the same
-    range) and its estimate is within ERR_PCT percent of MADE."""
+    range) and its estimate is within ERR_PCT percent of MADE, with an
+    uncertainty stated (launches_est_err_pct)."""
     rows = [p for p in snaps[-1]["gpu"]["processes"] if p["pid"] == int(pid)]
     if len(rows) != 1:
         sys.exit(f"no single process row for {pid}: {snaps[-1]['gpu']['processes']}")
     p, made = rows[0], int(made)
-    got, est = p["launches"], p["launches_est"]
+    got, est, err = p["launches"], p["launches_est"], p.get("launches_est_err_pct")
+    if est is None or not isinstance(err, (int, float)) or err <= 0:
+        sys.exit(f"no estimate with its uncertainty: launches_est {est}, launches_est_err_pct {err}")
     if not float(lo_pct) <= 100 * got / made <= float(hi_pct):
         sys.exit(f"{got} of {made} launches counted: not {lo_pct}-{hi_pct}%")
     if p.get("tracing") != "sampled" or not float(lo_pct) <= p.get("traced_pct", 0) <= float(hi_pct):

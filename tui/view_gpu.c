@@ -65,6 +65,25 @@ static void draw_name(const struct xpu_rect *r, int y, const char *name)
 	}
 }
 
+static const char *pm(void)
+{
+	return xpu_draw_utf8() ? "\u00b1" : "+-";
+}
+
+/* A process's launches a second: counted, or estimated over the window
+ * with its uncertainty ("~1234 +-8%"), or "?" where none can be made. */
+static void launch_rate(char *buf, size_t size, const struct xpu_gpu_proc *p, double per_s)
+{
+	const struct xpu_gpu_est *e = &p->est[XPU_WIN_RECENT][XPU_GPU_EST_LAUNCHES];
+	double win_s = p->span_s[XPU_WIN_RECENT];
+	if (!p->sampled[XPU_WIN_RECENT])
+		snprintf(buf, size, "%8.0f launches/s", (double)p->launches_last * per_s);
+	else if (!e->ok || win_s <= 0)
+		snprintf(buf, size, "       ? launches/s (too few slices)");
+	else
+		snprintf(buf, size, "~%7.0f %s%.0f%% launches/s", e->value / win_s, pm(), e->err_pct);
+}
+
 static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
 	char buf[720];
@@ -79,14 +98,16 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 	y += xpu_gpudev_view_draw(&dr, s);
 	for (int i = 0; i < s->ngpu_devices; i++) {
 		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
-		snprintf(buf, sizeof(buf), "GPU%u  busy %5.1f%%  %8.0f kernels/s  memcpy %.1f ms (%.1f MB)",
-			 d->device, d->busy_pct, d->kernels_per_s, (double)d->memcpy_ns / 1e6,
-			 (double)d->memcpy_bytes / 1e6);
+		/* The union of the kernels traced: never called busy, which is
+		 * NVML's utilization in the panel above. */
+		snprintf(buf, sizeof(buf), "GPU%u  kernel time (traced) %s%5.1f%%  %8.0f kernels/s  memcpy %.1f ms (%.1f MB)",
+			 d->device, s->gpu_sampled ? "~" : "", d->kernel_pct, d->kernels_per_s,
+			 (double)d->memcpy_ns / 1e6, (double)d->memcpy_bytes / 1e6);
 		line(r, y++, XPU_ROLE_DEFAULT, buf);
 	}
 	for (int i = 0; i < proc_lines(s); i++) {
 		const struct xpu_gpu_proc *p = &s->gpu_procs[i];
-		char mode[32];
+		char mode[32], rate[48];
 		if (p->launch_only && p->sampled[XPU_WIN_RECENT])
 			snprintf(mode, sizeof(mode), "launch-only %.0f%%", 100 * p->cover[XPU_WIN_RECENT]);
 		else if (p->launch_only)
@@ -95,17 +116,20 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 			snprintf(mode, sizeof(mode), "sampled %.1f%%", 100 * p->cover[XPU_WIN_RECENT]);
 		else
 			snprintf(mode, sizeof(mode), "CUPTI exact");
-		snprintf(buf, sizeof(buf), "pid %-7u %-16s %-14s %8.0f launches/s  %u call sites  %" PRIu64 " dropped%s",
-			 p->pid, xpu_dict_str_get(s->dict, p->comm), mode,
-			 (double)p->launches_last * per_s * p->scale[XPU_WIN_RECENT], p->sites,
+		launch_rate(rate, sizeof(rate), p, per_s);
+		snprintf(buf, sizeof(buf), "pid %-7u %-16s %-14s %s  %u call sites  %" PRIu64 " dropped%s",
+			 p->pid, xpu_dict_str_get(s->dict, p->comm), mode, rate, p->sites,
 			 p->dropped + p->cupti_dropped,
 			 p->state == XPU_GPU_PROC_LEFT ? "  (exited)" : p->detail == 1 ? "  (another profiler holds CUPTI)" : "");
 		line(r, y++, p->launch_only ? XPU_ROLE_NA : XPU_ROLE_DEFAULT, buf);
 	}
-	if (s->gpu_joined_pct >= 0 && s->gpu_sampled)
-		snprintf(buf, sizeof(buf), "GPU time ~%.1f ms, estimated from the %.1f%% of the time traced "
+	if (s->gpu_joined_pct >= 0 && s->gpu_sampled && !s->gpu_ns_err.ok)
+		snprintf(buf, sizeof(buf), "GPU time not estimated yet: too few slices traced (%.1f%% of the time; "
+			 "e: trace every kernel); %.1f ms seen", 100 * s->gpu_cover, (double)s->gpu_ns / 1e6);
+	else if (s->gpu_joined_pct >= 0 && s->gpu_sampled)
+		snprintf(buf, sizeof(buf), "GPU time ~%.1f ms %s%.0f%%, estimated from the %.1f%% of the time traced "
 			 "(e: trace every kernel); %.1f%% of it with the launching CPU stack",
-			 s->gpu_ns_est / 1e6, 100 * s->gpu_cover, s->gpu_joined_pct);
+			 s->gpu_ns_est / 1e6, pm(), s->gpu_ns_err.err_pct, 100 * s->gpu_cover, s->gpu_joined_pct);
 	else if (s->gpu_joined_pct >= 0)
 		snprintf(buf, sizeof(buf), "GPU time %.1f ms, %.1f%% of it with the launching CPU stack",
 			 (double)s->gpu_ns / 1e6, s->gpu_joined_pct);

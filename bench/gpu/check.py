@@ -53,7 +53,7 @@ LAUNCH = prefix("cudaLaunch", "__cudaLaunch", "cuLaunch")
 def show(g):
     print(f"gpu_ns={g['gpu_ns']} stack_pct={g['stack_pct']}")
     for d in g["devices"]:
-        print(f"device {d['device']}: busy {d['busy_pct']:.1f}% kernels {d['kernels']}")
+        print(f"device {d['device']}: kernel time (traced) {d['kernel_time_pct']:.1f}% kernels {d['kernels']}")
     for p in g["processes"]:
         print(f"process {p['pid']} {p['comm']} {p['mode']} {p['state']} sites={p['sites']} dropped={p['dropped']}")
     for k in g["kernels"][:12]:

@@ -846,6 +846,7 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 	for (int w = 0; w < 2; w++) {
 		double c = span[w] ? (double)got[w] / (double)span[w] : 0;
 		p->cover[w] = c > 1 ? 1 : c;
+		p->span_s[w] = (double)span[w] / 1e9;
 		p->sampled[w] = was_sampled[w];
 		p->scale[w] = !was_sampled[w] ? 1 : p->cover[w] > 0 ? 1 / p->cover[w] : 0;
 		if (p->scale[w] > XPU_GPU_SCALE_MAX)
@@ -1067,9 +1068,9 @@ int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
 		double f = device_scale(m, (uint32_t)d, w);
 		struct xpu_gpu_device_sum *s = &out[n++];
 		s->device = (uint32_t)d;
-		s->busy_pct = span ? 100.0 * (double)busy * f / (double)span : 0;
-		if (s->busy_pct > 100)
-			s->busy_pct = 100;
+		s->kernel_pct = span ? 100.0 * (double)busy * f / (double)span : 0;
+		if (s->kernel_pct > 100)
+			s->kernel_pct = 100;
 		s->kernels_per_s = m->ticks.tick_ns ? (double)v->kernels_last * 1e9 / (double)m->ticks.tick_ns : 0;
 		if (f != 1)	/* sampled: one tick's count says little, the window's says more */
 			s->kernels_per_s = span ? (double)ring_sum(v->kernels_ring, m->ticks.filled) * f * 1e9 /

@@ -116,6 +116,7 @@ struct xpu_gpu_proc {
 	uint64_t started;	/* launch probes: when the process started (0: not known) */
 	double scale[2];	/* by window (XPU_WIN_RECENT, XPU_WIN_ALL): 1 when exact, set each tick */
 	double cover[2];	/* traced share of the time, 0..1 */
+	double span_s[2];	/* the time it was connected (or counted), seconds */
 	int sampled[2];		/* it traced sampled slices in that window */
 };
 
@@ -218,7 +219,7 @@ int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 
 struct xpu_gpu_device_sum {
 	uint32_t device;
-	double busy_pct;	/* union of kernel intervals over the window */
+	double kernel_pct;	/* traced kernel time (union of intervals) over the window, scaled when sampled: not NVML's utilization */
 	double kernels_per_s;	/* over the last tick */
 	uint64_t memcpy_ns, memcpy_bytes;	/* in the window */
 	uint64_t kernels;	/* in the window */

@@ -54,7 +54,7 @@ static void json_devices(struct xpu_json *j, const struct xpu_snapshot *s)
 		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
 		xpu_json_obj(j, NULL);
 		xpu_json_uint(j, "device", d->device);
-		xpu_json_num(j, "busy_pct", d->busy_pct);
+		xpu_json_num(j, "kernel_time_pct", d->kernel_pct);
 		xpu_json_num(j, "kernels_per_s", d->kernels_per_s);
 		xpu_json_uint(j, "kernels", d->kernels);
 		xpu_json_uint(j, "memcpy_ns", d->memcpy_ns);
@@ -62,6 +62,19 @@ static void json_devices(struct xpu_json *j, const struct xpu_snapshot *s)
 		xpu_json_end(j, '}');
 	}
 	xpu_json_end(j, ']');
+}
+
+/* An estimate and its uncertainty (one standard error, percent of it), or
+ * null for both where none could be made. */
+static void json_est(struct xpu_json *j, const char *key, const char *err_key, const struct xpu_gpu_est *e)
+{
+	if (!e->ok) {
+		xpu_json_null(j, key);
+		xpu_json_null(j, err_key);
+		return;
+	}
+	xpu_json_num(j, key, e->value);
+	xpu_json_num(j, err_key, e->err_pct);
 }
 
 /* The mode asked of the libraries (live, by this xputop) and whether the figures are
@@ -79,6 +92,10 @@ static void json_tracing(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_bool(j, "estimated", s->gpu_sampled);
 	xpu_json_num(j, "traced_pct", 100 * s->gpu_cover);
 	xpu_json_num(j, "gpu_ns_est", s->gpu_ns_est);
+	if (s->gpu_ns_err.ok)
+		xpu_json_num(j, "gpu_ns_est_err_pct", s->gpu_ns_err.err_pct);
+	else
+		xpu_json_null(j, "gpu_ns_est_err_pct");
 	xpu_json_end(j, '}');
 }
 
@@ -96,8 +113,12 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		xpu_json_num(j, "launches_per_s", (double)p->launches_last * per_s);
 		xpu_json_uint(j, "launches", p->launches_total);
 		/* Sampled: the launches counted, scaled by the share of the time
-		 * they were counted in. */
-		xpu_json_num(j, "launches_est", (double)p->launches_total * p->scale[XPU_WIN_ALL]);
+		 * they were counted in, with its uncertainty (null: none made). */
+		json_est(j, "launches_est", "launches_est_err_pct", &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES]);
+		if (!p->launch_only) {
+			json_est(j, "kernels_est", "kernels_est_err_pct", &p->est[vs_window][XPU_GPU_EST_KERNELS]);
+			json_est(j, "gpu_ns_est", "gpu_ns_est_err_pct", &p->est[vs_window][XPU_GPU_EST_NS]);
+		}
 		xpu_json_uint(j, "sites", p->sites);
 		xpu_json_uint(j, "dropped", p->dropped + p->cupti_dropped);
 		/* The account of kernels: what came, what the library dropped,
@@ -220,8 +241,8 @@ void xpu_batch_gpu_text(FILE *f, const struct xpu_snapshot *s)
 	fprintf(f, "GPU: %s\n", s->gpu_status.text[0] ? s->gpu_status.text : "no data");
 	for (int i = 0; i < s->ngpu_devices; i++) {
 		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
-		fprintf(f, "  device %u: %.1f%% busy, %.0f kernels/s, memcpy %.2f ms (%" PRIu64 " bytes)\n",
-			d->device, d->busy_pct, d->kernels_per_s, (double)d->memcpy_ns / 1e6, d->memcpy_bytes);
+		fprintf(f, "  device %u: kernel time (traced) %.1f%%, %.0f kernels/s, memcpy %.2f ms (%" PRIu64 " bytes)\n",
+			d->device, d->kernel_pct, d->kernels_per_s, (double)d->memcpy_ns / 1e6, d->memcpy_bytes);
 	}
 	for (int i = 0; i < s->ngpu_procs; i++) {
 		const struct xpu_gpu_proc *p = &s->gpu_procs[i];

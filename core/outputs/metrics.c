@@ -110,8 +110,9 @@ static const struct family {
 			   "share of the time a process's kernels were traced since it was seen, 0..1" },
 	[F_GPU_LIB_DROPPED] = { "xputop_gpu_library_dropped_records", COUNTER,
 				"records the injection library in a process could not deliver" },
-	[F_GPU_BUSY] = { "xputop_gpu_busy_seconds", COUNTER,
-			 "time a kernel traced by xputop ran on a CUDA device (union of kernel intervals)" },
+	[F_GPU_BUSY] = { "xputop_gpu_traced_kernel_seconds", COUNTER,
+			 "time a kernel traced by xputop ran on a CUDA device (union of kernel intervals; "
+			 "not NVML's utilization)" },
 	[F_GPU_MEMCPY_BYTES] = { "xputop_gpu_memcpy_bytes", COUNTER, "bytes copied by traced memcpys" },
 	[F_GPU_MEMCPY_SECONDS] = { "xputop_gpu_memcpy_seconds", COUNTER, "time of traced memcpys" },
 	[F_NPU_IOCTLS] = { "xputop_npu_ioctls", COUNTER, "NPU ioctls of a process, by command" },

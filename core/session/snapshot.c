@@ -208,6 +208,7 @@ static int gpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 	s->gpu_joined_pct = xpu_gpu_model_joined_pct(m, vs->window);
 	s->gpu_ns = xpu_gpu_model_gpu_ns(m, vs->window);
 	s->gpu_ns_est = xpu_gpu_model_gpu_ns_est(m, vs->window);
+	s->gpu_ns_err = xpu_gpu_model_gpu_ns_err(m, vs->window);
 	s->gpu_tracing = sess->cfg.gpu;
 	if (sess->attached) {	/* the collector's mode in force, not this xputop's wish */
 		s->gpu_tracing.mode = sess->stream_collect & XPU_TICK_GPU_EXACT ? XPU_GPU_MODE_EXACT : XPU_GPU_MODE_SAMPLED;

@@ -171,6 +171,7 @@ struct xpu_snapshot {
 	double gpu_joined_pct;		/* GPU time with a complete launch stack, -1 = none */
 	uint64_t gpu_ns;		/* GPU time traced in the window */
 	double gpu_ns_est;		/* the same, sampled processes' scaled up */
+	struct xpu_gpu_est gpu_ns_err;	/* gpu_ns_est's uncertainty; ok 0: not estimated */
 	struct xpu_gpu_proc gpu_procs[XPU_SNAP_GPU_PROCS];	/* processes seen, connected first */
 	int ngpu_procs;
 	const char *gpu_selected;	/* full name of the selected kernel, or NULL */
