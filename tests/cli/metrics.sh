@@ -203,16 +203,18 @@ wait $X || fail "xputop failed: $(cat "$T_TMP/flood.err")"
 OK=$(grep -c '^200$' "$T_TMP/flood.codes")
 RATE=$(echo "$OK / ($T1 - $T0)" | bc)
 echo "  $OK of 3300 scrapes answered, $RATE a second; xputop counted $((END - START - 1)) more"
-[ "$RATE" -ge 1000 ] || fail "only $RATE scrapes a second answered ($(sort "$T_TMP/flood.codes" | uniq -c | tr '\n' ' '))"
+# A plain build answers them all as fast as curl asks (1,100 a second);
+# T_SLOW lowers the bar for a sanitizer build.
+[ "$RATE" -ge $((1000 / T_SLOW)) ] || fail "only $RATE scrapes a second answered ($(sort "$T_TMP/flood.codes" | uniq -c | tr '\n' ' '))"
 # The START scrape itself counts once more, and START may read the refresh
 # an earlier scrape (serve's) read too.
 N=$((END - START - 1))
 [ "$N" -ge "$OK" ] && [ "$N" -le $((OK + 2)) ] || fail "xputop counted $N scrapes, curl had $OK answered"
-python3 - "$T_TMP/flood.out" << 'EOF' || fail "a refresh came late"
+python3 - "$T_TMP/flood.out" "$T_SLOW" << 'EOF' || fail "a refresh came late"
 import json, sys
 t = [json.loads(l)["mono_ns"] for l in open(sys.argv[1])]
 gaps = [(b - a) / 1e9 for a, b in zip(t, t[1:])]
-late = [g for g in gaps if g > 0.3]
+late = [g for g in gaps if g > 0.2 + 0.1 * int(sys.argv[2])]
 if late or len(t) < 30:
     sys.exit(f"{len(t)} refreshes, gaps over 0.3 s: {late}")
 EOF
