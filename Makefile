@@ -346,10 +346,9 @@ $(FUZZ_OUT)/nvml_seeds: tests/fuzz/nvml_seeds.c $(LIBCORE)
 # that pkg-config sees what was just installed.
 # The fuzzers carry the sanitizers whatever the pass, so they are built and
 # run once, in the first (40 s of fuzzing a harness).  tests/run says what
-# else each pass leaves out.  Both passes run the suites in lanes; in the
-# sanitizer pass the quiet suites (CPU time, rates, memory) wait for the
-# others and run alone, as its xputops take several times the CPU, and the
-# few checks of a rate or deadline elsewhere allow for that (T_SLOW in
+# else each pass leaves out.  Both run the suites in two lanes, with the
+# quiet ones (CPU time, rates, memory) in a third of their own; the few
+# checks of a rate or deadline allow for the sanitizers' cost (T_SLOW in
 # tests/lib.sh).
 NPROC := $(shell nproc 2> /dev/null || echo 2)
 check: deps
@@ -358,7 +357,7 @@ check: deps
 	@# Both passes run whatever the first gives; check fails if either failed.
 	@XPU_FUZZ_SECONDS=40 tests/run $(OUTPUT); plain=$$?; \
 	echo "== the same suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer"; \
-	XPU_FUZZ=0 XPU_TEST_QUIET_AFTER=1 tests/run $(OUTPUT)-san; san=$$?; \
+	XPU_FUZZ=0 tests/run $(OUTPUT)-san; san=$$?; \
 	[ $$plain -eq 0 ] || echo "make check: the plain pass failed (above)"; \
 	[ $$plain -eq 0 ] && [ $$san -eq 0 ]
 

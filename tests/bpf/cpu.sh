@@ -4,6 +4,8 @@
 . tests/lib.sh
 need_root
 Q="python3 tests/jsonq.py"
+# Each test kills its busy programs when done; they are given 60 s, not the
+# few a plain build needs: a sanitizer build beside other suites outlived them.
 BUSY=$OUT/tests/progs/busy
 
 t yes_is_the_top_cpu_process
@@ -15,7 +17,7 @@ $Q count 3 < "$T_TMP/yes.json" || fail "JSON shape"
 $Q top_comm yes xputop < "$T_TMP/yes.json" || fail "yes is not on top"
 
 t busy_programs_own_functions_are_in_its_stacks
-"$BUSY" 8 & B=$!
+"$BUSY" 60 & B=$!
 "$XPUTOP" -b -j -n 2 -p $B > "$T_TMP/busy.json" 2> "$T_TMP/busy.err" || fail "xputop failed: $(cat "$T_TMP/busy.err")"
 $Q stack_has $B busy main busy_outer busy_middle busy_leaf_spin < "$T_TMP/busy.json" || fail "call path"
 
@@ -39,7 +41,7 @@ xp_ok $XP
 $Q stack_has $B busy busy_outer busy_leaf_spin < "$T_TMP/exit.json" || fail "frames of an exited process"
 
 t a_replayed_recording_gives_the_same_snapshots
-"$BUSY" 6 2 & B=$!
+"$BUSY" 60 2 & B=$!
 "$XPUTOP" -b -j -n 4 -d 0.5 -w "$T_TMP/rec.xpr" > "$T_TMP/live.json" 2>/dev/null || fail "recording run failed"
 $Q proc_stat $B R 3 < "$T_TMP/live.json" || fail "busy's RES, state or TIME+ were not recorded"
 kill $B 2>/dev/null; wait $B 2>/dev/null
@@ -49,7 +51,7 @@ $Q same_as "$T_TMP/live.json" < "$T_TMP/replay.json" || fail "replay numbers dif
 $Q cpu_busy_at_least 0 < "$T_TMP/replay.json" || fail "the replay has no load/CPU/memory line"
 
 t res_state_and_time_of_a_spinning_process_match_proc
-"$BUSY" 8 & B=$!
+"$BUSY" 60 & B=$!
 sleep 1
 "$XPUTOP" -b -j -n 2 -d 0.5 -p $B > "$T_TMP/stat.json" 2> "$T_TMP/stat.err" || fail "xputop failed: $(cat "$T_TMP/stat.err")"
 $Q proc_stat $B R < "$T_TMP/stat.json" || fail "RES/S/TIME+ of busy"
@@ -73,7 +75,7 @@ $Q proc_stat $P S < "$T_TMP/sleep.json" || fail "RES/S/TIME+ of a sleeper"
 kill $P 2>/dev/null; wait $P 2>/dev/null
 
 t the_summary_line_matches_loadavg_and_meminfo
-"$BUSY" 6 & B=$!
+"$BUSY" 60 & B=$!
 "$XPUTOP" -b -j -n 2 -d 0.5 > "$T_TMP/sys.json" 2>/dev/null || fail "xputop failed"
 $Q system_matches < "$T_TMP/sys.json" || fail "the summary line's figures"
 $Q cpu_busy_at_least 40 < "$T_TMP/sys.json" || fail "one of 2 CPUs spinning is not 40% busy"
@@ -83,7 +85,7 @@ grep -qE "^System: load [0-9.]+ [0-9.]+ [0-9.]+  cpu [0-9.]+%  mem [0-9.]+[MG]/[
 kill $B 2>/dev/null; wait $B 2>/dev/null
 
 t batch_export_writes_a_folded_file_flamegraph_renders
-"$BUSY" 6 & B=$!
+"$BUSY" 60 & B=$!
 mkdir -p "$T_TMP/exp"
 "$XPUTOP" -b -n 2 -p $B --export -o "$T_TMP/exp" > /dev/null 2> "$T_TMP/exp.err" || fail "export run failed"
 kill $B 2>/dev/null; wait $B 2>/dev/null
@@ -100,7 +102,7 @@ fi
 t an_export_under_sudo_belongs_to_the_user_who_ran_sudo
 mkdir -p "$T_TMP/sudo"
 # Something to export however quiet the machine (an empty view exports nothing).
-"$BUSY" 3 & B=$!
+"$BUSY" 60 & B=$!
 SUDO_UID=65534 SUDO_GID=65534 "$XPUTOP" -b -n 1 -d 0.3 --export -o "$T_TMP/sudo" > /dev/null 2>&1 || fail "export run failed"
 kill $B 2> /dev/null; wait $B 2> /dev/null
 F=$(ls "$T_TMP"/sudo/xputop-cpu-*.folded 2> /dev/null | head -1)
@@ -111,8 +113,8 @@ t the_first_refresh_counts_only_samples_taken_inside_it
 # Both CPUs busy while xputop starts: samples taken before its first
 # interval began must not be counted in it (a thread at 113%).
 for hz in 99 997; do
-	"$BUSY" 6 & B1=$!
-	"$BUSY" 6 & B2=$!
+	"$BUSY" 60 & B1=$!
+	"$BUSY" 60 & B2=$!
 	"$XPUTOP" -b -j -n 1 -F $hz > "$T_TMP/first.json" 2> "$T_TMP/first.err" || fail "xputop failed: $(cat "$T_TMP/first.err")"
 	kill $B1 $B2 2> /dev/null; wait $B1 $B2 2> /dev/null
 	$Q first_refresh_bounded $B1 < "$T_TMP/first.json" || fail "at $hz Hz"
@@ -150,8 +152,8 @@ $Q self_cpu_honest $XP < "$T_TMP/self.json" || fail "sampled self CPU"
 t the_hottest_functions_of_all_processes_are_listed
 # Two busy programs spinning in busy_leaf_spin on both CPUs: perf top would
 # put it first.
-"$BUSY" 6 & B1=$!
-"$BUSY" 6 & B2=$!
+"$BUSY" 60 & B1=$!
+"$BUSY" 60 & B2=$!
 "$XPUTOP" -b -j -n 2 > "$T_TMP/hot.json" 2> "$T_TMP/hot.err" || fail "xputop failed: $(cat "$T_TMP/hot.err")"
 "$XPUTOP" -b -n 1 > "$T_TMP/hot.txt" 2> /dev/null || fail "xputop -b failed"
 kill $B1 $B2 2> /dev/null; wait $B1 $B2 2> /dev/null

@@ -27,7 +27,7 @@ in_speedscope() {
 
 # The CPU view's export of a busy program.
 mkdir -p "$T_TMP/cpu" "$T_TMP/gpu"
-"$OUT/tests/progs/busy" 6 &
+"$OUT/tests/progs/busy" 60 &
 B=$!
 "$XPUTOP" -b -n 2 -p $B --export -o "$T_TMP/cpu" > /dev/null 2> "$T_TMP/cpu.err"
 kill $B 2> /dev/null

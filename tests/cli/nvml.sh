@@ -60,7 +60,10 @@ printf 'device\nname NVIDIA H100\n' > "$FAKE_NVML"
 sh -c '"$0" -b -j -d 0.3 > "$1" 2> "$2" & echo $! > "$3"; wait' "$XPUTOP" "$T_TMP/bg.json" "$T_TMP/bg.err" \
 	"$T_TMP/bg.pid" &
 SH=$!
-sleep 2
+# Its first snapshot out, and the poller at work (a sanitizer build beside
+# other suites had printed none after 2 s).
+wait_json "$T_TMP/bg.json"
+sleep 1
 BG=$(cat "$T_TMP/bg.pid")
 grep -q SigIgn "/proc/$BG/status" && [ $(( 0x$(sed -n 's/^SigIgn:\t*//p' "/proc/$BG/status") & 2 )) -ne 0 ] ||
 	fail "the background job does not ignore SIGINT: the case is not tested"

@@ -6,7 +6,8 @@
 # OUT/fuzz/artifacts/.  New inputs found go to a scratch directory, not the
 # kept corpus (tests/fuzz/README.md says how to add them).
 #
-#     tests/fuzz/run.sh [OUT]        XPU_FUZZ_SECONDS (default 30) per harness
+#     tests/fuzz/run.sh [OUT]        XPU_FUZZ_SECONDS (default 30) per harness,
+#                                    XPU_FUZZ_JOBS (default 2) at once
 #
 # tests/run's limit for it (make check fuzzes 9 harnesses 40 s each):
 # test-timeout: 600
@@ -22,30 +23,33 @@ trap 'rm -rf "$TMP"' EXIT
 failed=0
 python3 "$FUZZ_DIR/versions.py" || failed=$((failed + 1))
 
-fail() {
-	echo "FAIL $1" >&2
-	shift
-	echo "  $*" >&2
-	failed=$((failed + 1))
-}
-
-for name in $(fuzz_names); do
+# one NAME: the harness's replay and fuzzing run; its lines go to
+# $TMP/NAME.out, each failure also to $TMP/NAME.failed.
+one() {
+	name=$1
 	bin=$OUT/fuzz/fuzz_$name
 	corpus=tests/fuzz/corpus/$name
+	exec > "$TMP/$name.out" 2>&1
+	fail() {
+		echo "FAIL $1"
+		shift
+		echo "  $*"
+		echo x >> "$TMP/$name.failed"
+	}
 	if [ ! -x "$bin" ]; then
 		fail "fuzz_$name" "$bin is not built: run make OUTPUT=$OUT fuzz"
-		continue
+		return
 	fi
 	n=$(ls "$corpus" 2> /dev/null | wc -l)
 	if [ "$n" -eq 0 ]; then
 		fail "fuzz_$name" "$corpus holds no inputs"
-		continue
+		return
 	fi
 	# shellcheck disable=SC2046
 	if ! "$bin" $(fuzz_opts "$name") -runs=0 -artifact_prefix="$ART/$name-" "$corpus" \
 		> "$TMP/$name.replay" 2>&1; then
 		fail "fuzz_${name}_replays_its_corpus" "$(grep -E 'ERROR|SUMMARY|broken promise|Test unit written' "$TMP/$name.replay" | head -5)"
-		continue
+		return
 	fi
 	echo "ok   fuzz_${name}_replays_its_corpus ($n inputs)"
 	mkdir -p "$TMP/$name.new"
@@ -53,9 +57,29 @@ for name in $(fuzz_names); do
 	if ! "$bin" $(fuzz_opts "$name") -max_total_time="$SECS" -print_final_stats=1 \
 		-artifact_prefix="$ART/$name-" "$TMP/$name.new" "$corpus" > "$TMP/$name.log" 2>&1; then
 		fail "fuzz_${name}_for_${SECS}s" "$(grep -E 'ERROR|SUMMARY|broken promise|Test unit written' "$TMP/$name.log" | head -5)"
-		continue
+		return
 	fi
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$TMP/$name.log")
 	echo "ok   fuzz_${name}_for_${SECS}s ($runs runs)"
+}
+
+# XPU_FUZZ_JOBS harnesses at once (default 2), each its whole time: the
+# fuzzing time of each is the same, the run's clock about half.
+JOBS=${XPU_FUZZ_JOBS:-2}
+k=0
+while [ $k -lt "$JOBS" ]; do
+	(
+		i=0
+		for name in $(fuzz_names); do
+			[ $((i % JOBS)) -eq $k ] && (one "$name")
+			i=$((i + 1))
+		done
+	) &
+	k=$((k + 1))
+done
+wait
+for name in $(fuzz_names); do
+	cat "$TMP/$name.out" 2> /dev/null
+	[ -s "$TMP/$name.failed" ] && failed=$((failed + $(wc -l < "$TMP/$name.failed")))
 done
 [ "$failed" -eq 0 ]

@@ -289,6 +289,26 @@ static void run_once(struct work *w, uint64_t seed, struct truth *tr, struct est
 	xpu_dict_free(&d);
 }
 
+/* Seeds for the idle case: a sanitizer build runs it some twenty times
+ * slower (48 s of CPU for 10,000 seeds, most of it the model's tables made
+ * and freed for each), and is there for the memory it touches: 1,000 seeds,
+ * whose mean is held to 5% plus twice its own standard error (3.9% there,
+ * 1.2% with 10,000).  The plain build holds the mean to 5%. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifdef SANITIZED
+#define IDLE_SEEDS 1000
+#define BIAS_SE 2.0
+#else
+#define IDLE_SEEDS 10000
+#define BIAS_SE 0.0
+#endif
+
 struct verdict {
 	double bias;		/* mean estimate / truth - 1 */
 	double sq;		/* for the standard error of the bias */
@@ -297,6 +317,7 @@ struct verdict {
 	uint32_t honest;	/* runs within 5% or twice the stated uncertainty, or with none made */
 	uint32_t precise;	/* runs within 5% */
 	uint32_t runs;
+	double bias_limit;	/* 5%, or more where the seeds are few (SANITIZED) */
 };
 
 static void judge(struct verdict *v, double truth, double est, double err_pct, int ok)
@@ -322,6 +343,7 @@ static void report(const char *what, const struct work *w, struct verdict *v)
 	double n = v->runs ? v->runs : 1;
 	v->bias /= n;
 	double se = sqrt(fmax(v->sq / n - v->bias * v->bias, 0) / n);
+	v->bias_limit = 0.05 + BIAS_SE * se;
 	fprintf(stderr, "  %-26s %-8s %3" PRIu64 " s: bias %+5.1f%% (+-%.1f), worst %6.1f%%, stated +-%5.1f%%, "
 		"within 5%% %5u/%u, within 5%% or twice the stated %5u/%u\n", w->name, what, w->seconds,
 		100 * v->bias, 100 * se, 100 * v->worst, v->err / n, v->precise, v->runs, v->honest, v->runs);
@@ -340,14 +362,14 @@ static void check_work(struct work *w, uint32_t seeds, int need_precise)
 			judge(&vg, (double)tr.gpu_ns, e.gpu_ns, e.gpu_ns_err, e.gpu_ns_ok);
 	}
 	report("launches", w, &vl);
-	CHECK(fabs(vl.bias) <= 0.05);
+	CHECK(fabs(vl.bias) <= vl.bias_limit);
 	CHECK_INT(vl.honest, >=, vl.runs * 9 / 10);
 	if (need_precise)
 		CHECK_INT(vl.precise, ==, vl.runs);
 	if (w->launch_only)
 		return;
 	report("GPU time", w, &vg);
-	CHECK(fabs(vg.bias) <= 0.05);
+	CHECK(fabs(vg.bias) <= vg.bias_limit);
 	CHECK_INT(vg.honest, >=, vg.runs * 9 / 10);
 	if (need_precise)
 		CHECK_INT(vg.precise, ==, vg.runs);
@@ -365,8 +387,8 @@ TEST(a_mostly_idle_process_is_not_overestimated)
 {
 	struct work inj = { "mostly idle, injected", IDLE, 0, 60 };
 	struct work lo = { "mostly idle, launch probes", IDLE, 1, 60 };
-	check_work(&inj, 10000, 0);
-	check_work(&lo, 10000, 0);
+	check_work(&inj, IDLE_SEEDS, 0);
+	check_work(&lo, IDLE_SEEDS, 0);
 }
 
 TEST(a_bursty_process_is_estimated_within_its_uncertainty)
