@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # xputop — one `make` builds the monitor, the injection library and the BPF skeletons.
 #
 #   make                 build into $(OUTPUT) (default build/)

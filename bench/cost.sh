@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # xputop's own cost per second at the default refresh (1 s), idle and under
 # a load of 200,000 events a second, next to `top -d 1` and `perf top`.
 #

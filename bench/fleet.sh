@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # What the fleet exporters cost: xputop serving Prometheus metrics (scraped
 # every second) and writing pprof profiles every second, against the same
 # xputop without them, side by side on the same machine.

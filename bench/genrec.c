@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Writes a large, realistic recording for the ingest and memory benchmarks,
  * through core/stream/record.c as xputop itself would.
  *

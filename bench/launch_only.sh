@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # What the launch-only path (CUDA processes without the injection library)
 # costs the programs it watches, side by side in one run.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Helpers for the benchmarks: timing, CPU time of a process, medians, BPF
 # program costs, and the rows of the summary table that bench/run.sh prints.
 

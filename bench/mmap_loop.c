@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What a hook on the mmap syscall costs other programs: a loop of one kind
  * of call for SECONDS, printing the nanoseconds per call.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # NPU probes under load, next to the NPU tutorial's bpftrace script.
 #
 #   sudo bench/npu.sh [BUILD_DIR]        (ROUNDS=3 SECS=3 RATE=100000 IOCTL_SECS=5)

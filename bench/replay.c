@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The event pipeline alone, on one core: a recording decoded and fed
  * through the session (recorder off, the CPU, GPU and NPU models, ticks) as
  * fast as it goes, with no front-end.  xputop -b -r does the same and also

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Event ingest from a recording, and memory over an hour of events.
 #
 #   bench/replay.sh [BUILD_DIR]        (SECS=3600 RATE=5000 ROUNDS=2; no root needed)

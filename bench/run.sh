@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The CPU-side benchmark suite: xputop against the tools users would
 # otherwise run, every figure taken side by side in this run.
 #

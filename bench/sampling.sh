@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # CPU sampling overhead against the tools users would otherwise run.
 #
 #   sudo bench/sampling.sh [BUILD_DIR]        (ROUNDS=5 MB=4)

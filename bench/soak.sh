@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The soak of issue 6: an hour of replay at a high rate plus live sampling,
 # side by side, with both xputops' memory sampled all along.
 #

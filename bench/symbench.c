@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Symbolizing the stacks of a large C++ library with xputop's symbolizer
  * (core/symbols/symbolize.h), for bench/symbolize.sh to compare with addr2line.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Symbolizing a large C++ library's stacks: xputop's symbolizer against
 # `addr2line -f -C`.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* On-CPU sampling: a perf cpu-clock event on every CPU runs cpu_sample, which
  * captures the user and kernel stacks of the interrupted task into the ring.
  * exec/exit of thread groups are reported so user space can refresh or retire

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel/user ABI of the CPU sampler (bpf/cpu.bpf.c <-> core/sources/source_cpu.c).
  * Fixed-width fields only; no includes, no pointers. */
 #ifndef XPU_BPF_CPU_H

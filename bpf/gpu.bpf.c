@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* GPU launch probes.
  *
  * gpu_site: a uprobe on xputop_launch_site() in libxputop_inject.so, called

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel/user ABI of the GPU launch probes (bpf/gpu.bpf.c <-> core/sources/gpu_probes.c).
  * Fixed-width fields only; no includes, no pointers. */
 #ifndef XPU_BPF_GPU_H

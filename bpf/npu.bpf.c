@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Intel NPU (intel_vpu) telemetry.
  *
  * ioctls: the syscall tracepoints, counted only for fds whose inode is an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel/user ABI of the NPU probes (bpf/npu.bpf.c <-> core/sources/source_npu.c).
  * Fixed-width fields only; no includes, no pointers.
  *

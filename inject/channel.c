@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The channel from the host's threads to xputop: a mutex-protected append
  * buffer, swapped with a spare and sent in packets by the agent thread.  A
  * producer never waits for xputop: a full buffer drops records and counts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* CUPTI, reached through dlopen: launch callbacks on the launching thread and
  * kernel/memcpy activity records, turned into wire records.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The pauses in tracing, and the graph kernels cut by one.
  *
  * CUPTI times a CUDA graph's kernels through slots it keeps with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* libxputop_inject.so: CUDA loads it through CUDA_INJECTION64_PATH and calls
  * InitializeInjection().  An agent thread looks for an xputop once a second
  * (one failed connect() when none runs); when one accepts, CUPTI is started

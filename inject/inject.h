@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Internals of libxputop_inject.so, the CUPTI injection library.
  *
  * The library is loaded by CUDA through CUDA_INJECTION64_PATH.  It stays

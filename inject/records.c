@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The records the library produces from what CUPTI reports, independent of
  * CUPTI itself: launch records with their call site, kernel records with
  * their names sent once, launch API names sent once. */

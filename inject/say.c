@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Messages on the host's stderr, each at most once per process (inject.h).
  * Apart from the agent (inject.c) so that CUPTI's side (cupti.c) can speak
  * without calling back into the agent that drives it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The tracing schedule (inject.h): exact is on from the start and stays on;
  * sampled is off, then on for a slice at a uniformly random point of each
  * period.  Random placement keeps a workload whose steps repeat at the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Call sites: which CPU stack launched each kernel, without unwinding the
  * whole stack (or trapping into the kernel) on every launch.
  *

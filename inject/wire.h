@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The wire format between libxputop_inject.so (inside CUDA programs) and
  * xputop, over the SOCK_SEQPACKET socket XPU_WIRE_SOCKET.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Writes the assembly of a shared library the size of libtorch_cpu.so's
 symbol table, for tests/bpf/bigsym.sh: N functions (400,000 by default) with
 long C++ names (about 210 characters mangled: 84 MB of names, libtorch_cpu.so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """python3 tests/dashboard.py exprs|names DASHBOARD.json
 
   exprs  every panel target's PromQL, with the dashboard's variables given

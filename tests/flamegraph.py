@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """python3 tests/flamegraph.py FOLDED SVG
 
 The SVG that FlameGraph's flamegraph.pl drew from FOLDED (with --minwidth 0)

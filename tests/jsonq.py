@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Reads xputop's NDJSON on stdin and checks one property, for the shell tests.
 
 Usage: jsonq.py CHECK [ARGS...]; exit status 0 when the property holds,

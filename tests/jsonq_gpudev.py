@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks one property of the "gpu_devices" object of xputop's NDJSON on
 stdin, for the shell tests of the NVML device view (tests/cli/nvml.sh).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The layering of xputop's folders (docs/architecture.md), read from the
 #include lines of the sources and, given a build, from the objects' symbols.
 

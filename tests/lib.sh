@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Helpers for the shell tests.  Each test script sources this, calls `t NAME`
 # before each behaviour, `fail MSG` when it does not hold, and `finish` last.
 # OUT is the build directory (default build).

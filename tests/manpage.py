@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """python3 tests/manpage.py options|keys MAN
 
 Prints what man page MAN documents, one entry a line, as --help spells it:

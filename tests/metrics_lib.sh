@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Sourced by the metrics suites (tests/cli/metrics*.sh) after tests/lib.sh:
 # an xputop serving --prometheus on a free port, scraped and stopped.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Sourced by the NPU suites (tests/bpf/npu.sh, npu_probes.sh) after
 # tests/lib.sh: the stand-in programs, the refresh and TDR the checks assume,
 # and scenario().

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Writes bpftrace logs of the NPU tutorial's script (one
 "<ms> kprobe:intel_vpu:<function>" line per call) for the scenarios the NPU
 view must read right when they are replayed with `xputop -r`:

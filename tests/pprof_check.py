@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """python3 tests/pprof_check.py FOLDED TOP [DIVISOR]
 
 Compares `go tool pprof -top` output (TOP, every node shown) with a folded

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """python3 tests/promtext.py monotonic SCRAPE...
    python3 tests/promtext.py names SCRAPE
    python3 tests/promtext.py label SCRAPE METRIC LABEL

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """python3 tests/pushd.py DIR PORTFILE
 
 A Pyroscope-compatible ingest endpoint for tests/cli/pprof.sh: takes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Sourced by the several-xputops suites (tests/bpf/share_needs.sh,
 # share_pace.sh) after tests/lib.sh: two busy programs (B1, B2), the GPU
 # stand-in, and helpers that start, stop and query batch xputops.

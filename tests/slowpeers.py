@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Slow and idle HTTP clients, as an unprivileged user could hold them.
 
     slowpeers.py HOST PORT N --from ADDR[,ADDR...] --seconds S

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Opens xputop's exports with speedscope's own importer and checks that what
 // speedscope shows is what the file says.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Driving xputop through a real terminal: the helpers the TUI tests share.
 # Source after tests/lib.sh.  Each test gets its own tmux server (SOCK).
 command -v tmux > /dev/null || { echo "FAIL $(basename "$0"): tmux is not installed" >&2; exit 1; }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "alerts_view.h"
 
 #include <stdio.h>

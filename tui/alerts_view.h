@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Alerts on screen: the alert bar (one line under the tabs, in every view,
  * while an alert is active or was cleared recently) and the alert log pane
  * (the NPU view's lower pane).  Both only show what the snapshot holds. */

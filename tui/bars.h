@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The fixed lines around the view: header, view tabs, key hints, status,
  * plus the help overlay and the "terminal too small" notice. */
 #ifndef XPU_TUI_BARS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Drawing primitives shared by the widgets: role attributes, text clipped to
  * a width in columns, glyphs that fall back to ASCII. */
 #ifndef XPU_TUI_DRAW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Where each flamegraph node goes: a pure function of the tree and the pane.
  *
  * Icicle layout: the root spans the top row, one row per depth below it;

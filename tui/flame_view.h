@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The flamegraph widget: an icicle graph of any struct xpu_flame (CPU stacks
  * now, GPU launch stacks later), coloured by frame kind. */
 #ifndef XPU_TUI_FLAME_VIEW_H

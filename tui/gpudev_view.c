@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "gpudev_view.h"
 
 #include <stdio.h>

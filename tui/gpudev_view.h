@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The GPU device panel at the top of the GPU view, read at a glance as in
  * nvtop: per NVIDIA GPU, gauges of utilization and memory, then power,
  * temperature, clocks and PCIe / NVLink traffic, then the processes on it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Key handling.  A handler changes the user's choices (struct xpu_viewstate)
  * or the TUI's own state (struct xpu_ui) and returns XPU_REACT_* flags; it
  * never draws.  The key list here is also what the help overlay and the hint

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Where everything goes on the screen: a pure function of the terminal size
  * and what is shown.  No curses here, so the unit test can try every size. */
 #ifndef XPU_TUI_LAYOUT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The mouse, as htop users expect it: a click on a view's tab switches to it,
  * on a table row selects it, on a column heading sorts by it (again: reverses
  * it), on a flamegraph frame zooms onto it; the wheel moves the selection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What every view draws its panes with (pane.h). */
 #include "pane.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A sparkline: a rate's recent history in one line of eighth-blocks
  * (▁▂▃▄▅▆▇█), or ASCII levels outside UTF-8 locales.  The model keeps the
  * history; this only scales it to the line. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The table widget: draws any struct xpu_table (headings, the sort column
  * marked, right-aligned numbers, a FLEX column taking the rest, the selected
  * row highlighted, "N/A" dimmed).  Knows nothing about what the rows are. */

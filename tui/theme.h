@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Colour roles and themes.
  *
  * Drawing code names a role (what a thing is), never a colour.  A theme is a

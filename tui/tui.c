@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The curses front-end's lifecycle: start, draw a snapshot, read keys, stop.
  * Drawing is delegated to the widgets and bars; keys to keys.c. */
 #include "tui.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The GPU view: a summary of each device and process above the kernels
  * table, and the CPU -> launch API -> kernel flamegraph weighted by GPU time. */
 #ifndef XPU_TUI_VIEW_GPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU view: a summary panel (firmware IPC with its sparkline, jobs,
  * memory activity, device, Level Zero, and the list of data sources with what
  * each is doing on this machine), the calls table (per process: ioctls,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The view area: what each view (GPU, NPU, CPU) puts in its panes.  The one
  * place that knows which parts of the snapshot belong to which view. */
 #ifndef XPU_TUI_VIEWS_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks xputop's JSON (NDJSON, the last snapshot) from bench/gpu/run.sh.
 
   check.py known XPUTOP_JSON EXPECTED   the CUDA test program: every kernel,

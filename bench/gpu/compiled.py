@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """A model compiled with torch.compile(mode="reduce-overhead"): after its
 warm-up PyTorch replays it as CUDA graphs (cudaGraphLaunch), so its kernels
 are launched by the graph, not one by one.  One step = one forward pass.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Where CUPTI's cost comes from (issue 13): the same programs with CUPTI set
 # up piece by piece by bench/gpu/cupti_cost.c (an injection library for
 # measurement only), alternated ROUNDS times; medians and the median of each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What CUPTI costs a CUDA program, part by part: an injection library for
  * measurements only (bench/gpu/cost.sh), loaded with CUDA_INJECTION64_PATH.
  * It does what xputop's library does with CUPTI, but chosen by XPU_COST:

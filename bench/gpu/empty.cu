@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 // Back-to-back empty kernels: the worst case for per-launch overhead.
 // Usage: empty LAUNCHES [WARMUP_MS]
 //   -> prints {"us_per_launch": X, "cpu_us_per_launch": C, "sys_us_per_launch": S}

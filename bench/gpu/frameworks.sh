@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The GPU view on real framework code (issue 12), on a machine with an NVIDIA
 # GPU and PyTorch (+ transformers), as root; not part of CI:
 #

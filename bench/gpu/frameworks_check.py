@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks one framework workload run under xputop (bench/gpu/frameworks.sh)
 against the same workload run under PyTorch's own profiler:
 

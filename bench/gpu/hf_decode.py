@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Batch-1 greedy decoding with a Hugging Face `transformers` causal LM: a
 Qwen3-style config (8 layers, hidden 1024, bf16) with random weights built
 from the config, nothing downloaded.  One step = one generate() call of

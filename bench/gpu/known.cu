@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 // A CUDA program with known kernels launched from known functions, and a
 // CUDA graph, for bench/gpu/run.sh.  Each kernel spins for a set time; CUDA
 // events around each launch measure what the GPU took, and the per-kernel

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The launch-only path on a machine with an NVIDIA GPU: what xputop costs a
 # CUDA program it watches without the injection library, before (every
 # launch took a 127-frame stack into a ring record) and now (launches counted

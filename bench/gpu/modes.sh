@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The cost of each GPU tracing mode and how close sampled estimates come to
 # exact figures (issue 13), on a machine with an NVIDIA GPU and PyTorch:
 #

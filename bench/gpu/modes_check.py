@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Reads what bench/gpu/modes.sh left in OUT and prints, per workload and
 phase, the speed (median over rounds) and the median of each round's ratio
 to `none`; xputop's own CPU; and, where a round has both a sampled and an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Several GPU processes at once: torch.multiprocessing workers (spawned, so
 each is a fresh python3 that inherits the environment, CUDA_INJECTION64_PATH
 included), each running an NxN matmul + relu + sum loop.  One step = one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """A torch.distributed (NCCL) job, one process per GPU (issue 13): an
 all_reduce of 4M floats in a loop, synchronized every 50 steps.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Issue 13's multi-GPU check, on a machine with two NVIDIA GPUs (the
 # nvidia-h200-x2 kind), as root:
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # What each GPU mode costs a launch (issue 25): one workload per command, a
 # process per run, the modes alternated over ROUNDS rounds (the order reversed
 # every other round), always with the two baselines in the same run.

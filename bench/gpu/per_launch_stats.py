@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Summarizes bench/gpu/per_launch.sh: per mode, the median and quartiles of
 wall time and of the process's CPU time per launch (or step), its system
 part, and the median (and quartiles) of each round's difference and ratio to

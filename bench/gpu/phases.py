@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """One long-running workload whose speed is measured phase by phase, while a
 controller (bench/gpu/modes.sh) starts and stops xputop beside it: the same
 process, the same warm model, so the phases differ only by what watches it.

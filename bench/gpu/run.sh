@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The GPU view's check and benchmark, on a machine with an NVIDIA GPU, CUDA
 # and PyTorch (run as root; not part of CI).  Needs xputop, its injection
 # library and the two test programs built beforehand:

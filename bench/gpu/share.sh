@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Several xputops on a real PyTorch process (issue 17), on a machine with an
 # NVIDIA GPU:
 #

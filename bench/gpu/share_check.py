@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Reads bench/gpu/share.sh's output: OUT PID (the PyTorch loop's pid)."""
 import json
 import sys

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """A small PyTorch training-style loop: an NxN matmul + relu + sum per step
 (N = 1024 by default, as the GPU view's issue suggests; at N = 128 the GPU
 work is tiny and the loop is bound by launching, so CPU-side costs show).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Shared by the framework workloads of bench/gpu (hf_decode.py, compiled.py,
 multiproc.py): arguments, timing, and --profile, which runs the same workload
 under PyTorch's own profiler (torch.profiler, CUPTI) and counts the kernels it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* `xputop -- CMD ARGS`: the command xputop starts and watches.
  *
  * The command runs with CUDA_INJECTION64_PATH pointing at the injection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The injection library that a user's program loads.
  *
  * CUDA loads CUDA_INJECTION64_PATH with the program's own credentials and

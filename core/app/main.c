@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* xputop's main loop: sources -> session (stream, recorder, models) ->
  * snapshot -> front-end (TUI, text or JSON), driven by one epoll set holding
  * the sources' descriptors, a refresh timer, signals and the terminal. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The alert log: what any model raises when something needs a person's
  * attention, and whether it still holds.
  *

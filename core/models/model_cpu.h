@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The CPU model: on-CPU samples per process and per thread, and their stacks.
  *
  * %CPU of a row is its samples in the last closed tick over what one fully

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The GPU model: per-kernel GPU time, device busy time, and the CPU stacks
  * that launched each kernel, joined exactly by CUPTI correlation id.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The GPU device model: each NVIDIA GPU as its driver (NVML) last described
  * it, and the processes on it, from the XPU_EV_GPU_DEV* events (event.h).
  * No injection and no cost to any application: this is nvidia-smi's,

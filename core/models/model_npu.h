@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU model: Intel NPU (intel_vpu) ioctls, firmware IPC, jobs, memory
  * activity, Level Zero calls and device busy time, and the stall rules.
  *

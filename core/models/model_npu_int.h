@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What the parts of the NPU model share: model_npu.c (counters, latency
  * histograms, call rows, events, tick, snapshot), model_npu_ipc.c,
  * model_npu_jobs.c and model_npu_rules.c.  No one else includes this. */

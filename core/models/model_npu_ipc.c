@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU model's IPC part (model_npu.h): firmware messages by type, the
  * timeout and heartbeat counters, and their snapshot. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU model's jobs (model_npu.h): submissions matched with their
  * completions or aborts, the outstanding ones the stall rule watches, and
  * the job latency snapshot. */

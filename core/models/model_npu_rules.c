@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU model's alert rules (model_npu.h): a call-rate storm against the
  * learned baseline, IPC silence, and jobs stalled past the TDR.  Run by
  * xpu_npu_model_tick() once the tick's buckets are closed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What a driver function's name says: its category (the rule xputop(8)
  * documents under NPU VIEW) and, for an ioctl handler, the ioctl it serves.
  * Shared by the NPU source, the bpftrace importer and the model. */

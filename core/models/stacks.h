@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Weighted stacks over a sliding window.
  *
  * Counts weight (samples, or nanoseconds of GPU time) per (pid, tid, stack)

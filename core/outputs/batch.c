@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "batch.h"
 #include "batch_fmt.h"
 #include "batch_gpu.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Headless front-ends: text snapshots like `top -b`, and NDJSON. */
 #ifndef XPU_BATCH_H
 #define XPU_BATCH_H

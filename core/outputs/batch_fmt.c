@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The pieces every view's headless output is made of (batch_fmt.h). */
 #include "batch_fmt.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The pieces every view's headless output is made of: tables as aligned text
  * and as JSON members, wall times, source states and each row's heaviest
  * stacks.  batch.c and the per-view batch_*.c files use them; they include

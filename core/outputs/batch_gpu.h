@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The GPU view in the headless front-ends: the "gpu" object of each JSON
  * snapshot and its lines in the text snapshots (core/outputs/batch.c calls these). */
 #ifndef XPU_BATCH_GPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The GPU devices (NVML) in the headless front-ends: the "gpu_devices"
  * object of each JSON snapshot and its lines in the text snapshots. */
 #ifndef XPU_BATCH_GPUDEV_H

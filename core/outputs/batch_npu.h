@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU view and the alert log in the headless front-ends: the "npu"
  * object and the "alerts" array of each JSON snapshot, and their lines in
  * the text snapshots (core/outputs/batch.c calls these). */

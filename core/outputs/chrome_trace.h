@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The Chrome trace JSON export (chrome://tracing, Perfetto, speedscope): the
  * recent GPU kernels on one track per device and stream, the launches on the
  * launching threads, and a flow arrow from each launch to its first kernel. */

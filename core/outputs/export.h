@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Snapshot exports of the current view (the `s` key and --export). */
 #ifndef XPU_EXPORT_H
 #define XPU_EXPORT_H

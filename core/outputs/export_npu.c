@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU view's export (`s`): the driver function counts since the start as
  * folded stacks, process;Level Zero call;ioctl;function (flamegraph.pl reads
  * them), and the alert log as JSON lines. */

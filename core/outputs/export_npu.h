@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU view's export: core/outputs/export_npu.c. */
 #ifndef XPU_EXPORT_NPU_H
 #define XPU_EXPORT_NPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The folded stack format that FlameGraph's flamegraph.pl, speedscope and
  * most flamegraph tools read: one line per stack, frames root to leaf joined by
  * ';', a space, an integer count.  Kernel frames end in _[k], JIT frames in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* /healthz's text: one line a source, "NAME STATE: what it does or why not",
  * as the views' status lines say it.  Collection has failed when one of them
  * has (a source that could not start, or died); the server says "stalled"

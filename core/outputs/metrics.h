@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Prometheus metrics: what the models hold, as series a Prometheus server
  * scrapes (core/outputs/prom_http.c serves them).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* pprof profiles (profile.proto, gzipped) of what the models hold, for
  * go tool pprof, Pyroscope and Parca: CPU samples by stack, and GPU time by
  * CPU->GPU stack (the launching code, the launch API, the kernel).

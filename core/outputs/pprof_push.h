@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* --pprof-push: profiles posted to a Pyroscope-compatible ingest endpoint
  * (POST /ingest?name=xputop.cpu{host=...}&from=&until=&format=pprof, the
  * gzipped profile as the multipart field "profile") by a thread of its own

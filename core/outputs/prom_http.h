@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The /metrics and /healthz endpoints: a thread of the server's own runs
  * libmicrohttpd and answers scrapes with the text the main thread last
  * published, so that a scrape never waits for a refresh and a refresh never

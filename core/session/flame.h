@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A flamegraph tree built from weighted stacks.
  *
  * The tree is what the flamegraph widget draws and what the tests inspect:

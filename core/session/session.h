@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A monitoring session: the dictionary, the models, the sources feeding them
  * and the recorder.  xpu_session_emit() is the event stream: every event from
  * every source (live or replayed) passes through it once, is recorded, and is

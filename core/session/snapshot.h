@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What a front-end reads each refresh.
  *
  * The snapshot is built from the models' closed data and the user's view

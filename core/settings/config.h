@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The user's settings file: $XDG_CONFIG_HOME/xputop/xputop.conf
  * (~/.config/xputop/xputop.conf without XDG_CONFIG_HOME; under sudo, the
  * invoking user's).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Command-line options.  One table drives parsing, --help and the test that
  * keeps --help and man/xputop.8 in step. */
 #ifndef XPU_OPTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Where a uprobe goes: the file offsets of named functions in an ELF file. */
 #ifndef XPU_FUNC_OFFSETS_H
 #define XPU_FUNC_OFFSETS_H

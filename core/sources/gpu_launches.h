@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Launch-only counting, user side.  The BPF launch probe counts launches per
  * (thread, call site, API) in its launch_counts map (bpf/gpu.h) and sends a
  * key's stack once, with its first launch.  Each refresh this reads the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "gpu_peers.h"
 
 #include <glob.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Budgets for the peers of the GPU injection socket.  The socket is 0666:
  * any local user's CUDA process connects, so whatever a peer can make the
  * agent hold is bounded per connection, per uid and in total, and whatever

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The BPF half of the GPU source (bpf/gpu.bpf.c): the uprobe on the
  * injection library's xputop_launch_site() that captures each new call site's
  * stack, and the launch-only uprobes on every loaded copy of the CUDA runtime

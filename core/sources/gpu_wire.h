@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Decoding what injected processes send (inject/wire.h).  Everything is
  * untrusted: each packet's header and each record's length are checked
  * before a byte of the body is read, names are bounded and must be printable,

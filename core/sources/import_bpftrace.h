@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Importing the text the NPU tutorial's bpftrace script prints,
  *
  *     bpftrace -e 'kprobe:intel_vpu:ivpu_* { printf("%-10llu %-40s\n",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Why a CUDA process's injection library never connected.
  *
  * A program started by hand with CUDA_INJECTION64_PATH cannot be given a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The launch-only uprobes on the CUDA runtime and driver (bpf/gpu.bpf.c's
  * gpu_launch), and when they are on.  A uprobe costs the process it fires in
  * a trap on every call whether its program counts the launch or turns it

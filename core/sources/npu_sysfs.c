@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "npu_sysfs.h"
 
 #include <dirent.h>

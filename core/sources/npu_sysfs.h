@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What intel-npu-smi shows, read the way the driver asks: each NPU's sysfs
  * files (busy time, memory in use, current and maximum frequency, hwmon
  * power where the platform has it) at most once a second, the DRM fdinfo of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* NVIDIA's management library (NVML), loaded at run time with dlopen as
  * nvtop does: building xputop needs no NVML header or package, and a machine
  * without the driver has no device view instead of no xputop.  The few types

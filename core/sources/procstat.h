@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What top and htop read from /proc besides samples: a process's resident
  * memory, state and CPU time, and the machine's load, CPU busy and memory.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Raw stacks from BPF (leaf-first instruction pointers) to dictionary stacks
  * (root-first frame ids): user frames, then kernel frames, so a folded line
  * reads main;...;write;entry_SYSCALL_64;...;leaf_[k]. */

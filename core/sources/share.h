@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Several xputops at once (docs/security.md).
  *
  * The first xputop on a machine is the collector: it holds the collector

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The CPU source: perf cpu-clock sampling on every online CPU with user and
  * kernel stacks captured in BPF (bpf/cpu.bpf.c), symbolized on arrival. */
 #ifndef XPU_SOURCE_CPU_H

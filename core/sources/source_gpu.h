@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The GPU source: CUDA processes running libxputop_inject.so connect to a
  * socket xputop owns and stream CUPTI kernel, memcpy and launch records; BPF
  * captures the CPU stack of each new launch call site; processes without the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU source: bpf/npu.bpf.c attached to whatever this machine offers
  * (syscall tracepoints for ioctls on accel fds; vpu:* tracepoints; ivpu_*
  * kprobes, or uprobes on a stand-in binary; dma_fence tracepoints as the job

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "source_npu_fn.h"
 
 #include <errno.h>

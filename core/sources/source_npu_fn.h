@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU source's driver function counting (core/sources/source_npu_fn.c): the
  * ivpu_* functions of the kernel (kprobes) or of a stand-in binary
  * (uprobes), attached as one multi link, and the `funcs` map read each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The GPU device source: a thread polls NVML (core/sources/nvml.h) about once a
  * second and hands each complete poll to the ingest path, which turns it
  * into XPU_EV_GPU_DEV* events.  NVML calls take milliseconds and can hang

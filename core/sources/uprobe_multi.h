@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* uprobe_multi links (Linux 6.6): one link, one system call, for any number
  * of functions of one file, each with its BPF cookie.  Debian's libbpf (1.1)
  * predates them, so the attribute is written here as the kernel's UAPI

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The one normalized event type that flows from every source to the models.
  *
  * Sources (BPF rings, the injection channel, a replay file) decode their raw

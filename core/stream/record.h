@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Recording and replaying the normalized event stream.
  *
  * A recording holds the session's metadata, the dictionary entries (strings,

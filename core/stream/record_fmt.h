@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The recording format's numbers and byte order (docs/recording-format.md),
  * shared by its writer (record_write.c) and its reader (record.c); no one
  * else includes this. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The recording's writer (record.h): a file, or a sink that a stream is
  * sent through (core/sources/share.c). */
 #include "record.h"

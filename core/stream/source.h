@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A source turns one producer's raw records (a BPF ring, the injection
  * channel, sysfs) into events on the session's stream.  The main loop polls
  * each source's descriptor and calls drain when it is readable, and calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A bounded address -> frame id cache: the hot path of symbolization, one hash
  * probe per warm address.  Entries live in a ring; when it is full the oldest
  * entry gives its slot to the newest (FIFO), so memory stays bounded without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* C++ (Itanium ABI) and Rust (legacy and v0) names through libiberty's
  * demangler, the one binutils and gdb use.  For C++ it is the same code as
  * the C++ runtime's __cxa_demangle, so names read as they always did. */

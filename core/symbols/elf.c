@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* ELF symbol tables: function symbols from .symtab (or a separate debug file
  * found by build-id or .gnu_debuglink) or else .dynsym, the PT_LOAD segments
  * that turn a file offset into a symbol address, and the build-id.

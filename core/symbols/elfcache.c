@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The ELF cache (elfcache.h): entries by file identity, tables read on the
  * service thread, names demangled inline within a budget or in batches on
  * the service thread, and the pending frames that stand in meanwhile. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The symbolizer's ELF cache: symbol tables by file identity (device +
  * inode), shared by every process that maps the file, and the names of
  * their symbols as dictionary strings.

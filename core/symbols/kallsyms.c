@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* /proc/kallsyms: "ADDRESS TYPE NAME[\t[MODULE]]" per line.  Only text
  * symbols are kept; kernel stacks hold nothing else. */
 #include "symfiles.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel names shortened by keeping what distinguishes them (kname.h).
  *
  * The demangler's output is read as words: a word is a qualified name, a

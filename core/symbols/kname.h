@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel names short enough for a table column that still tell kernels apart.
  *
  * A demangled CUDA kernel name is mostly plumbing: the return type, the

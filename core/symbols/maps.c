@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* /proc/PID/maps: which file (and where in it) backs each address range. */
 #include "symfiles.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* /tmp/perf-PID.map: symbols that JIT compilers write for their generated
  * code, one "START SIZE name" line each (hex, START without 0x by convention
  * though perf accepts it).

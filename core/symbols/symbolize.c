@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The symbolizer: per-process state (maps, perf map, address cache), the ELF
  * cache shared by all processes (core/symbols/elfcache.c), and kernel symbols.  The
  * parsing lives in maps.c, elf.c, perfmap.c, kallsyms.c and demangle.c; this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Turning raw addresses into frames.
  *
  * User addresses: /proc/PID/maps gives the mapping, the ELF file (opened

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What the symbolizer keeps (symbolize_int.h): each process's state (its
  * maps, perf map and address cache), found by pid, kept a grace period after
  * the process exits and the least recently used freed first past PROCS_MAX;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What the symbolizer's two halves share: its state (struct xpu_symbolizer
  * and the per-process entries), its bounds and its clock.  symbolize.c does
  * the lookups (user and kernel addresses to frames); symbolize_cache.c keeps

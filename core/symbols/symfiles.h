@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What the symbolizer reads, each parser on its own: /proc/PID/maps
  * (maps.c), ELF symbol tables (elf.c), JIT perf maps (perfmap.c),
  * /proc/kallsyms (kallsyms.c) and the demangler (demangle.c).  None keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A sorted address -> name table: the shape shared by ELF symbol tables,
  * /tmp/perf-PID.map and /proc/kallsyms.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "unwind_dwarf.h"
 
 #include <elfutils/libdwfl.h>

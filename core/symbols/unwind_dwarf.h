@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* DWARF unwinding of a user stack captured by BPF (registers + a copy of the
  * stack from rsp up), through the .eh_frame of the process's files, as
  * `perf --call-graph dwarf` does.  Needed where libraries have no frame

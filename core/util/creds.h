@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Whom a process runs as, as far as files are concerned: its uid, gid and
  * supplementary groups.  Looked up in the parent (user names and group lists
  * come from NSS, which a forked child of a threaded program must not call)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The session dictionary: interned strings, frames and stacks.
  *
  * Events refer to names by id, so they stay fixed-size and cheap to compare.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The one error channel.
  *
  * Outside curses messages go to stderr prefixed "xputop: "; while the TUI is up

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Growing arrays: one helper instead of a realloc dance in every file. */
 #ifndef XPU_GROW_H
 #define XPU_GROW_H

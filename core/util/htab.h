@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* An open-addressing index from a 64-bit hash to small integer ids.
  *
  * The table stores only (hash, id) pairs; the objects themselves live in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Where make install puts xputop's files, and how a running xputop finds the
  * ones it needs: the CUPTI injection library and the themes.
  *

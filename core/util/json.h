@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A minimal streaming JSON writer: commas and escaping handled, nothing kept. */
 #ifndef XPU_JSON_H
 #define XPU_JSON_H

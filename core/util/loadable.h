@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Whether a user can load a shared library, found out the way CUDA loads
  * CUDA_INJECTION64_PATH: a short-lived child takes on the user's credentials,
  * opens the file and maps it executable.  Exact where reading modes would

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Files xputop writes for the user (exports), created so that a root process
  * cannot be tricked into clobbering anything: the data goes to an anonymous
  * file (O_TMPFILE) in the target directory, which is linked under a name that

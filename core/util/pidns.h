@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Host pids as the people who own them see them.
  *
  * NVIDIA's driver reports the pids of the host's pid namespace; a process in

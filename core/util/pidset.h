@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The processes -p names, and (with -- CMD) every process they start: the
  * sources that cannot filter in the kernel (the GPU socket and launch
  * probes, a client's stream from the collector) ask this set.  A process

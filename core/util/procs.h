@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Processes by id or by name, from /proc: what -p names is checked before
  * the run starts, so that a mistyped id or a thread's id is said at once
  * rather than shown as an empty table. */

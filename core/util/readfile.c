@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 #include "readfile.h"
 
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Reading a whole file whose size is not known in advance (/proc files
  * report 0), with a cap so a huge or endless file cannot exhaust memory.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The service thread (service.h): a FIFO of jobs under one mutex, a
  * condition variable for the thread, and an eventfd that tells the main
  * loop finished jobs are waiting. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The service thread: slow work kept off the ingest path (ARCHITECTURE.md,
  * rule 4).  Reading a large library's symbol table, naming symbols in bulk,
  * DWARF-unwinding a launch site's stack copy: each is a job whose work()

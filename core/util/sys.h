@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Facts about the machine and the checks xputop makes before it starts. */
 #ifndef XPU_SYS_H
 #define XPU_SYS_H

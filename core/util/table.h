@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A table of typed cells: how every view hands its rows to the front-ends.
  *
  * Models fill values; the TUI's table widget, the batch printer and the JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The closed ticks a model keeps in its window: which ring slot a closing
  * tick fills, and how long the window and the whole session are.  Every
  * model keeps its per-tick values in rings of `window` slots indexed by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Bounded tables: which rows stay when a table outgrows its limit.
  *
  * The stacks, CPU, GPU and NPU models keep since-start rows for as long as

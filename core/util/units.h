@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Sizes and byte rates for people: "12.0 GiB", "340 MiB/s".  Shared by the
  * text front-ends (batch text, the TUI), which print the same quantities. */
 #ifndef XPU_UNITS_H

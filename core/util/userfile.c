@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The invoking user's files (userfile.h): where they are, and reading and
  * writing them as that user. */
 #include "userfile.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The invoking user's files: the settings file and themes live in the user's
  * xputop directory and are read and written as that user (under sudo, not as
  * root), so that a root xputop reads nothing the user could not and leaves

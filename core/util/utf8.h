@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* UTF-8 checks for what xputop writes for other programs to parse (JSON,
  * Prometheus labels, pprof's string table): a process or thread name, a
  * path or a symbol is whatever bytes the watched program chose, and those

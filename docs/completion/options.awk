@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Reads `xputop --help` and prints one line per option for the completion:
 #   SHORT|LONG[=ARG]      e.g. "-d|--delay=SECS", "|--export"
 # (an optional argument, "--gpu-exact[=SECS]", gives "|--gpu-exact")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Symbolizing never stalls the ingest path (issue 12): a process runs code
 # spread over a generated library the size of libtorch_cpu.so's symbol table
 # (400,000 functions, 72 MB of long C++ names: more than the ELF cache's

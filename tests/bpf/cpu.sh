@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # CPU sampling for real: perf events, BPF stacks, symbolization, JSON, export,
 # record and replay.  Needs root.
 # test-lane: quiet

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The exports open unchanged in the tools they are written for, showing what
 # the files hold: every folded export (CPU view, GPU view, GPU merged with CPU
 # samples) in FlameGraph's flamegraph.pl and in speedscope, the GPU view's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Faults xputop must survive (issue 6), each for real: watched programs that
 # fork, exec and exit under it; a monitor killed or stalled while a program
 # runs flat out; rings and the injection channel overflowing; exports that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The GPU path without a GPU: the injection library with CUPTI replaced by a
 # stand-in, played by an unprivileged process through the real socket, BPF
 # site probe, DWARF unwinding and model; hostile clients; the launch-only

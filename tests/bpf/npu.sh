@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The NPU view for real, without an NPU, where time matters: the stand-in
 # driver (tests/progs/npu_driver.c) plays each scenario under the ivpu_* BPF
 # programs attached as uprobes, and the checks hold the driver's job rate,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The NPU probes for real, without an NPU, where only counts matter: the
 # sources list, every call of the stand-in driver counted by each attach
 # path, the tutorial's allocation chains, real ioctls carrying IVPU numbers

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The GPU injection socket is 0666: any local user may connect.  Each attack
 # of issue 24 played by an unprivileged user (uid 65534) against an agent:
 # memory, blinding, spoofing, device ids, the journal.  Needs root.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The GPU suites from a checkout only root can enter (issue 18): a clone of
 # this checkout, with its uncommitted changes, in a 0700 directory (as
 # `mktemp -d` makes them and as many homes are), its programs linked there, and the suites

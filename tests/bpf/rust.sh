@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Rust programs sampled for real: their functions named from both of rustc's
 # symbol manglings (legacy, the default, and v0), demangled in the JSON
 # output.  Needs root and rustc (.ci/setup installs Debian's).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # test-lane: quiet
 # Several xputops at once, issue 24: the collector collects what every
 # attached xputop needs (the widest -p, the highest -F, exact GPU tracing if

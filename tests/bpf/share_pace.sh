@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # test-lane: quiet
 # Several xputops at once, issue 24: each refreshes at its own -d while the
 # collector's stream ticks at the shortest; what a client woke (pids in the

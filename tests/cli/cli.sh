@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The command line: --help, the man page, errors a user can meet.
 . tests/lib.sh
 

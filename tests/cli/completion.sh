@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Bash completion ($OUT/xputop.bash, built from docs/completion/xputop.bash.in
 # and --help): sourced in bash and asked as bash asks it, with COMP_WORDS and
 # COMP_CWORD.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # How xputop ends (issue 19): the exit status of a command it ran, of a
 # signal that stopped it, and how long leaving takes.  Needs root (live).
 . tests/lib.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # make install and make uninstall into a DESTDIR: every file where it belongs,
 # the staged xputop running and finding its own injection library and themes
 # there, PREFIX moving every path, and nothing left after uninstall.  Needs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The layering of the folders (docs/architecture.md), kept by tests/layers.py:
 # the tree as it is passes, and each kind of break, made in a copy, is named.
 # test-san: skip
@@ -79,5 +80,20 @@ if $LAYERS --build "$T_TMP/b" > "$T_TMP/broken" 2>&1; then
 	fail "an injection library calling ring_buffer__poll passed the check"
 fi
 names 'libxputop_inject.so holds ring_buffer__poll'
+
+t every_source_file_names_its_licence
+# GPL-2.0-only (LICENSE), which the BPF programs need: an SPDX line in the
+# first two lines (after a #! line) of every C, shell, Python, CUDA, awk and
+# JavaScript file, the Makefile and the CI scripts.
+grep -q "Version 2, June 1991" LICENSE 2> /dev/null || fail "LICENSE is not the GPL version 2"
+if git -c safe.directory="$PWD" rev-parse --git-dir > /dev/null 2>&1; then
+	git -c safe.directory="$PWD" ls-files
+else
+	find . -path ./build\* -prune -o -type f -print | sed 's|^\./||'
+fi | grep -vE '^tests/fuzz/corpus/' | grep -E '\.(c|h|sh|py|cu|mjs|awk)$|^Makefile$|^tests/run$|^\.ci/(run|setup)$' |
+	while read -r f; do
+		head -n 2 "$f" | grep -q 'SPDX-License-Identifier: GPL-2.0-only' || echo "$f"
+	done > "$T_TMP/unlicensed"
+[ -s "$T_TMP/unlicensed" ] && fail "no SPDX line: $(head -5 "$T_TMP/unlicensed" | tr '\n' ' ')($(wc -l < "$T_TMP/unlicensed") files)"
 
 finish

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # --prometheus: /metrics as Debian's real Prometheus server and promtool read
 # it, from a replay of the committed recording tests/fixtures/fleet.xpr (CPU
 # samples of a process with a hostile name, the GPU stand-in's kernels, two

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # /metrics and /healthz beside untrusted peers: slow and idle clients held
 # by an unprivileged user (uid 65534) from other loopback addresses and from
 # the scraper's own, a request dribbled byte by byte, and the health of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Series of a live agent over many short-lived processes: bounded by
 # --prometheus-processes with the rest in "other" and counted, gone after
 # --prometheus-expiry once the processes exit, and summed by name with

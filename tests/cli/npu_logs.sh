@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The NPU view from bpftrace logs of the tutorial's script, generated for each
 # scenario (tests/npu_logs.py) and replayed with -r: the tutorial's own
 # figures, a stall seen only through function names, a recovery, an IPC

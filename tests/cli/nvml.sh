@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The GPU device view (NVML) through a stand-in libnvidia-ml built by the
 # tests (tests/fake/fake_nvml.c), loaded as xputop loads the real one: no
 # driver, no device, several devices, unsupported fields, NVML errors,

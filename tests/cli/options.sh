@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Options are checked before the run starts, whatever the front-end
 # (issue 19): a bad one is a usage error (exit 2) said at once, not found
 # out after the run, accepted in one mode only, or shown as an empty table.

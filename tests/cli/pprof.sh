@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # --pprof and --pprof-push: profiles that Debian's `go tool pprof` reads,
 # compared with the folded exports of the same replay of
 # tests/fixtures/fleet.xpr; a live profile's mappings with paths and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Recordings a user can lose or choke on (issue 19): the output being the
 # input by another name, a full disk, torn or garbage tails, and inputs that
 # are no recording at all (a FIFO, a large file of zeros or text), which must

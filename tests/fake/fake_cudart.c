@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A stand-in for the CUDA runtime, built as tests/fake_cudart/libcudart.so.13:
  * its cudaLaunchKernel calls the driver's cuLaunchKernel, as the real runtime
  * does on a machine with a GPU (without one the real runtime fails before it

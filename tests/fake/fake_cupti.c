@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A stand-in for CUPTI, linked into libxputop_inject_fake.so for tests on
  * machines without a GPU: everything of the injection library runs for real
  * (agent, channel, call sites, wire format) except CUPTI, whose callbacks and

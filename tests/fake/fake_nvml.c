@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A stand-in for NVIDIA's libnvidia-ml.so.1, for tests of the device view on
  * machines without a GPU.  xputop loads it through XPUTOP_NVML=path, exactly
  * as it loads the real one.  What it reports is read from the scenario file

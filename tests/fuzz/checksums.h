@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Recomputes a recording's checksums, for the harnesses that read
  * recordings: random bytes almost never pass a CRC, so without this
  * everything behind the checksums would go unfuzzed. */

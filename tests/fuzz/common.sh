@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Sourced by the fuzzing scripts (run.sh, long.sh, seeds.sh): the sanitizer
 # settings and each harness's libFuzzer options.  FUZZ_DIR is tests/fuzz.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Shared by the fuzz harnesses (tests/fuzz/fuzz_*.c, libFuzzer).
  *
  * A harness feeds one input to the real parser, then checks what the parser

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The bpftrace-log importer (core/sources/import_bpftrace.c): one input is the text
  * of a file given to `xputop -r` that is not a recording.  Checks the
  * importer's promises: it fails only with a reason and only when no line is a

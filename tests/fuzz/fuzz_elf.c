@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The ELF symbolizer (core/symbols/elf.c, core/symbols/symtab.c, core/symbols/demangle.c): one input
  * is a file mapped by a monitored process, anyone's, truncated or corrupt.
  * It goes through the path the symbolizer takes (xpu_elf_load_fd_path on an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel names (core/symbols/demangle.c, core/symbols/kname.c): one input is a kernel name as
  * a CUDA process's injection library sends it, mangled or not, and it goes
  * the GPU model's way: demangled into 4096 bytes, then shortened and

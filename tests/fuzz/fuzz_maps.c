@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The /proc/PID/maps parser (core/symbols/maps.c): one input is a maps file.  The
  * kernel writes it, but its paths are file names anyone chooses (spaces,
  * newlines, " (deleted)" at the end).  Checks the parser's promises: any

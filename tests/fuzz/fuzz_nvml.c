@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What NVML and /proc hand the device view: one input is a poll's devices
  * and processes as the NVML layer fills them (names and bus ids possibly
  * without their NUL, values out of any range), then the text of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The perf-map parser (core/symbols/perfmap.c): one input is a /tmp/perf-PID.map,
  * written by whatever JIT runs in a monitored process.  Checks the parser's
  * promises: it parses any bytes (NULL only when memory runs out); bad lines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The recording reader (core/stream/record.c): one input is one file given to
  * `xputop -r`.  Each input is read twice: as it is, and with its header and
  * block checksums recomputed, since random bytes almost never pass a CRC and

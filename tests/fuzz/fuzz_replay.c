@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* `xputop -r FILE -b -j` from end to end: one input is a file given to -r,
  * read as core/app/main.c reads it (a recording, refused whole if
  * xpu_rec_verify fails, else a bpftrace log), its events emitted into a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The injection wire decoder (core/sources/gpu_wire.c): one input is one packet as
  * recv() returns it from a SOCK_SEQPACKET socket that a CUDA process, anyone's,
  * writes to.  Checks the decoder's promises: a rejected packet reaches no

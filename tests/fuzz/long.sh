@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # A long fuzzing campaign, all harnesses at once (tests/fuzz/README.md):
 #
 #     tests/fuzz/long.sh BIN SECONDS RESULT_DIR NAME=WORKERS...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Writes a seed of fuzz_nvml: one real poll, made by the NVML layer
  * (core/sources/nvml.c) from the library LIB (the stand-in, playing the scenario
  * that FAKE_NVML names), its processes looked up in /proc (core/util/pidns.c),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* What `xputop -r FILE -b -j` does around the readers, for fuzz_replay: the
  * options, a session configured as core/app/main.c's start_replay and
  * start_import configure it (from the file's metadata, or from the options),

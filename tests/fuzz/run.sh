@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # The fuzzers' part of the test suite (tests/run runs it): for each harness,
 # replays the whole kept corpus (tests/fuzz/corpus/NAME), then fuzzes for a
 # short fixed time from it.  Any crash, sanitizer report, leak, timeout or

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Makes the real inputs each harness starts from and puts them into its kept
 # corpus as tests/fuzz/corpus/NAME/seed-WHAT (replacing older seeds), so that
 # every corpus holds real files however it is minimized.  Needs root

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks that the kept corpora speak their formats' current versions.
 
 A corpus whose inputs stopped at an old version's check (after the format

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Writes the wire decoder's seed corpus: real packets, made by the injection
  * library's own code (inject/channel.c, records.c, sites.c) as a CUDA
  * process under xputop would send them, and a START as xputop sends it

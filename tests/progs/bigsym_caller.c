@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Runs code spread over a generated library with hundreds of thousands of
  * long C++ symbols (tests/bigsym.py): calls a random function of it, again
  * and again, for SECONDS, so CPU samples land in ever new functions, as they

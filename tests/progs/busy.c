@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A CPU-bound program with known function names, for stack tests:
  * main -> busy_outer -> busy_middle -> busy_leaf_spin.
  * Usage: busy SECONDS [THREADS] */

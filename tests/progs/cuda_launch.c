@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A program that calls cudaLaunchKernel through the real libcudart from
  * functions with known names.  Without a GPU every call fails, but the
  * launch probes still see it: the test and the benchmark of xputop's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A process tree that changes under the monitor, for the fault tests:
  * the parent spins, forks a child that spins in a function of its own, then
  * execs PROG ARGS... (a different program, so a different comm and different

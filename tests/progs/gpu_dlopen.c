@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A program that loads the CUDA runtime late, with dlopen(), and then calls
  * cudaLaunchKernel through it from functions with known names, sleeping
  * between launches: xputop must find a library that appears in a process

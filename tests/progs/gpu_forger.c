@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A hostile or broken client of xputop's GPU socket, speaking inject/wire.h.
  * Usage: gpu_forger SOCKET MODE [N [SECONDS]]
  *   other-pid  a well-formed HELLO claiming to be pid 1, then kernels

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A CUDA program without a GPU: it loads the injection library built on the
  * fake CUPTI (libxputop_inject_fake.so) and plays a known workload through
  * it, from functions with known names, so the whole GPU path of xputop can be

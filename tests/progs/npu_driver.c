@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A stand-in for the intel_vpu driver: exports functions with the driver's
  * names and signatures (see shared NPU.md) and calls them the way the driver
  * would in a scenario, so xputop's ivpu_* BPF programs can be attached as

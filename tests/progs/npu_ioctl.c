@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Real ioctl calls carrying DRM_IOCTL_IVPU_* command numbers, on a node the
  * test names (xputop --npu-dev NODE), for the NPU ioctl path and its benchmark.
  *

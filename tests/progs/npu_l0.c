@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Calls the Level Zero entry points xputop probes, through Debian's real
  * loader (libze1).  Without an NPU driver every call fails
  * (ZE_RESULT_ERROR_UNINITIALIZED), but the uprobes on the loader fire.

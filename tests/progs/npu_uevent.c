@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Sends what intel_vpu sends when it recovers the NPU: a kernel uevent
  * (netlink, NETLINK_KOBJECT_UEVENT, group 1) with IVPU_PM_EVENT=IVPU_RECOVER.
  * Needs root.  Prints "onset MONO_NS" just before sending.

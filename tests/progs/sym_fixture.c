@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A program with known symbols for the symbolizer tests (test_symbolize).
  *
  * It prints "NAME ADDRESS" for each of its functions, then waits until its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Themes and colour depth through a real terminal (tmux): the colours a
 # terminal type can show are the ones xputop sends, as tmux records them
 # (capture-pane -e).  The flamegraph's user frames are #ffaf00 in the dark

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The GPU view through a real terminal (tmux) while the fake-CUPTI stand-in
 # plays a CUDA program: the device and process summary, the kernels table,
 # the CPU -> launch API -> kernel flamegraph, keys, and the export.  Needs root.

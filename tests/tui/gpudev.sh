@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The GPU device panel (NVML) through a real terminal (tmux), fed by the
 # stand-in libnvidia-ml (tests/fake/fake_nvml.c): what a person reads at a
 # glance, N/A for what the driver does not give, how the panel gives up

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The mouse through a real terminal (tmux): the terminal's own mouse reports
 # (X10 for TERM=screen-256color, SGR for xterm-256color) are typed into the
 # pane, as a terminal would send them, while a recording of busy replays.

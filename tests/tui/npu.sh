@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The NPU view through a real terminal (tmux): its sources, rates, the IPC
 # sparkline, the alert bar in every view and the alert log, while the
 # stand-in driver plays a recovery.  Needs root and tmux.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The NPU view's lower pane through a real terminal (tmux): the driver
 # functions table with its category shares above the alert log, from the
 # tutorial's run and from a stall, both replayed from bpftrace logs, and the

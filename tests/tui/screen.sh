@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The interactive screen through a real terminal (tmux): what a user sees
 # and what each key does.  Needs root (live CPU sampling) and tmux.
 . tests/lib.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The settings file through a real terminal (tmux): S saves what is on the
 # screen, a restart brings it back, options win over the file, a bad file is
 # warned about line by line, and a save that cannot happen says why and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Several xputops at once (issue 17): a node agent runs; an interactive
 # xputop started after it reads the agent's stream and shows what the agent
 # shows; killing the agent leaves it working (it takes over); nobody but root

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The terminal is given back however xputop ends (issue 6): SIGHUP from a
 # shell, a closed terminal, and a crash signal; each from a real shell in
 # tmux, which must be usable after (no alternate screen, echo and canonical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* A small test harness: TEST(name) { ... } registers a test; CHECK* record a
  * failure with file:line and the values involved and carry on; main() runs
  * every test (or those named on the command line) and prints one line each. */

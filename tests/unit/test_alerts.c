@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The alert log: one line per alert while it holds, counts instead of
  * repeats, held event alerts, condition alerts, a bounded log. */
 #include "check.h"

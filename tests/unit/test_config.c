@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The settings file: what a line sets, what a bad one does (one warning,
  * with the file and line, and nothing else), the version check, options
  * winning over the file, and saving whole or not at all. */

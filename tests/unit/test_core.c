@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The core data structures: dictionary, weighted stacks, flame trees, tables. */
 #include "check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Demangling (core/symbols/demangle.c): C++ names as the C++ runtime reads them,
  * Rust names in both manglings, and names that stay as they are.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Exports as the tools that open them read them: the Chrome trace with exact
  * times, events of one track that nest and frames named by what ran; folded
  * lines that flamegraph.pl cannot mistake for differential ones. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The sampled GPU estimates against the exact figures, without a GPU.
  *
  * A workload is an exact stream of launches (each with its kernel's time).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Budgets of the GPU socket's peers (core/sources/gpu_peers.c). */
 #include "check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Importing the NPU tutorial's bpftrace output: good logs with and without
  * header and summary, old probe names, damaged lines counted and skipped,
  * ticks synthesized from the timestamps, and the shipped fixture replayed into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The pauses in tracing (inject/gaps.c): a graph kernel launched before
  * tracing stopped whose record ends after it stopped carries a later
  * flush's time as its end (what CUPTI did on the H200) and is told apart;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The tracing schedule of the injection library (inject/sched.c): exact
  * traces from the first moment to the last; sampled traces one slice of the
  * asked length in every period, at a point that moves from period to

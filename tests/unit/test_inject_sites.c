@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Call sites in the injection library: one site per distinct stack, found
  * again without a new capture, told apart even where frame pointers fail. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Finding the installation a binary belongs to (core/util/install.c). */
 #include "check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel names shortened by keeping what distinguishes them (core/symbols/kname.c),
  * on the 73 distinct kernel names PyTorch 2.11 launched on an H100
  * (tests/fixtures/pytorch_kernels.txt: HF transformers decoding,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The copy of the injection library made for a user who cannot load the
  * original (core/app/inject_lib.c), whether a library loads (core/util/loadable.c,
  * as ourselves: taking on another user needs root, which tests/bpf/gpu.sh

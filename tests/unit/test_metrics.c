@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The Prometheus exporter (core/outputs/metrics.c): label values, counters that
  * never go back, and the top-N kernel series with "other". */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The GPU device model, fed device samples through the event seam. */
 #include "check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU model: rates, errors and latency percentiles of ioctls, jobs matched
  * to their completions, and the alert rules against synthetic event
  * sequences of each scenario, including quiet periods that must not alert. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The CPU and GPU models and the folded exporter, fed through the event seam. */
 #include "check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* NVML through the stand-in libraries the build makes (tests/fake/fake_nvml.c),
  * loaded with dlopen as the real one is, and the events a poll becomes. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Pending frames (core/util/dict.h): frames that stand in for what is not known
  * yet, expanded in place later, in the dictionary and through a recording. */
 #include "check.h"

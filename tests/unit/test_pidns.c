@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Host pids as their owners see them: parsing /proc/PID/status and looking
  * up real processes, one of them in a pid namespace of its own (root). */
 #include "check.h"

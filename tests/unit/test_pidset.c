@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The processes -p watches where the session filters (core/util/pidset.c):
  * named ones, their descendants when following a command, parents read
  * from a /proc tree written here; an exited pid is looked up again. */

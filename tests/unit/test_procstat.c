@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* RES, S, TIME+ and the load/CPU/memory line: the /proc parsers on fixture
  * text, TIME+ as htop writes it, and the CPU model fed PROC_STAT and
  * SYS_STAT events. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The recording format: what goes in comes out, and damage is named, not replayed. */
 #include <errno.h>
 #include <fcntl.h>

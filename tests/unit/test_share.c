@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Several xputops at once (core/sources/share.c): a client gets the stream the
  * collector's models get; one that stops reading is dropped and never makes
  * the collector wait; nobody but root (or the group) attaches. */

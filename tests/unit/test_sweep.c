@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Sweeping the dictionary's stacks (dict.h): a long session with ever new
  * call paths keeps a bounded dictionary, every stack a model or a source
  * still holds keeps its id and its frames, and a recording made across

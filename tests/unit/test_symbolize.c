@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The symbolizer: maps parsing, ELF symbol tables (live processes, fixtures,
  * debug files, broken files), kernel symbols, perf maps and their
  * ownership rule, and process lifetimes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The flamegraph geometry: an icicle whose boxes nest, stay proportional to
  * their values and never leave the pane. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Keys change the user's choices and say what the main loop must do; they
  * never draw, so they are tested without a terminal. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The screen layout: every rectangle fits, none overlaps, at every size; and
  * the room the GPU view asks for above its table. */
 #include "check.h"

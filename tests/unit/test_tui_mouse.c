@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Clicks and the wheel, resolved against a layout like the screen's: they
  * change the choices the way the keys do, and never draw, so they are tested
  * without a terminal. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The table widget's geometry: column widths and scrolling. */
 #include "check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Theme files: parsed into a role table without a terminal, with one warning
  * per bad line; colours mapped to the nearest the terminal has. */
 #include "check.h"

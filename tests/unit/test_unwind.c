@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* DWARF unwinding of a captured stack through code without frame pointers. */
 #include "check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* The injection socket's decoder (core/sources/gpu_wire.c): every bound it
  * keeps on what any local user's process may send, one test each, and what
  * reaches the sink when a packet passes. */
