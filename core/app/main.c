@@ -86,7 +86,7 @@ struct app {
 	uint64_t pprof_at;		/* stream time (CLOCK_MONOTONIC) of the last profiles */
 	uint64_t push_failed;		/* failures said so far */
 	uint64_t metrics_ns, pprof_ns;	/* the main loop's CPU time in each exporter */
-	/* Several xputops at once (core/share.h): a client reads the
+	/* Several xputops at once (core/sources/share.h): a client reads the
 	 * collector's stream; a collector (own probes) serves it. */
 	struct xpu_share_client *client;
 	pid_t collector;		/* the pid a client reads from, or last read from */
@@ -977,7 +977,7 @@ static void session_meta(const struct app *a, struct xpu_rec_meta *m)
 	snprintf(m->version, sizeof(m->version), "%s", XPU_VERSION);
 }
 
-/* ---- several xputops at once (core/share.h) ---- */
+/* ---- several xputops at once (core/sources/share.h) ---- */
 
 /* The collector serves its stream to the xputops started after it. */
 static void share_serve(struct app *a, int lockfd)

@@ -2,7 +2,7 @@
 /* The /metrics and /healthz endpoints: a thread of the server's own runs
  * libmicrohttpd and answers scrapes with the text the main thread last
  * published, so that a scrape never waits for a refresh and a refresh never
- * waits for a scrape (ARCHITECTURE.md, rule 4): publishing swaps a pointer
+ * waits for a scrape (docs/architecture.md, rule 4): publishing swaps a pointer
  * under a lock held for no more than that, and a scrape takes a reference to
  * the current text under the same lock.
  *

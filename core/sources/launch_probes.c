@@ -69,7 +69,7 @@ static void add_span(struct xpu_launch_probes *lp, uint64_t start, uint64_t end,
 	lp->spans[lp->nspans++] = (struct span){ start, end, exact };
 }
 
-/* One uprobe_multi link (core/uprobe_multi.h) for all of a file's
+/* One uprobe_multi link (core/sources/uprobe_multi.h) for all of a file's
  * functions: one system call on, one off.  A perf-event uprobe a function
  * costs a close that waits for an RCU grace period: 30 ms a probe, 0.7 s to
  * turn a file's 22 on and off on the 2-core CI machine. */

@@ -23,7 +23,7 @@ struct xpu_source *xpu_source_cpu_new(struct xpu_session *s, struct xpu_symboliz
 				      const struct xpu_cpu_source_opts *o);
 
 /* The same in two steps, for an xputop that reads another's stream and
- * keeps its own probes ready to take over (core/share.h): the load (the
+ * keeps its own probes ready to take over (core/sources/share.h): the load (the
  * verifier, the slow part) samples nothing and costs the machine nothing
  * but the ring's memory; the attach starts sampling.  A source whose attach
  * failed (said why) is only good for xpu_source_destroy(). */

@@ -3,7 +3,7 @@
  * inode), shared by every process that maps the file, and the names of
  * their symbols as dictionary strings.
  *
- * Nothing here blocks the caller for long (ARCHITECTURE.md, rule 4).  A
+ * Nothing here blocks the caller for long (docs/architecture.md, rule 4).  A
  * file's table is read on the service thread (core/util/service.h); until it is
  * there, an address in it gets a pending frame "libfoo.so+0x1a2b"
  * (dict.h), expanded into the symbol once the table arrives.  A symbol's

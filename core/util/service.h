@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The service thread: slow work kept off the ingest path (ARCHITECTURE.md,
+/* The service thread: slow work kept off the ingest path (docs/architecture.md,
  * rule 4).  Reading a large library's symbol table, naming symbols in bulk,
  * DWARF-unwinding a launch site's stack copy: each is a job whose work()
  * runs on the service thread and whose done() runs later on the main loop's

@@ -96,4 +96,13 @@ fi | grep -vE '^tests/fuzz/corpus/' | grep -E '\.(c|h|sh|py|cu|mjs|awk)$|^Makefi
 	done > "$T_TMP/unlicensed"
 [ -s "$T_TMP/unlicensed" ] && fail "no SPDX line: $(head -5 "$T_TMP/unlicensed" | tr '\n' ' ')($(wc -l < "$T_TMP/unlicensed") files)"
 
+t every_path_a_comment_or_document_names_exists
+python3 tests/paths.py > "$T_TMP/paths" 2>&1 || fail "$(cat "$T_TMP/paths")"
+# and a stale one is named, with where
+rm -rf "$T_TMP/ptree" && mkdir -p "$T_TMP/ptree/core/util"
+printf '/* as core/share.h says (docs/architecture.md) */\n' > "$T_TMP/ptree/core/util/a.c"
+mkdir -p "$T_TMP/ptree/docs" && : > "$T_TMP/ptree/docs/architecture.md"
+python3 tests/paths.py "$T_TMP/ptree" > "$T_TMP/paths" 2>&1 && fail "a stale path passed"
+grep -qx 'core/share.h: named in core/util/a.c:1' "$T_TMP/paths" || fail "not named: $(cat "$T_TMP/paths")"
+
 finish
