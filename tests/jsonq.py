@@ -54,6 +54,20 @@ def top_comm(snaps, comm, *others):
         sys.exit(f"top CPU process is {rows[0]['comm'] if rows else None!r}, not {comm!r}")
 
 
+def top_tier(snaps, comm, *others):
+    """In the last snapshot COMM's row is first, or level with the first
+    (at least 80% of its CPU share): another suite's spinning program on
+    the other CPU takes as much as COMM, and either may come first.  Rows
+    of the commands OTHERS are left out, as in top_comm."""
+    rows = [r for r in snaps[-1]["cpu"] if r["comm"] not in others]
+    mine = [r for r in rows if r["comm"] == comm]
+    if not rows or not mine:
+        sys.exit(f"no row of {comm!r}: {[r['comm'] for r in rows[:5]]}")
+    if mine[0]["cpu_pct"] < 0.8 * rows[0]["cpu_pct"]:
+        sys.exit(f"{comm!r} has {mine[0]['cpu_pct']:.1f}% of a CPU, the first row "
+                 f"({rows[0]['comm']!r}) {rows[0]['cpu_pct']:.1f}%")
+
+
 def stack_has(snaps, pid, *frames):
     """Some stack of PID (in the last snapshot) holds FRAMES in this order, root first."""
     for row in snaps[-1]["cpu"]:
@@ -704,7 +718,7 @@ def gpu_devices_below(snaps, n):
         sys.exit(f"kernel rows on devices {sorted(bad)[:10]}")
 
 
-CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, stack_has, has_kernel_frames, only_pids, count, same_as,
+CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,

@@ -15,7 +15,9 @@ YES=$!
 "$XPUTOP" -b -j -n 3 > "$T_TMP/yes.json" 2> "$T_TMP/yes.err" || fail "xputop exited with $?: $(cat "$T_TMP/yes.err")"
 kill $YES
 $Q count 3 < "$T_TMP/yes.json" || fail "JSON shape"
-$Q top_comm yes xputop < "$T_TMP/yes.json" || fail "yes is not on top"
+# On top, or level with the top: in CI another suite's busy program spins on
+# the other CPU (the two came out in either order).
+$Q top_tier yes xputop < "$T_TMP/yes.json" || fail "yes is not on top"
 
 t busy_programs_own_functions_are_in_its_stacks
 "$BUSY" 60 & B=$!
