@@ -376,30 +376,31 @@ static void check_work(struct work *w, uint32_t seeds, int need_precise)
 		CHECK_INT(vg.precise, ==, vg.runs);
 }
 
+/* The workload SHAPE for SECONDS, with the library and seen by the launch
+ * probes only, each over SEEDS runs. */
+static void check_both(const char *injected, const char *probed, enum shape shape, uint64_t seconds,
+		       uint32_t seeds, int need_precise)
+{
+	struct work inj = { injected, shape, 0, seconds };
+	struct work lo = { probed, shape, 1, seconds };
+	check_work(&inj, seeds, need_precise);
+	check_work(&lo, seeds, need_precise);
+}
+
 TEST(a_steady_loop_is_estimated_within_5_percent)
 {
-	struct work inj = { "steady loop, injected", STEADY, 0, 60 };
-	struct work lo = { "steady loop, launch probes", STEADY, 1, 60 };
-	check_work(&inj, 20, 1);
-	check_work(&lo, 20, 1);
+	check_both("steady loop, injected", "steady loop, launch probes", STEADY, 60, 20, 1);
 }
 
 TEST(a_mostly_idle_process_is_not_overestimated)
 {
-	struct work inj = { "mostly idle, injected", IDLE, 0, 60 };
-	struct work lo = { "mostly idle, launch probes", IDLE, 1, 60 };
-	check_work(&inj, IDLE_SEEDS, 0);
-	check_work(&lo, IDLE_SEEDS, 0);
+	check_both("mostly idle, injected", "mostly idle, launch probes", IDLE, 60, IDLE_SEEDS, 0);
 }
 
 TEST(a_bursty_process_is_estimated_within_its_uncertainty)
 {
-	struct work inj = { "busy 1 s in 10, injected", BURSTY, 0, 600 };
-	struct work lo = { "busy 1 s in 10, probes", BURSTY, 1, 600 };
-	check_work(&inj, 20, 0);
-	check_work(&lo, 20, 0);
+	check_both("busy 1 s in 10, injected", "busy 1 s in 10, probes", BURSTY, 600, 20, 0);
 }
-
 
 TEST(too_few_slices_give_no_estimate)
 {
