@@ -13,7 +13,7 @@ ROOT=$(pwd)
 PRIV=$(mktemp -d /tmp/xputop-private.XXXXXX)
 CLONE=$PRIV/xputop
 # The build the suites need, configured as $OUT is (sanitizers, static).
-SAN=$(sed -n 's/^SAN ?= //p' "$OUT/config.mk" 2> /dev/null)
+SAN=$T_SAN_BUILD
 SUITES="tests/bpf/gpu.sh tests/bpf/exports.sh tests/bpf/faults.sh tests/tui/gpu.sh"
 # xputop, its library, and every test program the suites name ($OUT/tests/...).
 NEEDED="build/xputop build/libxputop_inject.so $(grep -ho '\$OUT/tests/[A-Za-z0-9_./-]*' $SUITES |
@@ -81,12 +81,14 @@ suite() {
 	echo $? > "$T_TMP/suite.$1.rc"
 }
 if [ -x "$CLONE/build/xputop" ]; then
-	set -- $SUITES
-	suite 1 "$1" &
-	G=$!
-	n=2
-	for s in $(echo "$SUITES" | cut -d' ' -f2-); do
-		suite $n "$s"
+	n=1
+	for s in $SUITES; do
+		if [ $n = 1 ]; then
+			suite 1 "$s" &
+			G=$!
+		else
+			suite $n "$s"
+		fi
 		n=$((n + 1))
 	done
 	wait $G
