@@ -352,14 +352,21 @@ $(FUZZ_OUT)/nvml_seeds: tests/fuzz/nvml_seeds.c $(LIBCORE)
 # checks of a rate or deadline allow for the sanitizers' cost (T_SLOW in
 # tests/lib.sh).
 NPROC := $(shell nproc 2> /dev/null || echo 2)
+# The last lines say how long each part took and why anything failed: CI
+# shows a run's end first.
 check: deps
+	@mkdir -p $(OUTPUT) && date +%s > $(OUTPUT)/check-t0
 	$(MAKE) --no-print-directory -j$(NPROC) all fuzz
 	$(MAKE) --no-print-directory -j$(NPROC) OUTPUT=$(OUTPUT)-san SAN=1 all
 	@# Both passes run whatever the first gives; check fails if either failed.
-	@XPU_FUZZ_SECONDS=40 tests/run $(OUTPUT); plain=$$?; \
+	@t0=$$(cat $(OUTPUT)/check-t0); t1=$$(date +%s); \
+	XPU_TEST_DIGEST=$(OUTPUT)/check.digest XPU_FUZZ_SECONDS=40 tests/run $(OUTPUT); plain=$$?; t2=$$(date +%s); \
 	echo "== the same suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer"; \
-	XPU_FUZZ=0 tests/run $(OUTPUT)-san; san=$$?; \
-	[ $$plain -eq 0 ] || echo "make check: the plain pass failed (above)"; \
+	XPU_TEST_DIGEST=$(OUTPUT)/check-san.digest XPU_FUZZ=0 tests/run $(OUTPUT)-san; san=$$?; t3=$$(date +%s); \
+	echo "== make check: builds $$((t1 - t0)) s, plain pass $$((t2 - t1)) s, sanitizer pass $$((t3 - t2)) s"; \
+	[ $$plain -eq 0 ] || echo "make check: the plain pass failed"; \
+	[ $$san -eq 0 ] || echo "make check: the sanitizer pass failed"; \
+	for d in check check-san; do [ -s $(OUTPUT)/$$d.digest ] && { echo "-- $$d:"; cat $(OUTPUT)/$$d.digest; }; done; \
 	[ $$plain -eq 0 ] && [ $$san -eq 0 ]
 
 deps:

@@ -2,6 +2,9 @@
 # CPU sampling for real: perf events, BPF stacks, symbolization, JSON, export,
 # record and replay.  Needs root.
 # test-lane: quiet
+# test-san: skip (CPU shares and sampling rates, which a sanitizer xputop's own
+# cost distorts; its paths run under the sanitizers in faults.sh, exports.sh,
+# signals.sh and screen.sh)
 . tests/lib.sh
 need_root
 Q="python3 tests/jsonq.py"

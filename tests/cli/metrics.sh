@@ -188,7 +188,7 @@ grep -q '^xputop_refreshes_total [1-9]' "$T_TMP/screen.txt" || fail "no metrics 
 keys q
 tm kill-server 2> /dev/null
 
-t a_thousand_scrapes_a_second_leave_the_refresh_on_time
+t a_flood_of_scrapes_leaves_the_refresh_on_time
 serve flood -b -j -d 0.2 -n 60
 wait_json "$T_TMP/flood.out"
 # The count a scrape reads is the one of the last refresh: each is read
@@ -204,9 +204,11 @@ wait $X || fail "xputop failed: $(cat "$T_TMP/flood.err")"
 OK=$(grep -c '^200$' "$T_TMP/flood.codes")
 RATE=$(echo "$OK / ($T1 - $T0)" | bc)
 echo "  $OK of 3300 scrapes answered, $RATE a second; xputop counted $((END - START - 1)) more"
-# A plain build answers them all as fast as curl asks (1,100 a second);
-# T_SLOW lowers the bar for a sanitizer build.
-[ "$RATE" -ge $((1000 / T_SLOW)) ] || fail "only $RATE scrapes a second answered ($(sort "$T_TMP/flood.codes" | uniq -c | tr '\n' ' '))"
+# Every scrape is answered, as fast as curl asks (1,100 a second); curl
+# itself gets less of the CPUs beside other suites (992 and 825 a second were
+# seen in CI), so the bar is 700, and T_SLOW lowers it for a sanitizer build.
+[ "$OK" -eq 3300 ] || fail "$OK of 3300 scrapes answered ($(sort "$T_TMP/flood.codes" | uniq -c | tr '\n' ' '))"
+[ "$RATE" -ge $((700 / T_SLOW)) ] || fail "only $RATE scrapes a second answered"
 # The START scrape itself counts once more, and START may read the refresh
 # an earlier scrape (serve's) read too.
 N=$((END - START - 1))

@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# test-san: only (checks of parsing and output, deterministic: the sanitizers
+# add most here and the plain build nothing; tests/run)
 # Series of a live agent over many short-lived processes: bounded by
 # --prometheus-processes with the rest in "other" and counted, gone after
 # --prometheus-expiry once the processes exit, and summed by name with

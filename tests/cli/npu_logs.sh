@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# test-san: only (checks of parsing and output, deterministic: the sanitizers
+# add most here and the plain build nothing; tests/run)
 # The NPU view from bpftrace logs of the tutorial's script, generated for each
 # scenario (tests/npu_logs.py) and replayed with -r: the tutorial's own
 # figures, a stall seen only through function names, a recovery, an IPC

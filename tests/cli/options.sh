@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
+# test-san: only (checks of parsing and output, deterministic: the sanitizers
+# add most here and the plain build nothing; tests/run)
 # Options are checked before the run starts, whatever the front-end
 # (issue 19): a bad one is a usage error (exit 2) said at once, not found
 # out after the run, accepted in one mode only, or shown as an empty table.

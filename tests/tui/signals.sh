@@ -55,9 +55,9 @@ tm kill-server
 # Detaching each uprobe waits for the kernel (about 0.1 s each, serialized),
 # so ending takes a moment; it must not take forever.
 i=0
-while kill -0 "$XP" 2> /dev/null && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+while kill -0 "$XP" 2> /dev/null && [ $i -lt $((150 * T_SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 if kill -0 "$XP" 2> /dev/null; then
-	fail "xputop is still running 15 s after its terminal closed"
+	fail "xputop is still running $((15 * T_SLOW)) s after its terminal closed"
 	kill -9 "$XP"
 fi
 
@@ -79,7 +79,7 @@ for stall in 3 6 12; do
 	sleep $stall
 	kill -CONT "$XP"
 	i=0
-	while [ $i -lt 50 ]; do
+	while [ $i -lt $((50 * T_SLOW)) ]; do
 		screen
 		grep -qE "dropped [1-9][0-9]*" "$T_TMP/screen" && break 2
 		sleep 0.1
