@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # test-lane: quiet
 # test-san: skip (refresh intervals and sample counts per refresh; the
-# sharing paths run under the sanitizers in share_needs.sh and tui/share.sh)
+# sharing paths run under the sanitizers in share_needs.sh and tests/tui/share.sh)
 # Several xputops at once, issue 24: each refreshes at its own -d while the
 # collector's stream ticks at the shortest; what a client woke (pids in the
 # kernel's filter, a GPU library) goes back to sleep when it leaves.  Measures refresh intervals:
