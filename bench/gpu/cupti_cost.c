@@ -8,11 +8,31 @@
  *   both           both, all the time (xputop's exact mode)
  *   duty:P:S       both, switched on for S ms every P ms (slices start at a
  *                  random point of each period), off in between
+ *   registered     activity buffer callbacks registered and the flush thread,
+ *                  nothing enabled (no subscriber)
+ *   once:D:S       both, switched on once, for S ms at D ms after start, then
+ *                  off for good: what is left behind after a slice
+ *
+ * followed by flags, comma-separated (XPU_COST=once:100:10,unsub,act):
+ *
+ *   cb / act       in once and duty: callbacks only / activity only
+ *   unsub          subscribe when a slice starts, unsubscribe when it ends
+ *                  (else the subscriber stays between slices)
+ *   domain         enable callbacks a whole domain at a time (runtime and
+ *                  driver) instead of one launch cbid at a time
+ *   noflush        no cuptiActivityFlushAll every 20 ms between slices
+ *   hw             ask for hardware kernel timestamps (cuptiActivityEnableHWTrace)
+ *   ts             register a CLOCK_MONOTONIC timestamp callback, as xputop does
+ *   fin            in once and duty: detach CUPTI after each slice
+ *                  (cuptiFinalize, from the exit of the next launch API call
+ *                  on the application's thread, as CUPTI's documentation
+ *                  asks) and attach again for the next
  *
  * At exit it prints one JSON line on stderr: kernels recorded, launches seen
  * by the callbacks, how many launches fell inside slices, and what switching
  * cost (the time cuptiEnableCallback + cuptiActivityEnable took, and the
- * disables), so the cost of toggling is measured, not guessed.
+ * disables; cuptiSubscribe and cuptiUnsubscribe with unsub), so the cost of
+ * toggling is measured, not guessed.
  *
  * With XPU_COST_KERNELS=1 it also prints, per kernel name, one JSON line:
  * records, their summed and largest duration, how many came from graphs,
@@ -35,6 +55,10 @@
 
 static struct {
 	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+	CUptiResult (*reg_ts)(CUpti_TimestampCallbackFunc);
+	CUptiResult (*hw)(uint8_t);
+	CUptiResult (*finalize)(void);
 	CUptiResult (*enable_domain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
 	CUptiResult (*enable_cb)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
 	CUptiResult (*act_enable)(CUpti_ActivityKind);
@@ -45,11 +69,16 @@ static struct {
 } api;
 
 static CUpti_SubscriberHandle sub;
-static int use_cb, use_act, duty;
-static long period_ms, slice_ms;
+static int use_cb, use_act, duty, once, unsub, by_domain, noflush;
+static long period_ms, slice_ms, once_at_ms;
 static volatile int tracing;
 static uint64_t kernels, launches, launches_in, toggles;
-static uint64_t en_ns, en_max, dis_ns, dis_max, on_ns, t_start;
+static uint64_t en_ns, en_max, dis_ns, dis_max, on_ns, t_start, sub_ns, unsub_ns;
+static int hw_result = -1;
+/* fin: CUPTI's state between slices */
+enum { ATTACHED, DETACH_ASKED, DETACHING, DETACHED };
+static int fin, cupti_state = ATTACHED, reg_ts;
+static uint64_t fin_ns, fin_max, nfin;
 
 /* XPU_COST_KERNELS: per-kernel durations, and the slices in CUPTI's clock */
 static int per_kernel;
@@ -135,9 +164,26 @@ static uint64_t now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t CUPTIAPI ts_now(void)
+{
+	return now();
+}
+
 static void CUPTIAPI on_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *data)
 {
 	const CUpti_CallbackData *cd = data;
+	int asked = DETACH_ASKED;
+	if (cd->callbackSite == CUPTI_API_EXIT &&
+	    __atomic_compare_exchange_n(&cupti_state, &asked, DETACHING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		uint64_t t0 = now();
+		api.finalize();
+		uint64_t d = now() - t0;
+		fin_ns += d;
+		fin_max = d > fin_max ? d : fin_max;
+		nfin++;
+		__atomic_store_n(&cupti_state, DETACHED, __ATOMIC_RELEASE);
+		return;
+	}
 	if (cd->callbackSite != CUPTI_API_ENTER)
 		return;
 	__atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
@@ -167,15 +213,56 @@ static void CUPTIAPI completed(CUcontext c, uint32_t s, uint8_t *b, size_t size,
 	free(b);
 }
 
+static void callbacks(int on)
+{
+	if (by_domain) {
+		api.enable_domain(on, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+		api.enable_domain(on, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+		return;
+	}
+	for (size_t i = 0; i < NCB; i++)
+		api.enable_cb(on, sub, cbids[i].dom, cbids[i].cbid);
+}
+
+/* fin: attached again for a slice (or the detach asked for is called off). */
+static void attach(void)
+{
+	int asked = DETACH_ASKED;
+	if (__atomic_compare_exchange_n(&cupti_state, &asked, ATTACHED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	while (__atomic_load_n(&cupti_state, __ATOMIC_ACQUIRE) == DETACHING)
+		usleep(100);
+	if (__atomic_load_n(&cupti_state, __ATOMIC_ACQUIRE) != DETACHED)
+		return;
+	uint64_t s0 = now();
+	if (reg_ts)
+		api.reg_ts(ts_now);
+	api.reg(requested, completed);
+	api.subscribe(&sub, on_cb, NULL);
+	sub_ns += now() - s0;
+	__atomic_store_n(&cupti_state, ATTACHED, __ATOMIC_RELEASE);
+}
+
 static void set(int on)
 {
+	if (fin && on)
+		attach();
+	if (use_cb && unsub && on) {
+		uint64_t s0 = now();
+		api.subscribe(&sub, on_cb, NULL);
+		sub_ns += now() - s0;
+	}
 	uint64_t t0 = now();
-	if (use_cb)
-		for (size_t i = 0; i < NCB; i++)
-			api.enable_cb(on, sub, cbids[i].dom, cbids[i].cbid);
+	if (use_cb && !(fin && !on))	/* fin: they stay on to detach at a launch's exit */
+		callbacks(on);
 	if (use_act)
 		(on ? api.act_enable : api.act_disable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	uint64_t d = now() - t0;
+	if (use_cb && unsub && !on) {
+		uint64_t s0 = now();
+		api.unsubscribe(sub);
+		unsub_ns += now() - s0;
+	}
 	if (on) {
 		en_ns += d;
 		en_max = d > en_max ? d : en_max;
@@ -185,30 +272,43 @@ static void set(int on)
 	}
 }
 
+/* One slice: on for slice_ms, off, and the completed records flushed. */
+static void slice(void)
+{
+	uint64_t t0 = now();
+	if (per_kernel && get_ts && nslices < MAXSLICES) {
+		get_ts(&slice_on[nslices]);
+		__atomic_store_n(&nslices, nslices + 1, __ATOMIC_RELEASE);
+	}
+	set(1);
+	tracing = 1;
+	usleep((useconds_t)(slice_ms * 1000));
+	tracing = 0;
+	set(0);
+	on_ns += now() - t0;
+	toggles++;
+	api.flush(0);
+	if (fin)
+		__atomic_store_n(&cupti_state, DETACH_ASKED, __ATOMIC_RELEASE);
+}
+
 static void *agent(void *arg)
 {
 	uint64_t last_flush = now();
+	if (once) {
+		usleep((useconds_t)(once_at_ms * 1000));
+		slice();
+	}
 	for (;;) {
 		if (duty) {
 			usleep((useconds_t)((rand() % (period_ms - slice_ms + 1)) * 1000));
-			uint64_t t0 = now();
-			if (per_kernel && get_ts && nslices < MAXSLICES) {
-				get_ts(&slice_on[nslices]);
-				__atomic_store_n(&nslices, nslices + 1, __ATOMIC_RELEASE);
-			}
-			set(1);
-			tracing = 1;
-			usleep((useconds_t)(slice_ms * 1000));
-			tracing = 0;
-			set(0);
-			on_ns += now() - t0;
-			toggles++;
-			api.flush(0);
+			slice();
 			usleep((useconds_t)((period_ms - slice_ms) * 1000) / 2);
 		} else {
 			usleep(20000);
 		}
-		if (now() - last_flush > 20000000ULL) {
+		if (!noflush && __atomic_load_n(&cupti_state, __ATOMIC_ACQUIRE) == ATTACHED &&
+		    now() - last_flush > 20000000ULL) {
 			api.flush(0);
 			last_flush = now();
 		}
@@ -219,16 +319,21 @@ static void *agent(void *arg)
 static void at_exit(void)
 {
 	tracing = 0;
-	api.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (__atomic_load_n(&cupti_state, __ATOMIC_ACQUIRE) != DETACHED)
+		api.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	double secs = (double)(now() - t_start) / 1e9;
 	fprintf(stderr, "{\"cost_mode\": \"%s\", \"kernels\": %llu, \"launches\": %llu, \"launches_in_slices\": %llu, "
 		"\"toggles\": %llu, \"enable_us_avg\": %.1f, \"enable_us_max\": %.1f, \"disable_us_avg\": %.1f, "
-		"\"disable_us_max\": %.1f, \"traced_frac\": %.4f}\n",
+		"\"disable_us_max\": %.1f, \"subscribe_us_avg\": %.1f, \"unsubscribe_us_avg\": %.1f, "
+		"\"hw_trace\": %d, \"finalized\": %llu, \"finalize_us_avg\": %.1f, \"finalize_us_max\": %.1f, "
+		"\"traced_frac\": %.4f}\n",
 		getenv("XPU_COST"), (unsigned long long)kernels, (unsigned long long)launches,
 		(unsigned long long)launches_in, (unsigned long long)toggles,
 		toggles ? (double)en_ns / toggles / 1e3 : (double)en_ns / 1e3, (double)en_max / 1e3,
 		toggles ? (double)dis_ns / toggles / 1e3 : 0.0, (double)dis_max / 1e3,
-		duty ? (double)on_ns / 1e9 / secs : 1.0);
+		toggles ? (double)sub_ns / toggles / 1e3 : 0.0, toggles ? (double)unsub_ns / toggles / 1e3 : 0.0,
+		hw_result, (unsigned long long)nfin, nfin ? (double)fin_ns / nfin / 1e3 : 0.0, (double)fin_max / 1e3,
+		duty || once ? (double)on_ns / 1e9 / secs : 1.0);
 	for (uint32_t i = 0; per_kernel && i < nk; i++)
 		fprintf(stderr, "{\"kernel\": \"%.60s\", \"records\": %llu, \"sum_us\": %.1f, \"avg_us\": %.2f, "
 			"\"max_us\": %.1f, \"graph\": %llu, \"early\": %llu, \"early_avg_us\": %.2f, "
@@ -248,6 +353,11 @@ int InitializeInjection(void)
 	if (!h || !m)
 		return 1;
 	*(void **)&api.subscribe = dlsym(h, "cuptiSubscribe");
+	*(void **)&api.unsubscribe = dlsym(h, "cuptiUnsubscribe");
+	*(void **)&api.enable_domain = dlsym(h, "cuptiEnableDomain");
+	*(void **)&api.reg_ts = dlsym(h, "cuptiActivityRegisterTimestampCallback");
+	*(void **)&api.hw = dlsym(h, "cuptiActivityEnableHWTrace");
+	*(void **)&api.finalize = dlsym(h, "cuptiFinalize");
 	*(void **)&api.enable_cb = dlsym(h, "cuptiEnableCallback");
 	*(void **)&api.act_enable = dlsym(h, "cuptiActivityEnable");
 	*(void **)&api.act_disable = dlsym(h, "cuptiActivityDisable");
@@ -258,16 +368,30 @@ int InitializeInjection(void)
 	per_kernel = getenv("XPU_COST_KERNELS") && *getenv("XPU_COST_KERNELS") == '1';
 	if (per_kernel)
 		corr_seen = calloc(CORRBITS / 8, 1);
-	int only_sub = !strcmp(m, "subscribed");
-	use_cb = only_sub || !strcmp(m, "callbacks") || !strcmp(m, "both") || !strncmp(m, "duty:", 5);
-	use_act = !strcmp(m, "activity") || !strcmp(m, "both") || !strncmp(m, "duty:", 5);
+	int only_sub = !strcmp(m, "subscribed") || !strncmp(m, "subscribed,", 11);
+	int only_reg = !strncmp(m, "registered", 10);
+	int timed = !strncmp(m, "duty:", 5) || !strncmp(m, "once:", 5);
+	int cb_only = !!strstr(m, ",cb"), act_only = !!strstr(m, ",act");
+	unsub = !!strstr(m, ",unsub");
+	by_domain = !!strstr(m, ",domain");
+	noflush = !!strstr(m, ",noflush");
+	reg_ts = !!strstr(m, ",ts");
+	use_cb = only_sub || !strncmp(m, "callbacks", 9) || !strncmp(m, "both", 4) || (timed && !act_only);
+	use_act = !strncmp(m, "activity", 8) || !strncmp(m, "both", 4) || (timed && !cb_only);
 	if (sscanf(m, "duty:%ld:%ld", &period_ms, &slice_ms) == 2 && period_ms > slice_ms && slice_ms > 0)
 		duty = 1;
+	if (sscanf(m, "once:%ld:%ld", &once_at_ms, &slice_ms) == 2 && slice_ms > 0)
+		once = 1;
 	t_start = now();
+	fin = !!strstr(m, ",fin") && !!api.finalize;
+	if (reg_ts)
+		api.reg_ts(ts_now);
 	api.reg(requested, completed);
-	if (use_cb)
+	if (strstr(m, ",hw") && api.hw)
+		hw_result = api.hw(1);
+	if (use_cb && !(unsub && (duty || once)))
 		api.subscribe(&sub, on_cb, NULL);
-	if (!duty && !only_sub) {
+	if (!duty && !once && !only_sub && !only_reg) {
 		set(1);
 		tracing = 1;
 	}

@@ -3,11 +3,14 @@
 work is tiny and the loop is bound by launching, so CPU-side costs show).
 
 Usage: python3 -X perf torch_loop.py [--size N] [--seconds S] [--warmup-s W]
-Prints {"ms_per_iter": X, "iters": N} on stdout.
+Prints {"ms_per_iter": X, "iters": N, "cpu_ms_per_iter": C, "sys_ms_per_iter": S}
+on stdout: C is the process's CPU time per step (getrusage RUSAGE_SELF, every
+thread, user + system), S its system part.
 With --steps N it runs exactly N steps after --warmup ones instead, as the
 framework workloads do (workload.py: --profile, --out), for counting kernels.
 """
 import json
+import resource
 import time
 
 import torch
@@ -23,8 +26,14 @@ def train_step(a, b):
     return model_forward(a, b)
 
 
+def cpu_s():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime, ru.ru_stime
+
+
 def run(a, b, seconds):
     torch.cuda.synchronize()
+    c0, s0 = cpu_s()
     t0 = time.perf_counter()
     n = 0
     while True:
@@ -34,7 +43,9 @@ def run(a, b, seconds):
         if time.perf_counter() - t0 >= seconds:
             break
     torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / n * 1e3, n
+    wall = time.perf_counter() - t0
+    c1, s1 = cpu_s()
+    return wall / n * 1e3, n, (c1 - c0) / n * 1e3, (s1 - s0) / n * 1e3
 
 
 def counted(args):
@@ -62,8 +73,9 @@ def main():
     a = torch.randn(args.size, args.size, device="cuda")
     b = torch.randn(args.size, args.size, device="cuda")
     run(a, b, args.warmup_s)
-    ms, n = run(a, b, args.seconds)
-    print(json.dumps({"ms_per_iter": ms, "iters": n}), flush=True)
+    ms, n, cpu, sys_ = run(a, b, args.seconds)
+    print(json.dumps({"ms_per_iter": ms, "iters": n, "cpu_ms_per_iter": cpu, "sys_ms_per_iter": sys_}),
+          flush=True)
 
 
 if __name__ == "__main__":
