@@ -2,6 +2,17 @@
 /* CUPTI, reached through dlopen: launch callbacks on the launching thread and
  * kernel/memcpy activity records, turned into wire records.
  *
+ * Between slices CUPTI is detached, not merely switched off.  Once launch
+ * callbacks or kernel activity have been enabled, disabling them (and even
+ * unsubscribing) leaves CUPTI's cost on every launch: on the H100, back-to-back
+ * empty kernels took +0.9 us a launch after one 10 ms slice of callbacks,
+ * +1.4 us after one of activity, +1.8 us after both, as much as leaving them
+ * on (bench/gpu/cupti_cost.c, docs/gpu-cost.md).  Only cuptiFinalize takes
+ * it away.  CUPTI asks that it be called at the exit of a CUDA API call, so
+ * after a slice the launch callbacks stay enabled (recording nothing) until
+ * the slice's last records are in, then the next launch to return detaches
+ * CUPTI; the next slice attaches it again.
+ *
  * The libcupti used is the one the process already has (PyTorch brings its
  * own), else the system's; without one the library stays dormant.  Only the
  * stable leading fields of the activity records are read (see GPU.md). */
@@ -35,20 +46,37 @@ static struct {
 	CUptiResult (*get_version)(uint32_t *);
 	CUptiResult (*result_string)(CUptiResult, const char **);
 	CUptiResult (*hw_trace)(uint8_t);	/* CUPTI 12.8+, Blackwell: may be missing */
+	CUptiResult (*finalize)(void);
 } api;
+
+/* Where CUPTI stands, under st.lock (read without it on the launch path). */
+enum {
+	DETACHED,	/* nothing of ours in CUPTI: the start, and after a slice */
+	ATTACHED,	/* clock and buffers registered, subscribed */
+	DRAINING,	/* a slice ended: the records of its last launches are awaited */
+	DETACH_ASKED,	/* the next launch API call to return detaches CUPTI */
+};
+/* How long a slice's last records are waited for before detaching loses
+ * whatever is still queued on the GPU. */
+#define DRAIN_MAX_NS 100000000ULL
 
 static struct {
 	int loaded;
-	int registered;
+	pthread_mutex_t lock;	/* CUPTI calls of the agent against a detach on a launching thread */
+	int phase;
+	int tracing;		/* launches are recorded */
+	int exiting;		/* no detach while the process exits (cuptiFinalize races there) */
+	uint64_t drain_until;
+	uint32_t off_corr;	/* the last launch of the slice that ended */
+	uint32_t last_record_corr;	/* the latest launch a record came for */
 	CUpti_SubscriberHandle sub;
-	int subscribed;
 	struct xpu_chan *chan;
 	uint32_t flags;
 	uint32_t version;
 	uint64_t dropped;
 	uint32_t last_corr;	/* the latest launch the callbacks saw */
 	struct xpu_gaps gaps;
-} st;
+} st = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } launch_cbids[] = {
 	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020 },
@@ -118,6 +146,7 @@ int xpu_cupti_load(void)
 	SYM(num_dropped, "cuptiActivityGetNumDroppedRecords");
 	SYM(get_version, "cuptiGetVersion");
 	SYM(result_string, "cuptiGetResultString");
+	SYM(finalize, "cuptiFinalize");
 #undef SYM
 	*(void **)&api.hw_trace = dlsym(h, "cuptiActivityEnableHWTrace");
 	api.get_version(&st.version);
@@ -136,11 +165,31 @@ static uint64_t CUPTIAPI timestamp(void)
 	return xpu_inj_now();
 }
 
+/* On a launching thread, at the exit of its launch: CUPTI's own advice for
+ * where to call cuptiFinalize.  Never waits: when the agent is in CUPTI,
+ * a later launch does it. */
+static void detach_here(void)
+{
+	if (__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&st.lock))
+		return;
+	if (st.phase == DETACH_ASKED) {
+		api.finalize();
+		st.sub = NULL;
+		__atomic_store_n(&st.phase, DETACHED, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&st.lock);
+}
+
 static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 			       const void *data)
 {
 	const CUpti_CallbackData *cd = data;
-	if (cd->callbackSite != CUPTI_API_ENTER || !st.chan)
+	if (cd->callbackSite == CUPTI_API_EXIT) {
+		if (__atomic_load_n(&st.phase, __ATOMIC_ACQUIRE) == DETACH_ASKED)
+			detach_here();
+		return;
+	}
+	if (cd->callbackSite != CUPTI_API_ENTER || !st.chan || !__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE))
 		return;
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API && cd->correlationId == runtime_corr)
 		return;
@@ -161,8 +210,19 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 }
 
+/* The slice's last launches have their records when one comes for it or later. */
+static void record_came(uint32_t corr)
+{
+	uint32_t last = __atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED);
+	while ((int32_t)(corr - last) > 0 &&
+	       !__atomic_compare_exchange_n(&st.last_record_corr, &last, corr, 1, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
 static void put_kernel(const CUpti_ActivityKernel10 *k)
 {
+	record_came(k->correlationId);
 	/* Its end is a later flush's (inject/gaps.c): dropped, counted as CUPTI's. */
 	if (k->graphId && xpu_gaps_cut(&st.gaps, k->correlationId, k->end)) {
 		__atomic_add_fetch(&st.dropped, 1, __ATOMIC_RELAXED);
@@ -178,6 +238,7 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
 
 static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 {
+	record_came(m->correlationId);
 	struct xpu_wire_memcpy w = {
 		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
 		.device = m->deviceId, .kind = m->copyKind, .stream = m->streamId,
@@ -187,6 +248,7 @@ static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 
 static void put_memset(const CUpti_ActivityMemset4 *m)
 {
+	record_came(m->correlationId);
 	struct xpu_wire_memcpy w = {
 		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
 		.device = m->deviceId, .stream = m->streamId,
@@ -229,45 +291,70 @@ static int enable_all(uint32_t on)
 	return 0;
 }
 
-int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
+/* Under st.lock: CUPTI set up for tracing.  A detach asked for is called
+ * off; after one, everything is registered again (cuptiFinalize forgot the
+ * clock and the buffer callbacks too).  Returns XPU_WIRE_STATE_*. */
+static int attach(void)
 {
 	static int said_other, said_error;
 	const char *why = "";
-	if (!st.loaded)
-		return XPU_WIRE_STATE_CUPTI_ERROR;
-	if (!st.registered) {
-		/* The clock must be set before callbacks and activity kinds. */
-		if (api.register_timestamp(timestamp) != CUPTI_SUCCESS ||
-		    api.register_callbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
-			return XPU_WIRE_STATE_CUPTI_ERROR;
-		st.registered = 1;
+	if (st.phase != DETACHED) {
+		__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
+		return XPU_WIRE_STATE_OK;
 	}
-	xpu_inj_new_monitor(flags);
-	xpu_gaps_reset(&st.gaps);
-	st.chan = chan;
-	st.flags = flags;
+	/* Subscribing first: after a detach it is what brings CUPTI back
+	 * (registering the clock alone answered CUPTI_ERROR_NOT_INITIALIZED on
+	 * the H100).  The clock must be set before callbacks and activity
+	 * kinds are enabled. */
+	const char *step = "cuptiSubscribe";
 	CUptiResult r = api.subscribe(&st.sub, on_launch, NULL);
+	/* Right after a detach CUPTI may still be finishing it (seen on the
+	 * H100: CUPTI_ERROR_NOT_INITIALIZED now and then): a few tries, 1 ms
+	 * apart, on the agent's thread. */
+	for (int i = 0; r == CUPTI_ERROR_NOT_INITIALIZED && i < 5; i++) {
+		usleep(1000);
+		r = api.subscribe(&st.sub, on_launch, NULL);
+	}
+	if (r == CUPTI_SUCCESS && (r = api.register_timestamp(timestamp)) != CUPTI_SUCCESS)
+		step = "cuptiActivityRegisterTimestampCallback";
+	if (r == CUPTI_SUCCESS && (r = api.register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
+		step = "cuptiActivityRegisterCallbacks";
+	if (r != CUPTI_SUCCESS && step[4] != 'S')	/* subscribed, but no use without the rest */
+		api.unsubscribe(st.sub);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		xpu_inj_say_once(&said_other, "another CUPTI profiler is attached to this process; "
 				 "xputop will not show its GPU kernels");
-		st.chan = NULL;
 		return XPU_WIRE_STATE_OTHER_SUBSCRIBER;
 	}
-	if (r != CUPTI_SUCCESS)
-		goto fail;
-	st.subscribed = 1;
+	if (r != CUPTI_SUCCESS) {
+		api.result_string(r, &why);
+		xpu_inj_say_once(&said_error, "CUPTI refused to start (%s: %s); xputop will not show this "
+				 "process's GPU kernels", step, why ? why : "?");
+		return XPU_WIRE_STATE_CUPTI_ERROR;
+	}
 	/* Kernel timestamps from hardware events where the GPU has them
 	 * (Blackwell) cost far less than CUPTI's instrumentation; elsewhere the
 	 * call fails and nothing changes. */
 	if (api.hw_trace)
 		api.hw_trace(1);
+	__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
 	return XPU_WIRE_STATE_OK;
-fail:
-	api.result_string(r, &why);
-	xpu_inj_say_once(&said_error, "CUPTI refused to start (%s); xputop will not show this "
-			 "process's GPU kernels", why ? why : "?");
-	xpu_cupti_stop();
-	return XPU_WIRE_STATE_CUPTI_ERROR;
+}
+
+int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
+{
+	if (!st.loaded)
+		return XPU_WIRE_STATE_CUPTI_ERROR;
+	pthread_mutex_lock(&st.lock);
+	xpu_inj_new_monitor(flags);
+	xpu_gaps_reset(&st.gaps);
+	st.chan = chan;
+	st.flags = flags;
+	int state = attach();
+	if (state != XPU_WIRE_STATE_OK)
+		st.chan = NULL;
+	pthread_mutex_unlock(&st.lock);
+	return state;
 }
 
 static int activity(int on)
@@ -279,49 +366,92 @@ static int activity(int on)
 	return bad && on ? -1 : 0;
 }
 
-/* Measured on the H100 (bench/gpu/cost.sh): switching on takes 30 to 55 us,
- * off 20 to 30 us, and CUPTI costs nothing while off. */
+/* Under st.lock, a slice over: once the records of its last launches are in
+ * (or after DRAIN_MAX_NS), a forced flush takes what CUPTI still holds and
+ * the next launch to return detaches it. */
+static void drain(void)
+{
+	if (st.phase != DRAINING)
+		return;
+	if ((int32_t)(__atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED) - st.off_corr) < 0 &&
+	    xpu_inj_now() < st.drain_until)
+		return;
+	api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	__atomic_store_n(&st.phase, DETACH_ASKED, __ATOMIC_RELEASE);
+}
+
+/* Switching on takes 30 to 55 us on the H100 (bench/gpu/cost.sh) while
+ * CUPTI is attached; attaching again after a detach is measured in
+ * docs/gpu-cost.md. */
 int xpu_cupti_trace(int on)
 {
-	if (!st.subscribed)
-		return -1;
-	if (!on) {
+	int r = 0;
+	pthread_mutex_lock(&st.lock);
+	if (on) {
+		/* Launches recorded from before the first kernel activity on:
+		 * every kernel recorded has its launch recorded. */
+		r = attach();
+		__atomic_store_n(&st.tracing, r == XPU_WIRE_STATE_OK, __ATOMIC_RELEASE);
+		if (r == XPU_WIRE_STATE_OK && (enable_all(1) < 0 || activity(1) < 0)) {
+			__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
+			r = XPU_WIRE_STATE_CUPTI_ERROR;
+		}
+	} else if (st.phase == ATTACHED) {
+		__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
 		/* Graph kernels' records that are complete now get their times
 		 * while CUPTI still traces (inject/gaps.c). */
 		api.flush_all(0);
-		int r = activity(0) | enable_all(0);
-		xpu_gaps_off(&st.gaps, xpu_inj_now(), __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED));
-		return r;
+		activity(0);
+		st.off_corr = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
+		xpu_gaps_off(&st.gaps, xpu_inj_now(), st.off_corr);
+		/* The launch callbacks stay on: the detach happens in one. */
+		st.drain_until = xpu_inj_now() + DRAIN_MAX_NS;
+		st.phase = DRAINING;
+		drain();
 	}
-	return enable_all(1) < 0 || activity(1) < 0 ? -1 : 0;
+	pthread_mutex_unlock(&st.lock);
+	return r;
 }
 
 void xpu_cupti_flush(int forced)
 {
-	if (st.loaded && st.registered)
+	pthread_mutex_lock(&st.lock);
+	if (st.loaded && (st.phase == ATTACHED || st.phase == DRAINING)) {
 		api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+		drain();
+	}
+	pthread_mutex_unlock(&st.lock);
 }
 
+/* The monitor left: nothing is traced or sent any more, and CUPTI is
+ * detached at the next launch's return. */
 void xpu_cupti_stop(void)
 {
-	if (!st.loaded)
-		return;
-	api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-	api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
-	api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
-	if (st.subscribed) {
-		enable_all(0);
-		api.unsubscribe(st.sub);
-		st.subscribed = 0;
+	pthread_mutex_lock(&st.lock);
+	__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
+	if (st.loaded && st.phase != DETACHED) {
+		api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
+		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
+		/* Records still in flight go nowhere once the channel is detached. */
+		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		enable_all(1);
+		__atomic_store_n(&st.phase, DETACH_ASKED, __ATOMIC_RELEASE);
 	}
-	/* Records still in flight go nowhere once the channel is detached. */
-	xpu_cupti_flush(1);
 	st.chan = NULL;
+	pthread_mutex_unlock(&st.lock);
+}
+
+void xpu_cupti_at_exit(void)
+{
+	__atomic_store_n(&st.exiting, 1, __ATOMIC_RELEASE);
 }
 
 void xpu_cupti_detach(void)
 {
 	st.chan = NULL;
+	st.tracing = 0;
+	st.exiting = 1;
 }
 
 uint64_t xpu_cupti_dropped(void)

@@ -169,7 +169,7 @@ static void switch_tracing(int act)
 	if (act == XPU_SCHED_OFF)
 		put_slice(g.slice_start, t0);
 	if (g.state == XPU_WIRE_STATE_OK)
-		xpu_cupti_trace(act == XPU_SCHED_ON);
+		g.state = (uint32_t)xpu_cupti_trace(act == XPU_SCHED_ON);
 	uint64_t t1 = xpu_inj_now();
 	g.toggle_ns += t1 - t0;
 	if (act == XPU_SCHED_ON) {
@@ -286,6 +286,7 @@ static int wait_writable(int fd, uint64_t deadline)
  * otherwise what is left would be lost without a word. */
 static void on_exit_flush(void)
 {
+	xpu_cupti_at_exit();
 	pthread_mutex_lock(&g.lock);
 	if (g.active && g.fd >= 0) {
 		uint64_t deadline = xpu_inj_now() + EXIT_WAIT_NS;

@@ -3,7 +3,8 @@
  *
  * The library is loaded by CUDA through CUDA_INJECTION64_PATH.  It stays
  * dormant (no CUPTI subscription, no activity, nothing per launch) until an
- * xputop accepts its connection, and goes dormant again when xputop leaves.
+ * xputop accepts its connection, and goes dormant again when xputop leaves;
+ * in the sampled mode it is dormant between slices too (CUPTI detached).
  * It must never block, crash or slow down its host beyond the measured CUPTI
  * cost: everything it produces goes through a bounded channel that drops (and
  * counts) instead of waiting.
@@ -61,17 +62,24 @@ XPU_INJ_API void xputop_launch_site(uint32_t site, uint32_t corr, uint32_t cbid)
 
 /* CUPTI, loaded with dlopen so a missing or foreign libcupti only disables us. */
 int xpu_cupti_load(void);
-/* Subscribes, with nothing traced yet (xpu_cupti_trace turns it on).
- * Returns XPU_WIRE_STATE_OK or the state explaining why not. */
+/* Attaches CUPTI (subscribes), with nothing traced yet (xpu_cupti_trace
+ * turns it on).  Returns XPU_WIRE_STATE_OK or the state explaining why not. */
 int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags);
-/* Turns tracing on (launch callbacks, then kernel and memcpy activity) or
- * off (the other way round, so every kernel recorded had its launch
- * recorded).  Returns 0 or -1. */
+/* Turns tracing on (attaching CUPTI again if it was detached, launch
+ * callbacks, then kernel and memcpy activity) or off (activity off, so every
+ * kernel recorded had its launch recorded; once the slice's last records are
+ * in, CUPTI is detached at the return of the next launch: nothing of CUPTI
+ * stays on the launch path between slices).  Returns XPU_WIRE_STATE_OK or
+ * the state explaining why not (another profiler took CUPTI while we were
+ * detached). */
 int xpu_cupti_trace(int on);
-/* Flushes completed activity buffers into the channel. */
+/* Flushes completed activity buffers into the channel; after a slice, asks
+ * for the detach once its records are in. */
 void xpu_cupti_flush(int forced);
-/* Disables everything and unsubscribes. */
+/* Disables everything; CUPTI is detached at the next launch's return. */
 void xpu_cupti_stop(void);
+/* The process is exiting: CUPTI is never detached from now on. */
+void xpu_cupti_at_exit(void);
 /* Stops producing records without calling CUPTI (in a forked child). */
 void xpu_cupti_detach(void);
 uint64_t xpu_cupti_dropped(void);
