@@ -56,9 +56,14 @@ enum {
 	DRAINING,	/* a slice ended: the records of its last launches are awaited */
 	DETACH_ASKED,	/* the next launch API call to return detaches CUPTI */
 };
-/* How long a slice's last records are waited for before detaching loses
- * whatever is still queued on the GPU. */
-#define DRAIN_MAX_NS 100000000ULL
+/* How long a slice's last records are waited for before CUPTI is detached
+ * anyway.  Until then the launch callbacks stay on (CUPTI's cost on every
+ * launch, as before detaching was done), and a slice starting meanwhile
+ * keeps CUPTI attached: a program whose GPU work lags its launches by more
+ * than a period (deep queues in training) is never detached and loses
+ * nothing.  Whatever is still incomplete at a detach comes out of the forced
+ * flush without its times and is counted as dropped (put_kernel). */
+#define DRAIN_MAX_NS 1000000000ULL
 
 static struct {
 	int loaded;
@@ -220,8 +225,20 @@ static void record_came(uint32_t corr)
 		;
 }
 
+/* A forced flush (before a detach, at exit) gives records of what has not
+ * finished yet, without their times: they count as dropped, with CUPTI's. */
+static int incomplete(uint64_t start, uint64_t end)
+{
+	if (start && end >= start)
+		return 0;
+	__atomic_add_fetch(&st.dropped, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 static void put_kernel(const CUpti_ActivityKernel10 *k)
 {
+	if (incomplete(k->start, k->end))
+		return;
 	record_came(k->correlationId);
 	/* Its end is a later flush's (inject/gaps.c): dropped, counted as CUPTI's. */
 	if (k->graphId && xpu_gaps_cut(&st.gaps, k->correlationId, k->end)) {
@@ -238,6 +255,8 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
 
 static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 {
+	if (incomplete(m->start, m->end))
+		return;
 	record_came(m->correlationId);
 	struct xpu_wire_memcpy w = {
 		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
@@ -248,6 +267,8 @@ static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 
 static void put_memset(const CUpti_ActivityMemset4 *m)
 {
+	if (incomplete(m->start, m->end))
+		return;
 	record_came(m->correlationId);
 	struct xpu_wire_memcpy w = {
 		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,

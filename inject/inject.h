@@ -107,6 +107,10 @@ void xpu_sched_mode(struct xpu_sched *s, const struct xpu_wire_mode *m, uint64_t
 int xpu_sched_due(struct xpu_sched *s, uint64_t now);
 /* Nanoseconds until the next switch, UINT64_MAX when none will come. */
 uint64_t xpu_sched_wait(const struct xpu_sched *s, uint64_t now);
+/* Tracing actually began at now, after the switch due earlier took its
+ * time (attaching CUPTI again takes about 10 ms, docs/gpu-cost.md): the
+ * slice lasts its length from here. */
+void xpu_sched_started(struct xpu_sched *s, uint64_t now);
 
 /* The pauses in tracing (inject/gaps.c): a graph kernel launched before
  * one and still running when it began gets a later flush's time as its end. */
