@@ -64,6 +64,11 @@ enum {
  * nothing.  Whatever is still incomplete at a detach comes out of the forced
  * flush without its times and is counted as dropped (put_kernel). */
 #define DRAIN_MAX_NS 1000000000ULL
+/* How long kernel activity stays on after a slice for its kernels to run
+ * (a graph kernel still running when it goes off gets a wrong end and is
+ * dropped, inject/gaps.c).  Records come at the agent's flushes (every
+ * 20 ms by default), so it is on for at least one. */
+#define ACT_MAX_NS 100000000ULL
 
 static struct {
 	int loaded;
@@ -72,6 +77,8 @@ static struct {
 	int tracing;		/* launches are recorded */
 	int exiting;		/* no detach while the process exits (cuptiFinalize races there) */
 	uint64_t drain_until;
+	uint64_t act_until;
+	int activity_on;	/* kernel activity enabled (it outlives a slice a little) */
 	uint32_t off_corr;	/* the last launch of the slice that ended */
 	uint32_t last_record_corr;	/* the latest launch a record came for */
 	CUpti_SubscriberHandle sub;
@@ -194,17 +201,21 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_Callbac
 			detach_here();
 		return;
 	}
-	if (cd->callbackSite != CUPTI_API_ENTER || !st.chan || !__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE))
+	if (cd->callbackSite != CUPTI_API_ENTER || !st.chan)
 		return;
-	if (dom == CUPTI_CB_DOMAIN_DRIVER_API && cd->correlationId == runtime_corr)
-		return;
-	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
-		runtime_corr = cd->correlationId;
+	/* Seen even in a pause (the callbacks stay on until the detach): where
+	 * the next slice's launches begin (inject/gaps.c). */
 	uint32_t last = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
 	while ((int32_t)(cd->correlationId - last) > 0 &&
 	       !__atomic_compare_exchange_n(&st.last_corr, &last, cd->correlationId, 1, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED))
 		;
+	if (!__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE))
+		return;
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API && cd->correlationId == runtime_corr)
+		return;
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
+		runtime_corr = cd->correlationId;
 	xpu_inj_launch(st.chan, cd->correlationId, cbid, dom, cd->functionName);
 }
 
@@ -215,9 +226,12 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 }
 
-/* The slice's last launches have their records when one comes for it or later. */
-static void record_came(uint32_t corr)
+/* The slice's last launches have their records when one comes for it or
+ * later (an incomplete one from a forced flush marks nothing). */
+static void record_came(uint32_t corr, uint64_t start, uint64_t end)
 {
+	if (!start || end < start)
+		return;
 	uint32_t last = __atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED);
 	while ((int32_t)(corr - last) > 0 &&
 	       !__atomic_compare_exchange_n(&st.last_record_corr, &last, corr, 1, __ATOMIC_RELAXED,
@@ -237,9 +251,12 @@ static int incomplete(uint64_t start, uint64_t end)
 
 static void put_kernel(const CUpti_ActivityKernel10 *k)
 {
+	record_came(k->correlationId, k->start, k->end);
+	/* Launched after the slice, while its kernels were still awaited. */
+	if (xpu_gaps_outside(&st.gaps, k->correlationId))
+		return;
 	if (incomplete(k->start, k->end))
 		return;
-	record_came(k->correlationId);
 	/* Its end is a later flush's (inject/gaps.c): dropped, counted as CUPTI's. */
 	if (k->graphId && xpu_gaps_cut(&st.gaps, k->correlationId, k->end)) {
 		__atomic_add_fetch(&st.dropped, 1, __ATOMIC_RELAXED);
@@ -255,9 +272,9 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
 
 static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 {
-	if (incomplete(m->start, m->end))
+	record_came(m->correlationId, m->start, m->end);
+	if (xpu_gaps_outside(&st.gaps, m->correlationId) || incomplete(m->start, m->end))
 		return;
-	record_came(m->correlationId);
 	struct xpu_wire_memcpy w = {
 		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
 		.device = m->deviceId, .kind = m->copyKind, .stream = m->streamId,
@@ -267,9 +284,9 @@ static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 
 static void put_memset(const CUpti_ActivityMemset4 *m)
 {
-	if (incomplete(m->start, m->end))
+	record_came(m->correlationId, m->start, m->end);
+	if (xpu_gaps_outside(&st.gaps, m->correlationId) || incomplete(m->start, m->end))
 		return;
-	record_came(m->correlationId);
 	struct xpu_wire_memcpy w = {
 		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
 		.device = m->deviceId, .stream = m->streamId,
@@ -387,15 +404,26 @@ static int activity(int on)
 	return bad && on ? -1 : 0;
 }
 
-/* Under st.lock, a slice over: once the records of its last launches are in
- * (or after DRAIN_MAX_NS), a forced flush takes what CUPTI still holds and
- * the next launch to return detaches it. */
+/* Under st.lock, a slice over.  Kernel activity stays on until a kernel
+ * launched after the slice has run (or ACT_MAX_NS): the slice's kernels, a
+ * graph's included, are timed to their real ends (inject/gaps.c), and
+ * those of the launches made meanwhile are left out.  Then, once the
+ * records of the slice's last launches are in (or after DRAIN_MAX_NS), a
+ * forced flush takes what CUPTI still holds and the next launch to return
+ * detaches it. */
 static void drain(void)
 {
 	if (st.phase != DRAINING)
 		return;
-	if ((int32_t)(__atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED) - st.off_corr) < 0 &&
-	    xpu_inj_now() < st.drain_until)
+	uint64_t now = xpu_inj_now();
+	int32_t ahead = (int32_t)(__atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED) - st.off_corr);
+	if (st.activity_on && (ahead > 0 || now >= st.act_until)) {
+		api.flush_all(0);
+		activity(0);
+		st.activity_on = 0;
+		xpu_gaps_activity_off(&st.gaps, xpu_inj_now());
+	}
+	if (st.activity_on || (ahead < 0 && now < st.drain_until))
 		return;
 	api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	__atomic_store_n(&st.phase, DETACH_ASKED, __ATOMIC_RELEASE);
@@ -412,20 +440,19 @@ int xpu_cupti_trace(int on)
 		/* Launches recorded from before the first kernel activity on:
 		 * every kernel recorded has its launch recorded. */
 		r = attach();
+		xpu_gaps_resume(&st.gaps, __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED));
 		__atomic_store_n(&st.tracing, r == XPU_WIRE_STATE_OK, __ATOMIC_RELEASE);
 		if (r == XPU_WIRE_STATE_OK && (enable_all(1) < 0 || activity(1) < 0)) {
 			__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
 			r = XPU_WIRE_STATE_CUPTI_ERROR;
 		}
+		st.activity_on = r == XPU_WIRE_STATE_OK;
 	} else if (st.phase == ATTACHED) {
 		__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
-		/* Graph kernels' records that are complete now get their times
-		 * while CUPTI still traces (inject/gaps.c). */
-		api.flush_all(0);
-		activity(0);
 		st.off_corr = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
-		xpu_gaps_off(&st.gaps, xpu_inj_now(), st.off_corr);
+		xpu_gaps_pause(&st.gaps, st.off_corr);
 		/* The launch callbacks stay on: the detach happens in one. */
+		st.act_until = xpu_inj_now() + ACT_MAX_NS;
 		st.drain_until = xpu_inj_now() + DRAIN_MAX_NS;
 		st.phase = DRAINING;
 		drain();
@@ -454,6 +481,7 @@ void xpu_cupti_stop(void)
 		api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
 		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
+		st.activity_on = 0;
 		/* Records still in flight go nowhere once the channel is detached. */
 		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		enable_all(1);
