@@ -2,17 +2,6 @@
 /* CUPTI, reached through dlopen: launch callbacks on the launching thread and
  * kernel/memcpy activity records, turned into wire records.
  *
- * Between slices CUPTI is detached, not merely switched off.  Once launch
- * callbacks or kernel activity have been enabled, disabling them (and even
- * unsubscribing) leaves CUPTI's cost on every launch: on the H100, back-to-back
- * empty kernels took +0.9 us a launch after one 10 ms slice of callbacks,
- * +1.4 us after one of activity, +1.8 us after both, as much as leaving them
- * on (bench/gpu/cupti_cost.c, docs/gpu-cost.md).  Only cuptiFinalize takes
- * it away.  CUPTI asks that it be called at the exit of a CUDA API call, so
- * after a slice the launch callbacks stay enabled (recording nothing) until
- * the slice's last records are in, then the next launch to return detaches
- * CUPTI; the next slice attaches it again.
- *
  * The libcupti used is the one the process already has (PyTorch brings its
  * own), else the system's; without one the library stays dormant.  Only the
  * stable leading fields of the activity records are read (see GPU.md). */
@@ -46,49 +35,32 @@ static struct {
 	CUptiResult (*get_version)(uint32_t *);
 	CUptiResult (*result_string)(CUptiResult, const char **);
 	CUptiResult (*hw_trace)(uint8_t);	/* CUPTI 12.8+, Blackwell: may be missing */
-	CUptiResult (*finalize)(void);
 } api;
-
-/* Where CUPTI stands, under st.lock (read without it on the launch path). */
-enum {
-	DETACHED,	/* nothing of ours in CUPTI: the start, and after a slice */
-	ATTACHED,	/* clock and buffers registered, subscribed */
-	DRAINING,	/* a slice ended: the records of its last launches are awaited */
-	DETACH_ASKED,	/* the next launch API call to return detaches CUPTI */
-};
-/* How long a slice's last records are waited for before CUPTI is detached
- * anyway.  Until then the launch callbacks stay on (CUPTI's cost on every
- * launch, as before detaching was done), and a slice starting meanwhile
- * keeps CUPTI attached: a program whose GPU work lags its launches by more
- * than a period (deep queues in training) is never detached and loses
- * nothing.  Whatever is still incomplete at a detach comes out of the forced
- * flush without its times and is counted as dropped (put_kernel). */
-#define DRAIN_MAX_NS 1000000000ULL
-/* How long kernel activity stays on after a slice for its kernels to run
- * (a graph kernel still running when it goes off gets a wrong end and is
- * dropped, inject/gaps.c).  Records come at the agent's flushes (every
- * 20 ms by default), so it is on for at least one. */
-#define ACT_MAX_NS 100000000ULL
 
 static struct {
 	int loaded;
-	pthread_mutex_t lock;	/* CUPTI calls of the agent against a detach on a launching thread */
-	int phase;
-	int tracing;		/* launches are recorded */
-	int exiting;		/* no detach while the process exits (cuptiFinalize races there) */
-	uint64_t drain_until;
-	uint64_t act_until;
-	int activity_on;	/* kernel activity enabled (it outlives a slice a little) */
-	uint32_t off_corr;	/* the last launch of the slice that ended */
-	uint32_t last_record_corr;	/* the latest launch a record came for */
+	int registered;
 	CUpti_SubscriberHandle sub;
+	int subscribed;
 	struct xpu_chan *chan;
 	uint32_t flags;
 	uint32_t version;
 	uint64_t dropped;
 	uint32_t last_corr;	/* the latest launch the callbacks saw */
 	struct xpu_gaps gaps;
-} st = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	int tracing;		/* launches are recorded (a slice) */
+	int draining;		/* a slice ended; its kernels are awaited with activity on */
+	uint64_t act_until;
+	uint32_t off_corr;	/* the slice's last launch */
+	uint32_t last_record_corr;	/* the latest launch a complete record came for */
+} st;
+
+/* How long kernel activity (and the launch callbacks, recording nothing)
+ * stay on after a slice for its kernels to run: a graph kernel still
+ * running when activity goes off gets a later flush's time as its end and
+ * is dropped (inject/gaps.c).  Records come at the agent's flushes (every
+ * 20 ms by default), so they stay on for at least one. */
+#define ACT_MAX_NS 100000000ULL
 
 static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } launch_cbids[] = {
 	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020 },
@@ -158,7 +130,6 @@ int xpu_cupti_load(void)
 	SYM(num_dropped, "cuptiActivityGetNumDroppedRecords");
 	SYM(get_version, "cuptiGetVersion");
 	SYM(result_string, "cuptiGetResultString");
-	SYM(finalize, "cuptiFinalize");
 #undef SYM
 	*(void **)&api.hw_trace = dlsym(h, "cuptiActivityEnableHWTrace");
 	api.get_version(&st.version);
@@ -177,34 +148,14 @@ static uint64_t CUPTIAPI timestamp(void)
 	return xpu_inj_now();
 }
 
-/* On a launching thread, at the exit of its launch: CUPTI's own advice for
- * where to call cuptiFinalize.  Never waits: when the agent is in CUPTI,
- * a later launch does it. */
-static void detach_here(void)
-{
-	if (__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&st.lock))
-		return;
-	if (st.phase == DETACH_ASKED) {
-		api.finalize();
-		st.sub = NULL;
-		__atomic_store_n(&st.phase, DETACHED, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&st.lock);
-}
-
 static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 			       const void *data)
 {
 	const CUpti_CallbackData *cd = data;
-	if (cd->callbackSite == CUPTI_API_EXIT) {
-		if (__atomic_load_n(&st.phase, __ATOMIC_ACQUIRE) == DETACH_ASKED)
-			detach_here();
-		return;
-	}
 	if (cd->callbackSite != CUPTI_API_ENTER || !st.chan)
 		return;
-	/* Seen even in a pause (the callbacks stay on until the detach): where
-	 * the next slice's launches begin (inject/gaps.c). */
+	/* Seen after a slice too, while its kernels are awaited: where the
+	 * next slice's launches begin (inject/gaps.c). */
 	uint32_t last = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
 	while ((int32_t)(cd->correlationId - last) > 0 &&
 	       !__atomic_compare_exchange_n(&st.last_corr, &last, cd->correlationId, 1, __ATOMIC_RELAXED,
@@ -226,8 +177,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 }
 
-/* The slice's last launches have their records when one comes for it or
- * later (an incomplete one from a forced flush marks nothing). */
+/* A complete record of launch corr: every launch before it on its stream
+ * has run. */
 static void record_came(uint32_t corr, uint64_t start, uint64_t end)
 {
 	if (!start || end < start)
@@ -239,8 +190,9 @@ static void record_came(uint32_t corr, uint64_t start, uint64_t end)
 		;
 }
 
-/* A forced flush (before a detach, at exit) gives records of what has not
- * finished yet, without their times: they count as dropped, with CUPTI's. */
+/* A forced flush (at exit, when the monitor leaves) gives records of what
+ * has not finished yet, without their times (CUPTI_TIMESTAMP_UNKNOWN): they
+ * count as dropped, with CUPTI's. */
 static int incomplete(uint64_t start, uint64_t end)
 {
 	if (start && end >= start)
@@ -252,10 +204,8 @@ static int incomplete(uint64_t start, uint64_t end)
 static void put_kernel(const CUpti_ActivityKernel10 *k)
 {
 	record_came(k->correlationId, k->start, k->end);
-	/* Launched after the slice, while its kernels were still awaited. */
-	if (xpu_gaps_outside(&st.gaps, k->correlationId))
-		return;
-	if (incomplete(k->start, k->end))
+	/* Launched after a slice, while its kernels were awaited: not traced. */
+	if (xpu_gaps_outside(&st.gaps, k->correlationId) || incomplete(k->start, k->end))
 		return;
 	/* Its end is a later flush's (inject/gaps.c): dropped, counted as CUPTI's. */
 	if (k->graphId && xpu_gaps_cut(&st.gaps, k->correlationId, k->end)) {
@@ -329,70 +279,45 @@ static int enable_all(uint32_t on)
 	return 0;
 }
 
-/* Under st.lock: CUPTI set up for tracing.  A detach asked for is called
- * off; after one, everything is registered again (cuptiFinalize forgot the
- * clock and the buffer callbacks too).  Returns XPU_WIRE_STATE_*. */
-static int attach(void)
+int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
 {
 	static int said_other, said_error;
 	const char *why = "";
-	if (st.phase != DETACHED) {
-		__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
-		return XPU_WIRE_STATE_OK;
+	if (!st.loaded)
+		return XPU_WIRE_STATE_CUPTI_ERROR;
+	if (!st.registered) {
+		/* The clock must be set before callbacks and activity kinds. */
+		if (api.register_timestamp(timestamp) != CUPTI_SUCCESS ||
+		    api.register_callbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
+			return XPU_WIRE_STATE_CUPTI_ERROR;
+		st.registered = 1;
 	}
-	/* Subscribing first: after a detach it is what brings CUPTI back
-	 * (registering the clock alone answered CUPTI_ERROR_NOT_INITIALIZED on
-	 * the H100).  The clock must be set before callbacks and activity
-	 * kinds are enabled. */
-	const char *step = "cuptiSubscribe";
+	xpu_inj_new_monitor(flags);
+	xpu_gaps_reset(&st.gaps);
+	st.chan = chan;
+	st.flags = flags;
 	CUptiResult r = api.subscribe(&st.sub, on_launch, NULL);
-	/* Right after a detach CUPTI may still be finishing it (seen on the
-	 * H100: CUPTI_ERROR_NOT_INITIALIZED now and then): a few tries, 1 ms
-	 * apart, on the agent's thread. */
-	for (int i = 0; r == CUPTI_ERROR_NOT_INITIALIZED && i < 5; i++) {
-		usleep(1000);
-		r = api.subscribe(&st.sub, on_launch, NULL);
-	}
-	if (r == CUPTI_SUCCESS && (r = api.register_timestamp(timestamp)) != CUPTI_SUCCESS)
-		step = "cuptiActivityRegisterTimestampCallback";
-	if (r == CUPTI_SUCCESS && (r = api.register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
-		step = "cuptiActivityRegisterCallbacks";
-	if (r != CUPTI_SUCCESS && step[4] != 'S')	/* subscribed, but no use without the rest */
-		api.unsubscribe(st.sub);
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		xpu_inj_say_once(&said_other, "another CUPTI profiler is attached to this process; "
 				 "xputop will not show its GPU kernels");
+		st.chan = NULL;
 		return XPU_WIRE_STATE_OTHER_SUBSCRIBER;
 	}
-	if (r != CUPTI_SUCCESS) {
-		api.result_string(r, &why);
-		xpu_inj_say_once(&said_error, "CUPTI refused to start (%s: %s); xputop will not show this "
-				 "process's GPU kernels", step, why ? why : "?");
-		return XPU_WIRE_STATE_CUPTI_ERROR;
-	}
+	if (r != CUPTI_SUCCESS)
+		goto fail;
+	st.subscribed = 1;
 	/* Kernel timestamps from hardware events where the GPU has them
 	 * (Blackwell) cost far less than CUPTI's instrumentation; elsewhere the
 	 * call fails and nothing changes. */
 	if (api.hw_trace)
 		api.hw_trace(1);
-	__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
 	return XPU_WIRE_STATE_OK;
-}
-
-int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
-{
-	if (!st.loaded)
-		return XPU_WIRE_STATE_CUPTI_ERROR;
-	pthread_mutex_lock(&st.lock);
-	xpu_inj_new_monitor(flags);
-	xpu_gaps_reset(&st.gaps);
-	st.chan = chan;
-	st.flags = flags;
-	int state = attach();
-	if (state != XPU_WIRE_STATE_OK)
-		st.chan = NULL;
-	pthread_mutex_unlock(&st.lock);
-	return state;
+fail:
+	api.result_string(r, &why);
+	xpu_inj_say_once(&said_error, "CUPTI refused to start (%s); xputop will not show this "
+			 "process's GPU kernels", why ? why : "?");
+	xpu_cupti_stop();
+	return XPU_WIRE_STATE_CUPTI_ERROR;
 }
 
 static int activity(int on)
@@ -404,103 +329,76 @@ static int activity(int on)
 	return bad && on ? -1 : 0;
 }
 
-/* Under st.lock, a slice over.  Kernel activity stays on until a kernel
- * launched after the slice has run (or ACT_MAX_NS): the slice's kernels, a
- * graph's included, are timed to their real ends (inject/gaps.c), and
- * those of the launches made meanwhile are left out.  Then, once the
- * records of the slice's last launches are in (or after DRAIN_MAX_NS), a
- * forced flush takes what CUPTI still holds and the next launch to return
- * detaches it. */
+/* Measured on the H100 (bench/gpu/cost.sh): switching on takes 30 to 55 us,
+ * off 20 to 30 us, and CUPTI costs nothing while off. */
+/* A slice over: kernel activity and the launch callbacks stay on until a
+ * kernel launched after the slice has run (or ACT_MAX_NS), so the slice's
+ * kernels, a graph's included, are timed to their own ends; the kernels of
+ * the launches made meanwhile are left out (put_kernel). */
 static void drain(void)
 {
-	if (st.phase != DRAINING)
+	if (!st.draining)
 		return;
-	uint64_t now = xpu_inj_now();
-	int32_t ahead = (int32_t)(__atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED) - st.off_corr);
-	if (st.activity_on && (ahead > 0 || now >= st.act_until)) {
-		api.flush_all(0);
-		activity(0);
-		st.activity_on = 0;
-		xpu_gaps_activity_off(&st.gaps, xpu_inj_now());
-	}
-	if (st.activity_on || (ahead < 0 && now < st.drain_until))
+	if ((int32_t)(__atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED) - st.off_corr) <= 0 &&
+	    xpu_inj_now() < st.act_until)
 		return;
-	api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	__atomic_store_n(&st.phase, DETACH_ASKED, __ATOMIC_RELEASE);
+	/* What is complete now gets its times while CUPTI still traces. */
+	api.flush_all(0);
+	activity(0);
+	enable_all(0);
+	st.draining = 0;
+	xpu_gaps_activity_off(&st.gaps, xpu_inj_now());
 }
 
-/* Switching on takes 30 to 55 us on the H100 (bench/gpu/cost.sh) while
- * CUPTI is attached; attaching again after a detach is measured in
- * docs/gpu-cost.md. */
 int xpu_cupti_trace(int on)
 {
-	int r = 0;
-	pthread_mutex_lock(&st.lock);
-	if (on) {
-		/* Launches recorded from before the first kernel activity on:
-		 * every kernel recorded has its launch recorded. */
-		r = attach();
-		xpu_gaps_resume(&st.gaps, __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED));
-		__atomic_store_n(&st.tracing, r == XPU_WIRE_STATE_OK, __ATOMIC_RELEASE);
-		if (r == XPU_WIRE_STATE_OK && (enable_all(1) < 0 || activity(1) < 0)) {
-			__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
-			r = XPU_WIRE_STATE_CUPTI_ERROR;
-		}
-		st.activity_on = r == XPU_WIRE_STATE_OK;
-	} else if (st.phase == ATTACHED) {
+	if (!st.subscribed)
+		return -1;
+	if (!on) {
 		__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
 		st.off_corr = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
 		xpu_gaps_pause(&st.gaps, st.off_corr);
-		/* The launch callbacks stay on: the detach happens in one. */
 		st.act_until = xpu_inj_now() + ACT_MAX_NS;
-		st.drain_until = xpu_inj_now() + DRAIN_MAX_NS;
-		st.phase = DRAINING;
-		drain();
+		st.draining = 1;
+		return 0;
 	}
-	pthread_mutex_unlock(&st.lock);
-	return r;
+	/* A launch seen from here on is the slice's. */
+	xpu_gaps_resume(&st.gaps, __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED));
+	st.draining = 0;
+	__atomic_store_n(&st.tracing, 1, __ATOMIC_RELEASE);
+	return enable_all(1) < 0 || activity(1) < 0 ? -1 : 0;
 }
 
 void xpu_cupti_flush(int forced)
 {
-	pthread_mutex_lock(&st.lock);
-	if (st.loaded && (st.phase == ATTACHED || st.phase == DRAINING)) {
+	if (st.loaded && st.registered) {
 		api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 		drain();
 	}
-	pthread_mutex_unlock(&st.lock);
 }
 
-/* The monitor left: nothing is traced or sent any more, and CUPTI is
- * detached at the next launch's return. */
 void xpu_cupti_stop(void)
 {
-	pthread_mutex_lock(&st.lock);
+	if (!st.loaded)
+		return;
 	__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
-	if (st.loaded && st.phase != DETACHED) {
-		api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
-		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
-		st.activity_on = 0;
-		/* Records still in flight go nowhere once the channel is detached. */
-		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		enable_all(1);
-		__atomic_store_n(&st.phase, DETACH_ASKED, __ATOMIC_RELEASE);
+	st.draining = 0;
+	api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
+	if (st.subscribed) {
+		enable_all(0);
+		api.unsubscribe(st.sub);
+		st.subscribed = 0;
 	}
+	/* Records still in flight go nowhere once the channel is detached. */
+	xpu_cupti_flush(1);
 	st.chan = NULL;
-	pthread_mutex_unlock(&st.lock);
-}
-
-void xpu_cupti_at_exit(void)
-{
-	__atomic_store_n(&st.exiting, 1, __ATOMIC_RELEASE);
 }
 
 void xpu_cupti_detach(void)
 {
 	st.chan = NULL;
-	st.tracing = 0;
-	st.exiting = 1;
 }
 
 uint64_t xpu_cupti_dropped(void)

@@ -169,13 +169,13 @@ static void switch_tracing(int act)
 	if (act == XPU_SCHED_OFF)
 		put_slice(g.slice_start, t0);
 	if (g.state == XPU_WIRE_STATE_OK)
-		g.state = (uint32_t)xpu_cupti_trace(act == XPU_SCHED_ON);
+		xpu_cupti_trace(act == XPU_SCHED_ON);
 	uint64_t t1 = xpu_inj_now();
 	g.toggle_ns += t1 - t0;
 	if (act == XPU_SCHED_ON) {
 		g.toggles++;
 		g.slice_start = t1;
-		/* The slice is its length of tracing, the attach not counted. */
+		/* The slice is its length of tracing, switching on not counted. */
 		xpu_sched_started(&g.sched, t1);
 	}
 	pthread_mutex_unlock(&g.lock);
@@ -288,7 +288,6 @@ static int wait_writable(int fd, uint64_t deadline)
  * otherwise what is left would be lost without a word. */
 static void on_exit_flush(void)
 {
-	xpu_cupti_at_exit();
 	pthread_mutex_lock(&g.lock);
 	if (g.active && g.fd >= 0) {
 		uint64_t deadline = xpu_inj_now() + EXIT_WAIT_NS;

@@ -3,8 +3,7 @@
  *
  * The library is loaded by CUDA through CUDA_INJECTION64_PATH.  It stays
  * dormant (no CUPTI subscription, no activity, nothing per launch) until an
- * xputop accepts its connection, and goes dormant again when xputop leaves;
- * in the sampled mode it is dormant between slices too (CUPTI detached).
+ * xputop accepts its connection, and goes dormant again when xputop leaves.
  * It must never block, crash or slow down its host beyond the measured CUPTI
  * cost: everything it produces goes through a bounded channel that drops (and
  * counts) instead of waiting.
@@ -62,24 +61,17 @@ XPU_INJ_API void xputop_launch_site(uint32_t site, uint32_t corr, uint32_t cbid)
 
 /* CUPTI, loaded with dlopen so a missing or foreign libcupti only disables us. */
 int xpu_cupti_load(void);
-/* Attaches CUPTI (subscribes), with nothing traced yet (xpu_cupti_trace
- * turns it on).  Returns XPU_WIRE_STATE_OK or the state explaining why not. */
+/* Subscribes, with nothing traced yet (xpu_cupti_trace turns it on).
+ * Returns XPU_WIRE_STATE_OK or the state explaining why not. */
 int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags);
-/* Turns tracing on (attaching CUPTI again if it was detached, launch
- * callbacks, then kernel and memcpy activity) or off (activity off, so every
- * kernel recorded had its launch recorded; once the slice's last records are
- * in, CUPTI is detached at the return of the next launch: nothing of CUPTI
- * stays on the launch path between slices).  Returns XPU_WIRE_STATE_OK or
- * the state explaining why not (another profiler took CUPTI while we were
- * detached). */
+/* Turns tracing on (launch callbacks, then kernel and memcpy activity) or
+ * off (the other way round, so every kernel recorded had its launch
+ * recorded).  Returns 0 or -1. */
 int xpu_cupti_trace(int on);
-/* Flushes completed activity buffers into the channel; after a slice, asks
- * for the detach once its records are in. */
+/* Flushes completed activity buffers into the channel. */
 void xpu_cupti_flush(int forced);
-/* Disables everything; CUPTI is detached at the next launch's return. */
+/* Disables everything and unsubscribes. */
 void xpu_cupti_stop(void);
-/* The process is exiting: CUPTI is never detached from now on. */
-void xpu_cupti_at_exit(void);
 /* Stops producing records without calling CUPTI (in a forked child). */
 void xpu_cupti_detach(void);
 uint64_t xpu_cupti_dropped(void);
@@ -108,8 +100,9 @@ int xpu_sched_due(struct xpu_sched *s, uint64_t now);
 /* Nanoseconds until the next switch, UINT64_MAX when none will come. */
 uint64_t xpu_sched_wait(const struct xpu_sched *s, uint64_t now);
 /* Tracing actually began at now, after the switch due earlier took its
- * time (attaching CUPTI again takes about 10 ms, docs/gpu-cost.md): the
- * slice lasts its length from here. */
+ * time (enabling CUPTI takes 30-55 us; attaching it again after a detach
+ * took about 10 ms, docs/gpu-cost.md): the slice lasts its length from
+ * here. */
 void xpu_sched_started(struct xpu_sched *s, uint64_t now);
 
 /* The pauses in tracing (inject/gaps.c).  A pause starts when launches stop

@@ -65,10 +65,6 @@ void xpu_cupti_stop(void)
 	__atomic_store_n(&chan, NULL, __ATOMIC_RELEASE);
 }
 
-void xpu_cupti_at_exit(void)
-{
-}
-
 void xpu_cupti_detach(void)
 {
 	chan = NULL;
