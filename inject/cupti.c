@@ -48,7 +48,19 @@ static struct {
 	uint64_t dropped;
 	uint32_t last_corr;	/* the latest launch the callbacks saw */
 	struct xpu_gaps gaps;
+	int tracing;		/* launches are recorded (a slice) */
+	int draining;		/* a slice ended; its kernels are awaited with activity on */
+	uint64_t act_until;
+	uint32_t off_corr;	/* the slice's last launch */
+	uint32_t last_record_corr;	/* the latest launch a complete record came for */
 } st;
+
+/* How long kernel activity (and the launch callbacks, recording nothing)
+ * stay on after a slice for its kernels to run: a graph kernel still
+ * running when activity goes off gets a later flush's time as its end and
+ * is dropped (inject/gaps.c).  Records come at the agent's flushes (every
+ * 20 ms by default), so they stay on for at least one. */
+#define ACT_MAX_NS 100000000ULL
 
 static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } launch_cbids[] = {
 	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020 },
@@ -142,15 +154,19 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_Callbac
 	const CUpti_CallbackData *cd = data;
 	if (cd->callbackSite != CUPTI_API_ENTER || !st.chan)
 		return;
-	if (dom == CUPTI_CB_DOMAIN_DRIVER_API && cd->correlationId == runtime_corr)
-		return;
-	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
-		runtime_corr = cd->correlationId;
+	/* Seen after a slice too, while its kernels are awaited: where the
+	 * next slice's launches begin (inject/gaps.c). */
 	uint32_t last = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
 	while ((int32_t)(cd->correlationId - last) > 0 &&
 	       !__atomic_compare_exchange_n(&st.last_corr, &last, cd->correlationId, 1, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED))
 		;
+	if (!__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE))
+		return;
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API && cd->correlationId == runtime_corr)
+		return;
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
+		runtime_corr = cd->correlationId;
 	xpu_inj_launch(st.chan, cd->correlationId, cbid, dom, cd->functionName);
 }
 
@@ -161,8 +177,36 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 }
 
+/* A complete record of launch corr: every launch before it on its stream
+ * has run. */
+static void record_came(uint32_t corr, uint64_t start, uint64_t end)
+{
+	if (!start || end < start)
+		return;
+	uint32_t last = __atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED);
+	while ((int32_t)(corr - last) > 0 &&
+	       !__atomic_compare_exchange_n(&st.last_record_corr, &last, corr, 1, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+/* A forced flush (at exit, when the monitor leaves) gives records of what
+ * has not finished yet, without their times (CUPTI_TIMESTAMP_UNKNOWN): they
+ * count as dropped, with CUPTI's. */
+static int incomplete(uint64_t start, uint64_t end)
+{
+	if (start && end >= start)
+		return 0;
+	__atomic_add_fetch(&st.dropped, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 static void put_kernel(const CUpti_ActivityKernel10 *k)
 {
+	record_came(k->correlationId, k->start, k->end);
+	/* Launched after a slice, while its kernels were awaited: not traced. */
+	if (xpu_gaps_outside(&st.gaps, k->correlationId) || incomplete(k->start, k->end))
+		return;
 	/* Its end is a later flush's (inject/gaps.c): dropped, counted as CUPTI's. */
 	if (k->graphId && xpu_gaps_cut(&st.gaps, k->correlationId, k->end)) {
 		__atomic_add_fetch(&st.dropped, 1, __ATOMIC_RELAXED);
@@ -178,6 +222,9 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
 
 static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 {
+	record_came(m->correlationId, m->start, m->end);
+	if (xpu_gaps_outside(&st.gaps, m->correlationId) || incomplete(m->start, m->end))
+		return;
 	struct xpu_wire_memcpy w = {
 		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
 		.device = m->deviceId, .kind = m->copyKind, .stream = m->streamId,
@@ -187,6 +234,9 @@ static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 
 static void put_memset(const CUpti_ActivityMemset4 *m)
 {
+	record_came(m->correlationId, m->start, m->end);
+	if (xpu_gaps_outside(&st.gaps, m->correlationId) || incomplete(m->start, m->end))
+		return;
 	struct xpu_wire_memcpy w = {
 		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
 		.device = m->deviceId, .stream = m->streamId,
@@ -281,31 +331,58 @@ static int activity(int on)
 
 /* Measured on the H100 (bench/gpu/cost.sh): switching on takes 30 to 55 us,
  * off 20 to 30 us, and CUPTI costs nothing while off. */
+/* A slice over: kernel activity and the launch callbacks stay on until a
+ * kernel launched after the slice has run (or ACT_MAX_NS), so the slice's
+ * kernels, a graph's included, are timed to their own ends; the kernels of
+ * the launches made meanwhile are left out (put_kernel). */
+static void drain(void)
+{
+	if (!st.draining)
+		return;
+	if ((int32_t)(__atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED) - st.off_corr) <= 0 &&
+	    xpu_inj_now() < st.act_until)
+		return;
+	/* What is complete now gets its times while CUPTI still traces. */
+	api.flush_all(0);
+	activity(0);
+	enable_all(0);
+	st.draining = 0;
+	xpu_gaps_activity_off(&st.gaps, xpu_inj_now());
+}
+
 int xpu_cupti_trace(int on)
 {
 	if (!st.subscribed)
 		return -1;
 	if (!on) {
-		/* Graph kernels' records that are complete now get their times
-		 * while CUPTI still traces (inject/gaps.c). */
-		api.flush_all(0);
-		int r = activity(0) | enable_all(0);
-		xpu_gaps_off(&st.gaps, xpu_inj_now(), __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED));
-		return r;
+		__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
+		st.off_corr = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
+		xpu_gaps_pause(&st.gaps, st.off_corr);
+		st.act_until = xpu_inj_now() + ACT_MAX_NS;
+		st.draining = 1;
+		return 0;
 	}
+	/* A launch seen from here on is the slice's. */
+	xpu_gaps_resume(&st.gaps, __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED));
+	st.draining = 0;
+	__atomic_store_n(&st.tracing, 1, __ATOMIC_RELEASE);
 	return enable_all(1) < 0 || activity(1) < 0 ? -1 : 0;
 }
 
 void xpu_cupti_flush(int forced)
 {
-	if (st.loaded && st.registered)
+	if (st.loaded && st.registered) {
 		api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+		drain();
+	}
 }
 
 void xpu_cupti_stop(void)
 {
 	if (!st.loaded)
 		return;
+	__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
+	st.draining = 0;
 	api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
 	api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);

@@ -12,11 +12,13 @@
  * sampled shares of a compiled model came out flat, 28 points off.  Kernels
  * launched one by one are not affected.
  *
- * So a graph kernel launched before tracing stopped (its correlation id no
- * later than the last launch seen then) whose record ends after it stopped
- * is dropped and counted: the slice ends for graph kernels when tracing
- * stops, as it starts for every kernel when tracing starts (a launch made
- * before that is not traced at all). */
+ * So kernel activity stays on after a slice until its kernels have run
+ * (inject/cupti.c), and a graph kernel launched before activity went off
+ * (its correlation id no later than the slice's last launch) whose record
+ * ends after it went off is dropped and counted.  A slice is the launches
+ * made in it: the kernels of launches made while activity was still on
+ * after it, in the pause, are left out (not traced, not dropped), as a
+ * launch made before a slice is not traced at all. */
 #include <pthread.h>
 
 #include "inject.h"
@@ -30,14 +32,59 @@ void xpu_gaps_reset(struct xpu_gaps *g)
 	pthread_mutex_unlock(&lock);
 }
 
-void xpu_gaps_off(struct xpu_gaps *g, uint64_t now, uint32_t last_corr)
+void xpu_gaps_pause(struct xpu_gaps *g, uint32_t last_corr)
 {
 	pthread_mutex_lock(&lock);
 	struct xpu_gap *p = &g->gap[g->n % XPU_GAPS];
-	p->off = now;
-	p->corr = last_corr;
+	*p = (struct xpu_gap){ .off = UINT64_MAX, .corr = last_corr, .open = 1 };
 	g->n++;
 	pthread_mutex_unlock(&lock);
+}
+
+void xpu_gaps_activity_off(struct xpu_gaps *g, uint64_t now)
+{
+	pthread_mutex_lock(&lock);
+	if (g->n) {
+		struct xpu_gap *p = &g->gap[(g->n - 1) % XPU_GAPS];
+		if (p->off == UINT64_MAX)
+			p->off = now;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void xpu_gaps_off(struct xpu_gaps *g, uint64_t now, uint32_t last_corr)
+{
+	xpu_gaps_pause(g, last_corr);
+	xpu_gaps_activity_off(g, now);
+}
+
+void xpu_gaps_resume(struct xpu_gaps *g, uint32_t last_corr)
+{
+	pthread_mutex_lock(&lock);
+	if (g->n) {
+		struct xpu_gap *p = &g->gap[(g->n - 1) % XPU_GAPS];
+		if (p->open) {
+			p->open = 0;
+			/* No launch seen since the pause began: the pause holds none. */
+			p->on_corr = (int32_t)(last_corr - p->corr) > 0 ? last_corr : p->corr;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+int xpu_gaps_outside(const struct xpu_gaps *g, uint32_t corr)
+{
+	if (!__atomic_load_n(&g->n, __ATOMIC_RELAXED))
+		return 0;
+	int out = 0;
+	pthread_mutex_lock(&lock);
+	uint32_t first = g->n > XPU_GAPS ? g->n - XPU_GAPS : 0;
+	for (uint32_t i = first; i < g->n && !out; i++) {
+		const struct xpu_gap *p = &g->gap[i % XPU_GAPS];
+		out = (int32_t)(corr - p->corr) > 0 && (p->open || (int32_t)(corr - p->on_corr) <= 0);
+	}
+	pthread_mutex_unlock(&lock);
+	return out;
 }
 
 int xpu_gaps_cut(const struct xpu_gaps *g, uint32_t corr, uint64_t end)
@@ -49,9 +96,12 @@ int xpu_gaps_cut(const struct xpu_gaps *g, uint32_t corr, uint64_t end)
 	uint32_t first = g->n > XPU_GAPS ? g->n - XPU_GAPS : 0;
 	/* The first pause after the launch: the oldest one kept whose last
 	 * launch is this one or later (ids grow; compared across a wrap). */
-	for (uint32_t i = first; i < g->n; i++) {
+	for (uint32_t i = first, after = 0; i < g->n; i++) {
 		const struct xpu_gap *p = &g->gap[i % XPU_GAPS];
-		if ((int32_t)(p->corr - corr) >= 0) {
+		after |= (int32_t)(p->corr - corr) >= 0;
+		/* From there, the first time activity went off (a slice that
+		 * began before its kernels had run kept it on). */
+		if (after && p->off != UINT64_MAX) {
 			cut = end > p->off;
 			break;
 		}

@@ -175,6 +175,8 @@ static void switch_tracing(int act)
 	if (act == XPU_SCHED_ON) {
 		g.toggles++;
 		g.slice_start = t1;
+		/* The slice is its length of tracing, switching on not counted. */
+		xpu_sched_started(&g.sched, t1);
 	}
 	pthread_mutex_unlock(&g.lock);
 }

@@ -99,23 +99,43 @@ void xpu_sched_mode(struct xpu_sched *s, const struct xpu_wire_mode *m, uint64_t
 int xpu_sched_due(struct xpu_sched *s, uint64_t now);
 /* Nanoseconds until the next switch, UINT64_MAX when none will come. */
 uint64_t xpu_sched_wait(const struct xpu_sched *s, uint64_t now);
+/* Tracing actually began at now, after the switch due earlier took its
+ * time (enabling CUPTI takes 30-55 us; attaching it again after a detach
+ * took about 10 ms, docs/gpu-cost.md): the slice lasts its length from
+ * here. */
+void xpu_sched_started(struct xpu_sched *s, uint64_t now);
 
-/* The pauses in tracing (inject/gaps.c): a graph kernel launched before
- * one and still running when it began gets a later flush's time as its end. */
+/* The pauses in tracing (inject/gaps.c).  A pause starts when launches stop
+ * being recorded (the slice's last launch); kernel activity goes off a
+ * little later, once the slice's kernels have run, and it ends at the next
+ * slice's start.  A graph kernel still running when activity went off gets
+ * a later flush's time as its end; a launch made in a pause is not traced,
+ * even if activity was still on for its kernel. */
 #define XPU_GAPS 16
 struct xpu_gap {
-	uint64_t off;		/* when tracing stopped */
-	uint32_t corr;		/* the last launch's correlation id then */
+	uint64_t off;		/* when kernel activity went off (UINT64_MAX: not yet) */
+	uint32_t corr;		/* the last launch traced before the pause */
+	uint32_t on_corr;	/* the last launch seen before tracing began again */
+	int open;		/* tracing has not begun again */
 };
 struct xpu_gaps {
 	struct xpu_gap gap[XPU_GAPS];	/* the last XPU_GAPS pauses */
 	uint32_t n;		/* pauses so far */
 };
 void xpu_gaps_reset(struct xpu_gaps *g);
+/* A pause starts after launch last_corr; activity is still on. */
+void xpu_gaps_pause(struct xpu_gaps *g, uint32_t last_corr);
+/* Kernel activity went off at now, in the latest pause. */
+void xpu_gaps_activity_off(struct xpu_gaps *g, uint64_t now);
+/* Both at once: a pause after last_corr with activity off at now. */
 void xpu_gaps_off(struct xpu_gaps *g, uint64_t now, uint32_t last_corr);
+/* Tracing begins again; the last launch seen before it was last_corr. */
+void xpu_gaps_resume(struct xpu_gaps *g, uint32_t last_corr);
 /* 1: the record of a graph kernel of launch corr, ending at end, was cut by
  * a pause (its end is not its own). */
 int xpu_gaps_cut(const struct xpu_gaps *g, uint32_t corr, uint64_t end);
+/* 1: launch corr was made in a pause kept (not traced). */
+int xpu_gaps_outside(const struct xpu_gaps *g, uint32_t corr);
 
 /* Records from what CUPTI reports (inject/records.c), shared with the test
  * stand-in that replaces CUPTI. */

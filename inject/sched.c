@@ -74,3 +74,9 @@ uint64_t xpu_sched_wait(const struct xpu_sched *s, uint64_t now)
 		return s->on ? UINT64_MAX : 0;
 	return s->next > now ? s->next - now : 0;
 }
+
+void xpu_sched_started(struct xpu_sched *s, uint64_t now)
+{
+	if (s->mode.mode == XPU_WIRE_MODE_SAMPLED && s->on)
+		s->next = now + (uint64_t)s->mode.slice_ms * NS_PER_MS;
+}

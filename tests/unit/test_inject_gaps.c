@@ -72,3 +72,49 @@ TEST(a_new_monitor_starts_with_no_pauses)
 	xpu_gaps_reset(&g);
 	CHECK_INT(xpu_gaps_cut(&g, 100, 301 * MS), ==, 0);
 }
+
+/* A slice's kernels are awaited with activity still on: launches made then
+ * (after the slice's last, before the next slice's first) are left out. */
+TEST(launches_made_in_a_pause_are_outside_whatever_activity_recorded)
+{
+	struct xpu_gaps g = { 0 };
+	CHECK_INT(xpu_gaps_outside(&g, 50), ==, 0);
+	xpu_gaps_pause(&g, 100);	/* slice 1: launches up to 100 */
+	CHECK_INT(xpu_gaps_outside(&g, 100), ==, 0);
+	CHECK_INT(xpu_gaps_outside(&g, 101), ==, 1);
+	CHECK_INT(xpu_gaps_outside(&g, 5000), ==, 1);	/* the pause is still open */
+	/* activity still on: nothing of slice 1 is cut yet, however late */
+	CHECK_INT(xpu_gaps_cut(&g, 100, 900 * MS), ==, 0);
+	xpu_gaps_activity_off(&g, 30 * MS);
+	CHECK_INT(xpu_gaps_cut(&g, 100, 31 * MS), ==, 1);
+	CHECK_INT(xpu_gaps_cut(&g, 100, 29 * MS), ==, 0);
+	xpu_gaps_resume(&g, 180);	/* slice 2 from launch 181 */
+	CHECK_INT(xpu_gaps_outside(&g, 180), ==, 1);
+	CHECK_INT(xpu_gaps_outside(&g, 181), ==, 0);
+	CHECK_INT(xpu_gaps_outside(&g, 99), ==, 0);
+}
+
+TEST(a_pause_with_no_launch_seen_holds_none)
+{
+	struct xpu_gaps g = { 0 };
+	xpu_gaps_pause(&g, 100);
+	xpu_gaps_resume(&g, 100);	/* detached meanwhile: no launch seen */
+	CHECK_INT(xpu_gaps_outside(&g, 101), ==, 0);
+	CHECK_INT(xpu_gaps_outside(&g, 100), ==, 0);
+}
+
+/* A slice that begins before the last one's kernels have run keeps activity
+ * on: a graph kernel of the first is judged by the next time it went off. */
+TEST(a_graph_kernel_is_cut_only_where_activity_went_off)
+{
+	struct xpu_gaps g = { 0 };
+	xpu_gaps_pause(&g, 100);
+	xpu_gaps_resume(&g, 150);
+	xpu_gaps_pause(&g, 200);
+	xpu_gaps_activity_off(&g, 600 * MS);
+	CHECK_INT(xpu_gaps_cut(&g, 90, 400 * MS), ==, 0);
+	CHECK_INT(xpu_gaps_cut(&g, 90, 601 * MS), ==, 1);
+	CHECK_INT(xpu_gaps_outside(&g, 120), ==, 1);
+	CHECK_INT(xpu_gaps_outside(&g, 160), ==, 0);
+	CHECK_INT(xpu_gaps_outside(&g, 201), ==, 1);
+}
