@@ -136,6 +136,7 @@ int xpu_child_release(struct xpu_child *c, const char *name)
 	c->report = -1;
 	if (n == (ssize_t)sizeof(err)) {
 		xpu_err("cannot run %s: %s", name, strerror(err));
+		c->exec_errno = err ? err : ENOEXEC;
 		waitpid(c->pid, &c->status, 0);
 		c->exited = 1;
 		return -1;

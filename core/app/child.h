@@ -18,6 +18,7 @@ struct xpu_child {
 	int report;		/* read end: an errno if the command could not start */
 	int exited;
 	int status;		/* wait status once exited */
+	int exec_errno;		/* why the command could not start; 0 if it did */
 	char log[4200];		/* the output file, "" when not redirected */
 	char lib[4200];		/* the library's copy it was given, if one was */
 };

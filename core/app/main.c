@@ -1630,9 +1630,13 @@ static int finish_recording(struct app *a)
 }
 
 /* As time(1) and timeout(1): a run of a command that ended returns its status
- * (128 + the signal that killed it), unless xputop itself failed. */
+ * (128 + the signal that killed it), unless xputop itself failed; one that
+ * could not start, 127 if it was not found and 126 otherwise, as env(1) and
+ * the shells say. */
 static int exit_status(const struct app *a)
 {
+	if (a->o.cmd && a->child.exec_errno)
+		return a->child.exec_errno == ENOENT ? 127 : 126;
 	if (a->status || !a->o.cmd || !a->child.exited)
 		return a->status;
 	int st = a->child.status;

@@ -26,6 +26,15 @@ stopped_by() {
 	wait $X
 }
 
+t a_command_not_found_gives_127_and_one_not_executable_126
+"$XPUTOP" -b -- /nonexistent/nosuch > /dev/null 2> "$T_TMP/err"; rc=$?
+[ $rc -eq 127 ] || fail "not found: exit status $rc, expected 127: $(cat "$T_TMP/err")"
+expect_grep "cannot run /nonexistent/nosuch: No such file or directory" "$T_TMP/err"
+printf 'not a program\n' > "$T_TMP/noexec"
+chmod 644 "$T_TMP/noexec"
+"$XPUTOP" -b -- "$T_TMP/noexec" > /dev/null 2> "$T_TMP/err"; rc=$?
+[ $rc -eq 126 ] || fail "not executable: exit status $rc, expected 126: $(cat "$T_TMP/err")"
+
 t sigint_and_sigterm_both_give_128_plus_the_signal
 stopped_by INT; rc=$?
 [ $rc -eq 130 ] || fail "SIGINT: exit status $rc, expected 130"
