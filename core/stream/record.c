@@ -196,6 +196,8 @@ struct xpu_rec_reader *xpu_rec_open(const char *path, struct xpu_dict *dict, cha
 	r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (r->fd < 0 || fstat(r->fd, &st))
 		fail(r, "cannot open: %s", strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		fail(r, "a directory, not a recording");
 	else if (!S_ISREG(st.st_mode))
 		fail(r, "not a regular file (a pipe or device cannot be replayed)");
 	else

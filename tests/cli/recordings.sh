@@ -101,6 +101,10 @@ mkfifo "$T_TMP/fifo"
 refused_fast "$T_TMP/fifo"
 expect_grep "not a regular file" "$T_TMP/err"
 
+t a_directory_is_refused_as_one
+refused_fast "$T_TMP"
+expect_grep "a directory, not a recording" "$T_TMP/err"
+
 t a_large_file_of_zeros_is_refused_at_once
 truncate -s 3G "$T_TMP/zeros"
 refused_fast "$T_TMP/zeros"
