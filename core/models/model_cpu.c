@@ -22,6 +22,7 @@ const struct xpu_col xpu_cpu_cols[XPU_CPU_NCOLS] = {
 	[XPU_CPU_COL_TIME] = { "TIME+", "cpu_time_ns", XPU_CELL_CPUTIME, 9, 0 },
 	[XPU_CPU_COL_SAMPLES] = { "SAMPLES", "samples", XPU_CELL_INT, 8, 0 },
 	[XPU_CPU_COL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_CPU_COL_PROC] = { "PROCESS", "process", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_HIDDEN },
 };
 
 const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS] = {
@@ -35,6 +36,7 @@ const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS] = {
 	[XPU_CPU_COL_TIME] = { "TIME+", "cpu_time_ns", XPU_CELL_CPUTIME, 9, 0 },
 	[XPU_CPU_COL_SAMPLES] = { "SAMPLES", "samples", XPU_CELL_INT, 8, 0 },
 	[XPU_CPU_COL_COMM] = { "THREAD", "comm", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_FLEX },
+	[XPU_CPU_COL_PROC] = { "PROCESS", "process", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_HIDDEN },
 };
 
 struct key { uint32_t pid, tid; };
@@ -333,6 +335,11 @@ int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 		c[XPU_CPU_COL_SAMPLES].i = (int64_t)n;
 		stat_cells(t, k, c);
 		c[XPU_CPU_COL_COMM].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->comm));
+		const struct xpu_cpu_task *proc = threads ? xpu_cpu_model_task(m, k->pid, 0) : NULL;
+		if (proc)
+			c[XPU_CPU_COL_PROC].s = xpu_table_strdup(t, xpu_dict_str_get(d, proc->comm));
+		else
+			c[XPU_CPU_COL_PROC].na = 1;
 	}
 	return 0;
 }

@@ -67,11 +67,13 @@ struct xpu_cpu_model {
 #define XPU_CPU_MAX_TASKS 16384u
 
 /* RES, S and TIME+ are the process's, from /proc: N/A until read, not
- * shown in the thread table. */
+ * shown in the thread table.  PROCESS, hidden, is a thread's process's name
+ * (N/A in the process table): a filter by a process's name keeps its
+ * threads. */
 enum xpu_cpu_col {
 	XPU_CPU_COL_PID, XPU_CPU_COL_TID, XPU_CPU_COL_USER, XPU_CPU_COL_RES, XPU_CPU_COL_STATE,
 	XPU_CPU_COL_PCT, XPU_CPU_COL_AVG, XPU_CPU_COL_TIME, XPU_CPU_COL_SAMPLES, XPU_CPU_COL_COMM,
-	XPU_CPU_NCOLS
+	XPU_CPU_COL_PROC, XPU_CPU_NCOLS
 };
 extern const struct xpu_col xpu_cpu_cols[XPU_CPU_NCOLS];
 extern const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS];

@@ -303,6 +303,40 @@ TEST(cpu_thread_rows_carry_thread_names)
 	xpu_dict_free(&d);
 }
 
+/* A filter by a process's name (what the process table shows), then H: its
+ * threads, whatever their own names (issue 28: "no rows match"). */
+TEST(cpu_a_filter_by_process_name_keeps_its_threads)
+{
+	struct xpu_dict d;
+	struct xpu_cpu_model m;
+	struct xpu_table t;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_cpu_model_init(&m, 100, 10) == 0);
+	uint32_t st = xpu_dict_stack(&d, NULL, 0);
+	struct xpu_event a = sample(&d, 8, 8, "python3", "python3", st),
+			 b = sample(&d, 8, 9, "python3", "pt_autograd_0", st),
+			 c = sample(&d, 20, 20, "bash", "bash", st);
+	xpu_cpu_model_sample(&m, &a);
+	xpu_cpu_model_sample(&m, &b);
+	xpu_cpu_model_sample(&m, &c);
+	xpu_cpu_model_tick(&m, 1000000000ULL);
+	xpu_table_init(&t, xpu_cpu_thread_cols, XPU_CPU_NCOLS);
+	REQUIRE(xpu_cpu_model_table(&m, &d, &t, 1, XPU_WIN_RECENT) == 0);
+	CHECK_INT(t.nrows, ==, 3);
+	xpu_table_filter(&t, "python");
+	CHECK_INT(t.nrows, ==, 2);
+	REQUIRE(row_for(&t, 9));
+	CHECK_STR(row_for(&t, 9)[XPU_CPU_COL_PROC].s, "python3");
+	xpu_table_free(&t);
+	/* The process table has no second name to match. */
+	xpu_table_init(&t, xpu_cpu_cols, XPU_CPU_NCOLS);
+	REQUIRE(xpu_cpu_model_table(&m, &d, &t, 0, XPU_WIN_RECENT) == 0);
+	CHECK_INT(row_for(&t, 8)[XPU_CPU_COL_PROC].na, ==, 1);
+	xpu_table_free(&t);
+	xpu_cpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(cpu_rows_leave_the_recent_window_but_stay_since_start)
 {
 	struct xpu_dict d;
