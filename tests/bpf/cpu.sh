@@ -40,8 +40,9 @@ $Q has_kernel_frames < "$T_TMP/dd.json" || fail "no _[k] frames for a syscall-he
 t a_process_that_exits_keeps_its_frames
 # It runs inside xputop's first interval (samples from before it are not counted).
 "$XPUTOP" -b -j -n 1 -d 3 > "$T_TMP/exit.json" 2>> "$T_TMP/xputop.err" & XP=$!
-sleep 1
-"$BUSY" 0.8 & B=$!
+# 1.5 s of life: under load the symbolizer may need a while to read its maps.
+sleep 0.5
+"$BUSY" 1.5 & B=$!
 wait $B 2>/dev/null
 xp_ok $XP
 $Q stack_has $B busy busy_outer busy_leaf_spin < "$T_TMP/exit.json" || fail "frames of an exited process"
