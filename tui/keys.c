@@ -242,7 +242,9 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 		vs->paused = !vs->paused;
 		return vs->paused ? XPU_REACT_REDRAW : XPU_REACT_REBUILD;
 	case 's': return XPU_REACT_EXPORT;
-	case 'e': return XPU_REACT_GPU_EXACT;
+	/* Exact tracing costs CUDA programs 30-100%: asked for where its
+	 * figures are shown, not by a stray key in another view. */
+	case 'e': return vs->view == XPU_VIEW_GPU ? XPU_REACT_GPU_EXACT : XPU_REACT_NONE;
 	case '?': case 'h':
 		ui->help = 1;
 		ui->help_top = 0;

@@ -224,6 +224,17 @@ TEST(display_toggles_rebuild)
 	CHECK_INT(vs.window, ==, XPU_WIN_RECENT);
 }
 
+/* e costs CUDA programs 30-100%: only in the GPU view (issue 28). */
+TEST(e_asks_for_exact_gpu_tracing_only_in_the_gpu_view)
+{
+	setup(3);
+	CHECK_INT(key('e'), ==, XPU_REACT_NONE);
+	vs.view = XPU_VIEW_NPU;
+	CHECK_INT(key('e'), ==, XPU_REACT_NONE);
+	vs.view = XPU_VIEW_GPU;
+	CHECK_INT(key('e'), ==, XPU_REACT_GPU_EXACT);
+}
+
 TEST(table_keys_do_nothing_in_a_view_without_a_table)
 {
 	setup(3);
