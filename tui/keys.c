@@ -33,7 +33,11 @@ int xpu_keys_select(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int 
 	const struct xpu_table *t = xpu_view_table(s, vs->view);
 	if (!t || !t->nrows)
 		return XPU_REACT_NONE;
-	int cur = xpu_table_selected_row(t, vs->selected[vs->view]);
+	/* The cursor's place, as the last key or refresh left it (several keys
+	 * may come before the next rebuild). */
+	int cur = vs->sel_row[vs->view];
+	if (cur < 0 || cur >= (int)t->nrows)
+		cur = cur < 0 ? 0 : (int)t->nrows - 1;
 	int row = rel ? cur + to : to;
 	if (row < 0)
 		row = 0;
@@ -42,6 +46,7 @@ int xpu_keys_select(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int 
 	if (row == cur)
 		return XPU_REACT_NONE;
 	vs->selected[vs->view] = t->keys[row];
+	vs->sel_row[vs->view] = row;
 	return XPU_REACT_REBUILD;
 }
 
@@ -234,6 +239,12 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	case '/': return start_filter(ui, s, vs);
 	case 'f': return toggle(&vs->flame);
 	case 'H': return vs->view == XPU_VIEW_CPU ? toggle(&vs->threads) : XPU_REACT_NONE;
+	case 'F':
+		/* htop's follow: the cursor stays on the selected row's key as
+		 * the rows re-sort, until that row is gone. */
+		if (!xpu_view_table(s, vs->view) || !xpu_view_table(s, vs->view)->nrows)
+			return XPU_REACT_NONE;
+		return toggle(&vs->follow[vs->view]);
 	case 'w':
 		vs->window = vs->window == XPU_WIN_ALL ? XPU_WIN_RECENT : XPU_WIN_ALL;
 		return XPU_REACT_REBUILD;

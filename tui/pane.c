@@ -38,6 +38,15 @@ void xpu_view_draw_table(const struct xpu_rect *r, const struct xpu_table *t,
 		empty = nomatch;
 	}
 	ui->page = r->h - 1;
-	xpu_table_view_draw(r, t, xpu_table_selected_row(t, vs->selected[vs->view]),
-			    &ui->top[vs->view], empty);
+	int sel = xpu_table_selected_row(t, vs->selected[vs->view]);
+	xpu_table_view_draw(r, t, sel, &ui->top[vs->view], empty);
+	/* Where the cursor is when the rows do not all fit (htop shows it by
+	 * its scroll bar), and that it follows its row (F). */
+	int follow = vs->follow[vs->view];
+	if (r->h > 1 && t->nrows && (follow || (int)t->nrows > r->h - 1)) {
+		char pos[48];
+		int n = snprintf(pos, sizeof(pos), " %s%d/%u ", follow ? "F " : "", sel + 1, t->nrows);
+		if (n > 0 && n < r->w)
+			xpu_put_text(r->y, r->x + r->w - n, n, pos, xpu_draw_attr(XPU_ROLE_TABLE_SORT), 1);
+	}
 }

@@ -345,6 +345,7 @@ static void show(struct app *a)
 {
 	if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 		xpu_err("out of memory while building the display");
+	xpu_viewstate_settle(&a->vs, &a->snap);
 	if (a->prom)
 		publish_metrics(a);
 	pprof_due(a);
@@ -643,6 +644,7 @@ static void on_tty(struct app *a)
 	if (r & XPU_REACT_REBUILD) {
 		if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 			xpu_err("out of memory while building the display");
+		xpu_viewstate_settle(&a->vs, &a->snap);
 		r |= XPU_REACT_REDRAW;
 	}
 	if (r & XPU_REACT_REDRAW)

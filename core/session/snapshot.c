@@ -21,6 +21,18 @@ void xpu_viewstate_init(struct xpu_viewstate *vs)
 	vs->window = XPU_WIN_RECENT;
 }
 
+void xpu_viewstate_settle(struct xpu_viewstate *vs, const struct xpu_snapshot *s)
+{
+	for (int v = 0; v < XPU_VIEW_MAX; v++) {
+		if (s->sel[v].lost)
+			vs->follow[v] = 0;
+		if (s->sel[v].row >= 0) {
+			vs->sel_row[v] = s->sel[v].row;
+			vs->selected[v] = s->sel[v].key;
+		}
+	}
+}
+
 static void gib(char *buf, size_t size, uint64_t bytes)
 {
 	double v = (double)bytes;
@@ -122,25 +134,20 @@ static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
 	s->npu_status = sess->status[XPU_SRC_NPU];
 }
 
-/* The row the flame follows: the selected key if it is still shown, else the
- * first row. */
-static uint64_t selected_key(const struct xpu_table *t, uint64_t want)
-{
-	if (want && xpu_table_find(t, want) >= 0)
-		return want;
-	return t->nrows ? t->keys[0] : 0;
-}
-
 /* A view's rows as the user asked for them: filtered, then sorted by the
- * chosen column (or the view's default). */
-static void arrange(struct xpu_table *t, const struct xpu_viewstate *vs, enum xpu_view v,
-		    int default_col)
+ * chosen column (or the view's default); then where the selection is: the
+ * same position, or the followed row (s->sel). */
+static void arrange(struct xpu_snapshot *s, struct xpu_table *t, const struct xpu_viewstate *vs,
+		    enum xpu_view v, int default_col)
 {
 	int col = vs->sort_col[v];
 	xpu_table_filter(t, vs->filter[v]);
 	if (col < 0 || (uint32_t)col >= t->ncols)
 		col = default_col;
 	xpu_table_sort(t, col, vs->reverse[v]);
+	struct xpu_sel *sel = &s->sel[v];
+	sel->row = xpu_table_keep_row(t, vs->selected[v], vs->sel_row[v], vs->follow[v], &sel->lost);
+	sel->key = sel->row >= 0 ? t->keys[sel->row] : 0;
 }
 
 static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
@@ -149,7 +156,7 @@ static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 
 	if (xpu_cpu_model_table(m, &sess->dict, &s->cpu, vs->threads, vs->window) < 0)
 		return -1;
-	arrange(&s->cpu, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT);
+	arrange(s, &s->cpu, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT);
 	s->cpu_samples_tick = m->samples_last;
 	s->cpu_sys = m->sys;
 	s->ncpu_hot = 0;
@@ -158,7 +165,7 @@ static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 					     &s->cpu_hot_all)) < 0)
 		return -1;
 
-	uint64_t key = selected_key(&s->cpu, vs->selected[XPU_VIEW_CPU]);
+	uint64_t key = s->sel[XPU_VIEW_CPU].key;
 	const struct xpu_cpu_task *task = NULL;
 	if (key)
 		task = vs->threads ? NULL : xpu_cpu_model_task(m, (uint32_t)key, 0);
@@ -201,9 +208,8 @@ static int gpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 
 	if (xpu_gpu_model_table(m, &sess->dict, &s->gpu, vs->window) < 0)
 		return -1;
-	arrange(&s->gpu, vs, XPU_VIEW_GPU, XPU_GPU_COL_TOTAL);
-	uint64_t key = selected_key(&s->gpu, vs->selected[XPU_VIEW_GPU]);
-	int row = key ? xpu_table_find(&s->gpu, key) : -1;
+	arrange(s, &s->gpu, vs, XPU_VIEW_GPU, XPU_GPU_COL_TOTAL);
+	int row = s->sel[XPU_VIEW_GPU].row;
 	s->gpu_selected = row >= 0 ? xpu_table_row(&s->gpu, (uint32_t)row)[XPU_GPU_COL_NAME].s : NULL;
 	s->ngpu_devices = xpu_gpu_model_devices(m, vs->window, s->gpu_devices, XPU_SNAP_GPU_DEVICES);
 	s->gpu_joined_pct = xpu_gpu_model_joined_pct(m, vs->window);
@@ -238,7 +244,7 @@ static int npu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 	s->npu_sources = sess->npu.sources;
 	if (xpu_npu_model_snapshot(&sess->npu, &sess->dict, &s->npu, vs->window) < 0)
 		return -1;
-	arrange(&s->npu.calls, vs, XPU_VIEW_NPU, XPU_NPU_COL_RATE);
+	arrange(s, &s->npu.calls, vs, XPU_VIEW_NPU, XPU_NPU_COL_RATE);
 	xpu_table_sort(&s->npu.funcs, XPU_NPU_FCOL_COUNT, 0);
 	xpu_table_sort(&s->npu.chains, XPU_NPU_CCOL_TOTAL, 0);
 	xpu_table_sort(&s->npu.clients, XPU_NPU_KCOL_TOTAL, 0);

@@ -40,6 +40,7 @@ struct xpu_share_counts {
 
 struct xpu_dict;
 struct xpu_session;
+struct xpu_snapshot;
 
 enum xpu_view { XPU_VIEW_GPU = 0, XPU_VIEW_NPU = 1, XPU_VIEW_CPU = 2, XPU_VIEW_MAX };
 
@@ -54,6 +55,8 @@ struct xpu_viewstate {
 	int reverse[XPU_VIEW_MAX];
 	char filter[XPU_VIEW_MAX][XPU_FILTER_MAX];
 	uint64_t selected[XPU_VIEW_MAX]; /* key of the selected row, 0 = first row */
+	int sel_row[XPU_VIEW_MAX];	/* its position: kept while the rows re-sort */
+	int follow[XPU_VIEW_MAX];	/* F: the selection stays on its key instead */
 	int threads;			/* CPU view: one row per thread */
 	enum xpu_window window;		/* recent window or since start */
 	int flame;			/* flamegraph pane shown */
@@ -61,6 +64,9 @@ struct xpu_viewstate {
 };
 
 void xpu_viewstate_init(struct xpu_viewstate *vs);
+/* Takes each view's selection as the last build placed it (struct xpu_sel):
+ * its row and key; following stops where the followed row is gone. */
+void xpu_viewstate_settle(struct xpu_viewstate *vs, const struct xpu_snapshot *s);
 
 /* Whether a data source is delivering, and if not, what the user can do. */
 enum xpu_src_state { XPU_SRC_OFF = 0, XPU_SRC_ACTIVE = 1, XPU_SRC_WAITING = 2, XPU_SRC_FAILED = 3 };
@@ -104,8 +110,17 @@ struct xpu_gpu_peers {
 
 const char *xpu_peer_reason_name(enum xpu_peer_reason r);
 
+/* A view's selection as the rebuilt table has it; the front-end takes it
+ * back into its viewstate (row -1: an empty table). */
+struct xpu_sel {
+	int row;
+	uint64_t key;
+	int lost;		/* the row followed is gone: following stops */
+};
+
 struct xpu_snapshot {
 	const struct xpu_dict *dict;	/* names for frames and strings */
+	struct xpu_sel sel[XPU_VIEW_MAX];
 	int no_flames;			/* set by the caller: nothing will draw the flamegraphs
 					 * (batch output), so they are left empty */
 	int only_view;			/* set by the caller: the view batch text shows

@@ -77,6 +77,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ NULL, "Display" },
 	{ "f", "show or hide the flamegraph" },
 	{ "H", "processes or threads (CPU view)" },
+	{ "F", "follow the selected row as rows re-sort, until it ends (else the cursor keeps its place)" },
 	{ "w", "recent window or since start" },
 	{ "Space", "pause or resume the display" },
 	{ "s", "export the current view to a file" },

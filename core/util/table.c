@@ -189,6 +189,22 @@ void xpu_table_filter(struct xpu_table *t, const char *needle)
 	free(keep);
 }
 
+int xpu_table_keep_row(const struct xpu_table *t, uint64_t key, int row, int follow, int *lost)
+{
+	*lost = 0;
+	if (!t->nrows)
+		return -1;
+	if (follow && key) {
+		int r = xpu_table_find(t, key);
+		if (r >= 0)
+			return r;
+		*lost = 1;
+	}
+	if (row < 0)
+		return 0;
+	return row < (int)t->nrows ? row : (int)t->nrows - 1;
+}
+
 int xpu_table_find(const struct xpu_table *t, uint64_t key)
 {
 	for (uint32_t r = 0; r < t->nrows; r++)

@@ -81,6 +81,11 @@ void xpu_table_sort(struct xpu_table *t, int col, int reverse);
 void xpu_table_filter(struct xpu_table *t, const char *needle);
 /* Index of the row with this key, or -1. */
 int xpu_table_find(const struct xpu_table *t, uint64_t key);
+/* The row selected once the table is rebuilt: the one at the same position
+ * row (clamped), as htop keeps its cursor while rows re-sort; when
+ * following, the row of key, or, where key is gone, the same position with
+ * *lost set.  -1 for an empty table. */
+int xpu_table_keep_row(const struct xpu_table *t, uint64_t key, int row, int follow, int *lost);
 /* Formats one cell for text output into buf (width is a hint for scaling). */
 size_t xpu_cell_format(const struct xpu_col *col, const struct xpu_cell *c, char *buf,
 		       size_t size);

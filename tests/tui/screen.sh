@@ -60,6 +60,30 @@ keys Escape
 wait_gone "Filter: "
 wait_gone 'filter "zqzqzq"'
 
+t the_cursor_keeps_its_place_as_rows_resort_and_f_follows_its_row
+# htop's cursor (issue 28): on the top row, a busy program that ends sorts to
+# the bottom (0.0%, kept 30 s by --window) and the cursor stays on top; the
+# flamegraph, which shows the selected row, moves off it.  With F it follows
+# the ended program down instead.
+start 120 30 -- --window 30
+wait_for "PID"
+"$OUT/tests/progs/busy" 4 3 > /dev/null 2>&1 &
+B=$!
+wait_for "busy (pid $B)" 150
+wait $B
+wait_gone "busy (pid $B)"
+"$OUT/tests/progs/busy" 4 3 > /dev/null 2>&1 &
+B=$!
+wait_for "busy (pid $B)" 150
+keys F
+wait_for " F 1/"
+wait $B
+sleep 2
+screen
+expect_grep "busy (pid $B)" "$T_TMP/screen" "the followed row's flamegraph after it ended"
+keys F
+wait_gone "busy (pid $B)"
+
 t s_exports_a_folded_file_that_flamegraph_renders
 keys c
 wait_for "PID"

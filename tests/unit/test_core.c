@@ -449,6 +449,32 @@ TEST(table_sorts_numbers_descending_with_stable_ties)
 	xpu_table_free(&t);
 }
 
+/* htop's cursor (issue 28): the selection keeps its place while the rows
+ * re-sort; following (F) keeps its row instead, until the row is gone. */
+TEST(table_selection_keeps_its_place_unless_it_follows_its_row)
+{
+	struct xpu_table t;
+	int lost;
+	xpu_table_init(&t, cols, 3);
+	fill(&t);
+	xpu_table_sort(&t, 1, 0);	/* yes 100 on top */
+	CHECK_INT(xpu_table_keep_row(&t, 100, 0, 0, &lost), ==, 0);
+	/* yes exits: a refresh later it is 0.0% and sorts last */
+	xpu_table_row(&t, 0)[1].d = 0;
+	xpu_table_sort(&t, 1, 0);
+	CHECK_INT(t.keys[3], ==, 100);
+	CHECK_INT(xpu_table_keep_row(&t, 100, 0, 0, &lost), ==, 0);	/* the cursor stays on top */
+	CHECK_INT(lost, ==, 0);
+	CHECK_INT(xpu_table_keep_row(&t, 100, 0, 1, &lost), ==, 3);	/* F: it goes with yes */
+	CHECK_INT(xpu_table_keep_row(&t, 999, 2, 1, &lost), ==, 2);	/* followed row gone: place kept */
+	CHECK_INT(lost, ==, 1);
+	CHECK_INT(xpu_table_keep_row(&t, 0, 9, 0, &lost), ==, 3);	/* past the end: the last row */
+	xpu_table_free(&t);
+	xpu_table_init(&t, cols, 3);
+	CHECK_INT(xpu_table_keep_row(&t, 100, 0, 1, &lost), ==, -1);
+	xpu_table_free(&t);
+}
+
 TEST(table_sorts_text_ascending_ignoring_case)
 {
 	struct xpu_table t;

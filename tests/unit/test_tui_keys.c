@@ -190,6 +190,31 @@ TEST(selection_keys_select_row_keys)
 	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 101);
 }
 
+/* F follows the selected row; a rebuild that no longer has it stops that
+ * (xpu_viewstate_settle takes what the build placed). */
+TEST(f_follows_the_selected_row_until_it_is_gone)
+{
+	setup(5);
+	key('j');
+	key('j');
+	CHECK_INT(vs.sel_row[XPU_VIEW_CPU], ==, 2);
+	CHECK_INT(key('F'), ==, XPU_REACT_REBUILD);
+	CHECK(vs.follow[XPU_VIEW_CPU]);
+	/* the build found the row at the bottom now */
+	snap.sel[XPU_VIEW_CPU] = (struct xpu_sel){ 4, 103, 0 };
+	xpu_viewstate_settle(&vs, &snap);
+	CHECK_INT(vs.sel_row[XPU_VIEW_CPU], ==, 4);
+	CHECK(vs.follow[XPU_VIEW_CPU]);
+	/* gone: the build kept the place and said so */
+	snap.sel[XPU_VIEW_CPU] = (struct xpu_sel){ 4, 105, 1 };
+	xpu_viewstate_settle(&vs, &snap);
+	CHECK(!vs.follow[XPU_VIEW_CPU]);
+	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 105);
+	/* nothing to follow in a view without rows */
+	vs.view = XPU_VIEW_GPU;
+	CHECK_INT(key('F'), ==, XPU_REACT_NONE);
+}
+
 TEST(a_vanished_selection_moves_from_the_first_row)
 {
 	setup(5);
