@@ -108,21 +108,13 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 	text_at(y, x, r, buf);
 }
 
-static void share_text(char *buf, size_t size, double pct)
-{
-	if (pct > 0 && pct < 1)
-		snprintf(buf, size, "<1%%");
-	else
-		snprintf(buf, size, "%.0f%%", pct);
-}
-
 static void line_memory(int y, const struct xpu_rect *r, const struct xpu_npu_snap *n)
 {
 	char buf[256], shares[128], mm[16], ipc[16], bo[16];
 	int x = label(y, r, "Memory");
-	share_text(mm, sizeof(mm), n->share_mm);
-	share_text(ipc, sizeof(ipc), n->share_ipc);
-	share_text(bo, sizeof(bo), n->share_bo);
+	xpu_npu_share_text(mm, sizeof(mm), n->share_mm);
+	xpu_npu_share_text(ipc, sizeof(ipc), n->share_ipc);
+	xpu_npu_share_text(bo, sizeof(bo), n->share_bo);
 	if (n->shares_valid)
 		snprintf(shares, sizeof(shares), "shares: memory mgmt %s  IPC %s  buffers %s", mm, ipc, bo);
 	else
@@ -223,8 +215,8 @@ static void draw_funcs_title(const struct xpu_rect *r, const struct xpu_npu_snap
 	for (uint32_t c = 0; c < XPU_NPU_NCAT && used < sizeof(buf); c++) {
 		if (!n->cats[c].total)
 			continue;
-		share_text(a, sizeof(a), n->cats[c].share_total);
-		share_text(b, sizeof(b), n->cats[c].share);
+		xpu_npu_share_text(a, sizeof(a), n->cats[c].share_total);
+		xpu_npu_share_text(b, sizeof(b), n->cats[c].share);
 		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "  %s %s (now %s)",
 					 xpu_npu_cat_name(c), a, b);
 	}

@@ -420,6 +420,10 @@ const char *xpu_npu_l0_name(uint32_t api);
 const char *xpu_npu_mem_name(uint32_t code);
 /* "memory management", "IPC", ... */
 const char *xpu_npu_cat_name(uint32_t cat);
+/* A share as every front-end writes it: "<1%" above 0 and below 1, ">99%"
+ * above 99 and below 100 (never a rounded 1% or 100% that is not), else
+ * whole percents. */
+void xpu_npu_share_text(char *buf, size_t size, double pct);
 /* The category of a driver function (ivpu_mmu_context_map_page) or tracepoint
  * (vpu:job), by the rule in xputop(8). */
 uint32_t xpu_npu_fn_category(const char *name);
