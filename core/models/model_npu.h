@@ -289,6 +289,7 @@ struct xpu_npu_model {
 	struct xpu_htab chain_idx;
 	uint64_t chains_over;		/* calls past XPU_NPU_MAX_CHAINS, left out of the chains */
 	uint64_t last_ipc_fn;		/* the last call of an IPC function */
+	int untimed;			/* fed counts without times (a log's): rates are N/A */
 
 	struct xpu_npu_client clients[XPU_NPU_MAX_CLIENTS];
 	uint32_t nclients;
@@ -352,6 +353,7 @@ struct xpu_npu_type_snap {
 
 struct xpu_npu_snap {
 	int any;			/* the model has seen NPU events */
+	int untimed;			/* counts only (a log without times): no rates */
 	uint64_t events;
 	struct xpu_table calls;		/* rows: processes x (ioctl | L0 API | jobs) */
 	/* IPC */
