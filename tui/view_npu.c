@@ -110,13 +110,11 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 
 static void line_memory(int y, const struct xpu_rect *r, const struct xpu_npu_snap *n)
 {
-	char buf[256], shares[128], mm[16], ipc[16], bo[16];
+	char buf[256], shares[128];
 	int x = label(y, r, "Memory");
-	xpu_npu_share_text(mm, sizeof(mm), n->share_mm);
-	xpu_npu_share_text(ipc, sizeof(ipc), n->share_ipc);
-	xpu_npu_share_text(bo, sizeof(bo), n->share_bo);
 	if (n->shares_valid)
-		snprintf(shares, sizeof(shares), "shares: memory mgmt %s  IPC %s  buffers %s", mm, ipc, bo);
+		snprintf(shares, sizeof(shares), "shares: memory mgmt %s  IPC %s  buffers %s", n->share_mm_text,
+			 n->share_ipc_text, n->share_bo_text);
 	else
 		snprintf(shares, sizeof(shares), "shares: N/A");
 	snprintf(buf, sizeof(buf), "bo create %.1f/s  bind %.1f/s  map %.1f/s  unmap %.1f/s  pages mapped %.1f/s "
@@ -209,16 +207,14 @@ static void draw_panel(const struct xpu_rect *r, const struct xpu_snapshot *s)
 /* "Driver functions  8198 calls: memory management 57% (window 0%) ..." */
 static void draw_funcs_title(const struct xpu_rect *r, const struct xpu_npu_snap *n)
 {
-	char buf[512], a[16], b[16];
+	char buf[512];
 	size_t used = (size_t)snprintf(buf, sizeof(buf), " " XPU_NPU_FUNCS_TITLE "  %" PRIu64 " calls since start:",
 				       n->fn_total);
 	for (uint32_t c = 0; c < XPU_NPU_NCAT && used < sizeof(buf); c++) {
 		if (!n->cats[c].total)
 			continue;
-		xpu_npu_share_text(a, sizeof(a), n->cats[c].share_total);
-		xpu_npu_share_text(b, sizeof(b), n->cats[c].share);
 		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "  %s %s (now %s)",
-					 xpu_npu_cat_name(c), a, b);
+					 xpu_npu_cat_name(c), n->cats[c].share_total_text, n->cats[c].share_text);
 	}
 	xpu_fill(r->y, r->x, r->w, xpu_draw_attr(XPU_ROLE_FLAME_TITLE));
 	xpu_put_text(r->y, r->x, r->w, buf, xpu_draw_attr(XPU_ROLE_FLAME_TITLE), 1);

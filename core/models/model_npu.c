@@ -980,6 +980,9 @@ static void snap_mem(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum
 		s->share_mm = 100.0 * (double)mm / (double)all;
 		s->share_bo = 100.0 * (double)bo / (double)all;
 		s->share_ipc = 100.0 * (double)ipc / (double)all;
+		xpu_npu_share_text(s->share_mm_text, sizeof(s->share_mm_text), s->share_mm);
+		xpu_npu_share_text(s->share_bo_text, sizeof(s->share_bo_text), s->share_bo);
+		xpu_npu_share_text(s->share_ipc_text, sizeof(s->share_ipc_text), s->share_ipc);
 	}
 }
 
@@ -1002,6 +1005,9 @@ static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 	for (int c = 0; c < XPU_NPU_NCAT; c++) {
 		s->cats[c].share = pct(s->cats[c].count, s->fn_count);
 		s->cats[c].share_total = pct(s->cats[c].total, s->fn_total);
+		xpu_npu_share_text(s->cats[c].share_text, sizeof(s->cats[c].share_text), s->cats[c].share);
+		xpu_npu_share_text(s->cats[c].share_total_text, sizeof(s->cats[c].share_total_text),
+				   s->cats[c].share_total);
 	}
 	s->fns_over = m->fns_over;
 	xpu_table_reset(t);

@@ -342,6 +342,7 @@ extern const struct xpu_col xpu_npu_ccols[XPU_NPU_NCCOLS];
 struct xpu_npu_cat_snap {
 	uint64_t count, total;		/* calls in the window (or since start), since start */
 	double share, share_total;	/* percent of all driver function calls */
+	char share_text[8], share_total_text[8];	/* written as xpu_npu_share_text does */
 };
 
 struct xpu_npu_type_snap {
@@ -377,6 +378,7 @@ struct xpu_npu_snap {
 	double mem_s[XPU_NPU_MEM_MAX];
 	uint64_t mem_total[XPU_NPU_MEM_MAX];
 	int shares_valid;
+	char share_mm_text[8], share_ipc_text[8], share_bo_text[8];	/* xpu_npu_share_text */
 	double share_mm, share_ipc, share_bo;	/* percent of the window's calls: of driver
 						 * function calls where any were traced,
 						 * else of memory events and IPC messages */

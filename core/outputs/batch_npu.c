@@ -271,21 +271,14 @@ void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
 				(double)n->p99_ns / 1e6, (double)n->max_ns / 1e6);
 		fputc('\n', f);
 	}
-	if (n->shares_valid) {
-		char mm[8], ipc[8], bo[8];
-		xpu_npu_share_text(mm, sizeof(mm), n->share_mm);
-		xpu_npu_share_text(ipc, sizeof(ipc), n->share_ipc);
-		xpu_npu_share_text(bo, sizeof(bo), n->share_bo);
-		fprintf(f, "  shares: memory management %s, IPC %s, buffer management %s\n", mm, ipc, bo);
-	}
+	if (n->shares_valid)
+		fprintf(f, "  shares: memory management %s, IPC %s, buffer management %s\n", n->share_mm_text,
+			n->share_ipc_text, n->share_bo_text);
 	if (n->fn_total) {
 		fprintf(f, "  driver functions since start: %" PRIu64 " calls;", n->fn_total);
-		for (uint32_t c = 0; c < XPU_NPU_NCAT; c++) {
-			char share[8];
-			xpu_npu_share_text(share, sizeof(share), n->cats[c].share_total);
-			fprintf(f, " %s %" PRIu64 " (%s)%s", xpu_npu_cat_name(c), n->cats[c].total, share,
-				c + 1 < XPU_NPU_NCAT ? "," : "\n");
-		}
+		for (uint32_t c = 0; c < XPU_NPU_NCAT; c++)
+			fprintf(f, " %s %" PRIu64 " (%s)%s", xpu_npu_cat_name(c), n->cats[c].total,
+				n->cats[c].share_total_text, c + 1 < XPU_NPU_NCAT ? "," : "\n");
 	}
 	text_pct(busy, sizeof(busy), n->busy_valid, n->busy_pct);
 	fprintf(f, "  busy: %s, %" PRIu64 " recoveries, TDR %u ms (%s)\n", busy, n->recoveries, n->tdr_ms,
