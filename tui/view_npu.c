@@ -48,6 +48,10 @@ static void line_ipc(int y, const struct xpu_rect *r, const struct xpu_npu_snap 
 {
 	char tx[16], rx[16], base[16], peak[16], buf[160];
 	int x = label(y, r, XPU_NPU_IPC_LABEL);
+	if (n->untimed) {
+		text_at(y, x, r, "counts only: the log has no times, so no rates, no jobs, no alerts");
+		return;
+	}
 	xpu_fmt_rate(tx, sizeof(tx), n->tx_s);
 	xpu_fmt_rate(rx, sizeof(rx), n->rx_s);
 	snprintf(buf, sizeof(buf), "tx %s/s  rx %s/s  ", tx, rx);
@@ -92,6 +96,10 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 {
 	char sub[16], done[16], old[16], p50[16], p99[16], max[16], buf[256];
 	int x = label(y, r, "Jobs");
+	if (n->untimed) {
+		text_at(y, x, r, "N/A: counts without times say nothing of jobs");
+		return;
+	}
 	xpu_fmt_rate(sub, sizeof(sub), n->submit_s);
 	xpu_fmt_rate(done, sizeof(done), n->done_s);
 	dur(old, sizeof(old), n->oldest_ns);
