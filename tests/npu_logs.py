@@ -17,8 +17,22 @@ view must read right when they are replayed with `xputop -r`:
   storm     jobs at 100/s for 4 s, then 3,000 IPC receives a second for 3 s
   normal    bursts of jobs with quiet between
 
-  npu_logs.py SCENARIO > FILE      (prints the submit time of the stalled
-                                    job, in ms, on stderr for `stall`)
+The tutorial's run also has the functions its text names beside the table's:
+ivpu_mmu_context_init at open (not memory management: the table's 4,648 is
+map_page and pgtable_free_page) and ivpu_rpm_get/put (power).
+
+  npu_logs.py SCENARIO [FORMAT] > FILE   (prints the submit time of the
+                                    stalled job, in ms, on stderr for `stall`)
+
+FORMAT is how the seeds print the calls:
+  timed     "<ms> PROBE" lines under the script's header (the default)
+  script    the tutorial's whole script: its BEGIN text, "<ms> PROBE" lines,
+            its END text and print(@calls, 20)
+  procs     "<ms> <pid> <comm> PROBE": pid 4242 "matmul", and every fourth
+            ivpu_ipc_irq_handler in pid 0 "swapper/0"
+  oneliner  printf("%s\n", probe): "PROBE" lines, no times
+  uniq      the one-liner's output through sort | uniq -c | sort -rn
+  map       only the @calls map bpftrace prints at exit
 """
 import sys
 
@@ -55,6 +69,9 @@ def jobs(start, secs, per_s=100):
 def tutorial():
     t = T0
     call(t, "ivpu_open", 2)
+    call(t, "ivpu_mmu_context_init")
+    call(t, "ivpu_rpm_get", 3)
+    call(t + 2400, "ivpu_rpm_put", 3)
     call(t, "ivpu_boot")
     call(t, "ivpu_fw_boot_params_setup")
     call(t, "ivpu_hw_boot_fw")
@@ -62,7 +79,7 @@ def tutorial():
     spread(t, t + 400, "ivpu_pm_runtime_resume_cb", 20)
     spread(t, t + 400, "ivpu_resume", 20)
     spread(t, t + 400, "ivpu_hw_power_up", 20)
-    spread(t, t + 2300, "ivpu_hw_btrs_ratio_to_freq", 60)
+    spread(t, t + 2300, "ivpu_hw_btrs_ratio_to_freq", 53)  # 60 less the 7 above: 8,198 in all
     spread(t, t + 2300, "ivpu_hw_btrs_wp_drive", 40)
     spread(t, t + 2300, "ivpu_irq_handler", 27)
     # zeMemAllocHost x 3, ~1,377 page mappings each; smaller buffers after
@@ -120,11 +137,55 @@ def normal():
 
 SCENARIOS = {f.__name__: f for f in (tutorial, stall, recovery, storm, normal)}
 
+
+def counts():
+    n = {}
+    for _, fn in lines:
+        n[fn] = n.get(fn, 0) + 1
+    return n
+
+
+def calls_map(top=None):
+    """bpftrace's print(@calls[, top]): ascending by count, the top ones."""
+    items = sorted(counts().items(), key=lambda x: (x[1], x[0]))
+    if top:
+        items = items[-top:]
+    return [f"@calls[kprobe:intel_vpu:{fn}]: {n}" for fn, n in items]
+
+
+def render(fmt):
+    probe = "kprobe:intel_vpu:"
+    if fmt == "timed":
+        out = ["Attaching 223 probes...", f"{'TIME(ms)':<10} {'PROBE':<40}"]
+        return out + [f"{ms:<10} {probe}{fn:<40}" for ms, fn in lines]
+    if fmt == "script":
+        out = ["Attaching 224 probes...", "Tracing Intel NPU kernel driver... Hit Ctrl-C to end.",
+               f"{'TIME(ms)':<10} {'FUNCTION':<40}"]
+        out += [f"{ms:<10} {probe}{fn:<40}" for ms, fn in lines]
+        out += ["^C", "=== Intel NPU Function Call Statistics ===", "", "Top functions by call count:"]
+        return out + calls_map(20)
+    if fmt == "procs":
+        out = ["Attaching 223 probes...", f"{'TIME(ms)':<10} {'PID':<7} {'COMM':<16} PROBE"]
+        for i, (ms, fn) in enumerate(lines):
+            pid, comm = (0, "swapper/0") if fn == "ivpu_ipc_irq_handler" and i % 4 == 0 else (4242, "matmul")
+            out.append(f"{ms:<10} {pid:<7} {comm:<16} {probe}{fn}")
+        return out
+    if fmt == "oneliner":
+        return ["Attaching 223 probes..."] + [f"{probe}{fn}" for _, fn in lines] + ["", ""]
+    if fmt == "uniq":
+        n = counts()
+        return [f"{c:>7} {probe}{fn}" for fn, c in sorted(n.items(), key=lambda x: (-x[1], x[0]))]
+    if fmt == "map":
+        return ["Attaching 223 probes...", "", ""] + calls_map()
+    sys.exit(f"no format {fmt}")
+
+
+FORMATS = ("timed", "script", "procs", "oneliner", "uniq", "map")
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        sys.exit(f"usage: npu_logs.py {{{'|'.join(SCENARIOS)}}} > FILE")
+    if len(sys.argv) not in (2, 3) or sys.argv[1] not in SCENARIOS or \
+            (len(sys.argv) == 3 and sys.argv[2] not in FORMATS):
+        sys.exit(f"usage: npu_logs.py {{{'|'.join(SCENARIOS)}}} [{'|'.join(FORMATS)}] > FILE")
     SCENARIOS[sys.argv[1]]()
     lines.sort(key=lambda x: x[0])
-    out = ["Attaching 223 probes...", f"{'TIME(ms)':<10} {'PROBE':<40}"]
-    out += [f"{ms:<10} kprobe:intel_vpu:{fn:<40}" for ms, fn in lines]
-    print("\n".join(out))
+    print("\n".join(render(sys.argv[2] if len(sys.argv) == 3 else "timed")))

@@ -48,6 +48,10 @@ static void line_ipc(int y, const struct xpu_rect *r, const struct xpu_npu_snap 
 {
 	char tx[16], rx[16], base[16], peak[16], buf[160];
 	int x = label(y, r, XPU_NPU_IPC_LABEL);
+	if (n->untimed) {
+		text_at(y, x, r, "counts only: the log has no times, so no rates, no jobs, no alerts");
+		return;
+	}
 	xpu_fmt_rate(tx, sizeof(tx), n->tx_s);
 	xpu_fmt_rate(rx, sizeof(rx), n->rx_s);
 	snprintf(buf, sizeof(buf), "tx %s/s  rx %s/s  ", tx, rx);
@@ -92,6 +96,10 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 {
 	char sub[16], done[16], old[16], p50[16], p99[16], max[16], buf[256];
 	int x = label(y, r, "Jobs");
+	if (n->untimed) {
+		text_at(y, x, r, "N/A: counts without times say nothing of jobs");
+		return;
+	}
 	xpu_fmt_rate(sub, sizeof(sub), n->submit_s);
 	xpu_fmt_rate(done, sizeof(done), n->done_s);
 	dur(old, sizeof(old), n->oldest_ns);
@@ -108,23 +116,13 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 	text_at(y, x, r, buf);
 }
 
-static void share_text(char *buf, size_t size, double pct)
-{
-	if (pct > 0 && pct < 1)
-		snprintf(buf, size, "<1%%");
-	else
-		snprintf(buf, size, "%.0f%%", pct);
-}
-
 static void line_memory(int y, const struct xpu_rect *r, const struct xpu_npu_snap *n)
 {
-	char buf[256], shares[128], mm[16], ipc[16], bo[16];
+	char buf[256], shares[128];
 	int x = label(y, r, "Memory");
-	share_text(mm, sizeof(mm), n->share_mm);
-	share_text(ipc, sizeof(ipc), n->share_ipc);
-	share_text(bo, sizeof(bo), n->share_bo);
 	if (n->shares_valid)
-		snprintf(shares, sizeof(shares), "shares: memory mgmt %s  IPC %s  buffers %s", mm, ipc, bo);
+		snprintf(shares, sizeof(shares), "shares: memory mgmt %s  IPC %s  buffers %s", n->share_mm_text,
+			 n->share_ipc_text, n->share_bo_text);
 	else
 		snprintf(shares, sizeof(shares), "shares: N/A");
 	snprintf(buf, sizeof(buf), "bo create %.1f/s  bind %.1f/s  map %.1f/s  unmap %.1f/s  pages mapped %.1f/s "
@@ -217,16 +215,14 @@ static void draw_panel(const struct xpu_rect *r, const struct xpu_snapshot *s)
 /* "Driver functions  8198 calls: memory management 57% (window 0%) ..." */
 static void draw_funcs_title(const struct xpu_rect *r, const struct xpu_npu_snap *n)
 {
-	char buf[512], a[16], b[16];
+	char buf[512];
 	size_t used = (size_t)snprintf(buf, sizeof(buf), " " XPU_NPU_FUNCS_TITLE "  %" PRIu64 " calls since start:",
 				       n->fn_total);
 	for (uint32_t c = 0; c < XPU_NPU_NCAT && used < sizeof(buf); c++) {
 		if (!n->cats[c].total)
 			continue;
-		share_text(a, sizeof(a), n->cats[c].share_total);
-		share_text(b, sizeof(b), n->cats[c].share);
 		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "  %s %s (now %s)",
-					 xpu_npu_cat_name(c), a, b);
+					 xpu_npu_cat_name(c), n->cats[c].share_total_text, n->cats[c].share_text);
 	}
 	xpu_fill(r->y, r->x, r->w, xpu_draw_attr(XPU_ROLE_FLAME_TITLE));
 	xpu_put_text(r->y, r->x, r->w, buf, xpu_draw_attr(XPU_ROLE_FLAME_TITLE), 1);

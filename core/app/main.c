@@ -716,7 +716,9 @@ static int open_replay(struct app *a)
 					       ierr, sizeof(ierr));
 		if (a->import)
 			return 0;
-		xpu_err("%s: %s", a->o.replay, err);
+		/* A file that is no recording at all was perhaps meant as a log:
+		 * the importer says what it looked like and why it is not one. */
+		xpu_err("%s: %s", a->o.replay, strstr(err, "not an xputop recording") ? ierr : err);
 		return -1;
 	}
 	if (xpu_rec_verify(a->replay) < 0) {
@@ -741,19 +743,28 @@ static int start_import(struct app *a)
 	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_OFF, "a bpftrace log holds no CPU samples");
 	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_OFF, "a bpftrace log holds no GPU activity");
 	xpu_gpudev_model_status(&a->sess.gpudev, XPU_SRC_OFF, "a bpftrace log holds no GPU devices");
-	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_ACTIVE, "replaying the bpftrace log %s",
-			   a->o.replay);
-	xpu_npu_model_source(&a->sess.npu, "bpftrace log", XPU_SRC_ACTIVE,
-			     "%llu calls over %.1f s (%llu of them also job, IPC, memory or power events), "
-			     "%llu lines not understood%s",
-			     (unsigned long long)st->calls, (double)(st->last_ms - st->first_ms) / 1e3,
-			     (unsigned long long)st->mapped, (unsigned long long)st->bad, st->truncated ? ", cut at 512 MiB" : "");
+	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_ACTIVE, "replaying the bpftrace log %s%s",
+			   a->o.replay, st->untimed ? " (counts only: it has no times, so no rates, jobs or alerts)" : "");
+	a->sess.npu.untimed = st->untimed;
+	if (st->untimed)
+		xpu_npu_model_source(&a->sess.npu, "bpftrace log", XPU_SRC_ACTIVE,
+				     "%llu calls as %s: counts only, the log has no times (no rates, jobs or "
+				     "alerts), %llu lines not understood%s",
+				     (unsigned long long)st->calls, st->form, (unsigned long long)st->bad,
+				     st->truncated ? ", cut at 512 MiB" : "");
+	else
+		xpu_npu_model_source(&a->sess.npu, "bpftrace log", XPU_SRC_ACTIVE,
+				     "%llu %s over %.1f s (%llu of them also job, IPC, memory or power events), "
+				     "%llu lines not understood%s",
+				     (unsigned long long)st->calls, st->form, (double)(st->last_ms - st->first_ms) / 1e3,
+				     (unsigned long long)st->mapped, (unsigned long long)st->bad,
+				     st->truncated ? ", cut at 512 MiB" : "");
 	if (st->bad)
 		xpu_warn("%s: %llu lines not understood (the first is line %llu); they are left out",
 			 a->o.replay, (unsigned long long)st->bad, (unsigned long long)st->first_bad);
-	if (st->summary && st->summary_calls != st->calls)
-		xpu_warn("%s: the @calls summary counts %llu calls, the log has %llu lines of them",
-			 a->o.replay, (unsigned long long)st->summary_calls, (unsigned long long)st->calls);
+	if (st->summary_mismatch)
+		xpu_warn("%s: the @calls map disagrees with the lines for %llu functions (%s)", a->o.replay,
+			 (unsigned long long)st->summary_mismatch, st->first_mismatch);
 	return 0;
 }
 

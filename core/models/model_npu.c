@@ -645,7 +645,7 @@ static int chain_eq(const void *ctx, uint32_t i, const void *k)
 	return c->pid == key->pid && c->ctx == key->ctx && c->fn == key->fn;
 }
 
-/* Only calls made inside a known Level Zero call or ioctl form a chain. */
+/* Calls made inside a known Level Zero call or ioctl, or by a known process, form a chain. */
 static void chain_add(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t fn, uint64_t n)
 {
 	struct chain_key k = { ev->pid, ev->npu.aux, fn };
@@ -680,7 +680,9 @@ static void on_func(struct xpu_npu_model *m, const struct xpu_dict *d, const str
 	/* Firmware IPC handled is progress, whether or not each message is seen. */
 	if (f->cat == XPU_NPU_CAT_IPC && ev->time > m->last_ipc_fn)
 		m->last_ipc_fn = ev->time;
-	if (ev->npu.aux)
+	/* A call of a known process forms a chain too (a log's pid and
+	 * command columns): its per-process row. */
+	if (ev->npu.aux || ev->pid)
 		chain_add(m, ev, i, n);
 }
 
@@ -973,10 +975,14 @@ static void snap_mem(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum
 	}
 	uint64_t all = s->fn_count ? s->fn_count : mm + bo + ipc;
 	s->shares_valid = all > 0;
+	s->untimed = m->untimed;
 	if (s->shares_valid) {
 		s->share_mm = 100.0 * (double)mm / (double)all;
 		s->share_bo = 100.0 * (double)bo / (double)all;
 		s->share_ipc = 100.0 * (double)ipc / (double)all;
+		xpu_npu_share_text(s->share_mm_text, sizeof(s->share_mm_text), s->share_mm);
+		xpu_npu_share_text(s->share_bo_text, sizeof(s->share_bo_text), s->share_bo);
+		xpu_npu_share_text(s->share_ipc_text, sizeof(s->share_ipc_text), s->share_ipc);
 	}
 }
 
@@ -999,6 +1005,9 @@ static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 	for (int c = 0; c < XPU_NPU_NCAT; c++) {
 		s->cats[c].share = pct(s->cats[c].count, s->fn_count);
 		s->cats[c].share_total = pct(s->cats[c].total, s->fn_total);
+		xpu_npu_share_text(s->cats[c].share_text, sizeof(s->cats[c].share_text), s->cats[c].share);
+		xpu_npu_share_text(s->cats[c].share_total_text, sizeof(s->cats[c].share_total_text),
+				   s->cats[c].share_total);
 	}
 	s->fns_over = m->fns_over;
 	xpu_table_reset(t);
@@ -1011,6 +1020,7 @@ static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 		row[XPU_NPU_FCOL_FUNC].s = xpu_table_strdup(t, xpu_dict_str_get(d, f->name));
 		row[XPU_NPU_FCOL_CAT].s = xpu_npu_cat_name(f->cat);
 		row[XPU_NPU_FCOL_RATE].d = xpu_npu_per_s(f->calls.last, m->ticks.tick_ns);
+		row[XPU_NPU_FCOL_RATE].na = (uint8_t)m->untimed;
 		row[XPU_NPU_FCOL_COUNT].i = (int64_t)n;
 		row[XPU_NPU_FCOL_TOTAL].i = (int64_t)f->calls.total;
 		row[XPU_NPU_FCOL_SHARE].d = pct(n, s->fn_count);
@@ -1048,6 +1058,7 @@ static int chains_table(const struct xpu_npu_model *m, const struct xpu_dict *d,
 		row[XPU_NPU_CCOL_IOCTL].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_CMD(c->ctx), 0, b, sizeof(b)));
 		row[XPU_NPU_CCOL_FUNC].s = xpu_table_strdup(t, xpu_dict_str_get(d, m->fns[c->fn].name));
 		row[XPU_NPU_CCOL_RATE].d = xpu_npu_per_s(c->last, m->ticks.tick_ns);
+		row[XPU_NPU_CCOL_RATE].na = (uint8_t)m->untimed;
 		row[XPU_NPU_CCOL_TOTAL].i = (int64_t)c->total;
 	}
 	return 0;

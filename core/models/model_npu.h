@@ -289,6 +289,7 @@ struct xpu_npu_model {
 	struct xpu_htab chain_idx;
 	uint64_t chains_over;		/* calls past XPU_NPU_MAX_CHAINS, left out of the chains */
 	uint64_t last_ipc_fn;		/* the last call of an IPC function */
+	int untimed;			/* fed counts without times (a log's): rates are N/A */
 
 	struct xpu_npu_client clients[XPU_NPU_MAX_CLIENTS];
 	uint32_t nclients;
@@ -341,6 +342,7 @@ extern const struct xpu_col xpu_npu_ccols[XPU_NPU_NCCOLS];
 struct xpu_npu_cat_snap {
 	uint64_t count, total;		/* calls in the window (or since start), since start */
 	double share, share_total;	/* percent of all driver function calls */
+	char share_text[8], share_total_text[8];	/* written as xpu_npu_share_text does */
 };
 
 struct xpu_npu_type_snap {
@@ -352,6 +354,7 @@ struct xpu_npu_type_snap {
 
 struct xpu_npu_snap {
 	int any;			/* the model has seen NPU events */
+	int untimed;			/* counts only (a log without times): no rates */
 	uint64_t events;
 	struct xpu_table calls;		/* rows: processes x (ioctl | L0 API | jobs) */
 	/* IPC */
@@ -375,6 +378,7 @@ struct xpu_npu_snap {
 	double mem_s[XPU_NPU_MEM_MAX];
 	uint64_t mem_total[XPU_NPU_MEM_MAX];
 	int shares_valid;
+	char share_mm_text[8], share_ipc_text[8], share_bo_text[8];	/* xpu_npu_share_text */
 	double share_mm, share_ipc, share_bo;	/* percent of the window's calls: of driver
 						 * function calls where any were traced,
 						 * else of memory events and IPC messages */
@@ -420,6 +424,10 @@ const char *xpu_npu_l0_name(uint32_t api);
 const char *xpu_npu_mem_name(uint32_t code);
 /* "memory management", "IPC", ... */
 const char *xpu_npu_cat_name(uint32_t cat);
+/* A share as every front-end writes it: "<1%" above 0 and below 1, ">99%"
+ * above 99 and below 100 (never a rounded 1% or 100% that is not), else
+ * whole percents. */
+void xpu_npu_share_text(char *buf, size_t size, double pct);
 /* The category of a driver function (ivpu_mmu_context_map_page) or tracepoint
  * (vpu:job), by the rule in xputop(8). */
 uint32_t xpu_npu_fn_category(const char *name);

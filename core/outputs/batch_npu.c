@@ -182,6 +182,7 @@ void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_str(j, "status", s->npu_status.text);
 	json_sources(j, &s->npu_sources);
 	xpu_json_uint(j, "events", n->events);
+	xpu_json_bool(j, "counts_only", n->untimed);	/* a log without times: no rates, jobs or alerts */
 	json_ipc(j, n);
 	json_jobs(j, n);
 	json_memory(j, n);
@@ -257,22 +258,27 @@ void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
 	fprintf(f, "NPU: %s\n", s->npu_status.text[0] ? s->npu_status.text : "no data");
 	if (!n->any)
 		return;
-	fprintf(f, "  IPC: tx %.1f/s rx %.1f/s, %" PRIu64 " receive timeouts\n", n->tx_s, n->rx_s,
-		n->timeouts_total);
-	fprintf(f, "  jobs: submitted %.1f/s done %.1f/s, %u outstanding, %" PRIu64 " aborted",
-		n->submit_s, n->done_s, n->outstanding, n->aborted_total);
-	if (n->lat_valid)
-		fprintf(f, ", latency p50 %.2fms p99 %.2fms max %.2fms", (double)n->p50_ns / 1e6,
-			(double)n->p99_ns / 1e6, (double)n->max_ns / 1e6);
-	fputc('\n', f);
+	if (n->untimed)
+		fputs("  counts only: the log has no times, so no IPC or job rates, no latencies, no alerts\n", f);
+	else
+		fprintf(f, "  IPC: tx %.1f/s rx %.1f/s, %" PRIu64 " receive timeouts\n", n->tx_s, n->rx_s,
+			n->timeouts_total);
+	if (!n->untimed) {
+		fprintf(f, "  jobs: submitted %.1f/s done %.1f/s, %u outstanding, %" PRIu64 " aborted",
+			n->submit_s, n->done_s, n->outstanding, n->aborted_total);
+		if (n->lat_valid)
+			fprintf(f, ", latency p50 %.2fms p99 %.2fms max %.2fms", (double)n->p50_ns / 1e6,
+				(double)n->p99_ns / 1e6, (double)n->max_ns / 1e6);
+		fputc('\n', f);
+	}
 	if (n->shares_valid)
-		fprintf(f, "  shares: memory management %.0f%%, IPC %.0f%%, buffer management %.0f%%\n",
-			n->share_mm, n->share_ipc, n->share_bo);
+		fprintf(f, "  shares: memory management %s, IPC %s, buffer management %s\n", n->share_mm_text,
+			n->share_ipc_text, n->share_bo_text);
 	if (n->fn_total) {
 		fprintf(f, "  driver functions since start: %" PRIu64 " calls;", n->fn_total);
 		for (uint32_t c = 0; c < XPU_NPU_NCAT; c++)
-			fprintf(f, " %s %" PRIu64 " (%.0f%%)%s", xpu_npu_cat_name(c), n->cats[c].total,
-				n->cats[c].share_total, c + 1 < XPU_NPU_NCAT ? "," : "\n");
+			fprintf(f, " %s %" PRIu64 " (%s)%s", xpu_npu_cat_name(c), n->cats[c].total,
+				n->cats[c].share_total_text, c + 1 < XPU_NPU_NCAT ? "," : "\n");
 	}
 	text_pct(busy, sizeof(busy), n->busy_valid, n->busy_pct);
 	fprintf(f, "  busy: %s, %" PRIu64 " recoveries, TDR %u ms (%s)\n", busy, n->recoveries, n->tdr_ms,

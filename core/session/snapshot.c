@@ -245,7 +245,15 @@ static int npu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 	if (xpu_npu_model_snapshot(&sess->npu, &sess->dict, &s->npu, vs->window) < 0)
 		return -1;
 	arrange(s, &s->npu.calls, vs, XPU_VIEW_NPU, XPU_NPU_COL_RATE);
-	xpu_table_sort(&s->npu.funcs, XPU_NPU_FCOL_COUNT, 0);
+	/* A column of the driver functions' table chosen with -s sorts it;
+	 * by default it is by the window's count, and where that ties (nothing
+	 * in the window at the end of a replay) by the count since the start:
+	 * a table sorted by zeros would leave the busiest function anywhere. */
+	int fcol = vs->sort_col[XPU_VIEW_NPU] - XPU_NPU_NCOLS;
+	if (fcol >= 0 && fcol < XPU_NPU_NFCOLS)
+		xpu_table_sort_then(&s->npu.funcs, fcol, XPU_NPU_FCOL_TOTAL, vs->reverse[XPU_VIEW_NPU]);
+	else
+		xpu_table_sort_then(&s->npu.funcs, XPU_NPU_FCOL_COUNT, XPU_NPU_FCOL_TOTAL, 0);
 	xpu_table_sort(&s->npu.chains, XPU_NPU_CCOL_TOTAL, 0);
 	xpu_table_sort(&s->npu.clients, XPU_NPU_KCOL_TOTAL, 0);
 	return 0;

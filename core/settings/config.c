@@ -166,6 +166,9 @@ static int parse_number(const char *v, double lo, double hi, int integer, double
 	return 0;
 }
 
+/* The NPU view has a second table, the driver functions: its columns sort
+ * it, numbered after the first table's (XPU_NPU_NCOLS + i); a key both
+ * tables have sorts the first. */
 static int find_col(int view, const char *v)
 {
 	uint32_t n;
@@ -173,6 +176,10 @@ static int find_col(int view, const char *v)
 	for (uint32_t i = 0; i < n; i++)
 		if (sortable(&c[i]) && !strcasecmp(v, c[i].key))
 			return (int)i;
+	if (view == XPU_VIEW_NPU)
+		for (uint32_t i = 0; i < XPU_NPU_NFCOLS; i++)
+			if (!strcasecmp(v, xpu_npu_fcols[i].key))
+				return XPU_NPU_NCOLS + (int)i;
 	return -1;
 }
 
@@ -184,6 +191,10 @@ static void col_list(int view, char *buf, size_t size)
 	for (uint32_t i = 0; i < n && used < size; i++)
 		if (sortable(&c[i]))
 			used += (size_t)snprintf(buf + used, size - used, ", %s", c[i].key);
+	if (view == XPU_VIEW_NPU)
+		for (uint32_t i = 0; i < XPU_NPU_NFCOLS && used < size; i++)
+			if (find_col(view, xpu_npu_fcols[i].key) == XPU_NPU_NCOLS + (int)i)
+				used += (size_t)snprintf(buf + used, size - used, ", %s", xpu_npu_fcols[i].key);
 }
 
 int xpu_config_sort_col(int view, const char *name, char *expect, size_t size)

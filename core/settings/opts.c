@@ -34,7 +34,7 @@ const struct xpu_optdoc xpu_optdocs[] = {
 	{ "export", 0, NULL, "batch mode: write the folded stack export on exit" },
 	{ "window", 0, "SECS", "length of the recent window (default 10)" },
 	{ "view", 0, "VIEW", "view to start in: gpu, npu or cpu" },
-	{ "sort", 's', "COL", "sort the view by this column (its JSON name: cpu_pct, samples, comm...)" },
+	{ "sort", 's', "COL", "sort the view by this column (its JSON name: cpu_pct, samples, comm, total...)" },
 	{ "threads", 'H', NULL, "CPU view: one row per thread rather than per process" },
 	{ "gpu-no-stacks", 0, NULL, "GPU view without launch stacks: CUPTI alone, the least overhead" },
 	{ "gpu-exact", 0, "[=SECS]", "trace every GPU kernel (for SECS, then sampled; also the e key's time)" },

@@ -16,8 +16,9 @@
 #include "npu.h"
 #include "readfile.h"
 
-static const char not_a_log[] = "not an xputop recording, nor a bpftrace log of "
-				"\"<ms> kprobe:intel_vpu:ivpu_*\" lines";
+static const char not_a_log[] = "not an xputop recording, nor a bpftrace log of kprobe:intel_vpu:ivpu_* "
+				"calls (\"<ms> PROBE\", \"<ms> <pid> <comm> PROBE\", \"PROBE\", "
+				"uniq -c counts or an @calls map)";
 
 /* What a probed function means to the NPU model. */
 enum fn {
@@ -64,11 +65,26 @@ static const struct { const char *name; uint16_t fn, code; } fns[] = {
 };
 
 struct entry {
-	uint64_t ns;
+	uint64_t ns;		/* while parsing: the line's number (ms or a count) */
 	uint32_t seq;		/* line order, to keep equal times in order */
 	uint16_t fn, code;
 	uint32_t name;		/* dict string: the function */
+	uint32_t pid, comm;	/* comm: dict string; 0 = none */
+	uint32_t count;		/* calls this entry stands for */
+	uint8_t lead;		/* the number was right-aligned (uniq -c) */
 };
+
+/* What kind of lines the calls are given in; the first call line decides. */
+enum kind { K_NONE, K_TIMED, K_PROC, K_BARE, K_UNIQ, K_MAP };
+
+/* An "@calls[probe]: N" line, to check the lines against or, in a log of
+ * only the map, to read as the counts. */
+struct sumline {
+	uint32_t name;
+	uint16_t fn, code;
+	uint64_t count;
+};
+#define MAX_SUMMARY 65536
 
 /* The most events one call becomes: its FUNC event and two the model reads. */
 #define PENDING 4
@@ -78,6 +94,9 @@ struct xpu_import {
 	size_t n, cap;
 	int has[F_NFNS];
 	struct xpu_import_stats st;
+	enum kind kind;
+	struct sumline *sum;
+	size_t nsum;
 	struct xpu_dict *dict;
 	uint64_t interval_ns, start_ns, last_tick_ns, end_wall_ns;
 	/* the stream */
@@ -128,58 +147,115 @@ static uint16_t classify(const char *f, size_t len, uint16_t *code)
 	return F_OTHER;
 }
 
-/* "<ms> kprobe:[module:]function": returns 1 and fills ms, fn and the
- * function's name (*name, *len; none for a return probe), or 0. */
-static int parse_call(const char *s, size_t n, uint64_t *ms, uint16_t *fn, uint16_t *code,
-		      const char **name, size_t *len)
+/* "kprobe:[module:]function" (a return probe: *name NULL): returns 1, or 0
+ * when the token is not a probe. */
+static int parse_probe(const char *s, size_t n, uint16_t *fn, uint16_t *code, const char **name,
+		       size_t *len)
 {
-	size_t i = 0, p, q;
+	size_t p;
 	int ret = 0;
 
-	while (i < n && is_space(s[i]))
-		i++;
-	if (number(s, n, &i, ms) < 0 || i == n || !is_space(s[i]))
-		return 0;
-	while (i < n && is_space(s[i]))
-		i++;
-	if (starts(s + i, n - i, "kprobe:"))
-		i += 7;
-	else if (starts(s + i, n - i, "kretprobe:"))
-		i += 10, ret = 1;
+	if (starts(s, n, "kprobe:"))
+		p = 7;
+	else if (starts(s, n, "kretprobe:"))
+		p = 10, ret = 1;
 	else
 		return 0;
-	p = i;
-	while (i < n && !is_space(s[i]))
-		i++;
-	q = i;
-	while (i < n && is_space(s[i]))
-		i++;
-	if (i != n || q == p)
-		return 0;
 	/* the function is what follows the last ':' (kprobe:intel_vpu:ivpu_x or kprobe:ivpu_x) */
-	const char *colon = memrchr(s + p, ':', q - p);
+	const char *colon = memrchr(s + p, ':', n - p);
 	if (colon)
 		p = (size_t)(colon - s) + 1;
-	if (q == p)
+	if (p == n)
 		return 0;
-	*fn = ret ? F_OTHER : classify(s + p, q - p, code);
+	*fn = ret ? F_OTHER : classify(s + p, n - p, code);
 	*name = ret ? NULL : s + p;
-	*len = ret ? 0 : q - p;
+	*len = ret ? 0 : n - p;
 	return 1;
 }
 
-/* "@name[key]: N" */
-static int parse_summary(const char *s, size_t n, uint64_t *count)
+static int all_digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return n > 0;
+}
+
+/* A call line, in one of the forms the seeds print:
+ *   "<ms> PROBE"                 the tutorial's script (K_TIMED), or uniq -c's
+ *                                "<count> PROBE" (told apart over the whole log)
+ *   "<ms> <pid> <comm> PROBE"    with process columns, or "<ms> <comm> <pid> PROBE"
+ *   "PROBE"                      printf("%s\n", probe): no time (K_BARE)
+ * The probe is the last word.  Returns the kind, or K_NONE. */
+static enum kind parse_call(struct xpu_import *im, const char *s, size_t n, struct entry *e,
+			    const char **name, size_t *len)
+{
+	size_t i = 0, ws[4][2], words = 0;
+	uint64_t v;
+
+	while (i < n && is_space(s[i]))
+		i++;
+	e->lead = i > 0;
+	/* the last word is the probe */
+	size_t q = n, p = n;
+	while (p > i && !is_space(s[p - 1]))
+		p--;
+	if (!parse_probe(s + p, q - p, &e->fn, &e->code, name, len))
+		return K_NONE;
+	if (p == i)
+		return K_BARE;
+	if (number(s, n, &i, &v) < 0 || (i < p && !is_space(s[i])))
+		return K_NONE;
+	e->ns = v;
+	while (i < p && is_space(s[i]))
+		i++;
+	if (i == p)
+		return K_TIMED;
+	/* the process columns: a pid and a comm (which may hold spaces) in either order */
+	size_t cs = i, ce = p;
+	while (ce > cs && is_space(s[ce - 1]))
+		ce--;
+	for (size_t k = cs; k < ce && words < 4;) {
+		size_t b = k;
+		while (k < ce && !is_space(s[k]))
+			k++;
+		ws[words][0] = b, ws[words][1] = k, words++;
+		while (k < ce && is_space(s[k]))
+			k++;
+	}
+	if (words < 2)
+		return K_NONE;
+	size_t pb, pe;
+	if (all_digits(s + ws[0][0], ws[0][1] - ws[0][0]))
+		pb = ws[0][0], pe = ws[0][1], cs = ws[1][0];
+	else if (words < 4 && all_digits(s + ws[words - 1][0], ws[words - 1][1] - ws[words - 1][0]))
+		pb = ws[words - 1][0], pe = ws[words - 1][1], ce = ws[words - 2][1];
+	else
+		return K_NONE;
+	size_t at = pb;
+	if (pe - pb > 10 || number(s, pe, &at, &v) < 0 || v > UINT32_MAX)
+		return K_NONE;
+	e->pid = (uint32_t)v;
+	size_t cl = ce - cs > 16 ? 16 : ce - cs;
+	if (!(e->comm = xpu_dict_str(im->dict, s + cs, cl)))
+		return K_NONE;
+	return K_PROC;
+}
+
+/* "@name[key]: N"; the key is at *key, *klen. */
+static int parse_summary(const char *s, size_t n, uint64_t *count, const char **key, size_t *klen)
 {
 	size_t i;
 	if (!n || s[0] != '@')
 		return 0;
-	const char *close = NULL;
+	const char *close = NULL, *open = memchr(s, '[', n);
 	for (size_t k = 0; k + 1 < n; k++)
 		if (s[k] == ']' && s[k + 1] == ':')
 			close = s + k;
-	if (!close)
+	if (!close || !open || open > close)
 		return 0;
+	*key = open + 1;
+	*klen = (size_t)(close - open - 1);
 	i = (size_t)(close - s) + 2;
 	while (i < n && is_space(s[i]))
 		i++;
@@ -201,7 +277,7 @@ static int parse_lost(const char *s, size_t n, uint64_t *lost)
 	return starts(s + i, n - i, " events");
 }
 
-static int add(struct xpu_import *im, uint64_t ms, uint16_t fn, uint16_t code, uint32_t name)
+static int add(struct xpu_import *im, const struct entry *e)
 {
 	if (im->n == im->cap) {
 		size_t cap = im->cap ? im->cap * 2 : 4096;
@@ -211,30 +287,89 @@ static int add(struct xpu_import *im, uint64_t ms, uint16_t fn, uint16_t code, u
 		im->e = p;
 		im->cap = cap;
 	}
-	/* ms since boot: no real log gets near 2^64 ns, a damaged one may.
-	 * Half of it leaves room for the ticks after the last call. */
-	uint64_t ns = ms > UINT64_MAX / 2 / 1000000 ? UINT64_MAX / 2 : ms * 1000000;
-	im->e[im->n++] = (struct entry){ ns, (uint32_t)im->n, fn, code, name };
-	im->has[fn] = 1;
+	im->e[im->n] = *e;
+	im->e[im->n].seq = (uint32_t)im->n;
+	im->n++;
+	im->has[e->fn] = 1;
 	return 0;
+}
+
+/* ms since boot: no real log gets near 2^64 ns, a damaged one may.  Half of
+ * it leaves room for the ticks after the last call. */
+static uint64_t ms_to_ns(uint64_t ms)
+{
+	return ms > UINT64_MAX / 2 / 1000000 ? UINT64_MAX / 2 : ms * 1000000;
+}
+
+static int add_summary(struct xpu_import *im, const char *key, size_t klen, uint64_t count)
+{
+	uint16_t fn, code;
+	const char *name;
+	size_t len;
+
+	if (!parse_probe(key, klen, &fn, &code, &name, &len) || !name || im->nsum == MAX_SUMMARY)
+		return 0;
+	if (!im->nsum && !(im->sum = calloc(MAX_SUMMARY, sizeof(*im->sum))))
+		return -ENOMEM;
+	uint32_t id = xpu_dict_str(im->dict, name, len > XPU_IMPORT_MAX_NAME ? XPU_IMPORT_MAX_NAME : len);
+	if (!id)
+		return -ENOMEM;
+	im->sum[im->nsum++] = (struct sumline){ id, fn, code, count };
+	return 0;
+}
+
+/* Lines of the seeds' BEGIN and END blocks: "=== Intel NPU Function Call
+ * Statistics ===", "Top functions by call count:", "Tracing ... Hit Ctrl-C to end." */
+static int is_title(const char *s, size_t n)
+{
+	if (n >= 6 && starts(s, n, "===") && memcmp(s + n - 3, "===", 3) == 0)
+		return 1;
+	if (starts(s, n, "Tracing "))
+		return 1;
+	if (!n || s[n - 1] != ':' || s[0] == '@')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((s[i] >= '0' && s[i] <= '9') || (unsigned char)s[i] < ' ')
+			return 0;
+	return 1;
+}
+
+/* uniq -c's count of the log's blank lines ("      2") or of its header
+ * ("      1 Attaching 223 probes..."). */
+static int uniq_of_header(const char *s, size_t n)
+{
+	size_t i = 0;
+	uint64_t v;
+	while (i < n && is_space(s[i]))
+		i++;
+	if (!i || number(s, n, &i, &v) < 0)
+		return 0;
+	while (i < n && is_space(s[i]))
+		i++;
+	return i == n || starts(s + i, n - i, "Attaching ");
 }
 
 static int line(struct xpu_import *im, const char *s, size_t n)
 {
 	struct xpu_import_stats *st = &im->st;
-	uint64_t ms, count;
-	uint16_t fn, code;
-	const char *name;
+	uint64_t count;
+	const char *name, *key;
 	size_t len;
+	struct entry e = { .count = 1 };
 
 	while (n && is_space(s[n - 1]))
 		n--;
 	st->lines++;
 	if (n > XPU_IMPORT_MAX_LINE)
 		goto bad;
-	if (parse_call(s, n, &ms, &fn, &code, &name, &len)) {
+	enum kind k = parse_call(im, s, n, &e, &name, &len);
+	if (k != K_NONE) {
+		if (!im->kind)
+			im->kind = k;
+		else if (im->kind != k)
+			goto bad;	/* one log, one form */
 		st->calls++;
-		if (fn == F_OTHER)
+		if (e.fn == F_OTHER)
 			st->other++;
 		else
 			st->mapped++;
@@ -244,20 +379,23 @@ static int line(struct xpu_import *im, const char *s, size_t n)
 		 * that must not fill the dictionary with garbage. */
 		if (len > XPU_IMPORT_MAX_NAME)
 			len = XPU_IMPORT_MAX_NAME;
-		uint32_t id = xpu_dict_str(im->dict, name, len);
-		if (!id)
+		if (!(e.name = xpu_dict_str(im->dict, name, len)))
 			return -ENOMEM;
-		return add(im, ms, fn, code, id);
+		return add(im, &e);
 	}
 	if (!n || (n == 2 && s[0] == '^' && s[1] == 'C'))
 		return 0;
-	if (parse_summary(s, n, &count)) {
+	if (parse_summary(s, n, &count, &key, &len)) {
 		st->summary++;
 		st->summary_calls += count;
-		return 0;
+		return add_summary(im, key, len, count);
 	}
 	if (parse_lost(s, n, &count)) {
 		st->lost += count;
+		return 0;
+	}
+	if (is_title(s, n) || uniq_of_header(s, n)) {
+		st->titles++;
 		return 0;
 	}
 	if (starts(s, n, "Attaching ") || !st->calls) {
@@ -268,6 +406,115 @@ bad:
 	st->bad++;
 	if (!st->first_bad)
 		st->first_bad = st->lines;
+	return 0;
+}
+
+struct fncount { uint32_t name; uint64_t n; };
+
+static int by_name(const void *a, const void *b)
+{
+	const struct fncount *x = a, *y = b;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Calls by function, sorted by name; *nout distinct functions. */
+static struct fncount *per_function(const struct xpu_import *im, size_t *nout)
+{
+	struct fncount *c = malloc((im->n ? im->n : 1) * sizeof(*c));
+	size_t k = 0;
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < im->n; i++)
+		c[i] = (struct fncount){ im->e[i].name, im->e[i].count };
+	qsort(c, im->n, sizeof(*c), by_name);
+	for (size_t i = 0; i < im->n; i++)
+		if (k && c[k - 1].name == c[i].name)
+			c[k - 1].n += c[i].n;
+		else
+			c[k++] = c[i];
+	*nout = k;
+	return c;
+}
+
+/* "<number> PROBE" lines are uniq -c's counts, not times, when the numbers
+ * are right-aligned (uniq -c pads them; the tutorial's script prints them
+ * left-aligned), or when each function is on one line only and the numbers
+ * go down (sort -rn). */
+static int is_count_listing(const struct xpu_import *im, size_t nfn)
+{
+	int down = 0;
+	for (size_t i = 1; i < im->n; i++) {
+		if (im->e[i].ns > im->e[i - 1].ns)
+			return 0;
+		down |= im->e[i].ns < im->e[i - 1].ns;
+	}
+	return down && nfn == im->n;
+}
+
+static int all_padded(const struct xpu_import *im)
+{
+	for (size_t i = 0; i < im->n; i++)
+		if (!im->e[i].lead)
+			return 0;
+	return im->n > 0;
+}
+
+/* Decides what the numbers mean, reads a log of only the @calls map as its
+ * counts and checks the map against the lines. */
+static int finish(struct xpu_import *im)
+{
+	struct xpu_import_stats *st = &im->st;
+	size_t nfn = 0;
+	struct fncount *c;
+
+	if (!im->kind && im->nsum) {
+		im->kind = K_MAP;
+		st->calls = st->mapped = st->other = 0;
+		for (size_t i = 0; i < im->nsum; i++) {
+			struct sumline *l = &im->sum[i];
+			struct entry e = { .fn = l->fn, .code = l->code, .name = l->name };
+			if (l->count > UINT32_MAX || !l->count)
+				continue;
+			e.count = (uint32_t)l->count;
+			if (add(im, &e) < 0)
+				return -ENOMEM;
+			st->calls += l->count;
+			*(l->fn == F_OTHER ? &st->other : &st->mapped) += l->count;
+		}
+	}
+	if (!(c = per_function(im, &nfn)))
+		return -ENOMEM;
+	if (im->kind == K_TIMED && (all_padded(im) || is_count_listing(im, nfn))) {
+		im->kind = K_UNIQ;
+		st->calls = st->mapped = st->other = 0;
+		for (size_t i = 0; i < im->n; i++) {
+			struct entry *e = &im->e[i];
+			e->count = e->ns > UINT32_MAX ? UINT32_MAX : (uint32_t)e->ns;
+			st->calls += e->count;
+			*(e->fn == F_OTHER ? &st->other : &st->mapped) += e->count;
+		}
+		free(c);
+		if (!(c = per_function(im, &nfn)))
+			return -ENOMEM;
+	}
+	st->untimed = im->kind == K_BARE || im->kind == K_UNIQ || im->kind == K_MAP;
+	for (size_t i = 0; i < im->n; i++)
+		im->e[i].ns = st->untimed ? 0 : ms_to_ns(im->e[i].ns);
+	if (im->kind != K_MAP)
+		for (size_t i = 0; i < im->nsum; i++) {
+			struct fncount key = { im->sum[i].name, 0 }, *f = bsearch(&key, c, nfn, sizeof(*c), by_name);
+			if ((f ? f->n : 0) != im->sum[i].count && !st->summary_mismatch++)
+				snprintf(st->first_mismatch, sizeof(st->first_mismatch), "%s: %llu in the map, %llu lines",
+					 xpu_dict_str_get(im->dict, im->sum[i].name), (unsigned long long)im->sum[i].count,
+					 (unsigned long long)(f ? f->n : 0));
+		}
+	static const char *const forms[] = {
+		[K_TIMED] = "timed calls", [K_PROC] = "timed calls with pid and command",
+		[K_BARE] = "untimed calls (one probe a line)", [K_UNIQ] = "call counts (uniq -c)",
+		[K_MAP] = "call counts (an @calls map)",
+	};
+	st->form = forms[im->kind];
+	free(c);
 	return 0;
 }
 
@@ -283,8 +530,27 @@ void xpu_import_free(struct xpu_import *im)
 {
 	if (!im)
 		return;
+	free(im->sum);
 	free(im->e);
 	free(im);
+}
+
+/* Why a text is not such a log, with what its first line looked like. */
+static void describe(const char *text, size_t len, const struct xpu_import_stats *st, char *err,
+		     size_t errlen)
+{
+	char first[64];
+	size_t at = 0, k = 0;
+	while (at < len && (text[at] == '\n' || is_space(text[at])))
+		at++;
+	for (; at < len && text[at] != '\n' && k < 48; at++)
+		first[k++] = (unsigned char)text[at] < ' ' || (unsigned char)text[at] > '~' ? '?' : text[at];
+	first[k] = '\0';
+	if (!k)
+		snprintf(err, errlen, "%s: the file is empty", not_a_log);
+	else
+		snprintf(err, errlen, "%s: none of its %llu lines is a probe (the first: \"%s%s\")", not_a_log,
+			 (unsigned long long)st->lines, first, at < len && text[at] != '\n' ? "..." : "");
 }
 
 struct xpu_import *xpu_import_bpftrace_text(const char *text, size_t len, uint64_t interval_ns,
@@ -309,8 +575,18 @@ struct xpu_import *xpu_import_bpftrace_text(const char *text, size_t len, uint64
 		}
 		at += n + 1;
 	}
-	if (!im->st.calls) {
-		snprintf(err, errlen, "%s", not_a_log);
+	if (!im->st.calls && !im->nsum) {
+		describe(text, len, &im->st, err, errlen);
+		xpu_import_free(im);
+		return NULL;
+	}
+	if (finish(im) < 0) {
+		snprintf(err, errlen, "out of memory");
+		xpu_import_free(im);
+		return NULL;
+	}
+	if (!im->n && !im->st.calls) {
+		snprintf(err, errlen, "%s: its @calls map names no kprobe", not_a_log);
 		xpu_import_free(im);
 		return NULL;
 	}
@@ -336,13 +612,26 @@ struct xpu_import *xpu_import_bpftrace_text(const char *text, size_t len, uint64
  * with a probe in it.  Decided before the rest is read, so that a large file
  * of something else is refused at once and without reading it into memory. */
 #define HEAD_BYTES 65536
-static int looks_like_log(int fd)
+static int looks_like_log(int fd, char *err, size_t errlen)
 {
 	static char head[HEAD_BYTES];
 	ssize_t n = pread(fd, head, sizeof(head), 0);
-	if (n <= 0 || memchr(head, '\0', (size_t)n))
-		return 0;
-	return memmem(head, (size_t)n, "kprobe:", 7) != NULL;
+	const char *nul = n > 0 ? memchr(head, '\0', (size_t)n) : NULL;
+	struct xpu_import_stats st = { 0 };
+	if (n <= 0)
+		snprintf(err, errlen, "%s: the file is empty", not_a_log);
+	else if (nul)
+		snprintf(err, errlen, "%s: it is binary data (a NUL byte at offset %zu)", not_a_log,
+			 (size_t)(nul - head));
+	else if (!memmem(head, (size_t)n, "kprobe:", 7)) {
+		for (ssize_t i = 0; i < n; i++)
+			st.lines += head[i] == '\n';
+		describe(head, (size_t)n, &st, err, errlen);
+		if (n == HEAD_BYTES)
+			snprintf(err + strlen(err), errlen - strlen(err), " in its first 64 KiB");
+	} else
+		return 1;
+	return 0;
 }
 
 struct xpu_import *xpu_import_bpftrace(const char *path, uint64_t interval_ns, struct xpu_dict *dict,
@@ -359,8 +648,9 @@ struct xpu_import *xpu_import_bpftrace(const char *path, uint64_t interval_ns, s
 			close(fd);
 		return NULL;
 	}
-	if (!S_ISREG(stt.st_mode) || !looks_like_log(fd)) {
-		snprintf(err, errlen, "%s", S_ISREG(stt.st_mode) ? not_a_log : "not a regular file");
+	if (!S_ISREG(stt.st_mode) || !looks_like_log(fd, err, errlen)) {
+		if (!S_ISREG(stt.st_mode))
+			snprintf(err, errlen, "not a regular file");
 		close(fd);
 		return NULL;
 	}
@@ -383,10 +673,11 @@ const struct xpu_import_stats *xpu_import_stats(const struct xpu_import *im)
 	return &im->st;
 }
 
-static struct xpu_event *push(struct xpu_import *im, uint64_t ns, uint16_t type)
+static struct xpu_event *push(struct xpu_import *im, const struct entry *e, uint16_t type)
 {
 	struct xpu_event *ev = &im->pending[(im->head + im->npending++) % PENDING];
-	*ev = (struct xpu_event){ .type = type, .source = XPU_SRC_NPU, .time = ns };
+	*ev = (struct xpu_event){ .type = type, .source = XPU_SRC_NPU, .time = e->ns, .pid = e->pid };
+	ev->npu.comm = e->comm;
 	ev->npu.count = 1;
 	return ev;
 }
@@ -407,56 +698,63 @@ static void convert(struct xpu_import *im, const struct entry *e)
 	struct xpu_event *ev;
 	int rx_raw = im->has[F_RX_ADDR];
 
-	push(im, e->ns, XPU_EV_NPU_FUNC)->npu.code = e->name;
+	ev = push(im, e, XPU_EV_NPU_FUNC);
+	ev->npu.code = e->name;
+	ev->npu.count = e->count;
+	ev->npu.comm = e->comm;
+	ev->pid = e->pid;
+	/* Counts without times say nothing of rates, jobs or stalls. */
+	if (im->st.untimed)
+		return;
 	switch (e->fn) {
 	case F_IPC_SEND:
 	case F_TX_SET:
 		if (e->fn == F_TX_SET && im->has[F_IPC_SEND])
 			return;
-		push(im, e->ns, XPU_EV_NPU_IPC)->npu.aux = XPU_NPU_IPC_TX | XPU_NPU_IPC_MSG;
+		push(im, e, XPU_EV_NPU_IPC)->npu.aux = XPU_NPU_IPC_TX | XPU_NPU_IPC_MSG;
 		return;
 	case F_RX_ADDR:
 	case F_IPC_RECV:
 		if (e->fn == F_IPC_RECV && rx_raw)
 			return;
-		push(im, e->ns, XPU_EV_NPU_IPC)->npu.aux = XPU_NPU_IPC_RX | XPU_NPU_IPC_MSG;
+		push(im, e, XPU_EV_NPU_IPC)->npu.aux = XPU_NPU_IPC_RX | XPU_NPU_IPC_MSG;
 		return;
 	case F_DB_SET:
-		push(im, e->ns, XPU_EV_NPU_JOB)->npu.code = XPU_NPU_JOB_SUBMIT;
+		push(im, e, XPU_EV_NPU_JOB)->npu.code = XPU_NPU_JOB_SUBMIT;
 		return;
 	case F_JOB_DONE:
-		ev = push(im, e->ns, XPU_EV_NPU_IPC);
+		ev = push(im, e, XPU_EV_NPU_IPC);
 		ev->npu.code = 0x2100;
 		ev->npu.aux = XPU_NPU_IPC_RX | (rx_raw ? 0 : XPU_NPU_IPC_MSG);
-		push(im, e->ns, XPU_EV_NPU_JOB)->npu.code = XPU_NPU_JOB_DONE;
+		push(im, e, XPU_EV_NPU_JOB)->npu.code = XPU_NPU_JOB_DONE;
 		return;
 	case F_ABORT_ALL:
 	case F_CMDQ_ABORT:
 	case F_ENGINE_ERROR:
-		ev = push(im, e->ns, XPU_EV_NPU_JOB);
+		ev = push(im, e, XPU_EV_NPU_JOB);
 		ev->npu.code = XPU_NPU_JOB_ABORT;
 		ev->npu.result = aborts[e->fn];
 		return;
 	case F_RECOVERY:
-		push(im, e->ns, XPU_EV_NPU_PM)->npu.code = XPU_NPU_PM_RECOVERY;
+		push(im, e, XPU_EV_NPU_PM)->npu.code = XPU_NPU_PM_RECOVERY;
 		return;
 	case F_SUSPEND:
 	case F_RESUME:
-		push(im, e->ns, XPU_EV_NPU_PM)->npu.code = e->fn == F_SUSPEND ? XPU_NPU_PM_SUSPEND
+		push(im, e, XPU_EV_NPU_PM)->npu.code = e->fn == F_SUSPEND ? XPU_NPU_PM_SUSPEND
 									   : XPU_NPU_PM_RESUME;
 		return;
 	case F_IOCTL:
 	case F_SUBMIT:
-		ev = push(im, e->ns, XPU_EV_NPU_IOCTL);
+		ev = push(im, e, XPU_EV_NPU_IOCTL);
 		ev->npu.code = e->code;
 		ev->npu.aux = XPU_NPU_F_NODUR;
 		/* One job each, unless the log has the doorbell, which sees every job. */
 		if (e->fn == F_SUBMIT && !im->has[F_DB_SET])
-			push(im, e->ns, XPU_EV_NPU_JOB)->npu.code = XPU_NPU_JOB_SUBMIT;
+			push(im, e, XPU_EV_NPU_JOB)->npu.code = XPU_NPU_JOB_SUBMIT;
 		return;
 	default:
 		if (e->fn < F_NFNS && mem[e->fn])
-			push(im, e->ns, XPU_EV_NPU_MEM)->npu.code = mem[e->fn];
+			push(im, e, XPU_EV_NPU_MEM)->npu.code = mem[e->fn];
 		return;
 	}
 }

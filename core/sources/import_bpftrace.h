@@ -5,8 +5,11 @@
  *                  nsecs / 1000000, probe); @calls[probe] = count(); }'
  *
  * one "<ms> kprobe:intel_vpu:ivpu_<function>" line per call, with or without
- * its header ("Attaching N probes...", column titles) and the "@calls[...]: N"
- * summary, as a stream of NPU events with ticks synthesized every
+ * its header ("Attaching N probes...", column titles), its END text and the
+ * "@calls[...]: N" summary; the same with pid and command columns ("<ms>
+ * <pid> <comm> PROBE", per-process rows); and, with no times (counts only: no
+ * rates, jobs or alerts), the quick one-liner's "PROBE" lines, `sort | uniq
+ * -c` counts ("   4131 PROBE") or an @calls map alone; as a stream of NPU events with ticks synthesized every
  * interval_ns from the timestamps, so `xputop -r` replays it into the NPU
  * model: every call is one NPU_FUNC event (the driver functions table), and
  * the calls that say something of jobs, IPC, memory or power are also the
@@ -36,6 +39,11 @@ struct xpu_import_stats {
 	uint64_t header;	/* header lines before the first call */
 	uint64_t summary;	/* "@calls[...]: N" lines */
 	uint64_t summary_calls;	/* the sum of their counts */
+	uint64_t summary_mismatch;	/* functions whose map count is not their number of lines */
+	char first_mismatch[192];	/* the first of them, "fn: N in the map, M lines" */
+	uint64_t titles;	/* the seed's BEGIN/END text ("=== ... ===", "Top functions ...:") */
+	const char *form;	/* what the calls were given as ("timed calls", "call counts (uniq -c)", ...) */
+	int untimed;		/* no times: counts only, no rates, jobs or alerts */
 	uint64_t lost;		/* events bpftrace said it lost ("Lost N events") */
 	uint64_t bad;		/* lines not understood (never fatal) */
 	uint64_t first_bad;	/* line number of the first of them, 0 = none */

@@ -96,7 +96,7 @@ static int cmp_cell(const struct xpu_col *c, const struct xpu_cell *a, const str
 	}
 }
 
-struct sort_ctx { const struct xpu_table *t; int col, reverse; };
+struct sort_ctx { const struct xpu_table *t; int col, then, reverse; };
 
 static int cmp_rows(const void *pa, const void *pb, void *arg)
 {
@@ -105,6 +105,9 @@ static int cmp_rows(const void *pa, const void *pb, void *arg)
 	const struct xpu_cell *a = xpu_table_row(c->t, ra) + c->col;
 	const struct xpu_cell *b = xpu_table_row(c->t, rb) + c->col;
 	int r = cmp_cell(&c->t->cols[c->col], a, b);
+	if (!r && c->then >= 0)
+		r = cmp_cell(&c->t->cols[c->then], xpu_table_row(c->t, ra) + c->then,
+			     xpu_table_row(c->t, rb) + c->then);
 	if (c->reverse)
 		r = -r;
 	if (r)
@@ -141,8 +144,15 @@ static int permute(struct xpu_table *t, const uint32_t *order, uint32_t n)
 
 void xpu_table_sort(struct xpu_table *t, int col, int reverse)
 {
+	xpu_table_sort_then(t, col, -1, reverse);
+}
+
+void xpu_table_sort_then(struct xpu_table *t, int col, int then, int reverse)
+{
 	if (col < 0 || (uint32_t)col >= t->ncols)
 		return;
+	if ((uint32_t)then >= t->ncols)
+		then = -1;
 	t->sort_col = col;
 	t->reverse = reverse;
 	uint32_t *order = malloc(((size_t)t->nrows + 1) * sizeof(uint32_t));
@@ -150,7 +160,7 @@ void xpu_table_sort(struct xpu_table *t, int col, int reverse)
 		return;
 	for (uint32_t i = 0; i < t->nrows; i++)
 		order[i] = i;
-	struct sort_ctx c = { t, col, reverse };
+	struct sort_ctx c = { t, col, then, reverse };
 	qsort_r(order, t->nrows, sizeof(uint32_t), cmp_rows, &c);
 	permute(t, order, t->nrows);
 	free(order);

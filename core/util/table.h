@@ -76,6 +76,8 @@ static inline struct xpu_cell *xpu_table_row(const struct xpu_table *t, uint32_t
 const char *xpu_table_strdup(struct xpu_table *t, const char *s);
 /* Sorts rows by column (numbers descending, text ascending; reverse flips). */
 void xpu_table_sort(struct xpu_table *t, int col, int reverse);
+/* The same, rows that tie on col ordered by then (-1: none). */
+void xpu_table_sort_then(struct xpu_table *t, int col, int then, int reverse);
 /* Keeps rows where a text cell contains `needle` (case-insensitive) or an
  * integer cell equals it.  An empty needle keeps every row. */
 void xpu_table_filter(struct xpu_table *t, const char *needle);

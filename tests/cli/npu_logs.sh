@@ -8,20 +8,97 @@
 . tests/lib.sh
 Q="python3 tests/jsonq.py"
 
-# replay NAME: writes the scenario's log, replays it, leaves $T_TMP/NAME.json.
+# replay NAME [FORMAT]: writes the scenario's log (in FORMAT, tests/npu_logs.py),
+# replays it, leaves $T_TMP/NAME[-FORMAT].json and .log.
 replay() {
-	python3 tests/npu_logs.py "$1" > "$T_TMP/$1.log" 2> "$T_TMP/$1.onset" || fail "npu_logs.py $1"
-	"$XPUTOP" -r "$T_TMP/$1.log" -b -j -d 0.5 > "$T_TMP/$1.json" 2> "$T_TMP/$1.err" ||
-		fail "replay of $1 failed: $(cat "$T_TMP/$1.err")"
-	[ -s "$T_TMP/$1.err" ] && fail "a good log gave messages: $(cat "$T_TMP/$1.err")"
+	local f="$1${2:+-$2}"
+	python3 tests/npu_logs.py "$1" ${2:+"$2"} > "$T_TMP/$f.log" 2> "$T_TMP/$f.onset" || fail "npu_logs.py $1 $2"
+	"$XPUTOP" -r "$T_TMP/$f.log" -b -j -d 0.5 > "$T_TMP/$f.json" 2> "$T_TMP/$f.err" ||
+		fail "replay of $f failed: $(cat "$T_TMP/$f.err")"
+	[ -s "$T_TMP/$f.err" ] && fail "a good log gave messages: $(cat "$T_TMP/$f.err")"
+}
+
+# tutorial_counts JSON: the tutorial's table, whatever form its calls came in.
+tutorial_counts() {
+	$Q npu_value functions.total eq 8198 < "$1" || fail "calls"
+	$Q npu_category "memory management" 4648 57 < "$1" || fail "memory management"
+	$Q npu_category IPC 2842 35 < "$1" || fail "IPC"
+	$Q npu_category "buffer management" 74 "<1" < "$1" || fail "buffer management"
 }
 
 t the_tutorials_run_shows_its_category_shares_since_start
 replay tutorial
-$Q npu_value functions.total eq 8198 < "$T_TMP/tutorial.json" || fail "calls"
-$Q npu_category "memory management" 4648 57 < "$T_TMP/tutorial.json" || fail "memory management"
-$Q npu_category IPC 2842 35 < "$T_TMP/tutorial.json" || fail "IPC"
-$Q npu_category "buffer management" 74 "<1" < "$T_TMP/tutorial.json" || fail "buffer management"
+tutorial_counts "$T_TMP/tutorial.json"
+$Q npu_value counts_only eq False < "$T_TMP/tutorial.json" || fail "a timed log is not counts only"
+
+t the_mmu_context_set_up_at_open_is_not_memory_and_runtime_pm_is_power
+# the log has ivpu_mmu_context_init once (memory would be 4,649) and ivpu_rpm_get/put 3 times each
+$Q npu_category power 89 1 < "$T_TMP/tutorial.json" || fail "power"
+
+t batch_text_writes_the_shares_as_the_screen_does
+"$XPUTOP" -r "$T_TMP/tutorial.log" -b -d 0.5 --view npu > "$T_TMP/tutorial.txt" 2>&1 || fail "replay"
+expect_grep "buffer management 74 (<1%)" "$T_TMP/tutorial.txt" "the category's share"
+expect_grep "^  shares: .*buffer management <1%" "$T_TMP/tutorial.txt" "the window's share"
+
+t at_the_end_of_a_replay_functions_gone_from_the_window_are_in_order_of_their_totals
+# with a 1 s window, map_page's 4,131 calls have left it by the end: sorted by
+# the window's count alone it came last; the count since the start breaks the tie
+"$XPUTOP" -r "$T_TMP/tutorial.log" -b -d 0.5 --window 1 --view npu > "$T_TMP/window.txt" 2>&1 || fail "replay"
+python3 - "$T_TMP/window.txt" <<'PY' || fail "the last table's order"
+import sys
+text = open(sys.argv[1]).read()
+rows = [l.split() for l in text[text.rindex("DRIVER FUNCTION"):].splitlines()[1:] if l.startswith(" ivpu_")]
+# FUNCTION CATEGORY... CALLS/s COUNT TOTAL SHARE%: the last four fields
+gone = [(r[0], int(r[-2])) for r in rows if int(r[-3]) == 0]
+if not gone or gone[0] != ("ivpu_mmu_context_map_page", 4131):
+    sys.exit(f"first of the functions gone from the window: {gone[:3]}")
+if [t for _, t in gone] != sorted((t for _, t in gone), reverse=True):
+    sys.exit(f"not by total: {gone}")
+PY
+
+t sort_accepts_every_column_of_the_driver_functions_table
+for col in total share_pct function category; do
+	"$XPUTOP" -r "$T_TMP/tutorial.log" -b -n 1 -d 5 --view npu -s "$col" > /dev/null 2> "$T_TMP/sort.err" ||
+		fail "-s $col: $(cat "$T_TMP/sort.err")"
+done
+"$XPUTOP" -r "$T_TMP/tutorial.log" -b -d 0.5 --view npu -s total > "$T_TMP/total.txt" 2>&1 || fail "-s total"
+awk '/DRIVER FUNCTION/ { n = 0; next } /^ ivpu_/ && n < 2 { print $1; n++ }' "$T_TMP/total.txt" | tail -2 \
+	| tr '\n' ' ' > "$T_TMP/top2"
+[ "$(cat "$T_TMP/top2")" = "ivpu_mmu_context_map_page ivpu_hw_ip_ipc_rx_count_get " ] ||
+	fail "-s total: $(cat "$T_TMP/top2")"
+
+t the_tutorials_whole_script_with_its_begin_and_end_text_replays_without_complaint
+replay tutorial script
+tutorial_counts "$T_TMP/tutorial-script.json"
+
+t a_log_with_pid_and_command_columns_gives_per_process_rows
+replay tutorial procs
+tutorial_counts "$T_TMP/tutorial-procs.json"
+python3 - "$T_TMP/tutorial-procs.json" <<'PY' || fail "per-process rows"
+import json, sys
+f = json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]["functions"]
+mine = {c["function"]: c["total"] for c in f["chains"] if c["pid"] == 4242 and c["comm"] == "matmul"}
+if mine.get("ivpu_mmu_context_map_page") != 4131 or mine.get("ivpu_submit_ioctl") != 1:
+    sys.exit(f"pid 4242's rows: {mine}")
+PY
+$Q npu_value jobs.submitted_total eq 1 < "$T_TMP/tutorial-procs.json" || fail "the job"
+
+for fmt in oneliner uniq map; do
+	t "the_tutorials_calls_as_${fmt}_are_counts_only_with_the_tutorials_table"
+	replay tutorial "$fmt"
+	tutorial_counts "$T_TMP/tutorial-$fmt.json"
+	$Q npu_value counts_only eq True < "$T_TMP/tutorial-$fmt.json" || fail "not marked counts only"
+	$Q npu_value jobs.submitted_total eq 0 < "$T_TMP/tutorial-$fmt.json" || fail "jobs from counts"
+	$Q npu_alerts < "$T_TMP/tutorial-$fmt.json" || fail "alerts from counts"
+	"$XPUTOP" -r "$T_TMP/tutorial-$fmt.log" -b -n 1 --view npu > "$T_TMP/$fmt.txt" 2>&1 || fail "text"
+	expect_grep "counts only: the log has no times" "$T_TMP/$fmt.txt" "the text saying so"
+	expect_grep "^ ivpu_mmu_context_map_page .* N/A  *4131 " "$T_TMP/$fmt.txt" "a count, and no rate"
+done
+
+t a_file_that_is_no_log_says_what_it_looked_like
+printf 'hello world\nsecond\n' > "$T_TMP/nolog.txt"
+"$XPUTOP" -r "$T_TMP/nolog.txt" -b -n 1 > /dev/null 2> "$T_TMP/nolog.err" && fail "accepted"
+expect_grep 'none of its 2 lines is a probe (the first: "hello world")' "$T_TMP/nolog.err" "the reason"
 
 t the_tutorials_top_functions_have_the_tutorials_counts
 $Q npu_top_functions ivpu_mmu_context_map_page=4131 ivpu_hw_ip_ipc_rx_count_get=951 \

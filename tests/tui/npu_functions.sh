@@ -43,4 +43,15 @@ keys q
 wait_for "EXITED rc=0"
 
 tm kill-server 2> /dev/null
+t uniq_counts_show_as_counts_only_with_no_rates
+python3 tests/npu_logs.py tutorial uniq > "$T_TMP/uniq.log" || fail "npu_logs.py tutorial uniq"
+new_terminal 160 48 "env LANG=C.UTF-8 $XPUTOP -r $T_TMP/uniq.log --view npu -d 0.5; echo EXITED rc=\$?; sleep 600"
+wait_for "end of the recording"
+expect_grep "counts only: the log has no times, so no rates, no jobs, no alerts" "$T_TMP/screen" "the IPC line"
+expect_grep "Driver functions  8198 calls since start:  memory management 57%" "$T_TMP/screen" "the title"
+grep -q "^ivpu_mmu_context_map_page  *memory management  *N/A  *4131  *4131" "$T_TMP/screen" ||
+	fail "map_page is not a count without a rate: $(grep map_page "$T_TMP/screen")"
+keys q
+wait_for "EXITED rc=0"
+
 finish

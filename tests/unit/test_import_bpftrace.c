@@ -191,7 +191,175 @@ TEST(text_without_probe_lines_is_not_a_bpftrace_log)
 	CHECK(strstr(err, "recording") != NULL);
 	CHECK(import("", S, err, sizeof(err)) == NULL);
 	CHECK(import(header, S, err, sizeof(err)) == NULL);
-	CHECK(import(summary, S, err, sizeof(err)) == NULL);
+}
+
+TEST(text_that_is_not_a_log_says_what_its_first_line_looked_like)
+{
+	char err[512] = "";
+	CHECK(import("\nfoo bar baz\nsecond line\n", S, err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "none of its 3 lines is a probe (the first: \"foo bar baz\")") != NULL);
+	CHECK(import("", S, err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "the file is empty") != NULL);
+}
+
+static uint64_t total(const struct got *g)
+{
+	return (uint64_t)g->func;
+}
+
+TEST(one_probe_a_line_without_times_is_counts_only)
+{
+	char err[256];
+	struct xpu_import *im = import("Attaching 223 probes...\n"
+				       "kprobe:intel_vpu:ivpu_submit_ioctl\n"
+				       "kprobe:intel_vpu:ivpu_ipc_receive\n"
+				       "kprobe:intel_vpu:ivpu_ipc_receive\n"
+				       "kprobe:intel_vpu:ivpu_job_done_callback\n\n\n", S, err, sizeof(err));
+	REQUIRE(im);
+	const struct xpu_import_stats *st = xpu_import_stats(im);
+	CHECK_INT(st->untimed, ==, 1);
+	CHECK_INT(st->calls, ==, 4);
+	CHECK_INT(st->bad, ==, 0);
+	CHECK_STR(st->form, "untimed calls (one probe a line)");
+	struct got g = drain(im);
+	CHECK_INT(total(&g), ==, 4);
+	/* no times: no jobs, no IPC messages, nothing a rate or a rule reads */
+	CHECK_INT(g.submit + g.done + g.ipc_rx + g.ioctl, ==, 0);
+	CHECK_INT(g.ticks, ==, 1);
+	xpu_import_free(im);
+}
+
+TEST(uniq_c_counts_are_read_as_counts_not_milliseconds)
+{
+	char err[256];
+	struct xpu_import *im = import("   4131 kprobe:intel_vpu:ivpu_mmu_context_map_page\n"
+				       "    945 kprobe:intel_vpu:ivpu_ipc_receive\n"
+				       "     24 kprobe:intel_vpu:ivpu_bo_create_ioctl\n"
+				       "      2 \n"
+				       "      1 Attaching 223 probes...\n", S, err, sizeof(err));
+	REQUIRE(im);
+	const struct xpu_import_stats *st = xpu_import_stats(im);
+	CHECK_INT(st->untimed, ==, 1);
+	CHECK_INT(st->calls, ==, 4131 + 945 + 24);
+	CHECK_INT(st->bad, ==, 0);
+	CHECK_STR(st->form, "call counts (uniq -c)");
+	struct got g = drain(im);
+	CHECK_INT(total(&g), ==, 4131 + 945 + 24);
+	CHECK_INT(g.map_page + g.ipc_rx + g.ioctl, ==, 0);
+	CHECK_INT(g.ticks, ==, 1);
+	xpu_import_free(im);
+}
+
+TEST(sort_rn_counts_without_padding_are_counts_too)
+{
+	char err[256];
+	struct xpu_import *im = import("4131 kprobe:intel_vpu:ivpu_mmu_context_map_page\n"
+				       "945 kprobe:intel_vpu:ivpu_ipc_receive\n", S, err, sizeof(err));
+	REQUIRE(im);
+	CHECK_INT(xpu_import_stats(im)->untimed, ==, 1);
+	CHECK_INT(xpu_import_stats(im)->calls, ==, 5076);
+	xpu_import_free(im);
+}
+
+TEST(a_timed_log_of_one_call_a_function_stays_timed)
+{
+	char err[256];
+	struct xpu_import *im = import("1000 kprobe:intel_vpu:ivpu_hw_ip_db_set\n"
+				       "1003 kprobe:intel_vpu:ivpu_job_done_callback\n", S, err, sizeof(err));
+	REQUIRE(im);
+	CHECK_INT(xpu_import_stats(im)->untimed, ==, 0);
+	CHECK_INT(xpu_import_stats(im)->calls, ==, 2);
+	struct got g = drain(im);
+	CHECK_INT(g.submit, ==, 1);
+	CHECK_INT(g.done, ==, 1);
+	xpu_import_free(im);
+}
+
+TEST(an_calls_map_alone_is_read_as_its_counts)
+{
+	char err[256];
+	struct xpu_import *im = import("Attaching 223 probes...\n\n\n"
+				       "@calls[kprobe:intel_vpu:ivpu_pgtable_free_page]: 517\n"
+				       "@calls[kprobe:intel_vpu:ivpu_mmu_context_map_page]: 4131\n", S, err,
+				       sizeof(err));
+	REQUIRE(im);
+	const struct xpu_import_stats *st = xpu_import_stats(im);
+	CHECK_INT(st->untimed, ==, 1);
+	CHECK_INT(st->calls, ==, 4648);
+	CHECK_STR(st->form, "call counts (an @calls map)");
+	struct got g = drain(im);
+	CHECK_INT(total(&g), ==, 4648);
+	CHECK_INT(g.mem, ==, 0);
+	xpu_import_free(im);
+}
+
+TEST(the_tutorials_begin_and_end_text_is_understood)
+{
+	char err[256];
+	struct xpu_import *im = import("Attaching 224 probes...\n"
+				       "Tracing Intel NPU kernel driver... Hit Ctrl-C to end.\n"
+				       "TIME(ms)   FUNCTION\n"
+				       "1000       kprobe:intel_vpu:ivpu_hw_ip_db_set\n"
+				       "1001       kprobe:intel_vpu:ivpu_ipc_receive\n"
+				       "1002       kprobe:intel_vpu:ivpu_ipc_receive\n"
+				       "^C\n"
+				       "=== Intel NPU Function Call Statistics ===\n\n"
+				       "Top functions by call count:\n"
+				       "@calls[kprobe:intel_vpu:ivpu_ipc_receive]: 2\n", S, err, sizeof(err));
+	REQUIRE(im);
+	const struct xpu_import_stats *st = xpu_import_stats(im);
+	CHECK_INT(st->bad, ==, 0);
+	CHECK_INT(st->titles, ==, 3);	/* "Tracing ...", "=== ... ===", "Top functions ...:" */
+	CHECK_INT(st->calls, ==, 3);
+	/* print(@calls, 20) shows the top functions only: the others are not a disagreement */
+	CHECK_INT(st->summary_mismatch, ==, 0);
+	xpu_import_free(im);
+}
+
+TEST(a_map_that_disagrees_with_the_lines_names_the_function)
+{
+	char err[256];
+	struct xpu_import *im = import("1000 kprobe:intel_vpu:ivpu_ipc_receive\n"
+				       "@calls[kprobe:intel_vpu:ivpu_ipc_receive]: 7\n", S, err, sizeof(err));
+	REQUIRE(im);
+	CHECK_INT(xpu_import_stats(im)->summary_mismatch, ==, 1);
+	CHECK_STR(xpu_import_stats(im)->first_mismatch, "ivpu_ipc_receive: 7 in the map, 1 lines");
+	xpu_import_free(im);
+}
+
+TEST(pid_and_command_columns_give_each_call_its_process)
+{
+	char err[256];
+	struct xpu_event ev;
+	struct xpu_import *im = import("TIME(ms)   PID     COMM             PROBE\n"
+				       "1000       4242    matmul           kprobe:intel_vpu:ivpu_submit_ioctl\n"
+				       "1003       0       swapper/0        kprobe:intel_vpu:ivpu_ipc_irq_handler\n"
+				       "1004       GUI Thread 77   kprobe:intel_vpu:ivpu_bo_wait_ioctl\n", S, err,
+				       sizeof(err));
+	REQUIRE(im);
+	const struct xpu_import_stats *st = xpu_import_stats(im);
+	CHECK_INT(st->calls, ==, 3);
+	CHECK_INT(st->bad, ==, 0);
+	CHECK_INT(st->untimed, ==, 0);
+	uint32_t pids[3], n = 0, submit_pid = 0;
+	const char *comms[3];
+	while (xpu_import_next(im, &ev) == 1) {
+		if (ev.type == XPU_EV_NPU_FUNC && n < 3) {
+			pids[n] = ev.pid;
+			comms[n++] = xpu_dict_str_get(names(), ev.npu.comm);
+		}
+		if (ev.type == XPU_EV_NPU_JOB && ev.npu.code == XPU_NPU_JOB_SUBMIT)
+			submit_pid = ev.pid;
+	}
+	REQUIRE(n == 3);
+	CHECK_INT(pids[0], ==, 4242);
+	CHECK_STR(comms[0], "matmul");
+	CHECK_INT(pids[1], ==, 0);
+	CHECK_STR(comms[1], "swapper/0");
+	CHECK_INT(pids[2], ==, 77);
+	CHECK_STR(comms[2], "GUI Thread");
+	CHECK_INT(submit_pid, ==, 4242);
+	xpu_import_free(im);
 }
 
 TEST(a_log_of_only_functions_the_model_has_no_use_for_gives_only_function_counts)
@@ -343,6 +511,7 @@ TEST(the_fixture_log_replays_into_stall_recovery_and_abort_alerts)
 	REQUIRE(im);
 	CHECK_INT(xpu_import_stats(im)->bad, ==, 0);
 	CHECK_INT(xpu_import_stats(im)->summary_calls, ==, xpu_import_stats(im)->calls);
+	CHECK_INT(xpu_import_stats(im)->summary_mismatch, ==, 0);
 	REQUIRE(xpu_session_start(&s, &cfg) == 0);
 	while (xpu_import_next(im, &ev) == 1)
 		xpu_session_emit(&s, &ev);

@@ -659,6 +659,34 @@ TEST(the_category_rule_sorts_the_tutorials_functions)
 	CHECK_INT(xpu_npu_fn_category("ivpu_get_param_ioctl"), ==, XPU_NPU_CAT_OTHER);
 }
 
+TEST(a_clients_mmu_context_set_up_at_open_is_not_memory_management)
+{
+	CHECK_INT(xpu_npu_fn_category("ivpu_mmu_context_init"), ==, XPU_NPU_CAT_OTHER);
+	CHECK_INT(xpu_npu_fn_category("ivpu_mmu_context_fini"), ==, XPU_NPU_CAT_OTHER);
+	CHECK_INT(xpu_npu_fn_category("ivpu_mmu_context_map_sgt"), ==, XPU_NPU_CAT_MM);
+}
+
+TEST(runtime_pm_references_are_power)
+{
+	CHECK_INT(xpu_npu_fn_category("ivpu_rpm_get"), ==, XPU_NPU_CAT_POWER);
+	CHECK_INT(xpu_npu_fn_category("ivpu_rpm_put"), ==, XPU_NPU_CAT_POWER);
+}
+
+TEST(a_share_is_written_one_way_never_rounded_to_1_or_100_percent)
+{
+	char b[8];
+	xpu_npu_share_text(b, sizeof(b), 100.0 * 74 / 8198);	/* the tutorial's buffer management */
+	CHECK_STR(b, "<1%");
+	xpu_npu_share_text(b, sizeof(b), 100.0 * 4648 / 8198);
+	CHECK_STR(b, "57%");
+	xpu_npu_share_text(b, sizeof(b), 0);
+	CHECK_STR(b, "0%");
+	xpu_npu_share_text(b, sizeof(b), 99.6);
+	CHECK_STR(b, ">99%");
+	xpu_npu_share_text(b, sizeof(b), 100);
+	CHECK_STR(b, "100%");
+}
+
 TEST(driver_functions_are_counted_by_name_with_category_and_share)
 {
 	struct h *h = setup(NULL);
