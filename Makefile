@@ -161,7 +161,14 @@ FAKE_CUDART := $(OUTPUT)/tests/fake_cudart/libcudart.so.13
 # NVIDIA's management library replaced by a stand-in, as a current driver
 # has it and as an old one (unversioned functions only) did.
 FAKE_NVML_LIBS := $(OUTPUT)/tests/libfake_nvml.so $(OUTPUT)/tests/libfake_nvml_v1.so
+# A stand-in libcupti.so.13 under the real injection library, and the
+# program that drives both (tests/bpf/cupti.sh): with the CUDA toolkit's
+# CUPTI headers only, like the library.
+STAND_CUPTI := $(OUTPUT)/tests/stand/libcupti.so.13
 PROG_SRCS := $(wildcard tests/progs/*.c)
+ifneq ($(HAVE_CUPTI),1)
+PROG_SRCS := $(filter-out tests/progs/cupti_standin.c,$(PROG_SRCS))
+endif
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUTPUT)/tests/progs/%,$(PROG_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -252,6 +259,9 @@ bench: all
 
 # ---- tests ----
 tests: $(UNIT_BINS) $(PROG_BINS) $(FAKE_INJECT_LIB) $(FAKE_CUDART) $(FAKE_NVML_LIBS)
+ifeq ($(HAVE_CUPTI),1)
+tests: $(STAND_CUPTI)
+endif
 
 $(FAKE_CUDART): tests/fake/fake_cudart.c
 	@mkdir -p $(@D)
@@ -262,6 +272,15 @@ $(OUTPUT)/tests/fake_cupti.pic.o: tests/fake/fake_cupti.c | $(OUTPUT)/tests
 
 $(FAKE_INJECT_LIB): $(FAKE_INJECT_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-z,defs $^ -ldl -lpthread -o $@
+
+# Never sanitized, like the library it serves; frame pointers and unwind
+# tables kept, so that stacks taken in the library's callbacks cross it.
+# CUPTI_LIB gives the headers' functions default visibility.
+$(STAND_CUPTI): tests/fake/stand_cupti.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fno-omit-frame-pointer -fPIC -shared \
+		-fvisibility=hidden -DCUPTI_LIB -I$(CUDA_HOME)/include -Wl,-soname,libcupti.so.13 -Wl,-z,defs \
+		$< -lpthread -o $@
 
 $(OUTPUT)/tests/libfake_nvml.so: tests/fake/fake_nvml.c | $(OUTPUT)/tests
 	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden -shared \

@@ -50,6 +50,7 @@ static struct {
 	struct xpu_gaps gaps;
 	int tracing;		/* launches are recorded (a slice) */
 	int draining;		/* a slice ended; its kernels are awaited with activity on */
+	int resume_due;		/* a slice began; its first launch recorded ends the pause */
 	uint64_t act_until;
 	uint32_t off_corr;	/* the slice's last launch */
 	uint32_t last_record_corr;	/* the latest launch a complete record came for */
@@ -167,6 +168,13 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_Callbac
 		return;
 	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
 		runtime_corr = cd->correlationId;
+	/* The pause ends at the slice's first launch recorded, not where the
+	 * slice was switched on: a launch that entered with the callbacks
+	 * still off can have its kernel queued once activity is on, and would
+	 * come as a kernel without its launch (tests/bpf/cupti.sh). */
+	if (__atomic_load_n(&st.resume_due, __ATOMIC_ACQUIRE) &&
+	    __atomic_exchange_n(&st.resume_due, 0, __ATOMIC_ACQ_REL))
+		xpu_gaps_resume(&st.gaps, cd->correlationId - 1);
 	xpu_inj_launch(st.chan, cd->correlationId, cbid, dom, cd->functionName);
 }
 
@@ -294,6 +302,9 @@ int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
 	}
 	xpu_inj_new_monitor(flags);
 	xpu_gaps_reset(&st.gaps);
+	/* Nothing is traced before the first slice. */
+	xpu_gaps_pause(&st.gaps, __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED));
+	__atomic_store_n(&st.resume_due, 0, __ATOMIC_RELAXED);
 	st.chan = chan;
 	st.flags = flags;
 	CUptiResult r = api.subscribe(&st.sub, on_launch, NULL);
@@ -357,13 +368,16 @@ int xpu_cupti_trace(int on)
 	if (!on) {
 		__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
 		st.off_corr = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
+		/* A slice that recorded no launch. */
+		if (__atomic_exchange_n(&st.resume_due, 0, __ATOMIC_ACQ_REL))
+			xpu_gaps_resume(&st.gaps, st.off_corr);
 		xpu_gaps_pause(&st.gaps, st.off_corr);
 		st.act_until = xpu_inj_now() + ACT_MAX_NS;
 		st.draining = 1;
 		return 0;
 	}
-	/* A launch seen from here on is the slice's. */
-	xpu_gaps_resume(&st.gaps, __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED));
+	/* The slice's first launch recorded ends the pause (on_launch). */
+	__atomic_store_n(&st.resume_due, 1, __ATOMIC_RELEASE);
 	st.draining = 0;
 	__atomic_store_n(&st.tracing, 1, __ATOMIC_RELEASE);
 	return enable_all(1) < 0 || activity(1) < 0 ? -1 : 0;

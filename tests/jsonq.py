@@ -326,6 +326,111 @@ def gpu_account(snaps, expected_path):
     print(f"  {ran} kernels: {got} arrived, {lost} dropped and counted")
 
 
+def _lines(path, what):
+    with open(path) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    if not lines:
+        sys.exit(f"{path}: the program printed no {what}")
+    return lines
+
+
+def _gpu_proc(snaps, pid):
+    procs = [p for p in snaps[-1]["gpu"]["processes"] if p["pid"] == int(pid)]
+    if not procs:
+        sys.exit(f"no GPU process {pid}: {[p['pid'] for p in snaps[-1]['gpu']['processes']]}")
+    return procs[0]
+
+
+def _stand(path):
+    """The stand-in CUPTI's counters: the program's {"stand_cupti": ...} line
+    in PATH, with its pid, and the other profiler's counters, if it played
+    one, as other_launches and other_seen."""
+    lines = _lines(path, "counters")
+    line = [x for x in lines if "stand_cupti" in x]
+    if not line:
+        sys.exit(f"{path}: no stand_cupti line")
+    c = dict(line[-1]["stand_cupti"], pid=line[-1]["pid"])
+    for x in lines:
+        c.update({"other_" + k: v for k, v in x.get("other_profiler", {}).items()})
+    return c
+
+
+def gpu_traced_pct(snaps, lo, hi):
+    """The last snapshot's figures are sampled estimates from between LO and
+    HI percent of the time traced."""
+    t = snaps[-1]["gpu"]["tracing"]
+    print(f"  traced {t['traced_pct']:.2f}% of the time")
+    if not t["estimated"] or not float(lo) <= t["traced_pct"] <= float(hi):
+        sys.exit(f"tracing {t}: expected estimates from {lo}-{hi}% of the time")
+
+
+def gpu_within_stated(snaps, expected_path, sigmas, most_pct):
+    """The process of EXPECTED_PATH (the program's kernel totals, naming its
+    pid) has its kernels and its GPU time estimated within SIGMAS times the
+    uncertainty xputop states for each, and within MOST_PCT percent of what
+    ran (a wide uncertainty does not make a poor estimate pass)."""
+    want = [w for w in _lines(expected_path, "kernel totals") if "kernel" in w]
+    p = _gpu_proc(snaps, want[0]["pid"])
+    for key, true in (("kernels_est", sum(w["calls"] for w in want)),
+                      ("gpu_ns_est", sum(w["total_ns"] for w in want))):
+        est, err = p[key], p[key + "_err_pct"]
+        if est is None or err is None:
+            sys.exit(f"{key} {est} +-{err}%: no estimate made")
+        print(f"  {key}: {est:.0f} +-{err:.1f}%, {true} ran ({100 * (est - true) / true:+.1f}%)")
+        if abs(est - true) > min(float(sigmas) * est * err, float(most_pct) * true) / 100:
+            sys.exit(f"{key}: {est:.0f} +-{err:.1f}% is not within {sigmas} times its uncertainty "
+                     f"and {most_pct}% of the {true} that ran")
+
+
+def stand(_, path, *exprs):
+    """The stand-in CUPTI's counters (the program's {"stand_cupti": ...} line
+    in PATH) make each of EXPRS true: Python expressions over their names."""
+    c = _stand(path)
+    for e in exprs:
+        if not eval(e, {}, dict(c)):
+            sys.exit(f"not {e}: {c}")
+
+
+def gpu_proc(snaps, path, *exprs):
+    """The GPU process row of the program whose counters are in PATH (its
+    pid), in the last snapshot, makes each of EXPRS true: Python expressions
+    over the row's fields, and states, the states it was shown in."""
+    pid = _stand(path)["pid"]
+    p = _gpu_proc(snaps, pid)
+    states = {r["state"] for s in snaps for r in s["gpu"]["processes"] if r["pid"] == pid}
+    for e in exprs:
+        if not eval(e, {}, dict(p, states=states)):
+            sys.exit(f"not {e}: {p}, shown {sorted(states)}")
+
+
+def stand_account(snaps, path, most_pct="2"):
+    """Every kernel record the stand-in CUPTI made (its counters in PATH) was
+    handed over, none lost at a cuptiFinalize or left behind at the exit;
+    xputop got no more kernels than it handed over complete, nor more of
+    CUPTI's drops than it handed over without times or room; and each launch
+    xputop counts has its kernel counted, arrived or dropped (the library
+    leaves out the records of launches made outside its slices), but for at
+    most MOST_PCT percent of them (made between the callbacks and kernel
+    activity going on at a slice's start: a few at most each slice)."""
+    c = _stand(path)
+    p = _gpu_proc(snaps, c["pid"])
+    got = p["kernels"] + p["kernels_dropped"] + p["cupti_dropped"]
+    print(f"  {c['traced']} records: {c['complete']} complete, {c['incomplete']} incomplete, "
+          f"{c['no_room']} without room, {c['lost']} lost; xputop: {p['launches']} launches, {p['kernels']} "
+          f"kernels, {p['kernels_dropped']} dropped by the library, {p['cupti_dropped']} by CUPTI")
+    if c["lost"] or c["complete"] + c["incomplete"] + c["no_room"] != c["traced"]:
+        sys.exit(f"records made but never handed over: {c}")
+    if p["kernels"] + p["kernels_dropped"] > c["complete"]:
+        sys.exit(f"{c['complete']} complete records handed over, xputop counts {p['kernels']} kernels "
+                 f"and {p['kernels_dropped']} dropped")
+    if p["cupti_dropped"] > c["incomplete"] + c["no_room"]:
+        sys.exit(f"{c['incomplete'] + c['no_room']} records without times or room, xputop counts "
+                 f"{p['cupti_dropped']} dropped by CUPTI")
+    if not 0 <= p["launches"] - got <= float(most_pct) * p["launches"] / 100:
+        sys.exit(f"{p['launches']} launches, {got} kernels arrived or dropped: "
+                 f"{p['launches'] - got} launches without their kernel (at most {most_pct}%)")
+
+
 def gpu_graphs_joined(snaps):
     """The last snapshot counts kernels run by CUDA graphs, every one of them
     joined to the graph launch that replayed it."""
@@ -724,6 +829,7 @@ def gpu_devices_below(snaps, n):
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
+                                  gpu_traced_pct, gpu_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest,
@@ -736,4 +842,4 @@ if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in CHECKS:
         sys.exit(f"usage: jsonq.py {{{','.join(CHECKS)}}} [ARGS...]")
     check = CHECKS[sys.argv[1]]
-    check(None if check is chrome_trace else snapshots(), *sys.argv[2:])
+    check(None if check in (chrome_trace, stand) else snapshots(), *sys.argv[2:])

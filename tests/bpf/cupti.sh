@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# The injection library's own CUPTI layer (inject/cupti.c), which no GPU runs
+# in CI: the real library over a stand-in libcupti.so.13 that keeps CUPTI's
+# rules and counts what CUPTI would cost and lose (tests/fake/stand_cupti.c),
+# in a program launching 30,000 kernels a second from known functions
+# (tests/progs/cupti_standin.c), watched by a live xputop.  The library keeps
+# CUPTI subscribed for the whole connection and never calls cuptiFinalize
+# (detaching made kernels fail on the H100, issue 25); in the sampled mode it
+# records launches for a slice and keeps kernel activity on only until the
+# slice's kernels have run.  These check that a slice is its length of
+# tracing, that the estimates hold, that kernel activity is off between
+# slices, that no kernel record is lost however far the GPU is behind, and
+# that a profiler that had CUPTI first keeps it.
+# Needs root and a build with the CUDA toolkit.
+# test-lane: quiet (the shares of time traced)
+# test-timeout: 180
+. tests/lib.sh
+need_root
+Q="python3 tests/jsonq.py"
+STAND=$OUT/tests/stand/libcupti.so.13
+PROG=$OUT/tests/progs/cupti_standin
+if [ ! -f "$STAND" ] || [ ! -f "$PROG" ] || [ ! -f "$OUT/libxputop_inject.so" ]; then
+	echo "FAIL $(basename "$0"): $OUT has no injection library or stand-in CUPTI (built without the CUDA toolkit?)" >&2
+	exit 1
+fi
+CUDA_INJECTION64_PATH=$(cd "$OUT" && pwd)/libxputop_inject.so
+export CUDA_INJECTION64_PATH
+
+# play NAME SNAPSHOTS XPUTOP_OPTIONS PROGRAM_ARG...: a batch xputop
+# refreshing every 0.5 s with XPUTOP_OPTIONS (one word list), and the
+# program, with PROG_ENV's knobs, once xputop is up.  NAME.json: the
+# snapshots, NAME.expected: the program's kernel totals, NAME.stand: the
+# stand-in's counters and the other profiler's (printed into the log).
+play() {
+	name=$1 n=$2 xopts=$3
+	shift 3
+	# shellcheck disable=SC2086
+	"$XPUTOP" -b -j -d 0.5 --window 60 -n "$n" $xopts > "$T_TMP/$name.json" 2> "$T_TMP/$name.err" &
+	X=$!
+	wait_json "$T_TMP/$name.json"
+	# shellcheck disable=SC2086
+	env $PROG_ENV "$PROG" "$@" > "$T_TMP/$name.out" 2> "$T_TMP/$name.prog" ||
+		fail "the program failed: $(cat "$T_TMP/$name.prog")"
+	wait $X || fail "xputop failed: $(tail -n 5 "$T_TMP/$name.err")"
+	grep '"kernel"' "$T_TMP/$name.out" > "$T_TMP/$name.expected"
+	grep -E '"(stand_cupti|other_profiler)"' "$T_TMP/$name.out" > "$T_TMP/$name.stand"
+	echo "  $name: $(cat "$T_TMP/$name.stand")"
+}
+
+# The default mode, 10 ms in every 500, with cuptiSubscribe taking 10 ms as
+# on the H100: 16 slices in 8 s.
+PROG_ENV=STAND_CUPTI_ATTACH_MS=10
+play sampled 20 "" "$STAND" 8
+
+t a_slice_is_10ms_of_tracing
+$Q gpu_traced_pct 1.6 2.8 < "$T_TMP/sampled.json" || fail "not 2% of the time traced"
+
+t sampled_estimates_hold_within_the_uncertainty_xputop_states
+# (a slice that a busy machine kept the program from launching in makes the
+# stated uncertainty grow: 2-14% in 8 s here)
+$Q gpu_within_stated "$T_TMP/sampled.expected" 3 10 < "$T_TMP/sampled.json" || fail "estimates"
+
+t kernel_activity_is_off_between_slices
+# On for a slice and until its kernels have run (a flush or two, 100 ms at
+# most): some 6% of the launches get a record, where activity left on would
+# give all of them one.
+$Q stand "$T_TMP/sampled.stand" "traced < 0.15 * launches" "traced > 0" ||
+	fail "kernel activity stays on between slices"
+
+t cupti_is_never_finalized_in_the_sampled_mode
+# One subscription for the connection, no cuptiFinalize, no call CUPTI refuses.
+$Q stand "$T_TMP/sampled.stand" "finalizes == 0" "violations == 0" "misuse == 0" "subscriptions == 1" ||
+	fail "cuptiFinalize called, or a call CUPTI refuses"
+
+t no_kernel_record_is_lost_between_slices
+$Q stand_account "$T_TMP/sampled.stand" < "$T_TMP/sampled.json" || fail "records unaccounted for"
+
+t every_traced_kernel_is_joined_to_its_launch_stack
+$Q gpu_stack_pct 100 < "$T_TMP/sampled.json" || fail "kernels without their launch"
+$Q gpu_path gemm_kernel main standin_step standin_gemm cudaLaunchKernel 'gemm_kernel_[g]' < "$T_TMP/sampled.json" ||
+	fail "the gemm's launch stack"
+
+# A flush that takes 1 ms: launches go on while a slice ends.
+PROG_ENV="STAND_CUPTI_ATTACH_MS=10 STAND_CUPTI_FLUSH_US=1000"
+play slowflush 10 "" "$STAND" 3
+
+t a_slow_flush_at_a_slices_end_leaves_no_kernel_without_its_launch
+$Q gpu_stack_pct 100 < "$T_TMP/slowflush.json" || fail "kernels traced without their launch"
+$Q stand_account "$T_TMP/slowflush.stand" < "$T_TMP/slowflush.json" || fail "records unaccounted for"
+
+PROG_ENV=
+play exact 8 --gpu-exact -e "$STAND" 2
+
+t exact_tracing_counts_every_kernel_exactly
+$Q gpu_kernels "$T_TMP/exact.expected" < "$T_TMP/exact.json" || fail "kernel totals"
+$Q stand "$T_TMP/exact.stand" "traced == launches" "complete == launches" || fail "launches untraced"
+
+t cupti_is_never_finalized_in_the_exact_mode
+$Q stand "$T_TMP/exact.stand" "finalizes == 0" "violations == 0" "misuse == 0" || fail "finalized"
+
+# A GPU 1.5 s behind its launches: a slice's kernels run long after the 100
+# ms that kernel activity stays on for them; those still running when the
+# program exits come from the exit's forced flush without times.
+PROG_ENV=STAND_CUPTI_ATTACH_MS=10
+play deep 10 "" -q -x "$STAND" 3
+
+t a_gpu_far_behind_loses_no_record_and_counts_the_unfinished_as_dropped
+$Q stand "$T_TMP/deep.stand" "lost == 0" "finalizes == 0" "misuse == 0" || fail "records lost"
+# The first slices' kernels are complete by the exit, the last ones' are
+# dropped and counted.
+$Q gpu_proc "$T_TMP/deep.stand" "kernels > 0" "cupti_dropped > 0" < "$T_TMP/deep.json" ||
+	fail "no kernel complete, or none unfinished at the exit"
+$Q stand_account "$T_TMP/deep.stand" < "$T_TMP/deep.json" || fail "records unaccounted for"
+
+# Another profiler subscribed before the library was initialized.
+PROG_ENV=STAND_CUPTI_ATTACH_MS=10
+play other 10 "" -o "$STAND" 3
+
+t a_profiler_that_had_cupti_first_keeps_it
+# Its callbacks saw every launch: the library's cuptiSubscribe was refused
+# and nothing of the library's tore the other's subscription down.
+$Q stand "$T_TMP/other.stand" "other_launches > 0" "other_seen == other_launches" "subscriptions == 1" \
+	"subscribe_calls >= 2" "finalizes == 0" "misuse == 0" ||
+	fail "the other profiler lost CUPTI, or the library called CUPTI wrongly"
+
+t the_process_says_another_profiler_has_cupti_and_no_slice_is_counted
+$Q gpu_proc "$T_TMP/other.stand" "'another CUPTI profiler is attached' in states" "traced_pct < 0.05" \
+	< "$T_TMP/other.json" || fail "the process row"
+
+finish

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A CUDA program without a GPU for the injection library's own CUPTI layer
+ * (inject/cupti.c): it loads the stand-in libcupti.so.13
+ * (tests/fake/stand_cupti.c) where the library's dlopen finds it, then the
+ * library CUDA_INJECTION64_PATH names and calls its InitializeInjection, as
+ * CUDA does, and launches kernels at a steady rate from functions with
+ * known names.
+ *
+ * Usage: cupti_standin [-e] [-o] [-q] [-x] [-r RATE] STAND_LIB SECONDS
+ *   -r RATE  launches a second (default 30000), made every millisecond
+ *   -e       the first launch waits for kernel activity, not only for the
+ *            library to attach (exact mode: then every kernel is traced)
+ *   -q       a deep queue: a first kernel of 1.5 s, then as much GPU time
+ *            as launch interval, so the GPU stays 1.5 s behind the launches
+ *   -x       exits with the GPU still busy (no cudaDeviceSynchronize)
+ *   -o       plays another profiler too: it subscribes to the launches
+ *            before the library is initialized, and counts them
+ * It starts once the library has tried to subscribe to CUPTI (an xputop
+ * accepted it: that is when the library subscribes), at most 10 s after it
+ * is loaded.
+ * Prints each kernel's exact totals as JSON lines, as gpu_standin does, and
+ * last, after the library's own exit flush, the stand-in's counters as one
+ * line {"stand_cupti": {...}, "pid": PID}; with -o first a line
+ * {"other_profiler": {"launches": N, "seen": N}}: the launches made since it
+ * subscribed, and those its callback saw.  (The library keeps CUPTI for a
+ * whole connection, so a profiler that comes later cannot subscribe: only
+ * one that came first is played.) */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void (*launch)(const char *, uint64_t);
+static void (*sync_gpu)(void);
+static uint64_t (*counter)(const char *);
+static int (*stats)(char *, size_t);
+
+static struct {
+	const char *name;
+	uint64_t calls, ns;
+} totals[4];
+static uint64_t gemm_ns, softmax_ns;
+
+/* The other profiler (-o). */
+static struct {
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
+	int on;
+	uint64_t launches, seen;
+} other;
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void run_kernel(const char *name, uint64_t ns)
+{
+	launch(name, ns);
+	other.launches += other.on;
+	for (int i = 0; i < 4; i++) {
+		if (!totals[i].name || strcmp(totals[i].name, name) == 0) {
+			totals[i].name = name;
+			totals[i].calls++;
+			totals[i].ns += ns;
+			break;
+		}
+	}
+}
+
+__attribute__((noinline)) void standin_prefill(void)
+{
+	run_kernel("prefill_kernel", 1500000000ULL);
+}
+
+__attribute__((noinline)) void standin_gemm(void)
+{
+	run_kernel("gemm_kernel", gemm_ns);
+}
+
+__attribute__((noinline)) void standin_softmax(void)
+{
+	run_kernel("softmax_kernel", softmax_ns);
+}
+
+/* Three launches: one gemm, two softmax. */
+__attribute__((noinline)) void standin_step(void)
+{
+	standin_gemm();
+	standin_softmax();
+	standin_softmax();
+}
+
+static void CUPTIAPI other_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				    const void *data)
+{
+	if (((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_ENTER)
+		other.seen++;
+}
+
+/* The other profiler takes CUPTI before the library is initialized, as a
+ * tool loaded first in the process would. */
+static void other_profiler(void)
+{
+	CUpti_SubscriberHandle h;
+	if (other.subscribe(&h, other_callback, NULL) != CUPTI_SUCCESS) {
+		fprintf(stderr, "cupti_standin: the other profiler could not subscribe\n");
+		exit(1);
+	}
+	other.on = other.enable(1, h, CUPTI_CB_DOMAIN_RUNTIME_API,
+				CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) == CUPTI_SUCCESS;
+	fprintf(stderr, "cupti_standin: another profiler subscribed%s\n",
+		other.on ? "" : ", but got no callbacks");
+}
+
+/* Runs after the injection library's exit flush (registered before it:
+ * atexit runs handlers last in, first out), so the counters include what
+ * that flush handed over. */
+static void print_stats(void)
+{
+	char buf[2048];
+	stats(buf, sizeof(buf));
+	printf("{\"stand_cupti\":%s,\"pid\":%d}\n", buf, (int)getpid());
+	fflush(stdout);
+}
+
+static void *sym(void *h, const char *name)
+{
+	void *p = dlsym(h, name);
+	if (!p) {
+		fprintf(stderr, "cupti_standin: %s\n", dlerror());
+		exit(1);
+	}
+	return p;
+}
+
+/* Until the library has tried to subscribe (an xputop accepted it: the
+ * calls before are the other profiler's) or, with exact, turned kernel
+ * activity on.  Returns 0, or -1 after 10 s. */
+static int wait_monitor(int exact, uint64_t calls_before)
+{
+	uint64_t t0 = now();
+	while (now() - t0 < 10000000000ULL) {
+		if (exact ? counter("kernel_activity") : counter("subscribe_calls") > calls_before) {
+			fprintf(stderr, "cupti_standin: the library attached after %.0f ms\n",
+				(double)(now() - t0) / 1e6);
+			return 0;
+		}
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* Launches RATE a second for secs, made every millisecond: a stall is made
+ * up at once, so the rate holds over the run. */
+static void play(double secs, uint64_t rate)
+{
+	uint64_t t0 = now(), end = t0 + (uint64_t)(secs * 1e9), made = 0;
+	struct timespec tick;
+	clock_gettime(CLOCK_MONOTONIC, &tick);
+	for (uint64_t t = t0; t < end; t = now()) {
+		uint64_t due = (t - t0) * rate / 1000000000ULL;
+		while (made < due) {
+			standin_step();
+			made += 3;
+		}
+		tick.tv_nsec += 1000000;
+		if (tick.tv_nsec >= 1000000000) {
+			tick.tv_sec++;
+			tick.tv_nsec -= 1000000000;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &tick, NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int exact = 0, deep = 0, nosync = 0, with_other = 0, c;
+	uint64_t rate = 30000;
+	while ((c = getopt(argc, argv, "eoqxr:")) != -1) {
+		switch (c) {
+		case 'e':
+			exact = 1;
+			break;
+		case 'o':
+			with_other = 1;
+			break;
+		case 'q':
+			deep = 1;
+			break;
+		case 'x':
+			nosync = 1;
+			break;
+		case 'r':
+			rate = strtoull(optarg, NULL, 10);
+			break;
+		default:
+			return 2;
+		}
+	}
+	const char *inj = getenv("CUDA_INJECTION64_PATH");
+	if (argc - optind != 2 || !rate || !inj || !*inj) {
+		fprintf(stderr, "usage: CUDA_INJECTION64_PATH=LIB cupti_standin [-e] [-o] [-q] [-x] [-r "
+				"RATE] STAND_LIB SECONDS\n");
+		return 2;
+	}
+	/* Global, so that the library's dlopen("libcupti.so.13", RTLD_NOLOAD)
+	 * finds it, as it finds the libcupti a PyTorch process already has. */
+	void *stand = dlopen(argv[optind], RTLD_NOW | RTLD_GLOBAL);
+	if (!stand) {
+		fprintf(stderr, "cupti_standin: %s\n", dlerror());
+		return 1;
+	}
+	launch = (void (*)(const char *, uint64_t))sym(stand, "stand_cuda_launch");
+	sync_gpu = (void (*)(void))sym(stand, "stand_cuda_sync");
+	counter = (uint64_t(*)(const char *))sym(stand, "stand_cupti_stat");
+	stats = (int (*)(char *, size_t))sym(stand, "stand_cupti_stats");
+	*(void **)&other.subscribe = sym(stand, "cuptiSubscribe");
+	*(void **)&other.enable = sym(stand, "cuptiEnableCallback");
+	void *lib = dlopen(inj, RTLD_NOW);
+	if (!lib) {
+		fprintf(stderr, "cupti_standin: %s\n", dlerror());
+		return 1;
+	}
+	int (*init)(void) = (int (*)(void))sym(lib, "InitializeInjection");
+	atexit(print_stats);
+	if (with_other)
+		other_profiler();
+	uint64_t calls_before = counter("subscribe_calls");
+	init();
+	if (wait_monitor(exact, calls_before) < 0) {
+		fprintf(stderr, "cupti_standin: the library did not attach CUPTI in 10 s (no xputop?)\n");
+		return 1;
+	}
+	/* A step of three launches takes 0.6 of its three launch intervals on
+	 * the GPU (busy a fifth of the time), or with -q all three (the queue
+	 * the first kernel made stays as deep). */
+	uint64_t interval = 1000000000ULL / rate;
+	gemm_ns = deep ? 2 * interval : 4 * interval / 10;
+	softmax_ns = deep ? interval / 2 : interval / 10;
+	if (deep)
+		standin_prefill();
+	play(atof(argv[optind + 1]), rate);
+	if (!nosync)
+		sync_gpu();
+	if (with_other)
+		printf("{\"other_profiler\":{\"launches\":%llu,\"seen\":%llu}}\n",
+		       (unsigned long long)other.launches, (unsigned long long)other.seen);
+	for (int i = 0; i < 4 && totals[i].name; i++)
+		printf("{\"kernel\":\"%s\",\"calls\":%llu,\"total_ns\":%llu,\"pid\":%d}\n", totals[i].name,
+		       (unsigned long long)totals[i].calls, (unsigned long long)totals[i].ns, (int)getpid());
+	fflush(stdout);
+	return 0;
+}
