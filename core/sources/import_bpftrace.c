@@ -369,6 +369,7 @@ static int line(struct xpu_import *im, const char *s, size_t n)
 		else if (im->kind != k)
 			goto bad;	/* one log, one form */
 		st->calls++;
+		st->call_lines++;
 		if (e.fn == F_OTHER)
 			st->other++;
 		else

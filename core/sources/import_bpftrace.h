@@ -33,7 +33,8 @@ struct xpu_import;
 
 struct xpu_import_stats {
 	uint64_t lines;		/* all lines */
-	uint64_t calls;		/* "<ms> kprobe:...ivpu_*" lines */
+	uint64_t calls;		/* calls: "<ms> kprobe:...ivpu_*" lines, or the counts of a count listing or map */
+	uint64_t call_lines;	/* the lines that gave them (0 for a map alone: its lines are summary) */
 	uint64_t mapped;	/* calls that also say something of jobs, IPC, memory, power */
 	uint64_t other;		/* calls only counted in the driver functions table, and returns */
 	uint64_t header;	/* header lines before the first call */
