@@ -149,6 +149,16 @@ static uint64_t CUPTIAPI timestamp(void)
 	return xpu_inj_now();
 }
 
+/* *at = corr if corr is later (correlation ids grow; compared across a
+ * wrap), from any thread. */
+static void corr_max(uint32_t *at, uint32_t corr)
+{
+	uint32_t last = __atomic_load_n(at, __ATOMIC_RELAXED);
+	while ((int32_t)(corr - last) > 0 &&
+	       !__atomic_compare_exchange_n(at, &last, corr, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 			       const void *data)
 {
@@ -157,11 +167,7 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_Callbac
 		return;
 	/* Seen after a slice too, while its kernels are awaited: where the
 	 * next slice's launches begin (inject/gaps.c). */
-	uint32_t last = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
-	while ((int32_t)(cd->correlationId - last) > 0 &&
-	       !__atomic_compare_exchange_n(&st.last_corr, &last, cd->correlationId, 1, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
+	corr_max(&st.last_corr, cd->correlationId);
 	if (!__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE))
 		return;
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API && cd->correlationId == runtime_corr)
@@ -185,35 +191,27 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 }
 
-/* A complete record of launch corr: every launch before it on its stream
- * has run. */
-static void record_came(uint32_t corr, uint64_t start, uint64_t end)
+/* Whether a record of launch corr is sent on.  A complete one tells the
+ * drain that every launch before it on its stream has run.  Left out: a
+ * launch made after a slice, while its kernels were awaited (not traced);
+ * and what a forced flush (at exit, when the monitor leaves) gives of work
+ * not finished yet, without its times (CUPTI_TIMESTAMP_UNKNOWN), counted as
+ * dropped with CUPTI's. */
+static int kept(uint32_t corr, uint64_t start, uint64_t end)
 {
-	if (!start || end < start)
-		return;
-	uint32_t last = __atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED);
-	while ((int32_t)(corr - last) > 0 &&
-	       !__atomic_compare_exchange_n(&st.last_record_corr, &last, corr, 1, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
-}
-
-/* A forced flush (at exit, when the monitor leaves) gives records of what
- * has not finished yet, without their times (CUPTI_TIMESTAMP_UNKNOWN): they
- * count as dropped, with CUPTI's. */
-static int incomplete(uint64_t start, uint64_t end)
-{
-	if (start && end >= start)
+	int complete = start && end >= start;
+	if (complete)
+		corr_max(&st.last_record_corr, corr);
+	if (xpu_gaps_outside(&st.gaps, corr))
 		return 0;
-	__atomic_add_fetch(&st.dropped, 1, __ATOMIC_RELAXED);
-	return 1;
+	if (!complete)
+		__atomic_add_fetch(&st.dropped, 1, __ATOMIC_RELAXED);
+	return complete;
 }
 
 static void put_kernel(const CUpti_ActivityKernel10 *k)
 {
-	record_came(k->correlationId, k->start, k->end);
-	/* Launched after a slice, while its kernels were awaited: not traced. */
-	if (xpu_gaps_outside(&st.gaps, k->correlationId) || incomplete(k->start, k->end))
+	if (!kept(k->correlationId, k->start, k->end))
 		return;
 	/* Its end is a later flush's (inject/gaps.c): dropped, counted as CUPTI's. */
 	if (k->graphId && xpu_gaps_cut(&st.gaps, k->correlationId, k->end)) {
@@ -230,8 +228,7 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
 
 static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 {
-	record_came(m->correlationId, m->start, m->end);
-	if (xpu_gaps_outside(&st.gaps, m->correlationId) || incomplete(m->start, m->end))
+	if (!kept(m->correlationId, m->start, m->end))
 		return;
 	struct xpu_wire_memcpy w = {
 		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
@@ -242,8 +239,7 @@ static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 
 static void put_memset(const CUpti_ActivityMemset4 *m)
 {
-	record_came(m->correlationId, m->start, m->end);
-	if (xpu_gaps_outside(&st.gaps, m->correlationId) || incomplete(m->start, m->end))
+	if (!kept(m->correlationId, m->start, m->end))
 		return;
 	struct xpu_wire_memcpy w = {
 		.start = m->start, .end = m->end, .bytes = m->bytes, .corr = m->correlationId,
@@ -340,8 +336,6 @@ static int activity(int on)
 	return bad && on ? -1 : 0;
 }
 
-/* Measured on the H100 (bench/gpu/cost.sh): switching on takes 30 to 55 us,
- * off 20 to 30 us, and CUPTI costs nothing while off. */
 /* A slice over: kernel activity and the launch callbacks stay on until a
  * kernel launched after the slice has run (or ACT_MAX_NS), so the slice's
  * kernels, a graph's included, are timed to their own ends; the kernels of
@@ -361,6 +355,9 @@ static void drain(void)
 	xpu_gaps_activity_off(&st.gaps, xpu_inj_now());
 }
 
+/* Measured on the H100 (bench/gpu/cost.sh): switching on takes 30 to 55 us,
+ * off 20 to 30 us; what CUPTI leaves on every launch once it has traced is
+ * in docs/gpu-cost.md. */
 int xpu_cupti_trace(int on)
 {
 	if (!st.subscribed)

@@ -52,12 +52,6 @@ void xpu_gaps_activity_off(struct xpu_gaps *g, uint64_t now)
 	pthread_mutex_unlock(&lock);
 }
 
-void xpu_gaps_off(struct xpu_gaps *g, uint64_t now, uint32_t last_corr)
-{
-	xpu_gaps_pause(g, last_corr);
-	xpu_gaps_activity_off(g, now);
-}
-
 void xpu_gaps_resume(struct xpu_gaps *g, uint32_t last_corr)
 {
 	pthread_mutex_lock(&lock);

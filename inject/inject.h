@@ -127,8 +127,6 @@ void xpu_gaps_reset(struct xpu_gaps *g);
 void xpu_gaps_pause(struct xpu_gaps *g, uint32_t last_corr);
 /* Kernel activity went off at now, in the latest pause. */
 void xpu_gaps_activity_off(struct xpu_gaps *g, uint64_t now);
-/* Both at once: a pause after last_corr with activity off at now. */
-void xpu_gaps_off(struct xpu_gaps *g, uint64_t now, uint32_t last_corr);
 /* Tracing begins again; the last launch seen before it was last_corr. */
 void xpu_gaps_resume(struct xpu_gaps *g, uint32_t last_corr);
 /* 1: the record of a graph kernel of launch corr, ending at end, was cut by

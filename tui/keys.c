@@ -35,9 +35,8 @@ int xpu_keys_select(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int 
 		return XPU_REACT_NONE;
 	/* The cursor's place, as the last key or refresh left it (several keys
 	 * may come before the next rebuild). */
-	int cur = vs->sel_row[vs->view];
-	if (cur < 0 || cur >= (int)t->nrows)
-		cur = cur < 0 ? 0 : (int)t->nrows - 1;
+	int lost;
+	int cur = xpu_table_keep_row(t, 0, vs->sel_row[vs->view], 0, &lost);
 	int row = rel ? cur + to : to;
 	if (row < 0)
 		row = 0;
@@ -239,12 +238,12 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	case '/': return start_filter(ui, s, vs);
 	case 'f': return toggle(&vs->flame);
 	case 'H': return vs->view == XPU_VIEW_CPU ? toggle(&vs->threads) : XPU_REACT_NONE;
-	case 'F':
+	case 'F': {
 		/* htop's follow: the cursor stays on the selected row's key as
 		 * the rows re-sort, until that row is gone. */
-		if (!xpu_view_table(s, vs->view) || !xpu_view_table(s, vs->view)->nrows)
-			return XPU_REACT_NONE;
-		return toggle(&vs->follow[vs->view]);
+		const struct xpu_table *t = xpu_view_table(s, vs->view);
+		return t && t->nrows ? toggle(&vs->follow[vs->view]) : XPU_REACT_NONE;
+	}
 	case 'w':
 		vs->window = vs->window == XPU_WIN_ALL ? XPU_WIN_RECENT : XPU_WIN_ALL;
 		return XPU_REACT_REBUILD;

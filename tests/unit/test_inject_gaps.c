@@ -10,6 +10,14 @@
 
 #define MS 1000000ULL
 
+/* A pause after launch last_corr whose kernel activity went off at now at
+ * once (the library's pauses before activity was kept on after a slice). */
+static void gaps_off(struct xpu_gaps *g, uint64_t now, uint32_t last_corr)
+{
+	xpu_gaps_pause(g, last_corr);
+	xpu_gaps_activity_off(g, now);
+}
+
 TEST(nothing_is_cut_before_the_first_pause)
 {
 	struct xpu_gaps g = { 0 };
@@ -20,7 +28,7 @@ TEST(a_graph_launch_in_flight_when_tracing_stopped_is_cut)
 {
 	struct xpu_gaps g = { 0 };
 	/* slice 1: launches 1..100, off at 10 ms */
-	xpu_gaps_off(&g, 10 * MS, 100);
+	gaps_off(&g, 10 * MS, 100);
 	/* launch 100 started at 9.9 ms; CUPTI gave its kernels the end of the
 	 * flush 20 ms later */
 	CHECK_INT(xpu_gaps_cut(&g, 100, 30 * MS), ==, 1);
@@ -36,8 +44,8 @@ TEST(a_graph_launch_in_flight_when_tracing_stopped_is_cut)
 TEST(each_launch_is_judged_by_the_first_pause_after_it)
 {
 	struct xpu_gaps g = { 0 };
-	xpu_gaps_off(&g, 10 * MS, 100);
-	xpu_gaps_off(&g, 310 * MS, 180);
+	gaps_off(&g, 10 * MS, 100);
+	gaps_off(&g, 310 * MS, 180);
 	/* launch 150 (second slice) ending at 300 ms: before the second pause,
 	 * though long after the first */
 	CHECK_INT(xpu_gaps_cut(&g, 150, 300 * MS), ==, 0);
@@ -50,7 +58,7 @@ TEST(a_launch_older_than_every_pause_kept_is_judged_by_the_oldest)
 {
 	struct xpu_gaps g = { 0 };
 	for (uint32_t i = 0; i < 3 * XPU_GAPS; i++)
-		xpu_gaps_off(&g, (1000 * i + 10) * MS, 100 * (i + 1));
+		gaps_off(&g, (1000 * i + 10) * MS, 100 * (i + 1));
 	/* launch 1 is older than the 16 pauses kept: the oldest kept began at
 	 * 32.01 s */
 	CHECK_INT(xpu_gaps_cut(&g, 1, 32010 * MS), ==, 0);
@@ -60,7 +68,7 @@ TEST(a_launch_older_than_every_pause_kept_is_judged_by_the_oldest)
 TEST(correlation_ids_are_compared_across_their_wrap)
 {
 	struct xpu_gaps g = { 0 };
-	xpu_gaps_off(&g, 10 * MS, 5);	/* the ids wrapped: 5 comes after 0xfffffff0 */
+	gaps_off(&g, 10 * MS, 5);	/* the ids wrapped: 5 comes after 0xfffffff0 */
 	CHECK_INT(xpu_gaps_cut(&g, 0xfffffff0u, 11 * MS), ==, 1);
 	CHECK_INT(xpu_gaps_cut(&g, 6, 11 * MS), ==, 0);
 }
@@ -68,7 +76,7 @@ TEST(correlation_ids_are_compared_across_their_wrap)
 TEST(a_new_monitor_starts_with_no_pauses)
 {
 	struct xpu_gaps g = { 0 };
-	xpu_gaps_off(&g, 10 * MS, 100);
+	gaps_off(&g, 10 * MS, 100);
 	xpu_gaps_reset(&g);
 	CHECK_INT(xpu_gaps_cut(&g, 100, 301 * MS), ==, 0);
 }
