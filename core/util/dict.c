@@ -169,45 +169,45 @@ static struct xpu_dict_pend *pend_of(const struct xpu_dict *d, uint32_t frame)
 /* Frames with every expanded frame replaced by its expansion.  Expansions
  * may hold frames expanded later, hence the recursion (bounded: a frame's
  * expansion only ever holds frames older than its expansion).  Past
- * XPU_DICT_MAX_DEPTH the root end is cut, as the leaf end says the most. */
+ * XPU_DICT_MAX_DEPTH the root end is cut, as the leaf end says the most, so
+ * the walk goes from the leaf end and stops once the stack is full.  Nested
+ * expansions could still make it visit a frame for every path through them
+ * (a recording's expansions are whatever its writer chose: 512 frames that
+ * each expand to 512 ... is 512^8 visits), so it also stops after
+ * SUBST_VISITS frames, which an honest stack never nears; what it had by then
+ * is the leaf end. */
+#define SUBST_VISITS (8 * XPU_DICT_MAX_DEPTH)
+
 struct subst {
-	uint32_t *out;
-	uint32_t n, skip;
+	uint32_t *out;	/* filled from the end: out[XPU_DICT_MAX_DEPTH - n ...] */
+	uint32_t n, visits;
 };
 
-static uint32_t subst_len(const struct xpu_dict *d, uint32_t f, int depth)
+/* 0 once the stack is full or the visits are spent. */
+static int subst_emit(const struct xpu_dict *d, struct subst *s, uint32_t f, int depth)
 {
 	const struct xpu_dict_pend *p;
-	if (depth > 8 || xpu_dict_frame_state(d, f) != XPU_FRAME_EXPANDED || !(p = pend_of(d, f)))
-		return 1;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < p->nexp; i++)
-		n += subst_len(d, p->exp[i], depth + 1);
-	return n;
-}
-
-static void subst_emit(const struct xpu_dict *d, struct subst *s, uint32_t f, int depth)
-{
-	const struct xpu_dict_pend *p;
+	if (s->n >= XPU_DICT_MAX_DEPTH || s->visits >= SUBST_VISITS)
+		return 0;
+	s->visits++;
 	if (depth <= 8 && xpu_dict_frame_state(d, f) == XPU_FRAME_EXPANDED && (p = pend_of(d, f))) {
-		for (uint32_t i = 0; i < p->nexp; i++)
-			subst_emit(d, s, p->exp[i], depth + 1);
-		return;
+		for (uint32_t i = p->nexp; i-- > 0;)
+			if (!subst_emit(d, s, p->exp[i], depth + 1))
+				return 0;
+		return 1;
 	}
-	if (s->skip)
-		s->skip--;
-	else if (s->n < XPU_DICT_MAX_DEPTH)
-		s->out[s->n++] = f;
+	s->out[XPU_DICT_MAX_DEPTH - ++s->n] = f;
+	return 1;
 }
 
 static uint32_t substitute(const struct xpu_dict *d, const uint32_t *in, uint32_t n, uint32_t *out)
 {
-	uint64_t len = 0;
-	for (uint32_t i = 0; i < n; i++)
-		len += subst_len(d, in[i], 0);
-	struct subst s = { out, 0, len > XPU_DICT_MAX_DEPTH ? (uint32_t)(len - XPU_DICT_MAX_DEPTH) : 0 };
-	for (uint32_t i = 0; i < n; i++)
-		subst_emit(d, &s, in[i], 0);
+	uint32_t tmp[XPU_DICT_MAX_DEPTH];
+	struct subst s = { tmp, 0, 0 };
+	for (uint32_t i = n; i-- > 0;)
+		if (!subst_emit(d, &s, in[i], 0))
+			break;
+	memcpy(out, tmp + XPU_DICT_MAX_DEPTH - s.n, s.n * sizeof(uint32_t));
 	return s.n;
 }
 

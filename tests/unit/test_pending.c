@@ -140,6 +140,69 @@ TEST(an_expansion_too_deep_keeps_the_leaf_end)
 	xpu_dict_free(&d);
 }
 
+/* Expansions nested in expansions, as a recording may hold: 512 frames that
+ * each expand to 512 that each expand to 512 ...  The stack keeps its leaf
+ * end, and getting it costs no more than filling it (the walk used to visit
+ * every path: 512^7 here, which never ended; fuzz_record timed out in CI on
+ * an input that was likely this).  Seven levels, below the eight that expand. */
+TEST(nested_expansions_keep_the_leaf_end_without_walking_every_path)
+{
+	struct xpu_dict d;
+	uint32_t exp[XPU_DICT_MAX_DEPTH], rep[XPU_DICT_MAX_DEPTH];
+	char name[32];
+	xpu_dict_init(&d);
+	for (uint32_t i = 0; i < XPU_DICT_MAX_DEPTH; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		exp[i] = fr(&d, name);
+	}
+	uint32_t inner = pend(&d, "libx.so+0x10");
+	CHECK_INT(xpu_dict_frame_expand(&d, inner, exp, XPU_DICT_MAX_DEPTH), ==, 0);
+	for (int level = 0; level < 6; level++) {
+		uint32_t outer = pend(&d, "libx.so+0x20");
+		for (uint32_t i = 0; i < XPU_DICT_MAX_DEPTH; i++)
+			rep[i] = inner;
+		CHECK_INT(xpu_dict_frame_expand(&d, outer, rep, XPU_DICT_MAX_DEPTH), ==, 0);
+		inner = outer;
+	}
+	uint32_t p = pend(&d, "libx.so+0x30"), leaf = fr(&d, "leaf");
+	uint32_t s = xpu_dict_stack(&d, (uint32_t[]){ p, leaf }, 2);
+	CHECK_INT(xpu_dict_frame_expand(&d, p, &inner, 1), ==, 0);
+	uint32_t n;
+	const uint32_t *f = xpu_dict_stack_get(&d, s, &n);
+	CHECK_INT(n, ==, XPU_DICT_MAX_DEPTH);
+	CHECK_INT(f[n - 1], ==, leaf);
+	CHECK_INT(f[n - 2], ==, exp[XPU_DICT_MAX_DEPTH - 1]);
+	CHECK_INT(f[0], ==, exp[1]);
+	/* Interning it again walks the same way. */
+	uint32_t again = xpu_dict_stack(&d, (uint32_t[]){ inner, leaf }, 2);
+	CHECK_INT(again, ==, s);
+	xpu_dict_free(&d);
+}
+
+/* Expansions to nothing, nested: nothing to keep, and the walk still ends. */
+TEST(nested_empty_expansions_end)
+{
+	struct xpu_dict d;
+	uint32_t rep[XPU_DICT_MAX_DEPTH];
+	xpu_dict_init(&d);
+	uint32_t inner = pend(&d, "libx.so+0x10");
+	CHECK_INT(xpu_dict_frame_expand(&d, inner, rep, 0), ==, 0);
+	for (int level = 0; level < 8; level++) {
+		uint32_t outer = pend(&d, "libx.so+0x20");
+		for (uint32_t i = 0; i < XPU_DICT_MAX_DEPTH; i++)
+			rep[i] = inner;
+		CHECK_INT(xpu_dict_frame_expand(&d, outer, rep, XPU_DICT_MAX_DEPTH), ==, 0);
+		inner = outer;
+	}
+	uint32_t leaf = fr(&d, "leaf");
+	uint32_t s = xpu_dict_stack(&d, (uint32_t[]){ inner, leaf }, 2);
+	uint32_t n;
+	const uint32_t *f = xpu_dict_stack_get(&d, s, &n);
+	CHECK_INT(n, ==, 1);
+	CHECK_INT(f[0], ==, leaf);
+	xpu_dict_free(&d);
+}
+
 TEST(a_sweep_forgets_freed_stacks_so_a_reused_id_is_left_alone)
 {
 	struct xpu_dict d;
