@@ -28,6 +28,21 @@
  *                  (cuptiFinalize, from the exit of the next launch API call
  *                  on the application's thread, as CUPTI's documentation
  *                  asks) and attach again for the next
+ *   sync           with fin: cuCtxSynchronize just before cuptiFinalize, so
+ *                  no kernel CUPTI instrumented is still queued or running
+ *                  when CUPTI lets go (does detaching then stop failing?)
+ *   ff             with fin: a forced flush just before cuptiFinalize (else
+ *                  the records CUPTI still holds are lost with it)
+ *   ffend          with fin: the forced flush at the slice's end, on the agent
+ *                  thread, and none just before cuptiFinalize (the prototype's way)
+ *   late           with fin: CUPTI is attached only at the first slice, 1 s
+ *                  after start, as xputop's library attaches when an xputop
+ *                  connects, after the program's first kernels
+ *   mem            MEMCPY and MEMSET activity too, switched with the kernels'
+ *                  (as xputop's library does)
+ *   sub1st         with fin: when attaching again, subscribe first, then the
+ *                  clock and buffer callbacks (xputop's detaching prototype's
+ *                  order), and with hw ask for hardware timestamps again
  *
  * At exit it prints one JSON line on stderr: kernels recorded, launches seen
  * by the callbacks, how many launches fell inside slices, and what switching
@@ -79,7 +94,9 @@ static int hw_result = -1;
 /* fin: CUPTI's state between slices */
 enum { ATTACHED, DETACH_ASKED, DETACHING, DETACHED };
 static int fin, cupti_state = ATTACHED, reg_ts;
-static uint64_t fin_ns, fin_max, nfin;
+static uint64_t fin_ns, fin_max, nfin, sync_ns, sync_max;
+static int (*ctx_sync)(void);	/* cuCtxSynchronize, with sync */
+static int fin_flush, sub_first, use_hw, ff_end, late, use_mem;	/* ff, sub1st, hw, ffend, late, mem */
 
 /* XPU_COST_KERNELS: per-kernel durations, and the slices in CUPTI's clock */
 static int per_kernel;
@@ -177,6 +194,14 @@ static void CUPTIAPI on_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId 
 	if (cd->callbackSite == CUPTI_API_EXIT &&
 	    __atomic_compare_exchange_n(&cupti_state, &asked, DETACHING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		uint64_t t0 = now();
+		if (ctx_sync) {
+			ctx_sync();
+			uint64_t ds = now() - t0;
+			sync_ns += ds;
+			sync_max = ds > sync_max ? ds : sync_max;
+		}
+		if (fin_flush)
+			api.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		api.finalize();
 		uint64_t d = now() - t0;
 		fin_ns += d;
@@ -236,10 +261,23 @@ static void attach(void)
 	if (__atomic_load_n(&cupti_state, __ATOMIC_ACQUIRE) != DETACHED)
 		return;
 	uint64_t s0 = now();
-	if (reg_ts)
-		api.reg_ts(ts_now);
-	api.reg(requested, completed);
-	api.subscribe(&sub, on_cb, NULL);
+	if (sub_first) {
+		CUptiResult r = api.subscribe(&sub, on_cb, NULL);
+		for (int i = 0; r == CUPTI_ERROR_NOT_INITIALIZED && i < 5; i++) {
+			usleep(1000);
+			r = api.subscribe(&sub, on_cb, NULL);
+		}
+		if (reg_ts)
+			api.reg_ts(ts_now);
+		api.reg(requested, completed);
+		if (use_hw && api.hw)
+			api.hw(1);
+	} else {
+		if (reg_ts)
+			api.reg_ts(ts_now);
+		api.reg(requested, completed);
+		api.subscribe(&sub, on_cb, NULL);
+	}
 	sub_ns += now() - s0;
 	__atomic_store_n(&cupti_state, ATTACHED, __ATOMIC_RELEASE);
 }
@@ -258,6 +296,10 @@ static void set(int on)
 		callbacks(on);
 	if (use_act)
 		(on ? api.act_enable : api.act_disable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	if (use_act && use_mem) {
+		(on ? api.act_enable : api.act_disable)(CUPTI_ACTIVITY_KIND_MEMCPY);
+		(on ? api.act_enable : api.act_disable)(CUPTI_ACTIVITY_KIND_MEMSET);
+	}
 	uint64_t d = now() - t0;
 	if (use_cb && unsub && !on) {
 		uint64_t s0 = now();
@@ -288,7 +330,7 @@ static void slice(void)
 	set(0);
 	on_ns += now() - t0;
 	toggles++;
-	api.flush(0);
+	api.flush(ff_end ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 	if (fin)
 		__atomic_store_n(&cupti_state, DETACH_ASKED, __ATOMIC_RELEASE);
 }
@@ -296,6 +338,8 @@ static void slice(void)
 static void *agent(void *arg)
 {
 	uint64_t last_flush = now();
+	if (late)
+		usleep(1000000);
 	if (once) {
 		usleep((useconds_t)(once_at_ms * 1000));
 		slice();
@@ -327,14 +371,14 @@ static void at_exit(void)
 		"\"toggles\": %llu, \"enable_us_avg\": %.1f, \"enable_us_max\": %.1f, \"disable_us_avg\": %.1f, "
 		"\"disable_us_max\": %.1f, \"subscribe_us_avg\": %.1f, \"unsubscribe_us_avg\": %.1f, "
 		"\"hw_trace\": %d, \"finalized\": %llu, \"finalize_us_avg\": %.1f, \"finalize_us_max\": %.1f, "
-		"\"traced_frac\": %.4f}\n",
+		"\"sync_us_avg\": %.1f, \"sync_us_max\": %.1f, \"traced_frac\": %.4f}\n",
 		getenv("XPU_COST"), (unsigned long long)kernels, (unsigned long long)launches,
 		(unsigned long long)launches_in, (unsigned long long)toggles,
 		toggles ? (double)en_ns / toggles / 1e3 : (double)en_ns / 1e3, (double)en_max / 1e3,
 		toggles ? (double)dis_ns / toggles / 1e3 : 0.0, (double)dis_max / 1e3,
 		toggles ? (double)sub_ns / toggles / 1e3 : 0.0, toggles ? (double)unsub_ns / toggles / 1e3 : 0.0,
 		hw_result, (unsigned long long)nfin, nfin ? (double)fin_ns / nfin / 1e3 : 0.0, (double)fin_max / 1e3,
-		duty || once ? (double)on_ns / 1e9 / secs : 1.0);
+		nfin ? (double)sync_ns / nfin / 1e3 : 0.0, (double)sync_max / 1e3, duty || once ? (double)on_ns / 1e9 / secs : 1.0);
 	for (uint32_t i = 0; per_kernel && i < nk; i++)
 		fprintf(stderr, "{\"kernel\": \"%.60s\", \"records\": %llu, \"sum_us\": %.1f, \"avg_us\": %.2f, "
 			"\"max_us\": %.1f, \"graph\": %llu, \"early\": %llu, \"early_avg_us\": %.2f, "
@@ -343,6 +387,16 @@ static void at_exit(void)
 			kst[i].max / 1e3, (unsigned long long)kst[i].graph, (unsigned long long)kst[i].early,
 			kst[i].early ? kst[i].early_sum / 1e3 / kst[i].early : 0, (unsigned long long)kst[i].corr_unseen,
 			kst[i].corr_unseen ? kst[i].unseen_sum / 1e3 / kst[i].corr_unseen : 0);
+}
+
+/* Whether the comma-separated flags after XPU_COST's mode hold f. */
+static int has_flag(const char *m, const char *f)
+{
+	size_t n = strlen(f);
+	for (const char *p = strchr(m, ','); p; p = strchr(p + 1, ','))
+		if (!strncmp(p + 1, f, n) && (p[1 + n] == ',' || p[1 + n] == '\0'))
+			return 1;
+	return 0;
 }
 
 int InitializeInjection(void)
@@ -372,11 +426,11 @@ int InitializeInjection(void)
 	int only_sub = !strcmp(m, "subscribed") || !strncmp(m, "subscribed,", 11);
 	int only_reg = !strncmp(m, "registered", 10);
 	int timed = !strncmp(m, "duty:", 5) || !strncmp(m, "once:", 5);
-	int cb_only = !!strstr(m, ",cb"), act_only = !!strstr(m, ",act");
-	unsub = !!strstr(m, ",unsub");
-	by_domain = !!strstr(m, ",domain");
-	noflush = !!strstr(m, ",noflush");
-	reg_ts = !!strstr(m, ",ts");
+	int cb_only = has_flag(m, "cb"), act_only = has_flag(m, "act");
+	unsub = has_flag(m, "unsub");
+	by_domain = has_flag(m, "domain");
+	noflush = has_flag(m, "noflush");
+	reg_ts = has_flag(m, "ts");
 	use_cb = only_sub || !strncmp(m, "callbacks", 9) || !strncmp(m, "both", 4) || (timed && !act_only);
 	use_act = !strncmp(m, "activity", 8) || !strncmp(m, "both", 4) || (timed && !cb_only);
 	if (sscanf(m, "duty:%ld:%ld", &period_ms, &slice_ms) == 2 && period_ms > slice_ms && slice_ms > 0)
@@ -384,13 +438,27 @@ int InitializeInjection(void)
 	if (sscanf(m, "once:%ld:%ld", &once_at_ms, &slice_ms) == 2 && slice_ms > 0)
 		once = 1;
 	t_start = now();
-	fin = !!strstr(m, ",fin") && !!api.finalize;
-	if (reg_ts)
+	fin = has_flag(m, "fin") && !!api.finalize;
+	fin_flush = fin && has_flag(m, "ff");
+	ff_end = fin && has_flag(m, "ffend");
+	sub_first = fin && has_flag(m, "sub1st");
+	use_hw = has_flag(m, "hw");
+	late = fin && has_flag(m, "late");
+	use_mem = has_flag(m, "mem");
+	if (fin && has_flag(m, "sync")) {
+		void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (cu)
+			*(void **)&ctx_sync = dlsym(cu, "cuCtxSynchronize");
+	}
+	if (late)	/* attach() does it all at the first slice */
+		cupti_state = DETACHED;
+	if (reg_ts && !late)
 		api.reg_ts(ts_now);
-	api.reg(requested, completed);
-	if (strstr(m, ",hw") && api.hw)
+	if (!late)
+		api.reg(requested, completed);
+	if (has_flag(m, "hw") && api.hw && !late)
 		hw_result = api.hw(1);
-	if (use_cb && !(unsub && (duty || once)))
+	if (use_cb && !(unsub && (duty || once)) && !late)
 		api.subscribe(&sub, on_cb, NULL);
 	if (!duty && !once && !only_sub && !only_reg) {
 		set(1);
