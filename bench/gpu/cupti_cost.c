@@ -40,6 +40,9 @@
  *                  connects, after the program's first kernels
  *   mem            MEMCPY and MEMSET activity too, switched with the kernels'
  *                  (as xputop's library does)
+ *   allcb          the launch callbacks of all 25 launch cbids xputop's library
+ *                  enables, not 8
+ *   dropped        cuptiActivityGetNumDroppedRecords for each buffer completed
  *   sub1st         with fin: when attaching again, subscribe first, then the
  *                  clock and buffer callbacks (xputop's detaching prototype's
  *                  order), and with hw ask for hardware timestamps again
@@ -82,6 +85,7 @@ static struct {
 	CUptiResult (*reg)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
 	CUptiResult (*flush)(uint32_t);
 	CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
+	CUptiResult (*num_dropped)(CUcontext, uint32_t, size_t *);
 } api;
 
 static CUpti_SubscriberHandle sub;
@@ -174,6 +178,36 @@ static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } cbids[]
 	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch },
 };
 #define NCB (sizeof(cbids) / sizeof(cbids[0]))
+/* allcb: every launch cbid xputop's library enables (inject/cupti.c). */
+static const struct { CUpti_CallbackDomain dom; CUpti_CallbackId cbid; } all_cbids[] = {
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000 },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunch },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz },
+};
+#define NALLCB (sizeof(all_cbids) / sizeof(all_cbids[0]))
+static int all_cb, call_dropped;	/* allcb, dropped */
 
 static uint64_t now(void)
 {
@@ -236,6 +270,9 @@ static void CUPTIAPI completed(CUcontext c, uint32_t s, uint8_t *b, size_t size,
 			if (per_kernel)
 				note_kernel((const CUpti_ActivityKernel10 *)r);
 		}
+	size_t dropped = 0;
+	if (call_dropped && api.num_dropped)
+		api.num_dropped(c, s, &dropped);
 	free(b);
 }
 
@@ -244,6 +281,11 @@ static void callbacks(int on)
 	if (by_domain) {
 		api.enable_domain(on, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
 		api.enable_domain(on, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+		return;
+	}
+	if (all_cb) {
+		for (size_t i = 0; i < NALLCB; i++)
+			api.enable_cb(on, sub, all_cbids[i].dom, all_cbids[i].cbid);
 		return;
 	}
 	for (size_t i = 0; i < NCB; i++)
@@ -419,6 +461,7 @@ int InitializeInjection(void)
 	*(void **)&api.reg = dlsym(h, "cuptiActivityRegisterCallbacks");
 	*(void **)&api.flush = dlsym(h, "cuptiActivityFlushAll");
 	*(void **)&api.next = dlsym(h, "cuptiActivityGetNextRecord");
+	*(void **)&api.num_dropped = dlsym(h, "cuptiActivityGetNumDroppedRecords");
 	*(void **)&get_ts = dlsym(h, "cuptiGetTimestamp");
 	per_kernel = getenv("XPU_COST_KERNELS") && *getenv("XPU_COST_KERNELS") == '1';
 	if (per_kernel)
@@ -445,6 +488,8 @@ int InitializeInjection(void)
 	use_hw = has_flag(m, "hw");
 	late = fin && has_flag(m, "late");
 	use_mem = has_flag(m, "mem");
+	all_cb = has_flag(m, "allcb");
+	call_dropped = has_flag(m, "dropped");
 	if (fin && has_flag(m, "sync")) {
 		void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 		if (cu)
