@@ -36,8 +36,9 @@
  *   ffend          with fin: the forced flush at the slice's end, on the agent
  *                  thread, and none just before cuptiFinalize (the prototype's way)
  *   late           with fin: CUPTI is attached only at the first slice, 1 s
- *                  after start, as xputop's library attaches when an xputop
- *                  connects, after the program's first kernels
+ *                  (XPU_COST_LATE_MS) after start, on the agent thread, as
+ *                  xputop's library attaches when an xputop connects; the
+ *                  first slice starts then
  *   mem            MEMCPY and MEMSET activity too, switched with the kernels'
  *                  (as xputop's library does)
  *   allcb          the launch callbacks of all 25 launch cbids xputop's library
@@ -380,15 +381,18 @@ static void slice(void)
 static void *agent(void *arg)
 {
 	uint64_t last_flush = now();
-	if (late)
-		usleep(1000000);
+	if (late) {
+		const char *ms = getenv("XPU_COST_LATE_MS");
+		usleep((useconds_t)(ms ? atol(ms) : 1000) * 1000);
+	}
 	if (once) {
 		usleep((useconds_t)(once_at_ms * 1000));
 		slice();
 	}
 	for (;;) {
 		if (duty) {
-			usleep((useconds_t)((rand() % (period_ms - slice_ms + 1)) * 1000));
+			if (!late || toggles)	/* late: the first slice right away */
+				usleep((useconds_t)((rand() % (period_ms - slice_ms + 1)) * 1000));
 			slice();
 			usleep((useconds_t)((period_ms - slice_ms) * 1000) / 2);
 		} else {
