@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""A sampled run's estimates against an exact run of the same workload
+(issue 25): the last snapshot of each (`xputop -b -j --window LONGER_THAN_RUN
+-- WORKLOAD`, once in the default mode, once with --gpu-exact), per process
+with kernels: launches, kernels and GPU time estimated (with the uncertainty
+xputop gave) against the exact counts, and the kernels' shares of GPU time.
+
+  python3 bench/gpu/est_vs_exact.py SAMPLED_JSON EXACT_JSON [TOP]
+"""
+import json
+import sys
+
+
+def last(path):
+    snap = None
+    for line in open(path):
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if "gpu" in j:
+            snap = j
+    return snap["gpu"]
+
+
+def busiest(g):
+    procs = [p for p in g.get("processes", []) if p.get("kernels", 0) or p.get("launches", 0)]
+    return max(procs, key=lambda p: p.get("launches", 0)) if procs else {}
+
+
+def shares(g):
+    rows = {k["kernel"]: k.get("total_ns", 0) for k in g.get("kernels", [])}
+    total = sum(rows.values()) or 1
+    return {k: 100.0 * v / total for k, v in rows.items()}, total
+
+
+s, e = last(sys.argv[1]), last(sys.argv[2])
+top = int(sys.argv[3]) if len(sys.argv) > 3 else 10
+ps, pe = busiest(s), busiest(e)
+t = s.get("tracing", {})
+print(f"sampled: estimated {t.get('estimated')}, traced {t.get('traced_pct', 0):.2f}% of the time; "
+      f"exact: estimated {e.get('tracing', {}).get('estimated')}")
+
+
+def line(name, est, err, exact):
+    if est is None or not exact:
+        print(f"  {name}: estimate {est} (+-{err}%), exact {exact}")
+        return
+    print(f"  {name}: estimate {est:,.0f} +-{err if err is not None else '?'}% against {exact:,.0f} exact "
+          f"({100 * (est / exact - 1):+.1f}%)")
+
+
+line("launches", ps.get("launches_est"), ps.get("launches_est_err_pct"), pe.get("launches"))
+line("kernels", ps.get("kernels_est"), ps.get("kernels_est_err_pct"), pe.get("kernels"))
+ss, st = shares(s)
+es, et = shares(e)
+line("GPU time (ns)", ps.get("gpu_ns_est"), ps.get("gpu_ns_est_err_pct"), et)
+print(f"  (sampled kernel table's total {st:,.0f} ns)")
+worst = 0.0
+print(f"  top {top} kernels by exact share: sampled share - exact share, points")
+for k in sorted(es, key=es.get, reverse=True)[:top]:
+    d = ss.get(k, 0.0) - es[k]
+    worst = max(worst, abs(d))
+    print(f"    {es[k]:6.2f}%  {d:+6.2f}  {k[:70]}")
+print(f"  largest share difference among them: {worst:.2f} points")
