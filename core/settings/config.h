@@ -10,7 +10,9 @@
  *
  * The keys that are also options (view, theme, delay...) are those of the
  * table of settings (settings_table.h), with its ranges and defaults; the
- * others keep what was chosen on screen.  Read with a version check.  An unknown key or a bad value is one warning,
+ * others keep what was chosen on screen.
+ *
+ * Read with a version check.  An unknown key or a bad value is one warning,
  * "FILE:LINE: ...", and its line is ignored: a settings file never stops
  * xputop.  Command-line options override the file.  The TUI saves the file
  * whole and atomically (temporary file, fsync, rename).
@@ -31,8 +33,27 @@
 #define XPU_CONFIG_VERSION 1
 #define XPU_CONFIG_NAME "xputop.conf"
 
+/* Which settings the file gave (struct xpu_settings.set), and which of
+ * those the command line did (struct xpu_opts.given). */
+enum {
+	XPU_SET_VIEW = 1u << 0,
+	XPU_SET_THEME = 1u << 1,
+	XPU_SET_DELAY = 1u << 2,
+	XPU_SET_FREQ = 1u << 3,
+	XPU_SET_WINDOW = 1u << 4,
+	XPU_SET_NPU_TDR = 1u << 5,
+	XPU_SET_NPU_STORM = 1u << 6,
+	XPU_SET_NPU_SILENCE = 1u << 7,
+	XPU_SET_THREADS = 1u << 8,
+	XPU_SET_SINCE_START = 1u << 9,
+	XPU_SET_FLAME = 1u << 10,
+	XPU_SET_MOUSE = 1u << 11,
+};
+#define XPU_SET_SORT(view) (1u << (16 + (view)))
+#define XPU_SET_REVERSE(view) (1u << (20 + (view)))
+
 struct xpu_settings {
-	unsigned set;			/* XPU_SET_* (settings_table.h) */
+	unsigned set;			/* XPU_SET_* */
 	int version;			/* of the file read, 0 = none */
 	int newer;			/* written by a newer xputop: not overwritten */
 	int warnings;

@@ -53,12 +53,13 @@ struct xpu_opts {
 	double pprof_interval_s;	/* --pprof-interval */
 	const char *pprof_push;	/* --pprof-push URL */
 	const char *pprof_push_headers;	/* --pprof-headers FILE */
-	unsigned given;		/* XPU_SET_*: options of the settings file that were given */
+	unsigned given;		/* XPU_SET_* (config.h): options of the settings file that were given */
 	char **cmd;		/* -- CMD ARGS */
 };
 
-/* -d was given (the settings file and a replay's pace must not override it). */
-#define XPU_GIVEN_DELAY XPU_SET_DELAY
+/* -d was given (the settings file and a replay's pace must not override it):
+ * XPU_SET_DELAY of config.h, which includes this file. */
+#define XPU_GIVEN_DELAY (1u << 2)
 
 /* A documented interactive key: --help, the TUI's help screen and the man
  * page test all read this one table.  keys == NULL starts a section. */

@@ -231,6 +231,7 @@ const struct xpu_setting xpu_settings_table[] = {
 const unsigned xpu_nsettings = sizeof(xpu_settings_table) / sizeof(xpu_settings_table[0]);
 
 _Static_assert(sizeof(enum xpu_view) == sizeof(int), "--view's ENUM is an int in both structs");
+_Static_assert(XPU_GIVEN_DELAY == XPU_SET_DELAY, "one bit for -d given and delay set");
 
 /* ---- reading it ---- */
 

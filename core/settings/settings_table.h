@@ -12,25 +12,6 @@
 
 struct xpu_opts;
 
-/* Which settings: bits of struct xpu_settings.set (the file gave them) and of
- * struct xpu_opts.given (the command line did, so the file must not). */
-enum {
-	XPU_SET_VIEW = 1u << 0,
-	XPU_SET_THEME = 1u << 1,
-	XPU_SET_DELAY = 1u << 2,
-	XPU_SET_FREQ = 1u << 3,
-	XPU_SET_WINDOW = 1u << 4,
-	XPU_SET_NPU_TDR = 1u << 5,
-	XPU_SET_NPU_STORM = 1u << 6,
-	XPU_SET_NPU_SILENCE = 1u << 7,
-	XPU_SET_THREADS = 1u << 8,
-	XPU_SET_SINCE_START = 1u << 9,
-	XPU_SET_FLAME = 1u << 10,
-	XPU_SET_MOUSE = 1u << 11,
-};
-#define XPU_SET_SORT(view) (1u << (16 + (view)))
-#define XPU_SET_REVERSE(view) (1u << (20 + (view)))
-
 enum xpu_setting_kind {
 	XPU_SK_FLAG,	/* no argument: the int becomes 1 */
 	XPU_SK_COUNT,	/* no argument: the int counts them (-v -v) */
@@ -63,7 +44,7 @@ struct xpu_setting {
 	/* HOOK: returns 0, -1 after reporting the error, or 1 when the option
 	 * was all there was to do (--help: exit 0). */
 	int (*parse)(struct xpu_opts *o, const struct xpu_setting *e, const char *arg);
-	unsigned bit;		/* XPU_SET_*: also a key of the settings file, or 0 */
+	unsigned bit;		/* XPU_SET_* (config.h): also a key of the settings file, or 0 */
 	size_t soff;		/* ... its field in struct xpu_settings */
 	const char *zero;	/* ... the file's word for 0 ("driver"), or NULL */
 	const char *help;	/* NULL: not in --help, the man page or the completion */
