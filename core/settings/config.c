@@ -52,8 +52,8 @@ static const struct key keys[] = {
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-/* A key of the table written commented out while unset: one only an option
- * sets (the screen never changes it). */
+/* What a key of the table that only an option sets (the screen never
+ * changes it) shows while the file does not set it; NULL for the others. */
 static const char *shown_default(const struct xpu_setting *e)
 {
 	return e->def ? e->def : e->zero;
@@ -268,7 +268,7 @@ static int set_option_key(struct xpu_settings *s, const struct xpu_setting *e, c
 	case XPU_SK_STRING:
 		if (set_text(f, sizeof(s->theme), v) == 0)
 			return 0;
-		snprintf(expect, sizeof(expect), "printable text shorter than %zu bytes", sizeof(s->theme));
+		snprintf(expect, sizeof(expect), "a %s name or path", e->name);
 		break;
 	default:
 		if (e->zero && !strcasecmp(v, e->zero)) {
@@ -352,6 +352,14 @@ static void find_version(struct xpu_settings *s, char *t, int lineno, const char
 	}
 }
 
+static const struct key *screen_key(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strcasecmp(name, keys[i].name))
+			return &keys[i];
+	return NULL;
+}
+
 static void parse_line(struct xpu_settings *s, char *t, int lineno, const char *origin, void *ctx)
 {
 	char *key, *val, b[64];
@@ -362,22 +370,17 @@ static void parse_line(struct xpu_settings *s, char *t, int lineno, const char *
 	if (!strcasecmp(key, "version"))
 		return;
 	const struct xpu_setting *e = xpu_setting_key(key);
-	for (size_t i = 0; !e && i < NKEYS; i++) {
-		if (strcasecmp(key, keys[i].name))
-			continue;
-		if (!*val)
-			warn(s, origin, lineno, "no value for %s, line ignored", keys[i].name);
-		else if (set_key(s, &keys[i], val, origin, lineno) == 0)
-			s->set |= keys[i].bit;
+	const struct key *k = e ? NULL : screen_key(key);
+	if (!e && !k) {
+		/* A newer xputop's keys are expected in its files. */
+		if (!s->newer)
+			warn(s, origin, lineno, "unknown key '%s', line ignored", shown(key, b, sizeof(b)));
 		return;
 	}
-	if (e && !*val)
-		warn(s, origin, lineno, "no value for %s, line ignored", e->name);
-	else if (e && set_option_key(s, e, val, origin, lineno) == 0)
-		s->set |= e->bit;
-	/* A newer xputop's keys are expected in its files. */
-	else if (!e && !s->newer)
-		warn(s, origin, lineno, "unknown key '%s', line ignored", shown(key, b, sizeof(b)));
+	if (!*val)
+		warn(s, origin, lineno, "no value for %s, line ignored", e ? e->name : k->name);
+	else if ((e ? set_option_key(s, e, val, origin, lineno) : set_key(s, k, val, origin, lineno)) == 0)
+		s->set |= e ? e->bit : k->bit;
 }
 
 int xpu_config_parse(struct xpu_settings *s, const char *text, const char *origin)
@@ -535,22 +538,34 @@ static int format_option(const struct xpu_settings *s, const struct xpu_setting 
 	}
 }
 
-/* The table's keys with (defaults) or without a default shown. */
-static size_t put_options(const struct xpu_settings *s, int with_default, char *buf, size_t size, size_t used)
+static void put(char *buf, size_t size, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void put(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+	va_list ap;
+	if (*used >= size)
+		return;
+	va_start(ap, fmt);
+	*used += (size_t)vsnprintf(buf + *used, size - *used, fmt, ap);
+	va_end(ap);
+}
+
+/* The table's keys: those the screen sets (no default shown), or those only
+ * an option sets, commented out with their default while the file has none. */
+static void put_options(const struct xpu_settings *s, int option_only, char *buf, size_t size, size_t *used)
 {
 	char v[300];
-	for (unsigned i = 0; i < xpu_nsettings && used < size; i++) {
+	for (unsigned i = 0; i < xpu_nsettings; i++) {
 		const struct xpu_setting *e = &xpu_settings_table[i];
-		if (!e->bit || !shown_default(e) != !with_default)
+		if (!e->bit || !shown_default(e) != !option_only)
 			continue;
-		if (with_default && !(s->set & e->bit)) {
-			used += (size_t)snprintf(buf + used, size - used, "# %s = %s\n", e->name, shown_default(e));
+		if (option_only && !(s->set & e->bit)) {
+			put(buf, size, used, "# %s = %s\n", e->name, shown_default(e));
 			continue;
 		}
 		format_option(s, e, v, sizeof(v));
-		used += (size_t)snprintf(buf + used, size - used, "%s = %s\n", e->name, v);
+		put(buf, size, used, "%s = %s\n", e->name, v);
 	}
-	return used;
 }
 
 void xpu_config_format(const struct xpu_settings *s, char *buf, size_t size)
@@ -558,22 +573,16 @@ void xpu_config_format(const struct xpu_settings *s, char *buf, size_t size)
 	size_t used = 0;
 	char v[300];
 
-#define PUT(...) \
-	do { \
-		if (used < size) \
-			used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__); \
-	} while (0)
-	PUT("# xputop settings, saved with S in the interactive screen; see xputop(8),\n"
+	put(buf, size, &used, "# xputop settings, saved with S in the interactive screen; see xputop(8),\n"
 	    "# CONFIGURATION FILE.  Command-line options override what is here.\n"
 	    "version = %d\n\n", XPU_CONFIG_VERSION);
-	used = put_options(s, 0, buf, size, used);
+	put_options(s, 0, buf, size, &used);
 	for (size_t i = 0; i < NKEYS; i++) {
 		format_value(s, &keys[i], v, sizeof(v));
-		PUT("%s = %s\n", keys[i].name, v);
+		put(buf, size, &used, "%s = %s\n", keys[i].name, v);
 	}
-	PUT("\n# Also options (-d, -F, --window, --npu-*); commented out: the default.\n");
-	used = put_options(s, 1, buf, size, used);
-#undef PUT
+	put(buf, size, &used, "\n# Also options (-d, -F, --window, --npu-*); commented out: the default.\n");
+	put_options(s, 1, buf, size, &used);
 }
 
 int xpu_config_save(const struct xpu_settings *s, const char *path, char *msg, size_t size)

@@ -56,15 +56,16 @@ void xpu_opts_usage(FILE *f)
 		   "Options:\n");
 	for (unsigned i = 0; i < xpu_nsettings; i++) {
 		const struct xpu_setting *e = &xpu_settings_table[i];
-		char left[64];
+		char left[64], def[64] = "";
 		if (!e->help)
 			continue;
 		if (e->shrt)
 			snprintf(left, sizeof(left), "-%c, --%s%s%s", e->shrt, e->name, space(e), e->arg ? e->arg : "");
 		else
 			snprintf(left, sizeof(left), "    --%s%s%s", e->name, space(e), e->arg ? e->arg : "");
-		fprintf(f, "  %-28s %s%s%s%s\n", left, e->help, e->def ? " (default " : "", e->def ? e->def : "",
-			e->def ? ")" : "");
+		if (e->def)
+			snprintf(def, sizeof(def), " (default %s)", e->def);
+		fprintf(f, "  %-28s %s%s\n", left, e->help, def);
 	}
 	fprintf(f, "\nInteractive keys:\n");
 	for (unsigned i = 0; i < xpu_nkeydocs; i++) {
