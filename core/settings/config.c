@@ -585,6 +585,15 @@ void xpu_config_format(const struct xpu_settings *s, char *buf, size_t size)
 	put_options(s, 1, buf, size, &used);
 }
 
+void xpu_config_keys(FILE *f)
+{
+	for (unsigned i = 0; i < xpu_nsettings; i++)
+		if (xpu_settings_table[i].bit)
+			fprintf(f, "%s\n", xpu_settings_table[i].name);
+	for (size_t i = 0; i < NKEYS; i++)
+		fprintf(f, "%s\n", keys[i].name);
+}
+
 int xpu_config_save(const struct xpu_settings *s, const char *path, char *msg, size_t size)
 {
 	char def[PATH_MAX], text[8192];

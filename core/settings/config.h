@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "opts.h"
 #include "snapshot.h"
@@ -95,6 +96,10 @@ void xpu_config_apply(const struct xpu_settings *s, struct xpu_opts *o, struct x
 /* Takes the choices made on screen into s: view, sort orders, threads,
  * window, flame pane, theme. */
 void xpu_config_capture(struct xpu_settings *s, const struct xpu_viewstate *vs, const char *theme);
+
+/* Every key the file takes, one a line (xputop --list-keys: the man page
+ * test). */
+void xpu_config_keys(FILE *f);
 
 /* The file's text for s. */
 void xpu_config_format(const struct xpu_settings *s, char *buf, size_t size);

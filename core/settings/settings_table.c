@@ -143,6 +143,12 @@ static int list_options(struct xpu_opts *o, const struct xpu_setting *e, const c
 	return 1;
 }
 
+static int list_keys(struct xpu_opts *o, const struct xpu_setting *e, const char *arg)
+{
+	xpu_config_keys(stdout);
+	return 1;
+}
+
 /* ---- the table ---- */
 
 static const char *const views[] = { "gpu", "npu", "cpu", NULL };
@@ -225,8 +231,9 @@ const struct xpu_setting xpu_settings_table[] = {
 	{ "verbose", 'v', NULL, XPU_SK_COUNT, O(verbose), .help = "more messages (twice: libbpf's debug output too)" },
 	{ "help", 'h', NULL, XPU_SK_HOOK, .parse = show_help, .help = "show this help and exit" },
 	{ "version", 'V', NULL, XPU_SK_HOOK, .parse = show_version, .help = "show the version and exit" },
-	/* For the build of the bash completion. */
+	/* For the build of the bash completion and the man page's test. */
 	{ "list-options", 0, NULL, XPU_SK_HOOK, .parse = list_options },
+	{ "list-keys", 0, NULL, XPU_SK_HOOK, .parse = list_keys },
 };
 const unsigned xpu_nsettings = sizeof(xpu_settings_table) / sizeof(xpu_settings_table[0]);
 

@@ -4,7 +4,8 @@
  * xpu_opts and, for an option that is also a key of the settings file, that
  * key's field of struct xpu_settings.  The options (opts.c), --help, the
  * settings file (config.c) and the bash completion (xputop --list-options)
- * all read it; tests/cli/cli.sh holds the man page to --help. */
+ * all read it; tests/cli/cli.sh holds the man page to --help and to
+ * xputop --list-keys. */
 #ifndef XPU_SETTINGS_TABLE_H
 #define XPU_SETTINGS_TABLE_H
 
