@@ -202,8 +202,8 @@ static void bad_value(struct xpu_settings *s, const char *name, const char *v, c
 		      const char *origin, int line)
 {
 	char b[64];
-	warn(s, origin, line, "bad value '%s' for %s (expected %s), line ignored", shown(v, b, sizeof(b)), name,
-	     expect);
+	warn(s, origin, line, "bad value '%s' for %s (expected %s), line ignored", shown(v, b, sizeof(b)),
+	     name, expect);
 }
 
 /* Sets a key of the screen's; returns 0, or -1 after the warning. */
@@ -283,8 +283,9 @@ static int set_option_key(struct xpu_settings *s, const struct xpu_setting *e, c
 			return 0;
 		}
 		xpu_setting_expect(e, range, sizeof(range));
-		snprintf(expect, sizeof(expect), "%s%s%s%s", e->kind == XPU_SK_DOUBLE ? "" : "a whole number from ",
-			 range, e->zero ? ", or " : "", e->zero ? e->zero : "");
+		snprintf(expect, sizeof(expect), "%s%s%s%s",
+			 e->kind == XPU_SK_DOUBLE ? "" : "a whole number from ", range,
+			 e->zero ? ", or " : "", e->zero ? e->zero : "");
 		break;
 	}
 	bad_value(s, e->name, v, expect, origin, line);
@@ -461,10 +462,18 @@ static void apply_option(const struct xpu_settings *s, const struct xpu_setting 
 	void *to = (char *)o + e->off;
 	const void *from = (const char *)s + e->soff;
 	switch (e->kind) {
-	case XPU_SK_STRING: *(const char **)to = from; break;
-	case XPU_SK_DOUBLE: *(double *)to = *(const double *)from; break;
-	case XPU_SK_U32: *(uint32_t *)to = *(const uint32_t *)from; break;
-	default: *(int *)to = *(const int *)from; break;
+	case XPU_SK_STRING:
+		*(const char **)to = from;
+		break;
+	case XPU_SK_DOUBLE:
+		*(double *)to = *(const double *)from;
+		break;
+	case XPU_SK_U32:
+		*(uint32_t *)to = *(const uint32_t *)from;
+		break;
+	default:
+		*(int *)to = *(const int *)from;
+		break;
 	}
 }
 
@@ -538,7 +547,8 @@ static int format_option(const struct xpu_settings *s, const struct xpu_setting 
 	}
 }
 
-static void put(char *buf, size_t size, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t size, size_t *used, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 static void put(char *buf, size_t size, size_t *used, const char *fmt, ...)
 {

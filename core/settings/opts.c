@@ -60,7 +60,8 @@ void xpu_opts_usage(FILE *f)
 		if (!e->help)
 			continue;
 		if (e->shrt)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", e->shrt, e->name, space(e), e->arg ? e->arg : "");
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", e->shrt, e->name, space(e),
+				 e->arg ? e->arg : "");
 		else
 			snprintf(left, sizeof(left), "    --%s%s%s", e->name, space(e), e->arg ? e->arg : "");
 		if (e->def)
@@ -113,7 +114,8 @@ static const struct xpu_setting *entry(int c)
 static int check(const struct xpu_opts *o)
 {
 	if (o->replay && o->cmd)
-		return xpu_err("a command to run (-- CMD) cannot be combined with replaying a recording (-r)"), -1;
+		return xpu_err("a command to run (-- CMD) cannot be combined with replaying a recording "
+			       "(-r)"), -1;
 	if ((o->pprof_push || o->pprof_interval_s != 10) && !o->pprof_dir)
 		return xpu_err("--pprof-push and --pprof-interval go with --pprof DIR"), -1;
 	if (o->pprof_push_headers && !o->pprof_push)

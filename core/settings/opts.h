@@ -53,7 +53,7 @@ struct xpu_opts {
 	double pprof_interval_s;	/* --pprof-interval */
 	const char *pprof_push;	/* --pprof-push URL */
 	const char *pprof_push_headers;	/* --pprof-headers FILE */
-	unsigned given;		/* XPU_SET_* (config.h): options of the settings file that were given */
+	unsigned given;		/* XPU_SET_* (config.h): the file's options given here */
 	char **cmd;		/* -- CMD ARGS */
 };
 
