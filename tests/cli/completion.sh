@@ -100,7 +100,8 @@ offered=$(comp -- --view "" | tr '\n' ' ')
 
 t the_names_an_option_takes_are_offered_as_the_parser_has_them
 offers "pid comm cgroup container" --prometheus-label ""
-offers "cgroup comm" --prometheus-label c
+offers "cgroup comm container" --prometheus-label c
+offers "comm container" --prometheus-label co
 for v in $(comp -- --prometheus-label ""); do
 	"$XPUTOP" --prometheus-label "$v" --help > /dev/null 2>&1 || fail "--prometheus-label $v is offered but refused"
 done
