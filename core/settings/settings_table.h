@@ -21,7 +21,7 @@ enum xpu_setting_kind {
 	XPU_SK_DOUBLE,	/* a decimal number lo..hi, a double */
 	XPU_SK_STRING,	/* the argument itself, a const char * */
 	XPU_SK_ENUM,	/* one of names[], its index, an int */
-	XPU_SK_HOOK,	/* parse() reads it */
+	XPU_SK_HOOK,	/* parse() reads it (and may use lo, hi, unit, off) */
 };
 
 enum {
@@ -68,8 +68,8 @@ void xpu_setting_expect(const struct xpu_setting *e, char *buf, size_t size);
  * "OPT: expected ..." and returns -1; HOOK entries return what parse does. */
 int xpu_setting_parse(const struct xpu_setting *e, struct xpu_opts *o, const char *arg);
 
-/* Puts each entry's starting value in o (and for the file's keys, in the
- * struct xpu_settings at s, when s is not NULL). */
+/* Puts each entry's starting value in o and, for the file's keys, in the
+ * struct xpu_settings at s (either may be NULL). */
 void xpu_setting_defaults(struct xpu_opts *o, void *s);
 
 #endif
