@@ -392,11 +392,11 @@ deps:
 	.ci/setup
 
 # ---- install ----
-# The bash completion: the options as --help lists them, the directories and
-# the themes installed with them.
-$(COMPLETION): docs/completion/xputop.bash.in docs/completion/options.awk $(OUTPUT)/xputop \
-		$(OUTPUT)/install_dirs.h $(THEMES)
-	$(OUTPUT)/xputop --help | awk -f docs/completion/options.awk > $@.options
+# The bash completion: the options as the table of settings lists them
+# (core/settings/settings_table.c), the directories and the themes installed
+# with them.
+$(COMPLETION): docs/completion/xputop.bash.in $(OUTPUT)/xputop $(OUTPUT)/install_dirs.h $(THEMES)
+	$(OUTPUT)/xputop --list-options > $@.options
 	sed -e '/^@OPTIONS@$$/{r $@.options' -e 'd;}' -e 's|@BINDIR@|$(BINDIR)|' \
 		-e 's|@DATADIR@|$(XPU_DATADIR)|' -e 's|@THEMES@|$(notdir $(THEMES:.theme=))|' $< > $@.tmp
 	rm -f $@.options

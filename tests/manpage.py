@@ -4,7 +4,8 @@
 Prints what man page MAN documents, one entry a line, as --help spells it:
   options   each tag of the OPTIONS section, e.g. "-d, --delay SECS"
   keys      each word of the tags of INTERACTIVE COMMANDS: "Ctrl-L", "click"
-  columns SECTION   each name in the tags of SECTION (e.g. "GPU VIEW")
+  columns SECTION   each name in the tags of SECTION (e.g. "GPU VIEW", or
+                    "CONFIGURATION FILE": the settings file's keys)
 so that tests/cli/cli.sh can compare them with --help and the code."""
 import re
 import shlex

@@ -21,48 +21,43 @@
 #define CONFIG_MAX_BYTES (64 * 1024)
 #define LINE_MAX_BYTES 1024
 
-static const char *const view_keys[XPU_VIEW_MAX] = { "gpu", "npu", "cpu" };
-
 /* ---- the keys ---- */
 
-enum kind { K_VIEW, K_THEME, K_DOUBLE, K_UINT, K_TDR, K_BOOL, K_SORT };
+/* The keys that are no options: what was chosen on screen.  The others are
+ * the file keys of the table of settings (settings_table.c). */
+enum kind { K_BOOL, K_SORT };
 
 struct key {
 	const char *name;
 	enum kind kind;
 	unsigned bit;
 	size_t off;		/* the field in struct xpu_settings */
-	double lo, hi;		/* K_DOUBLE, K_UINT, K_TDR */
 	int view;		/* K_SORT */
-	const char *def;	/* a key set only with an option: its default, written
-				 * commented out while the file does not set it */
 };
 
 #define F(field) offsetof(struct xpu_settings, field)
 
-/* In the order they are written.  The ranges are those of the options of the
- * same names (a unit test holds them to it). */
+/* In the order they are written, after the table's keys without a default. */
 static const struct key keys[] = {
-	{ "view", K_VIEW, XPU_SET_VIEW, F(view), 0, 0, 0 },
-	{ "theme", K_THEME, XPU_SET_THEME, F(theme), 0, 0, 0 },
-	{ "sort-gpu", K_SORT, XPU_SET_SORT(XPU_VIEW_GPU), F(sort_col[XPU_VIEW_GPU]), 0, 0, XPU_VIEW_GPU },
-	{ "reverse-gpu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_GPU), F(reverse[XPU_VIEW_GPU]), 0, 0, 0 },
-	{ "sort-npu", K_SORT, XPU_SET_SORT(XPU_VIEW_NPU), F(sort_col[XPU_VIEW_NPU]), 0, 0, XPU_VIEW_NPU },
-	{ "reverse-npu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_NPU), F(reverse[XPU_VIEW_NPU]), 0, 0, 0 },
-	{ "sort-cpu", K_SORT, XPU_SET_SORT(XPU_VIEW_CPU), F(sort_col[XPU_VIEW_CPU]), 0, 0, XPU_VIEW_CPU },
-	{ "reverse-cpu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_CPU), F(reverse[XPU_VIEW_CPU]), 0, 0, 0 },
-	{ "threads", K_BOOL, XPU_SET_THREADS, F(threads), 0, 0, 0 },
-	{ "since-start", K_BOOL, XPU_SET_SINCE_START, F(since_start), 0, 0, 0 },
-	{ "flame", K_BOOL, XPU_SET_FLAME, F(flame), 0, 0, 0 },
-	{ "mouse", K_BOOL, XPU_SET_MOUSE, F(mouse), 0, 0, 0 },
-	{ "delay", K_DOUBLE, XPU_SET_DELAY, F(delay_s), 0.05, 3600, 0, "1" },
-	{ "freq", K_UINT, XPU_SET_FREQ, F(hz), 1, 10000, 0, "99" },
-	{ "window", K_DOUBLE, XPU_SET_WINDOW, F(window_s), 0.1, 86400, 0, "10" },
-	{ "npu-tdr", K_TDR, XPU_SET_NPU_TDR, F(npu_tdr_ms), 10, 3600000, 0, "driver" },
-	{ "npu-storm", K_DOUBLE, XPU_SET_NPU_STORM, F(npu_storm), 1.5, 1000, 0, "5" },
-	{ "npu-silence", K_UINT, XPU_SET_NPU_SILENCE, F(npu_silence_ms), 10, 3600000, 0, "1000" },
+	{ "sort-gpu", K_SORT, XPU_SET_SORT(XPU_VIEW_GPU), F(sort_col[XPU_VIEW_GPU]), XPU_VIEW_GPU },
+	{ "reverse-gpu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_GPU), F(reverse[XPU_VIEW_GPU]) },
+	{ "sort-npu", K_SORT, XPU_SET_SORT(XPU_VIEW_NPU), F(sort_col[XPU_VIEW_NPU]), XPU_VIEW_NPU },
+	{ "reverse-npu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_NPU), F(reverse[XPU_VIEW_NPU]) },
+	{ "sort-cpu", K_SORT, XPU_SET_SORT(XPU_VIEW_CPU), F(sort_col[XPU_VIEW_CPU]), XPU_VIEW_CPU },
+	{ "reverse-cpu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_CPU), F(reverse[XPU_VIEW_CPU]) },
+	{ "threads", K_BOOL, XPU_SET_THREADS, F(threads) },
+	{ "since-start", K_BOOL, XPU_SET_SINCE_START, F(since_start) },
+	{ "flame", K_BOOL, XPU_SET_FLAME, F(flame) },
+	{ "mouse", K_BOOL, XPU_SET_MOUSE, F(mouse) },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* What a key of the table that only an option sets (the screen never
+ * changes it) shows while the file does not set it; NULL for the others. */
+static const char *shown_default(const struct xpu_setting *e)
+{
+	return e->def ? e->def : e->zero;
+}
 
 static void *field(struct xpu_settings *s, const struct key *k)
 {
@@ -92,11 +87,9 @@ static int sortable(const struct xpu_col *c)
 void xpu_settings_init(struct xpu_settings *s)
 {
 	memset(s, 0, sizeof(*s));
+	xpu_setting_defaults(NULL, s);
 	s->view = XPU_VIEW_CPU;
 	snprintf(s->theme, sizeof(s->theme), "dark");
-	s->delay_s = 1.0;
-	s->hz = 99;
-	s->window_s = 10;
 	s->flame = 1;
 	s->mouse = 1;
 	for (int v = 0; v < XPU_VIEW_MAX; v++)
@@ -205,58 +198,26 @@ int xpu_config_sort_col(int view, const char *name, char *expect, size_t size)
 	return i;
 }
 
-/* Sets one key; returns 0, or -1 after the warning. */
+static void bad_value(struct xpu_settings *s, const char *name, const char *v, const char *expect,
+		      const char *origin, int line)
+{
+	char b[64];
+	warn(s, origin, line, "bad value '%s' for %s (expected %s), line ignored", shown(v, b, sizeof(b)),
+	     name, expect);
+}
+
+/* Sets a key of the screen's; returns 0, or -1 after the warning. */
 static int set_key(struct xpu_settings *s, const struct key *k, const char *v, const char *origin,
 		   int line)
 {
-	char b[64], expect[256];
-	double d;
+	char expect[256];
 	int i;
 
 	switch (k->kind) {
-	case K_VIEW:
-		for (i = 0; i < XPU_VIEW_MAX; i++)
-			if (!strcasecmp(v, view_keys[i])) {
-				s->view = (enum xpu_view)i;
-				return 0;
-			}
-		snprintf(expect, sizeof(expect), "gpu, npu or cpu");
-		break;
-	case K_THEME:
-		for (i = 0; v[i]; i++)
-			if ((unsigned char)v[i] < ' ' || v[i] == 0x7f)
-				break;
-		if (!v[i] && (size_t)i < sizeof(s->theme)) {
-			memcpy(s->theme, v, (size_t)i + 1);
-			return 0;
-		}
-		snprintf(expect, sizeof(expect), "a theme name or path");
-		break;
 	case K_BOOL:
 		if (parse_bool(v, field(s, k)) == 0)
 			return 0;
 		snprintf(expect, sizeof(expect), "yes or no");
-		break;
-	case K_DOUBLE:
-		if (parse_number(v, k->lo, k->hi, 0, &d) == 0) {
-			*(double *)field(s, k) = d;
-			return 0;
-		}
-		snprintf(expect, sizeof(expect), "%g to %g", k->lo, k->hi);
-		break;
-	case K_TDR:
-		if (!strcasecmp(v, "driver")) {
-			*(uint32_t *)field(s, k) = 0;
-			return 0;
-		}
-		/* fall through */
-	case K_UINT:
-		if (parse_number(v, k->lo, k->hi, 1, &d) == 0) {
-			*(uint32_t *)field(s, k) = (uint32_t)d;
-			return 0;
-		}
-		snprintf(expect, sizeof(expect), "a whole number from %g to %g%s", k->lo, k->hi,
-			 k->kind == K_TDR ? ", or driver" : "");
 		break;
 	case K_SORT:
 		if (!strcasecmp(v, "default")) {
@@ -270,8 +231,64 @@ static int set_key(struct xpu_settings *s, const struct key *k, const char *v, c
 		col_list(k->view, expect, sizeof(expect));
 		break;
 	}
-	warn(s, origin, line, "bad value '%s' for %s (expected %s), line ignored", shown(v, b, sizeof(b)),
-	     k->name, expect);
+	bad_value(s, k->name, v, expect, origin, line);
+	return -1;
+}
+
+/* The one text key, theme: printable, and it fits. */
+static int set_text(char *to, size_t size, const char *v)
+{
+	size_t n = 0;
+	for (; v[n]; n++)
+		if ((unsigned char)v[n] < ' ' || v[n] == 0x7f)
+			return -1;
+	if (n >= size)
+		return -1;
+	memcpy(to, v, n + 1);
+	return 0;
+}
+
+/* Sets a key of the table of settings; returns 0, or -1 after the warning. */
+static int set_option_key(struct xpu_settings *s, const struct xpu_setting *e, const char *v,
+			  const char *origin, int line)
+{
+	char expect[256], range[128];
+	void *f = (char *)s + e->soff;
+	double d;
+
+	switch (e->kind) {
+	case XPU_SK_ENUM:
+		for (int i = 0; e->names[i]; i++)
+			if (!strcasecmp(v, e->names[i])) {
+				*(int *)f = i;
+				return 0;
+			}
+		xpu_setting_expect(e, expect, sizeof(expect));
+		break;
+	case XPU_SK_STRING:
+		if (set_text(f, sizeof(s->theme), v) == 0)
+			return 0;
+		snprintf(expect, sizeof(expect), "a %s name or path", e->name);
+		break;
+	default:
+		if (e->zero && !strcasecmp(v, e->zero)) {
+			*(uint32_t *)f = 0;
+			return 0;
+		}
+		if (parse_number(v, e->lo, e->hi, e->kind != XPU_SK_DOUBLE, &d) == 0) {
+			if (e->kind == XPU_SK_DOUBLE)
+				*(double *)f = d;
+			else
+				*(uint32_t *)f = (uint32_t)d;
+			return 0;
+		}
+		xpu_setting_expect(e, range, sizeof(range));
+		snprintf(expect, sizeof(expect), "%s%s%s%s",
+			 e->kind == XPU_SK_DOUBLE ? "" : "a whole number from ", range,
+			 e->zero ? ", or " : "", e->zero ? e->zero : "");
+		break;
+	}
+	bad_value(s, e->name, v, expect, origin, line);
 	return -1;
 }
 
@@ -336,6 +353,14 @@ static void find_version(struct xpu_settings *s, char *t, int lineno, const char
 	}
 }
 
+static const struct key *screen_key(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strcasecmp(name, keys[i].name))
+			return &keys[i];
+	return NULL;
+}
+
 static void parse_line(struct xpu_settings *s, char *t, int lineno, const char *origin, void *ctx)
 {
 	char *key, *val, b[64];
@@ -345,18 +370,18 @@ static void parse_line(struct xpu_settings *s, char *t, int lineno, const char *
 	}
 	if (!strcasecmp(key, "version"))
 		return;
-	for (size_t i = 0; i < NKEYS; i++) {
-		if (strcasecmp(key, keys[i].name))
-			continue;
-		if (!*val)
-			warn(s, origin, lineno, "no value for %s, line ignored", keys[i].name);
-		else if (set_key(s, &keys[i], val, origin, lineno) == 0)
-			s->set |= keys[i].bit;
+	const struct xpu_setting *e = xpu_setting_key(key);
+	const struct key *k = e ? NULL : screen_key(key);
+	if (!e && !k) {
+		/* A newer xputop's keys are expected in its files. */
+		if (!s->newer)
+			warn(s, origin, lineno, "unknown key '%s', line ignored", shown(key, b, sizeof(b)));
 		return;
 	}
-	/* A newer xputop's keys are expected in its files. */
-	if (!s->newer)
-		warn(s, origin, lineno, "unknown key '%s', line ignored", shown(key, b, sizeof(b)));
+	if (!*val)
+		warn(s, origin, lineno, "no value for %s, line ignored", e ? e->name : k->name);
+	else if ((e ? set_option_key(s, e, val, origin, lineno) : set_key(s, k, val, origin, lineno)) == 0)
+		s->set |= e ? e->bit : k->bit;
 }
 
 int xpu_config_parse(struct xpu_settings *s, const char *text, const char *origin)
@@ -431,26 +456,34 @@ int xpu_config_load(struct xpu_settings *s, const char *path)
 
 /* ---- between the file and the running program ---- */
 
+/* The table's keys: the file's value, unless the option was given. */
+static void apply_option(const struct xpu_settings *s, const struct xpu_setting *e, struct xpu_opts *o)
+{
+	void *to = (char *)o + e->off;
+	const void *from = (const char *)s + e->soff;
+	switch (e->kind) {
+	case XPU_SK_STRING:
+		*(const char **)to = from;
+		break;
+	case XPU_SK_DOUBLE:
+		*(double *)to = *(const double *)from;
+		break;
+	case XPU_SK_U32:
+		*(uint32_t *)to = *(const uint32_t *)from;
+		break;
+	default:
+		*(int *)to = *(const int *)from;
+		break;
+	}
+}
+
 void xpu_config_apply(const struct xpu_settings *s, struct xpu_opts *o, struct xpu_viewstate *vs)
 {
 	unsigned set = s->set;
 
-	if ((set & XPU_SET_VIEW) && o->view < 0)
-		o->view = (int)s->view;
-	if ((set & XPU_SET_THEME) && !o->theme)
-		o->theme = s->theme;
-	if ((set & XPU_SET_DELAY) && !(o->given & XPU_GIVEN_DELAY))
-		o->delay_s = s->delay_s;
-	if ((set & XPU_SET_FREQ) && !(o->given & XPU_GIVEN_FREQ))
-		o->hz = s->hz;
-	if ((set & XPU_SET_WINDOW) && !(o->given & XPU_GIVEN_WINDOW))
-		o->window_s = s->window_s;
-	if ((set & XPU_SET_NPU_TDR) && !o->npu_tdr_ms)
-		o->npu_tdr_ms = s->npu_tdr_ms;
-	if ((set & XPU_SET_NPU_STORM) && !o->npu_storm)
-		o->npu_storm = s->npu_storm;
-	if ((set & XPU_SET_NPU_SILENCE) && !o->npu_silence_ms)
-		o->npu_silence_ms = s->npu_silence_ms;
+	for (unsigned i = 0; i < xpu_nsettings; i++)
+		if (set & ~o->given & xpu_settings_table[i].bit)
+			apply_option(s, &xpu_settings_table[i], o);
 	if (set & XPU_SET_THREADS)
 		vs->threads = s->threads;
 	if (set & XPU_SET_SINCE_START)
@@ -488,53 +521,87 @@ void xpu_config_capture(struct xpu_settings *s, const struct xpu_viewstate *vs, 
 static int format_value(const struct xpu_settings *s, const struct key *k, char *buf, size_t size)
 {
 	uint32_t n;
-	switch (k->kind) {
-	case K_VIEW: return snprintf(buf, size, "%s", view_keys[s->view % XPU_VIEW_MAX]);
-	case K_THEME: return snprintf(buf, size, "%s", s->theme);
-	case K_BOOL: return snprintf(buf, size, "%s", *(const int *)cfield(s, k) ? "yes" : "no");
-	case K_DOUBLE: return snprintf(buf, size, "%g", *(const double *)cfield(s, k));
-	case K_TDR:
-		if (!*(const uint32_t *)cfield(s, k))
-			return snprintf(buf, size, "driver");
-		/* fall through */
-	case K_UINT: return snprintf(buf, size, "%u", *(const uint32_t *)cfield(s, k));
-	case K_SORT: {
-		const struct xpu_col *c = view_cols(k->view, &n);
-		int col = s->sort_col[k->view];
-		return snprintf(buf, size, "%s", col >= 0 && (uint32_t)col < n ? c[col].key : "default");
+	if (k->kind == K_BOOL)
+		return snprintf(buf, size, "%s", *(const int *)cfield(s, k) ? "yes" : "no");
+	const struct xpu_col *c = view_cols(k->view, &n);
+	int col = s->sort_col[k->view];
+	return snprintf(buf, size, "%s", col >= 0 && (uint32_t)col < n ? c[col].key : "default");
+}
+
+static int format_option(const struct xpu_settings *s, const struct xpu_setting *e, char *buf, size_t size)
+{
+	const void *f = (const char *)s + e->soff;
+	switch (e->kind) {
+	case XPU_SK_ENUM: {
+		int n = 0, i = *(const int *)f;
+		while (e->names[n])
+			n++;
+		return snprintf(buf, size, "%s", e->names[i >= 0 && i < n ? i : 0]);
 	}
+	case XPU_SK_STRING: return snprintf(buf, size, "%s", (const char *)f);
+	case XPU_SK_DOUBLE: return snprintf(buf, size, "%g", *(const double *)f);
+	default:
+		if (e->zero && !*(const uint32_t *)f)
+			return snprintf(buf, size, "%s", e->zero);
+		return snprintf(buf, size, "%u", *(const uint32_t *)f);
 	}
-	return snprintf(buf, size, "?");
+}
+
+static void put(char *buf, size_t size, size_t *used, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void put(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+	va_list ap;
+	if (*used >= size)
+		return;
+	va_start(ap, fmt);
+	*used += (size_t)vsnprintf(buf + *used, size - *used, fmt, ap);
+	va_end(ap);
+}
+
+/* The table's keys: those the screen sets (no default shown), or those only
+ * an option sets, commented out with their default while the file has none. */
+static void put_options(const struct xpu_settings *s, int option_only, char *buf, size_t size, size_t *used)
+{
+	char v[300];
+	for (unsigned i = 0; i < xpu_nsettings; i++) {
+		const struct xpu_setting *e = &xpu_settings_table[i];
+		if (!e->bit || !shown_default(e) != !option_only)
+			continue;
+		if (option_only && !(s->set & e->bit)) {
+			put(buf, size, used, "# %s = %s\n", e->name, shown_default(e));
+			continue;
+		}
+		format_option(s, e, v, sizeof(v));
+		put(buf, size, used, "%s = %s\n", e->name, v);
+	}
 }
 
 void xpu_config_format(const struct xpu_settings *s, char *buf, size_t size)
 {
 	size_t used = 0;
 	char v[300];
-	int opt = 0;
 
-#define PUT(...) \
-	do { \
-		if (used < size) \
-			used += (size_t)snprintf(buf + used, size - used, __VA_ARGS__); \
-	} while (0)
-	PUT("# xputop settings, saved with S in the interactive screen; see xputop(8),\n"
+	put(buf, size, &used, "# xputop settings, saved with S in the interactive screen; see xputop(8),\n"
 	    "# CONFIGURATION FILE.  Command-line options override what is here.\n"
 	    "version = %d\n\n", XPU_CONFIG_VERSION);
+	put_options(s, 0, buf, size, &used);
 	for (size_t i = 0; i < NKEYS; i++) {
-		const struct key *k = &keys[i];
-		if (k->def) {
-			if (!opt++)
-				PUT("\n# Also options (-d, -F, --window, --npu-*); commented out: the default.\n");
-			if (!(s->set & k->bit)) {
-				PUT("# %s = %s\n", k->name, k->def);
-				continue;
-			}
-		}
-		format_value(s, k, v, sizeof(v));
-		PUT("%s = %s\n", k->name, v);
+		format_value(s, &keys[i], v, sizeof(v));
+		put(buf, size, &used, "%s = %s\n", keys[i].name, v);
 	}
-#undef PUT
+	put(buf, size, &used, "\n# Also options (-d, -F, --window, --npu-*); commented out: the default.\n");
+	put_options(s, 1, buf, size, &used);
+}
+
+void xpu_config_keys(FILE *f)
+{
+	for (unsigned i = 0; i < xpu_nsettings; i++)
+		if (xpu_settings_table[i].bit)
+			fprintf(f, "%s\n", xpu_settings_table[i].name);
+	for (size_t i = 0; i < NKEYS; i++)
+		fprintf(f, "%s\n", keys[i].name);
 }
 
 int xpu_config_save(const struct xpu_settings *s, const char *path, char *msg, size_t size)

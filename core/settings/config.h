@@ -8,6 +8,10 @@
  *     view = cpu
  *     sort-cpu = cpu_pct
  *
+ * The keys that are also options (view, theme, delay...) are those of the
+ * table of settings (settings_table.h), with its ranges and defaults; the
+ * others keep what was chosen on screen.
+ *
  * Read with a version check.  An unknown key or a bad value is one warning,
  * "FILE:LINE: ...", and its line is ignored: a settings file never stops
  * xputop.  Command-line options override the file.  The TUI saves the file
@@ -22,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "opts.h"
 #include "snapshot.h"
@@ -29,7 +34,8 @@
 #define XPU_CONFIG_VERSION 1
 #define XPU_CONFIG_NAME "xputop.conf"
 
-/* Which settings the file gave (struct xpu_settings.set). */
+/* Which settings the file gave (struct xpu_settings.set), and which of
+ * those the command line did (struct xpu_opts.given). */
 enum {
 	XPU_SET_VIEW = 1u << 0,
 	XPU_SET_THEME = 1u << 1,
@@ -90,6 +96,10 @@ void xpu_config_apply(const struct xpu_settings *s, struct xpu_opts *o, struct x
 /* Takes the choices made on screen into s: view, sort orders, threads,
  * window, flame pane, theme. */
 void xpu_config_capture(struct xpu_settings *s, const struct xpu_viewstate *vs, const char *theme);
+
+/* Every key the file takes, one a line (xputop --list-keys: the man page
+ * test). */
+void xpu_config_keys(FILE *f);
 
 /* The file's text for s. */
 void xpu_config_format(const struct xpu_settings *s, char *buf, size_t size);

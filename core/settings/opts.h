@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Command-line options.  One table drives parsing, --help and the test that
- * keeps --help and man/xputop.8 in step. */
+/* Command-line options: parsed, checked and printed by --help from the table
+ * of settings (settings_table.h). */
 #ifndef XPU_OPTS_H
 #define XPU_OPTS_H
 
 #include <stdint.h>
 #include <stdio.h>
+
+#include "settings_table.h"
 
 #define XPU_MAX_PIDS 256
 #define XPU_MAX_PID_NAMES 16
@@ -51,22 +53,13 @@ struct xpu_opts {
 	double pprof_interval_s;	/* --pprof-interval */
 	const char *pprof_push;	/* --pprof-push URL */
 	const char *pprof_push_headers;	/* --pprof-headers FILE */
-	unsigned given;		/* XPU_GIVEN_*: options with defaults that were given */
+	unsigned given;		/* XPU_SET_* (config.h): the file's options given here */
 	char **cmd;		/* -- CMD ARGS */
 };
 
-/* Options given on the command line, which the settings file must not
- * override (the others show it by a value that cannot be their default). */
-enum { XPU_GIVEN_DELAY = 1, XPU_GIVEN_FREQ = 2, XPU_GIVEN_WINDOW = 4 };
-
-/* A documented option: what --help prints and the man page must list. */
-struct xpu_optdoc {
-	const char *lng;	/* long name without dashes */
-	char shrt;		/* short letter or 0 */
-	const char *arg;	/* argument name or NULL */
-	const char *help;
-};
-extern const struct xpu_optdoc xpu_optdocs[];
+/* -d was given (the settings file and a replay's pace must not override it):
+ * XPU_SET_DELAY of config.h, which includes this file. */
+#define XPU_GIVEN_DELAY (1u << 2)
 
 /* A documented interactive key: --help, the TUI's help screen and the man
  * page test all read this one table.  keys == NULL starts a section. */
@@ -81,5 +74,9 @@ extern const unsigned xpu_nkeydocs;
  * or -1 after reporting a usage error (exit 2). */
 int xpu_opts_parse(struct xpu_opts *o, int argc, char **argv);
 void xpu_opts_usage(FILE *f);
+/* The options for the bash completion, one a line: SHORT|LONG[=ARG[ VALUE...]]
+ * ("-d|--delay=SECS", "|--export", "|--view=VIEW gpu npu cpu"); an
+ * optional argument ("--gpu-exact[=SECS]") is left out. */
+void xpu_opts_list(FILE *f);
 
 #endif

@@ -23,6 +23,16 @@ if ! cmp -s "$T_TMP/help.keys" "$T_TMP/man.keys"; then
 	fail "--help (<) and the INTERACTIVE COMMANDS of man/xputop.8 (>) disagree: $(diff "$T_TMP/help.keys" "$T_TMP/man.keys" | grep '^[<>]' | tr '\n' ' ')"
 fi
 
+t the_man_page_describes_every_key_of_the_settings_file
+# The keys xputop reads (the table of settings' and the screen's) are the
+# tags of CONFIGURATION FILE, and back.
+"$XPUTOP" --list-keys | sort > "$T_TMP/keys" || fail "--list-keys failed"
+[ -s "$T_TMP/keys" ] || fail "no keys from --list-keys"
+python3 tests/manpage.py columns man/xputop.8 "CONFIGURATION FILE" | sort > "$T_TMP/man.keys"
+if ! cmp -s "$T_TMP/keys" "$T_TMP/man.keys"; then
+	fail "the settings file's keys (<) and the CONFIGURATION FILE of man/xputop.8 (>) disagree: $(diff "$T_TMP/keys" "$T_TMP/man.keys" | grep '^[<>]' | tr '\n' ' ')"
+fi
+
 t the_man_page_renders_without_warnings
 groff -man -ww -z man/xputop.8 > "$T_TMP/groff" 2>&1 || fail "groff failed"
 [ -s "$T_TMP/groff" ] && fail "groff warns: $(head -5 "$T_TMP/groff")"

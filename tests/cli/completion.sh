@@ -98,6 +98,14 @@ parser=$(sed -n 's/.*expected \(.*\)/\1/p' "$T_TMP/err" | sed 's/,//g; s/ or / /
 offered=$(comp -- --view "" | tr '\n' ' ')
 [ "$parser" = "$offered" ] || fail "the parser wants [$parser], the completion offers [$offered]"
 
+t the_names_an_option_takes_are_offered_as_the_parser_has_them
+offers "pid comm cgroup container" --prometheus-label ""
+offers "cgroup comm container" --prometheus-label c
+offers "comm container" --prometheus-label co
+for v in $(comp -- --prometheus-label ""); do
+	"$XPUTOP" --prometheus-label "$v" --help > /dev/null 2>&1 || fail "--prometheus-label $v is offered but refused"
+done
+
 t file_arguments_complete_paths_and_directories_only_directories
 mkdir -p "$T_TMP/dir.d"
 : > "$T_TMP/rec.xpr"

@@ -257,28 +257,66 @@ TEST(command_line_options_override_the_file)
 	}
 }
 
-/* Each numeric key takes exactly what its option takes. */
+/* Each numeric key of the file takes exactly what its option takes: the
+ * two parse apart (the file, strtod; options, decimal only) from one table. */
 TEST(numeric_keys_accept_the_ranges_of_their_options)
 {
-	static const struct { const char *key, *opt, *ok[2], *bad[2]; } r[] = {
-		{ "delay", "-d", { "0.05", "3600" }, { "0.04", "3601" } },
-		{ "freq", "-F", { "1", "10000" }, { "0", "10001" } },
-		{ "window", "--window", { "0.1", "86400" }, { "0.09", "86401" } },
-		{ "npu-tdr", "--npu-tdr", { "10", "3600000" }, { "9", "3600001" } },
-		{ "npu-storm", "--npu-storm", { "1.5", "1000" }, { "1.4", "1001" } },
-		{ "npu-silence", "--npu-silence", { "10", "3600000" }, { "9", "3600001" } },
-	};
-	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+	int n = 0;
+	for (unsigned i = 0; i < xpu_nsettings; i++) {
+		const struct xpu_setting *e = &xpu_settings_table[i];
+		if (!e->bit || (e->kind != XPU_SK_DOUBLE && e->kind != XPU_SK_U32))
+			continue;
+		double step = e->kind == XPU_SK_DOUBLE ? 0.01 : 1;
+		const double ok[2] = { e->lo, e->hi }, bad[2] = { e->lo - step, e->hi + step };
+		char opt[64], text[128], v[32];
+		xpu_setting_optname(e, opt, sizeof(opt));
 		for (int k = 0; k < 2; k++) {
 			struct xpu_opts o;
-			char text[128];
-			snprintf(text, sizeof(text), "version = 1\n%s = %s\n", r[i].key, r[i].ok[k]);
+			snprintf(v, sizeof(v), "%.15g", ok[k]);
+			snprintf(text, sizeof(text), "version = 1\n%s = %s\n", e->name, v);
 			CHECK_INT(parse(text), ==, 0);
-			CHECK_INT(parse_argv(&o, r[i].opt, r[i].ok[k]), ==, 0);
-			snprintf(text, sizeof(text), "version = 1\n%s = %s\n", r[i].key, r[i].bad[k]);
+			CHECK_INT(parse_argv(&o, opt, v), ==, 0);
+			snprintf(v, sizeof(v), "%.15g", bad[k]);
+			snprintf(text, sizeof(text), "version = 1\n%s = %s\n", e->name, v);
 			CHECK_INT(parse(text), ==, 1);
-			CHECK_INT(parse_argv(&o, r[i].opt, r[i].bad[k]), ==, -1);
+			CHECK_INT(parse_argv(&o, opt, v), ==, -1);
 		}
+		n++;
+	}
+	CHECK_INT(n, ==, 6);	/* delay, freq, window, npu-tdr, npu-storm, npu-silence */
+}
+
+/* Each key of the file that is also an option sets what the option sets. */
+TEST(a_key_and_its_option_set_the_same)
+{
+	int n = 0;
+	for (unsigned i = 0; i < xpu_nsettings; i++) {
+		const struct xpu_setting *e = &xpu_settings_table[i];
+		struct xpu_opts by_opt, by_file;
+		struct xpu_viewstate vs;
+		char opt[64], text[128], v[32];
+		if (!e->bit)
+			continue;
+		if (e->kind == XPU_SK_ENUM)
+			snprintf(v, sizeof(v), "%s", e->names[1]);
+		else if (e->kind == XPU_SK_STRING)
+			snprintf(v, sizeof(v), "light");
+		else
+			snprintf(v, sizeof(v), "%.15g", e->hi);
+		REQUIRE(parse_argv(&by_opt, xpu_setting_optname(e, opt, sizeof(opt)), v) == 0);
+		REQUIRE(parse_argv(&by_file, NULL, NULL) == 0);
+		snprintf(text, sizeof(text), "version = 1\n%s = %s\n", e->name, v);
+		CHECK_INT(parse(text), ==, 0);
+		xpu_viewstate_init(&vs);
+		xpu_config_apply(&st, &by_file, &vs);
+		if (e->kind == XPU_SK_STRING)
+			CHECK_STR(*(const char **)((char *)&by_file + e->off), v);
+		else
+			CHECK(memcmp((char *)&by_file + e->off, (char *)&by_opt + e->off,
+				     e->kind == XPU_SK_DOUBLE ? sizeof(double) : sizeof(uint32_t)) == 0);
+		n++;
+	}
+	CHECK_INT(n, ==, 8);	/* view, theme and the six numbers */
 }
 
 TEST(what_is_saved_reads_back_the_same)
