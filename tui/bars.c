@@ -121,8 +121,8 @@ static void view_modes(char *buf, size_t size, const struct xpu_snapshot *s,
 		fmt_secs(secs, sizeof(secs), s->window_ns);
 		snprintf(win, sizeof(win), s->window_ns ? "last %s" : "recent", secs);
 	}
-	if (vs->view == XPU_VIEW_CPU)
-		n = (size_t)snprintf(buf, size, "%s  %s", vs->threads ? "threads" : "processes", win);
+	if (xpu_views[vs->view]->modes)
+		n = (size_t)xpu_views[vs->view]->modes(buf, size, vs, win);
 	else
 		n = (size_t)snprintf(buf, size, "%s",
 				     xpu_src_state_name(xpu_view_status(s, vs->view)->state));
@@ -136,10 +136,10 @@ static int tab_span(const struct xpu_rect *r, int v, char *label, size_t size, i
 {
 	int x = r->x + 1, sep = xpu_text_width(xpu_glyph(XPU_GLYPH_SEP));
 	for (int i = 0; i < v; i++) {
-		snprintf(label, size, " %s ", xpu_view_names[i]);
+		snprintf(label, size, " %s ", xpu_views[i]->name);
 		x += xpu_text_width(label) + sep;
 	}
-	snprintf(label, size, " %s ", xpu_view_names[v]);
+	snprintf(label, size, " %s ", xpu_views[v]->name);
 	*x0 = x;
 	return xpu_text_width(label);
 }

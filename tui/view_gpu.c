@@ -11,11 +11,14 @@
 #include "flame_view.h"
 #include "gpudev_view.h"
 #include "pane.h"
+#include "tui.h"
+#include "views.h"
 
 #define MAX_PROC_LINES 4
 #define MAX_NAME_LINES 3	/* the selected kernel's full name, wrapped */
 
-int xpu_view_gpu_has_data(const struct xpu_snapshot *s)
+/* Whether there is anything to show yet (else the view's message box). */
+static int has_data(const struct xpu_snapshot *s)
 {
 	return s->ngpu_procs > 0 || s->gpu.nrows > 0 || s->ngpu_devices > 0 || xpu_gpudev_view_has_data(s);
 }
@@ -141,8 +144,8 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 		draw_name(r, y, s->gpu_selected);
 }
 
-void xpu_view_gpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
-		       const struct xpu_viewstate *vs, struct xpu_ui *ui)
+static void gpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
+		     const struct xpu_viewstate *vs, struct xpu_ui *ui)
 {
 	char info[96];
 	if (l->text.h)
@@ -162,3 +165,44 @@ void xpu_view_gpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 						  : "CPU stacks -> launch API -> GPU kernel",
 			    info, "no launches yet");
 }
+
+static const struct xpu_src_status *gpu_status(const struct xpu_snapshot *s)
+{
+	return &s->gpu_status;
+}
+
+static const struct xpu_table *gpu_table(const struct xpu_snapshot *s)
+{
+	return has_data(s) ? &s->gpu : NULL;
+}
+
+static const struct xpu_flame *gpu_flame(const struct xpu_snapshot *s)
+{
+	return has_data(s) ? &s->gpu_flame : NULL;
+}
+
+static void gpu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
+{
+	if (o->table)
+		o->text = xpu_view_gpu_text_rows(s, cols);
+}
+
+/* e: exact tracing costs CUDA programs 30-100%, so it is asked for where its
+ * figures are shown, not by a stray key in another view. */
+static int gpu_key(struct xpu_viewstate *vs, int key)
+{
+	return key == 'e' ? XPU_REACT_GPU_EXACT : -1;
+}
+
+const struct xpu_view_desc xpu_view_gpu = {
+	.name = "GPU",
+	.key = 'g',
+	.no_data = "No GPU data. Run a CUDA program under xputop (sudo xputop -- CMD), "
+		   "or start it with CUDA_INJECTION64_PATH set to libxputop_inject.so.",
+	.status = gpu_status,
+	.table = gpu_table,
+	.flame = gpu_flame,
+	.layout = gpu_layout,
+	.draw = gpu_draw,
+	.on_key = gpu_key,
+};

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#include "view_npu.h"
-
+/* The NPU view: a summary panel (firmware IPC with its sparkline, jobs,
+ * memory activity, device, Level Zero, and the list of data sources with what
+ * each is doing on this machine), the calls table (per process: ioctls,
+ * Level Zero calls, jobs) and the alert log. */
 #include <inttypes.h>
 #include <linux/types.h>
 #include <stdio.h>
@@ -12,6 +14,12 @@
 #include "sparkline.h"
 #include "table_view.h"
 #include "pane.h"
+#include "views.h"
+
+/* Text the tests look for. */
+#define XPU_NPU_SOURCES_TITLE "Sources"
+#define XPU_NPU_IPC_LABEL "IPC"
+#define XPU_NPU_FUNCS_TITLE "Driver functions"
 
 #define METRIC_ROWS 5	/* IPC, IPC types, jobs, memory, device */
 #define LABEL_W 8
@@ -26,7 +34,8 @@ static void dur(char *buf, size_t size, uint64_t ns)
 		snprintf(buf, size, "%.0fus", (double)ns / 1e3);
 }
 
-int xpu_view_npu_text_rows(const struct xpu_snapshot *s)
+/* Rows the summary panel would like. */
+static int text_rows(const struct xpu_snapshot *s)
 {
 	return 1 + METRIC_ROWS + 2 + (int)s->npu_sources.n;	/* status, metrics, gap, title, sources */
 }
@@ -252,8 +261,9 @@ static void draw_lower(const struct xpu_rect *r, const struct xpu_snapshot *s, s
 	xpu_alert_log_draw(&log, s);
 }
 
-void xpu_view_npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
-		       const struct xpu_viewstate *vs, struct xpu_ui *ui)
+/* The panel, table and alert log in the layout's text, table and lower panes. */
+static void npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
+		     const struct xpu_viewstate *vs, struct xpu_ui *ui)
 {
 	const struct xpu_table *t = &s->npu.calls;
 	const char *filter = vs->filter[XPU_VIEW_NPU];
@@ -273,3 +283,34 @@ void xpu_view_npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 	if (l->flame.h)
 		draw_lower(&l->flame, s, ui);
 }
+
+static const struct xpu_src_status *npu_status(const struct xpu_snapshot *s)
+{
+	return &s->npu_status;
+}
+
+static const struct xpu_table *npu_table(const struct xpu_snapshot *s)
+{
+	return &s->npu.calls;
+}
+
+static void npu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
+{
+	o->flame = 1;	/* the lower pane holds the alert log */
+	o->text = text_rows(s);
+	/* No NPU and nothing in the table: its rows go to the sources list,
+	 * which says what is missing. */
+	if (s->npu_status.state == XPU_SRC_OFF && !s->npu.calls.nrows)
+		o->table = 0;
+}
+
+const struct xpu_view_desc xpu_view_npu = {
+	.name = "NPU",
+	.key = 'n',
+	.no_data = "No NPU data. The NPU view needs an Intel NPU with the intel_vpu "
+		   "driver (/dev/accel/accel*).",
+	.status = npu_status,
+	.table = npu_table,
+	.layout = npu_layout,
+	.draw = npu_draw,
+};
