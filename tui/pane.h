@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* What every view (views.c, view_cpu.c, view_gpu.c, view_npu.c,
- * gpudev_view.c) draws its panes with: a source state's words and colour
+ * view_gpudev.c) draws its panes with: a source state's words and colour
  * role, and a view's table with the view state's selection and scrolling. */
 #ifndef XPU_TUI_PANE_H
 #define XPU_TUI_PANE_H

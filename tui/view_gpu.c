@@ -6,12 +6,12 @@
 #include <string.h>
 
 #include "dict.h"
-#include "event.h"
 #include "draw.h"
+#include "event.h"
 #include "flame_view.h"
-#include "gpudev_view.h"
 #include "pane.h"
 #include "tui.h"
+#include "view_gpudev.h"
 #include "views.h"
 
 #define MAX_PROC_LINES 4
@@ -20,7 +20,7 @@
 /* Whether there is anything to show yet (else the view's message box). */
 static int has_data(const struct xpu_snapshot *s)
 {
-	return s->ngpu_procs > 0 || s->gpu.nrows > 0 || s->ngpu_devices > 0 || xpu_gpudev_view_has_data(s);
+	return s->ngpu_procs > 0 || s->gpu.nrows > 0 || s->ngpu_devices > 0 || xpu_view_gpudev_has_data(s);
 }
 
 static int proc_lines(const struct xpu_snapshot *s)
@@ -41,7 +41,7 @@ static int name_lines(const struct xpu_snapshot *s, int cols)
  * selected kernel's full name */
 int xpu_view_gpu_text_rows(const struct xpu_snapshot *s, int cols)
 {
-	return 1 + xpu_gpudev_view_rows(s) + s->ngpu_devices + proc_lines(s) + 1 + name_lines(s, cols);
+	return 1 + xpu_view_gpudev_rows(s) + s->ngpu_devices + proc_lines(s) + 1 + name_lines(s, cols);
 }
 
 static void line(const struct xpu_rect *r, int y, int role, const char *text)
@@ -97,9 +97,9 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 	snprintf(buf, sizeof(buf), "%s  %s", xpu_src_state_name(s->gpu_status.state), s->gpu_status.text);
 	line(r, y++, xpu_src_state_role(s->gpu_status.state), buf);
 	/* The device panel gives up detail before the lines below lose theirs. */
-	int panel = xpu_gpudev_view_rows(s), others = xpu_view_gpu_text_rows(s, r->w) - 1 - panel;
+	int panel = xpu_view_gpudev_rows(s), others = xpu_view_gpu_text_rows(s, r->w) - 1 - panel;
 	struct xpu_rect dr = { y, r->x, r->y + r->h - y - others, r->w };
-	y += xpu_gpudev_view_draw(&dr, s);
+	y += xpu_view_gpudev_draw(&dr, s);
 	for (int i = 0; i < s->ngpu_devices; i++) {
 		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
 		/* The union of the kernels traced: never called busy, which is

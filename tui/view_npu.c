@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alerts_view.h"
 #include "draw.h"
 #include "npu.h"
+#include "pane.h"
 #include "sparkline.h"
 #include "table_view.h"
-#include "pane.h"
+#include "view_alerts.h"
 #include "views.h"
 
 /* Text the tests look for. */

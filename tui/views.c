@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alerts_view.h"
 #include "draw.h"
+#include "view_alerts.h"
 
 const struct xpu_view_desc *const xpu_views[XPU_VIEW_MAX] = {
 	[XPU_VIEW_GPU] = &xpu_view_gpu, [XPU_VIEW_NPU] = &xpu_view_npu, [XPU_VIEW_CPU] = &xpu_view_cpu,
