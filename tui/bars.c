@@ -54,19 +54,19 @@ static void gpu_tracing(char *buf, size_t size, const struct xpu_snapshot *s)
 {
 	if (s->attached && !(s->collect & XPU_TICK_KNOWN))
 		snprintf(buf, size, "GPU mode: waiting for the collector");
-	else if (s->attached && s->gpu_tracing.mode == XPU_GPU_MODE_EXACT)
-		snprintf(buf, size, s->gpu_exact_asked ? "GPU exact (asked)" : "GPU exact (collector's)");
+	else if (s->attached && s->gpu.tracing.mode == XPU_GPU_MODE_EXACT)
+		snprintf(buf, size, s->gpu.exact_asked ? "GPU exact (asked)" : "GPU exact (collector's)");
 	else if (s->attached)	/* the collector's figures: the share it traced */
-		snprintf(buf, size, s->gpu_exact_asked ? "GPU sampled %.1f%% (exact asked, not yet)" :
-			 "GPU sampled %.1f%%", 100 * s->gpu_cover);
+		snprintf(buf, size, s->gpu.exact_asked ? "GPU sampled %.1f%% (exact asked, not yet)" :
+			 "GPU sampled %.1f%%", 100 * s->gpu.cover);
 	else if (s->replay)
-		snprintf(buf, size, s->gpu_sampled ? "GPU sampled %.1f%%" : "GPU exact", 100 * s->gpu_cover);
-	else if (s->gpu_tracing.mode == XPU_GPU_MODE_EXACT && s->gpu_exact_left_s > 0)
-		snprintf(buf, size, "GPU exact %.0fs", s->gpu_exact_left_s);
-	else if (s->gpu_tracing.mode == XPU_GPU_MODE_EXACT)
+		snprintf(buf, size, s->gpu.sampled ? "GPU sampled %.1f%%" : "GPU exact", 100 * s->gpu.cover);
+	else if (s->gpu.tracing.mode == XPU_GPU_MODE_EXACT && s->gpu.exact_left_s > 0)
+		snprintf(buf, size, "GPU exact %.0fs", s->gpu.exact_left_s);
+	else if (s->gpu.tracing.mode == XPU_GPU_MODE_EXACT)
 		snprintf(buf, size, "GPU exact");
 	else
-		snprintf(buf, size, "GPU sampled %u/%ums", s->gpu_tracing.slice_ms, s->gpu_tracing.period_ms);
+		snprintf(buf, size, "GPU sampled %u/%ums", s->gpu.tracing.slice_ms, s->gpu.tracing.period_ms);
 }
 
 void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,

@@ -11,36 +11,36 @@
 
 static const struct xpu_src_status *cpu_status(const struct xpu_snapshot *s)
 {
-	return &s->cpu_status;
+	return &s->cpu.status;
 }
 
 static const struct xpu_table *cpu_table(const struct xpu_snapshot *s)
 {
-	return &s->cpu;
+	return &s->cpu.rows;
 }
 
 static const struct xpu_flame *cpu_flame(const struct xpu_snapshot *s)
 {
-	return &s->cpu_flame;
+	return &s->cpu.flame;
 }
 
 static void cpu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
 {
-	if (o->text && s->cpu_sys.flags)
+	if (o->text && s->cpu.sys.flags)
 		o->text = 2;	/* load, CPU and memory above the source's line */
 }
 
 /* One line above the table: the source's state and what it says. */
 static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	const struct xpu_src_status *st = &s->cpu_status;
+	const struct xpu_src_status *st = &s->cpu.status;
 	char right[64] = "";
 	int x = r->x + 1;
 
 	if (r->h <= 0)
 		return;
 	if (st->state == XPU_SRC_ACTIVE)
-		snprintf(right, sizeof(right), "%" PRIu64 " samples last refresh", s->cpu_samples_tick);
+		snprintf(right, sizeof(right), "%" PRIu64 " samples last refresh", s->cpu.samples_tick);
 	int rw = xpu_text_width(right);
 	if (rw + 2 >= r->w / 2)
 		rw = 0;
@@ -56,8 +56,8 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 static void draw_table(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		       const struct xpu_viewstate *vs, struct xpu_ui *ui)
 {
-	xpu_view_draw_table(r, &s->cpu, vs, ui,
-			    s->cpu_status.state == XPU_SRC_ACTIVE ? "waiting for the first samples"
+	xpu_view_draw_table(r, &s->cpu.rows, vs, ui,
+			    s->cpu.status.state == XPU_SRC_ACTIVE ? "waiting for the first samples"
 								  : xpu_view_status_text(s, XPU_VIEW_CPU));
 }
 
@@ -65,11 +65,11 @@ static void draw_flame(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		       const struct xpu_viewstate *vs, const struct xpu_ui *ui)
 {
 	char info[96];
-	const char *title = s->cpu_flame_title[0] ? s->cpu_flame_title : "all processes";
+	const char *title = s->cpu.flame_title[0] ? s->cpu.flame_title : "all processes";
 
-	snprintf(info, sizeof(info), "%" PRIu64 " samples, %s", s->cpu_flame.total,
+	snprintf(info, sizeof(info), "%" PRIu64 " samples, %s", s->cpu.flame.total,
 		 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
-	xpu_flame_view_draw(r, &s->cpu_flame, s->dict, &ui->zoom[XPU_VIEW_CPU], title, info,
+	xpu_flame_view_draw(r, &s->cpu.flame, s->dict, &ui->zoom[XPU_VIEW_CPU], title, info,
 			    "no stacks for this selection yet");
 }
 
@@ -79,7 +79,7 @@ static void cpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 	struct xpu_rect text = l->text;
 	if (text.h > 1) {
 		char sys[160];
-		xpu_cpu_sys_text(&s->cpu_sys, sys, sizeof(sys));
+		xpu_cpu_sys_text(&s->cpu.sys, sys, sizeof(sys));
 		xpu_put_text(text.y, text.x + 1, text.w - 1, sys, xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
 		text.y++;
 		text.h--;

@@ -60,7 +60,7 @@ static int proc_lines(const struct xpu_gpudev_snap *g, const struct xpu_gpudev *
 
 static int rows_at(const struct xpu_snapshot *s, enum detail detail)
 {
-	const struct xpu_gpudev_snap *g = &s->gpudev;
+	const struct xpu_gpudev_snap *g = &s->gpu.dev;
 	int n = 1;	/* the state line */
 	for (uint32_t i = 0; i < g->ndev; i++)
 		n += (detail >= TWO_LINES ? 2 : 1) + (detail == WITH_PROCS ? proc_lines(g, &g->dev[i]) : 0);
@@ -69,12 +69,12 @@ static int rows_at(const struct xpu_snapshot *s, enum detail detail)
 
 int xpu_view_gpudev_rows(const struct xpu_snapshot *s)
 {
-	return s->gpudev.ndev || s->gpudev.status[0] ? rows_at(s, WITH_PROCS) : 0;
+	return s->gpu.dev.ndev || s->gpu.dev.status[0] ? rows_at(s, WITH_PROCS) : 0;
 }
 
 int xpu_view_gpudev_has_data(const struct xpu_snapshot *s)
 {
-	return s->gpudev.ndev > 0 || s->gpudev.state == XPU_SRC_FAILED;
+	return s->gpu.dev.ndev > 0 || s->gpu.dev.state == XPU_SRC_FAILED;
 }
 
 /* A gauge as nvtop draws it: "GPU[|||||     45%]", the text inside at the right. */
@@ -217,7 +217,7 @@ static void line_proc(struct pen *p, const struct xpu_snapshot *s, const struct 
 static int draw_procs(const struct xpu_rect *r, int y, const struct xpu_snapshot *s,
 		      const struct xpu_gpudev *d)
 {
-	const struct xpu_gpudev_snap *g = &s->gpudev;
+	const struct xpu_gpudev_snap *g = &s->gpu.dev;
 	uint32_t drawn = 0;
 	for (uint32_t i = 0; i < g->nproc && drawn < XPU_VIEW_GPUDEV_PROCS; i++) {
 		if (g->proc[i].index != d->index)
@@ -248,7 +248,7 @@ static void line_status(const struct xpu_rect *r, const struct xpu_gpudev_snap *
 
 int xpu_view_gpudev_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	const struct xpu_gpudev_snap *g = &s->gpudev;
+	const struct xpu_gpudev_snap *g = &s->gpu.dev;
 	enum detail detail = WITH_PROCS;
 	int y = r->y + 1;
 	if (r->h <= 0 || !xpu_view_gpudev_rows(s))

@@ -37,7 +37,7 @@ static void dur(char *buf, size_t size, uint64_t ns)
 /* Rows the summary panel would like. */
 static int text_rows(const struct xpu_snapshot *s)
 {
-	return 1 + METRIC_ROWS + 2 + (int)s->npu_sources.n;	/* status, metrics, gap, title, sources */
+	return 1 + METRIC_ROWS + 2 + (int)s->npu.sources.n;	/* status, metrics, gap, title, sources */
 }
 
 /* A line: the label in the heading role, then text. */
@@ -174,7 +174,7 @@ static void line_device(int y, const struct xpu_rect *r, const struct xpu_npu_sn
 
 static void draw_sources(int y, int last, const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	const struct xpu_npu_srcinfo *si = &s->npu_sources;
+	const struct xpu_npu_srcinfo *si = &s->npu.sources;
 	if (y > last)
 		return;
 	xpu_put_text(y++, r->x + 1, r->w - 1, XPU_NPU_SOURCES_TITLE " on this machine",
@@ -196,8 +196,8 @@ static void draw_sources(int y, int last, const struct xpu_rect *r, const struct
 
 static void draw_panel(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	const struct xpu_npu_snap *n = &s->npu;
-	const struct xpu_src_status *st = &s->npu_status;
+	const struct xpu_npu_snap *n = &s->npu.model;
+	const struct xpu_src_status *st = &s->npu.status;
 	int y = r->y, last = r->y + r->h - 1;
 	void (*const lines[METRIC_ROWS])(int, const struct xpu_rect *, const struct xpu_npu_snap *) = {
 		line_ipc, line_types, line_jobs, line_memory, line_device,
@@ -241,7 +241,7 @@ static void draw_funcs_title(const struct xpu_rect *r, const struct xpu_npu_snap
  * a line per alert (at least two, at most half the pane). */
 static void draw_lower(const struct xpu_rect *r, const struct xpu_snapshot *s, struct xpu_ui *ui)
 {
-	const struct xpu_npu_snap *n = &s->npu;
+	const struct xpu_npu_snap *n = &s->npu.model;
 	int alerts = (int)s->nalerts + 1;
 	if (alerts < 2)
 		alerts = 2;
@@ -265,7 +265,7 @@ static void draw_lower(const struct xpu_rect *r, const struct xpu_snapshot *s, s
 static void npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs, struct xpu_ui *ui)
 {
-	const struct xpu_table *t = &s->npu.calls;
+	const struct xpu_table *t = &s->npu.model.calls;
 	const char *filter = vs->filter[XPU_VIEW_NPU];
 	char empty[XPU_FILTER_MAX + 64];
 
@@ -286,12 +286,12 @@ static void npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 
 static const struct xpu_src_status *npu_status(const struct xpu_snapshot *s)
 {
-	return &s->npu_status;
+	return &s->npu.status;
 }
 
 static const struct xpu_table *npu_table(const struct xpu_snapshot *s)
 {
-	return &s->npu.calls;
+	return &s->npu.model.calls;
 }
 
 static void npu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
@@ -300,7 +300,7 @@ static void npu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout
 	o->text = text_rows(s);
 	/* No NPU and nothing in the table: its rows go to the sources list,
 	 * which says what is missing. */
-	if (s->npu_status.state == XPU_SRC_OFF && !s->npu.calls.nrows)
+	if (s->npu.status.state == XPU_SRC_OFF && !s->npu.model.calls.nrows)
 		o->table = 0;
 }
 

@@ -24,12 +24,12 @@
 static void hot_text(FILE *f, const struct xpu_snapshot *s)
 {
 	char name[512];
-	if (!s->ncpu_hot || !s->cpu_hot_all)
+	if (!s->cpu.nhot || !s->cpu.hot_all)
 		return;
-	fprintf(f, "Hottest functions, all processes (%" PRIu64 " samples):\n", s->cpu_hot_all);
-	for (int i = 0; i < s->ncpu_hot; i++) {
-		xpu_frame_text(s->dict, s->cpu_hot[i].frame, name, sizeof(name));
-		fprintf(f, "  %5.1f%%  %s\n", 100.0 * (double)s->cpu_hot[i].samples / (double)s->cpu_hot_all, name);
+	fprintf(f, "Hottest functions, all processes (%" PRIu64 " samples):\n", s->cpu.hot_all);
+	for (int i = 0; i < s->cpu.nhot; i++) {
+		xpu_frame_text(s->dict, s->cpu.hot[i].frame, name, sizeof(name));
+		fprintf(f, "  %5.1f%%  %s\n", 100.0 * (double)s->cpu.hot[i].samples / (double)s->cpu.hot_all, name);
 	}
 }
 
@@ -43,12 +43,12 @@ void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 	int all = s->only_view < 0 || s->only_view >= XPU_VIEW_MAX;
 	if (all || s->only_view == XPU_VIEW_CPU) {
 		fprintf(f, "CPU: %u Hz on %u CPUs, %" PRIu64 " samples in the last %.2fs\n", s->sample_hz,
-			s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
+			s->ncpus, s->cpu.samples_tick, (double)s->interval_ns / 1e9);
 		char sys[160];
-		xpu_cpu_sys_text(&s->cpu_sys, sys, sizeof(sys));
+		xpu_cpu_sys_text(&s->cpu.sys, sys, sizeof(sys));
 		if (sys[0])
 			fprintf(f, "System: %s\n", sys);
-		xpu_batch_print_table(f, &s->cpu);
+		xpu_batch_print_table(f, &s->cpu.rows);
 		hot_text(f, s);
 	}
 	if (all || s->only_view == XPU_VIEW_GPU) {
@@ -75,7 +75,7 @@ static uint64_t tid_of(const struct xpu_stack_entry *e, void *ctx)
 static void json_cpu(struct xpu_json *j, const struct xpu_snapshot *s,
 		     const struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
-	const struct xpu_table *t = &s->cpu;
+	const struct xpu_table *t = &s->cpu.rows;
 	struct xpu_batch_top *tops = xpu_batch_top_stacks(t, &sess->cpu.stacks, s->dict, vs->window,
 							  vs->threads ? tid_of : pid_of, NULL);
 	xpu_json_arr(j, "cpu");
@@ -97,13 +97,13 @@ static void json_cpu(struct xpu_json *j, const struct xpu_snapshot *s,
 	xpu_json_end(j, ']');
 	free(tops);
 	xpu_json_arr(j, "cpu_functions");
-	for (int i = 0; i < s->ncpu_hot; i++) {
+	for (int i = 0; i < s->cpu.nhot; i++) {
 		char name[512];
-		xpu_frame_text(s->dict, s->cpu_hot[i].frame, name, sizeof(name));
+		xpu_frame_text(s->dict, s->cpu.hot[i].frame, name, sizeof(name));
 		xpu_json_obj(j, NULL);
 		xpu_json_str(j, "function", name);
-		xpu_json_uint(j, "samples", s->cpu_hot[i].samples);
-		xpu_json_num(j, "pct", s->cpu_hot_all ? 100.0 * (double)s->cpu_hot[i].samples / (double)s->cpu_hot_all : 0);
+		xpu_json_uint(j, "samples", s->cpu.hot[i].samples);
+		xpu_json_num(j, "pct", s->cpu.hot_all ? 100.0 * (double)s->cpu.hot[i].samples / (double)s->cpu.hot_all : 0);
 		xpu_json_end(j, '}');
 	}
 	xpu_json_end(j, ']');
@@ -181,7 +181,7 @@ static void json_collection(struct xpu_json *j, const struct xpu_snapshot *s)
 	} else {
 		xpu_json_str(j, "gpu_mode", "unknown");
 	}
-	xpu_json_bool(j, "gpu_exact_asked", s->gpu_exact_asked);
+	xpu_json_bool(j, "gpu_exact_asked", s->gpu.exact_asked);
 	/* The stream ticks at the shortest -d of all, this view at its own. */
 	if (s->collect_interval_ns)
 		xpu_json_num(j, "interval_s", (double)(s->collect_interval_ns / 1000000) / 1e3);
@@ -266,14 +266,14 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	xpu_json_str(&j, "window", vs->window == XPU_WIN_ALL ? "all" : "recent");
 	xpu_json_num(&j, "window_s", (double)s->window_ns / 1e9);
 	json_cpu(&j, s, sess, vs);
-	json_system(&j, &s->cpu_sys);
+	json_system(&j, &s->cpu.sys);
 	xpu_json_obj(&j, "cpu_info");
 	xpu_json_uint(&j, "hz", s->sample_hz);
 	xpu_json_uint(&j, "ncpus", s->ncpus);
-	xpu_json_uint(&j, "samples_tick", s->cpu_samples_tick);
+	xpu_json_uint(&j, "samples_tick", s->cpu.samples_tick);
 	xpu_json_str(&j, "view", vs->threads ? "threads" : "processes");
-	xpu_json_str(&j, "state", xpu_batch_state_name(s->cpu_status.state));
-	xpu_json_str(&j, "status", s->cpu_status.text);
+	xpu_json_str(&j, "state", xpu_batch_state_name(s->cpu.status.state));
+	xpu_json_str(&j, "status", s->cpu.status.text);
 	/* What bounded memory has aged out so far (model_cpu.h, stacks.h). */
 	xpu_json_uint(&j, "rows_aged_out", sess->cpu.tasks_aged_out);
 	xpu_json_uint(&j, "stacks_aged_out", sess->cpu.stacks.aged_out);

@@ -62,7 +62,7 @@ static int export_cpu(struct xpu_session *sess, const struct xpu_snapshot *snap,
 	char path[4200];
 	long lines;
 	uint32_t n;
-	uint64_t *keys = row_keys(&snap->cpu, -1, &n);
+	uint64_t *keys = row_keys(&snap->cpu.rows, -1, &n);
 	if (!keys)
 		return -1;
 	struct part p = { &sess->cpu.stacks,
@@ -99,10 +99,10 @@ static int export_gpu(struct xpu_session *sess, const struct xpu_snapshot *snap,
 	char gpu[4200], merged[4200], trace[4200];
 	long lines, mlines;
 	uint32_t n;
-	uint64_t *pids = row_keys(&snap->gpu, XPU_GPU_COL_PID, &n);
+	uint64_t *pids = row_keys(&snap->gpu.rows, XPU_GPU_COL_PID, &n);
 	if (!pids)
 		return -1;
-	int launches = snap->gpu_flame_launches;
+	int launches = snap->gpu.flame_launches;
 	struct part parts[2] = {
 		{ launches ? &sess->gpu.launch_stacks : &sess->gpu.stacks,
 		  { .window = vs->window, .keys = launches ? NULL : pids, .nkeys = n,
@@ -130,8 +130,8 @@ int xpu_export_view(struct xpu_session *sess, const struct xpu_snapshot *snap,
 		    const struct xpu_viewstate *vs, const char *dir, char *msg, size_t size)
 {
 	/* An empty file would only puzzle flamegraph.pl ("No stack counts found"). */
-	int no_gpu = !snap->gpu.nrows && !sess->gpu.launch_stacks.sum_total;
-	if ((vs->view == XPU_VIEW_CPU && !snap->cpu.nrows) || (vs->view == XPU_VIEW_GPU && no_gpu)) {
+	int no_gpu = !snap->gpu.rows.nrows && !sess->gpu.launch_stacks.sum_total;
+	if ((vs->view == XPU_VIEW_CPU && !snap->cpu.rows.nrows) || (vs->view == XPU_VIEW_GPU && no_gpu)) {
 		snprintf(msg, size, "nothing to export: the %s view has no rows%s", vs->view == XPU_VIEW_CPU ? "CPU" : "GPU",
 			 vs->view == XPU_VIEW_GPU ? " (its source line says why)" : "");
 		return 0;

@@ -21,7 +21,7 @@ static struct xpu_ui ui;
 /* A CPU table of `n` rows keyed 101, 102, ... sorted by CPU%. */
 static void setup(int n)
 {
-	xpu_table_free(&snap.cpu);	/* the previous test's */
+	xpu_table_free(&snap.cpu.rows);	/* the previous test's */
 	memset(&snap, 0, sizeof(snap));
 	memset(&vs, 0, sizeof(vs));
 	memset(&ui, 0, sizeof(ui));
@@ -29,14 +29,14 @@ static void setup(int n)
 		vs.sort_col[v] = -1;
 	vs.view = XPU_VIEW_CPU;
 	ui.page = 10;
-	xpu_table_init(&snap.cpu, cols, 4);
+	xpu_table_init(&snap.cpu.rows, cols, 4);
 	for (int i = 0; i < n; i++) {
-		struct xpu_cell *c = xpu_table_add(&snap.cpu, 101 + (uint64_t)i);
+		struct xpu_cell *c = xpu_table_add(&snap.cpu.rows, 101 + (uint64_t)i);
 		c[0].i = 101 + i;
 		c[1].d = 100.0 - i;
 		c[3].s = "proc";
 	}
-	snap.cpu.sort_col = 1;
+	snap.cpu.rows.sort_col = 1;
 }
 
 static int key(int k)
