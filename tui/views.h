@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The views (GPU, NPU, CPU): each is one descriptor, struct xpu_view_desc,
  * defined in its own file (view_<name>.c) and registered in xpu_views[]
- * (views.c).  Keys, clicks, tabs, layout and drawing walk that table; none of
- * them knows which views there are. */
+ * (views.c).  Keys, clicks, tabs, layout and drawing walk that table instead
+ * of switching on the view. */
 #ifndef XPU_TUI_VIEWS_H
 #define XPU_TUI_VIEWS_H
 
