@@ -54,19 +54,19 @@ static void gpu_tracing(char *buf, size_t size, const struct xpu_snapshot *s)
 {
 	if (s->attached && !(s->collect & XPU_TICK_KNOWN))
 		snprintf(buf, size, "GPU mode: waiting for the collector");
-	else if (s->attached && s->gpu_tracing.mode == XPU_GPU_MODE_EXACT)
-		snprintf(buf, size, s->gpu_exact_asked ? "GPU exact (asked)" : "GPU exact (collector's)");
+	else if (s->attached && s->gpu.tracing.mode == XPU_GPU_MODE_EXACT)
+		snprintf(buf, size, s->gpu.exact_asked ? "GPU exact (asked)" : "GPU exact (collector's)");
 	else if (s->attached)	/* the collector's figures: the share it traced */
-		snprintf(buf, size, s->gpu_exact_asked ? "GPU sampled %.1f%% (exact asked, not yet)" :
-			 "GPU sampled %.1f%%", 100 * s->gpu_cover);
+		snprintf(buf, size, s->gpu.exact_asked ? "GPU sampled %.1f%% (exact asked, not yet)" :
+			 "GPU sampled %.1f%%", 100 * s->gpu.cover);
 	else if (s->replay)
-		snprintf(buf, size, s->gpu_sampled ? "GPU sampled %.1f%%" : "GPU exact", 100 * s->gpu_cover);
-	else if (s->gpu_tracing.mode == XPU_GPU_MODE_EXACT && s->gpu_exact_left_s > 0)
-		snprintf(buf, size, "GPU exact %.0fs", s->gpu_exact_left_s);
-	else if (s->gpu_tracing.mode == XPU_GPU_MODE_EXACT)
+		snprintf(buf, size, s->gpu.sampled ? "GPU sampled %.1f%%" : "GPU exact", 100 * s->gpu.cover);
+	else if (s->gpu.tracing.mode == XPU_GPU_MODE_EXACT && s->gpu.exact_left_s > 0)
+		snprintf(buf, size, "GPU exact %.0fs", s->gpu.exact_left_s);
+	else if (s->gpu.tracing.mode == XPU_GPU_MODE_EXACT)
 		snprintf(buf, size, "GPU exact");
 	else
-		snprintf(buf, size, "GPU sampled %u/%ums", s->gpu_tracing.slice_ms, s->gpu_tracing.period_ms);
+		snprintf(buf, size, "GPU sampled %u/%ums", s->gpu.tracing.slice_ms, s->gpu.tracing.period_ms);
 }
 
 void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
@@ -121,8 +121,8 @@ static void view_modes(char *buf, size_t size, const struct xpu_snapshot *s,
 		fmt_secs(secs, sizeof(secs), s->window_ns);
 		snprintf(win, sizeof(win), s->window_ns ? "last %s" : "recent", secs);
 	}
-	if (vs->view == XPU_VIEW_CPU)
-		n = (size_t)snprintf(buf, size, "%s  %s", vs->threads ? "threads" : "processes", win);
+	if (xpu_views[vs->view]->modes)
+		n = (size_t)xpu_views[vs->view]->modes(buf, size, vs, win);
 	else
 		n = (size_t)snprintf(buf, size, "%s",
 				     xpu_src_state_name(xpu_view_status(s, vs->view)->state));
@@ -136,10 +136,10 @@ static int tab_span(const struct xpu_rect *r, int v, char *label, size_t size, i
 {
 	int x = r->x + 1, sep = xpu_text_width(xpu_glyph(XPU_GLYPH_SEP));
 	for (int i = 0; i < v; i++) {
-		snprintf(label, size, " %s ", xpu_view_names[i]);
+		snprintf(label, size, " %s ", xpu_views[i]->name);
 		x += xpu_text_width(label) + sep;
 	}
-	snprintf(label, size, " %s ", xpu_view_names[v]);
+	snprintf(label, size, " %s ", xpu_views[v]->name);
 	*x0 = x;
 	return xpu_text_width(label);
 }

@@ -175,6 +175,14 @@ static int zoom_step(struct xpu_ui *ui, const struct xpu_snapshot *s,
 	return xpu_keys_zoom(ui, s, vs, child);
 }
 
+/* A key of the view's own (H in the CPU view), none in the others. */
+static int view_key(struct xpu_viewstate *vs, int key)
+{
+	const struct xpu_view_desc *d = xpu_views[vs->view];
+	int r = d->on_key ? d->on_key(vs, key) : -1;
+	return r >= 0 ? r : XPU_REACT_NONE;
+}
+
 /* Keys that scroll the help when it is longer than the screen; 0 for the
  * others, which close it. */
 static int help_scroll(int key)
@@ -212,10 +220,10 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 		if (r >= 0)
 			return r;
 	}
+	int v = xpu_view_of_key(key);
+	if (v >= 0)
+		return xpu_keys_set_view(vs, v);
 	switch (key) {
-	case 'g': case '1': return xpu_keys_set_view(vs, XPU_VIEW_GPU);
-	case 'n': case '2': return xpu_keys_set_view(vs, XPU_VIEW_NPU);
-	case 'c': case '3': return xpu_keys_set_view(vs, XPU_VIEW_CPU);
 	case '\t': return xpu_keys_set_view(vs, (vs->view + 1) % XPU_VIEW_MAX);
 	case KEY_BTAB: return xpu_keys_set_view(vs, (vs->view + XPU_VIEW_MAX - 1) % XPU_VIEW_MAX);
 	case KEY_UP: case 'k': return xpu_keys_select(s, vs, -1, 1);
@@ -237,7 +245,6 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 						   : XPU_REACT_NONE;
 	case '/': return start_filter(ui, s, vs);
 	case 'f': return toggle(&vs->flame);
-	case 'H': return vs->view == XPU_VIEW_CPU ? toggle(&vs->threads) : XPU_REACT_NONE;
 	case 'F': {
 		/* htop's follow: the cursor stays on the selected row's key as
 		 * the rows re-sort, until that row is gone. */
@@ -252,14 +259,11 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 		vs->paused = !vs->paused;
 		return vs->paused ? XPU_REACT_REDRAW : XPU_REACT_REBUILD;
 	case 's': return XPU_REACT_EXPORT;
-	/* Exact tracing costs CUDA programs 30-100%: asked for where its
-	 * figures are shown, not by a stray key in another view. */
-	case 'e': return vs->view == XPU_VIEW_GPU ? XPU_REACT_GPU_EXACT : XPU_REACT_NONE;
 	case '?': case 'h':
 		ui->help = 1;
 		ui->help_top = 0;
 		return XPU_REACT_REDRAW;
 	case 'q': case KEY_F(10): return XPU_REACT_QUIT;
 	}
-	return XPU_REACT_NONE;
+	return view_key(vs, key);
 }

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* What every view (views.c, view_gpu.c, view_npu.c, gpudev_view.c) draws its
- * panes with: a source state's words and colour role, and a view's table with
- * the view state's selection and scrolling.  The views include this, not
- * views.h, so that they are not a circle with the view area that calls them. */
+/* What every view (views.c, view_cpu.c, view_gpu.c, view_npu.c,
+ * view_gpudev.c) draws its panes with: a source state's words and colour
+ * role, and a view's table with the view state's selection and scrolling. */
 #ifndef XPU_TUI_PANE_H
 #define XPU_TUI_PANE_H
 

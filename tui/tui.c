@@ -16,7 +16,6 @@
 #include <term.h>
 #include <unistd.h>
 
-#include "alerts_view.h"
 #include "bars.h"
 #include "draw.h"
 #include "err.h"
@@ -25,6 +24,7 @@
 #include "mouse.h"
 #include "snapshot.h"
 #include "theme.h"
+#include "view_alerts.h"
 #include "views.h"
 
 static struct {

@@ -6,31 +6,34 @@
 #include <string.h>
 
 #include "dict.h"
-#include "event.h"
 #include "draw.h"
+#include "event.h"
 #include "flame_view.h"
-#include "gpudev_view.h"
 #include "pane.h"
+#include "tui.h"
+#include "view_gpudev.h"
+#include "views.h"
 
 #define MAX_PROC_LINES 4
 #define MAX_NAME_LINES 3	/* the selected kernel's full name, wrapped */
 
-int xpu_view_gpu_has_data(const struct xpu_snapshot *s)
+/* Whether there is anything to show yet (else the view's message box). */
+static int has_data(const struct xpu_snapshot *s)
 {
-	return s->ngpu_procs > 0 || s->gpu.nrows > 0 || s->ngpu_devices > 0 || xpu_gpudev_view_has_data(s);
+	return s->gpu.nprocs > 0 || s->gpu.rows.nrows > 0 || s->gpu.ndevices > 0 || xpu_view_gpudev_has_data(s);
 }
 
 static int proc_lines(const struct xpu_snapshot *s)
 {
-	return s->ngpu_procs < MAX_PROC_LINES ? s->ngpu_procs : MAX_PROC_LINES;
+	return s->gpu.nprocs < MAX_PROC_LINES ? s->gpu.nprocs : MAX_PROC_LINES;
 }
 
 /* Lines the selected kernel's full name takes in a text area cols wide. */
 static int name_lines(const struct xpu_snapshot *s, int cols)
 {
-	if (!s->gpu_selected)
+	if (!s->gpu.selected)
 		return 0;
-	int n = xpu_text_lines(s->gpu_selected, cols - 2);
+	int n = xpu_text_lines(s->gpu.selected, cols - 2);
 	return n < MAX_NAME_LINES ? n : MAX_NAME_LINES;
 }
 
@@ -38,7 +41,7 @@ static int name_lines(const struct xpu_snapshot *s, int cols)
  * selected kernel's full name */
 int xpu_view_gpu_text_rows(const struct xpu_snapshot *s, int cols)
 {
-	return 1 + xpu_gpudev_view_rows(s) + s->ngpu_devices + proc_lines(s) + 1 + name_lines(s, cols);
+	return 1 + xpu_view_gpudev_rows(s) + s->gpu.ndevices + proc_lines(s) + 1 + name_lines(s, cols);
 }
 
 static void line(const struct xpu_rect *r, int y, int role, const char *text)
@@ -91,23 +94,23 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 	int y = r->y;
 	double per_s = s->interval_ns ? 1e9 / (double)s->interval_ns : 0;
 
-	snprintf(buf, sizeof(buf), "%s  %s", xpu_src_state_name(s->gpu_status.state), s->gpu_status.text);
-	line(r, y++, xpu_src_state_role(s->gpu_status.state), buf);
+	snprintf(buf, sizeof(buf), "%s  %s", xpu_src_state_name(s->gpu.status.state), s->gpu.status.text);
+	line(r, y++, xpu_src_state_role(s->gpu.status.state), buf);
 	/* The device panel gives up detail before the lines below lose theirs. */
-	int panel = xpu_gpudev_view_rows(s), others = xpu_view_gpu_text_rows(s, r->w) - 1 - panel;
+	int panel = xpu_view_gpudev_rows(s), others = xpu_view_gpu_text_rows(s, r->w) - 1 - panel;
 	struct xpu_rect dr = { y, r->x, r->y + r->h - y - others, r->w };
-	y += xpu_gpudev_view_draw(&dr, s);
-	for (int i = 0; i < s->ngpu_devices; i++) {
-		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
+	y += xpu_view_gpudev_draw(&dr, s);
+	for (int i = 0; i < s->gpu.ndevices; i++) {
+		const struct xpu_gpu_device_sum *d = &s->gpu.devices[i];
 		/* The union of the kernels traced: never called busy, which is
 		 * NVML's utilization in the panel above. */
 		snprintf(buf, sizeof(buf), "GPU%u  kernel time (traced) %s%5.1f%%  %8.0f kernels/s  memcpy %.1f ms (%.1f MB)",
-			 d->device, s->gpu_sampled ? "~" : "", d->kernel_pct, d->kernels_per_s,
+			 d->device, s->gpu.sampled ? "~" : "", d->kernel_pct, d->kernels_per_s,
 			 (double)d->memcpy_ns / 1e6, (double)d->memcpy_bytes / 1e6);
 		line(r, y++, XPU_ROLE_DEFAULT, buf);
 	}
 	for (int i = 0; i < proc_lines(s); i++) {
-		const struct xpu_gpu_proc *p = &s->gpu_procs[i];
+		const struct xpu_gpu_proc *p = &s->gpu.procs[i];
 		char mode[32], rate[48];
 		if (p->launch_only && p->sampled[XPU_WIN_RECENT])
 			snprintf(mode, sizeof(mode), "launch-only %.0f%%", 100 * p->cover[XPU_WIN_RECENT]);
@@ -124,41 +127,82 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 			 p->state == XPU_GPU_PROC_LEFT ? "  (exited)" : p->detail == 1 ? "  (another profiler holds CUPTI)" : "");
 		line(r, y++, p->launch_only ? XPU_ROLE_NA : XPU_ROLE_DEFAULT, buf);
 	}
-	if (s->gpu_joined_pct >= 0 && s->gpu_sampled && !s->gpu_ns_err.ok)
+	if (s->gpu.joined_pct >= 0 && s->gpu.sampled && !s->gpu.ns_err.ok)
 		snprintf(buf, sizeof(buf), "GPU time not estimated yet: too few slices traced (%.1f%% of the time; "
-			 "e: trace every kernel); %.1f ms seen", 100 * s->gpu_cover, (double)s->gpu_ns / 1e6);
-	else if (s->gpu_joined_pct >= 0 && s->gpu_sampled)
+			 "e: trace every kernel); %.1f ms seen", 100 * s->gpu.cover, (double)s->gpu.ns / 1e6);
+	else if (s->gpu.joined_pct >= 0 && s->gpu.sampled)
 		snprintf(buf, sizeof(buf), "GPU time ~%.1f ms %s%.0f%%, estimated from the %.1f%% of the time traced "
 			 "(e: trace every kernel); %.1f%% of it with the launching CPU stack",
-			 s->gpu_ns_est / 1e6, pm(), s->gpu_ns_err.err_pct, 100 * s->gpu_cover, s->gpu_joined_pct);
-	else if (s->gpu_joined_pct >= 0)
+			 s->gpu.ns_est / 1e6, pm(), s->gpu.ns_err.err_pct, 100 * s->gpu.cover, s->gpu.joined_pct);
+	else if (s->gpu.joined_pct >= 0)
 		snprintf(buf, sizeof(buf), "GPU time %.1f ms, %.1f%% of it with the launching CPU stack",
-			 (double)s->gpu_ns / 1e6, s->gpu_joined_pct);
+			 (double)s->gpu.ns / 1e6, s->gpu.joined_pct);
 	else
 		snprintf(buf, sizeof(buf), "no GPU time yet");
 	line(r, y++, XPU_ROLE_MODE, buf);
-	if (s->gpu_selected)
-		draw_name(r, y, s->gpu_selected);
+	if (s->gpu.selected)
+		draw_name(r, y, s->gpu.selected);
 }
 
-void xpu_view_gpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
-		       const struct xpu_viewstate *vs, struct xpu_ui *ui)
+static void gpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
+		     const struct xpu_viewstate *vs, struct xpu_ui *ui)
 {
 	char info[96];
 	if (l->text.h)
 		draw_summary(&l->text, s);
 	if (l->table.h)
-		xpu_view_draw_table(&l->table, &s->gpu, vs, ui,
+		xpu_view_draw_table(&l->table, &s->gpu.rows, vs, ui,
 				    "no kernels yet (processes without the library show launches only)");
 	if (!l->flame.h)
 		return;
-	if (s->gpu_flame_launches)
-		snprintf(info, sizeof(info), "%" PRIu64 " launches", s->gpu_flame.total);
+	if (s->gpu.flame_launches)
+		snprintf(info, sizeof(info), "%" PRIu64 " launches", s->gpu.flame.total);
 	else
-		snprintf(info, sizeof(info), "%.1f ms GPU time, %s", (double)s->gpu_flame.total / 1e6,
+		snprintf(info, sizeof(info), "%.1f ms GPU time, %s", (double)s->gpu.flame.total / 1e6,
 			 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
-	xpu_flame_view_draw(&l->flame, &s->gpu_flame, s->dict, &ui->zoom[XPU_VIEW_GPU],
-			    s->gpu_flame_launches ? "CPU stacks -> launch API (launch counts)"
+	xpu_flame_view_draw(&l->flame, &s->gpu.flame, s->dict, &ui->zoom[XPU_VIEW_GPU],
+			    s->gpu.flame_launches ? "CPU stacks -> launch API (launch counts)"
 						  : "CPU stacks -> launch API -> GPU kernel",
 			    info, "no launches yet");
 }
+
+static const struct xpu_src_status *gpu_status(const struct xpu_snapshot *s)
+{
+	return &s->gpu.status;
+}
+
+static const struct xpu_table *gpu_table(const struct xpu_snapshot *s)
+{
+	return has_data(s) ? &s->gpu.rows : NULL;
+}
+
+static const struct xpu_flame *gpu_flame(const struct xpu_snapshot *s)
+{
+	return has_data(s) ? &s->gpu.flame : NULL;
+}
+
+static void gpu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
+{
+	if (o->table)
+		o->text = xpu_view_gpu_text_rows(s, cols);
+}
+
+/* e: exact tracing costs CUDA programs 30-100%, so it is asked for where its
+ * figures are shown, not by a stray key in another view. */
+static int gpu_key(struct xpu_viewstate *vs, int key)
+{
+	return key == 'e' ? XPU_REACT_GPU_EXACT : -1;
+}
+
+const struct xpu_view_desc xpu_view_gpu = {
+	.name = "GPU",
+	.key = 'g',
+	.no_data = "No GPU data. Run a CUDA program under xputop (sudo xputop -- CMD), "
+		   "or start it with CUDA_INJECTION64_PATH set to libxputop_inject.so.",
+	.status = gpu_status,
+	.table = gpu_table,
+	.flame = gpu_flame,
+	.layout = gpu_layout,
+	.draw = gpu_draw,
+	.on_key = gpu_key,
+};

@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#include "view_npu.h"
-
+/* The NPU view: a summary panel (firmware IPC with its sparkline, jobs,
+ * memory activity, device, Level Zero, and the list of data sources with what
+ * each is doing on this machine), the calls table (per process: ioctls,
+ * Level Zero calls, jobs) and the alert log. */
 #include <inttypes.h>
 #include <linux/types.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "alerts_view.h"
 #include "draw.h"
 #include "npu.h"
+#include "pane.h"
 #include "sparkline.h"
 #include "table_view.h"
-#include "pane.h"
+#include "view_alerts.h"
+#include "views.h"
+
+/* Text the tests look for. */
+#define XPU_NPU_SOURCES_TITLE "Sources"
+#define XPU_NPU_IPC_LABEL "IPC"
+#define XPU_NPU_FUNCS_TITLE "Driver functions"
 
 #define METRIC_ROWS 5	/* IPC, IPC types, jobs, memory, device */
 #define LABEL_W 8
@@ -26,9 +34,10 @@ static void dur(char *buf, size_t size, uint64_t ns)
 		snprintf(buf, size, "%.0fus", (double)ns / 1e3);
 }
 
-int xpu_view_npu_text_rows(const struct xpu_snapshot *s)
+/* Rows the summary panel would like. */
+static int text_rows(const struct xpu_snapshot *s)
 {
-	return 1 + METRIC_ROWS + 2 + (int)s->npu_sources.n;	/* status, metrics, gap, title, sources */
+	return 1 + METRIC_ROWS + 2 + (int)s->npu.sources.n;	/* status, metrics, gap, title, sources */
 }
 
 /* A line: the label in the heading role, then text. */
@@ -165,7 +174,7 @@ static void line_device(int y, const struct xpu_rect *r, const struct xpu_npu_sn
 
 static void draw_sources(int y, int last, const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	const struct xpu_npu_srcinfo *si = &s->npu_sources;
+	const struct xpu_npu_srcinfo *si = &s->npu.sources;
 	if (y > last)
 		return;
 	xpu_put_text(y++, r->x + 1, r->w - 1, XPU_NPU_SOURCES_TITLE " on this machine",
@@ -187,8 +196,8 @@ static void draw_sources(int y, int last, const struct xpu_rect *r, const struct
 
 static void draw_panel(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	const struct xpu_npu_snap *n = &s->npu;
-	const struct xpu_src_status *st = &s->npu_status;
+	const struct xpu_npu_snap *n = &s->npu.model;
+	const struct xpu_src_status *st = &s->npu.status;
 	int y = r->y, last = r->y + r->h - 1;
 	void (*const lines[METRIC_ROWS])(int, const struct xpu_rect *, const struct xpu_npu_snap *) = {
 		line_ipc, line_types, line_jobs, line_memory, line_device,
@@ -232,7 +241,7 @@ static void draw_funcs_title(const struct xpu_rect *r, const struct xpu_npu_snap
  * a line per alert (at least two, at most half the pane). */
 static void draw_lower(const struct xpu_rect *r, const struct xpu_snapshot *s, struct xpu_ui *ui)
 {
-	const struct xpu_npu_snap *n = &s->npu;
+	const struct xpu_npu_snap *n = &s->npu.model;
 	int alerts = (int)s->nalerts + 1;
 	if (alerts < 2)
 		alerts = 2;
@@ -252,10 +261,11 @@ static void draw_lower(const struct xpu_rect *r, const struct xpu_snapshot *s, s
 	xpu_alert_log_draw(&log, s);
 }
 
-void xpu_view_npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
-		       const struct xpu_viewstate *vs, struct xpu_ui *ui)
+/* The panel, table and alert log in the layout's text, table and lower panes. */
+static void npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
+		     const struct xpu_viewstate *vs, struct xpu_ui *ui)
 {
-	const struct xpu_table *t = &s->npu.calls;
+	const struct xpu_table *t = &s->npu.model.calls;
 	const char *filter = vs->filter[XPU_VIEW_NPU];
 	char empty[XPU_FILTER_MAX + 64];
 
@@ -273,3 +283,34 @@ void xpu_view_npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 	if (l->flame.h)
 		draw_lower(&l->flame, s, ui);
 }
+
+static const struct xpu_src_status *npu_status(const struct xpu_snapshot *s)
+{
+	return &s->npu.status;
+}
+
+static const struct xpu_table *npu_table(const struct xpu_snapshot *s)
+{
+	return &s->npu.model.calls;
+}
+
+static void npu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
+{
+	o->flame = 1;	/* the lower pane holds the alert log */
+	o->text = text_rows(s);
+	/* No NPU and nothing in the table: its rows go to the sources list,
+	 * which says what is missing. */
+	if (s->npu.status.state == XPU_SRC_OFF && !s->npu.model.calls.nrows)
+		o->table = 0;
+}
+
+const struct xpu_view_desc xpu_view_npu = {
+	.name = "NPU",
+	.key = 'n',
+	.no_data = "No NPU data. The NPU view needs an Intel NPU with the intel_vpu "
+		   "driver (/dev/accel/accel*).",
+	.status = npu_status,
+	.table = npu_table,
+	.layout = npu_layout,
+	.draw = npu_draw,
+};

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "batch.h"
+#include "batch_cpu.h"
 #include "batch_fmt.h"
 #include "batch_gpu.h"
 #include "batch_gpudev.h"
@@ -9,29 +10,31 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <sys/resource.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dict.h"
-#include "folded.h"
 #include "json.h"
 #include "session.h"
 #include "snapshot.h"
 
-/* perf top's list: where the CPUs were, whichever process. */
-static void hot_text(FILE *f, const struct xpu_snapshot *s)
+static void gpu_text(FILE *f, const struct xpu_snapshot *s)
 {
-	char name[512];
-	if (!s->ncpu_hot || !s->cpu_hot_all)
-		return;
-	fprintf(f, "Hottest functions, all processes (%" PRIu64 " samples):\n", s->cpu_hot_all);
-	for (int i = 0; i < s->ncpu_hot; i++) {
-		xpu_frame_text(s->dict, s->cpu_hot[i].frame, name, sizeof(name));
-		fprintf(f, "  %5.1f%%  %s\n", 100.0 * (double)s->cpu_hot[i].samples / (double)s->cpu_hot_all, name);
-	}
+	xpu_batch_gpu_text(f, s);
+	xpu_batch_gpudev_text(f, s);
 }
+
+/* Each view's lines of a text snapshot (batch_<view>.c), in the order they
+ * are printed; --view keeps one view's. */
+static const struct {
+	enum xpu_view view;
+	void (*text)(FILE *f, const struct xpu_snapshot *s);
+} views[] = {
+	{ XPU_VIEW_CPU, xpu_batch_cpu_text },
+	{ XPU_VIEW_GPU, gpu_text },
+	{ XPU_VIEW_NPU, xpu_batch_npu_text },
+};
 
 void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 {
@@ -40,99 +43,12 @@ void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 	fprintf(f, "xputop %s - %s - %s - refresh %.2fs - %.0f events/s - dropped %" PRIu64 "%s\n",
 		XPU_VERSION, s->host, when, (double)s->interval_ns / 1e9, s->events_per_s,
 		s->dropped_total, s->replay ? " - replay" : "");
-	int all = s->only_view < 0 || s->only_view >= XPU_VIEW_MAX;
-	if (all || s->only_view == XPU_VIEW_CPU) {
-		fprintf(f, "CPU: %u Hz on %u CPUs, %" PRIu64 " samples in the last %.2fs\n", s->sample_hz,
-			s->ncpus, s->cpu_samples_tick, (double)s->interval_ns / 1e9);
-		char sys[160];
-		xpu_cpu_sys_text(&s->cpu_sys, sys, sizeof(sys));
-		if (sys[0])
-			fprintf(f, "System: %s\n", sys);
-		xpu_batch_print_table(f, &s->cpu);
-		hot_text(f, s);
-	}
-	if (all || s->only_view == XPU_VIEW_GPU) {
-		xpu_batch_gpu_text(f, s);
-		xpu_batch_gpudev_text(f, s);
-	}
-	if (all || s->only_view == XPU_VIEW_NPU)
-		xpu_batch_npu_text(f, s);
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+		if (s->only_view < 0 || s->only_view >= XPU_VIEW_MAX || s->only_view == (int)views[i].view)
+			views[i].text(f, s);
 	xpu_batch_alerts_text(f, s);
 	fputc('\n', f);
 	fflush(f);
-}
-
-static uint64_t pid_of(const struct xpu_stack_entry *e, void *ctx)
-{
-	return e->pid;
-}
-
-static uint64_t tid_of(const struct xpu_stack_entry *e, void *ctx)
-{
-	return e->tid;
-}
-
-static void json_cpu(struct xpu_json *j, const struct xpu_snapshot *s,
-		     const struct xpu_session *sess, const struct xpu_viewstate *vs)
-{
-	const struct xpu_table *t = &s->cpu;
-	struct xpu_batch_top *tops = xpu_batch_top_stacks(t, &sess->cpu.stacks, s->dict, vs->window,
-							  vs->threads ? tid_of : pid_of, NULL);
-	xpu_json_arr(j, "cpu");
-	for (uint32_t r = 0; r < t->nrows; r++) {
-		xpu_json_obj(j, NULL);
-		xpu_batch_json_cells(j, t, r);
-		uint32_t pid = (uint32_t)xpu_table_row(t, r)[XPU_CPU_COL_PID].i;
-		const struct xpu_cpu_task *proc = xpu_cpu_model_task(&sess->cpu, pid, 0);
-		xpu_json_arr(j, "stacks");
-		for (int k = 0; tops && k < XPU_BATCH_TOP && tops[r].stack[k]; k++) {
-			xpu_json_obj(j, NULL);
-			xpu_batch_json_frames(j, s->dict, proc ? proc->comm : 0, tops[r].stack[k]);
-			xpu_json_uint(j, "samples", tops[r].weight[k]);
-			xpu_json_end(j, '}');
-		}
-		xpu_json_end(j, ']');
-		xpu_json_end(j, '}');
-	}
-	xpu_json_end(j, ']');
-	free(tops);
-	xpu_json_arr(j, "cpu_functions");
-	for (int i = 0; i < s->ncpu_hot; i++) {
-		char name[512];
-		xpu_frame_text(s->dict, s->cpu_hot[i].frame, name, sizeof(name));
-		xpu_json_obj(j, NULL);
-		xpu_json_str(j, "function", name);
-		xpu_json_uint(j, "samples", s->cpu_hot[i].samples);
-		xpu_json_num(j, "pct", s->cpu_hot_all ? 100.0 * (double)s->cpu_hot[i].samples / (double)s->cpu_hot_all : 0);
-		xpu_json_end(j, '}');
-	}
-	xpu_json_end(j, ']');
-}
-
-/* The machine as /proc says (the CPU view's summary line); null where unknown. */
-static void json_system(struct xpu_json *j, const struct xpu_cpu_sys *y)
-{
-	xpu_json_obj(j, "system");
-	if (y->flags & XPU_SYS_LOAD) {
-		xpu_json_arr(j, "load");
-		for (int i = 0; i < 3; i++)
-			xpu_json_num(j, NULL, y->load[i]);
-		xpu_json_end(j, ']');
-	} else {
-		xpu_json_null(j, "load");
-	}
-	if (y->flags & XPU_SYS_BUSY)
-		xpu_json_num(j, "cpu_busy_pct", y->busy_pct);
-	else
-		xpu_json_null(j, "cpu_busy_pct");
-	if (y->flags & XPU_SYS_MEM) {
-		xpu_json_uint(j, "mem_used_bytes", y->mem_used);
-		xpu_json_uint(j, "mem_total_bytes", y->mem_total);
-	} else {
-		xpu_json_null(j, "mem_used_bytes");
-		xpu_json_null(j, "mem_total_bytes");
-	}
-	xpu_json_end(j, '}');
 }
 
 /* The CPU time xputop itself has used, all its threads, since it started. */
@@ -181,7 +97,7 @@ static void json_collection(struct xpu_json *j, const struct xpu_snapshot *s)
 	} else {
 		xpu_json_str(j, "gpu_mode", "unknown");
 	}
-	xpu_json_bool(j, "gpu_exact_asked", s->gpu_exact_asked);
+	xpu_json_bool(j, "gpu_exact_asked", s->gpu.exact_asked);
 	/* The stream ticks at the shortest -d of all, this view at its own. */
 	if (s->collect_interval_ns)
 		xpu_json_num(j, "interval_s", (double)(s->collect_interval_ns / 1000000) / 1e3);
@@ -265,19 +181,7 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	json_self_cpu(&j);
 	xpu_json_str(&j, "window", vs->window == XPU_WIN_ALL ? "all" : "recent");
 	xpu_json_num(&j, "window_s", (double)s->window_ns / 1e9);
-	json_cpu(&j, s, sess, vs);
-	json_system(&j, &s->cpu_sys);
-	xpu_json_obj(&j, "cpu_info");
-	xpu_json_uint(&j, "hz", s->sample_hz);
-	xpu_json_uint(&j, "ncpus", s->ncpus);
-	xpu_json_uint(&j, "samples_tick", s->cpu_samples_tick);
-	xpu_json_str(&j, "view", vs->threads ? "threads" : "processes");
-	xpu_json_str(&j, "state", xpu_batch_state_name(s->cpu_status.state));
-	xpu_json_str(&j, "status", s->cpu_status.text);
-	/* What bounded memory has aged out so far (model_cpu.h, stacks.h). */
-	xpu_json_uint(&j, "rows_aged_out", sess->cpu.tasks_aged_out);
-	xpu_json_uint(&j, "stacks_aged_out", sess->cpu.stacks.aged_out);
-	xpu_json_end(&j, '}');
+	xpu_batch_cpu_json(&j, s, sess, vs);
 	/* The session dictionary: what a long run's memory is made of. */
 	xpu_json_obj(&j, "dict");
 	xpu_json_uint(&j, "strings", xpu_dict_nstr(&sess->dict));

@@ -51,8 +51,8 @@ static uint64_t kernel_of(const struct xpu_stack_entry *e, void *ctx)
 static void json_devices(struct xpu_json *j, const struct xpu_snapshot *s)
 {
 	xpu_json_arr(j, "devices");
-	for (int i = 0; i < s->ngpu_devices; i++) {
-		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
+	for (int i = 0; i < s->gpu.ndevices; i++) {
+		const struct xpu_gpu_device_sum *d = &s->gpu.devices[i];
 		xpu_json_obj(j, NULL);
 		xpu_json_uint(j, "device", d->device);
 		xpu_json_num(j, "kernel_time_pct", d->kernel_pct);
@@ -85,16 +85,16 @@ static void json_tracing(struct xpu_json *j, const struct xpu_snapshot *s)
 {
 	xpu_json_obj(j, "tracing");
 	if (!s->replay && (!s->attached || (s->collect & XPU_TICK_KNOWN))) {	/* the mode in force */
-		xpu_json_str(j, "mode", s->gpu_tracing.mode == XPU_GPU_MODE_EXACT ? "exact" : "sampled");
-		xpu_json_uint(j, "slice_ms", s->gpu_tracing.slice_ms);
-		xpu_json_uint(j, "period_ms", s->gpu_tracing.period_ms);
-		xpu_json_num(j, "exact_left_s", s->gpu_exact_left_s);
+		xpu_json_str(j, "mode", s->gpu.tracing.mode == XPU_GPU_MODE_EXACT ? "exact" : "sampled");
+		xpu_json_uint(j, "slice_ms", s->gpu.tracing.slice_ms);
+		xpu_json_uint(j, "period_ms", s->gpu.tracing.period_ms);
+		xpu_json_num(j, "exact_left_s", s->gpu.exact_left_s);
 	}
-	xpu_json_bool(j, "estimated", s->gpu_sampled);
-	xpu_json_num(j, "traced_pct", 100 * s->gpu_cover);
-	xpu_json_num(j, "gpu_ns_est", s->gpu_ns_est);
-	if (s->gpu_ns_err.ok)
-		xpu_json_num(j, "gpu_ns_est_err_pct", s->gpu_ns_err.err_pct);
+	xpu_json_bool(j, "estimated", s->gpu.sampled);
+	xpu_json_num(j, "traced_pct", 100 * s->gpu.cover);
+	xpu_json_num(j, "gpu_ns_est", s->gpu.ns_est);
+	if (s->gpu.ns_err.ok)
+		xpu_json_num(j, "gpu_ns_est_err_pct", s->gpu.ns_err.err_pct);
 	else
 		xpu_json_null(j, "gpu_ns_est_err_pct");
 	xpu_json_end(j, '}');
@@ -104,8 +104,8 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 {
 	double per_s = s->interval_ns ? 1e9 / (double)s->interval_ns : 0;
 	xpu_json_arr(j, "processes");
-	for (int i = 0; i < s->ngpu_procs; i++) {
-		const struct xpu_gpu_proc *p = &s->gpu_procs[i];
+	for (int i = 0; i < s->gpu.nprocs; i++) {
+		const struct xpu_gpu_proc *p = &s->gpu.procs[i];
 		xpu_json_obj(j, NULL);
 		xpu_json_uint(j, "pid", p->pid);
 		xpu_json_str(j, "comm", xpu_dict_str_get(s->dict, p->comm));
@@ -137,13 +137,13 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 static void json_kernels(struct xpu_json *j, const struct xpu_snapshot *s,
 			 const struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
-	struct kernel_keys kk = { &sess->gpu, s->dict, &s->gpu };
-	struct xpu_batch_top *tops = xpu_batch_top_stacks(&s->gpu, &sess->gpu.stacks, s->dict, vs->window,
-							  kernel_of, &kk);
+	struct kernel_keys kk = { &sess->gpu, s->dict, &s->gpu.rows };
+	struct xpu_batch_top *tops = xpu_batch_top_stacks(&s->gpu.rows, &sess->gpu.stacks, s->dict,
+							  vs->window, kernel_of, &kk);
 	xpu_json_arr(j, "kernels");
-	for (uint32_t r = 0; r < s->gpu.nrows; r++) {
+	for (uint32_t r = 0; r < s->gpu.rows.nrows; r++) {
 		xpu_json_obj(j, NULL);
-		xpu_batch_json_cells(j, &s->gpu, r);
+		xpu_batch_json_cells(j, &s->gpu.rows, r);
 		xpu_json_arr(j, "stacks");
 		for (int k = 0; tops && k < XPU_BATCH_TOP && tops[r].stack[k]; k++) {
 			xpu_json_obj(j, NULL);
@@ -216,17 +216,17 @@ void xpu_batch_gpu_json(struct xpu_json *j, const struct xpu_snapshot *s,
 			const struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
 	xpu_json_obj(j, "gpu");
-	xpu_json_str(j, "state", xpu_batch_state_name(s->gpu_status.state));
-	xpu_json_str(j, "status", s->gpu_status.text);
-	xpu_json_uint(j, "gpu_ns", s->gpu_ns);
+	xpu_json_str(j, "state", xpu_batch_state_name(s->gpu.status.state));
+	xpu_json_str(j, "status", s->gpu.status.text);
+	xpu_json_uint(j, "gpu_ns", s->gpu.ns);
 	json_tracing(j, s);
-	if (s->gpu_joined_pct < 0)
+	if (s->gpu.joined_pct < 0)
 		xpu_json_null(j, "stack_pct");
 	else
-		xpu_json_num(j, "stack_pct", s->gpu_joined_pct);
+		xpu_json_num(j, "stack_pct", s->gpu.joined_pct);
 	xpu_json_uint(j, "graph_kernels", sess->gpu.graph_kernels);
 	xpu_json_uint(j, "graph_kernels_joined", sess->gpu.graph_kernels_joined);
-	json_peers(j, &s->gpu_peers);
+	json_peers(j, &s->gpu.peers);
 	json_devices(j, s);
 	json_procs(j, s, vs->window);
 	json_kernels(j, s, sess, vs);
@@ -239,27 +239,27 @@ void xpu_batch_gpu_json(struct xpu_json *j, const struct xpu_snapshot *s,
 
 void xpu_batch_gpu_text(FILE *f, const struct xpu_snapshot *s)
 {
-	fprintf(f, "GPU: %s\n", s->gpu_status.text[0] ? s->gpu_status.text : "no data");
-	for (int i = 0; i < s->ngpu_devices; i++) {
-		const struct xpu_gpu_device_sum *d = &s->gpu_devices[i];
+	fprintf(f, "GPU: %s\n", s->gpu.status.text[0] ? s->gpu.status.text : "no data");
+	for (int i = 0; i < s->gpu.ndevices; i++) {
+		const struct xpu_gpu_device_sum *d = &s->gpu.devices[i];
 		fprintf(f, "  device %u: kernel time (traced) %.1f%%, %.0f kernels/s, memcpy %.2f ms (%" PRIu64 " bytes)\n",
 			d->device, d->kernel_pct, d->kernels_per_s, (double)d->memcpy_ns / 1e6, d->memcpy_bytes);
 	}
-	for (int i = 0; i < s->ngpu_procs; i++) {
-		const struct xpu_gpu_proc *p = &s->gpu_procs[i];
+	for (int i = 0; i < s->gpu.nprocs; i++) {
+		const struct xpu_gpu_proc *p = &s->gpu.procs[i];
 		fprintf(f, "  pid %u %s: %s, %s\n", p->pid, xpu_dict_str_get(s->dict, p->comm), proc_mode(p),
 			proc_state(p));
 	}
-	for (int i = 0; i < s->gpu_peers.nuids; i++) {
-		const struct xpu_peer_count *u = &s->gpu_peers.uids[i];
+	for (int i = 0; i < s->gpu.peers.nuids; i++) {
+		const struct xpu_peer_count *u = &s->gpu.peers.uids[i];
 		fprintf(f, "  refused from uid %u:", u->uid);
 		for (int r = 0; r < XPU_PEER_REASONS; r++)
 			if (u->n[r])
 				fprintf(f, " %s %" PRIu64, xpu_peer_reason_name(r), u->n[r]);
 		fputc('\n', f);
 	}
-	if (s->gpu_joined_pct >= 0)
-		fprintf(f, "  GPU time with a launch stack: %.1f%%\n", s->gpu_joined_pct);
-	if (s->gpu.nrows)
-		xpu_batch_print_table(f, &s->gpu);
+	if (s->gpu.joined_pct >= 0)
+		fprintf(f, "  GPU time with a launch stack: %.1f%%\n", s->gpu.joined_pct);
+	if (s->gpu.rows.nrows)
+		xpu_batch_print_table(f, &s->gpu.rows);
 }

@@ -57,7 +57,7 @@ static void json_proc(struct xpu_json *j, const struct xpu_snapshot *s, const st
 
 static void json_device(struct xpu_json *j, const struct xpu_snapshot *s, const struct xpu_gpudev *d)
 {
-	const struct xpu_gpudev_snap *g = &s->gpudev;
+	const struct xpu_gpudev_snap *g = &s->gpu.dev;
 	uint32_t v = d->valid, shown = 0;
 	xpu_json_obj(j, NULL);
 	xpu_json_uint(j, "index", d->index);
@@ -94,7 +94,7 @@ static void json_device(struct xpu_json *j, const struct xpu_snapshot *s, const 
 
 void xpu_batch_gpudev_json(struct xpu_json *j, const struct xpu_snapshot *s)
 {
-	const struct xpu_gpudev_snap *g = &s->gpudev;
+	const struct xpu_gpudev_snap *g = &s->gpu.dev;
 	xpu_json_obj(j, "gpu_devices");
 	xpu_json_str(j, "state", xpu_batch_state_name(g->state));
 	xpu_json_str(j, "status", g->status);
@@ -164,7 +164,7 @@ static void text_proc(FILE *f, const struct xpu_snapshot *s, const struct xpu_gp
 
 void xpu_batch_gpudev_text(FILE *f, const struct xpu_snapshot *s)
 {
-	const struct xpu_gpudev_snap *g = &s->gpudev;
+	const struct xpu_gpudev_snap *g = &s->gpu.dev;
 	fprintf(f, "GPU devices: %s\n", g->status[0] ? g->status : "no data");
 	for (uint32_t i = 0; i < g->ndev; i++) {
 		text_device(f, s, &g->dev[i]);

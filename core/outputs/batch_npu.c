@@ -175,12 +175,12 @@ static void json_l0(struct xpu_json *j, const struct xpu_npu_snap *n)
 
 void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s)
 {
-	const struct xpu_npu_snap *n = &s->npu;
+	const struct xpu_npu_snap *n = &s->npu.model;
 
 	xpu_json_obj(j, "npu");
-	xpu_json_str(j, "state", xpu_batch_state_name(s->npu_status.state));
-	xpu_json_str(j, "status", s->npu_status.text);
-	json_sources(j, &s->npu_sources);
+	xpu_json_str(j, "state", xpu_batch_state_name(s->npu.status.state));
+	xpu_json_str(j, "status", s->npu.status.text);
+	json_sources(j, &s->npu.sources);
 	xpu_json_uint(j, "events", n->events);
 	xpu_json_bool(j, "counts_only", n->untimed);	/* a log without times: no rates, jobs or alerts */
 	json_ipc(j, n);
@@ -252,10 +252,10 @@ static void text_pct(char *buf, size_t size, int valid, double v)
 
 void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
 {
-	const struct xpu_npu_snap *n = &s->npu;
+	const struct xpu_npu_snap *n = &s->npu.model;
 	char busy[16];
 
-	fprintf(f, "NPU: %s\n", s->npu_status.text[0] ? s->npu_status.text : "no data");
+	fprintf(f, "NPU: %s\n", s->npu.status.text[0] ? s->npu.status.text : "no data");
 	if (!n->any)
 		return;
 	if (n->untimed)

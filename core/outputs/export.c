@@ -62,7 +62,12 @@ static int export_cpu(struct xpu_session *sess, const struct xpu_snapshot *snap,
 	char path[4200];
 	long lines;
 	uint32_t n;
-	uint64_t *keys = row_keys(&snap->cpu, -1, &n);
+	/* An empty file would only puzzle flamegraph.pl ("No stack counts found"). */
+	if (!snap->cpu.rows.nrows) {
+		snprintf(msg, size, "nothing to export: the CPU view has no rows");
+		return 0;
+	}
+	uint64_t *keys = row_keys(&snap->cpu.rows, -1, &n);
 	if (!keys)
 		return -1;
 	struct part p = { &sess->cpu.stacks,
@@ -99,10 +104,14 @@ static int export_gpu(struct xpu_session *sess, const struct xpu_snapshot *snap,
 	char gpu[4200], merged[4200], trace[4200];
 	long lines, mlines;
 	uint32_t n;
-	uint64_t *pids = row_keys(&snap->gpu, XPU_GPU_COL_PID, &n);
+	if (!snap->gpu.rows.nrows && !sess->gpu.launch_stacks.sum_total) {
+		snprintf(msg, size, "nothing to export: the GPU view has no rows (its source line says why)");
+		return 0;
+	}
+	uint64_t *pids = row_keys(&snap->gpu.rows, XPU_GPU_COL_PID, &n);
 	if (!pids)
 		return -1;
-	int launches = snap->gpu_flame_launches;
+	int launches = snap->gpu.flame_launches;
 	struct part parts[2] = {
 		{ launches ? &sess->gpu.launch_stacks : &sess->gpu.stacks,
 		  { .window = vs->window, .keys = launches ? NULL : pids, .nkeys = n,
@@ -126,25 +135,26 @@ static int export_gpu(struct xpu_session *sess, const struct xpu_snapshot *snap,
 	return launches ? 2 : 3;
 }
 
+static int export_npu(struct xpu_session *sess, const struct xpu_snapshot *snap,
+		      const struct xpu_viewstate *vs, const char *dir, char *msg, size_t size)
+{
+	return xpu_export_npu(sess, snap, dir, msg, size);
+}
+
+/* Each view's export: the files of what it shows, or 0 with msg saying why
+ * there are none. */
+typedef int exporter(struct xpu_session *sess, const struct xpu_snapshot *snap,
+		     const struct xpu_viewstate *vs, const char *dir, char *msg, size_t size);
+static exporter *const exporters[XPU_VIEW_MAX] = {
+	[XPU_VIEW_GPU] = export_gpu, [XPU_VIEW_NPU] = export_npu, [XPU_VIEW_CPU] = export_cpu,
+};
+
 int xpu_export_view(struct xpu_session *sess, const struct xpu_snapshot *snap,
 		    const struct xpu_viewstate *vs, const char *dir, char *msg, size_t size)
 {
-	/* An empty file would only puzzle flamegraph.pl ("No stack counts found"). */
-	int no_gpu = !snap->gpu.nrows && !sess->gpu.launch_stacks.sum_total;
-	if ((vs->view == XPU_VIEW_CPU && !snap->cpu.nrows) || (vs->view == XPU_VIEW_GPU && no_gpu)) {
-		snprintf(msg, size, "nothing to export: the %s view has no rows%s", vs->view == XPU_VIEW_CPU ? "CPU" : "GPU",
-			 vs->view == XPU_VIEW_GPU ? " (its source line says why)" : "");
-		return 0;
-	}
-	switch (vs->view) {
-	case XPU_VIEW_CPU:
-		return export_cpu(sess, snap, vs, dir, msg, size);
-	case XPU_VIEW_GPU:
-		return export_gpu(sess, snap, vs, dir, msg, size);
-	case XPU_VIEW_NPU:
-		return xpu_export_npu(sess, snap, dir, msg, size);
-	default:
+	if (vs->view >= XPU_VIEW_MAX || !exporters[vs->view]) {
 		snprintf(msg, size, "nothing to export in this view yet");
 		return 0;
 	}
+	return exporters[vs->view](sess, snap, vs, dir, msg, size);
 }

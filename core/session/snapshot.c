@@ -82,20 +82,20 @@ void xpu_snapshot_init(struct xpu_snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->only_view = -1;
-	xpu_table_init(&s->cpu, xpu_cpu_cols, XPU_CPU_NCOLS);
-	xpu_flame_init(&s->cpu_flame);
-	xpu_table_init(&s->gpu, xpu_gpu_cols, XPU_GPU_NCOLS);
-	xpu_flame_init(&s->gpu_flame);
-	xpu_npu_snap_init(&s->npu);
+	xpu_table_init(&s->cpu.rows, xpu_cpu_cols, XPU_CPU_NCOLS);
+	xpu_flame_init(&s->cpu.flame);
+	xpu_table_init(&s->gpu.rows, xpu_gpu_cols, XPU_GPU_NCOLS);
+	xpu_flame_init(&s->gpu.flame);
+	xpu_npu_snap_init(&s->npu.model);
 }
 
 void xpu_snapshot_free(struct xpu_snapshot *s)
 {
-	xpu_table_free(&s->cpu);
-	xpu_flame_free(&s->cpu_flame);
-	xpu_table_free(&s->gpu);
-	xpu_flame_free(&s->gpu_flame);
-	xpu_npu_snap_free(&s->npu);
+	xpu_table_free(&s->cpu.rows);
+	xpu_flame_free(&s->cpu.flame);
+	xpu_table_free(&s->gpu.rows);
+	xpu_flame_free(&s->gpu.flame);
+	xpu_npu_snap_free(&s->npu.model);
 }
 
 static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
@@ -127,11 +127,11 @@ static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
 	s->view_interval_ns = sess->cfg.interval_ns;
 	s->merged_ticks = sess->merged_ticks;
 	s->clients = sess->clients;
-	s->gpu_exact_asked = sess->gpu_exact_asked;
-	s->cpu_status = sess->status[XPU_SRC_CPU];
-	s->gpu_status = sess->status[XPU_SRC_GPU];
-	s->gpu_peers = sess->gpu_peers;
-	s->npu_status = sess->status[XPU_SRC_NPU];
+	s->gpu.exact_asked = sess->gpu_exact_asked;
+	s->cpu.status = sess->status[XPU_SRC_CPU];
+	s->gpu.status = sess->status[XPU_SRC_GPU];
+	s->gpu.peers = sess->gpu_peers;
+	s->npu.status = sess->status[XPU_SRC_NPU];
 }
 
 /* A view's rows as the user asked for them: filtered, then sorted by the
@@ -154,15 +154,15 @@ static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 {
 	struct xpu_cpu_model *m = &sess->cpu;
 
-	if (xpu_cpu_model_table(m, &sess->dict, &s->cpu, vs->threads, vs->window) < 0)
+	if (xpu_cpu_model_table(m, &sess->dict, &s->cpu.rows, vs->threads, vs->window) < 0)
 		return -1;
-	arrange(s, &s->cpu, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT);
-	s->cpu_samples_tick = m->samples_last;
-	s->cpu_sys = m->sys;
-	s->ncpu_hot = 0;
+	arrange(s, &s->cpu.rows, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT);
+	s->cpu.samples_tick = m->samples_last;
+	s->cpu.sys = m->sys;
+	s->cpu.nhot = 0;
 	if (s->hot_functions &&
-	    (s->ncpu_hot = xpu_cpu_model_hot(m, &sess->dict, vs->window, s->cpu_hot, XPU_CPU_HOT_MAX,
-					     &s->cpu_hot_all)) < 0)
+	    (s->cpu.nhot = xpu_cpu_model_hot(m, &sess->dict, vs->window, s->cpu.hot, XPU_CPU_HOT_MAX,
+					     &s->cpu.hot_all)) < 0)
 		return -1;
 
 	uint64_t key = s->sel[XPU_VIEW_CPU].key;
@@ -170,11 +170,11 @@ static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 	if (key)
 		task = vs->threads ? NULL : xpu_cpu_model_task(m, (uint32_t)key, 0);
 	if (key && vs->threads) {
-		int r = xpu_table_find(&s->cpu, key);
-		uint32_t pid = (uint32_t)xpu_table_row(&s->cpu, r)[XPU_CPU_COL_PID].i;
+		int r = xpu_table_find(&s->cpu.rows, key);
+		uint32_t pid = (uint32_t)xpu_table_row(&s->cpu.rows, r)[XPU_CPU_COL_PID].i;
 		task = xpu_cpu_model_task(m, pid, (uint32_t)key);
 	}
-	s->cpu_flame_key = key;
+	s->cpu.flame_key = key;
 	struct xpu_flame_opts fo = {
 		.window = vs->window,
 		.pid = task ? task->pid : UINT32_MAX,
@@ -183,14 +183,14 @@ static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 		.root_label = task ? task->comm : 0,
 	};
 	if (task)
-		snprintf(s->cpu_flame_title, sizeof(s->cpu_flame_title), "%s (%s %u)",
+		snprintf(s->cpu.flame_title, sizeof(s->cpu.flame_title), "%s (%s %u)",
 			 xpu_dict_str_get(&sess->dict, task->comm), vs->threads ? "tid" : "pid",
 			 vs->threads ? task->tid : task->pid);
 	else
-		s->cpu_flame_title[0] = '\0';
+		s->cpu.flame_title[0] = '\0';
 	if (s->no_flames)
 		return 0;
-	return xpu_flame_build(&s->cpu_flame, &m->stacks, &sess->dict, &fo);
+	return xpu_flame_build(&s->cpu.flame, &m->stacks, &sess->dict, &fo);
 }
 
 /* Processes the library connected come first, then launch-only ones. */
@@ -206,56 +206,56 @@ static int gpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 {
 	struct xpu_gpu_model *m = &sess->gpu;
 
-	if (xpu_gpu_model_table(m, &sess->dict, &s->gpu, vs->window) < 0)
+	if (xpu_gpu_model_table(m, &sess->dict, &s->gpu.rows, vs->window) < 0)
 		return -1;
-	arrange(s, &s->gpu, vs, XPU_VIEW_GPU, XPU_GPU_COL_TOTAL);
+	arrange(s, &s->gpu.rows, vs, XPU_VIEW_GPU, XPU_GPU_COL_TOTAL);
 	int row = s->sel[XPU_VIEW_GPU].row;
-	s->gpu_selected = row >= 0 ? xpu_table_row(&s->gpu, (uint32_t)row)[XPU_GPU_COL_NAME].s : NULL;
-	s->ngpu_devices = xpu_gpu_model_devices(m, vs->window, s->gpu_devices, XPU_SNAP_GPU_DEVICES);
-	s->gpu_joined_pct = xpu_gpu_model_joined_pct(m, vs->window);
-	s->gpu_ns = xpu_gpu_model_gpu_ns(m, vs->window);
-	s->gpu_ns_est = xpu_gpu_model_gpu_ns_est(m, vs->window);
-	s->gpu_ns_err = xpu_gpu_model_gpu_ns_err(m, vs->window);
-	s->gpu_tracing = sess->cfg.gpu;
+	s->gpu.selected = row >= 0 ? xpu_table_row(&s->gpu.rows, (uint32_t)row)[XPU_GPU_COL_NAME].s : NULL;
+	s->gpu.ndevices = xpu_gpu_model_devices(m, vs->window, s->gpu.devices, XPU_SNAP_GPU_DEVICES);
+	s->gpu.joined_pct = xpu_gpu_model_joined_pct(m, vs->window);
+	s->gpu.ns = xpu_gpu_model_gpu_ns(m, vs->window);
+	s->gpu.ns_est = xpu_gpu_model_gpu_ns_est(m, vs->window);
+	s->gpu.ns_err = xpu_gpu_model_gpu_ns_err(m, vs->window);
+	s->gpu.tracing = sess->cfg.gpu;
 	if (sess->attached) {	/* the collector's mode in force, not this xputop's wish */
-		s->gpu_tracing.mode = sess->stream_collect & XPU_TICK_GPU_EXACT ? XPU_GPU_MODE_EXACT : XPU_GPU_MODE_SAMPLED;
-		s->gpu_tracing.exact_until = 0;
+		s->gpu.tracing.mode = sess->stream_collect & XPU_TICK_GPU_EXACT ? XPU_GPU_MODE_EXACT : XPU_GPU_MODE_SAMPLED;
+		s->gpu.tracing.exact_until = 0;
 	}
-	s->gpu_exact_left_s = s->gpu_tracing.exact_until > s->mono_ns
-				      ? (double)(s->gpu_tracing.exact_until - s->mono_ns) / 1e9 : 0;
-	s->gpu_sampled = xpu_gpu_model_sampled(m, vs->window, &s->gpu_cover);
-	s->ngpu_procs = m->nprocs < XPU_SNAP_GPU_PROCS ? (int)m->nprocs : XPU_SNAP_GPU_PROCS;
-	for (int i = 0; i < s->ngpu_procs; i++)
-		s->gpu_procs[i] = m->procs[i];
-	qsort(s->gpu_procs, (size_t)s->ngpu_procs, sizeof(*m->procs), by_state);
+	s->gpu.exact_left_s = s->gpu.tracing.exact_until > s->mono_ns
+				      ? (double)(s->gpu.tracing.exact_until - s->mono_ns) / 1e9 : 0;
+	s->gpu.sampled = xpu_gpu_model_sampled(m, vs->window, &s->gpu.cover);
+	s->gpu.nprocs = m->nprocs < XPU_SNAP_GPU_PROCS ? (int)m->nprocs : XPU_SNAP_GPU_PROCS;
+	for (int i = 0; i < s->gpu.nprocs; i++)
+		s->gpu.procs[i] = m->procs[i];
+	qsort(s->gpu.procs, (size_t)s->gpu.nprocs, sizeof(*m->procs), by_state);
 	/* Without GPU time (no library anywhere), the launch counts are the picture. */
-	s->gpu_flame_launches = xpu_stacks_sum(&m->stacks, vs->window) == 0;
+	s->gpu.flame_launches = xpu_stacks_sum(&m->stacks, vs->window) == 0;
 	struct xpu_flame_opts fo = {
 		.window = vs->window, .min_frac = FLAME_MIN_FRAC, .per_process = 1,
 	};
 	if (s->no_flames)
 		return 0;
-	return xpu_flame_build(&s->gpu_flame, s->gpu_flame_launches ? &m->launch_stacks : &m->stacks,
+	return xpu_flame_build(&s->gpu.flame, s->gpu.flame_launches ? &m->launch_stacks : &m->stacks,
 			       &sess->dict, &fo);
 }
 
 static int npu_view(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
-	s->npu_sources = sess->npu.sources;
-	if (xpu_npu_model_snapshot(&sess->npu, &sess->dict, &s->npu, vs->window) < 0)
+	s->npu.sources = sess->npu.sources;
+	if (xpu_npu_model_snapshot(&sess->npu, &sess->dict, &s->npu.model, vs->window) < 0)
 		return -1;
-	arrange(s, &s->npu.calls, vs, XPU_VIEW_NPU, XPU_NPU_COL_RATE);
+	arrange(s, &s->npu.model.calls, vs, XPU_VIEW_NPU, XPU_NPU_COL_RATE);
 	/* A column of the driver functions' table chosen with -s sorts it;
 	 * by default it is by the window's count, and where that ties (nothing
 	 * in the window at the end of a replay) by the count since the start:
 	 * a table sorted by zeros would leave the busiest function anywhere. */
 	int fcol = vs->sort_col[XPU_VIEW_NPU] - XPU_NPU_NCOLS;
 	if (fcol >= 0 && fcol < XPU_NPU_NFCOLS)
-		xpu_table_sort_then(&s->npu.funcs, fcol, XPU_NPU_FCOL_TOTAL, vs->reverse[XPU_VIEW_NPU]);
+		xpu_table_sort_then(&s->npu.model.funcs, fcol, XPU_NPU_FCOL_TOTAL, vs->reverse[XPU_VIEW_NPU]);
 	else
-		xpu_table_sort_then(&s->npu.funcs, XPU_NPU_FCOL_COUNT, XPU_NPU_FCOL_TOTAL, 0);
-	xpu_table_sort(&s->npu.chains, XPU_NPU_CCOL_TOTAL, 0);
-	xpu_table_sort(&s->npu.clients, XPU_NPU_KCOL_TOTAL, 0);
+		xpu_table_sort_then(&s->npu.model.funcs, XPU_NPU_FCOL_COUNT, XPU_NPU_FCOL_TOTAL, 0);
+	xpu_table_sort(&s->npu.model.chains, XPU_NPU_CCOL_TOTAL, 0);
+	xpu_table_sort(&s->npu.model.clients, XPU_NPU_KCOL_TOTAL, 0);
 	return 0;
 }
 
@@ -273,7 +273,7 @@ int xpu_snapshot_build(struct xpu_snapshot *s, struct xpu_session *sess,
 {
 	header(s, sess);
 	alerts(s, &sess->alerts);
-	xpu_gpudev_model_snapshot(&sess->gpudev, &s->gpudev);
+	xpu_gpudev_model_snapshot(&sess->gpudev, &s->gpu.dev);
 	if (npu_view(s, sess, vs) < 0 || gpu_view(s, sess, vs) < 0)
 		return -1;
 	return cpu_view(s, sess, vs);

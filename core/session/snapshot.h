@@ -118,6 +118,53 @@ struct xpu_sel {
 	int lost;		/* the row followed is gone: following stops */
 };
 
+/* Each view's part of the snapshot: what its front-ends (tui/view_<name>.c,
+ * core/outputs/batch_<name>.c, the exports) read. */
+struct xpu_snap_cpu {
+	struct xpu_src_status status;
+	struct xpu_table rows;		/* processes or threads, sorted and filtered */
+	struct xpu_flame flame;		/* stacks of the selected row */
+	uint64_t flame_key;		/* pid (or tid in thread mode) the flame shows, 0 = none */
+	char flame_title[128];
+	uint64_t samples_tick;		/* samples in the last tick, all processes */
+	struct xpu_cpu_sys sys;		/* load, CPU busy, memory: flags 0 = none read */
+	struct xpu_cpu_hot hot[XPU_CPU_HOT_MAX];	/* machine-wide hottest functions */
+	int nhot;
+	uint64_t hot_all;		/* the samples they are a share of */
+};
+
+struct xpu_snap_gpu {
+	struct xpu_src_status status;
+	struct xpu_gpu_peers peers;	/* what the injection socket refused */
+	struct xpu_table rows;		/* kernels, sorted and filtered */
+	struct xpu_flame flame;		/* CPU -> launch API -> kernel, by GPU time */
+	int flame_launches;		/* no GPU time: the flame counts launch-only calls */
+	struct xpu_gpu_device_sum devices[XPU_SNAP_GPU_DEVICES];
+	int ndevices;
+	double joined_pct;		/* GPU time with a complete launch stack, -1 = none */
+	uint64_t ns;			/* GPU time traced in the window */
+	double ns_est;			/* the same, sampled processes' scaled up */
+	struct xpu_gpu_est ns_err;	/* ns_est's uncertainty; ok 0: not estimated */
+	struct xpu_gpu_proc procs[XPU_SNAP_GPU_PROCS];	/* processes seen, connected first */
+	int nprocs;
+	const char *selected;		/* full name of the selected kernel, or NULL */
+	struct xpu_gpudev_snap dev;	/* GPU devices as NVML reports them */
+	/* GPU tracing: the mode asked of the libraries (live), whether this
+	 * xputop asks for exact tracing, and whether the figures shown are
+	 * sampled estimates with the share of time traced. */
+	struct xpu_gpu_tracing tracing;
+	int exact_asked;
+	double exact_left_s;		/* exact mode's time left, 0 = no limit */
+	int sampled;
+	double cover;			/* 0..1 */
+};
+
+struct xpu_snap_npu {
+	struct xpu_src_status status;
+	struct xpu_npu_snap model;	/* the NPU model's: the calls table sorted and filtered */
+	struct xpu_npu_srcinfo sources;	/* what each NPU data source is doing */
+};
+
 struct xpu_snapshot {
 	const struct xpu_dict *dict;	/* names for frames and strings */
 	struct xpu_sel sel[XPU_VIEW_MAX];
@@ -125,7 +172,7 @@ struct xpu_snapshot {
 					 * (batch output), so they are left empty */
 	int only_view;			/* set by the caller: the view batch text shows
 					 * (--view), -1 for all of them */
-	int hot_functions;		/* set by the caller: fill cpu_hot (batch output) */
+	int hot_functions;		/* set by the caller: fill cpu.hot (batch output) */
 	/* set by the caller: the symbolizer's caches and the service thread's
 	 * work (symbolize.h, service.h), for the JSON memory and symbolizer
 	 * objects; have_sym 0 in a replay */
@@ -153,8 +200,7 @@ struct xpu_snapshot {
 	char source_name[192];		/* "live" or the recording's path */
 	/* How the data is collected (live): the samples' rate (sample_hz is
 	 * this xputop's own, what is shown), XPU_TICK_* (0: not known yet),
-	 * the collector's pid when attached, and whether this xputop asks for
-	 * exact GPU tracing. */
+	 * and the collector's pid when attached. */
 	uint32_t collect_hz;
 	uint32_t collect;
 	uint64_t collect_interval_ns;	/* the stream's ticks (the shortest -d of all) */
@@ -162,47 +208,11 @@ struct xpu_snapshot {
 	uint64_t merged_ticks;		/* the stream's ticks merged into this view's so far */
 	struct xpu_share_counts clients;	/* a collector's clients */
 	int collector_pid;
-	int gpu_exact_asked;
 
-	/* CPU view */
-	struct xpu_src_status cpu_status;
-	struct xpu_table cpu;		/* processes or threads, sorted and filtered */
-	struct xpu_flame cpu_flame;	/* stacks of the selected row */
-	uint64_t cpu_flame_key;		/* pid (or tid in thread mode) the flame shows, 0 = none */
-	char cpu_flame_title[128];
-	uint64_t cpu_samples_tick;	/* samples in the last tick, all processes */
-	struct xpu_cpu_sys cpu_sys;	/* load, CPU busy, memory: flags 0 = none read */
-	struct xpu_cpu_hot cpu_hot[XPU_CPU_HOT_MAX];	/* machine-wide hottest functions */
-	int ncpu_hot;
-	uint64_t cpu_hot_all;		/* the samples they are a share of */
-
-	/* GPU view */
-	struct xpu_src_status gpu_status;
-	struct xpu_gpu_peers gpu_peers;	/* what the injection socket refused */
-	struct xpu_table gpu;		/* kernels, sorted and filtered */
-	struct xpu_flame gpu_flame;	/* CPU -> launch API -> kernel, by GPU time */
-	int gpu_flame_launches;		/* no GPU time: the flame counts launch-only calls */
-	struct xpu_gpu_device_sum gpu_devices[XPU_SNAP_GPU_DEVICES];
-	int ngpu_devices;
-	double gpu_joined_pct;		/* GPU time with a complete launch stack, -1 = none */
-	uint64_t gpu_ns;		/* GPU time traced in the window */
-	double gpu_ns_est;		/* the same, sampled processes' scaled up */
-	struct xpu_gpu_est gpu_ns_err;	/* gpu_ns_est's uncertainty; ok 0: not estimated */
-	struct xpu_gpu_proc gpu_procs[XPU_SNAP_GPU_PROCS];	/* processes seen, connected first */
-	int ngpu_procs;
-	const char *gpu_selected;	/* full name of the selected kernel, or NULL */
-	struct xpu_gpudev_snap gpudev;	/* GPU devices as NVML reports them */
-	/* GPU tracing: the mode asked of the libraries (live), and whether the
-	 * figures shown are sampled estimates with the share of time traced. */
-	struct xpu_gpu_tracing gpu_tracing;
-	double gpu_exact_left_s;	/* exact mode's time left, 0 = no limit */
-	int gpu_sampled;
-	double gpu_cover;		/* 0..1 */
-
-	/* NPU view */
-	struct xpu_src_status npu_status;
-	struct xpu_npu_snap npu;	/* calls table sorted and filtered */
-	struct xpu_npu_srcinfo npu_sources;	/* what each NPU data source is doing */
+	/* each view's part */
+	struct xpu_snap_cpu cpu;
+	struct xpu_snap_gpu gpu;
+	struct xpu_snap_npu npu;
 
 	/* Alerts of every view: the log, oldest first */
 	struct xpu_alert alerts[XPU_ALERT_LOG_MAX];

@@ -6,6 +6,7 @@
 #include "draw.h"
 #include "keys.h"
 #include "tui.h"
+#include "views.h"
 
 static const struct xpu_col cols[] = {
 	{ "PID", "pid", XPU_CELL_INT, 7, 0 },
@@ -21,7 +22,7 @@ static struct xpu_ui ui;
 /* A CPU table of `n` rows keyed 101, 102, ... sorted by CPU%. */
 static void setup(int n)
 {
-	xpu_table_free(&snap.cpu);	/* the previous test's */
+	xpu_table_free(&snap.cpu.rows);	/* the previous test's */
 	memset(&snap, 0, sizeof(snap));
 	memset(&vs, 0, sizeof(vs));
 	memset(&ui, 0, sizeof(ui));
@@ -29,14 +30,14 @@ static void setup(int n)
 		vs.sort_col[v] = -1;
 	vs.view = XPU_VIEW_CPU;
 	ui.page = 10;
-	xpu_table_init(&snap.cpu, cols, 4);
+	xpu_table_init(&snap.cpu.rows, cols, 4);
 	for (int i = 0; i < n; i++) {
-		struct xpu_cell *c = xpu_table_add(&snap.cpu, 101 + (uint64_t)i);
+		struct xpu_cell *c = xpu_table_add(&snap.cpu.rows, 101 + (uint64_t)i);
 		c[0].i = 101 + i;
 		c[1].d = 100.0 - i;
 		c[3].s = "proc";
 	}
-	snap.cpu.sort_col = 1;
+	snap.cpu.rows.sort_col = 1;
 }
 
 static int key(int k)
@@ -66,6 +67,36 @@ TEST(letters_and_digits_switch_views)
 	CHECK_INT(key('3'), ==, XPU_REACT_REBUILD);
 	CHECK_INT(vs.view, ==, XPU_VIEW_CPU);
 	CHECK_INT(key('3'), ==, XPU_REACT_NONE);
+}
+
+/* A view is its descriptor (tui/views.h): registered in its place, named,
+ * with a letter no other view has, a status and a way to draw. */
+TEST(every_view_is_registered_with_a_name_a_letter_of_its_own_a_status_and_a_draw)
+{
+	setup(3);
+	for (int v = 0; v < XPU_VIEW_MAX; v++) {
+		const struct xpu_view_desc *d = xpu_views[v];
+		CHECK(d && d->name && d->no_data && d->status && d->draw);
+		for (int w = 0; w < v; w++)
+			CHECK(d->key != xpu_views[w]->key);
+		CHECK_INT(xpu_view_of_key(d->key), ==, v);
+		CHECK_INT(xpu_view_of_key('1' + v), ==, v);
+		vs.view = (enum xpu_view)((v + 1) % XPU_VIEW_MAX);
+		CHECK_INT(key(d->key), ==, XPU_REACT_REBUILD);
+		CHECK_INT(vs.view, ==, v);
+	}
+}
+
+/* H is the CPU view's own key: the other views leave it alone. */
+TEST(h_upper_shows_threads_only_in_the_cpu_view)
+{
+	setup(3);
+	vs.view = XPU_VIEW_NPU;
+	CHECK_INT(key('H'), ==, XPU_REACT_NONE);
+	CHECK(!vs.threads);
+	vs.view = XPU_VIEW_CPU;
+	CHECK_INT(key('H'), ==, XPU_REACT_REBUILD);
+	CHECK(vs.threads);
 }
 
 TEST(tab_and_shift_tab_cycle_the_views)

@@ -179,18 +179,18 @@ TEST(the_gpu_summary_makes_room_for_the_selected_kernels_full_name_up_to_three_l
 	static char longest[3001];
 	struct xpu_snapshot s;
 	memset(&s, 0, sizeof(s));
-	s.ngpu_devices = 1;
-	s.ngpu_procs = 1;
+	s.gpu.ndevices = 1;
+	s.gpu.nprocs = 1;
 	int base = 1 + 1 + 1 + 1;	/* status, device, process, stack coverage */
 	CHECK_INT(xpu_view_gpu_text_rows(&s, 120), ==, base);
-	s.gpu_selected = "matmul_kernel(float*, float*, float*, int)";
+	s.gpu.selected = "matmul_kernel(float*, float*, float*, int)";
 	CHECK_INT(xpu_view_gpu_text_rows(&s, 120), ==, base + 1);
-	s.gpu_selected = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, "
+	s.gpu.selected = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, "
 			 "std::array<char*, 1ul> >(int, at::native::FillFunctor<bool>, std::array<char*, 1ul>)";
 	CHECK_INT(xpu_view_gpu_text_rows(&s, 120), ==, base + 2);
 	CHECK_INT(xpu_view_gpu_text_rows(&s, 200), ==, base + 1);
 	CHECK_INT(xpu_view_gpu_text_rows(&s, 40), ==, base + 3);
 	memset(longest, 'x', sizeof(longest) - 1);
-	s.gpu_selected = longest;
+	s.gpu.selected = longest;
 	CHECK_INT(xpu_view_gpu_text_rows(&s, 250), ==, base + 3);
 }

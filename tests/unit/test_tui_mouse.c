@@ -37,19 +37,19 @@ static struct xpu_layout l;
 static void setup(int n)
 {
 	struct xpu_layout_opts o;
-	xpu_table_free(&snap.cpu);
+	xpu_table_free(&snap.cpu.rows);
 	memset(&snap, 0, sizeof(snap));
 	memset(&ui, 0, sizeof(ui));
 	xpu_viewstate_init(&vs);
-	xpu_table_init(&snap.cpu, cols, 3);
+	xpu_table_init(&snap.cpu.rows, cols, 3);
 	for (int i = 0; i < n; i++) {
-		struct xpu_cell *c = xpu_table_add(&snap.cpu, 101 + (uint64_t)i);
+		struct xpu_cell *c = xpu_table_add(&snap.cpu.rows, 101 + (uint64_t)i);
 		c[0].i = 101 + i;
 		c[1].d = 100.0 - i;
 		c[2].s = "proc";
 	}
-	snap.cpu.sort_col = 1;
-	snap.cpu_flame = (struct xpu_flame){ .nodes = nodes, .n = 6, .cap = 6, .max_depth = 2,
+	snap.cpu.rows.sort_col = 1;
+	snap.cpu.flame = (struct xpu_flame){ .nodes = nodes, .n = 6, .cap = 6, .max_depth = 2,
 					     .total = 100 };
 	xpu_view_layout_opts(&snap, &vs, &ui, 100, &o);
 	xpu_layout_compute(&l, 30, 100, &o);
@@ -146,10 +146,10 @@ TEST(a_click_on_a_frame_zooms_onto_it_and_on_the_title_zooms_out)
 	REQUIRE(l.flame.h > 3);
 	int y0 = l.flame.y + 1;	/* the first level, under the title */
 	CHECK_INT(click(y0 + 1, 10), ==, XPU_REACT_REDRAW);	/* a: 60 of 100 columns */
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu_flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
 	/* Now a spans the pane under its parent: a2 is on the right half. */
 	CHECK_INT(click(y0 + 2, 70), ==, XPU_REACT_REDRAW);
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu_flame, &ui.zoom[XPU_VIEW_CPU]), ==, 5);
+	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 5);
 	CHECK_INT(click(l.flame.y, 5), ==, XPU_REACT_REDRAW);
 	CHECK_INT(ui.zoom[XPU_VIEW_CPU].n, ==, 0);
 	CHECK_INT(click(y0 + 2, 80), ==, XPU_REACT_NONE);	/* nothing above b */
@@ -167,11 +167,11 @@ TEST(enter_stops_where_a_frames_own_time_outweighs_its_callees)
 		{ .frame = 4, .parent = 1, .depth = 2, .value = 1 },
 	};
 	setup(3);
-	snap.cpu_flame = (struct xpu_flame){ .nodes = n, .n = 5, .cap = 5, .max_depth = 2, .total = 600 };
+	snap.cpu.flame = (struct xpu_flame){ .nodes = n, .n = 5, .cap = 5, .max_depth = 2, .total = 600 };
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, '\n'), ==, XPU_REACT_REDRAW);
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu_flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, '\n'), ==, XPU_REACT_REDRAW);	/* says why */
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu_flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
 }
 
 TEST(zoom_keys_step_out_and_in_along_the_heaviest_frame)
@@ -179,12 +179,12 @@ TEST(zoom_keys_step_out_and_in_along_the_heaviest_frame)
 	setup(3);
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, 'z'), ==, XPU_REACT_NONE);	/* not zoomed */
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, '\n'), ==, XPU_REACT_REDRAW);
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu_flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, KEY_ENTER), ==, XPU_REACT_REDRAW);
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu_flame, &ui.zoom[XPU_VIEW_CPU]), ==, 4);
+	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 4);
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, '\n'), ==, XPU_REACT_NONE);	/* a leaf */
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, KEY_BACKSPACE), ==, XPU_REACT_REDRAW);
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu_flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, 'z'), ==, XPU_REACT_REDRAW);
 	CHECK_INT(ui.zoom[XPU_VIEW_CPU].n, ==, 0);
 	vs.flame = 0;	/* with the pane hidden the keys do nothing */

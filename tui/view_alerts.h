@@ -2,8 +2,8 @@
 /* Alerts on screen: the alert bar (one line under the tabs, in every view,
  * while an alert is active or was cleared recently) and the alert log pane
  * (the NPU view's lower pane).  Both only show what the snapshot holds. */
-#ifndef XPU_TUI_ALERTS_VIEW_H
-#define XPU_TUI_ALERTS_VIEW_H
+#ifndef XPU_TUI_VIEW_ALERTS_H
+#define XPU_TUI_VIEW_ALERTS_H
 
 #include "layout.h"
 #include "snapshot.h"

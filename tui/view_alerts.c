@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#include "alerts_view.h"
+#include "view_alerts.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,21 +4,21 @@
  * temperature, clocks and PCIe / NVLink traffic, then the processes on it
  * with their GPU memory and SM share.  Fields the driver does not give say
  * N/A. */
-#ifndef XPU_TUI_GPUDEV_VIEW_H
-#define XPU_TUI_GPUDEV_VIEW_H
+#ifndef XPU_TUI_VIEW_GPUDEV_H
+#define XPU_TUI_VIEW_GPUDEV_H
 
 #include "layout.h"
 #include "snapshot.h"
 
 /* Process lines shown under each device at most (then "+N more"). */
-#define XPU_GPUDEV_VIEW_PROCS 4
+#define XPU_VIEW_GPUDEV_PROCS 4
 
 /* Rows the panel would like (0: nothing to say). */
-int xpu_gpudev_view_rows(const struct xpu_snapshot *s);
+int xpu_view_gpudev_rows(const struct xpu_snapshot *s);
 /* Whether the panel is worth a GPU view on its own: devices, or NVML failing. */
-int xpu_gpudev_view_has_data(const struct xpu_snapshot *s);
+int xpu_view_gpudev_has_data(const struct xpu_snapshot *s);
 /* Draws into r, dropping process lines, then second lines, when r is short.
  * Returns the rows used. */
-int xpu_gpudev_view_draw(const struct xpu_rect *r, const struct xpu_snapshot *s);
+int xpu_view_gpudev_draw(const struct xpu_rect *r, const struct xpu_snapshot *s);
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-#include "gpudev_view.h"
+#include "view_gpudev.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -50,31 +50,31 @@ static uint32_t shown_procs(const struct xpu_gpudev_snap *g, uint32_t index)
 	return n;
 }
 
-/* Process lines of a device: up to XPU_GPUDEV_VIEW_PROCS, then "+N more". */
+/* Process lines of a device: up to XPU_VIEW_GPUDEV_PROCS, then "+N more". */
 static int proc_lines(const struct xpu_gpudev_snap *g, const struct xpu_gpudev *d)
 {
 	uint32_t shown = shown_procs(g, d->index);
-	uint32_t drawn = shown < XPU_GPUDEV_VIEW_PROCS ? shown : XPU_GPUDEV_VIEW_PROCS;
+	uint32_t drawn = shown < XPU_VIEW_GPUDEV_PROCS ? shown : XPU_VIEW_GPUDEV_PROCS;
 	return (int)drawn + (d->nprocs > drawn);
 }
 
 static int rows_at(const struct xpu_snapshot *s, enum detail detail)
 {
-	const struct xpu_gpudev_snap *g = &s->gpudev;
+	const struct xpu_gpudev_snap *g = &s->gpu.dev;
 	int n = 1;	/* the state line */
 	for (uint32_t i = 0; i < g->ndev; i++)
 		n += (detail >= TWO_LINES ? 2 : 1) + (detail == WITH_PROCS ? proc_lines(g, &g->dev[i]) : 0);
 	return n;
 }
 
-int xpu_gpudev_view_rows(const struct xpu_snapshot *s)
+int xpu_view_gpudev_rows(const struct xpu_snapshot *s)
 {
-	return s->gpudev.ndev || s->gpudev.status[0] ? rows_at(s, WITH_PROCS) : 0;
+	return s->gpu.dev.ndev || s->gpu.dev.status[0] ? rows_at(s, WITH_PROCS) : 0;
 }
 
-int xpu_gpudev_view_has_data(const struct xpu_snapshot *s)
+int xpu_view_gpudev_has_data(const struct xpu_snapshot *s)
 {
-	return s->gpudev.ndev > 0 || s->gpudev.state == XPU_SRC_FAILED;
+	return s->gpu.dev.ndev > 0 || s->gpu.dev.state == XPU_SRC_FAILED;
 }
 
 /* A gauge as nvtop draws it: "GPU[|||||     45%]", the text inside at the right. */
@@ -217,9 +217,9 @@ static void line_proc(struct pen *p, const struct xpu_snapshot *s, const struct 
 static int draw_procs(const struct xpu_rect *r, int y, const struct xpu_snapshot *s,
 		      const struct xpu_gpudev *d)
 {
-	const struct xpu_gpudev_snap *g = &s->gpudev;
+	const struct xpu_gpudev_snap *g = &s->gpu.dev;
 	uint32_t drawn = 0;
-	for (uint32_t i = 0; i < g->nproc && drawn < XPU_GPUDEV_VIEW_PROCS; i++) {
+	for (uint32_t i = 0; i < g->nproc && drawn < XPU_VIEW_GPUDEV_PROCS; i++) {
 		if (g->proc[i].index != d->index)
 			continue;
 		struct pen p = { y++, r->x + 1, r->x + r->w - 1 };
@@ -246,12 +246,12 @@ static void line_status(const struct xpu_rect *r, const struct xpu_gpudev_snap *
 	put(&p, XPU_ROLE_DEFAULT, g->status);
 }
 
-int xpu_gpudev_view_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
+int xpu_view_gpudev_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	const struct xpu_gpudev_snap *g = &s->gpudev;
+	const struct xpu_gpudev_snap *g = &s->gpu.dev;
 	enum detail detail = WITH_PROCS;
 	int y = r->y + 1;
-	if (r->h <= 0 || !xpu_gpudev_view_rows(s))
+	if (r->h <= 0 || !xpu_view_gpudev_rows(s))
 		return 0;
 	while (detail > ONE_LINE && rows_at(s, detail) > r->h)
 		detail--;

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The CPU view: load, CPU and memory, the source's line, the processes (or
+ * threads) table and the flamegraph of the selected row's stacks. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "draw.h"
+#include "flame_view.h"
+#include "tui.h"
+#include "views.h"
+
+static const struct xpu_src_status *cpu_status(const struct xpu_snapshot *s)
+{
+	return &s->cpu.status;
+}
+
+static const struct xpu_table *cpu_table(const struct xpu_snapshot *s)
+{
+	return &s->cpu.rows;
+}
+
+static const struct xpu_flame *cpu_flame(const struct xpu_snapshot *s)
+{
+	return &s->cpu.flame;
+}
+
+static void cpu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
+{
+	if (o->text && s->cpu.sys.flags)
+		o->text = 2;	/* load, CPU and memory above the source's line */
+}
+
+/* One line above the table: the source's state and what it says. */
+static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
+{
+	const struct xpu_src_status *st = &s->cpu.status;
+	char right[64] = "";
+	int x = r->x + 1;
+
+	if (r->h <= 0)
+		return;
+	if (st->state == XPU_SRC_ACTIVE)
+		snprintf(right, sizeof(right), "%" PRIu64 " samples last refresh", s->cpu.samples_tick);
+	int rw = xpu_text_width(right);
+	if (rw + 2 >= r->w / 2)
+		rw = 0;
+	x += xpu_put_text(r->y, x, r->w - 1 - rw, xpu_src_state_name(st->state),
+			  xpu_draw_attr(xpu_src_state_role(st->state)), 1);
+	x += 2;
+	xpu_put_text(r->y, x, r->x + r->w - x - rw - 2, xpu_view_status_text(s, XPU_VIEW_CPU),
+		     xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+	if (rw)
+		xpu_put_text(r->y, r->x + r->w - rw - 1, rw, right, xpu_draw_attr(XPU_ROLE_MODE), 0);
+}
+
+static void draw_table(const struct xpu_rect *r, const struct xpu_snapshot *s,
+		       const struct xpu_viewstate *vs, struct xpu_ui *ui)
+{
+	xpu_view_draw_table(r, &s->cpu.rows, vs, ui,
+			    s->cpu.status.state == XPU_SRC_ACTIVE ? "waiting for the first samples"
+								  : xpu_view_status_text(s, XPU_VIEW_CPU));
+}
+
+static void draw_flame(const struct xpu_rect *r, const struct xpu_snapshot *s,
+		       const struct xpu_viewstate *vs, const struct xpu_ui *ui)
+{
+	char info[96];
+	const char *title = s->cpu.flame_title[0] ? s->cpu.flame_title : "all processes";
+
+	snprintf(info, sizeof(info), "%" PRIu64 " samples, %s", s->cpu.flame.total,
+		 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
+	xpu_flame_view_draw(r, &s->cpu.flame, s->dict, &ui->zoom[XPU_VIEW_CPU], title, info,
+			    "no stacks for this selection yet");
+}
+
+static void cpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
+		     const struct xpu_viewstate *vs, struct xpu_ui *ui)
+{
+	struct xpu_rect text = l->text;
+	if (text.h > 1) {
+		char sys[160];
+		xpu_cpu_sys_text(&s->cpu.sys, sys, sizeof(sys));
+		xpu_put_text(text.y, text.x + 1, text.w - 1, sys, xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+		text.y++;
+		text.h--;
+	}
+	if (text.h)
+		draw_summary(&text, s);
+	if (l->table.h)
+		draw_table(&l->table, s, vs, ui);
+	if (l->flame.h)
+		draw_flame(&l->flame, s, vs, ui);
+}
+
+static int cpu_modes(char *buf, size_t size, const struct xpu_viewstate *vs, const char *window)
+{
+	return snprintf(buf, size, "%s  %s", vs->threads ? "threads" : "processes", window);
+}
+
+/* H: one row per thread instead of per process. */
+static int cpu_key(struct xpu_viewstate *vs, int key)
+{
+	if (key != 'H')
+		return -1;
+	vs->threads = !vs->threads;
+	return XPU_REACT_REBUILD;
+}
+
+const struct xpu_view_desc xpu_view_cpu = {
+	.name = "CPU",
+	.key = 'c',
+	.no_data = "No CPU samples yet.",
+	.status = cpu_status,
+	.table = cpu_table,
+	.flame = cpu_flame,
+	.layout = cpu_layout,
+	.draw = cpu_draw,
+	.modes = cpu_modes,
+	.on_key = cpu_key,
+};
