@@ -16,6 +16,9 @@ the rule, and exits 1 when there is any.  What it holds:
   - system headers of a library only where the library belongs: curses in
     tui/, libbpf's user-side headers in core/sources/ (and core/util/sys.c,
     which routes libbpf's messages), CUPTI and CUDA in inject/;
+  - the names a folder's headers declare (xpu_OBJECT_...) use object
+    prefixes no other layer uses: tui/ and core/ never share one (the
+    TUI's own widgets are xpu_tui_*), so a name says its layer;
   - with --build: the TUI's objects call nothing in the models, sources,
     stream, symbolizer or outputs (it computes no statistic: what it shows,
     it reads from the snapshot), bar the names of values in NAME_LOOKUPS; the
@@ -296,6 +299,33 @@ def check_objects(root, out, problems):
             break
 
 
+DECL = re.compile(r"^[A-Za-z_][\w \t\*]*?\b(xpu_[a-z0-9]+)_\w*\s*\(", re.M)
+
+
+def prefixes(root, folders):
+    """{xpu_OBJECT: first header declaring a function with it} over folders."""
+    found = {}
+    for f in folders:
+        d = os.path.join(root, f)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            if not name.endswith(".h"):
+                continue
+            with open(os.path.join(d, name), errors="replace") as fh:
+                for m in DECL.finditer(fh.read()):
+                    found.setdefault(m.group(1), f + "/" + name)
+    return found
+
+
+def check_prefixes(root, problems):
+    tui = prefixes(root, ["tui"])
+    core = prefixes(root, ["core/" + d for d in CORE])
+    for p in sorted(set(tui) & set(core)):
+        problems.append("%s and %s both declare %s_* functions: a name's prefix says its layer "
+                        "(the TUI's own are xpu_tui_*)" % (tui[p], core[p], p))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -304,6 +334,7 @@ def main():
     problems = []
     check_folders(a.root, problems)
     check_includes(a.root, problems)
+    check_prefixes(a.root, problems)
     if a.build:
         check_objects(a.root, a.build, problems)
     for p in problems:

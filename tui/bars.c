@@ -90,7 +90,7 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 	fmt_secs(num, sizeof(num), s->interval_ns);
 	snprintf(buf, sizeof(buf), "refresh %s", s->interval_ns ? num : "-");
 	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
-	xpu_fmt_rate(num, sizeof(num), s->events_per_s);
+	xpu_tui_fmt_rate(num, sizeof(num), s->events_per_s);
 	snprintf(buf, sizeof(buf), "%s ev/s", num);
 	x = field(y, x, limit, buf, XPU_ROLE_HEADER);
 	if (s->dropped_tick)

@@ -180,7 +180,7 @@ void xpu_fill_rect(const struct xpu_rect *r, attr_t attr)
 		xpu_fill(r->y + i, r->x, r->w, attr);
 }
 
-void xpu_fmt_rate(char *buf, size_t size, double v)
+void xpu_tui_fmt_rate(char *buf, size_t size, double v)
 {
 	if (v < 10)
 		snprintf(buf, size, "%.1f", v);

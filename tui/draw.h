@@ -32,7 +32,7 @@ const char *xpu_glyph(enum xpu_glyph g);
 /* Columns a string takes; control and invalid bytes count as one ("?"). */
 int xpu_text_width(const char *s);
 /* A rate in a few columns: "5.2", "196", "12.3k", "1.5M". */
-void xpu_fmt_rate(char *buf, size_t size, double v);
+void xpu_tui_fmt_rate(char *buf, size_t size, double v);
 /* Bytes of s that fit in `width` columns, cut at a character boundary. */
 size_t xpu_text_fit(const char *s, int width);
 /* The next line of s that fits in width columns, broken at a space where

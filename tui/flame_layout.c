@@ -17,14 +17,14 @@ static int wide_enough(uint64_t value, int cols, uint64_t total)
 	return (unsigned __int128)value * (unsigned)cols >= total;
 }
 
-uint32_t xpu_flame_layout(const struct xpu_flame *f, int rows, int cols,
-			  struct xpu_flame_box *out, uint32_t max)
+uint32_t xpu_tui_flame_layout(const struct xpu_flame *f, int rows, int cols,
+			  struct xpu_tui_flame_box *out, uint32_t max)
 {
-	return xpu_flame_layout_zoom(f, 0, rows, cols, out, max);
+	return xpu_tui_flame_layout_zoom(f, 0, rows, cols, out, max);
 }
 
-uint32_t xpu_flame_layout_zoom(const struct xpu_flame *f, uint32_t root, int rows, int cols,
-			       struct xpu_flame_box *out, uint32_t max)
+uint32_t xpu_tui_flame_layout_zoom(const struct xpu_flame *f, uint32_t root, int rows, int cols,
+			       struct xpu_tui_flame_box *out, uint32_t max)
 {
 	uint32_t n = 0;
 
@@ -43,13 +43,13 @@ uint32_t xpu_flame_layout_zoom(const struct xpu_flame *f, uint32_t root, int row
 	uint32_t u = root;
 	for (int i = above - 1; i >= 0; i--) {
 		u = f->nodes[u].parent;
-		out[i] = (struct xpu_flame_box){ .node = u, .row = i, .col = 0, .width = cols };
+		out[i] = (struct xpu_tui_flame_box){ .node = u, .row = i, .col = 0, .width = cols };
 	}
 	n = (uint32_t)above;
-	out[n++] = (struct xpu_flame_box){ .node = root, .row = above, .col = 0, .width = cols };
+	out[n++] = (struct xpu_tui_flame_box){ .node = root, .row = above, .col = 0, .width = cols };
 	/* out[] is its own queue: each placed box places its children. */
 	for (uint32_t q = (uint32_t)above; q < n; q++) {
-		struct xpu_flame_box parent = out[q];
+		struct xpu_tui_flame_box parent = out[q];
 		if (parent.row + 1 >= rows)
 			continue;
 		uint64_t start = parent.start;
@@ -61,7 +61,7 @@ uint32_t xpu_flame_layout_zoom(const struct xpu_flame *f, uint32_t root, int row
 			if (end > parent.col + parent.width)
 				end = parent.col + parent.width;
 			if (wide_enough(v, cols, total) && end > col && n < max)
-				out[n++] = (struct xpu_flame_box){
+				out[n++] = (struct xpu_tui_flame_box){
 					.node = c, .row = parent.row + 1, .col = col,
 					.width = end - col, .start = start,
 				};
@@ -71,16 +71,16 @@ uint32_t xpu_flame_layout_zoom(const struct xpu_flame *f, uint32_t root, int row
 	return n;
 }
 
-uint32_t xpu_flame_hit(const struct xpu_flame *f, uint32_t root, int rows, int cols, int row,
+uint32_t xpu_tui_flame_hit(const struct xpu_flame *f, uint32_t root, int rows, int cols, int row,
 		       int col)
 {
 	uint32_t hit = XPU_FLAME_NONE;
 	if (!f->n || row < 0 || row >= rows || col < 0 || col >= cols)
 		return hit;
-	struct xpu_flame_box *b = malloc((size_t)f->n * sizeof(*b));
+	struct xpu_tui_flame_box *b = malloc((size_t)f->n * sizeof(*b));
 	if (!b)
 		return hit;
-	uint32_t n = xpu_flame_layout_zoom(f, root, rows, cols, b, f->n);
+	uint32_t n = xpu_tui_flame_layout_zoom(f, root, rows, cols, b, f->n);
 	for (uint32_t i = 0; i < n; i++)
 		if (b[i].row == row && col >= b[i].col && col < b[i].col + b[i].width) {
 			hit = b[i].node;
@@ -90,7 +90,7 @@ uint32_t xpu_flame_hit(const struct xpu_flame *f, uint32_t root, int rows, int c
 	return hit;
 }
 
-uint32_t xpu_flame_zoom_node(const struct xpu_flame *f, const struct xpu_flame_zoom *z)
+uint32_t xpu_tui_flame_zoom_node(const struct xpu_flame *f, const struct xpu_tui_flame_zoom *z)
 {
 	uint32_t node = 0;
 	if (!f->n)
@@ -107,7 +107,7 @@ uint32_t xpu_flame_zoom_node(const struct xpu_flame *f, const struct xpu_flame_z
 	return node;
 }
 
-void xpu_flame_zoom_set(struct xpu_flame_zoom *z, const struct xpu_flame *f, uint32_t node)
+void xpu_tui_flame_zoom_set(struct xpu_tui_flame_zoom *z, const struct xpu_flame *f, uint32_t node)
 {
 	uint32_t depth = 0;
 	z->n = 0;

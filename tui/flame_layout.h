@@ -14,7 +14,7 @@
 
 #include "flame.h"
 
-struct xpu_flame_box {
+struct xpu_tui_flame_box {
 	uint32_t node;		/* index into f->nodes */
 	int row, col, width;	/* within the pane; row = depth */
 	uint64_t start;		/* value of everything left of it, in root units */
@@ -22,34 +22,34 @@ struct xpu_flame_box {
 
 /* Fills out[] (room for `max` boxes; f->n always suffices) in breadth-first
  * order, parents before children, and returns how many were placed. */
-uint32_t xpu_flame_layout(const struct xpu_flame *f, int rows, int cols,
-			  struct xpu_flame_box *out, uint32_t max);
+uint32_t xpu_tui_flame_layout(const struct xpu_flame *f, int rows, int cols,
+			  struct xpu_tui_flame_box *out, uint32_t max);
 
 /* The same zoomed onto node `root`: root spans the pane at the row under its
  * nearest ancestors (full width, at most a third of the rows), and what is
  * above it is laid out in proportion to root's value.  root 0 is no zoom. */
-uint32_t xpu_flame_layout_zoom(const struct xpu_flame *f, uint32_t root, int rows, int cols,
-			       struct xpu_flame_box *out, uint32_t max);
+uint32_t xpu_tui_flame_layout_zoom(const struct xpu_flame *f, uint32_t root, int rows, int cols,
+			       struct xpu_tui_flame_box *out, uint32_t max);
 
 #define XPU_FLAME_NONE UINT32_MAX
 
 /* The node drawn at (row, col) of an icicle of rows x cols zoomed onto root
  * (the same layout as drawing uses), or XPU_FLAME_NONE. */
-uint32_t xpu_flame_hit(const struct xpu_flame *f, uint32_t root, int rows, int cols, int row,
+uint32_t xpu_tui_flame_hit(const struct xpu_flame *f, uint32_t root, int rows, int cols, int row,
 		       int col);
 
 /* A zoom, kept as the path of frames from the root, so that it survives the
  * tree being rebuilt every refresh (node numbers do not). */
 #define XPU_FLAME_ZOOM_MAX 128
-struct xpu_flame_zoom {
+struct xpu_tui_flame_zoom {
 	uint32_t n;
 	struct { uint32_t frame, label; } path[XPU_FLAME_ZOOM_MAX];
 };
 
 /* The node the zoom designates in f: the deepest one its path reaches
  * (0, the root, when the tree has none of it). */
-uint32_t xpu_flame_zoom_node(const struct xpu_flame *f, const struct xpu_flame_zoom *z);
+uint32_t xpu_tui_flame_zoom_node(const struct xpu_flame *f, const struct xpu_tui_flame_zoom *z);
 /* Zooms onto `node` of f (0: zooms out altogether). */
-void xpu_flame_zoom_set(struct xpu_flame_zoom *z, const struct xpu_flame *f, uint32_t node);
+void xpu_tui_flame_zoom_set(struct xpu_tui_flame_zoom *z, const struct xpu_flame *f, uint32_t node);
 
 #endif

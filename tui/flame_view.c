@@ -10,7 +10,7 @@
 #include "draw.h"
 #include "flame_layout.h"
 
-static struct xpu_flame_box *boxes;
+static struct xpu_tui_flame_box *boxes;
 static uint32_t boxes_cap;
 
 static const enum xpu_role kind_role[XPU_FRAME_KIND_MAX] = {
@@ -23,7 +23,7 @@ static const enum xpu_role kind_role[XPU_FRAME_KIND_MAX] = {
 	[XPU_FRAME_INFO] = XPU_ROLE_FLAME_INFO,
 };
 
-enum xpu_role xpu_flame_node_role(const struct xpu_flame *f, const struct xpu_dict *d,
+enum xpu_role xpu_tui_flame_role(const struct xpu_flame *f, const struct xpu_dict *d,
 				  uint32_t node)
 {
 	const struct xpu_flame_node *n = &f->nodes[node];
@@ -35,7 +35,7 @@ enum xpu_role xpu_flame_node_role(const struct xpu_flame *f, const struct xpu_di
 	return kind_role[fr->kind];
 }
 
-void xpu_flame_node_text(const struct xpu_flame *f, const struct xpu_dict *d, uint32_t node,
+void xpu_tui_flame_text(const struct xpu_flame *f, const struct xpu_dict *d, uint32_t node,
 			 char *buf, size_t size)
 {
 	const struct xpu_flame_node *n = &f->nodes[node];
@@ -76,15 +76,15 @@ static void draw_title(const struct xpu_rect *r, const char *title, const char *
  * neighbours of the same colour (and of any kind in monochrome) stay apart;
  * a frame one column wide has no gap. */
 static void draw_box(const struct xpu_rect *r, const struct xpu_flame *f,
-		     const struct xpu_dict *d, const struct xpu_flame_box *b)
+		     const struct xpu_dict *d, const struct xpu_tui_flame_box *b)
 {
-	attr_t a = xpu_draw_attr(xpu_flame_node_role(f, d, b->node));
+	attr_t a = xpu_draw_attr(xpu_tui_flame_role(f, d, b->node));
 	int y = r->y + 1 + b->row, x = r->x + b->col;
 	int w = b->width > 1 ? b->width - 1 : 1;
 	char text[256];
 
 	xpu_fill(y, x, w, a);
-	xpu_flame_node_text(f, d, b->node, text, sizeof(text));
+	xpu_tui_flame_text(f, d, b->node, text, sizeof(text));
 	/* Its share of the whole flamegraph at the right end, where the box is
 	 * wide enough to keep some of the name too (as perf top's and
 	 * flamegraph.pl's percentages). */
@@ -102,13 +102,13 @@ static void draw_box(const struct xpu_rect *r, const struct xpu_flame *f,
 		xpu_put_text(y, x, w, text, a, 1);
 }
 
-void xpu_flame_view_draw(const struct xpu_rect *r, const struct xpu_flame *f,
-			 const struct xpu_dict *d, const struct xpu_flame_zoom *zoom,
+void xpu_tui_flame_draw(const struct xpu_rect *r, const struct xpu_flame *f,
+			 const struct xpu_dict *d, const struct xpu_tui_flame_zoom *zoom,
 			 const char *title, const char *info, const char *empty)
 {
 	char right[160], left[512], name[256];
 	int rows = r->h - 1;
-	uint32_t root = zoom ? xpu_flame_zoom_node(f, zoom) : 0;
+	uint32_t root = zoom ? xpu_tui_flame_zoom_node(f, zoom) : 0;
 	uint32_t levels = f->n ? f->max_depth + 1 - (root ? f->nodes[root].depth : 0) : 0;
 
 	if (r->h <= 0 || r->w <= 0)
@@ -119,7 +119,7 @@ void xpu_flame_view_draw(const struct xpu_rect *r, const struct xpu_flame *f,
 	else
 		snprintf(right, sizeof(right), "%s", info ? info : "");
 	if (root) {
-		xpu_flame_node_text(f, d, root, name, sizeof(name));
+		xpu_tui_flame_text(f, d, root, name, sizeof(name));
 		snprintf(left, sizeof(left), "%s  zoomed on %s (z: zoom out)", title, name);
 		title = left;
 	}
@@ -128,7 +128,7 @@ void xpu_flame_view_draw(const struct xpu_rect *r, const struct xpu_flame *f,
 		return;
 	uint32_t n = 0;
 	if (f->n && f->nodes[root].value && reserve(f->n) == 0)
-		n = xpu_flame_layout_zoom(f, root, rows, r->w, boxes, f->n);
+		n = xpu_tui_flame_layout_zoom(f, root, rows, r->w, boxes, f->n);
 	if (!n) {
 		if (empty) {
 			int w = xpu_text_width(empty);
@@ -142,7 +142,7 @@ void xpu_flame_view_draw(const struct xpu_rect *r, const struct xpu_flame *f,
 		draw_box(r, f, d, &boxes[i]);
 }
 
-void xpu_flame_view_free(void)
+void xpu_tui_flame_free(void)
 {
 	free(boxes);
 	boxes = NULL;

@@ -13,20 +13,20 @@ struct xpu_dict;
 
 /* The role a node is drawn in: its frame's kind; the root and labels (process
  * names) are "info". */
-enum xpu_role xpu_flame_node_role(const struct xpu_flame *f, const struct xpu_dict *d,
+enum xpu_role xpu_tui_flame_role(const struct xpu_flame *f, const struct xpu_dict *d,
 				  uint32_t node);
 /* The text a node shows: its label, its frame, or "all" for an unlabelled root. */
-void xpu_flame_node_text(const struct xpu_flame *f, const struct xpu_dict *d, uint32_t node,
+void xpu_tui_flame_text(const struct xpu_flame *f, const struct xpu_dict *d, uint32_t node,
 			 char *buf, size_t size);
 
 /* Draws a title line (title left, info right) and the icicle below it,
  * zoomed as `zoom` says (NULL: not zoomed).  `empty` is shown when the tree
  * has no weight. */
-void xpu_flame_view_draw(const struct xpu_rect *r, const struct xpu_flame *f,
-			 const struct xpu_dict *d, const struct xpu_flame_zoom *zoom,
+void xpu_tui_flame_draw(const struct xpu_rect *r, const struct xpu_flame *f,
+			 const struct xpu_dict *d, const struct xpu_tui_flame_zoom *zoom,
 			 const char *title, const char *info, const char *empty);
 
 /* Frees the widget's scratch memory. */
-void xpu_flame_view_free(void);
+void xpu_tui_flame_free(void);
 
 #endif

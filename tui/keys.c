@@ -134,10 +134,10 @@ int xpu_keys_zoom(struct xpu_ui *ui, const struct xpu_snapshot *s, const struct 
 		  uint32_t node)
 {
 	const struct xpu_flame *f = xpu_view_flame(s, vs->view);
-	struct xpu_flame_zoom *z = &ui->zoom[vs->view];
-	if (!f || node >= f->n || node == xpu_flame_zoom_node(f, z))
+	struct xpu_tui_flame_zoom *z = &ui->zoom[vs->view];
+	if (!f || node >= f->n || node == xpu_tui_flame_zoom_node(f, z))
 		return XPU_REACT_NONE;
-	xpu_flame_zoom_set(z, f, node);
+	xpu_tui_flame_zoom_set(z, f, node);
 	return XPU_REACT_REDRAW;
 }
 
@@ -161,7 +161,7 @@ static int zoom_step(struct xpu_ui *ui, const struct xpu_snapshot *s,
 	const struct xpu_flame *f = xpu_view_flame(s, vs->view);
 	if (!f || !vs->flame || !f->n)
 		return XPU_REACT_NONE;
-	uint32_t root = xpu_flame_zoom_node(f, &ui->zoom[vs->view]);
+	uint32_t root = xpu_tui_flame_zoom_node(f, &ui->zoom[vs->view]);
 	if (dir < 0)
 		return root ? xpu_keys_zoom(ui, s, vs, f->nodes[root].parent) : XPU_REACT_NONE;
 	uint32_t child = f->nodes[root].first_child;	/* the heaviest */

@@ -20,7 +20,7 @@ struct xpu_ui {
 	int top[XPU_VIEW_MAX];		/* first table row shown, per view */
 	int funcs_top;			/* first row of the NPU driver functions table */
 	int relayout;			/* clear and repaint everything (Ctrl-L, resize) */
-	struct xpu_flame_zoom zoom[XPU_VIEW_MAX];	/* flamegraph zoom, per view */
+	struct xpu_tui_flame_zoom zoom[XPU_VIEW_MAX];	/* flamegraph zoom, per view */
 	int next_theme;			/* T was pressed: the TUI moves to the next theme */
 };
 

@@ -17,7 +17,7 @@ static int click_heading(const struct xpu_rect *r, const struct xpu_table *t,
 			 struct xpu_viewstate *vs, int x)
 {
 	int widths[t->ncols + 1], left = r->x;
-	xpu_table_widths(t, r->w, widths);
+	xpu_tui_table_widths(t, r->w, widths);
 	for (uint32_t i = 0; i < t->ncols; i++) {
 		if (!widths[i])
 			continue;
@@ -56,8 +56,8 @@ static int click_flame(const struct xpu_rect *r, struct xpu_ui *ui, const struct
 		return XPU_REACT_NONE;
 	if (y == r->y)
 		return xpu_keys_zoom(ui, s, vs, 0);
-	uint32_t root = xpu_flame_zoom_node(f, &ui->zoom[vs->view]);
-	uint32_t node = xpu_flame_hit(f, root, r->h - 1, r->w, y - r->y - 1, x - r->x);
+	uint32_t root = xpu_tui_flame_zoom_node(f, &ui->zoom[vs->view]);
+	uint32_t node = xpu_tui_flame_hit(f, root, r->h - 1, r->w, y - r->y - 1, x - r->x);
 	return node == XPU_FLAME_NONE ? XPU_REACT_NONE : xpu_keys_zoom(ui, s, vs, node);
 }
 

@@ -38,8 +38,8 @@ void xpu_view_draw_table(const struct xpu_rect *r, const struct xpu_table *t,
 		empty = nomatch;
 	}
 	ui->page = r->h - 1;
-	int sel = xpu_table_selected_row(t, vs->selected[vs->view]);
-	xpu_table_view_draw(r, t, sel, &ui->top[vs->view], empty);
+	int sel = xpu_tui_table_selected_row(t, vs->selected[vs->view]);
+	xpu_tui_table_draw(r, t, sel, &ui->top[vs->view], empty);
 	/* Where the cursor is when the rows do not all fit (htop shows it by
 	 * its scroll bar), and that it follows its row (F). */
 	int follow = vs->follow[vs->view];

@@ -43,7 +43,7 @@ static void choose_columns(const struct xpu_table *t, int avail, int flex, uint8
 		}
 }
 
-int xpu_table_widths(const struct xpu_table *t, int avail, int *widths)
+int xpu_tui_table_widths(const struct xpu_table *t, int avail, int *widths)
 {
 	uint8_t show[t->ncols + 1];
 	int fixed = 0, shown = 0, flex = -1, x = 0;
@@ -77,7 +77,7 @@ int xpu_table_widths(const struct xpu_table *t, int avail, int *widths)
 	return x;
 }
 
-int xpu_table_scroll(int top, int sel, int nrows, int visible)
+int xpu_tui_table_scroll(int top, int sel, int nrows, int visible)
 {
 	if (visible <= 0 || nrows <= 0)
 		return 0;
@@ -90,7 +90,7 @@ int xpu_table_scroll(int top, int sel, int nrows, int visible)
 	return top < 0 ? 0 : top;
 }
 
-int xpu_table_selected_row(const struct xpu_table *t, uint64_t key)
+int xpu_tui_table_selected_row(const struct xpu_table *t, uint64_t key)
 {
 	if (!t->nrows)
 		return -1;
@@ -155,7 +155,7 @@ static void draw_row(int y, const struct xpu_rect *r, const struct xpu_table *t,
 	}
 }
 
-void xpu_table_view_draw(const struct xpu_rect *r, const struct xpu_table *t, int sel,
+void xpu_tui_table_draw(const struct xpu_rect *r, const struct xpu_table *t, int sel,
 			 int *top, const char *empty)
 {
 	int widths[t->ncols + 1];
@@ -163,7 +163,7 @@ void xpu_table_view_draw(const struct xpu_rect *r, const struct xpu_table *t, in
 
 	if (r->h <= 0 || r->w <= 0)
 		return;
-	xpu_table_widths(t, r->w, widths);
+	xpu_tui_table_widths(t, r->w, widths);
 	draw_headings(r, t, widths);
 	if (!t->nrows) {
 		*top = 0;
@@ -175,7 +175,7 @@ void xpu_table_view_draw(const struct xpu_rect *r, const struct xpu_table *t, in
 		}
 		return;
 	}
-	*top = xpu_table_scroll(*top, sel, (int)t->nrows, body);
+	*top = xpu_tui_table_scroll(*top, sel, (int)t->nrows, body);
 	for (int i = 0; i < body && (uint32_t)(*top + i) < t->nrows; i++)
 		draw_row(r->y + 1 + i, r, t, (uint32_t)(*top + i), widths, *top + i == sel);
 }

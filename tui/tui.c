@@ -320,7 +320,7 @@ void xpu_tui_fini(void)
 	delscreen(tui.screen);
 	tui.screen = NULL;
 	tui.active = 0;
-	xpu_flame_view_free();
+	xpu_tui_flame_free();
 }
 
 /* Async-signal-safe: writes the terminal's own reset sequences and puts the
@@ -374,7 +374,7 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 		xpu_header_draw(&l.header, s, vs);
 		xpu_tabs_draw(&l.tabs, s, vs);
 		if (l.alerts.h)
-			xpu_alert_bar_draw(&l.alerts, s);
+			xpu_tui_alert_bar_draw(&l.alerts, s);
 		if (l.help.h)
 			xpu_help_draw(&l.help, &tui.ui.help_top);
 		else

@@ -26,12 +26,12 @@ static void clock_text(char *buf, size_t size, const struct xpu_snapshot *s, uin
 		snprintf(buf, size, "--:--:--");
 }
 
-int xpu_alert_bar_wanted(const struct xpu_snapshot *s)
+int xpu_tui_alert_bar_wanted(const struct xpu_snapshot *s)
 {
 	return s->alert_top >= 0 || s->alert_recent >= 0;
 }
 
-void xpu_alert_bar_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
+void xpu_tui_alert_bar_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
 	int top = s->alert_top >= 0 ? s->alert_top : s->alert_recent;
 	char head[48], tail[96], when[16];
@@ -63,7 +63,7 @@ void xpu_alert_bar_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
 		xpu_put_text(r->y, r->x + r->w - tw, tw, tail, attr, 0);
 }
 
-void xpu_alert_log_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
+void xpu_tui_alert_log_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
 	char title[96], line[64], when[16];
 

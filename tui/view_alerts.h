@@ -13,9 +13,9 @@
 #define XPU_ALERT_BAR_CLEARED "cleared"
 
 /* Whether the bar has something to say. */
-int xpu_alert_bar_wanted(const struct xpu_snapshot *s);
-void xpu_alert_bar_draw(const struct xpu_rect *r, const struct xpu_snapshot *s);
+int xpu_tui_alert_bar_wanted(const struct xpu_snapshot *s);
+void xpu_tui_alert_bar_draw(const struct xpu_rect *r, const struct xpu_snapshot *s);
 /* Newest first, one line each: time, severity, source, message, count, state. */
-void xpu_alert_log_draw(const struct xpu_rect *r, const struct xpu_snapshot *s);
+void xpu_tui_alert_log_draw(const struct xpu_rect *r, const struct xpu_snapshot *s);
 
 #endif

@@ -69,7 +69,7 @@ static void draw_flame(const struct xpu_rect *r, const struct xpu_snapshot *s,
 
 	snprintf(info, sizeof(info), "%" PRIu64 " samples, %s", s->cpu.flame.total,
 		 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
-	xpu_flame_view_draw(r, &s->cpu.flame, s->dict, &ui->zoom[XPU_VIEW_CPU], title, info,
+	xpu_tui_flame_draw(r, &s->cpu.flame, s->dict, &ui->zoom[XPU_VIEW_CPU], title, info,
 			    "no stacks for this selection yet");
 }
 

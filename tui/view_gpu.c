@@ -160,7 +160,7 @@ static void gpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 	else
 		snprintf(info, sizeof(info), "%.1f ms GPU time, %s", (double)s->gpu.flame.total / 1e6,
 			 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
-	xpu_flame_view_draw(&l->flame, &s->gpu.flame, s->dict, &ui->zoom[XPU_VIEW_GPU],
+	xpu_tui_flame_draw(&l->flame, &s->gpu.flame, s->dict, &ui->zoom[XPU_VIEW_GPU],
 			    s->gpu.flame_launches ? "CPU stacks -> launch API (launch counts)"
 						  : "CPU stacks -> launch API -> GPU kernel",
 			    info, "no launches yet");

@@ -61,8 +61,8 @@ static void line_ipc(int y, const struct xpu_rect *r, const struct xpu_npu_snap 
 		text_at(y, x, r, "counts only: the log has no times, so no rates, no jobs, no alerts");
 		return;
 	}
-	xpu_fmt_rate(tx, sizeof(tx), n->tx_s);
-	xpu_fmt_rate(rx, sizeof(rx), n->rx_s);
+	xpu_tui_fmt_rate(tx, sizeof(tx), n->tx_s);
+	xpu_tui_fmt_rate(rx, sizeof(rx), n->rx_s);
 	snprintf(buf, sizeof(buf), "tx %s/s  rx %s/s  ", tx, rx);
 	x += xpu_put_text(y, x, r->x + r->w - x, buf, xpu_draw_attr(XPU_ROLE_DEFAULT), 0);
 	int spark = r->x + r->w - x - 44;
@@ -70,12 +70,12 @@ static void line_ipc(int y, const struct xpu_rect *r, const struct xpu_npu_snap 
 		spark = 60;
 	if (spark >= 8) {
 		x += xpu_sparkline_draw(y, x, spark, n->history, n->nhistory) + 1;
-		xpu_fmt_rate(peak, sizeof(peak), n->history_peak);
+		xpu_tui_fmt_rate(peak, sizeof(peak), n->history_peak);
 		snprintf(buf, sizeof(buf), "peak %s/s ", peak);
 		x += xpu_put_text(y, x, r->x + r->w - x, buf, xpu_draw_attr(XPU_ROLE_NA), 0);
 	}
 	if (n->baseline_armed)
-		xpu_fmt_rate(base, sizeof(base), n->baseline);
+		xpu_tui_fmt_rate(base, sizeof(base), n->baseline);
 	snprintf(buf, sizeof(buf), " learned %s%s  timeouts %" PRIu64, n->baseline_armed ? base : "-",
 		 n->baseline_armed ? "/s" : "", n->timeouts_total);
 	text_at(y, x, r, buf);
@@ -90,11 +90,11 @@ static void line_types(int y, const struct xpu_rect *r, const struct xpu_npu_sna
 	for (uint32_t i = 0; i < n->ntypes && used < sizeof(buf); i++) {
 		const struct xpu_npu_type_snap *t = &n->types[i];
 		if (t->tx_s > 0 || t->tx_total) {
-			xpu_fmt_rate(v, sizeof(v), t->tx_s);
+			xpu_tui_fmt_rate(v, sizeof(v), t->tx_s);
 			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s tx %s/s  ", t->name, v);
 		}
 		if (used < sizeof(buf) && (t->rx_s > 0 || t->rx_total)) {
-			xpu_fmt_rate(v, sizeof(v), t->rx_s);
+			xpu_tui_fmt_rate(v, sizeof(v), t->rx_s);
 			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s rx %s/s  ", t->name, v);
 		}
 	}
@@ -109,8 +109,8 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 		text_at(y, x, r, "N/A: counts without times say nothing of jobs");
 		return;
 	}
-	xpu_fmt_rate(sub, sizeof(sub), n->submit_s);
-	xpu_fmt_rate(done, sizeof(done), n->done_s);
+	xpu_tui_fmt_rate(sub, sizeof(sub), n->submit_s);
+	xpu_tui_fmt_rate(done, sizeof(done), n->done_s);
 	dur(old, sizeof(old), n->oldest_ns);
 	dur(p50, sizeof(p50), n->p50_ns);
 	dur(p99, sizeof(p99), n->p99_ns);
@@ -159,7 +159,7 @@ static void line_device(int y, const struct xpu_rect *r, const struct xpu_npu_sn
 	int x = label(y, r, "Device");
 	for (int a = 1; a < XPU_NPU_L0_API_MAX && a < 8; a++)
 		l0s += n->l0_s[a];
-	xpu_fmt_rate(l0, sizeof(l0), l0s);
+	xpu_tui_fmt_rate(l0, sizeof(l0), l0s);
 	dev_field(busy, sizeof(busy), n->busy_valid, "%.0f%%", n->busy_pct);
 	dev_field(mem, sizeof(mem), f & XPU_NPU_DEV_MEM, "%.1f MiB", (double)n->dev.mem_bytes / (1 << 20));
 	dev_field(cur, sizeof(cur), f & XPU_NPU_DEV_CUR_MHZ, "%.0f", n->dev.cur_mhz);
@@ -249,16 +249,16 @@ static void draw_lower(const struct xpu_rect *r, const struct xpu_snapshot *s, s
 		alerts = r->h / 2;
 	int funcs = r->h - alerts;
 	if (funcs < 3) {	/* too small for a table: the alerts matter more */
-		xpu_alert_log_draw(r, s);
+		xpu_tui_alert_log_draw(r, s);
 		return;
 	}
 	struct xpu_rect title = { r->y, r->x, 1, r->w };
 	struct xpu_rect table = { r->y + 1, r->x, funcs - 1, r->w };
 	struct xpu_rect log = { r->y + funcs, r->x, alerts, r->w };
 	draw_funcs_title(&title, n);
-	xpu_table_view_draw(&table, &n->funcs, -1, &ui->funcs_top,
+	xpu_tui_table_draw(&table, &n->funcs, -1, &ui->funcs_top,
 			    "no driver functions traced (ivpu_* probes or a bpftrace log give them)");
-	xpu_alert_log_draw(&log, s);
+	xpu_tui_alert_log_draw(&log, s);
 }
 
 /* The panel, table and alert log in the layout's text, table and lower panes. */
@@ -277,7 +277,7 @@ static void npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		draw_panel(&l->text, s);
 	if (l->table.h) {
 		ui->page = l->table.h - 1;
-		xpu_table_view_draw(&l->table, t, xpu_table_selected_row(t, vs->selected[XPU_VIEW_NPU]),
+		xpu_tui_table_draw(&l->table, t, xpu_tui_table_selected_row(t, vs->selected[XPU_VIEW_NPU]),
 				    &ui->top[XPU_VIEW_NPU], empty);
 	}
 	if (l->flame.h)

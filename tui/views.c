@@ -51,7 +51,7 @@ void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewsta
 	o->table = xpu_view_table(s, vs->view) != NULL;
 	o->flame = vs->flame && xpu_view_flame(s, vs->view) != NULL;
 	o->text = o->table || o->flame ? 1 : 0;
-	o->alerts = xpu_alert_bar_wanted(s);
+	o->alerts = xpu_tui_alert_bar_wanted(s);
 	if (d->layout)
 		d->layout(s, cols, o);
 }

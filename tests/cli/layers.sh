@@ -96,6 +96,10 @@ fi | grep -vE '^tests/fuzz/corpus/' | grep -E '\.(c|h|sh|py|cu|mjs|awk)$|^Makefi
 	done > "$T_TMP/unlicensed"
 [ -s "$T_TMP/unlicensed" ] && fail "no SPDX line: $(head -5 "$T_TMP/unlicensed" | tr '\n' ' ')($(wc -l < "$T_TMP/unlicensed") files)"
 
+t a_tui_function_named_like_a_core_object_is_named
+broken tui/pane.h 'void xpu_table_frob(void);'
+names 'tui/pane.h' 'core/util/table.h' 'xpu_table_*'
+
 t every_path_a_comment_or_document_names_exists
 python3 tests/paths.py > "$T_TMP/paths" 2>&1 || fail "$(cat "$T_TMP/paths")"
 # and a stale one is named, with where

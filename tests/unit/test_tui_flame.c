@@ -38,10 +38,10 @@ static void random_tree(struct xpu_flame *f, struct xpu_dict *d, unsigned seed, 
 }
 
 /* Where each node was placed (-1: not placed). */
-static int place(const struct xpu_flame *f, int rows, int cols, struct xpu_flame_box *b,
+static int place(const struct xpu_flame *f, int rows, int cols, struct xpu_tui_flame_box *b,
 		 int *at)
 {
-	uint32_t n = xpu_flame_layout(f, rows, cols, b, f->n);
+	uint32_t n = xpu_tui_flame_layout(f, rows, cols, b, f->n);
 	for (uint32_t i = 0; i < f->n; i++)
 		at[i] = -1;
 	for (uint32_t i = 0; i < n; i++)
@@ -52,7 +52,7 @@ static int place(const struct xpu_flame *f, int rows, int cols, struct xpu_flame
 /* Every geometric property at once; prints the first violation. */
 static int bad_geometry(const struct xpu_flame *f, int rows, int cols)
 {
-	struct xpu_flame_box b[f->n];
+	struct xpu_tui_flame_box b[f->n];
 	int at[f->n];
 	int n = place(f, rows, cols, b, at);
 	double k = (double)cols / (double)f->nodes[0].value;
@@ -118,10 +118,10 @@ TEST(the_root_spans_the_top_row)
 {
 	struct xpu_dict d;
 	struct xpu_flame f;
-	struct xpu_flame_box b[1];
+	struct xpu_tui_flame_box b[1];
 	xpu_dict_init(&d);
 	random_tree(&f, &d, 7, 50);
-	CHECK_INT(xpu_flame_layout(&f, 10, 80, b, 1), ==, 1);
+	CHECK_INT(xpu_tui_flame_layout(&f, 10, 80, b, 1), ==, 1);
 	CHECK_INT(b[0].node, ==, 0);
 	CHECK_INT(b[0].row, ==, 0);
 	CHECK_INT(b[0].col, ==, 0);
@@ -138,7 +138,7 @@ TEST(a_node_is_drawn_exactly_when_it_is_a_column_wide_and_its_parent_is_drawn)
 	xpu_dict_init(&d);
 	random_tree(&f, &d, 3, 300);
 	for (int cols = 1; cols <= 250 && !bad; cols++) {
-		struct xpu_flame_box b[f.n];
+		struct xpu_tui_flame_box b[f.n];
 		int at[f.n];
 		place(&f, 12, cols, b, at);
 		for (uint32_t i = 1; i < f.n && !bad; i++) {
@@ -174,9 +174,9 @@ static void small_tree(struct xpu_flame *f)
 TEST(children_go_left_to_right_in_tree_order)
 {
 	struct xpu_flame f;
-	struct xpu_flame_box b[6];
+	struct xpu_tui_flame_box b[6];
 	small_tree(&f);
-	uint32_t n = xpu_flame_layout(&f, 3, 100, b, 6);
+	uint32_t n = xpu_tui_flame_layout(&f, 3, 100, b, 6);
 	REQUIRE(n == 6);
 	CHECK_INT(b[1].node, ==, 1);
 	CHECK_INT(b[1].col, ==, 0);
@@ -194,9 +194,9 @@ TEST(children_go_left_to_right_in_tree_order)
 TEST(frames_narrower_than_a_column_are_left_out)
 {
 	struct xpu_flame f;
-	struct xpu_flame_box b[6];
+	struct xpu_tui_flame_box b[6];
 	small_tree(&f);
-	uint32_t n = xpu_flame_layout(&f, 3, 50, b, 6);
+	uint32_t n = xpu_tui_flame_layout(&f, 3, 50, b, 6);
 	for (uint32_t i = 0; i < n; i++)
 		CHECK(b[i].node != 3);	/* 1% of 50 columns is half a column */
 	CHECK_INT(n, ==, 5);
@@ -205,32 +205,32 @@ TEST(frames_narrower_than_a_column_are_left_out)
 TEST(levels_below_the_pane_are_left_out)
 {
 	struct xpu_flame f;
-	struct xpu_flame_box b[6];
+	struct xpu_tui_flame_box b[6];
 	small_tree(&f);
-	CHECK_INT(xpu_flame_layout(&f, 2, 100, b, 6), ==, 4);
-	CHECK_INT(xpu_flame_layout(&f, 1, 100, b, 6), ==, 1);
-	CHECK_INT(xpu_flame_layout(&f, 0, 100, b, 6), ==, 0);
+	CHECK_INT(xpu_tui_flame_layout(&f, 2, 100, b, 6), ==, 4);
+	CHECK_INT(xpu_tui_flame_layout(&f, 1, 100, b, 6), ==, 1);
+	CHECK_INT(xpu_tui_flame_layout(&f, 0, 100, b, 6), ==, 0);
 }
 
 TEST(an_empty_tree_draws_nothing)
 {
 	struct xpu_flame_node root = { 0 };
 	struct xpu_flame f = { .nodes = &root, .n = 1, .cap = 1 };
-	struct xpu_flame_box b[1];
-	CHECK_INT(xpu_flame_layout(&f, 10, 80, b, 1), ==, 0);
+	struct xpu_tui_flame_box b[1];
+	CHECK_INT(xpu_tui_flame_layout(&f, 10, 80, b, 1), ==, 0);
 	f.n = 0;
-	CHECK_INT(xpu_flame_layout(&f, 10, 80, b, 1), ==, 0);
+	CHECK_INT(xpu_tui_flame_layout(&f, 10, 80, b, 1), ==, 0);
 }
 
 TEST(huge_weights_do_not_overflow)
 {
 	struct xpu_flame f;
-	struct xpu_flame_box b[6];
+	struct xpu_tui_flame_box b[6];
 	small_tree(&f);
 	uint64_t scale = UINT64_MAX / 128;
 	for (uint32_t i = 0; i < f.n; i++)
 		f.nodes[i].value *= scale;
-	REQUIRE(xpu_flame_layout(&f, 3, 100, b, 6) == 6);
+	REQUIRE(xpu_tui_flame_layout(&f, 3, 100, b, 6) == 6);
 	CHECK_INT(b[2].col, ==, 60);
 	CHECK_INT(b[2].width, ==, 39);
 }
@@ -248,14 +248,14 @@ TEST(frames_are_coloured_by_kind_and_labels_as_info)
 					.depth = 1, .value = 2 };
 	n[2] = (struct xpu_flame_node){ .frame = k, .parent = 1, .depth = 2, .value = 2 };
 	f = (struct xpu_flame){ .nodes = n, .n = 3, .cap = 3, .max_depth = 2, .total = 2 };
-	CHECK_INT(xpu_flame_node_role(&f, &d, 0), ==, XPU_ROLE_FLAME_INFO);
-	CHECK_INT(xpu_flame_node_role(&f, &d, 1), ==, XPU_ROLE_FLAME_INFO);
-	CHECK_INT(xpu_flame_node_role(&f, &d, 2), ==, XPU_ROLE_FLAME_KERNEL);
-	xpu_flame_node_text(&f, &d, 0, text, sizeof(text));
+	CHECK_INT(xpu_tui_flame_role(&f, &d, 0), ==, XPU_ROLE_FLAME_INFO);
+	CHECK_INT(xpu_tui_flame_role(&f, &d, 1), ==, XPU_ROLE_FLAME_INFO);
+	CHECK_INT(xpu_tui_flame_role(&f, &d, 2), ==, XPU_ROLE_FLAME_KERNEL);
+	xpu_tui_flame_text(&f, &d, 0, text, sizeof(text));
 	CHECK_STR(text, "all");
-	xpu_flame_node_text(&f, &d, 1, text, sizeof(text));
+	xpu_tui_flame_text(&f, &d, 1, text, sizeof(text));
 	CHECK_STR(text, "python3");
-	xpu_flame_node_text(&f, &d, 2, text, sizeof(text));
+	xpu_tui_flame_text(&f, &d, 2, text, sizeof(text));
 	CHECK_STR(text, "vfs_read");
 	xpu_dict_free(&d);
 }
@@ -263,9 +263,9 @@ TEST(frames_are_coloured_by_kind_and_labels_as_info)
 TEST(a_zoomed_frame_spans_the_pane_under_its_nearest_ancestors)
 {
 	struct xpu_flame f;
-	struct xpu_flame_box b[6];
+	struct xpu_tui_flame_box b[6];
 	small_tree(&f);
-	uint32_t n = xpu_flame_layout_zoom(&f, 1, 6, 100, b, 6);
+	uint32_t n = xpu_tui_flame_layout_zoom(&f, 1, 6, 100, b, 6);
 	REQUIRE(n == 4);
 	CHECK_INT(b[0].node, ==, 0);	/* the ancestor, full width */
 	CHECK_INT(b[0].row, ==, 0);
@@ -289,13 +289,13 @@ TEST(a_zoomed_frame_spans_the_pane_under_its_nearest_ancestors)
 TEST(ancestors_take_at_most_a_third_of_the_rows)
 {
 	struct xpu_flame f;
-	struct xpu_flame_box b[6];
+	struct xpu_tui_flame_box b[6];
 	small_tree(&f);
-	CHECK_INT(xpu_flame_layout_zoom(&f, 4, 3, 100, b, 6), ==, 2);	/* one ancestor: a */
+	CHECK_INT(xpu_tui_flame_layout_zoom(&f, 4, 3, 100, b, 6), ==, 2);	/* one ancestor: a */
 	CHECK_INT(b[0].node, ==, 1);
 	CHECK_INT(b[1].node, ==, 4);
 	CHECK_INT(b[1].row, ==, 1);
-	CHECK_INT(xpu_flame_layout_zoom(&f, 4, 2, 100, b, 6), ==, 1);	/* no room for one */
+	CHECK_INT(xpu_tui_flame_layout_zoom(&f, 4, 2, 100, b, 6), ==, 1);	/* no room for one */
 	CHECK_INT(b[0].node, ==, 4);
 	CHECK_INT(b[0].row, ==, 0);
 }
@@ -310,9 +310,9 @@ TEST(zoomed_boxes_nest_and_stay_proportional_to_the_zoomed_frame)
 	xpu_dict_init(&d);
 	random_tree(&f, &d, 11, 200);
 	for (uint32_t root = 0; root < f.n && !bad; root++) {
-		struct xpu_flame_box b[f.n];
+		struct xpu_tui_flame_box b[f.n];
 		int rows = 12, cols = 97;
-		uint32_t n = xpu_flame_layout_zoom(&f, root, rows, cols, b, f.n);
+		uint32_t n = xpu_tui_flame_layout_zoom(&f, root, rows, cols, b, f.n);
 		double k = (double)cols / (double)f.nodes[root].value;
 		int zrow = -1;
 		for (uint32_t i = 0; i < n && !bad; i++) {
@@ -343,32 +343,33 @@ TEST(zoomed_boxes_nest_and_stay_proportional_to_the_zoomed_frame)
 TEST(a_cell_hits_the_frame_drawn_there)
 {
 	struct xpu_flame f;
-	struct xpu_flame_box b[6];
+	struct xpu_tui_flame_box b[6];
 	small_tree(&f);
-	uint32_t n = xpu_flame_layout_zoom(&f, 0, 3, 50, b, 6);
+	uint32_t n = xpu_tui_flame_layout_zoom(&f, 0, 3, 50, b, 6);
 	for (uint32_t i = 0; i < n; i++) {
-		CHECK_INT(xpu_flame_hit(&f, 0, 3, 50, b[i].row, b[i].col), ==, b[i].node);
-		CHECK_INT(xpu_flame_hit(&f, 0, 3, 50, b[i].row, b[i].col + b[i].width - 1), ==, b[i].node);
+		CHECK_INT(xpu_tui_flame_hit(&f, 0, 3, 50, b[i].row, b[i].col), ==, b[i].node);
+		CHECK_INT(xpu_tui_flame_hit(&f, 0, 3, 50, b[i].row, b[i].col + b[i].width - 1), ==,
+			  b[i].node);
 	}
-	CHECK_INT(xpu_flame_hit(&f, 0, 3, 50, 1, 49), ==, XPU_FLAME_NONE);	/* c: too narrow */
-	CHECK_INT(xpu_flame_hit(&f, 0, 3, 50, 2, 45), ==, XPU_FLAME_NONE);	/* above b: nothing */
-	CHECK_INT(xpu_flame_hit(&f, 0, 3, 50, 3, 0), ==, XPU_FLAME_NONE);	/* below the pane */
-	CHECK_INT(xpu_flame_hit(&f, 1, 6, 100, 2, 70), ==, 5);	/* zoomed onto a: a2 */
-	CHECK_INT(xpu_flame_hit(&f, 1, 6, 100, 0, 70), ==, 0);	/* its ancestor */
+	CHECK_INT(xpu_tui_flame_hit(&f, 0, 3, 50, 1, 49), ==, XPU_FLAME_NONE);	/* c: too narrow */
+	CHECK_INT(xpu_tui_flame_hit(&f, 0, 3, 50, 2, 45), ==, XPU_FLAME_NONE);	/* above b: nothing */
+	CHECK_INT(xpu_tui_flame_hit(&f, 0, 3, 50, 3, 0), ==, XPU_FLAME_NONE);	/* below the pane */
+	CHECK_INT(xpu_tui_flame_hit(&f, 1, 6, 100, 2, 70), ==, 5);	/* zoomed onto a: a2 */
+	CHECK_INT(xpu_tui_flame_hit(&f, 1, 6, 100, 0, 70), ==, 0);	/* its ancestor */
 }
 
 TEST(a_zoom_follows_its_frames_into_a_rebuilt_tree)
 {
 	struct xpu_dict d;
 	struct xpu_flame f, g;
-	struct xpu_flame_zoom z;
+	struct xpu_tui_flame_zoom z;
 	xpu_dict_init(&d);
 	random_tree(&f, &d, 5, 200);
 	random_tree(&g, &d, 5, 200);	/* the same stacks: node numbers may not be relied on */
 	for (uint32_t node = 0; node < f.n; node++) {
-		xpu_flame_zoom_set(&z, &f, node);
+		xpu_tui_flame_zoom_set(&z, &f, node);
 		CHECK_INT(z.n, ==, f.nodes[node].depth);
-		uint32_t in_g = xpu_flame_zoom_node(&g, &z);
+		uint32_t in_g = xpu_tui_flame_zoom_node(&g, &z);
 		/* The same chain of frames from the root. */
 		for (uint32_t a = node, b = in_g;; a = f.nodes[a].parent, b = g.nodes[b].parent) {
 			CHECK_INT(f.nodes[a].frame, ==, g.nodes[b].frame);
@@ -379,9 +380,9 @@ TEST(a_zoom_follows_its_frames_into_a_rebuilt_tree)
 			}
 		}
 	}
-	xpu_flame_zoom_set(&z, &f, 0);
+	xpu_tui_flame_zoom_set(&z, &f, 0);
 	CHECK_INT(z.n, ==, 0);
-	CHECK_INT(xpu_flame_zoom_node(&g, &z), ==, 0);
+	CHECK_INT(xpu_tui_flame_zoom_node(&g, &z), ==, 0);
 	xpu_flame_free(&f);
 	xpu_flame_free(&g);
 	xpu_dict_free(&d);
@@ -390,26 +391,26 @@ TEST(a_zoom_follows_its_frames_into_a_rebuilt_tree)
 TEST(a_zoom_whose_frames_are_gone_stops_at_the_deepest_one_left)
 {
 	struct xpu_flame f;
-	struct xpu_flame_zoom z;
+	struct xpu_tui_flame_zoom z;
 	small_tree(&f);
-	xpu_flame_zoom_set(&z, &f, 5);	/* root > a > a2 */
+	xpu_tui_flame_zoom_set(&z, &f, 5);	/* root > a > a2 */
 	CHECK_INT(z.n, ==, 2);
-	CHECK_INT(xpu_flame_zoom_node(&f, &z), ==, 5);
+	CHECK_INT(xpu_tui_flame_zoom_node(&f, &z), ==, 5);
 	z.path[1].frame = 99;	/* a2 is gone from the tree */
-	CHECK_INT(xpu_flame_zoom_node(&f, &z), ==, 1);
+	CHECK_INT(xpu_tui_flame_zoom_node(&f, &z), ==, 1);
 	z.path[0].frame = 98;	/* and so is a */
-	CHECK_INT(xpu_flame_zoom_node(&f, &z), ==, 0);
+	CHECK_INT(xpu_tui_flame_zoom_node(&f, &z), ==, 0);
 }
 
 TEST(a_zoom_deeper_than_a_path_holds_keeps_the_deepest_ancestor_it_can)
 {
 	static struct xpu_flame_node n[300];
 	struct xpu_flame f = { .nodes = n, .n = 300, .cap = 300, .max_depth = 299, .total = 1 };
-	struct xpu_flame_zoom z;
+	struct xpu_tui_flame_zoom z;
 	for (uint32_t i = 0; i < 300; i++)
 		n[i] = (struct xpu_flame_node){ .frame = i, .parent = i ? i - 1 : 0,
 						.first_child = i + 1 < 300 ? i + 1 : 0, .depth = i, .value = 1 };
-	xpu_flame_zoom_set(&z, &f, 299);
+	xpu_tui_flame_zoom_set(&z, &f, 299);
 	CHECK_INT(z.n, ==, XPU_FLAME_ZOOM_MAX);
-	CHECK_INT(xpu_flame_zoom_node(&f, &z), ==, XPU_FLAME_ZOOM_MAX);
+	CHECK_INT(xpu_tui_flame_zoom_node(&f, &z), ==, XPU_FLAME_ZOOM_MAX);
 }

@@ -146,10 +146,10 @@ TEST(a_click_on_a_frame_zooms_onto_it_and_on_the_title_zooms_out)
 	REQUIRE(l.flame.h > 3);
 	int y0 = l.flame.y + 1;	/* the first level, under the title */
 	CHECK_INT(click(y0 + 1, 10), ==, XPU_REACT_REDRAW);	/* a: 60 of 100 columns */
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_tui_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
 	/* Now a spans the pane under its parent: a2 is on the right half. */
 	CHECK_INT(click(y0 + 2, 70), ==, XPU_REACT_REDRAW);
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 5);
+	CHECK_INT(xpu_tui_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 5);
 	CHECK_INT(click(l.flame.y, 5), ==, XPU_REACT_REDRAW);
 	CHECK_INT(ui.zoom[XPU_VIEW_CPU].n, ==, 0);
 	CHECK_INT(click(y0 + 2, 80), ==, XPU_REACT_NONE);	/* nothing above b */
@@ -169,9 +169,9 @@ TEST(enter_stops_where_a_frames_own_time_outweighs_its_callees)
 	setup(3);
 	snap.cpu.flame = (struct xpu_flame){ .nodes = n, .n = 5, .cap = 5, .max_depth = 2, .total = 600 };
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, '\n'), ==, XPU_REACT_REDRAW);
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_tui_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, '\n'), ==, XPU_REACT_REDRAW);	/* says why */
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_tui_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
 }
 
 TEST(zoom_keys_step_out_and_in_along_the_heaviest_frame)
@@ -179,12 +179,12 @@ TEST(zoom_keys_step_out_and_in_along_the_heaviest_frame)
 	setup(3);
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, 'z'), ==, XPU_REACT_NONE);	/* not zoomed */
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, '\n'), ==, XPU_REACT_REDRAW);
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_tui_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, KEY_ENTER), ==, XPU_REACT_REDRAW);
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 4);
+	CHECK_INT(xpu_tui_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 4);
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, '\n'), ==, XPU_REACT_NONE);	/* a leaf */
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, KEY_BACKSPACE), ==, XPU_REACT_REDRAW);
-	CHECK_INT(xpu_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
+	CHECK_INT(xpu_tui_flame_zoom_node(&snap.cpu.flame, &ui.zoom[XPU_VIEW_CPU]), ==, 1);
 	CHECK_INT(xpu_keys_handle(&ui, &snap, &vs, 'z'), ==, XPU_REACT_REDRAW);
 	CHECK_INT(ui.zoom[XPU_VIEW_CPU].n, ==, 0);
 	vs.flame = 0;	/* with the pane hidden the keys do nothing */
