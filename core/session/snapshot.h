@@ -2,8 +2,10 @@
 /* What a front-end reads each refresh.
  *
  * The snapshot is built from the models' closed data and the user's view
- * choices (struct xpu_viewstate).  Front-ends (TUI, batch text, JSON,
- * exporters) only read it; they never compute a statistic.
+ * choices (struct xpu_viewstate).  Front-ends never compute a statistic:
+ * the TUI reads only this; batch text, JSON and the exporters read it and,
+ * for what it does not carry (whole stack tries, the GPU trace, the
+ * models' counters), the session's models read-only (core/session/README.md).
  */
 #ifndef XPU_SNAPSHOT_H
 #define XPU_SNAPSHOT_H
