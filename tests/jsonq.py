@@ -366,12 +366,14 @@ def gpu_traced_pct(snaps, lo, hi):
 
 def gpu_within_stated(snaps, expected_path, sigmas, most_pct):
     """The process of EXPECTED_PATH (the program's kernel totals, naming its
-    pid) has its kernels and its GPU time estimated within SIGMAS times the
-    uncertainty xputop states for each, and within MOST_PCT percent of what
-    ran (a wide uncertainty does not make a poor estimate pass)."""
+    pid) has its launches (one a kernel), kernels and GPU time estimated
+    within SIGMAS times the uncertainty xputop states for each, and within
+    MOST_PCT percent of what ran (a wide uncertainty does not make a poor
+    estimate pass)."""
     want = [w for w in _lines(expected_path, "kernel totals") if "kernel" in w]
     p = _gpu_proc(snaps, want[0]["pid"])
-    for key, true in (("kernels_est", sum(w["calls"] for w in want)),
+    for key, true in (("launches_est", sum(w["calls"] for w in want)),
+                      ("kernels_est", sum(w["calls"] for w in want)),
                       ("gpu_ns_est", sum(w["total_ns"] for w in want))):
         est, err = p[key], p[key + "_err_pct"]
         if est is None or err is None:

@@ -32,7 +32,10 @@
  * then).
  * STAND_CUPTI_FLUSH_US=N: cuptiActivityFlushAll takes N us more before it
  * hands anything over (CUPTI's own work on its buffers, not measured on the
- * H100), so that what launches do during a flush shows. */
+ * H100), so that what launches do during a flush shows.
+ * STAND_CUPTI_REPEAT=N: a launch's ENTER callback comes N times with its one
+ * correlation id, as CUPTI gave them on the H100 under PyTorch training
+ * (2, 3, once 36 times; bench/RESULTS.md, issue 25). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,13 +86,14 @@ _Static_assert(sizeof(CUpti_ActivityKernel10) % 8 == 0, "records keep 8-byte ali
 	X(subscribe_calls)  /* cuptiSubscribe calls */                                                     \
 	X(subscriptions)    /* of them, successful */                                                      \
 	X(not_initialized)  /* of them, answered CUPTI_ERROR_NOT_INITIALIZED */                            \
-	X(misuse)	    /* calls a real CUPTI refuses or warns against (a stale handle...) */
+	X(misuse)	    /* calls a real CUPTI refuses or warns against (a stale handle...) */              \
+	X(reenables)	    /* a callback or activity kind enabled while it was on already */
 
 #define FIELD(name) uint64_t name;
 static struct {
 	pthread_mutex_t lock;
 	uint64_t attach_ns, flush_ns;
-	uint32_t notinit, notinit_left;
+	uint32_t notinit, notinit_left, repeat;
 	/* What cuptiFinalize forgets. */
 	int subscribed;
 	CUpti_SubscriberHandle sub;
@@ -142,10 +146,11 @@ static void sleep_ns(uint64_t ns)
 __attribute__((constructor)) static void knobs(void)
 {
 	const char *a = getenv("STAND_CUPTI_ATTACH_MS"), *n = getenv("STAND_CUPTI_NOTINIT");
-	const char *f = getenv("STAND_CUPTI_FLUSH_US");
+	const char *f = getenv("STAND_CUPTI_FLUSH_US"), *r = getenv("STAND_CUPTI_REPEAT");
 	S.attach_ns = a ? strtoull(a, NULL, 10) * 1000000ULL : 0;
 	S.flush_ns = f ? strtoull(f, NULL, 10) * 1000ULL : 0;
 	S.notinit = n ? (uint32_t)strtoul(n, NULL, 10) : 0;
+	S.repeat = r ? (uint32_t)strtoul(r, NULL, 10) : 1;
 }
 
 static int kernel_activity(void)
@@ -262,6 +267,7 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
 	CUptiResult r = CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
 	if (current(subscriber)) {
+		S.n.reenables += enable && S.enabled[domain][cbid];
 		S.enabled[domain][cbid] = enable != 0;
 		S.attached |= enable != 0;
 		r = CUPTI_SUCCESS;
@@ -275,6 +281,7 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, int on)
 	if (kind <= CUPTI_ACTIVITY_KIND_INVALID || kind >= CUPTI_ACTIVITY_KIND_COUNT)
 		return CUPTI_ERROR_INVALID_KIND;
 	pthread_mutex_lock(&S.lock);
+	S.n.reenables += on && S.kinds[kind];
 	S.kinds[kind] = (uint8_t)on;
 	S.attached |= on;
 	pthread_mutex_unlock(&S.lock);
@@ -511,7 +518,8 @@ static void call_site(CUpti_CallbackData *cd, CUpti_ApiCallbackSite site, CUpti_
 		return;
 	cd->callbackSite = site;
 	in_exit = site == CUPTI_API_EXIT;
-	cb(ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, cd);
+	for (uint32_t i = 0; i < (site == CUPTI_API_ENTER && S.repeat > 1 ? S.repeat : 1); i++)
+		cb(ud, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, cd);
 	in_exit = 0;
 }
 
