@@ -490,6 +490,8 @@ void xpu_role_switch_gpu_tracing(struct app *a)
 	xpu_tui_status(msg);
 }
 
+/* Live: a client where a collector runs (start_client()), else the
+ * collector, with its own probes, serving its stream. */
 int xpu_role_start(struct app *a)
 {
 	int lockfd = -1;

@@ -43,13 +43,13 @@ struct xpu_role {
 	char share_warning[300];	/* said again once the screen is up */
 };
 
-int xpu_role_start(struct app *a);
-void xpu_role_needs(struct app *a, int force);
+int xpu_role_start(struct app *a);		/* live: collector or client */
+void xpu_role_needs(struct app *a, int force);	/* a collector applies all needs */
 int xpu_role_serving(struct app *a);
-void xpu_role_describe(struct app *a);
-void xpu_role_retry(struct app *a);
-void xpu_role_input(struct app *a);
-void xpu_role_stop(struct app *a);
-void xpu_role_switch_gpu_tracing(struct app *a);
+void xpu_role_describe(struct app *a);		/* the header's data source */
+void xpu_role_retry(struct app *a);		/* no collector: take over or attach */
+void xpu_role_input(struct app *a);		/* a client reads the collector's stream */
+void xpu_role_stop(struct app *a);		/* quitting: the lock goes first */
+void xpu_role_switch_gpu_tracing(struct app *a);	/* the e key */
 
 #endif
