@@ -136,7 +136,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
 # The program's own files (struct app, core/app/app.h): they start the TUI,
 # so the core library, its tests and the fuzzers leave them out.
-APP_SRCS := $(addprefix core/app/,main.c loop.c outputs.c role.c start.c)
+APP_SRCS := $(addprefix core/app/,main.c events.c loop.c outputs.c role.c start.c)
 CORE_SRCS := $(filter-out $(APP_SRCS),$(foreach d,$(CORE_DIRS),$(wildcard core/$(d)/*.c)))
 # pprof's profile.proto, compiled by protoc-c into $(OUTPUT)/profile.pb-c.[ch]
 PROTO_C := $(OUTPUT)/profile.pb-c.c

@@ -57,8 +57,8 @@ struct app {
 	struct xpu_pidset watch;	/* -p, where the session filters (app_watch_pids()) */
 };
 
-/* loop.c: the epoll set (sources, the refresh timer, signals, the terminal)
- * and what each of its events does. */
+/* events.c: the loop's epoll set (sources, the refresh timer, signals, the
+ * terminal, the collector's stream) and its timer. */
 enum { TAG_TIMER = -1, TAG_SIGNAL = -2, TAG_TTY = -3, TAG_SERVICE = -4, TAG_SHARE = -5 };
 int app_epoll_add(int epfd, int fd, int tag);
 void app_block_loop_signals(void);
@@ -66,9 +66,9 @@ int app_poll_new_sources(struct app *a);
 void app_set_timer(struct app *a, uint64_t ns);
 void app_arm_timer(struct app *a);
 int app_setup_loop(struct app *a);
+
+/* loop.c: what each event does. */
 int app_run_loop(struct app *a);
-void app_after_refresh(struct app *a);
-void app_live_tick(struct app *a);
 
 /* start.c: the session and the sources that feed it. */
 struct xpu_session_cfg app_session_cfg(const struct xpu_opts *o, uint32_t hz, uint64_t interval);
@@ -81,9 +81,10 @@ int app_start_probes(struct app *a);
 void app_preload_probes(struct app *a);
 
 /* outputs.c: where each refresh goes (the screen, text or JSON, metrics,
- * profiles), exports and the recording. */
+ * profiles) and whether the run ends with it, exports and the recording. */
 void app_show(struct app *a);
 int app_export_now(struct app *a);
+void app_after_refresh(struct app *a);
 int app_write_pprofs(struct app *a, char *msg, size_t size);
 void app_session_meta(const struct app *a, struct xpu_rec_meta *m);
 int app_start_prometheus(struct app *a);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Where the program's data goes: each refresh to the front-end (the TUI,
  * text or JSON), the Prometheus metrics and the pprof profiles (and their
- * push), exports (s, --export) and the recording (-w). */
+ * push), exports (s, --export) and the recording (-w); and whether the run
+ * ends with a refresh. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +170,19 @@ int app_export_now(struct app *a)
 	else
 		fprintf(stderr, "xputop: %s\n", msg);
 	return 0;
+}
+
+void app_after_refresh(struct app *a)
+{
+	a->refreshes++;
+	if (a->o.iterations && a->refreshes >= a->o.iterations)
+		a->quit = 1;
+	/* In batch mode a command's end ends the run, once it has been shown. */
+	if (a->child_done && !a->tui)
+		a->quit = 1;
+	/* A batch run that records is for the recording: it ends with it. */
+	if (a->sess.rec_failed && !a->tui)
+		a->quit = 1;
 }
 
 void app_session_meta(const struct app *a, struct xpu_rec_meta *m)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Several xputops at once (core/sources/share.h): which one this xputop is
  * (collector or client), what a collector collects for its clients, what a
- * client asks of its collector, and a client's takeover when the collector
- * goes. */
+ * client asks of its collector, each one's refresh, and a client's takeover
+ * when the collector goes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +16,12 @@
 #include "inject_lib.h"
 #include "record.h"
 #include "role.h"
+#include "service.h"
 #include "share.h"
 #include "source.h"
 #include "source_cpu.h"
 #include "source_gpu.h"
+#include "symbolize.h"
 #include "sys.h"
 #include "tui.h"
 
@@ -397,7 +399,7 @@ void xpu_role_retry(struct app *a)
 	if (took == 0) {
 		xpu_warn("the collector (xputop pid %d) is gone: this xputop collects now", pid);
 		a->sess.pace_lag = (int64_t)a->sess.cfg.interval_ns;	/* this tick is the view's, however short */
-		app_live_tick(a);	/* at once: the view goes on within the refresh the collector missed */
+		xpu_role_tick(a);	/* at once: the view goes on within the refresh the collector missed */
 		app_arm_timer(a);	/* and a whole refresh to the next */
 		return;
 	}
@@ -424,6 +426,35 @@ static void share_collector_gone(struct app *a)
 	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_WAITING,
 			   "the collector (xputop pid %d) is gone: waiting for the next one", (int)a->role.collector);
 	xpu_role_retry(a);
+}
+
+/* A collector's refresh: what its sources and the service have, the needs
+ * applied (its own and its clients'), the stream ticked and, at this view's
+ * -d, shown. */
+void xpu_role_tick(struct app *a)
+{
+	/* What the service finished goes in before the sources' last records. */
+	xpu_service_poll(a->svc);
+	for (int i = 0; i < a->sess.nsources; i++) {
+		struct xpu_source *src = a->sess.sources[i];
+		src->drain(src, &a->sess);
+		if (src->tick)
+			src->tick(src, &a->sess);
+	}
+	xpu_role_needs(a, 0);
+	/* Paused, the models stand still, unless other xputops read them. */
+	if (a->vs.paused && !xpu_role_serving(a))
+		return;
+	xpu_role_describe(a);
+	uint64_t views = a->sess.ticks;
+	xpu_session_tick(&a->sess, xpu_now_mono(), xpu_now_wall());
+	if (a->sess.ticks == views)	/* a tick of the stream only, merged into this view's next */
+		return;
+	xpu_sym_tick(a->sym, (uint64_t)(a->o.delay_s * 1e9));
+	if (a->vs.paused)
+		return;
+	app_show(a);
+	app_after_refresh(a);
 }
 
 /* The collector's stream: each tick it sends is a refresh here. */

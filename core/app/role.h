@@ -48,6 +48,7 @@ void xpu_role_needs(struct app *a, int force);	/* a collector applies all needs 
 int xpu_role_serving(struct app *a);
 void xpu_role_describe(struct app *a);		/* the header's data source */
 void xpu_role_retry(struct app *a);		/* no collector: take over or attach */
+void xpu_role_tick(struct app *a);		/* a collector's refresh */
 void xpu_role_input(struct app *a);		/* a client reads the collector's stream */
 void xpu_role_stop(struct app *a);		/* quitting: the lock goes first */
 void xpu_role_switch_gpu_tracing(struct app *a);	/* the e key */
