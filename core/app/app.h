@@ -47,7 +47,7 @@ struct app {
 	uint64_t pprof_at;		/* stream time (CLOCK_MONOTONIC) of the last profiles */
 	uint64_t push_failed;		/* failures said so far */
 	uint64_t metrics_ns, pprof_ns;	/* the main loop's CPU time in each exporter */
-	struct xpu_role role;		/* collector or client of several xputops at once */
+	struct app_role role;		/* collector or client of several xputops at once */
 	/* A client's own probes, loaded but not attached, for a takeover
 	 * (app_preload_probes()); NULL once used or where they did not load. */
 	struct {

@@ -63,9 +63,9 @@ static void on_timer(struct app *a)
 	if (read(a->timerfd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
 		return;
 	if (a->role.collecting)
-		xpu_role_tick(a);
+		app_role_tick(a);
 	else if (!a->replay && !a->import && !a->role.client)
-		xpu_role_retry(a);
+		app_role_retry(a);
 	else if ((a->replay || a->import) && !a->vs.paused)
 		replay_step(a);
 }
@@ -211,7 +211,7 @@ static void on_tty(struct app *a)
 	if (r & XPU_REACT_EXPORT)
 		app_export_now(a);
 	if (r & XPU_REACT_GPU_EXACT)
-		xpu_role_switch_gpu_tracing(a);
+		app_role_switch_gpu_tracing(a);
 	if (r & XPU_REACT_REBUILD) {
 		if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 			xpu_err("out of memory while building the display");
@@ -240,7 +240,7 @@ int app_run_loop(struct app *a)
 				struct xpu_source *src = a->sess.sources[tag];
 				src->drain(src, &a->sess);
 				if (src == a->role.server)	/* a client came, left or told its needs */
-					xpu_role_needs(a, 0);
+					app_role_needs(a, 0);
 			} else if (tag == TAG_TIMER) {
 				on_timer(a);
 			} else if (tag == TAG_SIGNAL) {
@@ -250,7 +250,7 @@ int app_run_loop(struct app *a)
 			} else if (tag == TAG_SERVICE) {
 				xpu_service_poll(a->svc);
 			} else if (tag == TAG_SHARE && a->role.client) {
-				xpu_role_input(a);
+				app_role_input(a);
 			}
 		}
 		if (a->sym)	/* names asked for while draining go to the service */

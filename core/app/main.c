@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 	a->snap.only_view = a->o.view;	/* text: --view's alone, else all */
 	a->snap.hot_functions = !a->tui;
 
-	if (a->o.replay ? app_open_replay(a) < 0 || app_start_replay(a) < 0 : xpu_role_start(a) < 0)
+	if (a->o.replay ? app_open_replay(a) < 0 || app_start_replay(a) < 0 : app_role_start(a) < 0)
 		goto fail;
 	if (a->o.record && app_start_recording(a) < 0)
 		goto fail;
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 	}
 	if (app_setup_loop(a) < 0 || app_run_loop(a) < 0)
 		a->status = 1;
-	xpu_role_stop(a);
+	app_role_stop(a);
 	if (a->tui) {
 		xpu_tui_fini();
 		a->tui = 0;

@@ -33,7 +33,7 @@
 #define SHARE_RETRY_NS 20000000ULL
 
 /* The events -p filters in the session: every event of a process, for the
- * collector's sources collect what its clients need too (xpu_role_needs()),
+ * collector's sources collect what its clients need too (app_role_needs()),
  * and a client reads the collector's stream. */
 #define EVBIT(t) (1ULL << (t))
 #define CLIENT_WATCH (EVBIT(XPU_EV_GPU_LAUNCH) | EVBIT(XPU_EV_GPU_KERNEL) | EVBIT(XPU_EV_GPU_MEMCPY) | \
@@ -66,7 +66,7 @@ static void share_serve(struct app *a, int lockfd)
 }
 
 /* Whether other xputops read this one's stream now. */
-int xpu_role_serving(struct app *a)
+int app_role_serving(struct app *a)
 {
 	struct xpu_share_counts c = { 0 };
 	if (a->role.server)
@@ -148,7 +148,7 @@ static void stream_pace(struct app *a, uint32_t ms)
  * GPU libraries of those processes served, exact if any asks, the stream
  * ticking at the shortest -d.  At each refresh, and at once (force) when
  * this xputop's own needs change. */
-void xpu_role_needs(struct app *a, int force)
+void app_role_needs(struct app *a, int force)
 {
 	struct xpu_share_needs *u = calloc(1, sizeof(*u));
 	struct xpu_share_need own;
@@ -208,7 +208,7 @@ static void collect_text(const struct app *a, char *buf, size_t size)
 }
 
 /* What the header says the data comes from. */
-void xpu_role_describe(struct app *a)
+void app_role_describe(struct app *a)
 {
 	struct xpu_share_counts c = { 0 };
 	char rate[96];
@@ -238,7 +238,7 @@ static void share_client_status(struct app *a)
 	int pid = (int)a->role.collector;
 	a->sess.attached = 1;
 	a->sess.collector_pid = pid;
-	xpu_role_describe(a);
+	app_role_describe(a);
 	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE,
 			   "from the collector, xputop pid %d: its CPU sampling", pid);
 	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
@@ -382,14 +382,14 @@ static int share_take_over(struct app *a)
 	share_serve(a, lockfd);
 	app_poll_new_sources(a);
 	a->sess.attached = 0;
-	xpu_role_needs(a, 1);	/* this xputop's own; its clients tell theirs as they attach */
+	app_role_needs(a, 1);	/* this xputop's own; its clients tell theirs as they attach */
 	share_count_gap(a, from);
 	return 0;
 }
 
 /* Without a collector to read from: take over, or attach to whoever did.
  * Tried again at each refresh until one works. */
-void xpu_role_retry(struct app *a)
+void app_role_retry(struct app *a)
 {
 	int fd, pid = (int)a->role.collector;
 	uint64_t from = a->sess.stream_last;
@@ -399,7 +399,7 @@ void xpu_role_retry(struct app *a)
 	if (took == 0) {
 		xpu_warn("the collector (xputop pid %d) is gone: this xputop collects now", pid);
 		a->sess.pace_lag = (int64_t)a->sess.cfg.interval_ns;	/* this tick is the view's, however short */
-		xpu_role_tick(a);	/* at once: the view goes on within the refresh the collector missed */
+		app_role_tick(a);	/* at once: the view goes on within the refresh the collector missed */
 		app_arm_timer(a);	/* and a whole refresh to the next */
 		return;
 	}
@@ -425,13 +425,13 @@ static void share_collector_gone(struct app *a)
 	a->role.client = NULL;
 	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_WAITING,
 			   "the collector (xputop pid %d) is gone: waiting for the next one", (int)a->role.collector);
-	xpu_role_retry(a);
+	app_role_retry(a);
 }
 
 /* A collector's refresh: what its sources and the service have, the needs
  * applied (its own and its clients'), the stream ticked and, at this view's
  * -d, shown. */
-void xpu_role_tick(struct app *a)
+void app_role_tick(struct app *a)
 {
 	/* What the service finished goes in before the sources' last records. */
 	xpu_service_poll(a->svc);
@@ -441,11 +441,11 @@ void xpu_role_tick(struct app *a)
 		if (src->tick)
 			src->tick(src, &a->sess);
 	}
-	xpu_role_needs(a, 0);
+	app_role_needs(a, 0);
 	/* Paused, the models stand still, unless other xputops read them. */
-	if (a->vs.paused && !xpu_role_serving(a))
+	if (a->vs.paused && !app_role_serving(a))
 		return;
-	xpu_role_describe(a);
+	app_role_describe(a);
 	uint64_t views = a->sess.ticks;
 	xpu_session_tick(&a->sess, xpu_now_mono(), xpu_now_wall());
 	if (a->sess.ticks == views)	/* a tick of the stream only, merged into this view's next */
@@ -458,13 +458,13 @@ void xpu_role_tick(struct app *a)
 }
 
 /* The collector's stream: each tick it sends is a refresh here. */
-void xpu_role_input(struct app *a)
+void app_role_input(struct app *a)
 {
 	int r;
 	uint64_t views = a->sess.ticks;
 	while ((r = xpu_share_client_next(a->role.client, &a->sess)) > 0) {
 		gpu_want_expire(a);
-		xpu_role_describe(a);
+		app_role_describe(a);
 		if (a->vs.paused || a->sess.ticks == views)	/* merged into this view's next tick */
 			continue;
 		views = a->sess.ticks;
@@ -479,7 +479,7 @@ void xpu_role_input(struct app *a)
 
 /* Quitting: the injection library's socket and the collector lock go first,
  * so an attached xputop takes over now, not after this one's teardown. */
-void xpu_role_stop(struct app *a)
+void app_role_stop(struct app *a)
 {
 	if (!a->role.server)
 		return;
@@ -489,7 +489,7 @@ void xpu_role_stop(struct app *a)
 
 /* The e key: exact GPU tracing for a while (--gpu-exact's seconds, else
  * EXACT_KEY_S), or back to sampled. */
-void xpu_role_switch_gpu_tracing(struct app *a)
+void app_role_switch_gpu_tracing(struct app *a)
 {
 	char msg[160];
 	if (a->replay || a->import) {
@@ -508,7 +508,7 @@ void xpu_role_switch_gpu_tracing(struct app *a)
 		xpu_tui_status(msg);
 		return;
 	}
-	xpu_role_needs(a, 1);
+	app_role_needs(a, 1);
 	if (!exact && a->sess.cfg.gpu.mode == XPU_GPU_MODE_EXACT) {
 		xpu_tui_status("GPU: exact tracing stays on: an attached xputop asks for it");
 		return;
@@ -523,7 +523,7 @@ void xpu_role_switch_gpu_tracing(struct app *a)
 
 /* Live: a client where a collector runs (start_client()), else the
  * collector, with its own probes, serving its stream. */
-int xpu_role_start(struct app *a)
+int app_role_start(struct app *a)
 {
 	int lockfd = -1;
 	int role = choose_role(a, &lockfd);
@@ -541,7 +541,7 @@ int xpu_role_start(struct app *a)
 		return -1;
 	}
 	share_serve(a, lockfd);
-	xpu_role_needs(a, 1);
+	app_role_needs(a, 1);
 	xpu_session_begin(&a->sess, xpu_now_mono());
 	if (a->o.cmd && xpu_child_release(&a->child, a->o.cmd[0]) < 0)
 		return -1;

@@ -16,7 +16,7 @@
 struct app;
 struct xpu_source;
 
-struct xpu_role {
+struct app_role {
 	/* A client reads the collector's stream; a collector (own probes)
 	 * serves it. */
 	struct xpu_share_client *client;
@@ -43,14 +43,14 @@ struct xpu_role {
 	char share_warning[300];	/* said again once the screen is up */
 };
 
-int xpu_role_start(struct app *a);		/* live: collector or client */
-void xpu_role_needs(struct app *a, int force);	/* a collector applies all needs */
-int xpu_role_serving(struct app *a);
-void xpu_role_describe(struct app *a);		/* the header's data source */
-void xpu_role_retry(struct app *a);		/* no collector: take over or attach */
-void xpu_role_tick(struct app *a);		/* a collector's refresh */
-void xpu_role_input(struct app *a);		/* a client reads the collector's stream */
-void xpu_role_stop(struct app *a);		/* quitting: the lock goes first */
-void xpu_role_switch_gpu_tracing(struct app *a);	/* the e key */
+int app_role_start(struct app *a);		/* live: collector or client */
+void app_role_needs(struct app *a, int force);	/* a collector applies all needs */
+int app_role_serving(struct app *a);
+void app_role_describe(struct app *a);		/* the header's data source */
+void app_role_retry(struct app *a);		/* no collector: take over or attach */
+void app_role_tick(struct app *a);		/* a collector's refresh */
+void app_role_input(struct app *a);		/* a client reads the collector's stream */
+void app_role_stop(struct app *a);		/* quitting: the lock goes first */
+void app_role_switch_gpu_tracing(struct app *a);	/* the e key */
 
 #endif
