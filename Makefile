@@ -134,14 +134,17 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
-CORE_SRCS := $(filter-out core/app/main.c,$(foreach d,$(CORE_DIRS),$(wildcard core/$(d)/*.c)))
+# The program's own files (struct app, core/app/app.h): they start the TUI,
+# so the core library, its tests and the fuzzers leave them out.
+APP_SRCS := $(addprefix core/app/,main.c events.c loop.c outputs.c role.c start.c)
+CORE_SRCS := $(filter-out $(APP_SRCS),$(foreach d,$(CORE_DIRS),$(wildcard core/$(d)/*.c)))
 # pprof's profile.proto, compiled by protoc-c into $(OUTPUT)/profile.pb-c.[ch]
 PROTO_C := $(OUTPUT)/profile.pb-c.c
 PROTO_H := $(OUTPUT)/profile.pb-c.h
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CORE_SRCS)) $(OUTPUT)/core/profile.pb-c.o
 TUI_SRCS := $(wildcard tui/*.c)
 TUI_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(TUI_SRCS))
-MAIN_OBJ := $(OUTPUT)/core/app/main.o
+APP_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(APP_SRCS))
 LIBCORE := $(OUTPUT)/libxpucore.a
 
 INJECT_SRCS := $(wildcard inject/*.c)
@@ -230,8 +233,8 @@ $(OUTPUT)/core/outputs/pprof.o $(OUTPUT)/fuzz/core/outputs/pprof.o: $(PROTO_H)
 $(OUTPUT)/core/%.o: core/%.c | $(OUTPUT)/core $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
-# The main loop starts the TUI (tui/tui.h, which no curses type crosses).
-$(OUTPUT)/core/app/main.o: XCFLAGS += -Itui
+# The program starts the TUI (tui/tui.h, which no curses type crosses).
+$(APP_OBJS): XCFLAGS += -Itui
 
 $(OUTPUT)/tui/%.o: tui/%.c | $(OUTPUT)/tui
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itui $(NCURSES_CFLAGS) -c $< -o $@
@@ -240,7 +243,7 @@ $(LIBCORE): $(CORE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(OUTPUT)/xputop: $(MAIN_OBJ) $(TUI_OBJS) $(LIBCORE)
+$(OUTPUT)/xputop: $(APP_OBJS) $(TUI_OBJS) $(LIBCORE)
 	$(CC) $(CFLAGS) $(SANLD) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # ---- the CUPTI injection library (no libbpf, no ncurses) ----

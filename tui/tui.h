@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The curses front-end, as the main loop sees it.  No curses type crosses this
- * header, so core/app/main.c stays free of curses. */
+ * header, so core/app/, which starts the screen, stays free of curses. */
 #ifndef XPU_TUI_H
 #define XPU_TUI_H
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* `xputop -r FILE -b -j` from end to end: one input is a file given to -r,
- * read as core/app/main.c reads it (a recording, refused whole if
+ * read as core/app/start.c reads it (a recording, refused whole if
  * xpu_rec_verify fails, else a bpftrace log), its events emitted into a
- * session configured as main.c configures it, and every view built and
+ * session configured as start.c configures it, and every view built and
  * printed as JSON and text at the first refreshes and at the end.  What the
  * two readers let through must be safe for the models and front-ends behind
  * them.  Recordings are also read with their checksums recomputed, as in

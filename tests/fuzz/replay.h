@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* What `xputop -r FILE -b -j` does around the readers, for fuzz_replay: the
- * options, a session configured as core/app/main.c's start_replay and
- * start_import configure it (from the file's metadata, or from the options),
+ * options, a session configured as core/app/start.c's app_start_replay()
+ * and start_import() configure it (from the file's metadata, or from the options),
  * and each view built and written out as JSON and text. */
 #ifndef XPU_FUZZ_REPLAY_H
 #define XPU_FUZZ_REPLAY_H
@@ -25,7 +25,7 @@ static void replay_init(void)
 	FUZZ_CHECK(replay_null);
 }
 
-/* As core/app/main.c's session_cfg(). */
+/* As core/app/start.c's app_session_cfg(). */
 static struct xpu_session_cfg replay_cfg(uint32_t hz, uint64_t interval_ns)
 {
 	const struct xpu_opts *o = &replay_opts;
