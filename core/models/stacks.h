@@ -29,8 +29,7 @@
 #include <stdint.h>
 
 #include "htab.h"
-
-enum xpu_window { XPU_WIN_RECENT = 0, XPU_WIN_ALL = 1 };
+#include "window.h"
 
 struct xpu_stack_entry {
 	uint32_t pid, tid, stack;
