@@ -1167,7 +1167,7 @@ static void npu_ipc(struct xpu_metrics *m, const struct xpu_session *s)
  * job is ever counted faster than it was. */
 static void npu_latency(struct xpu_metrics *m, const struct xpu_npu_model *n)
 {
-	const struct xpu_npu_lat *lat = &n->job_lat;
+	const struct xpu_win_hist *lat = &n->job_lat;
 	double cum[NLE + 1] = { 0 }, sum = 0;
 	struct labels l = { 0 };
 	uint32_t nb = lat->all ? XPU_NPU_HIST_BUCKETS : lat->parked.n;
