@@ -799,7 +799,7 @@ static void cpu(struct xpu_metrics *m, const struct xpu_session *s)
 		lab_reset(&l);
 		if (!t || proc_label(m, s, &l, pid, c[XPU_CPU_COL_COMM].s) < 0)
 			continue;
-		counter(m, F_PROC_SAMPLES, &l, (double)t->total);
+		counter(m, F_PROC_SAMPLES, &l, (double)t->samples.total);
 		if (!c[XPU_CPU_COL_PCT].na)
 			add(m, F_PROC_CPU, SUF_NONE, &l, c[XPU_CPU_COL_PCT].d / 100.0);
 	}

@@ -269,7 +269,7 @@ TEST(cpu_thread_rows_of_an_exited_process_go_once_idle)
 	CHECK_INT(m.threads_dropped, ==, 4);
 	const struct xpu_cpu_task *p = xpu_cpu_model_task(&m, 8, 0);
 	REQUIRE(p);
-	CHECK_INT(p->total, ==, 4);
+	CHECK_INT(p->samples.total, ==, 4);
 	CHECK(xpu_cpu_model_task(&m, 8, 9) == NULL);
 	CHECK(xpu_cpu_model_task(&m, 9, 10) != NULL);	/* alive: kept */
 	CHECK_INT(m.exits_pending, ==, 0);
