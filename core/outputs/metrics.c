@@ -1088,7 +1088,7 @@ static void gpu(struct xpu_metrics *m, const struct xpu_session *s)
 		lab_reset(&l);
 		if (proc_label(m, s, &l, p->pid, str(s, p->comm)) < 0)
 			continue;
-		counter(m, F_LAUNCHES, &l, (double)p->launches_total);
+		counter(m, F_LAUNCHES, &l, (double)p->launches.total);
 		if (!p->launch_only) {
 			add(m, F_GPU_TRACED, SUF_NONE, &l, p->cover[XPU_WIN_ALL]);
 			counter(m, F_GPU_LIB_DROPPED, &l, (double)p->dropped);
@@ -1101,8 +1101,8 @@ static void gpu(struct xpu_metrics *m, const struct xpu_session *s)
 		lab_reset(&l);
 		lab_uint(&l, "device", (uint64_t)d);
 		counter(m, F_GPU_BUSY, &l, (double)v->busy_all / 1e9);
-		counter(m, F_GPU_MEMCPY_BYTES, &l, (double)v->memcpy_bytes_all);
-		counter(m, F_GPU_MEMCPY_SECONDS, &l, (double)v->memcpy_ns_all / 1e9);
+		counter(m, F_GPU_MEMCPY_BYTES, &l, (double)v->memcpy_bytes.total);
+		counter(m, F_GPU_MEMCPY_SECONDS, &l, (double)v->memcpy_ns.total / 1e9);
 	}
 	xpu_mbuf_free(&l.b);
 }
