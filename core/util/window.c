@@ -5,17 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int ring_init(uint64_t **ring, uint32_t window)
+{
+	*ring = calloc(window ? window : 1, sizeof(uint64_t));
+	return *ring ? 0 : -ENOMEM;
+}
+
 int xpu_win_count_init(struct xpu_win_count *c, uint32_t window)
 {
 	memset(c, 0, sizeof(*c));
-	c->ring = calloc(window ? window : 1, sizeof(uint64_t));
-	return c->ring ? 0 : -ENOMEM;
-}
-
-void xpu_win_count_free(struct xpu_win_count *c)
-{
-	free(c->ring);
-	memset(c, 0, sizeof(*c));
+	return ring_init(&c->ring, window);
 }
 
 void xpu_win_count_close(struct xpu_win_count *c, uint32_t slot, int full)
@@ -31,17 +30,16 @@ void xpu_win_count_close(struct xpu_win_count *c, uint32_t slot, int full)
 	c->open = 0;
 }
 
+void xpu_win_count_free(struct xpu_win_count *c)
+{
+	free(c->ring);
+	memset(c, 0, sizeof(*c));
+}
+
 int xpu_win_max_init(struct xpu_win_max *x, uint32_t window)
 {
 	memset(x, 0, sizeof(*x));
-	x->ring = calloc(window ? window : 1, sizeof(uint64_t));
-	return x->ring ? 0 : -ENOMEM;
-}
-
-void xpu_win_max_free(struct xpu_win_max *x)
-{
-	free(x->ring);
-	memset(x, 0, sizeof(*x));
+	return ring_init(&x->ring, window);
 }
 
 void xpu_win_max_close(struct xpu_win_max *x, uint32_t slot)
@@ -62,6 +60,12 @@ uint64_t xpu_win_max_get(const struct xpu_win_max *x, enum xpu_window w, uint32_
 		if (x->ring[i] > max)
 			max = x->ring[i];
 	return max;
+}
+
+void xpu_win_max_free(struct xpu_win_max *x)
+{
+	free(x->ring);
+	memset(x, 0, sizeof(*x));
 }
 
 /* ---- histograms ---- */
@@ -144,8 +148,7 @@ int xpu_win_hist_add(struct xpu_win_hist *h, uint32_t b, uint64_t value, uint64_
 		h->win = calloc(h->nb, sizeof(uint64_t));
 		h->all = calloc(h->nb, sizeof(uint64_t));
 		h->ring = calloc(h->window, sizeof(*h->ring));
-		h->max.ring = calloc(h->window, sizeof(uint64_t));
-		if (!h->open || !h->win || !h->all || !h->ring || !h->max.ring) {
+		if (!h->open || !h->win || !h->all || !h->ring || ring_init(&h->max.ring, h->window) < 0) {
 			free_dense(h);	/* what was parked stays */
 			return -ENOMEM;
 		}

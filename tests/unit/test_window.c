@@ -100,6 +100,13 @@ TEST(a_maximum_is_the_largest_of_the_window_s_ticks_or_of_all)
 	xpu_ticks_free(&t);
 }
 
+/* The bucket of quantile q, or -1 when the window holds nothing. */
+static long quantile(const struct xpu_win_hist *h, enum xpu_window w, double q)
+{
+	uint32_t b;
+	return xpu_win_hist_quantile(h, w, q, &b) ? (long)b : -1;
+}
+
 static void close_hist(struct xpu_ticks *t, struct xpu_win_hist *h)
 {
 	int full;
@@ -111,29 +118,24 @@ TEST(a_histogram_s_quantiles_are_buckets_of_its_window_or_of_all)
 {
 	struct xpu_ticks t;
 	struct xpu_win_hist h;
-	uint32_t b = 0;
 	REQUIRE(xpu_ticks_init(&t, W) == 0);
 	xpu_win_hist_init(&h, W, 16);
-	CHECK_INT(xpu_win_hist_quantile(&h, XPU_WIN_ALL, 0.5, &b), ==, 0);
+	CHECK_INT(quantile(&h, XPU_WIN_ALL, 0.5), ==, -1);
 	REQUIRE(xpu_win_hist_add(&h, 12, 1200, 90) == 0);
 	REQUIRE(xpu_win_hist_add(&h, 15, 1500, 10) == 0);
-	CHECK_INT(xpu_win_hist_quantile(&h, XPU_WIN_RECENT, 0.5, &b), ==, 0);	/* still open */
+	CHECK_INT(quantile(&h, XPU_WIN_RECENT, 0.5), ==, -1);	/* still open */
 	close_hist(&t, &h);
 	REQUIRE(xpu_win_hist_add(&h, 2, 200, 300) == 0);
 	close_hist(&t, &h);
-	CHECK_INT(xpu_win_hist_quantile(&h, XPU_WIN_RECENT, 0.5, &b), ==, 1);
-	CHECK_INT(b, ==, 2);
-	CHECK_INT(xpu_win_hist_quantile(&h, XPU_WIN_RECENT, 0.99, &b), ==, 1);
-	CHECK_INT(b, ==, 15);
+	CHECK_INT(quantile(&h, XPU_WIN_RECENT, 0.5), ==, 2);
+	CHECK_INT(quantile(&h, XPU_WIN_RECENT, 0.99), ==, 15);
 	CHECK_INT(h.n_win, ==, 400);
 	CHECK_INT(xpu_win_max_get(&h.max, XPU_WIN_RECENT, W), ==, 1500);
 	close_hist(&t, &h);
 	close_hist(&t, &h);	/* the first tick leaves the window */
 	CHECK_INT(h.n_win, ==, 300);
-	CHECK_INT(xpu_win_hist_quantile(&h, XPU_WIN_RECENT, 0.99, &b), ==, 1);
-	CHECK_INT(b, ==, 2);
-	CHECK_INT(xpu_win_hist_quantile(&h, XPU_WIN_ALL, 0.99, &b), ==, 1);
-	CHECK_INT(b, ==, 15);
+	CHECK_INT(quantile(&h, XPU_WIN_RECENT, 0.99), ==, 2);
+	CHECK_INT(quantile(&h, XPU_WIN_ALL, 0.99), ==, 15);
 	CHECK_INT(h.n_all, ==, 400);
 	xpu_win_hist_free(&h);
 	xpu_ticks_free(&t);
@@ -143,7 +145,6 @@ TEST(an_idle_histogram_parks_its_since_start_buckets_and_comes_back_whole)
 {
 	struct xpu_ticks t;
 	struct xpu_win_hist h;
-	uint32_t b = 0;
 	REQUIRE(xpu_ticks_init(&t, W) == 0);
 	xpu_win_hist_init(&h, W, 16);
 	REQUIRE(xpu_win_hist_add(&h, 4, 40, 3) == 0);
@@ -152,11 +153,9 @@ TEST(an_idle_histogram_parks_its_since_start_buckets_and_comes_back_whole)
 		close_hist(&t, &h);
 	CHECK(h.open == NULL && h.win == NULL && h.all == NULL && h.ring == NULL && h.max.ring == NULL);
 	CHECK_INT(h.parked.n, ==, 2);
-	CHECK_INT(xpu_win_hist_quantile(&h, XPU_WIN_RECENT, 0.5, &b), ==, 0);
-	CHECK_INT(xpu_win_hist_quantile(&h, XPU_WIN_ALL, 0.5, &b), ==, 1);
-	CHECK_INT(b, ==, 4);
-	CHECK_INT(xpu_win_hist_quantile(&h, XPU_WIN_ALL, 0.99, &b), ==, 1);
-	CHECK_INT(b, ==, 9);
+	CHECK_INT(quantile(&h, XPU_WIN_RECENT, 0.5), ==, -1);
+	CHECK_INT(quantile(&h, XPU_WIN_ALL, 0.5), ==, 4);
+	CHECK_INT(quantile(&h, XPU_WIN_ALL, 0.99), ==, 9);
 	CHECK_INT(xpu_win_max_get(&h.max, XPU_WIN_ALL, W), ==, 90);
 	REQUIRE(xpu_win_hist_add(&h, 1, 10, 1) == 0);
 	CHECK(h.all != NULL && h.parked.n == 0);
@@ -164,8 +163,7 @@ TEST(an_idle_histogram_parks_its_since_start_buckets_and_comes_back_whole)
 	CHECK_INT(h.all[9], ==, 1);
 	close_hist(&t, &h);
 	CHECK_INT(h.n_all, ==, 5);
-	CHECK_INT(xpu_win_hist_quantile(&h, XPU_WIN_ALL, 0.2, &b), ==, 1);
-	CHECK_INT(b, ==, 1);
+	CHECK_INT(quantile(&h, XPU_WIN_ALL, 0.2), ==, 1);
 	xpu_win_hist_free(&h);
 	xpu_ticks_free(&t);
 }
