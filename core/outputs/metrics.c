@@ -1161,7 +1161,7 @@ static void npu_ipc(struct xpu_metrics *m, const struct xpu_session *s)
 	xpu_mbuf_free(&l.b);
 }
 
-/* The since-start latency buckets, dense or parked (model_npu.h), folded
+/* The since-start latency buckets, dense or parked (window.h), folded
  * into the exported bounds: a bucket counts under the first bound at or
  * above its upper edge (an eighth of an octave above its lower one), so no
  * job is ever counted faster than it was. */
