@@ -81,7 +81,7 @@ static void launch_rate(char *buf, size_t size, const struct xpu_gpu_proc *p, do
 	const struct xpu_gpu_est *e = &p->est[XPU_WIN_RECENT][XPU_GPU_EST_LAUNCHES];
 	double win_s = p->span_s[XPU_WIN_RECENT];
 	if (!p->sampled[XPU_WIN_RECENT])
-		snprintf(buf, size, "%8.0f launches/s", (double)p->launches_last * per_s);
+		snprintf(buf, size, "%8.0f launches/s", (double)p->launches.last * per_s);
 	else if (!e->ok || win_s <= 0)
 		snprintf(buf, size, "       ? launches/s (too few slices)");
 	else

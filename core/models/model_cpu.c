@@ -41,6 +41,12 @@ const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS] = {
 
 struct key { uint32_t pid, tid; };
 
+/* Samples in the window or the open tick. */
+static int in_window(const struct xpu_cpu_task *t)
+{
+	return t->samples.recent || t->samples.open;
+}
+
 static int task_eq(const void *ctx, uint32_t i, const void *k)
 {
 	const struct xpu_cpu_model *m = ctx;
@@ -70,7 +76,7 @@ int xpu_cpu_model_init(struct xpu_cpu_model *m, uint32_t hz, uint32_t window_tic
 void xpu_cpu_model_free(struct xpu_cpu_model *m)
 {
 	for (uint32_t i = 0; i < m->ntasks; i++)
-		free(m->tasks[i].ring);
+		xpu_win_count_free(&m->tasks[i].samples);
 	free(m->tasks);
 	xpu_ticks_free(&m->ticks);
 	xpu_htab_free(&m->idx);
@@ -89,9 +95,8 @@ static struct xpu_cpu_task *task_get(struct xpu_cpu_model *m, uint32_t pid, uint
 		return NULL;
 	struct xpu_cpu_task *t = &m->tasks[m->ntasks];
 	*t = (struct xpu_cpu_task){ .pid = pid, .tid = tid };
-	t->ring = calloc(m->ticks.window, sizeof(uint32_t));
-	if (!t->ring || xpu_htab_put(&m->idx, h, m->ntasks) < 0) {
-		free(t->ring);
+	if (xpu_win_count_init(&t->samples, m->ticks.window) < 0 || xpu_htab_put(&m->idx, h, m->ntasks) < 0) {
+		xpu_win_count_free(&t->samples);
 		return NULL;
 	}
 	m->ntasks++;
@@ -108,14 +113,14 @@ int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev)
 	p->user = s->user;
 	p->uid = s->uid;
 	p->exited = 0;
-	p->open++;
+	p->samples.open++;
 	struct xpu_cpu_task *t = task_get(m, ev->pid, ev->tid);
 	if (!t)
 		return -ENOMEM;
 	t->comm = s->tcomm;
 	t->user = s->user;
 	t->uid = s->uid;
-	t->open++;
+	t->samples.open++;
 	m->samples_open++;
 	return xpu_stacks_add(&m->stacks, ev->pid, ev->tid, s->stack, s->comm, 1);
 }
@@ -160,7 +165,7 @@ int xpu_cpu_model_shown_pids(const struct xpu_cpu_model *m, uint32_t *out, int m
 	int n = 0;
 	for (uint32_t i = 0; i < m->ntasks && n < max; i++) {
 		const struct xpu_cpu_task *t = &m->tasks[i];
-		if (!t->tid && !t->exited && (t->recent || t->open))
+		if (!t->tid && !t->exited && in_window(t))
 			out[n++] = t->pid;
 	}
 	return n;
@@ -171,7 +176,7 @@ int xpu_cpu_model_shown_threads(const struct xpu_cpu_model *m, uint32_t *pids, u
 	int n = 0;
 	for (uint32_t i = 0; i < m->ntasks && n < max; i++) {
 		const struct xpu_cpu_task *t = &m->tasks[i];
-		if (t->tid && !t->exited && (t->recent || t->open)) {
+		if (t->tid && !t->exited && in_window(t)) {
 			const struct xpu_cpu_task *proc = xpu_cpu_model_task(m, t->pid, 0);
 			if (proc && proc->exited)	/* its threads go at the next tick */
 				continue;
@@ -189,7 +194,7 @@ static uint32_t remove_tasks(struct xpu_cpu_model *m, const uint8_t *go)
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < m->ntasks; i++) {
 		if (go[i])
-			free(m->tasks[i].ring);
+			xpu_win_count_free(&m->tasks[i].samples);
 		else
 			m->tasks[n++] = m->tasks[i];
 	}
@@ -213,16 +218,16 @@ static void trim_tasks(struct xpu_cpu_model *m)
 	if (!w || !go)
 		goto out;
 	for (uint32_t i = 0; i < m->ntasks; i++) {
-		if (m->tasks[i].recent || m->tasks[i].open)
+		if (in_window(&m->tasks[i]))
 			nkeep++;
 		else
-			w[ncand++] = m->tasks[i].total;
+			w[ncand++] = m->tasks[i].samples.total;
 	}
 	if (!xpu_trim_plan(m->max_tasks, nkeep, w, ncand, &plan))
 		goto out;
 	for (uint32_t i = 0; i < m->ntasks; i++) {
 		const struct xpu_cpu_task *t = &m->tasks[i];
-		go[i] = !(t->recent || t->open || xpu_trim_keeps(&plan, t->total));
+		go[i] = !(in_window(t) || xpu_trim_keeps(&plan, t->samples.total));
 	}
 	m->tasks_aged_out += remove_tasks(m, go);
 out:
@@ -242,7 +247,7 @@ static void drop_exited_threads(struct xpu_cpu_model *m)
 		const struct xpu_cpu_task *t = &m->tasks[i], *p;
 		if (!t->tid || !(p = xpu_cpu_model_task(m, t->pid, 0)) || !p->exited)
 			continue;
-		if (t->recent || t->open)
+		if (in_window(t))
 			busy++;
 		else
 			go[i] = 1, ngone++;
@@ -258,16 +263,8 @@ void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns)
 	int full;
 	uint32_t slot = xpu_ticks_close(&m->ticks, interval_ns, &full);
 
-	for (uint32_t i = 0; i < m->ntasks; i++) {
-		struct xpu_cpu_task *t = &m->tasks[i];
-		if (full)
-			t->recent -= t->ring[slot];
-		t->ring[slot] = (uint32_t)t->open;
-		t->recent += t->open;
-		t->total += t->open;
-		t->last = t->open;
-		t->open = 0;
-	}
+	for (uint32_t i = 0; i < m->ntasks; i++)
+		xpu_win_count_close(&m->tasks[i].samples, slot, full);
 	m->samples_last = m->samples_open;
 	m->samples_total += m->samples_open;
 	m->samples_open = 0;
@@ -314,14 +311,14 @@ static void stat_cells(struct xpu_table *t, const struct xpu_cpu_task *k, struct
 int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 			struct xpu_table *t, int threads, enum xpu_window w)
 {
-	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
+	uint64_t span = xpu_win_span(&m->ticks, w);
 
 	xpu_table_reset(t);
 	t->cols = threads ? xpu_cpu_thread_cols : xpu_cpu_cols;
 	t->ncols = XPU_CPU_NCOLS;
 	for (uint32_t i = 0; i < m->ntasks; i++) {
 		const struct xpu_cpu_task *k = &m->tasks[i];
-		uint64_t n = w == XPU_WIN_ALL ? k->total : k->recent;
+		uint64_t n = xpu_win_count_get(&k->samples, w);
 		if (!n || (threads ? k->tid == 0 : k->tid != 0))
 			continue;
 		struct xpu_cell *c = xpu_table_add(t, threads ? k->tid : k->pid);
@@ -330,7 +327,7 @@ int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 		c[XPU_CPU_COL_PID].i = k->pid;
 		c[XPU_CPU_COL_TID].i = k->tid;
 		c[XPU_CPU_COL_USER].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->user));
-		c[XPU_CPU_COL_PCT].d = pct(k->last, m->hz, m->ticks.tick_ns);
+		c[XPU_CPU_COL_PCT].d = pct(k->samples.last, m->hz, m->ticks.tick_ns);
 		c[XPU_CPU_COL_AVG].d = pct(n, m->hz, span);
 		c[XPU_CPU_COL_SAMPLES].i = (int64_t)n;
 		stat_cells(t, k, c);

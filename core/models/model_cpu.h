@@ -15,6 +15,7 @@
 #include "stacks.h"
 #include "table.h"
 #include "ticks.h"
+#include "window.h"
 
 struct xpu_dict;
 struct xpu_event;
@@ -24,11 +25,7 @@ struct xpu_cpu_task {
 	uint32_t comm, user;	/* dict strings */
 	uint32_t uid;
 	uint32_t exited;
-	uint64_t open;		/* samples in the open tick */
-	uint64_t last;		/* samples in the last closed tick */
-	uint64_t recent;	/* samples in the window (closed ticks) */
-	uint64_t total;		/* samples since the start (closed ticks) */
-	uint32_t *ring;		/* per closed tick in the window */
+	struct xpu_win_count samples;
 	/* From /proc (PROC_STAT events; process rows only), as last read. */
 	int has_stat;
 	uint32_t state;		/* state letter */

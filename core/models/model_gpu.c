@@ -38,9 +38,17 @@ const struct xpu_col xpu_gpu_cols[XPU_GPU_NCOLS] = {
 
 static void proc_free(struct xpu_gpu_proc *p)
 {
-	free(p->traced_ring);
+	xpu_win_count_free(&p->traced);
+	xpu_win_count_free(&p->sampled_slices);
 	for (int e = 0; e < XPU_GPU_NEST; e++)
-		free(p->seen_ring[e]);
+		xpu_win_count_free(&p->seen[e]);
+}
+
+static void kernel_free(struct xpu_gpu_kernel *k)
+{
+	xpu_win_count_free(&k->calls);
+	xpu_win_count_free(&k->ns);
+	xpu_win_max_free(&k->max);
 }
 
 int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t window_ticks)
@@ -53,14 +61,16 @@ int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t win
 	xpu_htab_init(&m->graph_api_idx);
 	xpu_htab_init(&m->claim_idx);
 	int rc = xpu_ticks_init(&m->ticks, window_ticks);
-	m->joined_ring = calloc(m->ticks.window, sizeof(uint64_t));
-	m->unjoined_ring = calloc(m->ticks.window, sizeof(uint64_t));
+	if (rc == 0)
+		rc = xpu_win_count_init(&m->joined, m->ticks.window);
+	if (rc == 0)
+		rc = xpu_win_count_init(&m->unjoined, m->ticks.window);
 	m->joins = calloc(JOIN_START, sizeof(*m->joins));
 	m->jcap = JOIN_START;
 	m->trace = calloc(XPU_GPU_TRACE_MAX, sizeof(*m->trace));
 	m->max_kernels = XPU_GPU_MAX_KERNEL_ROWS;
 	m->max_procs = XPU_GPU_MAX_PROCS;
-	if (rc < 0 || !m->joined_ring || !m->unjoined_ring || !m->joins || !m->trace ||
+	if (rc < 0 || !m->joins || !m->trace ||
 	    xpu_stacks_init(&m->stacks, m->ticks.window) < 0 ||
 	    xpu_stacks_init(&m->launch_stacks, m->ticks.window) < 0) {
 		xpu_gpu_model_free(m);
@@ -74,12 +84,12 @@ int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t win
 void xpu_gpu_model_free(struct xpu_gpu_model *m)
 {
 	for (uint32_t i = 0; i < m->nkernels; i++)
-		free(m->kernels[i].ring);
+		kernel_free(&m->kernels[i]);
 	for (int i = 0; i < XPU_GPU_MAX_DEVICES; i++) {
 		free(m->dev[i].iv);
-		free(m->dev[i].memcpy_ns_ring);
-		free(m->dev[i].memcpy_bytes_ring);
-		free(m->dev[i].kernels_ring);
+		xpu_win_count_free(&m->dev[i].memcpy_ns);
+		xpu_win_count_free(&m->dev[i].memcpy_bytes);
+		xpu_win_count_free(&m->dev[i].kernels);
 	}
 	free(m->kernels);
 	for (uint32_t i = 0; i < m->nprocs; i++)
@@ -90,8 +100,8 @@ void xpu_gpu_model_free(struct xpu_gpu_model *m)
 	free(m->trace);
 	free(m->claims);
 	xpu_ticks_free(&m->ticks);
-	free(m->joined_ring);
-	free(m->unjoined_ring);
+	xpu_win_count_free(&m->joined);
+	xpu_win_count_free(&m->unjoined);
 	xpu_htab_free(&m->kidx);
 	xpu_htab_free(&m->jidx);
 	xpu_htab_free(&m->flame_idx);
@@ -195,9 +205,9 @@ static struct xpu_gpu_kernel *kernel_get(struct xpu_gpu_model *m, uint32_t pid, 
 		return NULL;
 	struct xpu_gpu_kernel *r = &m->kernels[m->nkernels];
 	*r = (struct xpu_gpu_kernel){ .pid = pid, .name = name, .device = device, .comm = comm };
-	r->ring = calloc(m->ticks.window, sizeof(*r->ring));
-	if (!r->ring || xpu_htab_put(&m->kidx, h, m->nkernels) < 0) {
-		free(r->ring);
+	if (xpu_win_count_init(&r->calls, m->ticks.window) < 0 || xpu_win_count_init(&r->ns, m->ticks.window) < 0 ||
+	    xpu_win_max_init(&r->max, m->ticks.window) < 0 || xpu_htab_put(&m->kidx, h, m->nkernels) < 0) {
+		kernel_free(r);
 		return NULL;
 	}
 	name_kernel(m, r);
@@ -227,9 +237,10 @@ static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint
 		return NULL;
 	struct xpu_gpu_proc *p = &m->procs[m->nprocs];
 	*p = (struct xpu_gpu_proc){ .pid = pid, .comm = comm, .scale = { 1, 1 } };
-	int bad = !(p->traced_ring = calloc(m->ticks.window, sizeof(uint64_t)));
+	int bad = xpu_win_count_init(&p->traced, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->sampled_slices, m->ticks.window) < 0;
 	for (int e = 0; e < XPU_GPU_NEST; e++)
-		bad |= !(p->seen_ring[e] = calloc(m->ticks.window, sizeof(uint64_t)));
+		bad |= xpu_win_count_init(&p->seen[e], m->ticks.window) < 0;
 	if (bad) {
 		proc_free(p);
 		return NULL;
@@ -381,10 +392,9 @@ static struct xpu_gpu_device *device(struct xpu_gpu_model *m, uint32_t d)
 		return NULL;
 	struct xpu_gpu_device *v = &m->dev[d];
 	if (!v->used) {
-		v->memcpy_ns_ring = calloc(m->ticks.window, sizeof(uint64_t));
-		v->memcpy_bytes_ring = calloc(m->ticks.window, sizeof(uint64_t));
-		v->kernels_ring = calloc(m->ticks.window, sizeof(uint64_t));
-		if (!v->memcpy_ns_ring || !v->memcpy_bytes_ring || !v->kernels_ring)
+		if (xpu_win_count_init(&v->memcpy_ns, m->ticks.window) < 0 ||
+		    xpu_win_count_init(&v->memcpy_bytes, m->ticks.window) < 0 ||
+		    xpu_win_count_init(&v->kernels, m->ticks.window) < 0)
 			return NULL;
 		v->used = 1;
 	}
@@ -490,8 +500,8 @@ static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	uint32_t calls = ev->launch.count ? ev->launch.count : 1;
 	if (!p)
 		return -ENOMEM;
-	p->launches_open += calls;
-	p->seen_open[XPU_GPU_EST_LAUNCHES] += calls;
+	p->launches.open += calls;
+	p->seen[XPU_GPU_EST_LAUNCHES].open += calls;
 	/* Launches seen by the launch-only probes are counted, not timed: they
 	 * have no place in the trace. */
 	if (ev->launch.flags & XPU_GPU_LAUNCH_ONLY) {
@@ -540,13 +550,12 @@ static int on_kernel(struct xpu_gpu_model *m, const struct xpu_event *ev)
 		return -ENOMEM;
 	if (p) {
 		p->kernels++;
-		p->seen_open[XPU_GPU_EST_KERNELS]++;
-		p->seen_open[XPU_GPU_EST_NS] += dur;
+		p->seen[XPU_GPU_EST_KERNELS].open++;
+		p->seen[XPU_GPU_EST_NS].open += dur;
 	}
-	r->open.calls++;
-	r->open.ns += dur;
-	if (dur > r->open.max)
-		r->open.max = dur;
+	r->calls.open++;
+	r->ns.open += dur;
+	xpu_win_max_add(&r->max, dur);
 	const struct xpu_gpu_join *j = join_find(m, ev->pid, k->corr);
 	uint32_t launch = j ? j->stack : 0;
 	if (k->graph) {
@@ -554,12 +563,12 @@ static int on_kernel(struct xpu_gpu_model *m, const struct xpu_event *ev)
 		m->graph_kernels_joined += j && j->api && graph_launch_api(m, j->api);
 	}
 	if (launch)
-		m->joined_open += dur;
+		m->joined.open += dur;
 	else
-		m->unjoined_open += dur;
+		m->unjoined.open += dur;
 	if (v) {
 		add_interval(v, ev->time, k->end);
-		v->kernels_open++;
+		v->kernels.open++;
 	}
 	trace_add(m, &(struct xpu_gpu_trace_rec){ .start = ev->time, .end = k->end, .pid = ev->pid,
 						   .tid = j ? j->tid : 0, .name = r->full_name,
@@ -574,8 +583,8 @@ static void on_memcpy(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	uint64_t dur = ev->memcpy.end > ev->time ? ev->memcpy.end - ev->time : 0;
 	if (!v)
 		return;
-	v->memcpy_ns_open += dur;
-	v->memcpy_bytes_open += ev->memcpy.bytes;
+	v->memcpy_ns.open += dur;
+	v->memcpy_bytes.open += ev->memcpy.bytes;
 }
 
 /* The process's stacks merge by name once idle (stacks.h). */
@@ -623,9 +632,9 @@ static void slice_add(struct xpu_gpu_proc *p, const struct xpu_event *ev)
 		p->since = ev->time;
 	uint64_t len = ev->slice.end - ev->time;
 	p->tracing = ev->slice.mode;
-	p->traced_open += len;
+	p->traced.open += len;
 	if (ev->slice.mode == XPU_GPU_MODE_SAMPLED) {
-		p->traced_open |= XPU_GPU_SAMPLED_BIT;
+		p->sampled_slices.open++;
 		p->sampled_all += len;
 	}
 }
@@ -669,25 +678,11 @@ int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	}
 }
 
-/* ---- ticks ---- */
-
-static void close_u64(uint64_t *ring, uint32_t slot, uint64_t *open, uint64_t *all)
-{
-	ring[slot] = *open;
-	*all += *open;
-	*open = 0;
-}
-
 /* ---- bounded memory (trim.h) ---- */
 
-static int kernel_idle(const struct xpu_gpu_model *m, const struct xpu_gpu_kernel *k)
+static int kernel_idle(const struct xpu_gpu_kernel *k)
 {
-	if (k->open.calls)
-		return 0;
-	for (uint32_t t = 0; t < m->ticks.window; t++)
-		if (k->ring[t].calls)
-			return 0;
-	return 1;
+	return !k->calls.open && !k->calls.recent;
 }
 
 static void trim_kernels(struct xpu_gpu_model *m)
@@ -699,8 +694,8 @@ static void trim_kernels(struct xpu_gpu_model *m)
 	if (!w)
 		return;
 	for (uint32_t i = 0; i < m->nkernels; i++) {
-		if (kernel_idle(m, &m->kernels[i]))
-			w[nidle++] = m->kernels[i].total.ns;
+		if (kernel_idle(&m->kernels[i]))
+			w[nidle++] = m->kernels[i].ns.total;
 		else
 			busy++;
 	}
@@ -710,11 +705,11 @@ static void trim_kernels(struct xpu_gpu_model *m)
 		return;
 	for (uint32_t i = 0; i < m->nkernels; i++) {
 		struct xpu_gpu_kernel *k = &m->kernels[i];
-		if (!kernel_idle(m, k) || xpu_trim_keeps(&plan, k->total.ns)) {
+		if (!kernel_idle(k) || xpu_trim_keeps(&plan, k->ns.total)) {
 			m->kernels[n++] = *k;
 			continue;
 		}
-		free(k->ring);
+		kernel_free(k);
 		m->kernels_aged_out++;
 	}
 	m->nkernels = n;
@@ -730,7 +725,7 @@ static void trim_kernels(struct xpu_gpu_model *m)
  * been quiet for a tick). */
 static int proc_idle(const struct xpu_gpu_proc *p)
 {
-	return !p->launches_open && !p->launches_last &&
+	return !p->launches.open && !p->launches.last &&
 	       (p->state == XPU_GPU_PROC_LEFT || p->launch_only);
 }
 
@@ -744,7 +739,7 @@ static void trim_procs(struct xpu_gpu_model *m)
 		return;
 	for (uint32_t i = 0; i < m->nprocs; i++) {
 		if (proc_idle(&m->procs[i]))
-			w[nidle++] = m->procs[i].launches_total;
+			w[nidle++] = m->procs[i].launches.total;
 		else
 			busy++;
 	}
@@ -754,7 +749,7 @@ static void trim_procs(struct xpu_gpu_model *m)
 		return;
 	for (uint32_t i = 0; i < m->nprocs; i++) {
 		struct xpu_gpu_proc *p = &m->procs[i];
-		if (!proc_idle(p) || xpu_trim_keeps(&plan, p->launches_total)) {
+		if (!proc_idle(p) || xpu_trim_keeps(&plan, p->launches.total)) {
 			m->procs[n++] = *p;
 		} else {
 			proc_free(p);
@@ -807,16 +802,15 @@ static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 	uint32_t n = m->ticks.filled, first = (m->ticks.head + m->ticks.window - n) % m->ticks.window;
 	for (int e = 0; e < XPU_GPU_NEST; e++) {
 		struct xpu_gpu_sd w = { 0 };
-		uint64_t sum = 0;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t slot = (first + i) % m->ticks.window;
-			uint64_t y = p->seen_ring[e][slot];
-			uint64_t k = e == XPU_GPU_EST_NS ? p->seen_ring[XPU_GPU_EST_KERNELS][slot] : y;
-			sd_add(&w, (double)y, (double)(p->traced_ring[slot] & ~XPU_GPU_SAMPLED_BIT), k);
-			sum += y;
+			uint64_t y = p->seen[e].ring[slot];
+			uint64_t k = e == XPU_GPU_EST_NS ? p->seen[XPU_GPU_EST_KERNELS].ring[slot] : y;
+			sd_add(&w, (double)y, (double)p->traced.ring[slot], k);
 		}
-		p->est[XPU_WIN_RECENT][e] = estimate(&w, sum, p->scale[XPU_WIN_RECENT], p->sampled[XPU_WIN_RECENT]);
-		p->est[XPU_WIN_ALL][e] = estimate(&p->sd[e], p->seen_all[e], p->scale[XPU_WIN_ALL],
+		p->est[XPU_WIN_RECENT][e] = estimate(&w, p->seen[e].recent, p->scale[XPU_WIN_RECENT],
+						     p->sampled[XPU_WIN_RECENT]);
+		p->est[XPU_WIN_ALL][e] = estimate(&p->sd[e], p->seen[e].total, p->scale[XPU_WIN_ALL],
 						  p->sampled[XPU_WIN_ALL]);
 	}
 }
@@ -834,16 +828,10 @@ static uint64_t connected(const struct xpu_gpu_proc *p, uint64_t from, uint64_t 
  * connected. */
 static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint64_t now)
 {
-	uint64_t traced = 0;
-	int sampled = 0;
-	for (uint32_t t = 0; t < m->ticks.filled; t++) {
-		traced += p->traced_ring[t] & ~XPU_GPU_SAMPLED_BIT;
-		sampled |= (p->traced_ring[t] & XPU_GPU_SAMPLED_BIT) != 0;
-	}
 	uint64_t span[2] = { connected(p, now > m->ticks.window_ns ? now - m->ticks.window_ns : 0, now),
 			     connected(p, 0, now) };
-	uint64_t got[2] = { traced, p->traced_all };
-	int was_sampled[2] = { sampled, p->sampled_all != 0 };
+	uint64_t got[2] = { p->traced.recent, p->traced.total };
+	int was_sampled[2] = { p->sampled_slices.recent != 0, p->sampled_all != 0 };
 	for (int w = 0; w < 2; w++) {
 		double c = span[w] ? (double)got[w] / (double)span[w] : 0;
 		p->cover[w] = c > 1 ? 1 : c;
@@ -863,45 +851,34 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 	m->now = now;
 	for (uint32_t i = 0; i < m->nkernels; i++) {
 		struct xpu_gpu_kernel *k = &m->kernels[i];
-		k->ring[slot] = k->open;
-		k->total.calls += k->open.calls;
-		k->total.ns += k->open.ns;
-		if (k->open.max > k->total.max)
-			k->total.max = k->open.max;
-		k->open = (struct xpu_gpu_counts){ 0 };
+		xpu_win_count_close(&k->calls, slot, full);
+		xpu_win_count_close(&k->ns, slot, full);
+		xpu_win_max_close(&k->max, slot);
 	}
 	for (int d = 0; d < XPU_GPU_MAX_DEVICES; d++) {
 		struct xpu_gpu_device *v = &m->dev[d];
 		if (!v->used)
 			continue;
-		v->kernels_last = v->kernels_open;
-		close_u64(v->kernels_ring, slot, &v->kernels_open, &v->kernels_all);
-		close_u64(v->memcpy_ns_ring, slot, &v->memcpy_ns_open, &v->memcpy_ns_all);
-		close_u64(v->memcpy_bytes_ring, slot, &v->memcpy_bytes_open, &v->memcpy_bytes_all);
+		xpu_win_count_close(&v->kernels, slot, full);
+		xpu_win_count_close(&v->memcpy_ns, slot, full);
+		xpu_win_count_close(&v->memcpy_bytes, slot, full);
 		prune_intervals(v, now > m->ticks.window_ns + LATE_NS ? now - m->ticks.window_ns - LATE_NS : 0);
 	}
 	for (uint32_t i = 0; i < m->nprocs; i++) {
 		struct xpu_gpu_proc *p = &m->procs[i];
-		p->launches_last = p->launches_open;
-		p->launches_total += p->launches_open;
-		p->launches_open = 0;
-		p->traced_ring[slot] = p->traced_open;
-		uint64_t traced = p->traced_open & ~XPU_GPU_SAMPLED_BIT;
-		p->traced_all += traced;
-		p->traced_open = 0;
+		xpu_win_count_close(&p->launches, slot, full);
 		for (int e = 0; e < XPU_GPU_NEST; e++) {
-			uint64_t k = e == XPU_GPU_EST_NS ? p->seen_open[XPU_GPU_EST_KERNELS] : p->seen_open[e];
-			sd_add(&p->sd[e], (double)p->seen_open[e], (double)traced, k);
+			uint64_t k = p->seen[e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e].open;
+			sd_add(&p->sd[e], (double)p->seen[e].open, (double)p->traced.open, k);
 		}
-		for (int e = 0; e < XPU_GPU_NEST; e++) {
-			p->seen_ring[e][slot] = p->seen_open[e];
-			p->seen_all[e] += p->seen_open[e];
-			p->seen_open[e] = 0;
-		}
+		xpu_win_count_close(&p->traced, slot, full);
+		xpu_win_count_close(&p->sampled_slices, slot, full);
+		for (int e = 0; e < XPU_GPU_NEST; e++)
+			xpu_win_count_close(&p->seen[e], slot, full);
 		coverage(m, p, now);
 	}
-	close_u64(m->joined_ring, slot, &m->joined_open, &m->joined_all);
-	close_u64(m->unjoined_ring, slot, &m->unjoined_open, &m->unjoined_all);
+	xpu_win_count_close(&m->joined, slot, full);
+	xpu_win_count_close(&m->unjoined, slot, full);
 	while (m->jhead != m->jtail && m->joins[m->jhead % m->jcap].time + JOIN_KEEP_NS < now)
 		join_pop(m);
 	xpu_stacks_tick(&m->stacks);
@@ -914,39 +891,21 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 
 /* ---- snapshot queries ---- */
 
-static uint64_t ring_sum(const uint64_t *ring, uint32_t n)
-{
-	uint64_t s = 0;
-	for (uint32_t i = 0; i < n; i++)
-		s += ring[i];
-	return s;
-}
-
 static struct xpu_gpu_counts kernel_counts(const struct xpu_gpu_model *m,
 					   const struct xpu_gpu_kernel *k, enum xpu_window w)
 {
-	if (w == XPU_WIN_ALL)
-		return k->total;
-	struct xpu_gpu_counts c = { 0 };
-	for (uint32_t i = 0; i < m->ticks.filled; i++) {
-		c.calls += k->ring[i].calls;
-		c.ns += k->ring[i].ns;
-		if (k->ring[i].max > c.max)
-			c.max = k->ring[i].max;
-	}
-	return c;
+	return (struct xpu_gpu_counts){ xpu_win_count_get(&k->calls, w), xpu_win_count_get(&k->ns, w),
+					xpu_win_max_get(&k->max, w, m->ticks.window) };
 }
 
 uint64_t xpu_gpu_model_gpu_ns(const struct xpu_gpu_model *m, enum xpu_window w)
 {
-	if (w == XPU_WIN_ALL)
-		return m->joined_all + m->unjoined_all;
-	return ring_sum(m->joined_ring, m->ticks.filled) + ring_sum(m->unjoined_ring, m->ticks.filled);
+	return xpu_win_count_get(&m->joined, w) + xpu_win_count_get(&m->unjoined, w);
 }
 
 double xpu_gpu_model_joined_pct(const struct xpu_gpu_model *m, enum xpu_window w)
 {
-	uint64_t joined = w == XPU_WIN_ALL ? m->joined_all : ring_sum(m->joined_ring, m->ticks.filled);
+	uint64_t joined = xpu_win_count_get(&m->joined, w);
 	uint64_t all = xpu_gpu_model_gpu_ns(m, w);
 	return all ? 100.0 * (double)joined / (double)all : -1;
 }
@@ -1059,7 +1018,7 @@ int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
 			  struct xpu_gpu_device_sum *out, int max)
 {
 	int n = 0;
-	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
+	uint64_t span = xpu_win_span(&m->ticks, w);
 	for (int d = 0; d < XPU_GPU_MAX_DEVICES && n < max; d++) {
 		const struct xpu_gpu_device *v = &m->dev[d];
 		if (!v->used)
@@ -1072,14 +1031,12 @@ int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
 		s->kernel_pct = span ? 100.0 * (double)busy * f / (double)span : 0;
 		if (s->kernel_pct > 100)
 			s->kernel_pct = 100;
-		s->kernels_per_s = m->ticks.tick_ns ? (double)v->kernels_last * 1e9 / (double)m->ticks.tick_ns : 0;
+		s->kernels_per_s = xpu_win_per_s(v->kernels.last, m->ticks.tick_ns);
 		if (f != 1)	/* sampled: one tick's count says little, the window's says more */
-			s->kernels_per_s = span ? (double)ring_sum(v->kernels_ring, m->ticks.filled) * f * 1e9 /
-						  (double)m->ticks.window_ns : 0;
-		s->memcpy_ns = w == XPU_WIN_ALL ? v->memcpy_ns_all : ring_sum(v->memcpy_ns_ring, m->ticks.filled);
-		s->memcpy_bytes = w == XPU_WIN_ALL ? v->memcpy_bytes_all
-						   : ring_sum(v->memcpy_bytes_ring, m->ticks.filled);
-		uint64_t k = w == XPU_WIN_ALL ? v->kernels_all : ring_sum(v->kernels_ring, m->ticks.filled);
+			s->kernels_per_s = span ? (double)v->kernels.recent * f * 1e9 / (double)m->ticks.window_ns : 0;
+		s->memcpy_ns = xpu_win_count_get(&v->memcpy_ns, w);
+		s->memcpy_bytes = xpu_win_count_get(&v->memcpy_bytes, w);
+		uint64_t k = xpu_win_count_get(&v->kernels, w);
 		s->kernels = (uint64_t)((double)k * f + 0.5);
 	}
 	return n;

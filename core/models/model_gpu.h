@@ -17,6 +17,7 @@
 #include "stacks.h"
 #include "table.h"
 #include "ticks.h"
+#include "window.h"
 
 struct xpu_dict;
 struct xpu_event;
@@ -42,7 +43,7 @@ struct xpu_gpu_tracing {
 #define XPU_GPU_MAX_DEVICES 64
 #define XPU_GPU_TRACE_MAX 65536		/* recent kernels and launches kept for the trace export */
 
-/* Window counters: an open bucket, a ring of closed ticks, and totals. */
+/* A kernel row's figures over a window. */
 struct xpu_gpu_counts {
 	uint64_t calls, ns, max;
 };
@@ -52,8 +53,8 @@ struct xpu_gpu_kernel {
 	uint32_t frame;		/* the GPU frame (demangled name) */
 	uint32_t short_name;	/* dict string: the name shortened for a column, unique (name_kernel) */
 	uint32_t full_name;	/* dict string: demangled */
-	struct xpu_gpu_counts open, total;
-	struct xpu_gpu_counts *ring;	/* per closed tick in the window */
+	struct xpu_win_count calls, ns;
+	struct xpu_win_max max;		/* the longest kernel */
 };
 
 struct xpu_gpu_interval { uint64_t start, end; };
@@ -67,10 +68,7 @@ struct xpu_gpu_device {
 	struct xpu_gpu_interval *iv;
 	uint32_t head, n, cap;	/* ring */
 	uint64_t busy_all;	/* union length since start */
-	uint64_t kernels_open, kernels_last;
-	uint64_t memcpy_ns_open, memcpy_bytes_open;
-	uint64_t *memcpy_ns_ring, *memcpy_bytes_ring, *kernels_ring;
-	uint64_t memcpy_ns_all, memcpy_bytes_all, kernels_all;
+	struct xpu_win_count kernels, memcpy_ns, memcpy_bytes;
 };
 
 /* An estimate scaled from slices, and its uncertainty (docs/gpu-estimates.md):
@@ -99,7 +97,7 @@ struct xpu_gpu_proc {
 	uint64_t dropped, cupti_dropped;	/* the library's account, last status */
 	uint64_t kernels_dropped;		/* of dropped: kernel records */
 	uint64_t kernels;			/* kernel records that reached the model */
-	uint64_t launches_open, launches_last, launches_total;
+	struct xpu_win_count launches;	/* no window: last and total */
 	int launch_only;	/* seen by the launch probes, not the library */
 	/* What share of the time the library traced (GPU_SLICE events).  In
 	 * sampled mode it traced slices only, and what it saw stands for the
@@ -107,11 +105,11 @@ struct xpu_gpu_proc {
 	uint32_t tracing;	/* XPU_GPU_MODE_* of the last slice */
 	uint64_t since;		/* first seen: coverage counts from here */
 	uint64_t left_at;	/* when it left (LEFT), 0 while connected */
-	uint64_t traced_open, traced_all, sampled_all;
-	uint64_t *traced_ring;	/* per closed tick; XPU_GPU_SAMPLED_BIT: sampled (model only) */
+	struct xpu_win_count traced;	/* ns traced */
+	struct xpu_win_count sampled_slices;	/* slices traced in sampled mode */
+	uint64_t sampled_all;		/* ns of those since the start */
 	/* What the slices saw, per tick (the window) and since the start. */
-	uint64_t seen_open[XPU_GPU_NEST], seen_all[XPU_GPU_NEST];
-	uint64_t *seen_ring[XPU_GPU_NEST];
+	struct xpu_win_count seen[XPU_GPU_NEST];
 	struct xpu_gpu_sd sd[XPU_GPU_NEST];
 	struct xpu_gpu_est est[2][XPU_GPU_NEST];	/* by window, set each tick */
 	uint64_t started;	/* launch probes: when the process started (0: not known) */
@@ -120,8 +118,6 @@ struct xpu_gpu_proc {
 	double span_s[2];	/* the time it was connected (or counted), seconds */
 	int sampled[2];		/* it traced sampled slices in that window */
 };
-
-#define XPU_GPU_SAMPLED_BIT (1ULL << 63)
 
 /* A launch waiting for its kernels. */
 struct xpu_gpu_join {
@@ -176,9 +172,7 @@ struct xpu_gpu_model {
 	uint32_t ngraph_api, graph_api_cap;
 
 	/* GPU time with and without a complete stack */
-	uint64_t joined_open, unjoined_open;
-	uint64_t *joined_ring, *unjoined_ring;
-	uint64_t joined_all, unjoined_all;
+	struct xpu_win_count joined, unjoined;
 
 	struct xpu_gpu_trace_rec *trace;	/* ring of XPU_GPU_TRACE_MAX */
 	uint64_t ntrace;

@@ -13,7 +13,6 @@
 #include "grow.h"
 #include "model_npu_int.h"
 #include "npu.h"
-#include "trim.h"
 
 const struct xpu_col xpu_npu_cols[XPU_NPU_NCOLS] = {
 	[XPU_NPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
@@ -79,32 +78,6 @@ const char *xpu_npu_ioctl_name(uint32_t cmd)
 	return NULL;
 }
 
-static const struct { uint32_t type; const char *name; } msg_names[] = {
-	{ 0x1100, "ENGINE_RESET" }, { 0x1101, "ENGINE_PREEMPT" }, { 0x1102, "REGISTER_DB" },
-	{ 0x1103, "UNREGISTER_DB" }, { 0x1104, "QUERY_ENGINE_HB" }, { 0x11ff, "STATE_DUMP" },
-	{ 0x2100, "JOB_DONE" }, { 0x2200, "ASYNC_CMD_DONE" }, { 0x2201, "ENGINE_PREEMPT_DONE" },
-	{ 0x2202, "REGISTER_DB_DONE" }, { 0x2203, "UNREGISTER_DB_DONE" },
-	{ 0x2204, "QUERY_ENGINE_HB_DONE" }, { 0x21ff, "STATE_DUMP_RSP" },
-};
-
-const char *xpu_npu_msg_name(uint32_t type)
-{
-	for (size_t i = 0; i < sizeof(msg_names) / sizeof(msg_names[0]); i++)
-		if (msg_names[i].type == type)
-			return msg_names[i].name;
-	return NULL;
-}
-
-uint32_t xpu_npu_msg_type(const char *name)
-{
-	if (strncmp(name, "VPU_JSM_MSG_", 12) == 0)
-		name += 12;
-	for (size_t i = 0; i < sizeof(msg_names) / sizeof(msg_names[0]); i++)
-		if (strcmp(msg_names[i].name, name) == 0)
-			return msg_names[i].type;
-	return 0;
-}
-
 const char *xpu_npu_l0_name(uint32_t api)
 {
 	static const char *names[XPU_NPU_L0_API_MAX] = {
@@ -131,263 +104,7 @@ const char *xpu_npu_mem_name(uint32_t code)
 	return code < XPU_NPU_MEM_MAX ? names[code] : NULL;
 }
 
-/* ---- counters and histograms over ticks ---- */
-
-int xpu_npu_ctr_init(struct xpu_npu_ctr *c, uint32_t window)
-{
-	memset(c, 0, sizeof(*c));
-	c->ring = calloc(window, sizeof(uint64_t));
-	return c->ring ? 0 : -ENOMEM;
-}
-
-static void ctr_close(struct xpu_npu_ctr *c, uint32_t slot, int full)
-{
-	if (full)
-		c->recent -= c->ring[slot];
-	c->ring[slot] = c->open;
-	c->recent += c->open;
-	c->total += c->open;
-	c->last = c->open;
-	c->open = 0;
-}
-
-uint64_t xpu_npu_ctr_get(const struct xpu_npu_ctr *c, enum xpu_window w)
-{
-	return w == XPU_WIN_ALL ? c->total : c->recent;
-}
-
-/* Frees what a histogram in use holds (dense arrays, the window's ring),
- * leaving its parked buckets and its scalars. */
-static void lat_free_dense(struct xpu_npu_lat *l, uint32_t window)
-{
-	if (l->ring)
-		for (uint32_t i = 0; i < window; i++) {
-			free(l->ring[i].b);
-			free(l->ring[i].c);
-		}
-	free(l->ring);
-	free(l->max_ring);
-	free(l->open);
-	free(l->win);
-	free(l->all);
-	l->ring = NULL;
-	l->max_ring = l->open = l->win = l->all = NULL;
-}
-
-static void lat_free(struct xpu_npu_lat *l, uint32_t window)
-{
-	lat_free_dense(l, window);
-	free(l->parked.b);
-	free(l->parked.c);
-	memset(l, 0, sizeof(*l));
-}
-
-/* The nonzero buckets of dense histogram h, ascending, into *out (empty,
- * with no arrays, when there are none).  Returns 0 or -ENOMEM. */
-static int sparse_of(const uint64_t *h, struct xpu_npu_sparse *out)
-{
-	uint32_t used = 0;
-	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
-		used += h[b] != 0;
-	*out = (struct xpu_npu_sparse){ 0 };
-	if (!used)
-		return 0;
-	out->b = malloc(used * sizeof(*out->b));
-	out->c = malloc(used * sizeof(*out->c));
-	if (!out->b || !out->c) {
-		free(out->b);
-		free(out->c);
-		*out = (struct xpu_npu_sparse){ 0 };
-		return -ENOMEM;
-	}
-	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
-		if (h[b]) {
-			out->b[out->n] = (uint16_t)b;
-			out->c[out->n++] = h[b];
-		}
-	return 0;
-}
-
-/* Keeps only the since-start buckets of a histogram with nothing in the
- * window (model_npu.h); the scalars (counts, maxima) stay as they are. */
-static void lat_park(struct xpu_npu_lat *l, uint32_t window)
-{
-	struct xpu_npu_sparse parked;
-	if (sparse_of(l->all, &parked) < 0)	/* out of memory: it stays dense */
-		return;
-	lat_free_dense(l, window);
-	l->parked = parked;
-}
-
-int xpu_npu_lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t n)
-{
-	if (!l->open) {
-		l->open = calloc(XPU_NPU_HIST_BUCKETS, sizeof(uint64_t));
-		l->win = calloc(XPU_NPU_HIST_BUCKETS, sizeof(uint64_t));
-		l->all = calloc(XPU_NPU_HIST_BUCKETS, sizeof(uint64_t));
-		l->ring = calloc(window, sizeof(*l->ring));
-		l->max_ring = calloc(window, sizeof(uint64_t));
-		if (!l->open || !l->win || !l->all || !l->ring || !l->max_ring) {
-			lat_free_dense(l, window);	/* what was parked stays */
-			return -ENOMEM;
-		}
-		for (uint32_t i = 0; i < l->parked.n; i++)	/* back in use */
-			l->all[l->parked.b[i]] = l->parked.c[i];
-		free(l->parked.b);
-		free(l->parked.c);
-		l->parked = (struct xpu_npu_sparse){ 0 };
-	}
-	l->open[xpu_npu_hist_bucket(ns)] += n;
-	l->n_open += n;
-	if (ns > l->max_open)
-		l->max_open = ns;
-	return 0;
-}
-
-static void lat_close(struct xpu_npu_lat *l, uint32_t window, uint32_t slot, int full)
-{
-	struct xpu_npu_sparse *r;
-
-	if (!l->open)
-		return;
-	r = &l->ring[slot];
-	if (full)
-		for (uint32_t i = 0; i < r->n; i++) {
-			l->win[r->b[i]] -= r->c[i];
-			l->n_win -= r->c[i];
-		}
-	free(r->b);
-	free(r->c);
-	/* Out of memory: the tick stays in the totals but leaves the window early. */
-	sparse_of(l->open, r);
-	for (uint32_t i = 0; i < r->n; i++) {
-		l->win[r->b[i]] += r->c[i];
-		l->n_win += r->c[i];
-	}
-	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++) {
-		l->all[b] += l->open[b];
-		l->n_all += l->open[b];
-		l->open[b] = 0;
-	}
-	l->max_ring[slot] = l->max_open;
-	if (l->max_open > l->max_all)
-		l->max_all = l->max_open;
-	l->max_open = 0;
-	l->n_open = 0;
-	if (!l->n_win)
-		lat_park(l, window);
-}
-
-/* The middle of bucket b. */
-static uint64_t bucket_mid(uint32_t b)
-{
-	uint64_t lo = xpu_npu_hist_lower(b);
-	if (b < XPU_NPU_HIST_SUB || b + 1 == XPU_NPU_HIST_BUCKETS)
-		return lo;
-	return lo + (xpu_npu_hist_lower(b + 1) - lo) / 2;
-}
-
-static uint64_t quantile_want(uint64_t n, double q)
-{
-	uint64_t want = (uint64_t)(q * (double)n + 0.999999);
-	return want ? want : 1;
-}
-
-/* The value of quantile q: the middle of the bucket it falls in. */
-static uint64_t hist_quantile(const uint64_t *h, uint64_t n, double q)
-{
-	uint64_t want = quantile_want(n, q), seen = 0;
-	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++) {
-		seen += h[b];
-		if (seen >= want)
-			return bucket_mid(b);
-	}
-	return 0;
-}
-
-/* The same over a parked histogram's buckets (ascending). */
-static uint64_t sparse_quantile(const struct xpu_npu_sparse *h, uint64_t n, double q)
-{
-	uint64_t want = quantile_want(n, q), seen = 0;
-	for (uint32_t i = 0; i < h->n; i++) {
-		seen += h->c[i];
-		if (seen >= want)
-			return bucket_mid(h->b[i]);
-	}
-	return 0;
-}
-
-int xpu_npu_lat_quantiles(const struct xpu_npu_lat *l, enum xpu_window w, uint64_t *p50,
-			  uint64_t *p99)
-{
-	const uint64_t *h = w == XPU_WIN_ALL ? l->all : l->win;
-	uint64_t n = w == XPU_WIN_ALL ? l->n_all : l->n_win;
-	if (!n)
-		return 0;
-	if (!h && w == XPU_WIN_ALL && l->parked.n) {
-		*p50 = sparse_quantile(&l->parked, n, 0.5);
-		*p99 = sparse_quantile(&l->parked, n, 0.99);
-		return 1;
-	}
-	if (!h)
-		return 0;
-	*p50 = hist_quantile(h, n, 0.5);
-	*p99 = hist_quantile(h, n, 0.99);
-	return 1;
-}
-
-/* ---- calls: (pid, kind, code) rows ---- */
-
-struct call_key { uint32_t pid, kind, code; };
-
-static uint64_t call_hash(uint32_t pid, uint32_t kind, uint32_t code)
-{
-	return xpu_hash_u64(((uint64_t)pid << 32) ^ ((uint64_t)kind << 24) ^ code);
-}
-
-static int call_eq(const void *ctx, uint32_t i, const void *k)
-{
-	const struct xpu_npu_model *m = ctx;
-	const struct call_key *key = k;
-	const struct xpu_npu_call *c = &m->calls[i];
-	return c->pid == key->pid && c->kind == key->kind && c->code == key->code;
-}
-
-static void call_free(struct xpu_npu_call *c, uint32_t window)
-{
-	free(c->calls.ring);
-	free(c->errors.ring);
-	free(c->busy_ns.ring);
-	lat_free(&c->lat, window);
-}
-
-/* Returns the row's index, or UINT32_MAX when out of memory. */
-uint32_t xpu_npu_call_get(struct xpu_npu_model *m, uint32_t pid, uint32_t kind, uint32_t code,
-			  uint32_t comm)
-{
-	struct call_key k = { pid, kind, code };
-	uint64_t h = call_hash(pid, kind, code);
-	uint32_t i = xpu_htab_find(&m->idx, h, call_eq, m, &k);
-	if (i != UINT32_MAX) {
-		if (comm)
-			m->calls[i].comm = comm;
-		return i;
-	}
-	if (xpu_grow((void **)&m->calls, &m->cap, m->ncalls + 1, sizeof(*m->calls)))
-		return UINT32_MAX;
-	struct xpu_npu_call *c = &m->calls[m->ncalls];
-	memset(c, 0, sizeof(*c));
-	c->pid = pid;
-	c->kind = kind;
-	c->code = code;
-	c->comm = comm;
-	if (xpu_npu_ctr_init(&c->calls, m->ticks.window) || xpu_npu_ctr_init(&c->errors, m->ticks.window) ||
-	    xpu_npu_ctr_init(&c->busy_ns, m->ticks.window) || xpu_htab_put(&m->idx, h, m->ncalls) < 0) {
-		call_free(c, m->ticks.window);
-		return UINT32_MAX;
-	}
-	return m->ncalls++;
-}
+/* ---- calls ---- */
 
 /* Keeps the four most frequent error codes of a row. */
 static void err_note(struct xpu_npu_call *c, uint32_t code, uint64_t n)
@@ -437,11 +154,12 @@ int xpu_npu_model_init(struct xpu_npu_model *m, const struct xpu_npu_cfg *cfg, u
 	xpu_htab_init(&m->chain_idx);
 	if (xpu_ticks_init(&m->ticks, window_ticks) < 0)
 		goto fail;
+	xpu_win_hist_init(&m->job_lat, m->ticks.window, XPU_NPU_HIST_BUCKETS);
 	for (int i = 0; i < XPU_NPU_NCTR; i++)
-		if (xpu_npu_ctr_init(&m->g[i], m->ticks.window) < 0)
+		if (xpu_win_count_init(&m->g[i], m->ticks.window) < 0)
 			goto fail;
 	for (int i = 0; i < XPU_NPU_NCAT; i++)
-		if (xpu_npu_ctr_init(&m->cat[i], m->ticks.window) < 0)
+		if (xpu_win_count_init(&m->cat[i], m->ticks.window) < 0)
 			goto fail;
 	return 0;
 fail:
@@ -452,22 +170,22 @@ fail:
 void xpu_npu_model_free(struct xpu_npu_model *m)
 {
 	for (uint32_t i = 0; i < m->ncalls; i++)
-		call_free(&m->calls[i], m->ticks.window);
+		xpu_npu_call_free(&m->calls[i]);
 	for (uint32_t i = 0; i < m->ntypes; i++) {
-		free(m->types[i].tx.ring);
-		free(m->types[i].rx.ring);
+		xpu_win_count_free(&m->types[i].tx);
+		xpu_win_count_free(&m->types[i].rx);
 	}
 	for (int i = 0; i < XPU_NPU_NCTR; i++)
-		free(m->g[i].ring);
+		xpu_win_count_free(&m->g[i]);
 	for (int i = 0; i < XPU_NPU_NCAT; i++)
-		free(m->cat[i].ring);
+		xpu_win_count_free(&m->cat[i]);
 	for (uint32_t i = 0; i < m->nfns; i++)
-		free(m->fns[i].calls.ring);
+		xpu_win_count_free(&m->fns[i].calls);
 	free(m->fns);
 	free(m->chains);
 	xpu_htab_free(&m->fn_idx);
 	xpu_htab_free(&m->chain_idx);
-	lat_free(&m->job_lat, m->ticks.window);
+	xpu_win_hist_free(&m->job_lat);
 	free(m->calls);
 	free(m->jobs);
 	xpu_ticks_free(&m->ticks);
@@ -492,22 +210,6 @@ void xpu_npu_model_source(struct xpu_npu_model *m, const char *name, int state, 
 	va_start(ap, fmt);
 	vsnprintf(s->line[i].detail, sizeof(s->line[i].detail), fmt, ap);
 	va_end(ap);
-}
-
-uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin)
-{
-	const char *o = "default";
-	uint32_t v = XPU_NPU_DEFAULT_TDR_MS;
-	if (m->cfg.tdr_ms) {
-		o = "--npu-tdr";
-		v = m->cfg.tdr_ms;
-	} else if (m->tdr_ms_driver) {
-		o = "driver";
-		v = m->tdr_ms_driver;
-	}
-	if (origin)
-		*origin = o;
-	return v;
 }
 
 /* ---- events ---- */
@@ -597,7 +299,7 @@ static int on_call(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t
 	}
 	if (kind == XPU_NPU_KIND_IOCTL && (e->aux & XPU_NPU_F_NODUR))
 		return 0;
-	return xpu_npu_lat_add(&c->lat, m->ticks.window, e->dur_ns, n);
+	return xpu_npu_lat_add(&c->lat, e->dur_ns, n);
 }
 
 /* ---- driver functions ---- */
@@ -622,10 +324,10 @@ static uint32_t fn_get(struct xpu_npu_model *m, const struct xpu_dict *d, uint32
 	struct xpu_npu_fn *f = &m->fns[m->nfns];
 	f->name = name;
 	f->cat = xpu_npu_fn_category(text);
-	if (xpu_npu_ctr_init(&f->calls, m->ticks.window) < 0)
+	if (xpu_win_count_init(&f->calls, m->ticks.window) < 0)
 		return UINT32_MAX;
 	if (xpu_htab_put(&m->fn_idx, h, m->nfns) < 0) {
-		free(f->calls.ring);
+		xpu_win_count_free(&f->calls);
 		return UINT32_MAX;
 	}
 	return m->nfns++;
@@ -663,7 +365,7 @@ static void chain_add(struct xpu_npu_model *m, const struct xpu_event *ev, uint3
 	}
 	if (ev->npu.comm)
 		m->chains[i].comm = ev->npu.comm;
-	m->chains[i].open += n;
+	m->chains[i].calls.open += n;
 }
 
 static void on_func(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev,
@@ -727,94 +429,31 @@ int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const
 	}
 }
 
-/* ---- bounded memory (trim.h) ---- */
-
-/* A row may go with nothing in the window and no job outstanding on it. */
-static int call_idle(const struct xpu_npu_model *m, uint32_t i)
-{
-	const struct xpu_npu_call *c = &m->calls[i];
-	if (c->calls.open || c->calls.recent || c->errors.open || c->errors.recent || c->busy_ns.open ||
-	    c->busy_ns.recent)
-		return 0;
-	for (uint32_t j = 0; j < m->njobs; j++)
-		if (m->jobs[j].call == i + 1)
-			return 0;
-	return 1;
-}
-
-static void trim_calls(struct xpu_npu_model *m)
-{
-	uint32_t busy = 0, nidle = 0, n = 0;
-	uint64_t *w = malloc((size_t)m->ncalls * sizeof(*w));
-	uint32_t *remap = malloc((size_t)m->ncalls * sizeof(*remap));
-	uint8_t *idle = malloc(m->ncalls);
-	struct xpu_trim plan;
-
-	if (!w || !remap || !idle)
-		goto out;
-	for (uint32_t i = 0; i < m->ncalls; i++) {
-		idle[i] = (uint8_t)call_idle(m, i);
-		if (idle[i])
-			w[nidle++] = m->calls[i].calls.total;
-		else
-			busy++;
-	}
-	if (!xpu_trim_plan(m->max_calls, busy, w, nidle, &plan))
-		goto out;
-	for (uint32_t i = 0; i < m->ncalls; i++) {
-		struct xpu_npu_call *c = &m->calls[i];
-		if (!idle[i] || xpu_trim_keeps(&plan, c->calls.total)) {
-			remap[i] = n;
-			m->calls[n++] = *c;
-			continue;
-		}
-		remap[i] = UINT32_MAX;
-		call_free(c, m->ticks.window);
-		m->calls_aged_out++;
-	}
-	m->ncalls = n;
-	for (uint32_t j = 0; j < m->njobs; j++)	/* their rows all stayed */
-		if (m->jobs[j].call)
-			m->jobs[j].call = remap[m->jobs[j].call - 1] + 1;
-	xpu_htab_free(&m->idx);
-	xpu_htab_init(&m->idx);
-	for (uint32_t i = 0; i < n; i++)
-		xpu_htab_put(&m->idx, call_hash(m->calls[i].pid, m->calls[i].kind, m->calls[i].code), i);
-out:
-	free(w);
-	free(remap);
-	free(idle);
-}
-
 void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns)
 {
 	int full;
 	uint32_t slot = xpu_ticks_close(&m->ticks, interval_ns, &full);
 
 	for (int i = 0; i < XPU_NPU_NCTR; i++)
-		ctr_close(&m->g[i], slot, full);
+		xpu_win_count_close(&m->g[i], slot, full);
 	for (uint32_t i = 0; i < m->ncalls; i++) {
 		struct xpu_npu_call *c = &m->calls[i];
-		ctr_close(&c->calls, slot, full);
-		ctr_close(&c->errors, slot, full);
-		ctr_close(&c->busy_ns, slot, full);
-		lat_close(&c->lat, m->ticks.window, slot, full);
+		xpu_win_count_close(&c->calls, slot, full);
+		xpu_win_count_close(&c->errors, slot, full);
+		xpu_win_count_close(&c->busy_ns, slot, full);
+		xpu_win_hist_close(&c->lat, slot, full);
 	}
 	for (uint32_t i = 0; i < m->ntypes; i++) {
-		ctr_close(&m->types[i].tx, slot, full);
-		ctr_close(&m->types[i].rx, slot, full);
+		xpu_win_count_close(&m->types[i].tx, slot, full);
+		xpu_win_count_close(&m->types[i].rx, slot, full);
 	}
-	lat_close(&m->job_lat, m->ticks.window, slot, full);
+	xpu_win_hist_close(&m->job_lat, slot, full);
 	for (int i = 0; i < XPU_NPU_NCAT; i++)
-		ctr_close(&m->cat[i], slot, full);
+		xpu_win_count_close(&m->cat[i], slot, full);
 	for (uint32_t i = 0; i < m->nfns; i++)
-		ctr_close(&m->fns[i].calls, slot, full);
-	for (uint32_t i = 0; i < m->nchains; i++) {
-		struct xpu_npu_chain *c = &m->chains[i];
-		c->total += c->open;
-		c->last = c->open;
-		c->open = 0;
-	}
+		xpu_win_count_close(&m->fns[i].calls, slot, full);
+	for (uint32_t i = 0; i < m->nchains; i++)
+		xpu_win_count_close(&m->chains[i].calls, slot, full);
 
 	uint32_t h = (m->hist_head + m->hist_n) % XPU_NPU_HISTORY;
 	if (m->hist_n == XPU_NPU_HISTORY)
@@ -831,7 +470,7 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 	xpu_npu_rule_silence(m, now);
 	xpu_npu_rule_stall(m, now);
 	if (m->max_calls && m->ncalls > m->max_calls)
-		trim_calls(m);
+		xpu_npu_calls_trim(m);
 }
 
 /* ---- snapshot ---- */
@@ -851,11 +490,6 @@ void xpu_npu_snap_free(struct xpu_npu_snap *s)
 	xpu_table_free(&s->funcs);
 	xpu_table_free(&s->chains);
 	xpu_table_free(&s->clients);
-}
-
-double xpu_npu_per_s(uint64_t n, uint64_t ns)
-{
-	return ns ? (double)n * 1e9 / (double)ns : 0;
 }
 
 static const char *call_name(const struct xpu_npu_call *c, char *buf, size_t size)
@@ -916,12 +550,12 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 		       enum xpu_window w)
 {
 	static const char *kinds[] = { "", "ioctl", "L0", "jobs" };
-	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
+	uint64_t span = xpu_win_span(&m->ticks, w);
 
 	xpu_table_reset(t);
 	for (uint32_t i = 0; i < m->ncalls; i++) {
 		const struct xpu_npu_call *c = &m->calls[i];
-		uint64_t n = xpu_npu_ctr_get(&c->calls, w), errs = xpu_npu_ctr_get(&c->errors, w);
+		uint64_t n = xpu_win_count_get(&c->calls, w), errs = xpu_win_count_get(&c->errors, w);
 		char name[48], err[48];
 		uint64_t p50 = 0, p99 = 0;
 		if (!n && !errs)
@@ -935,8 +569,8 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 		row[XPU_NPU_COL_COMM].s = xpu_table_strdup(t, c->comm ? xpu_dict_str_get(d, c->comm) : "?");
 		row[XPU_NPU_COL_KIND].s = kinds[c->kind < 4 ? c->kind : 0];
 		row[XPU_NPU_COL_CALL].s = xpu_table_strdup(t, call_name(c, name, sizeof(name)));
-		row[XPU_NPU_COL_RATE].d = xpu_npu_per_s(c->calls.last, m->ticks.tick_ns);
-		row[XPU_NPU_COL_AVG].d = xpu_npu_per_s(n, span);
+		row[XPU_NPU_COL_RATE].d = xpu_win_per_s(c->calls.last, m->ticks.tick_ns);
+		row[XPU_NPU_COL_AVG].d = xpu_win_per_s(n, span);
 		row[XPU_NPU_COL_TOTAL].i = (int64_t)n;
 		row[XPU_NPU_COL_ERRORS].i = (int64_t)errs;
 		row[XPU_NPU_COL_ERRNO].s = xpu_table_strdup(t, err);
@@ -947,7 +581,7 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 			row[XPU_NPU_COL_P50].na = row[XPU_NPU_COL_P99].na = 1;
 		}
 		if (c->kind == XPU_NPU_KIND_JOB)
-			row[XPU_NPU_COL_BUSY].d = span ? 100.0 * (double)xpu_npu_ctr_get(&c->busy_ns, w) / (double)span : 0;
+			row[XPU_NPU_COL_BUSY].d = span ? 100.0 * (double)xpu_win_count_get(&c->busy_ns, w) / (double)span : 0;
 		else
 			row[XPU_NPU_COL_BUSY].na = 1;
 	}
@@ -956,18 +590,18 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 
 static void snap_mem(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
 {
-	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
+	uint64_t span = xpu_win_span(&m->ticks, w);
 	uint64_t mm = 0, bo = 0, ipc;
 	for (int c = 1; c < XPU_NPU_MEM_MAX; c++) {
-		const struct xpu_npu_ctr *k = &m->g[XPU_NPU_C_MEM0 + c];
-		s->mem_s[c] = xpu_npu_per_s(xpu_npu_ctr_get(k, w), span);
+		const struct xpu_win_count *k = &m->g[XPU_NPU_C_MEM0 + c];
+		s->mem_s[c] = xpu_win_per_s(xpu_win_count_get(k, w), span);
 		s->mem_total[c] = k->total;
 		if (c == XPU_NPU_MEM_BO_CREATE || c == XPU_NPU_MEM_BIND || c == XPU_NPU_MEM_OTHER_BO)
-			bo += xpu_npu_ctr_get(k, w);
+			bo += xpu_win_count_get(k, w);
 		else
-			mm += xpu_npu_ctr_get(k, w);
+			mm += xpu_win_count_get(k, w);
 	}
-	ipc = xpu_npu_ctr_get(&m->g[XPU_NPU_C_TX], w) + xpu_npu_ctr_get(&m->g[XPU_NPU_C_RX], w);
+	ipc = xpu_win_count_get(&m->g[XPU_NPU_C_TX], w) + xpu_win_count_get(&m->g[XPU_NPU_C_RX], w);
 	if (s->fn_count) {	/* driver functions traced: shares of their calls */
 		mm = s->cats[XPU_NPU_CAT_MM].count;
 		bo = s->cats[XPU_NPU_CAT_BO].count;
@@ -997,7 +631,7 @@ static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 	struct xpu_table *t = &s->funcs;
 	s->fn_count = s->fn_total = 0;
 	for (int c = 0; c < XPU_NPU_NCAT; c++) {
-		s->cats[c].count = xpu_npu_ctr_get(&m->cat[c], w);
+		s->cats[c].count = xpu_win_count_get(&m->cat[c], w);
 		s->cats[c].total = m->cat[c].total;
 		s->fn_count += s->cats[c].count;
 		s->fn_total += s->cats[c].total;
@@ -1013,13 +647,13 @@ static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 	xpu_table_reset(t);
 	for (uint32_t i = 0; i < m->nfns; i++) {
 		const struct xpu_npu_fn *f = &m->fns[i];
-		uint64_t n = xpu_npu_ctr_get(&f->calls, w);
+		uint64_t n = xpu_win_count_get(&f->calls, w);
 		struct xpu_cell *row = xpu_table_add(t, (uint64_t)f->name);
 		if (!row)
 			return -ENOMEM;
 		row[XPU_NPU_FCOL_FUNC].s = xpu_table_strdup(t, xpu_dict_str_get(d, f->name));
 		row[XPU_NPU_FCOL_CAT].s = xpu_npu_cat_name(f->cat);
-		row[XPU_NPU_FCOL_RATE].d = xpu_npu_per_s(f->calls.last, m->ticks.tick_ns);
+		row[XPU_NPU_FCOL_RATE].d = xpu_win_per_s(f->calls.last, m->ticks.tick_ns);
 		row[XPU_NPU_FCOL_RATE].na = (uint8_t)m->untimed;
 		row[XPU_NPU_FCOL_COUNT].i = (int64_t)n;
 		row[XPU_NPU_FCOL_TOTAL].i = (int64_t)f->calls.total;
@@ -1047,7 +681,7 @@ static int chains_table(const struct xpu_npu_model *m, const struct xpu_dict *d,
 	s->chains_over = m->chains_over;
 	for (uint32_t i = 0; i < m->nchains; i++) {
 		const struct xpu_npu_chain *c = &m->chains[i];
-		if (!c->total)
+		if (!c->calls.total)
 			continue;
 		struct xpu_cell *row = xpu_table_add(t, i + 1);
 		if (!row)
@@ -1057,9 +691,9 @@ static int chains_table(const struct xpu_npu_model *m, const struct xpu_dict *d,
 		row[XPU_NPU_CCOL_L0].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_API(c->ctx), 1, a, sizeof(a)));
 		row[XPU_NPU_CCOL_IOCTL].s = xpu_table_strdup(t, ctx_name(XPU_NPU_FN_CMD(c->ctx), 0, b, sizeof(b)));
 		row[XPU_NPU_CCOL_FUNC].s = xpu_table_strdup(t, xpu_dict_str_get(d, m->fns[c->fn].name));
-		row[XPU_NPU_CCOL_RATE].d = xpu_npu_per_s(c->last, m->ticks.tick_ns);
+		row[XPU_NPU_CCOL_RATE].d = xpu_win_per_s(c->calls.last, m->ticks.tick_ns);
 		row[XPU_NPU_CCOL_RATE].na = (uint8_t)m->untimed;
-		row[XPU_NPU_CCOL_TOTAL].i = (int64_t)c->total;
+		row[XPU_NPU_CCOL_TOTAL].i = (int64_t)c->calls.total;
 	}
 	return 0;
 }
@@ -1067,7 +701,7 @@ static int chains_table(const struct xpu_npu_model *m, const struct xpu_dict *d,
 static void snap_device(const struct xpu_npu_model *m, const struct xpu_dict *d,
 			struct xpu_npu_snap *s, enum xpu_window w)
 {
-	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
+	uint64_t span = xpu_win_span(&m->ticks, w);
 	const char *reason = m->last_recovery_reason ? xpu_dict_str_get(d, m->last_recovery_reason) : "";
 
 	s->suspends = m->g[XPU_NPU_C_PM0 + XPU_NPU_PM_SUSPEND].total;
@@ -1091,10 +725,10 @@ static void snap_device(const struct xpu_npu_model *m, const struct xpu_dict *d,
 		uint64_t n = 0, tot = 0;
 		for (uint32_t i = 0; i < m->ncalls; i++)
 			if (m->calls[i].kind == XPU_NPU_KIND_L0 && m->calls[i].code == a) {
-				n += xpu_npu_ctr_get(&m->calls[i].calls, w);
+				n += xpu_win_count_get(&m->calls[i].calls, w);
 				tot += m->calls[i].calls.total;
 			}
-		s->l0_s[a] = xpu_npu_per_s(n, span);
+		s->l0_s[a] = xpu_win_per_s(n, span);
 		s->l0_total[a] = tot;
 	}
 }

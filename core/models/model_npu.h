@@ -45,9 +45,9 @@
 #include "alerts.h"
 #include "event.h"
 #include "htab.h"
-#include "stacks.h"	/* enum xpu_window */
 #include "table.h"
 #include "ticks.h"
+#include "window.h"
 
 struct xpu_dict;
 struct xpu_event;
@@ -129,44 +129,16 @@ enum xpu_npu_cat {
 #define XPU_NPU_MAX_CHAINS 4096		/* (process, L0 call, ioctl, function) kept */
 
 
-/* A count per tick, kept over the window and since the start. */
-struct xpu_npu_ctr {
-	uint64_t open, last, recent, total;
-	uint64_t *ring;
-};
-
 struct xpu_npu_fn {
 	uint32_t name, cat;		/* dict string; enum xpu_npu_cat */
-	struct xpu_npu_ctr calls;
+	struct xpu_win_count calls;
 };
 
 /* Calls of one function made inside one Level Zero call and ioctl of one
- * process; counted since the start. */
+ * process; counted since the start (no window). */
 struct xpu_npu_chain {
 	uint32_t pid, comm, ctx, fn;	/* fn: index into fns */
-	uint64_t open, last, total;
-};
-
-/* One closed tick's histogram: only its nonzero buckets. */
-struct xpu_npu_sparse {
-	uint32_t n;
-	uint16_t *b;
-	uint64_t *c;
-};
-
-/* A latency histogram for the open tick, over the window and since the
- * start; allocated at the first latency. */
-/* A latency histogram: dense while the row is in use; once nothing of it
- * is left in the window, only its since-start buckets are kept, sparse
- * (`parked`), so the idle rows of a long session cost a few hundred bytes
- * instead of three dense histograms. */
-struct xpu_npu_lat {
-	uint64_t *open, *win, *all;	/* XPU_NPU_HIST_BUCKETS each, NULL when parked */
-	struct xpu_npu_sparse *ring;	/* per closed tick in the window */
-	struct xpu_npu_sparse parked;	/* the since-start buckets of an idle row */
-	uint64_t *max_ring;
-	uint64_t max_open, max_all;
-	uint64_t n_open, n_win, n_all;
+	struct xpu_win_count calls;
 };
 
 enum xpu_npu_kind { XPU_NPU_KIND_IOCTL = 1, XPU_NPU_KIND_L0 = 2, XPU_NPU_KIND_JOB = 3 };
@@ -176,16 +148,16 @@ enum xpu_npu_kind { XPU_NPU_KIND_IOCTL = 1, XPU_NPU_KIND_L0 = 2, XPU_NPU_KIND_JO
 
 struct xpu_npu_call {
 	uint32_t pid, kind, code, comm;
-	struct xpu_npu_ctr calls, errors;
-	struct xpu_npu_lat lat;
-	struct xpu_npu_ctr busy_ns;	/* jobs: summed job time */
+	struct xpu_win_count calls, errors;
+	struct xpu_win_hist lat;	/* latency by xpu_npu_hist_bucket */
+	struct xpu_win_count busy_ns;	/* jobs: summed job time */
 	uint32_t err_code[4];		/* most frequent errnos / results */
 	uint64_t err_count[4];
 };
 
 struct xpu_npu_type {
 	uint32_t code;
-	struct xpu_npu_ctr tx, rx;
+	struct xpu_win_count tx, rx;
 };
 
 struct xpu_npu_job {
@@ -245,7 +217,7 @@ struct xpu_npu_model {
 	uint64_t now;			/* time of the newest event or tick */
 	uint64_t events;		/* NPU events seen */
 
-	struct xpu_npu_ctr g[XPU_NPU_NCTR];
+	struct xpu_win_count g[XPU_NPU_NCTR];
 	struct xpu_npu_call *calls;
 	uint32_t ncalls, cap;
 	/* Memory is bounded (trim.h): past max_calls rows, idle ones age out. */
@@ -255,7 +227,7 @@ struct xpu_npu_model {
 	struct xpu_npu_type types[XPU_NPU_MAX_TYPES];
 	uint32_t ntypes;
 
-	struct xpu_npu_lat job_lat;
+	struct xpu_win_hist job_lat;
 	struct xpu_npu_job *jobs;	/* outstanding, oldest first */
 	uint32_t njobs, jobs_cap;
 	uint64_t jobs_unmatched;	/* completions with no known submission */
@@ -282,7 +254,7 @@ struct xpu_npu_model {
 	struct xpu_npu_fn *fns;
 	uint32_t nfns, capfns;
 	struct xpu_htab fn_idx;
-	struct xpu_npu_ctr cat[XPU_NPU_NCAT];	/* calls by category */
+	struct xpu_win_count cat[XPU_NPU_NCAT];	/* calls by category */
 	uint64_t fns_over;		/* calls of functions past XPU_NPU_MAX_FNS, uncounted by name */
 	struct xpu_npu_chain *chains;
 	uint32_t nchains, capchains;

@@ -1,27 +1,35 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* What the parts of the NPU model share: model_npu.c (counters, latency
- * histograms, call rows, events, tick, snapshot), model_npu_ipc.c,
- * model_npu_jobs.c and model_npu_rules.c.  No one else includes this. */
+/* What the parts of the NPU model share: model_npu.c (events, tick,
+ * snapshot) calls the others; model_npu_ipc.c (firmware messages),
+ * model_npu_jobs.c (jobs) and model_npu_rules.c (alert rules, the TDR) call
+ * only model_npu_calls.c (the call rows and their latencies), which calls
+ * none of them.  No one else includes this. */
 #ifndef XPU_MODEL_NPU_INT_H
 #define XPU_MODEL_NPU_INT_H
 
+#include <linux/types.h>
 #include <stdint.h>
 
 #include "model_npu.h"
+#include "npu.h"
 
 #define MS 1000000ULL
 
-/* Counters and latency histograms over ticks (model_npu.c). */
-int xpu_npu_ctr_init(struct xpu_npu_ctr *c, uint32_t window);
-uint64_t xpu_npu_ctr_get(const struct xpu_npu_ctr *c, enum xpu_window w);
-int xpu_npu_lat_add(struct xpu_npu_lat *l, uint32_t window, uint64_t ns, uint64_t n);
-int xpu_npu_lat_quantiles(const struct xpu_npu_lat *l, enum xpu_window w, uint64_t *p50,
-			  uint64_t *p99);
-/* The (pid, kind, code) row, made when new (model_npu.c). */
+/* The call rows (model_npu_calls.c). */
+/* The (pid, kind, code) row, made when new; UINT32_MAX when out of memory. */
 uint32_t xpu_npu_call_get(struct xpu_npu_model *m, uint32_t pid, uint32_t kind, uint32_t code,
 			  uint32_t comm);
-/* n events over ns as a rate a second, 0 over no time. */
-double xpu_npu_per_s(uint64_t n, uint64_t ns);
+void xpu_npu_call_free(struct xpu_npu_call *c);
+/* Ages out idle rows past max_calls (trim.h). */
+void xpu_npu_calls_trim(struct xpu_npu_model *m);
+/* The median and p99 of a latency histogram over window w, each the middle
+ * of its bucket; 0 when it holds nothing there. */
+int xpu_npu_lat_quantiles(const struct xpu_win_hist *l, enum xpu_window w, uint64_t *p50,
+			  uint64_t *p99);
+static inline int xpu_npu_lat_add(struct xpu_win_hist *l, uint64_t ns, uint64_t n)
+{
+	return xpu_win_hist_add(l, xpu_npu_hist_bucket(ns), ns, n);
+}
 
 /* IPC (model_npu_ipc.c). */
 void xpu_npu_on_ipc(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_t n);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The NPU model's IPC part (model_npu.h): firmware messages by type, the
- * timeout and heartbeat counters, and their snapshot. */
+/* The NPU model's IPC part (model_npu.h): the firmware messages' names,
+ * messages by type, the timeout and heartbeat counters, and their snapshot. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,32 @@
 #define JSM_QUERY_ENGINE_HB 0x1104
 #define JSM_QUERY_ENGINE_HB_DONE 0x2204
 
+static const struct { uint32_t type; const char *name; } msg_names[] = {
+	{ 0x1100, "ENGINE_RESET" }, { 0x1101, "ENGINE_PREEMPT" }, { 0x1102, "REGISTER_DB" },
+	{ 0x1103, "UNREGISTER_DB" }, { 0x1104, "QUERY_ENGINE_HB" }, { 0x11ff, "STATE_DUMP" },
+	{ 0x2100, "JOB_DONE" }, { 0x2200, "ASYNC_CMD_DONE" }, { 0x2201, "ENGINE_PREEMPT_DONE" },
+	{ 0x2202, "REGISTER_DB_DONE" }, { 0x2203, "UNREGISTER_DB_DONE" },
+	{ 0x2204, "QUERY_ENGINE_HB_DONE" }, { 0x21ff, "STATE_DUMP_RSP" },
+};
+
+const char *xpu_npu_msg_name(uint32_t type)
+{
+	for (size_t i = 0; i < sizeof(msg_names) / sizeof(msg_names[0]); i++)
+		if (msg_names[i].type == type)
+			return msg_names[i].name;
+	return NULL;
+}
+
+uint32_t xpu_npu_msg_type(const char *name)
+{
+	if (strncmp(name, "VPU_JSM_MSG_", 12) == 0)
+		name += 12;
+	for (size_t i = 0; i < sizeof(msg_names) / sizeof(msg_names[0]); i++)
+		if (strcmp(msg_names[i].name, name) == 0)
+			return msg_names[i].type;
+	return 0;
+}
+
 static struct xpu_npu_type *type_get(struct xpu_npu_model *m, uint32_t code)
 {
 	for (uint32_t i = 0; i < m->ntypes; i++)
@@ -21,8 +47,8 @@ static struct xpu_npu_type *type_get(struct xpu_npu_model *m, uint32_t code)
 		return NULL;
 	struct xpu_npu_type *t = &m->types[m->ntypes];
 	t->code = code;
-	if (xpu_npu_ctr_init(&t->tx, m->ticks.window) < 0 || xpu_npu_ctr_init(&t->rx, m->ticks.window) < 0) {
-		free(t->tx.ring);
+	if (xpu_win_count_init(&t->tx, m->ticks.window) < 0 || xpu_win_count_init(&t->rx, m->ticks.window) < 0) {
+		xpu_win_count_free(&t->tx);
 		memset(t, 0, sizeof(*t));
 		return NULL;
 	}
@@ -72,13 +98,13 @@ void xpu_npu_on_ipc(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_
 
 void xpu_npu_snap_ipc(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
 {
-	uint64_t span = w == XPU_WIN_ALL ? m->ticks.total_ns : m->ticks.window_ns;
-	const struct xpu_npu_ctr *tx = &m->g[XPU_NPU_C_TX], *rx = &m->g[XPU_NPU_C_RX];
+	uint64_t span = xpu_win_span(&m->ticks, w);
+	const struct xpu_win_count *tx = &m->g[XPU_NPU_C_TX], *rx = &m->g[XPU_NPU_C_RX];
 
-	s->tx_s = xpu_npu_per_s(tx->last, m->ticks.tick_ns);
-	s->rx_s = xpu_npu_per_s(rx->last, m->ticks.tick_ns);
-	s->tx_avg = xpu_npu_per_s(xpu_npu_ctr_get(tx, w), span);
-	s->rx_avg = xpu_npu_per_s(xpu_npu_ctr_get(rx, w), span);
+	s->tx_s = xpu_win_per_s(tx->last, m->ticks.tick_ns);
+	s->rx_s = xpu_win_per_s(rx->last, m->ticks.tick_ns);
+	s->tx_avg = xpu_win_per_s(xpu_win_count_get(tx, w), span);
+	s->rx_avg = xpu_win_per_s(xpu_win_count_get(rx, w), span);
 	s->tx_total = tx->total;
 	s->rx_total = rx->total;
 	s->timeouts_total = m->g[XPU_NPU_C_TIMEOUT].total;
@@ -86,7 +112,7 @@ void xpu_npu_snap_ipc(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enu
 	s->history_peak = 0;
 	for (uint32_t i = 0; i < m->hist_n; i++) {
 		uint32_t k = (m->hist_head + i) % XPU_NPU_HISTORY;
-		s->history[i] = xpu_npu_per_s(m->hist_msgs[k], m->hist_ns[k]);
+		s->history[i] = xpu_win_per_s(m->hist_msgs[k], m->hist_ns[k]);
 		if (s->history[i] > s->history_peak)
 			s->history_peak = s->history[i];
 	}
@@ -100,8 +126,8 @@ void xpu_npu_snap_ipc(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enu
 			snprintf(o->name, sizeof(o->name), "%s", name);
 		else
 			snprintf(o->name, sizeof(o->name), "0x%04x", t->code);
-		o->tx_s = xpu_npu_per_s(xpu_npu_ctr_get(&t->tx, w), span);
-		o->rx_s = xpu_npu_per_s(xpu_npu_ctr_get(&t->rx, w), span);
+		o->tx_s = xpu_win_per_s(xpu_win_count_get(&t->tx, w), span);
+		o->rx_s = xpu_win_per_s(xpu_win_count_get(&t->rx, w), span);
 		o->tx_total = t->tx.total;
 		o->rx_total = t->rx.total;
 	}

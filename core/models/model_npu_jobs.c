@@ -84,12 +84,12 @@ static int job_done(struct xpu_npu_model *m, const struct xpu_event *ev)
 	if (i < 0)
 		return 0;
 	uint64_t lat = ev->time > j.submit_ns ? ev->time - j.submit_ns : 0;
-	rc = xpu_npu_lat_add(&m->job_lat, m->ticks.window, lat, 1);
+	rc = xpu_npu_lat_add(&m->job_lat, lat, 1);
 	if (j.call) {
 		struct xpu_npu_call *c = &m->calls[j.call - 1];
 		c->calls.open++;
 		c->busy_ns.open += lat;
-		if (xpu_npu_lat_add(&c->lat, m->ticks.window, lat, 1) < 0)
+		if (xpu_npu_lat_add(&c->lat, lat, 1) < 0)
 			rc = -ENOMEM;
 	}
 	return rc;
@@ -140,9 +140,9 @@ int xpu_npu_on_job(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_t
 
 void xpu_npu_snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w)
 {
-	const struct xpu_npu_lat *l = &m->job_lat;
-	s->submit_s = xpu_npu_per_s(m->g[XPU_NPU_C_SUBMIT].last, m->ticks.tick_ns);
-	s->done_s = xpu_npu_per_s(m->g[XPU_NPU_C_DONE].last, m->ticks.tick_ns);
+	const struct xpu_win_hist *l = &m->job_lat;
+	s->submit_s = xpu_win_per_s(m->g[XPU_NPU_C_SUBMIT].last, m->ticks.tick_ns);
+	s->done_s = xpu_win_per_s(m->g[XPU_NPU_C_DONE].last, m->ticks.tick_ns);
 	s->submitted_total = m->g[XPU_NPU_C_SUBMIT].total;
 	s->done_total = m->g[XPU_NPU_C_DONE].total;
 	s->aborted_total = m->g[XPU_NPU_C_ABORTED].total;
@@ -150,13 +150,7 @@ void xpu_npu_snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, en
 	s->outstanding = m->njobs;
 	s->oldest_ns = m->njobs && m->now > m->jobs[0].submit_ns ? m->now - m->jobs[0].submit_ns : 0;
 	s->lat_valid = xpu_npu_lat_quantiles(l, w, &s->p50_ns, &s->p99_ns);
-	s->max_ns = 0;
-	if (s->lat_valid && w == XPU_WIN_ALL)
-		s->max_ns = l->max_all;
-	else if (s->lat_valid)
-		for (uint32_t i = 0; i < m->ticks.window; i++)
-			if (l->max_ring[i] > s->max_ns)
-				s->max_ns = l->max_ring[i];
+	s->max_ns = s->lat_valid ? xpu_win_max_get(&l->max, w, m->ticks.window) : 0;
 	/* Job times are exact: a bucket's middle must not exceed the real maximum. */
 	if (s->p99_ns > s->max_ns)
 		s->p99_ns = s->max_ns;

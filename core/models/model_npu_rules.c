@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The NPU model's alert rules (model_npu.h): a call-rate storm against the
- * learned baseline, IPC silence, and jobs stalled past the TDR.  Run by
- * xpu_npu_model_tick() once the tick's buckets are closed. */
+ * learned baseline, IPC silence, and jobs stalled past the TDR (and which
+ * TDR that is).  Run by xpu_npu_model_tick() once the tick's buckets are
+ * closed. */
 #include <stdio.h>
 
 #include "alerts.h"
@@ -81,6 +82,22 @@ void xpu_npu_rule_silence(struct xpu_npu_model *m, uint64_t now)
 				"no firmware IPC for %s while %u job%s outstanding (jobs take %s at p99)",
 				quiet, m->njobs, m->njobs == 1 ? " is" : "s are", usual);
 	}
+}
+
+uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin)
+{
+	const char *o = "default";
+	uint32_t v = XPU_NPU_DEFAULT_TDR_MS;
+	if (m->cfg.tdr_ms) {
+		o = "--npu-tdr";
+		v = m->cfg.tdr_ms;
+	} else if (m->tdr_ms_driver) {
+		o = "driver";
+		v = m->tdr_ms_driver;
+	}
+	if (origin)
+		*origin = o;
+	return v;
 }
 
 /* STALL: as the driver's TDR sees it. */

@@ -34,17 +34,19 @@ int xpu_stacks_init(struct xpu_stacks *s, uint32_t window_ticks)
 {
 	memset(s, 0, sizeof(*s));
 	xpu_htab_init(&s->idx);
-	s->window = window_ticks ? window_ticks : 1;
 	s->max = XPU_STACKS_MAX;
-	s->ring = calloc(s->window, sizeof(*s->ring));
+	if (xpu_ticks_init(&s->ticks, window_ticks) < 0)
+		return -ENOMEM;
+	s->ring = calloc(s->ticks.window, sizeof(*s->ring));
 	return s->ring ? 0 : -ENOMEM;
 }
 
 void xpu_stacks_free(struct xpu_stacks *s)
 {
-	for (uint32_t i = 0; s->ring && i < s->window; i++)
+	for (uint32_t i = 0; s->ring && i < s->ticks.window; i++)
 		free(s->ring[i].v);
 	free(s->ring);
+	xpu_ticks_free(&s->ticks);
 	free(s->v);
 	free(s->touched);
 	free(s->retired);
@@ -136,7 +138,7 @@ static int remove_entries(struct xpu_stacks *s, const uint8_t *go)
 			s->v[n++] = s->v[i];
 	}
 	s->n = n;
-	for (uint32_t b = 0; b < s->window; b++)
+	for (uint32_t b = 0; b < s->ticks.window; b++)
 		for (uint32_t j = 0; j < s->ring[b].n; j++)
 			s->ring[b].v[j].idx = remap[s->ring[b].v[j].idx];
 	/* The index follows the moves in place: rebuilding it (a hash and a
@@ -258,18 +260,18 @@ out:
 	free(busy);
 }
 
-/* Reuses the oldest bucket for the tick being closed. */
+/* Reuses the oldest bucket for the tick being closed: the entries' sparse
+ * counterpart of a ring of window.h's counts. */
 void xpu_stacks_tick(struct xpu_stacks *s)
 {
-	struct xpu_bucket *b = &s->ring[s->head];
+	int full;
+	struct xpu_bucket *b = &s->ring[xpu_ticks_close(&s->ticks, 0, &full)];
 
-	if (s->filled == s->window) {
+	if (full) {
 		for (uint32_t j = 0; j < b->n; j++) {
 			s->v[b->v[j].idx].recent -= b->v[j].w;
 			s->sum_recent -= b->v[j].w;
 		}
-	} else {
-		s->filled++;
 	}
 	b->n = 0;
 	xpu_grow((void **)&b->v, &b->cap, s->ntouched, sizeof(*b->v));
@@ -288,7 +290,6 @@ void xpu_stacks_tick(struct xpu_stacks *s)
 		}
 	}
 	s->ntouched = 0;
-	s->head = (s->head + 1) % s->window;
 	if (s->nretired)
 		merge_retired(s);
 	if (s->max && s->n > s->max)

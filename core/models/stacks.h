@@ -29,8 +29,8 @@
 #include <stdint.h>
 
 #include "htab.h"
-
-enum xpu_window { XPU_WIN_RECENT = 0, XPU_WIN_ALL = 1 };
+#include "ticks.h"
+#include "window.h"
 
 struct xpu_stack_entry {
 	uint32_t pid, tid, stack;
@@ -46,8 +46,8 @@ struct xpu_stacks {
 	struct xpu_htab idx;
 	uint32_t *touched;	/* entries with open weight this tick */
 	uint32_t ntouched, touched_cap;
-	struct xpu_bucket *ring; /* window closed buckets, oldest first */
-	uint32_t window, head, filled;
+	struct xpu_bucket *ring; /* per closed tick in the window */
+	struct xpu_ticks ticks;	/* which slot a closing tick fills */
 	uint64_t sum_recent, sum_total;
 	uint32_t max;		/* entries kept after a tick (default XPU_STACKS_MAX) */
 	uint32_t aged_stack;	/* stack id that receives aged-out weight (0: dropped) */

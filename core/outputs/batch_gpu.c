@@ -111,8 +111,8 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		xpu_json_str(j, "comm", xpu_dict_str_get(s->dict, p->comm));
 		xpu_json_str(j, "mode", proc_mode(p));
 		xpu_json_str(j, "state", proc_state(p));
-		xpu_json_num(j, "launches_per_s", (double)p->launches_last * per_s);
-		xpu_json_uint(j, "launches", p->launches_total);
+		xpu_json_num(j, "launches_per_s", (double)p->launches.last * per_s);
+		xpu_json_uint(j, "launches", p->launches.total);
 		/* Sampled: the launches counted, scaled by the share of the time
 		 * they were counted in, with its uncertainty (null: none made). */
 		json_est(j, "launches_est", "launches_est_err_pct", &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES]);

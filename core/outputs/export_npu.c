@@ -55,7 +55,7 @@ static long write_stacks(FILE *f, const struct xpu_npu_model *m, const struct xp
 	char a[48], b[48];
 	for (uint32_t i = 0; i < m->nchains; i++) {
 		const struct xpu_npu_chain *c = &m->chains[i];
-		if (!c->total)
+		if (!c->calls.total)
 			continue;
 		const char *comm = c->comm ? xpu_dict_str_get(d, c->comm) : "?";
 		frame(f, comm);
@@ -65,14 +65,14 @@ static long write_stacks(FILE *f, const struct xpu_npu_model *m, const struct xp
 		frame(f, ioctl_frame(XPU_NPU_FN_CMD(c->ctx), b, sizeof(b)));
 		fputc(';', f);
 		frame(f, xpu_dict_str_get(d, m->fns[c->fn].name));
-		fprintf(f, " %" PRIu64 "\n", c->total);
+		fprintf(f, " %" PRIu64 "\n", c->calls.total);
 		lines++;
 	}
 	for (uint32_t i = 0; i < m->nfns; i++) {
 		uint64_t n = m->fns[i].calls.total;
 		for (uint32_t k = 0; k < m->nchains; k++)
 			if (m->chains[k].fn == i)
-				n -= m->chains[k].total < n ? m->chains[k].total : n;
+				n -= m->chains[k].calls.total < n ? m->chains[k].calls.total : n;
 		if (!n)
 			continue;
 		fputs("[no process];[no Level Zero call];[no ioctl];", f);

@@ -799,7 +799,7 @@ static void cpu(struct xpu_metrics *m, const struct xpu_session *s)
 		lab_reset(&l);
 		if (!t || proc_label(m, s, &l, pid, c[XPU_CPU_COL_COMM].s) < 0)
 			continue;
-		counter(m, F_PROC_SAMPLES, &l, (double)t->total);
+		counter(m, F_PROC_SAMPLES, &l, (double)t->samples.total);
 		if (!c[XPU_CPU_COL_PCT].na)
 			add(m, F_PROC_CPU, SUF_NONE, &l, c[XPU_CPU_COL_PCT].d / 100.0);
 	}
@@ -1088,7 +1088,7 @@ static void gpu(struct xpu_metrics *m, const struct xpu_session *s)
 		lab_reset(&l);
 		if (proc_label(m, s, &l, p->pid, str(s, p->comm)) < 0)
 			continue;
-		counter(m, F_LAUNCHES, &l, (double)p->launches_total);
+		counter(m, F_LAUNCHES, &l, (double)p->launches.total);
 		if (!p->launch_only) {
 			add(m, F_GPU_TRACED, SUF_NONE, &l, p->cover[XPU_WIN_ALL]);
 			counter(m, F_GPU_LIB_DROPPED, &l, (double)p->dropped);
@@ -1101,8 +1101,8 @@ static void gpu(struct xpu_metrics *m, const struct xpu_session *s)
 		lab_reset(&l);
 		lab_uint(&l, "device", (uint64_t)d);
 		counter(m, F_GPU_BUSY, &l, (double)v->busy_all / 1e9);
-		counter(m, F_GPU_MEMCPY_BYTES, &l, (double)v->memcpy_bytes_all);
-		counter(m, F_GPU_MEMCPY_SECONDS, &l, (double)v->memcpy_ns_all / 1e9);
+		counter(m, F_GPU_MEMCPY_BYTES, &l, (double)v->memcpy_bytes.total);
+		counter(m, F_GPU_MEMCPY_SECONDS, &l, (double)v->memcpy_ns.total / 1e9);
 	}
 	xpu_mbuf_free(&l.b);
 }
@@ -1161,13 +1161,13 @@ static void npu_ipc(struct xpu_metrics *m, const struct xpu_session *s)
 	xpu_mbuf_free(&l.b);
 }
 
-/* The since-start latency buckets, dense or parked (model_npu.h), folded
+/* The since-start latency buckets, dense or parked (window.h), folded
  * into the exported bounds: a bucket counts under the first bound at or
  * above its upper edge (an eighth of an octave above its lower one), so no
  * job is ever counted faster than it was. */
 static void npu_latency(struct xpu_metrics *m, const struct xpu_npu_model *n)
 {
-	const struct xpu_npu_lat *lat = &n->job_lat;
+	const struct xpu_win_hist *lat = &n->job_lat;
 	double cum[NLE + 1] = { 0 }, sum = 0;
 	struct labels l = { 0 };
 	uint32_t nb = lat->all ? XPU_NPU_HIST_BUCKETS : lat->parked.n;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The closed ticks a model keeps in its window: which ring slot a closing
  * tick fills, and how long the window and the whole session are.  Every
- * model keeps its per-tick values in rings of `window` slots indexed by the
- * slot this gives. */
+ * model keeps its per-tick values (window.h) in rings of `window` slots
+ * indexed by the slot this gives. */
 #ifndef XPU_TICKS_H
 #define XPU_TICKS_H
 

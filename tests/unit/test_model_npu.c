@@ -250,7 +250,7 @@ TEST(an_idle_rows_histogram_is_parked_and_keeps_its_since_start_percentiles)
 	REQUIRE(h->m.ncalls == 1);
 	CHECK(h->m.calls[0].lat.all != NULL);
 	until(h, h->now + 30 * S);	/* the window is 20 ticks: idle since */
-	const struct xpu_npu_lat *l = &h->m.calls[0].lat;
+	const struct xpu_win_hist *l = &h->m.calls[0].lat;
 	CHECK(l->all == NULL && l->open == NULL && l->win == NULL && l->ring == NULL);
 	CHECK_INT(l->parked.n, ==, 2);	/* two buckets used */
 	xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_ALL);

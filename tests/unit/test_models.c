@@ -207,7 +207,7 @@ TEST(gpu_counted_launches_weigh_their_stack_by_their_count)
 	CHECK_INT(w[s1], ==, 30000);
 	CHECK_INT(w[s2], ==, 10001);
 	REQUIRE(m.nprocs == 1);
-	CHECK_INT(m.procs[0].launches_total, ==, 40001);
+	CHECK_INT(m.procs[0].launches.total, ==, 40001);
 	CHECK(m.procs[0].launch_only);
 	CHECK_INT(m.ntrace, ==, 0);	/* counted, not timed: nothing for the trace */
 	xpu_gpu_model_free(&m);
@@ -269,7 +269,7 @@ TEST(cpu_thread_rows_of_an_exited_process_go_once_idle)
 	CHECK_INT(m.threads_dropped, ==, 4);
 	const struct xpu_cpu_task *p = xpu_cpu_model_task(&m, 8, 0);
 	REQUIRE(p);
-	CHECK_INT(p->total, ==, 4);
+	CHECK_INT(p->samples.total, ==, 4);
 	CHECK(xpu_cpu_model_task(&m, 8, 9) == NULL);
 	CHECK(xpu_cpu_model_task(&m, 9, 10) != NULL);	/* alive: kept */
 	CHECK_INT(m.exits_pending, ==, 0);
@@ -618,10 +618,10 @@ TEST(launch_probe_slices_scale_every_launch_only_process)
 			continue;
 		}
 		CHECK(p->launch_only && p->sampled[XPU_WIN_ALL]);
-		CHECK_INT(p->launches_total, ==, 200);
+		CHECK_INT(p->launches.total, ==, 200);
 		/* 20 slices of 10 ms over the ~9.9 s since its first slice */
 		CHECK(p->cover[XPU_WIN_ALL] > 0.019 && p->cover[XPU_WIN_ALL] < 0.0205);
-		double est = (double)p->launches_total * p->scale[XPU_WIN_ALL];
+		double est = (double)p->launches.total * p->scale[XPU_WIN_ALL];
 		CHECK(est > 9700 && est < 10300);
 	}
 	/* a slice that ends before it starts (a damaged recording) is ignored */
