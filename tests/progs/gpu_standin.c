@@ -7,9 +7,11 @@
  * Usage: gpu_standin LIB SECONDS [RATES [nowait]]
  * Prints the expected per-kernel totals as JSON lines on stdout at the end.
  * With RATES, it runs flat out (no pause between steps) and writes to that
- * file, every 100 ms, "MS STEPS CONNECTED": the steps done in the slice and
- * whether a monitor was connected, so tests can see it keep its speed when
- * the monitor stalls or dies.  "nowait" starts without a monitor.
+ * file, every 100 ms, "MS STEPS CONNECTED CPU_US": the steps done in the
+ * slice, whether a monitor was connected and the CPU time the process (all
+ * its threads, the library's included) used in the slice, so tests can see
+ * it keep its speed when the monitor stalls or dies, in steps per CPU time
+ * too where other programs take the CPUs.  "nowait" starts without a monitor.
  * STANDIN_FORK=1 forks a child at step 5 that launches (through the
  * library's forked copy, which must stay silent) and exits; its kernels are
  * not in the printed totals. */
@@ -39,6 +41,14 @@ static uint64_t now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The process's CPU time, every thread's. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
@@ -197,7 +207,7 @@ int main(int argc, char **argv)
 	}
 	double secs = atof(argv[2]);
 	uint64_t end = now() + (uint64_t)(secs * 1e9);
-	uint64_t t0 = now(), slice = t0 + 100000000ULL, steps = 0;
+	uint64_t t0 = now(), slice = t0 + 100000000ULL, steps = 0, cpu0 = cpu_ns();
 	const char *fk = getenv("STANDIN_FORK");
 	for (int iter = 0; now() < end; iter++) {
 		if (iter == 5 && fk && *fk == '1') {
@@ -221,10 +231,12 @@ int main(int argc, char **argv)
 		}
 		steps++;
 		if (now() >= slice) {
-			fprintf(rates, "%llu %llu %d\n", (unsigned long long)((slice - t0) / 1000000),
-				(unsigned long long)steps, connected());
+			uint64_t cpu = cpu_ns();
+			fprintf(rates, "%llu %llu %d %llu\n", (unsigned long long)((slice - t0) / 1000000),
+				(unsigned long long)steps, connected(), (unsigned long long)((cpu - cpu0) / 1000));
 			fflush(rates);
 			steps = 0;
+			cpu0 = cpu;
 			slice += 100000000ULL;
 		}
 	}
