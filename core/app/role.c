@@ -66,7 +66,7 @@ static void share_serve(struct app *a, int lockfd)
 }
 
 /* Whether other xputops read this one's stream now. */
-int app_role_serving(struct app *a)
+static int serving(struct app *a)
 {
 	struct xpu_share_counts c = { 0 };
 	if (a->role.server)
@@ -208,7 +208,7 @@ static void collect_text(const struct app *a, char *buf, size_t size)
 }
 
 /* What the header says the data comes from. */
-void app_role_describe(struct app *a)
+static void describe(struct app *a)
 {
 	struct xpu_share_counts c = { 0 };
 	char rate[96];
@@ -238,7 +238,7 @@ static void share_client_status(struct app *a)
 	int pid = (int)a->role.collector;
 	a->sess.attached = 1;
 	a->sess.collector_pid = pid;
-	app_role_describe(a);
+	describe(a);
 	xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_ACTIVE,
 			   "from the collector, xputop pid %d: its CPU sampling", pid);
 	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_ACTIVE,
@@ -443,9 +443,9 @@ void app_role_tick(struct app *a)
 	}
 	app_role_needs(a, 0);
 	/* Paused, the models stand still, unless other xputops read them. */
-	if (a->vs.paused && !app_role_serving(a))
+	if (a->vs.paused && !serving(a))
 		return;
-	app_role_describe(a);
+	describe(a);
 	uint64_t views = a->sess.ticks;
 	xpu_session_tick(&a->sess, xpu_now_mono(), xpu_now_wall());
 	if (a->sess.ticks == views)	/* a tick of the stream only, merged into this view's next */
@@ -464,7 +464,7 @@ void app_role_input(struct app *a)
 	uint64_t views = a->sess.ticks;
 	while ((r = xpu_share_client_next(a->role.client, &a->sess)) > 0) {
 		gpu_want_expire(a);
-		app_role_describe(a);
+		describe(a);
 		if (a->vs.paused || a->sess.ticks == views)	/* merged into this view's next tick */
 			continue;
 		views = a->sess.ticks;

@@ -45,8 +45,6 @@ struct app_role {
 
 int app_role_start(struct app *a);		/* live: collector or client */
 void app_role_needs(struct app *a, int force);	/* a collector applies all needs */
-int app_role_serving(struct app *a);
-void app_role_describe(struct app *a);		/* the header's data source */
 void app_role_retry(struct app *a);		/* no collector: take over or attach */
 void app_role_tick(struct app *a);		/* a collector's refresh */
 void app_role_input(struct app *a);		/* a client reads the collector's stream */
