@@ -37,19 +37,16 @@ static uint64_t clock_ns;	/* GPU time line, advanced by each kernel */
 
 static struct { const char *name; uint64_t calls, ns; } totals[8];
 
-static uint64_t now(void)
+static uint64_t clock_of(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The process's CPU time, every thread's. */
-static uint64_t cpu_ns(void)
+static uint64_t now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return clock_of(CLOCK_MONOTONIC);
 }
 
 static void run_kernel(const char *name, uint32_t c, uint64_t dur, uint32_t graph)
@@ -207,7 +204,7 @@ int main(int argc, char **argv)
 	}
 	double secs = atof(argv[2]);
 	uint64_t end = now() + (uint64_t)(secs * 1e9);
-	uint64_t t0 = now(), slice = t0 + 100000000ULL, steps = 0, cpu0 = cpu_ns();
+	uint64_t t0 = now(), slice = t0 + 100000000ULL, steps = 0, cpu0 = clock_of(CLOCK_PROCESS_CPUTIME_ID);
 	const char *fk = getenv("STANDIN_FORK");
 	for (int iter = 0; now() < end; iter++) {
 		if (iter == 5 && fk && *fk == '1') {
@@ -231,7 +228,7 @@ int main(int argc, char **argv)
 		}
 		steps++;
 		if (now() >= slice) {
-			uint64_t cpu = cpu_ns();
+			uint64_t cpu = clock_of(CLOCK_PROCESS_CPUTIME_ID);	/* every thread's */
 			fprintf(rates, "%llu %llu %d %llu\n", (unsigned long long)((slice - t0) / 1000000),
 				(unsigned long long)steps, connected(), (unsigned long long)((cpu - cpu0) / 1000));
 			fflush(rates);
