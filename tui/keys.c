@@ -223,6 +223,11 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	int v = xpu_view_of_key(key);
 	if (v >= 0)
 		return xpu_keys_set_view(vs, v);
+	if (xpu_views[vs->view]->pane_key) {
+		int r = xpu_views[vs->view]->pane_key(ui, s, key);
+		if (r >= 0)
+			return r;
+	}
 	switch (key) {
 	case '\t': return xpu_keys_set_view(vs, (vs->view + 1) % XPU_VIEW_MAX);
 	case KEY_BTAB: return xpu_keys_set_view(vs, (vs->view + XPU_VIEW_MAX - 1) % XPU_VIEW_MAX);

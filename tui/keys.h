@@ -19,6 +19,9 @@ struct xpu_ui {
 	int page;			/* table rows visible at the last draw */
 	int top[XPU_VIEW_MAX];		/* first table row shown, per view */
 	int funcs_top;			/* first row of the NPU driver functions table */
+	int funcs_focus;		/* t: the table keys move that table's cursor */
+	int funcs_sel, funcs_page;	/* its cursor, and its rows at the last draw */
+	int card;			/* Enter: the NPU view shows the top alert's card */
 	int relayout;			/* clear and repaint everything (Ctrl-L, resize) */
 	struct xpu_tui_flame_zoom zoom[XPU_VIEW_MAX];	/* flamegraph zoom, per view */
 	int next_theme;			/* T was pressed: the TUI moves to the next theme */

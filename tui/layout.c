@@ -10,6 +10,35 @@ static struct xpu_rect rect(int y, int x, int h, int w)
 	return (struct xpu_rect){ y, x, h, w };
 }
 
+static int min_int(int a, int b)
+{
+	return a < b ? a : b;
+}
+
+/* The split by the panes' wants (xpu_layout_opts.flame_want), in order of
+ * need: the minimums, the flame pane's want, the table's, the text's, then
+ * the rest to the flame pane. */
+static void split_wants(struct xpu_layout *l, int y, int h, const struct xpu_layout_opts *o,
+			int table_min, int flame_min)
+{
+	int w = l->cols;
+	int text = min_int(o->text_min > 0 ? o->text_min : 0, o->text > 0 ? o->text : 0);
+	text = min_int(text, h - table_min - flame_min);
+	if (text < 0)
+		text = 0;
+	int left = h - text - table_min - flame_min;
+	int flame = flame_min + min_int(left, o->flame_want > flame_min ? o->flame_want - flame_min : 0);
+	left = h - text - table_min - flame;
+	int table = table_min + min_int(left, o->table_want > table_min ? o->table_want - table_min : 0);
+	left = h - text - table - flame;
+	int more = min_int(left, o->text > text ? o->text - text : 0);
+	text += more;
+	flame += left - more;
+	l->text = rect(y, 0, text, w);
+	l->table = rect(y + text, 0, table, w);
+	l->flame = rect(y + text + table, 0, flame, w);
+}
+
 /* Splits the view area (rows y .. y+h-1) between text, table and flame. */
 static void split_view(struct xpu_layout *l, int y, int h, const struct xpu_layout_opts *o)
 {
@@ -21,10 +50,17 @@ static void split_view(struct xpu_layout *l, int y, int h, const struct xpu_layo
 	}
 	int table_min = o->table ? 1 + XPU_LAYOUT_TABLE_MIN : 0;
 	int flame_min = 1 + XPU_LAYOUT_FLAME_MIN;
+	/* A table that wants fewer rows than the minimum gets what it wants. */
+	if (o->flame_want && o->table && o->table_want > 1 && o->table_want < table_min)
+		table_min = o->table_want;
 	int flame = o->flame && h - table_min >= flame_min;
 
 	if (!o->table && !flame) {
 		l->text = rect(y, 0, h, w);
+		return;
+	}
+	if (flame && o->flame_want) {
+		split_wants(l, y, h, o, table_min, flame_min);
 		return;
 	}
 	int spare = h - table_min - (flame ? flame_min : 0);

@@ -27,6 +27,12 @@ struct xpu_layout_opts {
 			 * without a table or flame the text area takes the view area */
 	int help;	/* the help overlay replaces the view area */
 	int alerts;	/* the alert bar: one line under the tabs, in every view */
+	/* A view whose flame pane holds more than a flamegraph (the NPU view's
+	 * driver functions and alert log) says what each pane needs; rows go
+	 * first to text_min rows of text, then the flame pane up to flame_want,
+	 * the table up to table_want (heading included), the text up to text,
+	 * and what is left to the flame pane.  flame_want 0: the usual split. */
+	int text_min, table_want, flame_want;
 };
 
 struct xpu_layout {

@@ -63,9 +63,85 @@ void xpu_tui_alert_bar_draw(const struct xpu_rect *r, const struct xpu_snapshot 
 		xpu_put_text(r->y, r->x + r->w - tw, tw, tail, attr, 0);
 }
 
+/* Where an alert line's message starts: " HH:MM:SS SEVERITY src  ". */
+#define LOG_MSG_X 24
+
+static void log_state(char *buf, size_t size, const struct xpu_snapshot *s, const struct xpu_alert *a)
+{
+	char c[16];
+	if (a->active) {
+		snprintf(buf, size, "x%u active", a->count);
+	} else {
+		clock_text(c, sizeof(c), s, a->cleared);
+		snprintf(buf, size, "x%u cleared %s", a->count, c);
+	}
+}
+
+/* Lines an alert's message takes on a log w wide: the first beside its
+ * state, the rest below it from the message's column. */
+static int msg_lines(const struct xpu_snapshot *s, const struct xpu_alert *a, int w)
+{
+	char state[48];
+	log_state(state, sizeof(state), s, a);
+	int first = w - LOG_MSG_X - xpu_text_width(state) - 2, rest = w - LOG_MSG_X - 1;
+	if (first < 8 || rest < 8)
+		return 1;
+	const char *p;
+	xpu_text_wrap(a->msg, first, &p);
+	return 1 + xpu_text_lines(p, rest);
+}
+
+int xpu_tui_alert_log_rows(const struct xpu_snapshot *s, int w, int all)
+{
+	if (!s->nalerts)
+		return all ? 2 : 0;
+	return 1 + msg_lines(s, &s->alerts[s->nalerts - 1], w) + (all ? (int)s->nalerts - 1 : 0);
+}
+
+/* One alert from row y: its head and state, its message wrapped over at
+ * most `lines` rows.  Returns the rows used. */
+static int log_alert(const struct xpu_rect *r, int y, const struct xpu_snapshot *s, const struct xpu_alert *a,
+		     int lines)
+{
+	char line[64], when[16], state[48];
+	clock_text(when, sizeof(when), s, a->raised);
+	snprintf(line, sizeof(line), "%s %-8s %-4s", when, xpu_alert_sev_name(a->sev), a->source);
+	int x = r->x + 1;
+	x += xpu_put_text(y, x, r->w - 1, line, xpu_draw_attr(sev_role(a)), 0) + 1;
+	log_state(state, sizeof(state), s, a);
+	int sw = xpu_text_width(state);
+	int room = r->x + r->w - x - sw - 2, with_state = room > 8;
+	const char *p = a->msg;
+	int used = 1;
+	if (lines > 1 && with_state && r->w - LOG_MSG_X - 1 >= 8) {
+		size_t n = xpu_text_wrap(p, room, &p);
+		char buf[XPU_ALERT_MSG_LEN + 1];
+		memcpy(buf, a->msg, n);
+		buf[n] = '\0';
+		xpu_put_text(y, x, room, buf, xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+		for (; *p && used < lines; used++) {
+			const char *start = p;
+			int last = used == lines - 1;
+			n = last ? strlen(p) : xpu_text_wrap(p, r->w - LOG_MSG_X - 1, &p);
+			memcpy(buf, start, n);
+			buf[n] = '\0';
+			xpu_put_text(y + used, r->x + LOG_MSG_X, r->w - LOG_MSG_X - 1, buf,
+				     xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+			if (last)
+				p += n;
+		}
+	} else {
+		xpu_put_text(y, x, with_state ? room : r->x + r->w - x, a->msg, xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+	}
+	if (with_state)
+		xpu_put_text(y, r->x + r->w - sw - 1, sw, state,
+			     xpu_draw_attr(a->active ? sev_role(a) : XPU_ROLE_ALERT_CLEARED), 0);
+	return used;
+}
+
 void xpu_tui_alert_log_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	char title[96], line[64], when[16];
+	char title[96];
 
 	if (r->h <= 0)
 		return;
@@ -80,25 +156,12 @@ void xpu_tui_alert_log_draw(const struct xpu_rect *r, const struct xpu_snapshot 
 				     xpu_draw_attr(XPU_ROLE_EMPTY), 1);
 		return;
 	}
-	for (int row = 1; row < r->h && row <= (int)s->nalerts; row++) {
-		const struct xpu_alert *a = &s->alerts[s->nalerts - (uint32_t)row];
-		clock_text(when, sizeof(when), s, a->raised);
-		snprintf(line, sizeof(line), "%s %-8s %-4s", when, xpu_alert_sev_name(a->sev), a->source);
-		int x = r->x + 1;
-		x += xpu_put_text(r->y + row, x, r->w - 1, line, xpu_draw_attr(sev_role(a)), 0) + 1;
-		char state[48], c[16];
-		if (a->active) {
-			snprintf(state, sizeof(state), "x%u active", a->count);
-		} else {
-			clock_text(c, sizeof(c), s, a->cleared);
-			snprintf(state, sizeof(state), "x%u cleared %s", a->count, c);
-		}
-		int sw = xpu_text_width(state);
-		int room = r->x + r->w - x - sw - 2, with_state = room > 8;
-		xpu_put_text(r->y + row, x, with_state ? room : r->x + r->w - x, a->msg,
-			     xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
-		if (with_state)
-			xpu_put_text(r->y + row, r->x + r->w - sw - 1, sw, state,
-				     xpu_draw_attr(a->active ? sev_role(a) : XPU_ROLE_ALERT_CLEARED), 0);
+	/* Newest first, its whole message before a line for each older one. */
+	int rows = r->h - 1, need = msg_lines(s, &s->alerts[s->nalerts - 1], r->w);
+	int first = need < rows ? need : rows;
+	int y = r->y + 1;
+	for (uint32_t k = 0; k < s->nalerts && y < r->y + r->h; k++) {
+		const struct xpu_alert *a = &s->alerts[s->nalerts - 1 - k];
+		y += log_alert(r, y, s, a, k ? 1 : first);
 	}
 }

@@ -7,12 +7,14 @@
 #include <linux/types.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "draw.h"
 #include "npu.h"
 #include "pane.h"
 #include "sparkline.h"
 #include "table_view.h"
+#include "tui.h"
 #include "view_alerts.h"
 #include "views.h"
 
@@ -20,8 +22,8 @@
 #define XPU_NPU_SOURCES_TITLE "Sources"
 #define XPU_NPU_IPC_LABEL "IPC"
 #define XPU_NPU_FUNCS_TITLE "Driver functions"
+#define XPU_NPU_CARD_TITLE "Alert card"
 
-#define METRIC_ROWS 5	/* IPC, IPC types, jobs, memory, device */
 #define LABEL_W 8
 
 static void dur(char *buf, size_t size, uint64_t ns)
@@ -34,10 +36,10 @@ static void dur(char *buf, size_t size, uint64_t ns)
 		snprintf(buf, size, "%.0fus", (double)ns / 1e3);
 }
 
-/* Rows the summary panel would like. */
+/* Rows the panel takes with no NPU: the status line and the sources list. */
 static int text_rows(const struct xpu_snapshot *s)
 {
-	return 1 + METRIC_ROWS + 2 + (int)s->npu.sources.n;	/* status, metrics, gap, title, sources */
+	return 1 + 1 + (int)s->npu.sources.n;	/* status, title, sources */
 }
 
 /* A line: the label in the heading role, then text. */
@@ -172,6 +174,7 @@ static void line_device(int y, const struct xpu_rect *r, const struct xpu_npu_sn
 	text_at(y, x, r, buf);
 }
 
+/* The sources list, one line each with what it is doing, from row y. */
 static void draw_sources(int y, int last, const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
 	const struct xpu_npu_srcinfo *si = &s->npu.sources;
@@ -194,13 +197,55 @@ static void draw_sources(int y, int last, const struct xpu_rect *r, const struct
 	}
 }
 
+/* The sources folded to one line: those at work by name, in their state's
+ * colour, the others counted ("ivpu probes, Level Zero active  11 off"). */
+static void line_sources(int y, const struct xpu_rect *r, const struct xpu_snapshot *s)
+{
+	static const enum xpu_src_state order[] = { XPU_SRC_ACTIVE, XPU_SRC_WAITING, XPU_SRC_FAILED, XPU_SRC_OFF };
+	const struct xpu_npu_srcinfo *si = &s->npu.sources;
+	int x = label(y, r, XPU_NPU_SOURCES_TITLE), end = r->x + r->w;
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]) && x < end; k++) {
+		attr_t a = xpu_draw_attr(xpu_src_state_role(order[k]));
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < si->n; i++)
+			n += si->line[i].state == (int)order[k];
+		if (!n)
+			continue;
+		char buf[48];
+		if (order[k] == XPU_SRC_OFF && n > 2) {
+			snprintf(buf, sizeof(buf), "%u off", n);
+			x += xpu_put_text(y, x, end - x, buf, a, 1) + 2;
+			continue;
+		}
+		uint32_t done = 0;
+		for (uint32_t i = 0; i < si->n && x < end; i++) {
+			if (si->line[i].state != (int)order[k])
+				continue;
+			snprintf(buf, sizeof(buf), "%s%s", si->line[i].name, ++done < n ? ", " : " ");
+			x += xpu_put_text(y, x, end - x, buf, xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+		}
+		if (x < end)
+			x += xpu_put_text(y, x, end - x, xpu_src_state_name(order[k]), a, 1) + 2;
+	}
+}
+
+/* The panel's lines in the order shown, each with its rank: on a short
+ * panel the lines of the lowest ranks are the ones drawn. */
+enum { L_IPC, L_TYPES, L_JOBS, L_MEMORY, L_DEVICE, L_SOURCES, L_N };
+static const int line_rank[L_N] = {
+	[L_IPC] = 1, [L_JOBS] = 2, [L_MEMORY] = 3, [L_SOURCES] = 4, [L_DEVICE] = 5, [L_TYPES] = 6,
+};
+#define PANEL_ROWS (1 + L_N)	/* the status line and every line above */
+#define PANEL_MIN 5		/* status, IPC, jobs, memory, sources */
+
 static void draw_panel(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
 	const struct xpu_npu_snap *n = &s->npu.model;
 	const struct xpu_src_status *st = &s->npu.status;
 	int y = r->y, last = r->y + r->h - 1;
-	void (*const lines[METRIC_ROWS])(int, const struct xpu_rect *, const struct xpu_npu_snap *) = {
-		line_ipc, line_types, line_jobs, line_memory, line_device,
+	void (*const lines[L_N])(int, const struct xpu_rect *, const struct xpu_npu_snap *) = {
+		[L_IPC] = line_ipc, [L_TYPES] = line_types, [L_JOBS] = line_jobs,
+		[L_MEMORY] = line_memory, [L_DEVICE] = line_device,
 	};
 
 	if (r->h <= 0)
@@ -215,53 +260,224 @@ static void draw_panel(const struct xpu_rect *r, const struct xpu_snapshot *s)
 		draw_sources(y, last, r, s);
 		return;
 	}
-	for (int i = 0; i < METRIC_ROWS && y <= last; i++)
-		lines[i](y++, r, n);
-	draw_sources(y + 1 <= last ? y + 1 : y, last, r, s);
-}
-
-
-/* "Driver functions  8198 calls: memory management 57% (window 0%) ..." */
-static void draw_funcs_title(const struct xpu_rect *r, const struct xpu_npu_snap *n)
-{
-	char buf[512];
-	size_t used = (size_t)snprintf(buf, sizeof(buf), " " XPU_NPU_FUNCS_TITLE "  %" PRIu64 " calls since start:",
-				       n->fn_total);
-	for (uint32_t c = 0; c < XPU_NPU_NCAT && used < sizeof(buf); c++) {
-		if (!n->cats[c].total)
+	for (int i = 0; i < L_N && y <= last; i++) {
+		if (line_rank[i] >= r->h)
 			continue;
-		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "  %s %s (now %s)",
-					 xpu_npu_cat_name(c), n->cats[c].share_total_text, n->cats[c].share_text);
+		if (i == L_SOURCES)
+			line_sources(y++, r, s);
+		else
+			lines[i](y++, r, n);
 	}
-	xpu_fill(r->y, r->x, r->w, xpu_draw_attr(XPU_ROLE_FLAME_TITLE));
-	xpu_put_text(r->y, r->x, r->w, buf, xpu_draw_attr(XPU_ROLE_FLAME_TITLE), 1);
 }
 
-/* The lower pane: the driver functions table, the alert log below it with
- * a line per alert (at least two, at most half the pane). */
+/* The share line's parts: the head, then one part per category seen, its
+ * share since the start and, where it differs, now (the window's). */
+static int share_parts(const struct xpu_npu_snap *n, char parts[][64], int max)
+{
+	int k = 1, differ = 0;
+	for (uint32_t c = 0; c < XPU_NPU_NCAT && k < max; c++) {
+		const struct xpu_npu_cat_snap *cs = &n->cats[c];
+		if (!cs->total)
+			continue;
+		if (strcmp(cs->share_text, cs->share_total_text)) {
+			snprintf(parts[k++], 64, "%s %s (%s)", xpu_npu_cat_name(c), cs->share_total_text, cs->share_text);
+			differ = 1;
+		} else {
+			snprintf(parts[k++], 64, "%s %s", xpu_npu_cat_name(c), cs->share_total_text);
+		}
+	}
+	snprintf(parts[0], 64, " " XPU_NPU_FUNCS_TITLE "  %" PRIu64 " calls since start%s:", n->fn_total,
+		 differ ? " (now)" : "");
+	return k;
+}
+
+/* Lays the share line out on a pane w wide, whole: a part moves to the next
+ * line rather than be cut.  Draws it from row y when draw; returns its rows. */
+static int share_line(const struct xpu_npu_snap *n, int y, int x0, int w, int draw)
+{
+	char parts[1 + XPU_NPU_NCAT][64];
+	int k = share_parts(n, parts, 1 + XPU_NPU_NCAT), rows = 1, x = 0;
+	attr_t a = xpu_draw_attr(XPU_ROLE_FLAME_TITLE);
+	if (draw)
+		xpu_fill(y, x0, w, a);
+	for (int i = 0; i < k; i++) {
+		int pw = xpu_text_width(parts[i]) + (i ? 2 : 0);
+		if (i && x + pw > w) {
+			rows++;
+			x = 0;
+			if (draw)
+				xpu_fill(y + rows - 1, x0, w, a);
+		}
+		if (draw)
+			xpu_put_text(y + rows - 1, x0 + x + (i && x ? 2 : i ? 1 : 0), w - x, parts[i], a, 1);
+		x += i && !x ? pw - 1 : pw;
+	}
+	return rows;
+}
+
+/* Function rows the lower pane asks for before the text above takes more. */
+#define FUNCS_FLOOR 8
+
+static int funcs_rows(const struct xpu_npu_snap *n)
+{
+	return n->funcs.nrows ? (int)n->funcs.nrows : 1;
+}
+
+/* The alert card (Enter): the alert shown on the bar, whole, and for a
+ * stall the evidence behind it. */
+static const struct xpu_alert *card_alert(const struct xpu_snapshot *s)
+{
+	if (!s->nalerts)
+		return NULL;
+	return &s->alerts[s->alert_top >= 0 ? (uint32_t)s->alert_top : s->nalerts - 1];
+}
+
+static void clock_ms(char *buf, size_t size, const struct xpu_snapshot *s, uint64_t mono)
+{
+	uint64_t wall = xpu_snapshot_wall(s, mono);
+	time_t t = (time_t)(wall / 1000000000ULL);
+	struct tm tm;
+	if (!mono || !localtime_r(&t, &tm) || !strftime(buf, size, "%H:%M:%S", &tm)) {
+		snprintf(buf, size, "--:--:--");
+		return;
+	}
+	size_t k = strlen(buf);
+	snprintf(buf + k, size - k, ".%03u", (unsigned)(wall / 1000000 % 1000));
+}
+
+/* Writes a card row: a label and text wrapped below it; returns rows used. */
+static int card_row(int y, int last, const struct xpu_rect *r, const char *name, const char *text)
+{
+	int x = label(y, r, name), used = 0;
+	const char *p = text;
+	while (*p && y + used <= last) {
+		const char *start = p;
+		size_t n = xpu_text_wrap(p, r->x + r->w - x, &p);
+		char buf[512];
+		if (n >= sizeof(buf))
+			n = sizeof(buf) - 1;
+		memcpy(buf, start, n);
+		buf[n] = '\0';
+		xpu_put_text(y + used++, x, r->x + r->w - x, buf, xpu_draw_attr(XPU_ROLE_DEFAULT), 1);
+	}
+	return used ? used : 1;
+}
+
+static int card_stall(int y, int last, const struct xpu_rect *r, const struct xpu_snapshot *s)
+{
+	const struct xpu_npu_stall_snap *st = &s->npu.model.stall;
+	uint64_t end = st->cleared ? st->cleared : st->submit + st->age_ns;
+	char buf[256], c[24], d[16], e[16];
+	int y0 = y;
+	if (!st->shown)
+		return 0;
+	if (st->job_id_known)
+		snprintf(buf, sizeof(buf), "%" PRIu64 " on queue %u (matched to its completion by job id)", st->job_id,
+			 st->queue);
+	else
+		snprintf(buf, sizeof(buf), "on queue %u; the trace has no job ids: completions are matched to jobs "
+			 "by order, so this may be an older job's wait", st->queue);
+	y += card_row(y, last, r, "Job", buf);
+	if (st->pid)
+		snprintf(buf, sizeof(buf), "%u %s", st->pid, st->comm[0] ? st->comm : "(command not known)");
+	else
+		snprintf(buf, sizeof(buf), "not known (the trace has no pids)");
+	y += card_row(y, last, r, "Process", buf);
+	clock_ms(c, sizeof(c), s, st->submit);
+	dur(d, sizeof(d), st->age_ns);
+	snprintf(buf, sizeof(buf), "%s, outstanding %s%s", c, d, st->active ? " and counting" : "");
+	y += card_row(y, last, r, "Submit", buf);
+	char hb[64], hc[24];
+	clock_ms(c, sizeof(c), s, st->last_ipc);
+	dur(d, sizeof(d), st->last_ipc && end > st->last_ipc ? end - st->last_ipc : 0);
+	clock_ms(hc, sizeof(hc), s, st->last_hb);
+	dur(e, sizeof(e), st->last_hb && end > st->last_hb ? end - st->last_hb : 0);
+	if (st->last_hb)
+		snprintf(hb, sizeof(hb), "%s (%s before)", hc, e);
+	else
+		snprintf(hb, sizeof(hb), "none seen");
+	if (st->last_ipc)
+		snprintf(buf, sizeof(buf), "last IPC %s (%s before %s); heartbeat progress %s", c, d,
+			 st->active ? "now" : "the clear", hb);
+	else
+		snprintf(buf, sizeof(buf), "no IPC seen; heartbeat progress %s", hb);
+	y += card_row(y, last, r, "Firmware", buf);
+	if (st->waits > 1) {
+		dur(d, sizeof(d), st->wait_every_ns);
+		snprintf(buf, sizeof(buf), "BO_WAIT x%u every %s since the submit", st->waits, d);
+	} else {
+		snprintf(buf, sizeof(buf), st->waits ? "BO_WAIT x1 since the submit" : "no BO_WAIT seen since the submit");
+	}
+	y += card_row(y, last, r, "Waits", buf);
+	snprintf(buf, sizeof(buf), "%u ms (%s)", st->tdr_ms, st->tdr_origin ? st->tdr_origin : "default");
+	y += card_row(y, last, r, "TDR", buf);
+	y += card_row(y, last, r, "After", st->after[0] ? st->after : "nothing yet: still stalled");
+	return y - y0;
+}
+
+static void draw_card(const struct xpu_rect *r, const struct xpu_snapshot *s)
+{
+	const struct xpu_alert *a = card_alert(s);
+	char head[160], when[24], c[24];
+	int y = r->y, last = r->y + r->h - 1;
+	if (r->h <= 0)
+		return;
+	xpu_fill(y, r->x, r->w, xpu_draw_attr(XPU_ROLE_FLAME_TITLE));
+	if (!a) {
+		xpu_put_text(y, r->x, r->w, " " XPU_NPU_CARD_TITLE ": no alert  (Enter closes)",
+			     xpu_draw_attr(XPU_ROLE_FLAME_TITLE), 1);
+		return;
+	}
+	clock_ms(when, sizeof(when), s, a->raised);
+	if (a->active)
+		snprintf(c, sizeof(c), "active");
+	else
+		clock_ms(c, sizeof(c), s, a->cleared);
+	snprintf(head, sizeof(head), " " XPU_NPU_CARD_TITLE ": %s %s (%s) raised %s, x%u, %s%s  (Enter closes)",
+		 xpu_alert_sev_name(a->sev), a->source, a->rule, when, a->count, a->active ? "" : "cleared ", c);
+	xpu_put_text(y++, r->x, r->w, head, xpu_draw_attr(XPU_ROLE_FLAME_TITLE), 1);
+	y += card_row(y, last, r, "Alert", a->msg);
+	if (!strcmp(a->rule, "npu.stall"))
+		card_stall(y, last, r, s);
+}
+
+/* The lower pane: the share line, the driver functions table, the sources
+ * list where rows are left, the alert log at the bottom. */
 static void draw_lower(const struct xpu_rect *r, const struct xpu_snapshot *s, struct xpu_ui *ui)
 {
 	const struct xpu_npu_snap *n = &s->npu.model;
-	int alerts = (int)s->nalerts + 1;
-	if (alerts < 2)
-		alerts = 2;
-	if (alerts > r->h / 2)
-		alerts = r->h / 2;
-	int funcs = r->h - alerts;
-	if (funcs < 3) {	/* too small for a table: the alerts matter more */
+	int share = share_line(n, 0, 0, r->w, 0);
+	int amin = xpu_tui_alert_log_rows(s, r->w, 0), aneed = xpu_tui_alert_log_rows(s, r->w, 1);
+	int avail = r->h - share - 1;
+	if (avail - amin < 1) {	/* too small for a table: the alerts matter more */
 		xpu_tui_alert_log_draw(r, s);
 		return;
 	}
-	struct xpu_rect title = { r->y, r->x, 1, r->w };
-	struct xpu_rect table = { r->y + 1, r->x, funcs - 1, r->w };
-	struct xpu_rect log = { r->y + funcs, r->x, alerts, r->w };
-	draw_funcs_title(&title, n);
-	xpu_tui_table_draw(&table, &n->funcs, -1, &ui->funcs_top,
-			    "no driver functions traced (ivpu_* probes or a bpftrace log give them)");
+	int funcs = funcs_rows(n) < avail - amin ? funcs_rows(n) : avail - amin;
+	int rest = avail - funcs;
+	int alerts = rest < aneed ? rest : aneed;
+	rest -= alerts;
+	int srcs = rest >= 2 ? (rest < 1 + (int)s->npu.sources.n ? rest : 1 + (int)s->npu.sources.n) : 0;
+	alerts += rest - srcs;
+	int y = r->y;
+	share_line(n, y, r->x, r->w, 1);
+	y += share;
+	struct xpu_rect table = { y, r->x, 1 + funcs, r->w };
+	ui->funcs_page = funcs;
+	if (ui->funcs_sel >= (int)n->funcs.nrows)
+		ui->funcs_sel = n->funcs.nrows ? (int)n->funcs.nrows - 1 : 0;
+	xpu_tui_table_draw(&table, &n->funcs, ui->funcs_focus ? ui->funcs_sel : -1, &ui->funcs_top,
+			   "no driver functions traced (ivpu_* probes or a bpftrace log give them)");
+	y += 1 + funcs;
+	if (srcs)
+		draw_sources(y, y + srcs - 1, r, s);
+	y += srcs;
+	struct xpu_rect log = { y, r->x, alerts, r->w };
 	xpu_tui_alert_log_draw(&log, s);
 }
 
-/* The panel, table and alert log in the layout's text, table and lower panes. */
+/* The panel, table and alert log in the layout's text, table and lower
+ * panes; the alert card over the table and lower panes. */
 static void npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs, struct xpu_ui *ui)
 {
@@ -275,9 +491,15 @@ static void npu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		snprintf(empty, sizeof(empty), "no NPU ioctls, Level Zero calls or jobs yet");
 	if (l->text.h)
 		draw_panel(&l->text, s);
+	if (ui->card && (l->table.h || l->flame.h)) {
+		struct xpu_rect c = l->table.h ? l->table : l->flame;
+		c.h = l->table.h + l->flame.h;
+		draw_card(&c, s);
+		return;
+	}
 	if (l->table.h) {
 		ui->page = l->table.h - 1;
-		xpu_tui_table_draw(&l->table, t, xpu_tui_table_selected_row(t, vs->selected[XPU_VIEW_NPU]),
+		xpu_tui_table_draw(&l->table, t, ui->funcs_focus ? -1 : xpu_tui_table_selected_row(t, vs->selected[XPU_VIEW_NPU]),
 				    &ui->top[XPU_VIEW_NPU], empty);
 	}
 	if (l->flame.h)
@@ -294,14 +516,66 @@ static const struct xpu_table *npu_table(const struct xpu_snapshot *s)
 	return &s->npu.model.calls;
 }
 
+/* At 80x24 first: five panel lines, the calls table's rows, then the share
+ * line, FUNCS_FLOOR function rows and the newest alert whole; rows to spare
+ * go to the rest of the panel, then to the functions. */
 static void npu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
 {
-	o->flame = 1;	/* the lower pane holds the alert log */
-	o->text = text_rows(s);
+	const struct xpu_npu_snap *n = &s->npu.model;
+	o->flame = 1;	/* the lower pane holds the functions and the alert log */
 	/* No NPU and nothing in the table: its rows go to the sources list,
 	 * which says what is missing. */
-	if (s->npu.status.state == XPU_SRC_OFF && !s->npu.model.calls.nrows)
-		o->table = 0;
+	if (s->npu.status.state == XPU_SRC_OFF) {
+		o->text = text_rows(s);
+		if (!n->calls.nrows)
+			o->table = 0;
+		return;
+	}
+	int funcs = funcs_rows(n) < FUNCS_FLOOR ? funcs_rows(n) : FUNCS_FLOOR;
+	o->text = PANEL_ROWS;
+	o->text_min = PANEL_MIN;
+	o->table_want = 1 + (n->calls.nrows ? (int)n->calls.nrows : 1);
+	o->flame_want = share_line(n, 0, 0, cols, 0) + 1 + funcs + xpu_tui_alert_log_rows(s, cols, 0);
+}
+
+static int clamp(int v, int lo, int hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* t moves the table keys to the driver functions and back; while there,
+ * they move its cursor.  Enter opens and closes the alert card. */
+static int npu_pane_key(struct xpu_ui *ui, const struct xpu_snapshot *s, int key)
+{
+	int rows = (int)s->npu.model.funcs.nrows, page = ui->funcs_page > 1 ? ui->funcs_page - 1 : 1;
+	if (key == 't') {
+		ui->funcs_focus = !ui->funcs_focus;
+		xpu_tui_status(ui->funcs_focus ? "the table keys move the driver functions table (t: the calls table)"
+					       : "the table keys move the calls table (t: the driver functions table)");
+		return XPU_REACT_REDRAW;
+	}
+	if (key == '\n' || key == '\r' || key == KEY_ENTER || (key == 27 && ui->card)) {
+		ui->card = key == 27 ? 0 : !ui->card;
+		if (ui->card && !s->nalerts) {
+			ui->card = 0;
+			xpu_tui_status("no alert to show: the alert log is empty");
+		}
+		return XPU_REACT_REDRAW;
+	}
+	if (!ui->funcs_focus)
+		return -1;
+	int to = ui->funcs_sel;
+	switch (key) {
+	case KEY_UP: case 'k': to--; break;
+	case KEY_DOWN: case 'j': to++; break;
+	case KEY_PPAGE: to -= page; break;
+	case KEY_NPAGE: to += page; break;
+	case KEY_HOME: to = 0; break;
+	case KEY_END: to = rows - 1; break;
+	default: return -1;
+	}
+	ui->funcs_sel = clamp(to, 0, rows > 0 ? rows - 1 : 0);
+	return XPU_REACT_REDRAW;
 }
 
 const struct xpu_view_desc xpu_view_npu = {
@@ -313,4 +587,5 @@ const struct xpu_view_desc xpu_view_npu = {
 	.table = npu_table,
 	.layout = npu_layout,
 	.draw = npu_draw,
+	.pane_key = npu_pane_key,
 };

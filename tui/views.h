@@ -38,6 +38,10 @@ struct xpu_view_desc {
 	/* Optional: a key of its own (H, e): XPU_REACT_* flags, or -1 for a key
 	 * it does not take. */
 	int (*on_key)(struct xpu_viewstate *vs, int key);
+	/* Optional: a key for the view's own panes (the NPU view's second
+	 * table and alert card), asked before the common keys: XPU_REACT_*
+	 * flags, or -1 to leave the key to them. */
+	int (*pane_key)(struct xpu_ui *ui, const struct xpu_snapshot *s, int key);
 };
 
 /* Each view's descriptor, in its view_<name>.c. */

@@ -225,6 +225,8 @@ static void on_pm(struct xpu_npu_model *m, const struct xpu_dict *d, const struc
 	} else if (e->code == XPU_NPU_PM_RECOVERY) {
 		const char *reason = e->aux ? xpu_dict_str_get(d, e->aux) : NULL;
 		m->last_recovery_reason = e->aux;
+		xpu_npu_stall_after(m, XPU_NPU_AFTER_RECOVERY, ev->time, "the driver recovered the NPU (reason: %s)",
+				    reason && *reason ? reason : "not known");
 		xpu_alert_raise(m->alerts, XPU_ALERT_CRITICAL, "npu", "npu.recovery", 0, ev->time,
 				XPU_NPU_ALERT_HOLD_NS, "NPU recovery (reason: %s)",
 				reason && *reason ? reason : "not known");
@@ -291,6 +293,10 @@ static int on_call(struct xpu_npu_model *m, const struct xpu_event *ev, uint32_t
 	struct xpu_npu_call *c = &m->calls[i];
 	c->calls.open += n;
 	m->g[kind == XPU_NPU_KIND_IOCTL ? XPU_NPU_C_IOCTL : XPU_NPU_C_L0].open += n;
+	if (kind == XPU_NPU_KIND_IOCTL && (e->code & 0xff) == XPU_NPU_NR_BO_WAIT) {
+		m->waits_by_ioctl = 1;
+		xpu_npu_on_wait(m, ev->pid, ev->time, n);
+	}
 	if (e->result != 0) {
 		c->errors.open += n;
 		err_note(c, kind == XPU_NPU_KIND_IOCTL ? (uint32_t)-e->result : (uint32_t)e->result, n);
@@ -324,6 +330,7 @@ static uint32_t fn_get(struct xpu_npu_model *m, const struct xpu_dict *d, uint32
 	struct xpu_npu_fn *f = &m->fns[m->nfns];
 	f->name = name;
 	f->cat = xpu_npu_fn_category(text);
+	f->ioctl = xpu_npu_fn_ioctl(text);
 	if (xpu_win_count_init(&f->calls, m->ticks.window) < 0)
 		return UINT32_MAX;
 	if (xpu_htab_put(&m->fn_idx, h, m->nfns) < 0) {
@@ -382,6 +389,8 @@ static void on_func(struct xpu_npu_model *m, const struct xpu_dict *d, const str
 	/* Firmware IPC handled is progress, whether or not each message is seen. */
 	if (f->cat == XPU_NPU_CAT_IPC && ev->time > m->last_ipc_fn)
 		m->last_ipc_fn = ev->time;
+	if ((f->ioctl & 0xff) == XPU_NPU_NR_BO_WAIT && !m->waits_by_ioctl)
+		xpu_npu_on_wait(m, ev->pid, ev->time, n);
 	/* A call of a known process forms a chain too (a log's pid and
 	 * command columns): its per-process row. */
 	if (ev->npu.aux || ev->pid)
@@ -759,9 +768,38 @@ static int clients_table(const struct xpu_npu_model *m, const struct xpu_dict *d
 	return 0;
 }
 
+static void snap_stall(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_npu_stall_snap *o)
+{
+	const struct xpu_npu_stall *st = &m->stall;
+	memset(o, 0, sizeof(*o));
+	if (!st->raised)
+		return;
+	const char *comm = st->job.comm ? xpu_dict_str_get(d, st->job.comm) : NULL;
+	uint64_t end = st->cleared ? st->cleared : m->now;
+	o->shown = 1;
+	o->active = !st->cleared;
+	o->job_id_known = st->job.key != 0;
+	o->job_id = st->job.key;
+	o->queue = st->job.queue;
+	o->pid = st->job.pid;
+	snprintf(o->comm, sizeof(o->comm), "%s", comm ? comm : "");
+	o->submit = st->job.submit_ns;
+	o->raised = st->raised;
+	o->cleared = st->cleared;
+	o->age_ns = end > st->job.submit_ns ? end - st->job.submit_ns : 0;
+	o->last_ipc = st->last_ipc;
+	o->last_hb = st->last_hb;
+	o->waits = st->waits;
+	o->wait_every_ns = st->waits > 1 ? (st->wait_last - st->wait_first) / (st->waits - 1) : 0;
+	o->tdr_ms = st->tdr_ms;
+	o->tdr_origin = st->tdr_origin;
+	snprintf(o->after, sizeof(o->after), "%s", st->after_text);
+}
+
 int xpu_npu_model_snapshot(const struct xpu_npu_model *m, const struct xpu_dict *d,
 			   struct xpu_npu_snap *s, enum xpu_window w)
 {
+	snap_stall(m, d, &s->stall);
 	s->dev_valid = 0;
 	for (int i = 0; i < XPU_NPU_MAX_DEVICES && !s->dev_valid; i++)
 		if (m->dev[i].have_state) {

@@ -131,6 +131,7 @@ enum xpu_npu_cat {
 
 struct xpu_npu_fn {
 	uint32_t name, cat;		/* dict string; enum xpu_npu_cat */
+	uint32_t ioctl;			/* the ioctl an ivpu_*_ioctl handler serves, else 0 */
 	struct xpu_win_count calls;
 };
 
@@ -163,6 +164,32 @@ struct xpu_npu_type {
 struct xpu_npu_job {
 	uint64_t submit_ns, key;
 	uint32_t queue, pid, comm, call;	/* call: index of the process's job row + 1 */
+};
+
+/* What happened to a stalled job after the stall was raised. */
+enum xpu_npu_after {
+	XPU_NPU_AFTER_NONE = 0,
+	XPU_NPU_AFTER_DONE,		/* it completed, late */
+	XPU_NPU_AFTER_ABORT,		/* the driver aborted it */
+	XPU_NPU_AFTER_RECOVERY,		/* the driver recovered the device (arg: reason) */
+	XPU_NPU_AFTER_EXIT,		/* its process exited: the job went with it */
+	XPU_NPU_AFTER_PROGRESS,		/* IPC, a heartbeat or another job's completion came */
+};
+
+/* The evidence behind the STALL alert, kept after it clears: the job, what
+ * the firmware and the job's process did while it waited, the TDR, and what
+ * came after. */
+struct xpu_npu_stall {
+	struct xpu_npu_job job;		/* the oldest outstanding job, as submitted */
+	uint64_t raised, cleared;	/* 0: never raised; still active */
+	uint64_t last_ipc, last_hb;	/* as raised: the last firmware IPC, heartbeat progress; 0: none */
+	uint32_t waits;			/* BO_WAIT calls of its process since its submit */
+	uint64_t wait_first, wait_last;
+	uint32_t tdr_ms;		/* in force when raised */
+	const char *tdr_origin;
+	uint32_t after;			/* enum xpu_npu_after */
+	uint64_t after_ns;
+	char after_text[112];		/* what came after, in words */
 };
 
 /* Global counters, one ring matrix. */
@@ -232,6 +259,14 @@ struct xpu_npu_model {
 	uint32_t njobs, jobs_cap;
 	uint64_t jobs_unmatched;	/* completions with no known submission */
 	uint64_t jobs_forgotten;	/* outstanding jobs dropped from a full list */
+	uint64_t jobs_by_order;		/* completions matched without a job id: the queue's oldest */
+	uint64_t jobs_by_id;		/* completions matched by job id */
+	/* BO_WAIT calls since the oldest outstanding job's submit, by its process */
+	uint64_t wait_for;		/* that job's submit time */
+	uint32_t waits;
+	uint64_t wait_first, wait_last;
+	int waits_by_ioctl;		/* BO_WAIT ioctls seen: ivpu_bo_wait_ioctl calls are the same */
+	struct xpu_npu_stall stall;
 
 	/* IPC rate history: messages and length of each closed tick, oldest first */
 	uint64_t hist_msgs[XPU_NPU_HISTORY], hist_ns[XPU_NPU_HISTORY];
@@ -278,6 +313,9 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 /* Adds (or replaces, by name) a line of the sources list. */
 void xpu_npu_model_source(struct xpu_npu_model *m, const char *name, int state, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* A process exited: its outstanding jobs go with it (the driver frees its
+ * contexts), and a stall on one of them says so and clears. */
+void xpu_npu_model_exit(struct xpu_npu_model *m, uint32_t pid, uint64_t now);
 /* The TDR the rules use, and where it came from ("--npu-tdr", "driver", "default"). */
 uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin);
 
@@ -317,6 +355,24 @@ struct xpu_npu_cat_snap {
 	char share_text[8], share_total_text[8];	/* written as xpu_npu_share_text does */
 };
 
+/* The stall alert's evidence (struct xpu_npu_stall) as front-ends show it. */
+struct xpu_npu_stall_snap {
+	int shown;			/* a stall was raised: the rest is set */
+	int active;
+	int job_id_known;		/* the trace names jobs (else: matched by order) */
+	uint64_t job_id;
+	uint32_t queue, pid;
+	char comm[32];			/* "" when not known */
+	uint64_t submit, raised, cleared;	/* CLOCK_MONOTONIC ns; cleared 0 while active */
+	uint64_t age_ns;		/* submit to now while active, to the clear after */
+	uint64_t last_ipc, last_hb;	/* 0: none seen */
+	uint32_t waits;			/* BO_WAIT calls of its process since the submit */
+	uint64_t wait_every_ns;		/* their mean spacing; 0 below two calls */
+	uint32_t tdr_ms;
+	const char *tdr_origin;
+	char after[160];		/* what came after, "" while nothing has */
+};
+
 struct xpu_npu_type_snap {
 	uint32_t code;
 	char name[40];
@@ -344,6 +400,8 @@ struct xpu_npu_snap {
 	uint64_t submitted_total, done_total, aborted_total, aborted_recent;
 	uint32_t outstanding;
 	uint64_t oldest_ns;		/* age of the oldest outstanding job */
+	int jobs_by_order;		/* some completions were matched by order, not job id */
+	struct xpu_npu_stall_snap stall;
 	int lat_valid;			/* p50/p99/max over the window exist */
 	uint64_t p50_ns, p99_ns, max_ns;
 	/* memory */

@@ -8,12 +8,14 @@
 #define XPU_MODEL_NPU_INT_H
 
 #include <linux/types.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model_npu.h"
 #include "npu.h"
 
 #define MS 1000000ULL
+#define XPU_NPU_NR_BO_WAIT 0x46	/* DRM_IOCTL_IVPU_BO_WAIT's nr */
 
 /* The call rows (model_npu_calls.c). */
 /* The (pid, kind, code) row, made when new; UINT32_MAX when out of memory. */
@@ -38,6 +40,14 @@ void xpu_npu_snap_ipc(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enu
 /* Jobs (model_npu_jobs.c). */
 int xpu_npu_on_job(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_t n);
 void xpu_npu_snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w);
+
+/* A BO_WAIT of pid, counted for the oldest outstanding job. */
+void xpu_npu_on_wait(struct xpu_npu_model *m, uint32_t pid, uint64_t now, uint64_t n);
+/* Notes what came after the stall (once, while it is active). */
+void xpu_npu_stall_after(struct xpu_npu_model *m, uint32_t after, uint64_t now, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* "8.4 s", "500 ms", "40 us" */
+void xpu_npu_fmt_dur(char *buf, size_t size, uint64_t ns);
 
 /* The alert rules, run at the end of each tick (model_npu_rules.c). */
 void xpu_npu_rule_rate(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns);

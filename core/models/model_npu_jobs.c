@@ -3,6 +3,7 @@
  * completions or aborts, the outstanding ones the stall rule watches, and
  * the job latency snapshot. */
 #include <errno.h>
+#include <stdarg.h>
 #include <linux/types.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,17 +43,52 @@ static int job_submit(struct xpu_npu_model *m, const struct xpu_event *ev)
 }
 
 /* The outstanding job a completion on (queue, key) ends: the one with that
- * key, else the queue's oldest job submitted without a key. */
-static int job_match(const struct xpu_npu_model *m, uint32_t queue, uint64_t key)
+ * key, else the queue's oldest job submitted without a key (by order: a
+ * trace without job ids cannot tell which job completed). */
+static int job_match(struct xpu_npu_model *m, uint32_t queue, uint64_t key)
 {
 	if (key)
 		for (uint32_t i = 0; i < m->njobs; i++)
-			if (m->jobs[i].queue == queue && m->jobs[i].key == key)
+			if (m->jobs[i].queue == queue && m->jobs[i].key == key) {
+				m->jobs_by_id++;
 				return (int)i;
+			}
 	for (uint32_t i = 0; i < m->njobs; i++)
-		if (m->jobs[i].queue == queue && (!key || !m->jobs[i].key))
+		if (m->jobs[i].queue == queue && (!key || !m->jobs[i].key)) {
+			m->jobs_by_order++;
 			return (int)i;
+		}
 	return -1;
+}
+
+static int is_stalled(const struct xpu_npu_model *m, const struct xpu_npu_job *j)
+{
+	return m->stall.raised && !m->stall.cleared && j->submit_ns == m->stall.job.submit_ns &&
+	       j->queue == m->stall.job.queue && j->key == m->stall.job.key;
+}
+
+void xpu_npu_stall_after(struct xpu_npu_model *m, uint32_t after, uint64_t now, const char *fmt, ...)
+{
+	va_list ap;
+	if (!m->stall.raised || m->stall.cleared || m->stall.after)
+		return;
+	m->stall.after = after;
+	m->stall.after_ns = now;
+	va_start(ap, fmt);
+	vsnprintf(m->stall.after_text, sizeof(m->stall.after_text), fmt, ap);
+	va_end(ap);
+}
+
+/* The stalled job ended: how, and how late. */
+static void stalled_job_ended(struct xpu_npu_model *m, const struct xpu_npu_job *j, int aborted, uint64_t now)
+{
+	char late[32];
+	xpu_npu_fmt_dur(late, sizeof(late), now > j->submit_ns ? now - j->submit_ns : 0);
+	if (aborted)
+		xpu_npu_stall_after(m, XPU_NPU_AFTER_ABORT, now, "the driver aborted the job, %s after its submit",
+				    late);
+	else
+		xpu_npu_stall_after(m, XPU_NPU_AFTER_DONE, now, "the job completed late, %s after its submit", late);
 }
 
 static int job_done(struct xpu_npu_model *m, const struct xpu_event *ev)
@@ -66,6 +102,8 @@ static int job_done(struct xpu_npu_model *m, const struct xpu_event *ev)
 		m->jobs_unmatched++;
 	} else {
 		j = m->jobs[i];
+		if (is_stalled(m, &j))
+			stalled_job_ended(m, &j, aborted, ev->time);
 		memmove(m->jobs + i, m->jobs + i + 1, (m->njobs - (uint32_t)i - 1) * sizeof(*m->jobs));
 		m->njobs--;
 	}
@@ -105,9 +143,12 @@ static void job_abort(struct xpu_npu_model *m, const struct xpu_event *ev)
 	uint32_t n = m->njobs;
 	char what[96];
 
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
 		if (m->jobs[i].call)
 			m->calls[m->jobs[i].call - 1].errors.open++;
+		if (is_stalled(m, &m->jobs[i]))
+			stalled_job_ended(m, &m->jobs[i], 1, ev->time);
+	}
 	m->njobs = 0;
 	m->g[XPU_NPU_C_ABORTED].open += n;
 	if (!n && kind == XPU_NPU_ABORT_ALL)
@@ -115,6 +156,45 @@ static void job_abort(struct xpu_npu_model *m, const struct xpu_event *ev)
 	snprintf(what, sizeof(what), "%u outstanding job%s aborted (%s)", n, n == 1 ? "" : "s",
 		 kind ? why[kind] : "abort");
 	alert_aborted(m, ev->time, what);
+}
+
+void xpu_npu_model_exit(struct xpu_npu_model *m, uint32_t pid, uint64_t now)
+{
+	uint32_t kept = 0, gone = 0;
+	if (!pid)
+		return;
+	for (uint32_t i = 0; i < m->njobs; i++) {
+		if (m->jobs[i].pid != pid) {
+			m->jobs[kept++] = m->jobs[i];
+			continue;
+		}
+		if (is_stalled(m, &m->jobs[i]))
+			xpu_npu_stall_after(m, XPU_NPU_AFTER_EXIT, now,
+					    "its process exited, %.1f s after the stall was raised: the job went with it",
+					    now > m->stall.raised ? (double)(now - m->stall.raised) / 1e9 : 0.0);
+		gone++;
+	}
+	m->njobs = kept;
+	if (gone && now > m->now)
+		m->now = now;
+}
+
+/* A BO_WAIT (ioctl or driver function) of pid: counted for the oldest
+ * outstanding job when it is that job's process's (or either is not known). */
+void xpu_npu_on_wait(struct xpu_npu_model *m, uint32_t pid, uint64_t now, uint64_t n)
+{
+	if (!m->njobs || now < m->jobs[0].submit_ns)
+		return;
+	if (m->wait_for != m->jobs[0].submit_ns) {
+		m->wait_for = m->jobs[0].submit_ns;
+		m->waits = 0;
+	}
+	if (pid && m->jobs[0].pid && pid != m->jobs[0].pid)
+		return;
+	if (!m->waits)
+		m->wait_first = now;
+	m->waits += (uint32_t)n;
+	m->wait_last = now;
 }
 
 int xpu_npu_on_job(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_t n)
@@ -148,6 +228,7 @@ void xpu_npu_snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, en
 	s->aborted_total = m->g[XPU_NPU_C_ABORTED].total;
 	s->aborted_recent = m->g[XPU_NPU_C_ABORTED].recent;
 	s->outstanding = m->njobs;
+	s->jobs_by_order = m->jobs_by_order > 0;
 	s->oldest_ns = m->njobs && m->now > m->jobs[0].submit_ns ? m->now - m->jobs[0].submit_ns : 0;
 	s->lat_valid = xpu_npu_lat_quantiles(l, w, &s->p50_ns, &s->p99_ns);
 	s->max_ns = s->lat_valid ? xpu_win_max_get(&l->max, w, m->ticks.window) : 0;

@@ -4,6 +4,7 @@
  * TDR that is).  Run by xpu_npu_model_tick() once the tick's buckets are
  * closed. */
 #include <stdio.h>
+#include <string.h>
 
 #include "alerts.h"
 #include "model_npu.h"
@@ -15,7 +16,7 @@
 #define EWMA_ALPHA 0.2
 #define STORM_CALM_TICKS 2
 
-static void fmt_dur(char *buf, size_t size, uint64_t ns)
+void xpu_npu_fmt_dur(char *buf, size_t size, uint64_t ns)
 {
 	if (ns >= 1000000000ULL)
 		snprintf(buf, size, "%.1f s", (double)ns / 1e9);
@@ -76,8 +77,8 @@ void xpu_npu_rule_silence(struct xpu_npu_model *m, uint64_t now)
 	}
 	if (!xpu_alert_find(m->alerts, "npu", "npu.ipc_silent", 0)) {
 		char quiet[32], usual[32];
-		fmt_dur(quiet, sizeof(quiet), now - since);
-		fmt_dur(usual, sizeof(usual), p99);
+		xpu_npu_fmt_dur(quiet, sizeof(quiet), now - since);
+		xpu_npu_fmt_dur(usual, sizeof(usual), p99);
 		xpu_alert_raise(m->alerts, XPU_ALERT_WARN, "npu", "npu.ipc_silent", 0, now, 0,
 				"no firmware IPC for %s while %u job%s outstanding (jobs take %s at p99)",
 				quiet, m->njobs, m->njobs == 1 ? " is" : "s are", usual);
@@ -100,26 +101,68 @@ uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin
 	return v;
 }
 
+/* The stall's line: the job, its age now, the TDR; rewritten at each tick
+ * so the age keeps counting. */
+static void stall_msg(struct xpu_alert *a, const struct xpu_npu_model *m, uint64_t now, uint64_t tdr)
+{
+	const struct xpu_npu_job *j = &m->stall.job;
+	char age[32], id[32] = "", pid[32] = "";
+	xpu_npu_fmt_dur(age, sizeof(age), now - j->submit_ns);
+	if (j->key)
+		snprintf(id, sizeof(id), " %llu", (unsigned long long)j->key);
+	if (j->pid)
+		snprintf(pid, sizeof(pid), " of pid %u", j->pid);
+	snprintf(a->msg, sizeof(a->msg), "job%s on queue %u%s outstanding for %s, past the %u ms TDR: "
+		 "no completion, no heartbeat or IPC progress", id, j->queue, pid, age, (unsigned)(tdr / MS));
+}
+
+/* The alert's line once it clears: what came after, or that progress did. */
+static void stall_cleared(struct xpu_npu_model *m, uint64_t now)
+{
+	struct xpu_alert *a = xpu_alert_find(m->alerts, "npu", "npu.stall", 0);
+	if (!a)
+		return;
+	xpu_npu_stall_after(m, XPU_NPU_AFTER_PROGRESS, now,
+			    "progress again: firmware IPC, a heartbeat or a completion came");
+	m->stall.cleared = now;
+	size_t n = strlen(a->msg);
+	snprintf(a->msg + n, sizeof(a->msg) - n, "; then %s", m->stall.after_text);
+	xpu_alert_clear(m->alerts, "npu", "npu.stall", 0, now);
+}
+
 /* STALL: as the driver's TDR sees it. */
 void xpu_npu_rule_stall(struct xpu_npu_model *m, uint64_t now)
 {
-	uint64_t tdr = (uint64_t)xpu_npu_model_tdr_ms(m, NULL) * MS;
+	const char *origin;
+	uint64_t tdr = (uint64_t)xpu_npu_model_tdr_ms(m, &origin) * MS;
 	int asking = m->hb_asked && now - m->hb_asked < HB_WAIT_NS;
 	/* Past the TDR, not at it: the driver checks the heartbeat at each TDR. */
 	uint64_t ipc = m->last_msg > m->last_ipc_fn ? m->last_msg : m->last_ipc_fn;
 	int on = m->njobs && !asking && now > m->jobs[0].submit_ns + tdr &&
 		 now - m->last_done > tdr && now - m->last_hb_progress > tdr && now - ipc > tdr;
+	struct xpu_alert *a = xpu_alert_find(m->alerts, "npu", "npu.stall", 0);
 
 	if (!on) {
-		xpu_alert_clear(m->alerts, "npu", "npu.stall", 0, now);
+		stall_cleared(m, now);
 		return;
 	}
-	if (!xpu_alert_find(m->alerts, "npu", "npu.stall", 0)) {
-		const struct xpu_npu_job *j = &m->jobs[0];
-		char age[32];
-		fmt_dur(age, sizeof(age), now - j->submit_ns);
-		xpu_alert_raise(m->alerts, XPU_ALERT_STALL, "npu", "npu.stall", 0, now, 0,
-				"job on queue %u outstanding for %s, past the %u ms TDR: no completion, "
-				"no heartbeat or IPC progress", j->queue, age, (unsigned)(tdr / MS));
+	if (!a) {
+		struct xpu_npu_stall *st = &m->stall;
+		*st = (struct xpu_npu_stall){
+			.job = m->jobs[0], .raised = now, .last_ipc = ipc, .last_hb = m->last_hb_progress,
+			.tdr_ms = (uint32_t)(tdr / MS), .tdr_origin = origin,
+		};
+		if (m->wait_for == m->jobs[0].submit_ns) {
+			st->waits = m->waits;
+			st->wait_first = m->wait_first;
+			st->wait_last = m->wait_last;
+		}
+		a = xpu_alert_raise(m->alerts, XPU_ALERT_STALL, "npu", "npu.stall", 0, now, 0, "job stalled");
+	} else if (m->wait_for == m->stall.job.submit_ns) {
+		m->stall.waits = m->waits;
+		m->stall.wait_first = m->wait_first;
+		m->stall.wait_last = m->wait_last;
 	}
+	if (a)
+		stall_msg(a, m, now, tdr);
 }

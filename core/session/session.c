@@ -289,6 +289,7 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 	case XPU_EV_PROC_EXIT:
 		xpu_cpu_model_exit(&s->cpu, ev->pid);
 		xpu_gpu_model_exit(&s->gpu, ev->pid);
+		xpu_npu_model_exit(&s->npu, ev->pid, ev->time);
 		break;
 	case XPU_EV_GPU_LAUNCH:
 	case XPU_EV_GPU_KERNEL:

@@ -18,6 +18,9 @@ static const struct xpu_layout_opts combos[] = {
 	{ .table = 0, .flame = 0, .text = 0, .help = 1 },
 	{ .table = 1, .flame = 1, .text = 9, .alerts = 1 }, { .table = 0, .flame = 0, .text = 0, .alerts = 1 },
 	{ .table = 1, .flame = 1, .text = 1, .help = 1, .alerts = 1 },
+	{ .table = 1, .flame = 1, .text = 7, .text_min = 5, .table_want = 4, .flame_want = 11 },
+	{ .table = 1, .flame = 1, .text = 20, .text_min = 5, .table_want = 30, .flame_want = 40, .alerts = 1 },
+	{ .table = 1, .flame = 1, .text = 7, .text_min = 5, .table_want = 2, .flame_want = 3 },
 };
 #define NCOMBOS (int)(sizeof(combos) / sizeof(combos[0]))
 
@@ -144,6 +147,32 @@ TEST(the_flame_pane_never_squeezes_the_table_below_its_minimum)
 		CHECK_INT(l.table.h, >=, 1 + XPU_LAYOUT_TABLE_MIN);
 		CHECK_INT(l.flame.h, >=, 1 + XPU_LAYOUT_FLAME_MIN);
 	}
+}
+
+/* The NPU view at 80x24 (issue 27): five lines of text, the calls table's
+ * three rows, then the driver functions and alert log (flame_want). */
+TEST(panes_with_wants_take_rows_in_order_of_need)
+{
+	struct xpu_layout l;
+	xpu_layout_compute(&l, 24, 80, &combos[13]);
+	CHECK_INT(l.text.h, ==, 5);
+	CHECK_INT(l.table.h, ==, 4);
+	CHECK_INT(l.flame.h, ==, 20 - 5 - 4);
+	/* rows to spare go to the text up to what it wants, then to the flame */
+	xpu_layout_compute(&l, 48, 160, &combos[13]);
+	CHECK_INT(l.text.h, ==, 7);
+	CHECK_INT(l.table.h, ==, 4);
+	CHECK_INT(l.flame.h, ==, 44 - 7 - 4);
+	/* short of rows, the flame's want comes before the table's */
+	xpu_layout_compute(&l, 30, 80, &combos[14]);
+	CHECK_INT(l.text.h, ==, 5);
+	CHECK_INT(l.table.h, ==, 1 + XPU_LAYOUT_TABLE_MIN);
+	CHECK_INT(l.flame.h, ==, 30 - 5 - 5 - 5);
+	/* a table wanting less than the minimum gets what it wants */
+	xpu_layout_compute(&l, 24, 80, &combos[15]);
+	CHECK_INT(l.table.h, ==, 2);
+	CHECK_INT(l.text.h, ==, 7);
+	CHECK_INT(l.flame.h, ==, 20 - 7 - 2);
 }
 
 TEST(a_view_without_a_table_fills_its_area_with_text)
