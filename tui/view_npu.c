@@ -119,7 +119,10 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 	dur(max, sizeof(max), n->max_ns);
 	int k = snprintf(buf, sizeof(buf), "submitted %s/s  done %s/s  outstanding %u", sub, done, n->outstanding);
 	if (n->outstanding && k > 0)
-		k += snprintf(buf + k, sizeof(buf) - (size_t)k, " (oldest %s)", old);
+		k += snprintf(buf + k, sizeof(buf) - (size_t)k, " (oldest %s%s)", old,
+			      n->jobs_by_order ? ", matched by order" : "");
+	else if (n->jobs_by_order && k > 0)
+		k += snprintf(buf + k, sizeof(buf) - (size_t)k, " (matched by order)");
 	if (k > 0)
 		snprintf(buf + k, sizeof(buf) - (size_t)k, "  latency p50 %s p99 %s max %s  aborted %" PRIu64,
 			 n->lat_valid ? p50 : "N/A", n->lat_valid ? p99 : "N/A", n->lat_valid ? max : "N/A",

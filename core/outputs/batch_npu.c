@@ -77,6 +77,49 @@ static void json_jobs(struct xpu_json *j, const struct xpu_npu_snap *n)
 	num_or_null(j, "p99_ns", n->lat_valid, (double)n->p99_ns);
 	num_or_null(j, "max_ns", n->lat_valid, (double)n->max_ns);
 	xpu_json_uint(j, "aborted_total", n->aborted_total);
+	xpu_json_bool(j, "matched_by_order", n->jobs_by_order);
+	xpu_json_end(j, '}');
+}
+
+/* A time of the stall's as wall-clock text, null for none. */
+static void json_when(struct xpu_json *j, const struct xpu_snapshot *s, const char *key, uint64_t mono)
+{
+	char when[64];
+	if (!mono) {
+		xpu_json_null(j, key);
+		return;
+	}
+	xpu_batch_wall_text(xpu_snapshot_wall(s, mono), when, sizeof(when), 1);
+	xpu_json_str(j, key, when);
+}
+
+/* The STALL alert's evidence (null before any stall). */
+static void json_stall(struct xpu_json *j, const struct xpu_snapshot *s)
+{
+	const struct xpu_npu_stall_snap *st = &s->npu.model.stall;
+	if (!st->shown) {
+		xpu_json_null(j, "stall");
+		return;
+	}
+	xpu_json_obj(j, "stall");
+	xpu_json_bool(j, "active", st->active);
+	xpu_json_bool(j, "job_id_known", st->job_id_known);
+	num_or_null(j, "job_id", st->job_id_known, (double)st->job_id);
+	xpu_json_uint(j, "queue", st->queue);
+	num_or_null(j, "pid", st->pid != 0, st->pid);
+	xpu_json_str(j, "comm", st->comm);
+	json_when(j, s, "submitted", st->submit);
+	xpu_json_uint(j, "submit_mono_ns", st->submit);
+	json_when(j, s, "raised", st->raised);
+	json_when(j, s, "cleared", st->cleared);
+	xpu_json_uint(j, "age_ns", st->age_ns);
+	json_when(j, s, "last_ipc", st->last_ipc);
+	json_when(j, s, "last_heartbeat", st->last_hb);
+	xpu_json_uint(j, "bo_waits", st->waits);
+	num_or_null(j, "bo_wait_every_ns", st->waits > 1, (double)st->wait_every_ns);
+	xpu_json_uint(j, "tdr_ms", st->tdr_ms);
+	xpu_json_str(j, "tdr_from", st->tdr_origin ? st->tdr_origin : "default");
+	xpu_json_str(j, "after", st->after);
 	xpu_json_end(j, '}');
 }
 
@@ -185,6 +228,7 @@ void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_bool(j, "counts_only", n->untimed);	/* a log without times: no rates, jobs or alerts */
 	json_ipc(j, n);
 	json_jobs(j, n);
+	json_stall(j, s);
 	json_memory(j, n);
 	json_functions(j, n);
 	xpu_json_obj(j, "power");

@@ -21,6 +21,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ NULL, "Display" },
 	{ "f", "show or hide the flamegraph" },
 	{ "H", "processes or threads (CPU view)" },
+	{ "t", "NPU view: the table keys move the driver functions table, or the calls table again" },
 	{ "F", "follow the selected row as rows re-sort, until it ends (else the cursor keeps its place)" },
 	{ "w", "recent window or since start" },
 	{ "Space", "pause or resume the display" },
@@ -32,7 +33,8 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ "?  h", "this help" },
 	{ "q  F10", "quit" },
 	{ NULL, "Flamegraph" },
-	{ "Enter", "zoom onto the heaviest callee below (the hot path, while callees outweigh the frame)" },
+	{ "Enter", "zoom onto the heaviest callee below (the hot path, while callees outweigh the frame); "
+		   "NPU view: the alert card, the top alert whole with its evidence" },
 	{ "z  Backspace", "zoom out one level" },
 	{ NULL, "Mouse" },
 	{ "click a tab", "switch to its view" },

@@ -494,6 +494,100 @@ TEST(a_stall_clears_when_the_job_completes)
 	CHECK(!alert(h, "npu.ipc_silent")->active);
 }
 
+/* The stalled job's evidence, as the alert card and JSON show it. */
+static struct xpu_npu_stall_snap stall_of(struct h *h)
+{
+	struct xpu_npu_snap s;
+	xpu_npu_snap_init(&s);
+	CHECK_INT(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT), ==, 0);
+	struct xpu_npu_stall_snap st = s.stall;
+	xpu_npu_snap_free(&s);
+	return st;
+}
+
+/* A job with an id, its process polling BO_WAIT every 500 ms. */
+static uint64_t stall_with_waits(struct h *h, uint64_t secs)
+{
+	burst(h, 4);
+	until(h, h->now + 300 * MS);
+	uint64_t onset = h->now;
+	emit(h, XPU_EV_NPU_JOB, 42, XPU_NPU_JOB_SUBMIT, 0, 0, 77, 1, 1);
+	for (uint64_t t = 0; t < secs * 2; t++) {
+		until(h, onset + t * 500 * MS + MS);
+		ioctl_(h, 42, 0x6446, -XPU_NPU_ETIMEDOUT, 500 * MS, 1);
+	}
+	until(h, onset + secs * S);
+	return onset;
+}
+
+TEST(a_stall_shows_its_job_process_waits_tdr_and_an_age_that_counts)
+{
+	struct h *h = setup(NULL);
+	uint64_t onset = stall_with_waits(h, 8);
+	const struct xpu_alert *a = alert(h, "npu.stall");
+	REQUIRE(a && a->active);
+	/* as of the last refresh, 7.7 s after the submit, not the 2.x s it had when raised */
+	CHECK_INT(h->last_tick - onset, ==, 7700 * MS);
+	CHECK(strstr(a->msg, "job 77 on queue 1 of pid 42 outstanding for 7.7 s, past the 2000 ms TDR") != NULL);
+	struct xpu_npu_stall_snap st = stall_of(h);
+	CHECK(st.shown && st.active && st.job_id_known);
+	CHECK_INT(st.job_id, ==, 77);
+	CHECK_INT(st.pid, ==, 42);
+	CHECK_STR(st.comm, "app");
+	CHECK_INT(st.submit, ==, onset);
+	CHECK_INT(st.age_ns, ==, 7700 * MS);
+	CHECK_INT(st.waits, ==, 16);
+	CHECK_INT(st.wait_every_ns, ==, 500 * MS);
+	CHECK(st.last_ipc && st.last_ipc < onset);
+	CHECK_INT(st.tdr_ms, ==, 2000);
+	CHECK_STR(st.tdr_origin, "default");
+	CHECK_STR(st.after, "");
+}
+
+TEST(a_stall_whose_process_exits_clears_and_says_so)
+{
+	struct h *h = setup(NULL);
+	stall_with_waits(h, 4);
+	REQUIRE(alert(h, "npu.stall") && alert(h, "npu.stall")->active);
+	xpu_npu_model_exit(&h->m, 42, h->now);
+	until(h, h->last_tick + TICK);
+	const struct xpu_alert *a = alert(h, "npu.stall");
+	CHECK(!a->active);
+	CHECK(strstr(a->msg, "; then its process exited") != NULL);
+	struct xpu_npu_stall_snap st = stall_of(h);
+	CHECK(!st.active);
+	CHECK(strstr(st.after, "its process exited") != NULL);
+	CHECK_INT(st.age_ns, ==, st.cleared - st.submit);
+}
+
+TEST(a_stalled_job_that_completes_late_says_how_late)
+{
+	struct h *h = setup(NULL);
+	uint64_t onset = stall_with_waits(h, 5);
+	emit(h, XPU_EV_NPU_JOB, 0, XPU_NPU_JOB_DONE, 0, 0, 77, 1, 1);
+	until(h, h->last_tick + TICK);
+	CHECK(!alert(h, "npu.stall")->active);
+	struct xpu_npu_stall_snap st = stall_of(h);
+	CHECK_STR(st.after, "the job completed late, 5.0 s after its submit");
+	CHECK_INT(st.submit, ==, onset);
+}
+
+TEST(completions_without_job_ids_are_matched_by_order_and_said_so)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	emit(h, XPU_EV_NPU_JOB, 42, XPU_NPU_JOB_SUBMIT, 0, 0, 5, 1, 1);
+	emit(h, XPU_EV_NPU_JOB, 0, XPU_NPU_JOB_DONE, 0, 0, 5, 1, 1);
+	xpu_npu_snap_init(&s);
+	CHECK_INT(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT), ==, 0);
+	CHECK(!s.jobs_by_order);
+	submit(h, 42, 1);
+	done(h, 1, 0);
+	CHECK_INT(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT), ==, 0);
+	CHECK(s.jobs_by_order);
+	xpu_npu_snap_free(&s);
+}
+
 TEST(the_tdr_is_the_drivers_unless_forced)
 {
 	struct h *h = setup(NULL);
