@@ -116,17 +116,31 @@ static void stall_msg(struct xpu_alert *a, const struct xpu_npu_model *m, uint64
 		 "no completion, no heartbeat or IPC progress", id, j->queue, pid, age, (unsigned)(tdr / MS));
 }
 
-/* The alert's line once it clears: what came after, or that progress did. */
-static void stall_cleared(struct xpu_npu_model *m, uint64_t now)
+/* What came after, in the alert's line (the card has it whole). */
+static const char *after_short(uint32_t after)
+{
+	switch (after) {
+	case XPU_NPU_AFTER_DONE: return "the job completed late";
+	case XPU_NPU_AFTER_ABORT: return "the driver aborted the job";
+	case XPU_NPU_AFTER_RECOVERY: return "the driver recovered the NPU";
+	case XPU_NPU_AFTER_EXIT: return "its process exited";
+	default: return "progress again";
+	}
+}
+
+/* The alert's line once it clears: its age at the clear and what came
+ * after, or that progress did. */
+static void stall_cleared(struct xpu_npu_model *m, uint64_t now, uint64_t tdr)
 {
 	struct xpu_alert *a = xpu_alert_find(m->alerts, "npu", "npu.stall", 0);
 	if (!a)
 		return;
 	xpu_npu_stall_after(m, XPU_NPU_AFTER_PROGRESS, now,
 			    "progress again: firmware IPC, a heartbeat or a completion came");
-	m->stall.cleared = now;
+	m->stall.cleared = m->stall.after_ns ? m->stall.after_ns : now;
+	stall_msg(a, m, m->stall.cleared, tdr);
 	size_t n = strlen(a->msg);
-	snprintf(a->msg + n, sizeof(a->msg) - n, "; then %s", m->stall.after_text);
+	snprintf(a->msg + n, sizeof(a->msg) - n, "; then %s", after_short(m->stall.after));
 	xpu_alert_clear(m->alerts, "npu", "npu.stall", 0, now);
 }
 
@@ -143,7 +157,7 @@ void xpu_npu_rule_stall(struct xpu_npu_model *m, uint64_t now)
 	struct xpu_alert *a = xpu_alert_find(m->alerts, "npu", "npu.stall", 0);
 
 	if (!on) {
-		stall_cleared(m, now);
+		stall_cleared(m, now, tdr);
 		return;
 	}
 	if (!a) {
