@@ -15,6 +15,8 @@ view must read right when they are replayed with `xputop -r`:
             process polls ivpu_bo_wait_ioctl for 8 s and the firmware is silent
   recovery  ten jobs, two submitted, a recovery that aborts them, more jobs
   storm     jobs at 100/s for 4 s, then 3,000 IPC receives a second for 3 s
+  longstorm one job for 15 s, the firmware's receives at 71/s, and from 10 s
+            to 13 s at 2,070/s (29x): a storm inside one long job
   normal    bursts of jobs with quiet between
 
 The tutorial's run also has the functions its text names beside the table's:
@@ -130,12 +132,20 @@ def storm():
     spread(T0 + 4000, T0 + 7000, "ivpu_ipc_receive", 9000)
 
 
+def longstorm():
+    call(T0, "ivpu_submit_ioctl")
+    spread(T0, T0 + 10000, "ivpu_ipc_receive", 710)
+    spread(T0 + 10000, T0 + 13000, "ivpu_ipc_receive", 6210)
+    spread(T0 + 13000, T0 + 15000, "ivpu_ipc_receive", 142)
+    call(T0 + 15000, "ivpu_job_done_callback")
+
+
 def normal():
     for b in range(4):
         jobs(T0 + b * 3500, 2)
 
 
-SCENARIOS = {f.__name__: f for f in (tutorial, stall, recovery, storm, normal)}
+SCENARIOS = {f.__name__: f for f in (tutorial, stall, recovery, storm, longstorm, normal)}
 
 
 def counts():

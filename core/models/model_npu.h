@@ -33,7 +33,7 @@
  *             advance and no firmware IPC went on (no message, no call of an
  *             IPC driver function); cleared when any of that changes;
  *   WARN      the IPC rate is storm_factor times the baseline learned over
- *             ticks with job activity; or no IPC for longer than the silence
+ *             ticks of work (jobs moving, or messages while one is outstanding); or no IPC for longer than the silence
  *             threshold while jobs are outstanding, once job latencies have
  *             been learned.  Quiet alone never raises anything.
  */

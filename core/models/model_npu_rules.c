@@ -26,16 +26,19 @@ void xpu_npu_fmt_dur(char *buf, size_t size, uint64_t ns)
 		snprintf(buf, size, "%.0f us", (double)ns / 1e3);
 }
 
-/* WARN: the message rate is a multiple of what was learned over ticks with
- * jobs; a burst of work after quiet is not a departure, since quiet ticks
- * teach nothing. */
+/* WARN: the message rate is a multiple of what was learned over ticks of
+ * work: jobs submitted or completed, or messages while a job is
+ * outstanding (one long job is a steady stretch too).  A burst of work
+ * after quiet is not a departure, since quiet ticks teach nothing: neither
+ * ticks without jobs (a heartbeat trickle) nor silent ticks of a job
+ * (normal in hardware-scheduler mode). */
 void xpu_npu_rule_rate(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns)
 {
 	uint64_t msgs = m->g[XPU_NPU_C_TX].last + m->g[XPU_NPU_C_RX].last;
 	double rate = interval_ns ? (double)msgs * 1e9 / (double)interval_ns : 0;
 	int armed = m->learned_ticks >= m->cfg.learn_ticks;
 	int high = armed && rate >= m->cfg.storm_min && rate >= m->cfg.storm_factor * m->baseline;
-	int jobs = m->g[XPU_NPU_C_SUBMIT].last + m->g[XPU_NPU_C_DONE].last > 0;
+	int jobs = m->g[XPU_NPU_C_SUBMIT].last + m->g[XPU_NPU_C_DONE].last > 0 || (m->njobs && msgs);
 
 	if (high) {
 		m->storm_calm = 0;

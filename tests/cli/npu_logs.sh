@@ -146,6 +146,26 @@ replay storm
 $Q npu_alerts npu.ipc_rate < "$T_TMP/storm.json" || fail "alerts"
 $Q npu_alert_severity npu.ipc_rate WARN < "$T_TMP/storm.json" || fail "severity"
 
+t an_ipc_storm_inside_one_long_job_warns_against_the_rate_learned_in_it
+replay longstorm
+$Q npu_alerts npu.ipc_rate < "$T_TMP/longstorm.json" || fail "alerts"
+$Q npu_alerts_within "$((5000000 + 10000))000000" 1000 < "$T_TMP/longstorm.json" || fail "not within a refresh of the burst"
+grep -q '"message":"firmware IPC at [0-9]* msgs/s, [0-9]*x the learned 7[0-2]/s"' "$T_TMP/longstorm.json" ||
+	fail "the rate learned in the job: $(grep -o '"message":"firmware IPC[^"]*"' "$T_TMP/longstorm.json" | head -1)"
+
+t a_stall_in_a_name_only_log_carries_its_evidence_and_says_jobs_were_matched_by_order
+python3 - "$T_TMP/stall.json" <<'PY' || fail "the stall's evidence"
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]["npu"]
+st = last["stall"]
+want = {"active": True, "job_id_known": False, "job_id": None, "pid": None, "bo_waits": 800,
+        "tdr_ms": 2000, "tdr_from": "default", "after": ""}
+bad = {k: st.get(k) for k, v in want.items() if st.get(k) != v}
+if bad or not 9e6 < st["bo_wait_every_ns"] < 11e6 or st["age_ns"] < 7e9 or not last["jobs"]["matched_by_order"]:
+    sys.exit(f"stall {st}, matched_by_order {last['jobs']['matched_by_order']}")
+PY
+$Q npu_value stall eq None < "$T_TMP/tutorial.json" || fail "a stall in the tutorial's run"
+
 t normal_bursts_in_a_log_raise_no_alert
 replay normal
 $Q npu_alerts < "$T_TMP/normal.json" || fail "alerts"

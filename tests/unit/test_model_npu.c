@@ -662,6 +662,41 @@ TEST(a_first_burst_after_a_trickle_is_not_a_storm)
 	CHECK_INT(h->alerts.n, ==, 0);
 }
 
+/* The issue-27 case: one job for 10 s at 71 messages a second, then 3 s at
+ * 2,070 a second (29x), all inside that job. */
+TEST(a_storm_inside_one_long_job_warns_against_the_rate_learned_in_it)
+{
+	struct h *h = setup(NULL);
+	submit(h, 42, 1);
+	uint64_t start = h->now;
+	for (int per_s = 71; h->now < start + 15 * S;) {
+		if (h->now >= start + 10 * S && h->now < start + 13 * S)
+			per_s = 2070;
+		else
+			per_s = 71;
+		msg(h, 0x2204, XPU_NPU_IPC_RX);
+		until(h, h->now + S / (uint64_t)per_s);
+	}
+	const struct xpu_alert *w = alert(h, "npu.ipc_rate");
+	REQUIRE(w);
+	CHECK(w->raised >= start + 10 * S && w->raised <= start + 10 * S + 2 * TICK);
+	CHECK(strstr(w->msg, "the learned 71/s") != NULL);
+	CHECK_INT(alerts(h, "npu.stall"), ==, 0);
+}
+
+TEST(a_silent_long_job_teaches_no_rate)
+{
+	struct h *h = setup(NULL);
+	burst(h, 4);
+	submit(h, 42, 1);
+	until(h, h->last_tick + TICK);	/* the submit's tick is a tick of work */
+	double learned = h->m.baseline;
+	uint32_t ticks = h->m.learned_ticks;
+	until(h, h->now + 5 * S);
+	CHECK(h->m.baseline == learned);
+	CHECK_INT(h->m.learned_ticks, ==, ticks);
+}
+
 TEST(a_recovery_is_critical_and_names_its_reason)
 {
 	struct h *h = setup(NULL);
