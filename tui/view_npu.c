@@ -381,9 +381,14 @@ static int card_stall(int y, int last, const struct xpu_rect *r, const struct xp
 		snprintf(buf, sizeof(buf), "on queue %u; the trace has no job ids: completions are matched to jobs "
 			 "by order, so this may be an older job's wait", st->queue);
 	y += card_row(y, last, r, "Job", buf);
-	if (st->pid)
+	if (st->pid && st->exited) {
+		dur(d, sizeof(d), st->exited > st->raised ? st->exited - st->raised : st->raised - st->exited);
+		snprintf(buf, sizeof(buf), "%u %s, exited %s %s the stall was raised; the job stays outstanding "
+			 "until the driver ends it", st->pid, st->comm[0] ? st->comm : "(command not known)", d,
+			 st->exited > st->raised ? "after" : "before");
+	} else if (st->pid) {
 		snprintf(buf, sizeof(buf), "%u %s", st->pid, st->comm[0] ? st->comm : "(command not known)");
-	else
+	} else
 		snprintf(buf, sizeof(buf), "not known (the trace has no pids)");
 	y += card_row(y, last, r, "Process", buf);
 	clock_ms(c, sizeof(c), s, st->submit);

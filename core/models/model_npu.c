@@ -786,6 +786,7 @@ static void snap_stall(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 	o->submit = st->job.submit_ns;
 	o->raised = st->raised;
 	o->cleared = st->cleared;
+	o->exited = st->job.exited;
 	o->age_ns = end > st->job.submit_ns ? end - st->job.submit_ns : 0;
 	o->last_ipc = st->last_ipc;
 	o->last_hb = st->last_hb;

@@ -163,6 +163,8 @@ struct xpu_npu_type {
 
 struct xpu_npu_job {
 	uint64_t submit_ns, key;
+	uint64_t exited;		/* when its process exited (0: alive); the job stays:
+					 * the driver and firmware still hold it */
 	uint32_t queue, pid, comm, call;	/* call: index of the process's job row + 1 */
 };
 
@@ -171,8 +173,7 @@ enum xpu_npu_after {
 	XPU_NPU_AFTER_NONE = 0,
 	XPU_NPU_AFTER_DONE,		/* it completed, late */
 	XPU_NPU_AFTER_ABORT,		/* the driver aborted it */
-	XPU_NPU_AFTER_RECOVERY,		/* the driver recovered the device (arg: reason) */
-	XPU_NPU_AFTER_EXIT,		/* its process exited: the job went with it */
+	XPU_NPU_AFTER_RECOVERY,		/* the driver recovered the device */
 	XPU_NPU_AFTER_PROGRESS,		/* IPC, a heartbeat or another job's completion came */
 };
 
@@ -313,8 +314,9 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 /* Adds (or replaces, by name) a line of the sources list. */
 void xpu_npu_model_source(struct xpu_npu_model *m, const char *name, int state, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* A process exited: its outstanding jobs go with it (the driver frees its
- * contexts), and a stall on one of them says so and clears. */
+/* A process exited: its outstanding jobs are marked so (they stay: a hung
+ * job keeps the firmware hung until the driver recovers it), and a stall on
+ * one of them says so. */
 void xpu_npu_model_exit(struct xpu_npu_model *m, uint32_t pid, uint64_t now);
 /* The TDR the rules use, and where it came from ("--npu-tdr", "driver", "default"). */
 uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin);
@@ -364,6 +366,7 @@ struct xpu_npu_stall_snap {
 	uint32_t queue, pid;
 	char comm[32];			/* "" when not known */
 	uint64_t submit, raised, cleared;	/* CLOCK_MONOTONIC ns; cleared 0 while active */
+	uint64_t exited;		/* when its process exited; 0: it has not */
 	uint64_t age_ns;		/* submit to now while active, to the clear after */
 	uint64_t last_ipc, last_hb;	/* 0: none seen */
 	uint32_t waits;			/* BO_WAIT calls of its process since the submit */

@@ -160,23 +160,14 @@ static void job_abort(struct xpu_npu_model *m, const struct xpu_event *ev)
 
 void xpu_npu_model_exit(struct xpu_npu_model *m, uint32_t pid, uint64_t now)
 {
-	uint32_t kept = 0, gone = 0;
 	if (!pid)
 		return;
-	for (uint32_t i = 0; i < m->njobs; i++) {
-		if (m->jobs[i].pid != pid) {
-			m->jobs[kept++] = m->jobs[i];
-			continue;
+	for (uint32_t i = 0; i < m->njobs; i++)
+		if (m->jobs[i].pid == pid && !m->jobs[i].exited) {
+			if (is_stalled(m, &m->jobs[i]))
+				m->stall.job.exited = now;
+			m->jobs[i].exited = now;
 		}
-		if (is_stalled(m, &m->jobs[i]))
-			xpu_npu_stall_after(m, XPU_NPU_AFTER_EXIT, now,
-					    "its process exited, %.1f s after the stall was raised: the job went with it",
-					    now > m->stall.raised ? (double)(now - m->stall.raised) / 1e9 : 0.0);
-		gone++;
-	}
-	m->njobs = kept;
-	if (gone && now > m->now)
-		m->now = now;
 }
 
 /* A BO_WAIT (ioctl or driver function) of pid: counted for the oldest

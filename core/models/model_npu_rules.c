@@ -114,7 +114,7 @@ static void stall_msg(struct xpu_alert *a, const struct xpu_npu_model *m, uint64
 	if (j->key)
 		snprintf(id, sizeof(id), " %llu", (unsigned long long)j->key);
 	if (j->pid)
-		snprintf(pid, sizeof(pid), " of pid %u", j->pid);
+		snprintf(pid, sizeof(pid), " of pid %u%s", j->pid, j->exited ? " (exited)" : "");
 	snprintf(a->msg, sizeof(a->msg), "job%s on queue %u%s outstanding for %s, past the %u ms TDR: "
 		 "no completion, no heartbeat or IPC progress", id, j->queue, pid, age, (unsigned)(tdr / MS));
 }
@@ -126,7 +126,6 @@ static const char *after_short(uint32_t after)
 	case XPU_NPU_AFTER_DONE: return "the job completed late";
 	case XPU_NPU_AFTER_ABORT: return "the driver aborted the job";
 	case XPU_NPU_AFTER_RECOVERY: return "the driver recovered the NPU";
-	case XPU_NPU_AFTER_EXIT: return "its process exited";
 	default: return "progress again";
 	}
 }

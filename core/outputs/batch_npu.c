@@ -108,6 +108,7 @@ static void json_stall(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_uint(j, "queue", st->queue);
 	num_or_null(j, "pid", st->pid != 0, st->pid);
 	xpu_json_str(j, "comm", st->comm);
+	json_when(j, s, "process_exited", st->exited);
 	json_when(j, s, "submitted", st->submit);
 	xpu_json_uint(j, "submit_mono_ns", st->submit);
 	json_when(j, s, "raised", st->raised);

@@ -105,22 +105,51 @@ static int commit(struct xpu_outfile *o, const char *what, const char *ext, char
 	return xpu_outfile_commit(o, stem, ext, path, size);
 }
 
+/* Function calls the folded file would hold. */
+static int any_calls(const struct xpu_npu_model *m)
+{
+	for (uint32_t i = 0; i < m->nfns; i++)
+		if (m->fns[i].calls.total)
+			return 1;
+	return 0;
+}
+
+/* Each file only where it has something to hold: no empty files. */
 int xpu_export_npu(struct xpu_session *sess, const struct xpu_snapshot *snap, const char *dir, char *msg,
 		   size_t size)
 {
 	char funcs[4200], alerts[4200];
 	struct xpu_outfile o;
-	if (xpu_outfile_open(&o, dir) < 0)
-		return -1;
-	long lines = write_stacks(o.f, &sess->npu, &sess->dict);
-	if (commit(&o, "npu-functions", "folded", funcs, sizeof(funcs)) < 0)
-		return -1;
-	if (xpu_outfile_open(&o, dir) < 0)
-		return -1;
-	write_alerts(o.f, snap);
-	if (commit(&o, "npu-alerts", "jsonl", alerts, sizeof(alerts)) < 0)
-		return -1;
-	snprintf(msg, size, "exported %ld function stacks to %s and %u alerts to %s", lines, funcs,
-		 snap->nalerts, alerts);
-	return 2;
+	long lines = 0;
+	int files = 0, calls = any_calls(&sess->npu);
+	if (!calls && !snap->nalerts) {
+		snprintf(msg, size, "nothing to export: the NPU view has no driver function calls and no alerts "
+			 "(its source line says why)");
+		return 0;
+	}
+	if (calls) {
+		if (xpu_outfile_open(&o, dir) < 0)
+			return -1;
+		lines = write_stacks(o.f, &sess->npu, &sess->dict);
+		if (commit(&o, "npu-functions", "folded", funcs, sizeof(funcs)) < 0)
+			return -1;
+		files++;
+	}
+	if (snap->nalerts) {
+		if (xpu_outfile_open(&o, dir) < 0)
+			return -1;
+		write_alerts(o.f, snap);
+		if (commit(&o, "npu-alerts", "jsonl", alerts, sizeof(alerts)) < 0)
+			return -1;
+		files++;
+	}
+	if (calls && snap->nalerts)
+		snprintf(msg, size, "exported %ld function stacks to %s and %u alerts to %s", lines, funcs,
+			 snap->nalerts, alerts);
+	else if (calls)
+		snprintf(msg, size, "exported %ld function stacks to %s (no alerts to export)", lines, funcs);
+	else
+		snprintf(msg, size, "exported %u alerts to %s (no driver function calls to export)", snap->nalerts,
+			 alerts);
+	return files;
 }

@@ -28,6 +28,15 @@ else	# without an NPU nothing machine-wide (ioctls, dma_fence) is traced for it
 	$Q npu_source jobs off "no NPU on this machine" < "$T_TMP/src.json" || fail "the jobs source line"
 fi
 $Q npu_source busy off "N/A" < "$T_TMP/src.json" || fail "busy"
+
+t an_npu_export_with_no_npu_data_writes_no_file_and_says_so
+if [ ! -e /sys/module/intel_vpu ] && ! ls /dev/accel/accel* > /dev/null 2>&1; then
+	mkdir -p "$T_TMP/empty"
+	"$XPUTOP" -b -n 2 -d 0.3 --view npu --export -o "$T_TMP/empty" > /dev/null 2> "$T_TMP/empty.err" ||
+		fail "exit status $?: $(cat "$T_TMP/empty.err")"
+	expect_grep "nothing to export: the NPU view has no driver function calls and no alerts" "$T_TMP/empty.err"
+	[ -z "$(ls "$T_TMP/empty")" ] || fail "wrote $(ls "$T_TMP/empty")"
+fi
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	$Q npu_source "driver functions" off "this kernel has no kprobes" < "$T_TMP/src.json" || fail "driver functions"
 fi

@@ -171,6 +171,14 @@ replay normal
 $Q npu_alerts < "$T_TMP/normal.json" || fail "alerts"
 $Q npu_value jobs.done_total eq 800 < "$T_TMP/normal.json" || fail "jobs"
 
+t an_export_without_alerts_writes_only_the_function_stacks
+mkdir -p "$T_TMP/exp-tut"
+"$XPUTOP" -r "$T_TMP/tutorial.log" -b -d 0.5 --view npu --export -o "$T_TMP/exp-tut" > /dev/null 2> "$T_TMP/exp-tut.err" ||
+	fail "export failed: $(cat "$T_TMP/exp-tut.err")"
+expect_grep "(no alerts to export)" "$T_TMP/exp-tut.err" "the message"
+[ "$(ls "$T_TMP/exp-tut")" = "$(cd "$T_TMP/exp-tut" && ls xputop-npu-functions-*.folded)" ] ||
+	fail "files: $(ls -l "$T_TMP/exp-tut")"
+
 t the_export_holds_the_function_counts_as_folded_stacks_and_the_alerts_as_json_lines
 mkdir -p "$T_TMP/exp"
 "$XPUTOP" -r "$T_TMP/stall.log" -b -n 1000 -d 0.5 --view npu --export -o "$T_TMP/exp" > /dev/null 2> "$T_TMP/exp.err" ||

@@ -544,20 +544,31 @@ TEST(a_stall_shows_its_job_process_waits_tdr_and_an_age_that_counts)
 	CHECK_STR(st.after, "");
 }
 
-TEST(a_stall_whose_process_exits_clears_and_says_so)
+/* A hung job keeps the firmware hung after its process is gone: the stall
+ * stays, and says the process exited. */
+TEST(a_stall_whose_process_exits_says_so_and_stays)
 {
 	struct h *h = setup(NULL);
 	stall_with_waits(h, 4);
 	REQUIRE(alert(h, "npu.stall") && alert(h, "npu.stall")->active);
-	xpu_npu_model_exit(&h->m, 42, h->now);
+	uint64_t gone = h->now;
+	xpu_npu_model_exit(&h->m, 42, gone);
 	until(h, h->last_tick + TICK);
 	const struct xpu_alert *a = alert(h, "npu.stall");
-	CHECK(!a->active);
-	CHECK(strstr(a->msg, "; then its process exited") != NULL);
+	CHECK(a->active);
+	CHECK(strstr(a->msg, "of pid 42 (exited) outstanding") != NULL);
 	struct xpu_npu_stall_snap st = stall_of(h);
-	CHECK(!st.active);
-	CHECK(strstr(st.after, "its process exited") != NULL);
-	CHECK_INT(st.age_ns, ==, st.cleared - st.submit);
+	CHECK(st.active);
+	CHECK_INT(st.exited, ==, gone);
+	/* a job whose process was gone before the stall says so when raised */
+	h = setup(NULL);
+	burst(h, 4);
+	emit(h, XPU_EV_NPU_JOB, 43, XPU_NPU_JOB_SUBMIT, 0, 0, 0, 1, 1);
+	xpu_npu_model_exit(&h->m, 43, h->now + MS);
+	until(h, h->now + 3 * S);
+	REQUIRE(alert(h, "npu.stall"));
+	CHECK(strstr(alert(h, "npu.stall")->msg, "of pid 43 (exited)") != NULL);
+	CHECK(stall_of(h).exited != 0);
 }
 
 TEST(a_stalled_job_that_completes_late_says_how_late)
