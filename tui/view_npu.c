@@ -23,6 +23,10 @@
 #define XPU_NPU_IPC_LABEL "IPC"
 #define XPU_NPU_FUNCS_TITLE "Driver functions"
 #define XPU_NPU_CARD_TITLE "Alert card"
+#define XPU_NPU_CHAINS_TITLE "Chains since start: process, Level Zero call -> ioctl -> driver function (t: next table)"
+
+/* Which table the table keys move (t cycles them). */
+enum { FOCUS_CALLS = 0, FOCUS_FUNCS = 1, FOCUS_CHAINS = 2 };
 
 #define LABEL_W 8
 
@@ -461,22 +465,44 @@ static void draw_lower(const struct xpu_rect *r, const struct xpu_snapshot *s, s
 		xpu_tui_alert_log_draw(r, s);
 		return;
 	}
-	int funcs = funcs_rows(n) < avail - amin ? funcs_rows(n) : avail - amin;
+	/* t on the chains: they take the functions' place */
+	const struct xpu_table *main = ui->funcs_focus == FOCUS_CHAINS ? &n->chains : &n->funcs;
+	int want = main->nrows ? (int)main->nrows : 1;
+	int funcs = want < avail - amin ? want : avail - amin;
 	int rest = avail - funcs;
 	int alerts = rest < aneed ? rest : aneed;
 	rest -= alerts;
+	int chains = main == &n->funcs && n->chains.nrows && rest >= 3 ? 1 + 1 + (int)n->chains.nrows : 0;
+	if (chains > rest)
+		chains = rest;
+	rest -= chains;
 	int srcs = rest >= 2 ? (rest < 1 + (int)s->npu.sources.n ? rest : 1 + (int)s->npu.sources.n) : 0;
 	alerts += rest - srcs;
 	int y = r->y;
-	share_line(n, y, r->x, r->w, 1);
+	if (main == &n->chains) {
+		for (int i = 0; i < share; i++)
+			xpu_fill(y + i, r->x, r->w, xpu_draw_attr(XPU_ROLE_FLAME_TITLE));
+		xpu_put_text(y, r->x, r->w, " " XPU_NPU_CHAINS_TITLE, xpu_draw_attr(XPU_ROLE_FLAME_TITLE), 1);
+	} else {
+		share_line(n, y, r->x, r->w, 1);
+	}
 	y += share;
 	struct xpu_rect table = { y, r->x, 1 + funcs, r->w };
 	ui->funcs_page = funcs;
-	if (ui->funcs_sel >= (int)n->funcs.nrows)
-		ui->funcs_sel = n->funcs.nrows ? (int)n->funcs.nrows - 1 : 0;
-	xpu_tui_table_draw(&table, &n->funcs, ui->funcs_focus ? ui->funcs_sel : -1, &ui->funcs_top,
-			   "no driver functions traced (ivpu_* probes or a bpftrace log give them)");
+	if (ui->funcs_sel >= (int)main->nrows)
+		ui->funcs_sel = main->nrows ? (int)main->nrows - 1 : 0;
+	xpu_tui_table_draw(&table, main, ui->funcs_focus ? ui->funcs_sel : -1, &ui->funcs_top,
+			   main == &n->chains ? "no chains: no driver function call inside a known Level Zero call or ioctl"
+					      : "no driver functions traced (ivpu_* probes or a bpftrace log give them)");
 	y += 1 + funcs;
+	if (chains) {
+		int top = 0;
+		struct xpu_rect ct = { y + 1, r->x, chains - 1, r->w };
+		xpu_fill(y, r->x, r->w, xpu_draw_attr(XPU_ROLE_FLAME_TITLE));
+		xpu_put_text(y, r->x, r->w, " " XPU_NPU_CHAINS_TITLE, xpu_draw_attr(XPU_ROLE_FLAME_TITLE), 1);
+		xpu_tui_table_draw(&ct, &n->chains, -1, &top, NULL);
+	}
+	y += chains;
 	if (srcs)
 		draw_sources(y, y + srcs - 1, r, s);
 	y += srcs;
@@ -555,11 +581,17 @@ static int clamp(int v, int lo, int hi)
  * they move its cursor.  Enter opens and closes the alert card. */
 static int npu_pane_key(struct xpu_ui *ui, const struct xpu_snapshot *s, int key)
 {
-	int rows = (int)s->npu.model.funcs.nrows, page = ui->funcs_page > 1 ? ui->funcs_page - 1 : 1;
+	static const char *const said[] = {
+		[FOCUS_CALLS] = "the table keys move the calls table (t: the driver functions)",
+		[FOCUS_FUNCS] = "the table keys move the driver functions table (t: the chains)",
+		[FOCUS_CHAINS] = "the chains take the driver functions' place; the table keys move them (t: the calls table)",
+	};
+	const struct xpu_table *t = ui->funcs_focus == FOCUS_CHAINS ? &s->npu.model.chains : &s->npu.model.funcs;
+	int rows = (int)t->nrows, page = ui->funcs_page > 1 ? ui->funcs_page - 1 : 1;
 	if (key == 't') {
-		ui->funcs_focus = !ui->funcs_focus;
-		xpu_tui_status(ui->funcs_focus ? "the table keys move the driver functions table (t: the calls table)"
-					       : "the table keys move the calls table (t: the driver functions table)");
+		ui->funcs_focus = (ui->funcs_focus + 1) % 3;
+		ui->funcs_sel = ui->funcs_top = 0;
+		xpu_tui_status(said[ui->funcs_focus]);
 		return XPU_REACT_REDRAW;
 	}
 	if (key == '\n' || key == '\r' || key == KEY_ENTER || (key == 27 && ui->card)) {

@@ -21,7 +21,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ NULL, "Display" },
 	{ "f", "show or hide the flamegraph" },
 	{ "H", "processes or threads (CPU view)" },
-	{ "t", "NPU view: the table keys move the driver functions table, or the calls table again" },
+	{ "t", "NPU view: the table keys move the driver functions, then the chains, then the calls table" },
 	{ "F", "follow the selected row as rows re-sort, until it ends (else the cursor keeps its place)" },
 	{ "w", "recent window or since start" },
 	{ "Space", "pause or resume the display" },

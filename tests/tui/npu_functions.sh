@@ -64,6 +64,19 @@ keys t
 keys q
 wait_for "EXITED rc=0"
 
+t t_again_puts_the_chains_in_the_functions_place_at_80x24
+python3 tests/npu_logs.py tutorial procs > "$T_TMP/procs.log" || fail "npu_logs.py tutorial procs"
+new_terminal 80 24 "env LANG=C.UTF-8 $XPUTOP -r $T_TMP/procs.log --view npu -d 0.5; echo EXITED rc=\$?; sleep 600"
+wait_for "end of the recording"
+grep -q "Chains since start" "$T_TMP/screen" && fail "chains at 80x24 before t"
+keys t t
+wait_for "Chains since start"
+expect_grep "^ *4242 matmul  *ivpu_mmu_context_map_page  *[0-9.]*  *4131$" "$T_TMP/screen" "the chain of map_page"
+keys t
+wait_gone "Chains since start"
+keys q
+wait_for "EXITED rc=0"
+
 t every_share_and_every_function_row_show_at_120x40
 shares_and_rows 120 40 22
 keys q
