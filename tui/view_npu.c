@@ -382,8 +382,8 @@ static int card_stall(int y, int last, const struct xpu_rect *r, const struct xp
 		snprintf(buf, sizeof(buf), "%" PRIu64 " on queue %u (matched to its completion by job id)", st->job_id,
 			 st->queue);
 	else
-		snprintf(buf, sizeof(buf), "on queue %u; the trace has no job ids: completions are matched to jobs "
-			 "by order, so this may be an older job's wait", st->queue);
+		snprintf(buf, sizeof(buf), "on queue %u; submissions in this trace carry no job id: completions are "
+			 "matched to jobs by order, so this may be an older job's wait", st->queue);
 	y += card_row(y, last, r, "Job", buf);
 	if (st->pid && st->exited) {
 		dur(d, sizeof(d), st->exited > st->raised ? st->exited - st->raised : st->raised - st->exited);

@@ -91,7 +91,7 @@ expect_grep "^ *progress$" "$T_TMP/screen" "the stall's last line"
 keys Enter
 wait_for "Alert card: STALL npu (npu.stall)"
 expect_grep "^ Submit   [0-9:.]*, outstanding 8.[0-9]*s and counting" "$T_TMP/screen" "the job's age"
-expect_grep "^ Job      on queue 0; the trace has no job ids: completions are matched to jobs" "$T_TMP/screen" "the order note"
+expect_grep "^ Job      on queue 0; submissions in this trace carry no job id: completions" "$T_TMP/screen" "the order note"
 expect_grep "^ Waits    BO_WAIT x[0-9]* every 10.0ms since the submit" "$T_TMP/screen" "the wait pattern"
 expect_grep "^ TDR      2000 ms (default)" "$T_TMP/screen" "the TDR"
 expect_grep "^ Firmware last IPC [0-9:.]* (8.[0-9]*s before now)" "$T_TMP/screen" "the last IPC"

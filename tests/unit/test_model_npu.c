@@ -583,6 +583,56 @@ TEST(a_stalled_job_that_completes_late_says_how_late)
 	CHECK_INT(st.submit, ==, onset);
 }
 
+/* The issue-27 case: one stuck job among 500 healthy ones.  With job ids
+ * its age counts from its submit and the STALL comes at the TDR; by order
+ * each completion ends the oldest job, which hides it. */
+static void stuck_among_many(struct h *h, int ids)
+{
+	emit(h, XPU_EV_NPU_JOB, 42, XPU_NPU_JOB_SUBMIT, 0, 0, ids ? 1 : 0, 1, 1);
+	for (uint64_t k = 2; k < 502; k++) {
+		until(h, h->now + 10 * MS);
+		emit(h, XPU_EV_NPU_JOB, 42, XPU_NPU_JOB_SUBMIT, 0, 0, ids ? k : 0, 1, 1);
+		until(h, h->now + 3 * MS);
+		emit(h, XPU_EV_NPU_JOB, 0, XPU_NPU_JOB_DONE, 0, 0, ids ? k : 0, 1, 1);
+	}
+}
+
+TEST(a_stuck_job_among_many_is_found_by_its_job_id)
+{
+	struct h *h = setup(NULL);
+	uint64_t onset = h->now;
+	stuck_among_many(h, 1);
+	struct xpu_npu_snap s;
+	xpu_npu_snap_init(&s);
+	CHECK_INT(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT), ==, 0);
+	CHECK_INT(s.outstanding, ==, 1);
+	CHECK_INT(s.oldest_ns, >=, 6 * S);
+	CHECK(!s.jobs_by_order);
+	xpu_npu_snap_free(&s);
+	/* while the others complete the engine is progressing: once they stop,
+	 * the STALL names the stuck job and its whole age */
+	CHECK_INT(alerts(h, "npu.stall"), ==, 0);
+	uint64_t quiet = h->now;
+	until(h, quiet + 2 * S + 2 * TICK);
+	REQUIRE(alert(h, "npu.stall"));
+	CHECK_INT(h->m.stall.job.key, ==, 1);
+	CHECK_INT(h->m.stall.job.submit_ns, ==, onset);
+	CHECK(strstr(alert(h, "npu.stall")->msg, "job 1 on queue 1") != NULL);
+}
+
+TEST(a_stuck_job_among_many_without_job_ids_hides_behind_their_completions)
+{
+	struct h *h = setup(NULL);
+	stuck_among_many(h, 0);
+	struct xpu_npu_snap s;
+	xpu_npu_snap_init(&s);
+	CHECK_INT(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT), ==, 0);
+	CHECK_INT(s.outstanding, ==, 1);
+	CHECK_INT(s.oldest_ns, <, 50 * MS);	/* what xputop(8) says matching by order hides */
+	CHECK(s.jobs_by_order);
+	xpu_npu_snap_free(&s);
+}
+
 TEST(completions_without_job_ids_are_matched_by_order_and_said_so)
 {
 	struct h *h = setup(NULL);
