@@ -295,6 +295,32 @@ static void text_pct(char *buf, size_t size, int valid, double v)
 		snprintf(buf, size, "N/A");
 }
 
+/* The stall's evidence, as the alert card shows it. */
+static void text_stall(FILE *f, const struct xpu_snapshot *s)
+{
+	const struct xpu_npu_stall_snap *st = &s->npu.model.stall;
+	char when[64], ipc[64];
+	if (!st->shown)
+		return;
+	xpu_batch_wall_text(xpu_snapshot_wall(s, st->submit), when, sizeof(when), 0);
+	if (st->last_ipc)
+		xpu_batch_wall_text(xpu_snapshot_wall(s, st->last_ipc), ipc, sizeof(ipc), 0);
+	else
+		snprintf(ipc, sizeof(ipc), "none seen");
+	fprintf(f, "  stall (%s): job ", st->active ? "active" : "cleared");
+	if (st->job_id_known)
+		fprintf(f, "%" PRIu64 " ", st->job_id);
+	fprintf(f, "on queue %u", st->queue);
+	if (st->pid)
+		fprintf(f, " of pid %u %s%s", st->pid, st->comm, st->exited ? " (exited)" : "");
+	fprintf(f, ", submitted %s, outstanding %.1f s; last IPC %s; BO_WAIT x%u", when, (double)st->age_ns / 1e9,
+		ipc, st->waits);
+	if (st->waits > 1)
+		fprintf(f, " every %.0f ms", (double)st->wait_every_ns / 1e6);
+	fprintf(f, "; TDR %u ms (%s)%s%s%s\n", st->tdr_ms, st->tdr_origin ? st->tdr_origin : "default",
+		st->job_id_known ? "" : "; matched by order (no job ids)", st->after[0] ? "; then " : "", st->after);
+}
+
 void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
 {
 	const struct xpu_npu_snap *n = &s->npu.model;
@@ -325,6 +351,7 @@ void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
 			fprintf(f, " %s %" PRIu64 " (%s)%s", xpu_npu_cat_name(c), n->cats[c].total,
 				n->cats[c].share_total_text, c + 1 < XPU_NPU_NCAT ? "," : "\n");
 	}
+	text_stall(f, s);
 	text_pct(busy, sizeof(busy), n->busy_valid, n->busy_pct);
 	fprintf(f, "  busy: %s, %" PRIu64 " recoveries, TDR %u ms (%s)\n", busy, n->recoveries, n->tdr_ms,
 		n->tdr_origin ? n->tdr_origin : "default");

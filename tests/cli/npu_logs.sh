@@ -165,6 +165,10 @@ if bad or not 9e6 < st["bo_wait_every_ns"] < 11e6 or st["age_ns"] < 7e9 or not l
     sys.exit(f"stall {st}, matched_by_order {last['jobs']['matched_by_order']}")
 PY
 $Q npu_value stall eq None < "$T_TMP/tutorial.json" || fail "a stall in the tutorial's run"
+"$XPUTOP" -r "$T_TMP/stall.log" -b -d 0.5 --view npu > "$T_TMP/stall.txt" 2>&1 || fail "replay as text"
+expect_grep "^  stall (active): job on queue 0, submitted [0-9: -]*, outstanding 8.[0-9] s; last IPC [0-9: -]*; BO_WAIT x800 every 10 ms; TDR 2000 ms (default); matched by order (no job ids)$" \
+	"$T_TMP/stall.txt" "the batch text"
+
 
 t normal_bursts_in_a_log_raise_no_alert
 replay normal
