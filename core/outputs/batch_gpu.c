@@ -129,6 +129,10 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		xpu_json_uint(j, "cupti_dropped", p->cupti_dropped);
 		xpu_json_str(j, "tracing", p->sampled[vs_window] ? "sampled" : "exact");
 		xpu_json_num(j, "traced_pct", 100 * p->cover[vs_window]);
+		/* Whether CUPTI's cost on every launch stays between slices (CUDA
+		 * graphs, exact mode) or only comes with them (inject/cupti.c). */
+		if (!p->launch_only)
+			xpu_json_bool(j, "cupti_attached", p->cupti_attached);
 		xpu_json_end(j, '}');
 	}
 	xpu_json_end(j, ']');
