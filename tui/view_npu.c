@@ -476,7 +476,7 @@ static void draw_lower(const struct xpu_rect *r, const struct xpu_snapshot *s, s
 	if (chains > rest)
 		chains = rest;
 	rest -= chains;
-	int srcs = rest >= 2 ? (rest < 1 + (int)s->npu.sources.n ? rest : 1 + (int)s->npu.sources.n) : 0;
+	int srcs = rest >= 1 + (int)s->npu.sources.n ? 1 + (int)s->npu.sources.n : 0;	/* whole or not at all */
 	alerts += rest - srcs;
 	int y = r->y;
 	if (main == &n->chains) {
