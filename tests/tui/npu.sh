@@ -44,7 +44,7 @@ keys g
 wait_for "GPU"
 expect_grep "^ CRITICAL npu " "$T_TMP/screen" "the alert bar in the GPU view"
 keys n
-wait_for "Sources on this machine"
+wait_for "Sources  ivpu probes"
 
 t q_quits_the_npu_view_cleanly
 keys q
