@@ -331,6 +331,8 @@ static uint32_t fn_get(struct xpu_npu_model *m, const struct xpu_dict *d, uint32
 	f->name = name;
 	f->cat = xpu_npu_fn_category(text);
 	f->ioctl = xpu_npu_fn_ioctl(text);
+	if (!strcmp(text, "ivpu_mmu_context_map_page"))
+		m->fn_map_page = m->nfns + 1;
 	if (xpu_win_count_init(&f->calls, m->ticks.window) < 0)
 		return UINT32_MAX;
 	if (xpu_htab_put(&m->fn_idx, h, m->nfns) < 0) {
@@ -385,6 +387,8 @@ static void on_func(struct xpu_npu_model *m, const struct xpu_dict *d, const str
 	}
 	struct xpu_npu_fn *f = &m->fns[i];
 	f->calls.open += n;
+	if (i + 1 == m->fn_map_page)
+		m->map_pages += n;
 	m->cat[f->cat].open += n;
 	/* Firmware IPC handled is progress, whether or not each message is seen. */
 	if (f->cat == XPU_NPU_CAT_IPC && ev->time > m->last_ipc_fn)
@@ -417,6 +421,8 @@ int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const
 	case XPU_EV_NPU_MEM:
 		if (ev->npu.code < XPU_NPU_MEM_MAX)
 			m->g[XPU_NPU_C_MEM0 + ev->npu.code].open += n;
+		if (ev->npu.code == XPU_NPU_MEM_BO_CREATE)
+			m->bo_bytes += ev->npu.arg * n;
 		return 0;
 	case XPU_EV_NPU_PM:
 		on_pm(m, d, ev, n);
@@ -478,6 +484,7 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 	xpu_npu_rule_rate(m, now, interval_ns);
 	xpu_npu_rule_silence(m, now);
 	xpu_npu_rule_stall(m, now);
+	xpu_npu_rule_map_pages(m, now);
 	if (m->max_calls && m->ncalls > m->max_calls)
 		xpu_npu_calls_trim(m);
 }

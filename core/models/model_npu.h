@@ -32,6 +32,9 @@
  *             the last TDR no job completed, the engine heartbeat did not
  *             advance and no firmware IPC went on (no message, no call of an
  *             IPC driver function); cleared when any of that changes;
+ *   WARN      page table entries written (ivpu_mmu_context_map_page) are more
+ *             than twice the 256 per MiB of buffers created, since the
+ *             start, once 8 MiB were mapped (buffers mapped again and again);
  *   WARN      the IPC rate is storm_factor times the baseline learned over
  *             ticks of work (jobs moving, or messages while one is outstanding); or no IPC for longer than the silence
  *             threshold while jobs are outstanding, once job latencies have
@@ -297,6 +300,11 @@ struct xpu_npu_model {
 	struct xpu_htab chain_idx;
 	uint64_t chains_over;		/* calls past XPU_NPU_MAX_CHAINS, left out of the chains */
 	uint64_t last_ipc_fn;		/* the last call of an IPC function */
+	/* page mapping against allocation, since the start (npu.map_pages) */
+	uint64_t bo_bytes;		/* bytes of buffer objects created (0 where not known) */
+	uint64_t map_pages;		/* ivpu_mmu_context_map_page calls: 4 KiB entries written */
+	uint32_t fn_map_page;		/* that function's index + 1; 0: not seen yet */
+	int map_storm;
 	int untimed;			/* fed counts without times (a log's): rates are N/A */
 
 	struct xpu_npu_client clients[XPU_NPU_MAX_CLIENTS];

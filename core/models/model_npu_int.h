@@ -53,5 +53,6 @@ void xpu_npu_fmt_dur(char *buf, size_t size, uint64_t ns);
 void xpu_npu_rule_rate(struct xpu_npu_model *m, uint64_t now, uint64_t interval_ns);
 void xpu_npu_rule_silence(struct xpu_npu_model *m, uint64_t now);
 void xpu_npu_rule_stall(struct xpu_npu_model *m, uint64_t now);
+void xpu_npu_rule_map_pages(struct xpu_npu_model *m, uint64_t now);
 
 #endif

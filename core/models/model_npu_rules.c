@@ -182,3 +182,27 @@ void xpu_npu_rule_stall(struct xpu_npu_model *m, uint64_t now)
 	if (a)
 		stall_msg(a, m, now, tdr);
 }
+
+/* WARN: more page table entries written than the buffers created need, the
+ * seed's "excessive page mapping per MiB allocated": a 4 KiB entry per page
+ * is 256 per MiB, once per buffer; far more means buffers are mapped again
+ * and again.  Since the start (a buffer is mapped at its first submit, not
+ * at its creation), once 8 MiB were mapped, and only where the buffers'
+ * sizes are known (not from a log of function names). */
+#define PAGES_PER_MIB 256
+#define MAP_MIN_PAGES (8 * PAGES_PER_MIB)
+void xpu_npu_rule_map_pages(struct xpu_npu_model *m, uint64_t now)
+{
+	if (!m->bo_bytes || m->map_pages < MAP_MIN_PAGES)
+		return;
+	double per_mib = (double)m->map_pages * (1 << 20) / (double)m->bo_bytes;
+	if (!m->map_storm && per_mib > 2 * PAGES_PER_MIB) {
+		xpu_alert_raise(m->alerts, XPU_ALERT_WARN, "npu", "npu.map_pages", 0, now, 0,
+				"%.0f page table entries written per MiB of buffers created, %.1fx the %u of 4 KiB "
+				"pages: buffers mapped again and again", per_mib, per_mib / PAGES_PER_MIB, PAGES_PER_MIB);
+		m->map_storm = 1;
+	} else if (m->map_storm && per_mib < 1.5 * PAGES_PER_MIB) {
+		xpu_alert_clear(m->alerts, "npu", "npu.map_pages", 0, now);
+		m->map_storm = 0;
+	}
+}

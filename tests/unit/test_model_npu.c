@@ -921,6 +921,39 @@ TEST(since_start_category_shares_stand_beside_the_windows)
 	xpu_npu_snap_free(&s);
 }
 
+static void alloc_and_map(struct h *h, uint64_t bytes, uint32_t pages)
+{
+	emit(h, XPU_EV_NPU_MEM, 42, XPU_NPU_MEM_BO_CREATE, 0, 0, bytes, 0, 1);
+	fn(h, 42, "ivpu_mmu_context_map_page", 0, pages);
+	until(h, h->last_tick + TICK);
+}
+
+TEST(pages_mapped_once_per_buffer_raise_nothing)
+{
+	struct h *h = setup(NULL);
+	for (int i = 0; i < 3; i++)	/* the tutorial's three zeMemAllocHost: 1,377 pages each */
+		alloc_and_map(h, 1377 * 4096, 1377);
+	CHECK_INT(alerts(h, "npu.map_pages"), ==, 0);
+}
+
+TEST(pages_mapped_again_and_again_warn_per_mib_allocated)
+{
+	struct h *h = setup(NULL);
+	alloc_and_map(h, 4 << 20, 1024);
+	CHECK_INT(alerts(h, "npu.map_pages"), ==, 0);
+	alloc_and_map(h, 0, 1024);	/* the same 4 MiB mapped again: twice, not past it */
+	CHECK_INT(alerts(h, "npu.map_pages"), ==, 0);
+	alloc_and_map(h, 0, 1024);
+	const struct xpu_alert *a = alert(h, "npu.map_pages");
+	REQUIRE(a);
+	CHECK_INT(a->sev, ==, XPU_ALERT_WARN);
+	CHECK_STR(a->msg, "768 page table entries written per MiB of buffers created, 3.0x the 256 of 4 KiB "
+			  "pages: buffers mapped again and again");
+	/* new buffers bring it back down */
+	alloc_and_map(h, 16 << 20, 0);
+	CHECK(!alert(h, "npu.map_pages")->active);
+}
+
 TEST(a_long_job_while_firmware_ipc_goes_on_is_not_a_stall)
 {
 	struct h *h = setup(NULL);
