@@ -368,3 +368,35 @@ TEST(the_help_scrolls_with_the_arrows_and_pages_and_other_keys_close_it)
 	key('?');
 	CHECK_INT(ui.help_top, ==, 0);	/* it opens at the top */
 }
+
+/* The NPU view's t moves the table keys to the driver functions (then the
+ * chains, then back); Enter opens its alert card, only with an alert. */
+TEST(t_moves_the_npu_table_keys_to_the_driver_functions_and_enter_opens_the_alert_card)
+{
+	setup(3);
+	vs.view = XPU_VIEW_NPU;
+	xpu_table_init(&snap.npu.model.funcs, cols, 4);
+	for (int i = 0; i < 20; i++)
+		xpu_table_add(&snap.npu.model.funcs, 1 + (uint64_t)i);
+	ui.funcs_page = 8;
+	CHECK_INT(key('t'), ==, XPU_REACT_REDRAW);
+	CHECK_INT(ui.funcs_focus, ==, 1);
+	CHECK_INT(key(KEY_DOWN), ==, XPU_REACT_REDRAW);
+	CHECK_INT(key(KEY_NPAGE), ==, XPU_REACT_REDRAW);
+	CHECK_INT(ui.funcs_sel, ==, 8);
+	CHECK_INT(key(KEY_END), ==, XPU_REACT_REDRAW);
+	CHECK_INT(ui.funcs_sel, ==, 19);
+	CHECK_INT(vs.sel_row[XPU_VIEW_NPU], ==, 0);	/* the calls table's cursor stays */
+	key('t');
+	key('t');
+	CHECK_INT(ui.funcs_focus, ==, 0);
+	CHECK_INT(key('\n'), ==, XPU_REACT_REDRAW);
+	CHECK(!ui.card);	/* no alert: nothing to show */
+	snap.nalerts = 1;
+	snap.alert_top = 0;
+	key('\n');
+	CHECK(ui.card);
+	key(27);
+	CHECK(!ui.card);
+	xpu_table_free(&snap.npu.model.funcs);
+}
