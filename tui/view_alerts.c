@@ -145,8 +145,8 @@ void xpu_tui_alert_log_draw(const struct xpu_rect *r, const struct xpu_snapshot 
 
 	if (r->h <= 0)
 		return;
-	snprintf(title, sizeof(title), " " XPU_ALERT_LOG_TITLE "  %u alert%s, %u active", s->nalerts,
-		 s->nalerts == 1 ? "" : "s", s->alerts_active);
+	snprintf(title, sizeof(title), " " XPU_ALERT_LOG_TITLE "  %u alert%s, %u active%s", s->nalerts,
+		 s->nalerts == 1 ? "" : "s", s->alerts_active, s->nalerts ? "  (Enter: the alert card)" : "");
 	xpu_fill(r->y, r->x, r->w, xpu_draw_attr(XPU_ROLE_FLAME_TITLE));
 	xpu_put_text(r->y, r->x, r->w, title, xpu_draw_attr(XPU_ROLE_FLAME_TITLE), 1);
 	if (!s->nalerts) {

@@ -87,6 +87,7 @@ new_terminal 80 24 "env LANG=C.UTF-8 $XPUTOP -r $T_TMP/stall.log --view npu -d 0
 wait_for "end of the recording" 200
 expect_grep "STALL    npu  job on queue 0 outstanding for 8.[0-9] s, past" "$T_TMP/screen" "the stall's first line"
 expect_grep "^ *the 2000 ms TDR: no completion, no heartbeat or IPC$" "$T_TMP/screen" "the stall's second line"
+expect_grep "Alert log  2 alerts, 2 active  (Enter: the alert card)" "$T_TMP/screen" "the card's key in the log's title"
 expect_grep "^ *progress$" "$T_TMP/screen" "the stall's last line"
 keys Enter
 wait_for "Alert card: STALL npu (npu.stall)"
