@@ -35,8 +35,8 @@ broken core/stream/record.c '#include "session.h"'
 names 'circle between folders' 'core/stream/record.c' '#include "session.h"'
 
 t a_circle_between_files_of_a_folder_is_named
-broken core/outputs/batch_gpu.c '#include "batch.h"'
-names 'circle between files' 'core/outputs/batch_gpu.c' '#include "batch.h"'
+broken core/outputs/batch_fmt.c '#include "batch.h"'
+names 'circle between files' 'core/outputs/batch_fmt.c' '#include "batch.h"'
 
 t a_file_outside_the_layers_is_named
 broken core/stray.c '#include "dict.h"'
