@@ -120,7 +120,7 @@ void xpu_view_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 	enum xpu_view v = vs->view;
 
 	ui->page = 0;
-	if (!xpu_view_table(s, v) && !xpu_view_flame(s, v)) {
+	if ((!xpu_view_table(s, v) && !xpu_view_flame(s, v)) || !xpu_views[v]->draw) {
 		if (l->text.h)
 			draw_message_box(&l->text, s, v);
 		return;

@@ -10,7 +10,7 @@
 void xpu_viewstate_init(struct xpu_viewstate *vs)
 {
 	memset(vs, 0, sizeof(*vs));
-	vs->view = XPU_VIEW_CPU;
+	vs->view = XPU_VIEW_DEFAULT;
 	for (int i = 0; i < XPU_VIEW_MAX; i++)
 		vs->sort_col[i] = -1;
 	vs->flame = 1;

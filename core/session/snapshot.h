@@ -40,7 +40,7 @@ struct xpu_dict;
 struct xpu_session;
 struct xpu_snapshot;
 
-/* XPU_VIEW_GPU, XPU_VIEW_NPU, ...: the views of view_list.h, in its order. */
+/* XPU_VIEW_<ID> for each view of view_list.h, in its order. */
 #define XPU_VIEW_ENUM(ID, name) XPU_VIEW_##ID,
 enum xpu_view { XPU_VIEW_LIST(XPU_VIEW_ENUM) XPU_VIEW_MAX };
 #undef XPU_VIEW_ENUM

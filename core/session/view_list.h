@@ -5,7 +5,8 @@
  * descriptors each layer looks up by the view: xpu_snap_view_<name>
  * (core/session/snap_<name>.c), xpu_batch_view_<name>
  * (core/outputs/batch_<name>.c) and xpu_view_<name> (tui/view_<name>.c).
- * Adding a view is its files, its line here and its header's include. */
+ * Adding a view is its files, its line here and its header's include, and
+ * its line in core/outputs/batch.c's print order (docs/architecture.md). */
 #ifndef XPU_VIEW_LIST_H
 #define XPU_VIEW_LIST_H
 
@@ -13,6 +14,12 @@
 #include "snap_gpu.h"
 #include "snap_npu.h"
 
-#define XPU_VIEW_LIST(X) X(GPU, gpu) X(NPU, npu) X(CPU, cpu)
+#define XPU_VIEW_LIST(X)	\
+	X(GPU, gpu)		\
+	X(NPU, npu)		\
+	X(CPU, cpu)
+
+/* The view shown first, unless --view or the settings file names another. */
+#define XPU_VIEW_DEFAULT XPU_VIEW_CPU
 
 #endif

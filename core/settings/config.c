@@ -82,7 +82,7 @@ void xpu_settings_init(struct xpu_settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	xpu_setting_defaults(NULL, s);
-	s->view = XPU_VIEW_CPU;
+	s->view = XPU_VIEW_DEFAULT;
 	snprintf(s->theme, sizeof(s->theme), "dark");
 	s->flame = 1;
 	s->mouse = 1;
