@@ -17,7 +17,8 @@
 #define XPU_VIEW_LIST(X)	\
 	X(GPU, gpu)		\
 	X(NPU, npu)		\
-	X(CPU, cpu)
+	X(CPU, cpu)		\
+	/* a new view: its line above this one */
 
 /* The view shown first, unless --view or the settings file names another. */
 #define XPU_VIEW_DEFAULT XPU_VIEW_CPU
