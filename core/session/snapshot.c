@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "session.h"
 
@@ -33,14 +32,6 @@ void xpu_viewstate_settle(struct xpu_viewstate *vs, const struct xpu_snapshot *s
 XPU_VIEW_LIST(XPU_VIEW_DECL)
 #define XPU_VIEW_ENTRY(ID, name) [XPU_VIEW_##ID] = &xpu_snap_view_##name,
 const struct xpu_snap_view *const xpu_snap_views[XPU_VIEW_MAX] = { XPU_VIEW_LIST(XPU_VIEW_ENTRY) };
-
-int xpu_snap_view_find(const char *name)
-{
-	for (int v = 0; v < XPU_VIEW_MAX; v++)
-		if (!strcasecmp(name, xpu_snap_views[v]->name))
-			return v;
-	return -1;
-}
 
 void xpu_snapshot_init(struct xpu_snapshot *s)
 {

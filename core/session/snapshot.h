@@ -141,8 +141,6 @@ static inline uint64_t xpu_snapshot_wall(const struct xpu_snapshot *s, uint64_t 
 /* Each view's core descriptor, xpu_snap_view_<name> in snap_<name>.c, in
  * the order of enum xpu_view. */
 extern const struct xpu_snap_view *const xpu_snap_views[XPU_VIEW_MAX];
-/* The view named (--view, sort-<name> =), or -1. */
-int xpu_snap_view_find(const char *name);
 
 /* Frames lighter than this share of the flame's total are not worth a column. */
 #define XPU_SNAP_FLAME_MIN_FRAC 0.001
