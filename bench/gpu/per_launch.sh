@@ -22,7 +22,8 @@
 #   cost=X     no xputop; bench/gpu/cupti_cost.c's library with XPU_COST=X
 # Workloads: empty (LAUNCHES back-to-back empty kernels after WARM_MS of them),
 # loop128 (bench/gpu/torch_loop.py --size 128: a launch-bound PyTorch step,
-# SECS seconds).  Each run gives wall time and the process's own CPU time
+# SECS seconds), hf (bench/gpu/hf_decode.py: batch-1 decode, STEPS generate()
+# calls of 64 tokens each, ms a call).  Each run gives wall time and the process's own CPU time
 # (getrusage RUSAGE_SELF, all threads, user + system) per launch or step, and
 # the system part; bench/gpu/per_launch_stats.py prints medians, quartiles and
 # each round's difference and ratio to `none` and to `dormant`.  The workload
@@ -31,7 +32,7 @@ set -u
 BUILD=$(realpath "$1") PROGS=$(realpath "$2") OUTD=$3 W=$4
 shift 4
 MODES=${*:-none dormant lo default exact cupti}
-ROUNDS=${ROUNDS:-12} LAUNCHES=${LAUNCHES:-200000} WARM_MS=${WARM_MS:-700} SECS=${SECS:-2}
+ROUNDS=${ROUNDS:-12} LAUNCHES=${LAUNCHES:-200000} WARM_MS=${WARM_MS:-700} SECS=${SECS:-2} STEPS=${STEPS:-6}
 CPUS=${CPUS:-2-5} XP_CPUS=${XP_CPUS:-8-15} OLD=${OLD:-}
 HERE=$(dirname "$(realpath "$0")")
 mkdir -p "$OUTD"
@@ -87,6 +88,7 @@ run() {	# run MODE -> "wall cpu sys" per launch (us) or step (ms)
 	empty) taskset -c "$CPUS" "$@" "$PROGS/empty" "$LAUNCHES" "$WARM_MS" ;;
 	loop*) (cd "$HERE" && taskset -c "$CPUS" "$@" python3 torch_loop.py --size "${W#loop}" --seconds "$SECS" \
 		--warmup-s 1) ;;
+	hf) (cd "$HERE" && taskset -c "$CPUS" "$@" python3 hf_decode.py --steps "$STEPS" --warmup 1 --tokens 64) ;;
 	esac 2>> "$OUTD/$W.$(echo "$m" | tr =:, ___).log" |
 		sed -n 's/.*_per_[a-z]*": \([0-9.e+-]*\), .*"cpu_[a-z]*_per_[a-z]*": \([0-9.e+-]*\), "sys_[a-z]*_per_[a-z]*": \([0-9.e+-]*\).*/\1 \2 \3/p'
 }

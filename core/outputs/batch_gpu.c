@@ -5,7 +5,10 @@
 #include <stdlib.h>
 
 #include "batch_fmt.h"
+#include "batch_gpudev.h"
+#include "batch_view.h"
 #include "dict.h"
+#include "export_gpu.h"
 #include "json.h"
 #include "session.h"
 #include "snapshot.h"
@@ -267,3 +270,24 @@ void xpu_batch_gpu_text(FILE *f, const struct xpu_snapshot *s)
 	if (s->gpu.rows.nrows)
 		xpu_batch_print_table(f, &s->gpu.rows);
 }
+
+/* The GPU view shows the devices as NVML reports them too. */
+static void text(FILE *f, const struct xpu_snapshot *s)
+{
+	xpu_batch_gpu_text(f, s);
+	xpu_batch_gpudev_text(f, s);
+}
+
+static void json(struct xpu_json *j, const struct xpu_snapshot *s, const struct xpu_session *sess,
+		 const struct xpu_viewstate *vs)
+{
+	xpu_batch_gpu_json(j, s, sess, vs);
+	xpu_batch_gpudev_json(j, s);
+}
+
+const struct xpu_batch_view xpu_batch_view_gpu = {
+	.view = XPU_VIEW_GPU,
+	.text = text,
+	.json = json,
+	.export = xpu_export_gpu,
+};
