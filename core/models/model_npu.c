@@ -481,6 +481,7 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 	if (now > m->now)
 		m->now = now;
 	clients_expire(m, now);
+	xpu_npu_jobs_expire(m, now);
 	xpu_npu_rule_rate(m, now, interval_ns);
 	xpu_npu_rule_silence(m, now);
 	xpu_npu_rule_stall(m, now);

@@ -166,8 +166,8 @@ struct xpu_npu_type {
 
 struct xpu_npu_job {
 	uint64_t submit_ns, key;
-	uint64_t exited;		/* when its process exited (0: alive); the job stays:
-					 * the driver and firmware still hold it */
+	uint64_t exited;		/* when its process exited (0: alive); the job stays a
+					 * TDR more: the driver still holds it */
 	uint32_t queue, pid, comm, call;	/* call: index of the process's job row + 1 */
 };
 
@@ -177,6 +177,7 @@ enum xpu_npu_after {
 	XPU_NPU_AFTER_DONE,		/* it completed, late */
 	XPU_NPU_AFTER_ABORT,		/* the driver aborted it */
 	XPU_NPU_AFTER_RECOVERY,		/* the driver recovered the device */
+	XPU_NPU_AFTER_EXIT,		/* its process exited and a TDR passed with no word of it */
 	XPU_NPU_AFTER_PROGRESS,		/* IPC, a heartbeat or another job's completion came */
 };
 
@@ -322,9 +323,11 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 /* Adds (or replaces, by name) a line of the sources list. */
 void xpu_npu_model_source(struct xpu_npu_model *m, const char *name, int state, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* A process exited: its outstanding jobs are marked so (they stay: a hung
- * job keeps the firmware hung until the driver recovers it), and a stall on
- * one of them says so. */
+/* A process exited: its outstanding jobs are marked so, and a stall on one
+ * of them says so.  They stay one TDR more (the driver still holds them: a
+ * hung one keeps the firmware hung until the driver's TDR recovers it); with
+ * no completion, abort or recovery by then they are no longer counted (the
+ * word of their end was lost), and the stall clears saying so. */
 void xpu_npu_model_exit(struct xpu_npu_model *m, uint32_t pid, uint64_t now);
 /* The TDR the rules use, and where it came from ("--npu-tdr", "driver", "default"). */
 uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin);

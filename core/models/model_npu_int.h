@@ -41,6 +41,8 @@ void xpu_npu_snap_ipc(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enu
 int xpu_npu_on_job(struct xpu_npu_model *m, const struct xpu_event *ev, uint64_t n);
 void xpu_npu_snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, enum xpu_window w);
 
+/* Forgets the jobs whose process exited a TDR ago (xpu_npu_model_exit). */
+void xpu_npu_jobs_expire(struct xpu_npu_model *m, uint64_t now);
 /* A BO_WAIT of pid, counted for the oldest outstanding job. */
 void xpu_npu_on_wait(struct xpu_npu_model *m, uint32_t pid, uint64_t now, uint64_t n);
 /* Notes what came after the stall (once, while it is active). */

@@ -170,6 +170,25 @@ void xpu_npu_model_exit(struct xpu_npu_model *m, uint32_t pid, uint64_t now)
 		}
 }
 
+void xpu_npu_jobs_expire(struct xpu_npu_model *m, uint64_t now)
+{
+	uint64_t tdr = (uint64_t)xpu_npu_model_tdr_ms(m, NULL) * MS;
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < m->njobs; i++) {
+		const struct xpu_npu_job *j = &m->jobs[i];
+		if (!j->exited || now < j->exited + tdr) {
+			m->jobs[kept++] = *j;
+			continue;
+		}
+		if (is_stalled(m, j))
+			xpu_npu_stall_after(m, XPU_NPU_AFTER_EXIT, now,
+					    "its process exited %.1f s ago and no completion, abort or recovery came "
+					    "within the TDR: the job is no longer counted", (double)(now - j->exited) / 1e9);
+		m->jobs_forgotten++;
+	}
+	m->njobs = kept;
+}
+
 /* A BO_WAIT (ioctl or driver function) of pid: counted for the oldest
  * outstanding job when it is that job's process's (or either is not known). */
 void xpu_npu_on_wait(struct xpu_npu_model *m, uint32_t pid, uint64_t now, uint64_t n)

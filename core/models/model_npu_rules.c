@@ -126,6 +126,7 @@ static const char *after_short(uint32_t after)
 	case XPU_NPU_AFTER_DONE: return "the job completed late";
 	case XPU_NPU_AFTER_ABORT: return "the driver aborted the job";
 	case XPU_NPU_AFTER_RECOVERY: return "the driver recovered the NPU";
+	case XPU_NPU_AFTER_EXIT: return "its process exited";
 	default: return "progress again";
 	}
 }

@@ -2,7 +2,7 @@
 # The NPU view through a real terminal (tmux): its sources, rates, the IPC
 # sparkline, the alert bar in every view and the alert log, while the
 # stand-in driver plays a recovery; and at 80x24 a stall, its card, and what
-# it says once the process exits.  Needs root and tmux.
+# it says once the process exits and a TDR later.  Needs root and tmux.
 . tests/lib.sh
 need_root
 
@@ -67,10 +67,12 @@ expect_grep "^ Process  $DP npu_driver$" "$T_TMP/screen" "the process"
 expect_grep "^ Submit   [0-9:.]*, outstanding [0-9.]*s and counting" "$T_TMP/screen" "the age"
 expect_grep "^ TDR      2000 ms (default)" "$T_TMP/screen" "the TDR"
 wait $DP 2> /dev/null
-# the job stays (the firmware still holds it), and the card says the process is gone
+# the job stays a TDR (the driver still holds it), the card says the process is gone
 wait_for "of pid $DP (exited) outstanding" 30
-expect_grep "^ Process  $DP npu_driver, exited [0-9.]*s after the stall was raised" "$T_TMP/screen" "the exit"
-expect_grep "and counting" "$T_TMP/screen" "the age still counting"
+expect_grep "^ Process  $DP npu_driver, exited [0-9.]*m\?s after the stall was raised" "$T_TMP/screen" "the exit"
+# then, no word of the job, it is no longer counted and the stall clears saying why
+wait_for "After    its process exited" 50
+expect_grep "^ Alert card: STALL npu (npu.stall) raised [0-9:.]*, x1, cleared" "$T_TMP/screen" "the card's state"
 keys q
 wait_for "EXITED rc=0"
 

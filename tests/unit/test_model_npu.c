@@ -544,9 +544,10 @@ TEST(a_stall_shows_its_job_process_waits_tdr_and_an_age_that_counts)
 	CHECK_STR(st.after, "");
 }
 
-/* A hung job keeps the firmware hung after its process is gone: the stall
- * stays, and says the process exited. */
-TEST(a_stall_whose_process_exits_says_so_and_stays)
+/* A hung job keeps the firmware hung after its process is gone, until the
+ * driver's TDR ends it: the stall stays a TDR, saying the process exited;
+ * with no word of the job by then, it clears and says so. */
+TEST(a_stall_whose_process_exits_says_so_then_clears_a_tdr_later)
 {
 	struct h *h = setup(NULL);
 	stall_with_waits(h, 4);
@@ -560,12 +561,19 @@ TEST(a_stall_whose_process_exits_says_so_and_stays)
 	struct xpu_npu_stall_snap st = stall_of(h);
 	CHECK(st.active);
 	CHECK_INT(st.exited, ==, gone);
+	until(h, gone + 2 * S + TICK);
+	CHECK(!a->active);
+	CHECK(strstr(a->msg, "; then its process exited") != NULL);
+	st = stall_of(h);
+	CHECK(strstr(st.after, "no completion, abort or recovery came within the TDR") != NULL);
+	CHECK_INT(h->m.njobs, ==, 0);
 	/* a job whose process was gone before the stall says so when raised */
 	h = setup(NULL);
 	burst(h, 4);
 	emit(h, XPU_EV_NPU_JOB, 43, XPU_NPU_JOB_SUBMIT, 0, 0, 0, 1, 1);
-	xpu_npu_model_exit(&h->m, 43, h->now + MS);
-	until(h, h->now + 3 * S);
+	until(h, h->now + 1500 * MS);
+	xpu_npu_model_exit(&h->m, 43, h->now);
+	until(h, h->now + 1 * S);
 	REQUIRE(alert(h, "npu.stall"));
 	CHECK(strstr(alert(h, "npu.stall")->msg, "of pid 43 (exited)") != NULL);
 	CHECK(stall_of(h).exited != 0);
