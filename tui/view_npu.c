@@ -308,16 +308,16 @@ static int share_line(const struct xpu_npu_snap *n, int y, int x0, int w, int dr
 	if (draw)
 		xpu_fill(y, x0, w, a);
 	for (int i = 0; i < k; i++) {
-		int pw = xpu_text_width(parts[i]) + (i ? 2 : 0);
-		if (i && x + pw > w) {
+		int tw = xpu_text_width(parts[i]), at = i ? x + 2 : 0;	/* the head has its leading space */
+		if (i && at + tw > w) {
 			rows++;
-			x = 0;
+			at = 1;
 			if (draw)
 				xpu_fill(y + rows - 1, x0, w, a);
 		}
 		if (draw)
-			xpu_put_text(y + rows - 1, x0 + x + (i && x ? 2 : i ? 1 : 0), w - x, parts[i], a, 1);
-		x += i && !x ? pw - 1 : pw;
+			xpu_put_text(y + rows - 1, x0 + at, w - at, parts[i], a, 1);
+		x = at + tw;
 	}
 	return rows;
 }
