@@ -21,6 +21,7 @@
  * keeps CUPTI attached for the whole connection. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -63,9 +64,13 @@ static struct {
 	pthread_mutex_t lock;
 	int phase;		/* DETACHED, ATTACHED, DETACH_ASKED */
 	int no_detach;		/* a CUDA graph seen, XPUTOP_CUPTI_DETACH=0 or no cuptiFinalize */
-	int exiting;		/* the process exits: no detach any more */
+	int exiting;		/* the process exits: no detach, attach or agent flush any more */
+	int marked;		/* mark_exiting is registered */
 	uint32_t epoch;		/* attachments: correlation ids are compared within one */
 	uint32_t detaches;
+	/* What attaching again (agent) and detaching (a launching thread)
+	 * took: XPUTOP_INJECT_STATS=1 prints them at exit. */
+	uint64_t attach_ns, attach_max, attaches, fin_ns, fin_max;
 	int loaded;
 	int registered;
 	CUpti_SubscriberHandle sub;
@@ -238,8 +243,12 @@ static void detach_here(void)
 		return;
 	if (st.phase == DETACH_ASKED && !__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE)) {
 		/* What CUPTI still holds: cuptiFinalize would lose it. */
+		uint64_t t0 = xpu_inj_now();
 		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		api.finalize();
+		uint64_t d = xpu_inj_now() - t0;
+		st.fin_ns += d;
+		st.fin_max = d > st.fin_max ? d : st.fin_max;
 		st.subscribed = st.registered = st.cb_on = st.act_on = 0;
 		__atomic_add_fetch(&st.detaches, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&st.phase, DETACHED, __ATOMIC_RELEASE);
@@ -397,6 +406,7 @@ static int attach(void)
 		__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
 	if (st.phase == ATTACHED)
 		return XPU_WIRE_STATE_OK;
+	uint64_t t0 = xpu_inj_now();
 	/* Subscribing first: after a detach it is what brings CUPTI back
 	 * (registering the clock first answered CUPTI_ERROR_NOT_INITIALIZED on
 	 * the H100), and right after one CUPTI may still be finishing it: a
@@ -450,7 +460,23 @@ static int attach(void)
 		for (size_t i = 0; i < NGRAPH_CBIDS; i++)
 			api.enable_callback(1, st.sub, graph_cbids[i].dom, graph_cbids[i].cbid);
 	__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
+	uint64_t d = xpu_inj_now() - t0;
+	st.attach_ns += d;
+	st.attach_max = d > st.attach_max ? d : st.attach_max;
+	st.attaches++;
 	return XPU_WIRE_STATE_OK;
+}
+
+/* The process exits.  Registered with atexit at the first slice, after
+ * CUDA's runtime registered its own teardown, so it runs before it: the
+ * agent must not be attaching CUPTI (10-120 ms, twice a second) while CUDA
+ * tears down (a PyTorch loop died with SIGSEGV at its exit, 1 run in 6 on
+ * the H100).  Waits for a CUPTI call of the agent's in progress. */
+static void mark_exiting(void)
+{
+	__atomic_store_n(&st.exiting, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&st.lock);
+	pthread_mutex_unlock(&st.lock);
 }
 
 int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
@@ -547,6 +573,14 @@ int xpu_cupti_trace(int on)
 		pthread_mutex_unlock(&st.lock);
 		return state;
 	}
+	if (!st.marked) {
+		st.marked = 1;
+		atexit(mark_exiting);
+	}
+	if (__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&st.lock);
+		return state;
+	}
 	state = attach();
 	if (state == XPU_WIRE_STATE_OK) {
 		/* The slice's first launch recorded ends the pause (on_launch). */
@@ -563,7 +597,8 @@ int xpu_cupti_trace(int on)
 void xpu_cupti_flush(int forced)
 {
 	pthread_mutex_lock(&st.lock);
-	if (st.loaded && st.phase == ATTACHED) {
+	/* While the process exits only its exit handler's forced flush. */
+	if (st.loaded && st.phase == ATTACHED && (forced || !__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE))) {
 		api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 		drain();
 	}
@@ -577,7 +612,7 @@ void xpu_cupti_stop(void)
 	pthread_mutex_lock(&st.lock);
 	__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
 	st.draining = st.awaiting = 0;
-	if (st.phase == ATTACHED) {
+	if (st.phase == ATTACHED && !__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE)) {
 		api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
 		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
@@ -616,6 +651,20 @@ uint64_t xpu_cupti_dropped(void)
 void xpu_cupti_reset_counts(void)
 {
 	__atomic_store_n(&st.dropped, 0, __ATOMIC_RELAXED);
+}
+
+void xpu_cupti_print_stats(void)
+{
+	pthread_mutex_lock(&st.lock);
+	uint32_t n = __atomic_load_n(&st.detaches, __ATOMIC_RELAXED);
+	fprintf(stderr, "{\"xputop_inject\": {\"pid\": %d, \"attaches\": %llu, \"attach_ms_avg\": %.3f, "
+		"\"attach_ms_max\": %.3f, \"detaches\": %u, \"detach_ms_avg\": %.3f, \"detach_ms_max\": %.3f, "
+		"\"stays_attached\": %d}}\n",
+		(int)getpid(), (unsigned long long)st.attaches,
+		st.attaches ? (double)st.attach_ns / (double)st.attaches / 1e6 : 0.0, (double)st.attach_max / 1e6, n,
+		n ? (double)st.fin_ns / n / 1e6 : 0.0, (double)st.fin_max / 1e6,
+		__atomic_load_n(&st.no_detach, __ATOMIC_RELAXED));
+	pthread_mutex_unlock(&st.lock);
 }
 
 uint32_t xpu_cupti_detach_state(void)

@@ -300,6 +300,9 @@ static int wait_writable(int fd, uint64_t deadline)
 static void on_exit_flush(void)
 {
 	xpu_cupti_at_exit();
+	const char *stats = getenv("XPUTOP_INJECT_STATS");
+	if (stats && strcmp(stats, "1") == 0)
+		xpu_cupti_print_stats();
 	pthread_mutex_lock(&g.lock);
 	if (g.active && g.fd >= 0) {
 		uint64_t deadline = xpu_inj_now() + EXIT_WAIT_NS;

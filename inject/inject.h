@@ -80,6 +80,8 @@ void xpu_cupti_detach(void);
 /* Times CUPTI was detached (low 31 bits); bit 31: it stays attached (a CUDA
  * graph seen, XPUTOP_CUPTI_DETACH=0, or no cuptiFinalize). */
 uint32_t xpu_cupti_detach_state(void);
+/* One JSON line on stderr: what attaching and detaching took (bench/gpu). */
+void xpu_cupti_print_stats(void);
 uint64_t xpu_cupti_dropped(void);
 uint32_t xpu_cupti_version(void);
 /* A new monitor: CUPTI's dropped count starts again from 0. */

@@ -16,6 +16,8 @@
 #   lo         xputop (default mode) watching, the workload without the library:
 #              the launch-only probes
 #   default    xputop (default, sampled) watching, the library loaded
+#   attached   the same with XPUTOP_CUPTI_DETACH=0: CUPTI stays attached
+#              between slices (as before issue 25's detaching)
 #   noslice    the same with --gpu-sample 1/3600000: connected, never traced
 #   exact      xputop --gpu-exact
 #   cupti      xputop --gpu-exact --gpu-no-stacks (CUPTI alone, as xputop uses it)
@@ -46,7 +48,7 @@ build_of() { case $1 in *.old) echo "$OLD" ;; *) echo "$BUILD" ;; esac; }
 xp_conf() {	# the xputop a mode needs: none, or BUILD|options
 	case ${1%.old} in
 	none|dormant|cost=*) echo none ;;
-	lo|default) echo "$(build_of "$1")|" ;;
+	lo|default|attached) echo "$(build_of "$1")|" ;;
 	noslice) echo "$(build_of "$1")|--gpu-sample 1/3600000" ;;
 	exact) echo "$(build_of "$1")|--gpu-exact" ;;
 	cupti) echo "$(build_of "$1")|--gpu-exact --gpu-no-stacks" ;;
@@ -82,6 +84,7 @@ run() {	# run MODE -> "wall cpu sys" per launch (us) or step (ms)
 	none|lo) set -- env -u CUDA_INJECTION64_PATH ;;
 	dormant) set -- env CUDA_INJECTION64_PATH="$b/libxputop_inject.so" XPUTOP_SOCKET="$OUTD/nobody.sock" ;;
 	cost=*) set -- env CUDA_INJECTION64_PATH="$PROGS/cupti_cost.so" XPU_COST="${m#cost=}" ;;
+	attached) set -- env CUDA_INJECTION64_PATH="$b/libxputop_inject.so" XPUTOP_CUPTI_DETACH=0 ;;
 	*) set -- env CUDA_INJECTION64_PATH="$b/libxputop_inject.so" ;;
 	esac
 	case $W in

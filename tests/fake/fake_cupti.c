@@ -74,6 +74,10 @@ void xpu_cupti_at_exit(void)
 {
 }
 
+void xpu_cupti_print_stats(void)
+{
+}
+
 /* No CUPTI to detach: it stays as it is. */
 uint32_t xpu_cupti_detach_state(void)
 {
