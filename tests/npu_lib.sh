@@ -3,7 +3,11 @@
 # tests/lib.sh: the stand-in programs, the refresh and TDR the checks assume,
 # and scenario().
 Q="python3 tests/jsonq.py"
-DRV=$OUT/tests/progs/npu_driver
+# The suite's own copy of the stand-in: uprobes belong to a file, so another
+# suite's stand-in processes (a stall, a recovery) never reach this one's
+# xputops, nor this one's theirs.
+cp "$OUT/tests/progs/npu_driver" "$T_TMP/npu_driver"
+DRV=$T_TMP/npu_driver
 IOC=$OUT/tests/progs/npu_ioctl
 L0=$OUT/tests/progs/npu_l0
 REFRESH_MS=500

@@ -71,7 +71,8 @@ $Q npu_alerts_due "$ONSET" $TDR_MS < "$T_TMP/stall.json" || fail "too late"
 stuck_job_then_exit "$T_TMP/stall.json"
 
 t a_stall_is_caught_on_a_kernel_without_the_doorbell_from_the_submit_ioctl
-OLD=$OUT/tests/progs/npu_driver_old
+cp "$OUT/tests/progs/npu_driver_old" "$T_TMP/npu_driver_old"
+OLD=$T_TMP/npu_driver_old
 "$XPUTOP" -b -j -d 0.5 -n 18 --npu-probe-binary "$OLD" > "$T_TMP/old.json" 2> "$T_TMP/old.json.err" &
 xp=$!
 wait_json "$T_TMP/old.json"
