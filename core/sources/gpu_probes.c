@@ -15,6 +15,7 @@
 #include "gpu.skel.h"
 #include "func_offsets.h"
 #include "gpu_launches.h"
+#include "gpu_stitch.h"
 #include "launch_probes.h"
 #include "rawstack.h"
 #include "service.h"
@@ -80,6 +81,11 @@ struct xpu_gpu_probes {
 	uint32_t no_stack;	/* frame of launches counted without a stack */
 	struct mapped queue[DISCOVER_QUEUE];
 	uint32_t nqueue;
+	struct xpu_gpu_waiter waiters[XPU_GPU_MAX_WAITERS];
+	int nwaiters;
+	struct file_id waited[MAX_FILES];	/* files whose waiters are probed */
+	uint32_t nwaited;
+	uint64_t tokens;			/* waits reported so far */
 	struct xpu_gpu_probe_stats st;
 };
 
@@ -129,6 +135,7 @@ struct site_job {
 	struct xpu_service_job job;
 	struct xpu_gpu_probes *p;
 	uint32_t pid, tid, site;
+	uint64_t token;				/* a wait's (site 0) */
 	int nfp, ndw;
 	uint64_t fp[XPU_GPU_MAX_DEPTH];		/* the frame-pointer walk BPF did */
 	uint64_t regs[XPU_GPU_NREGS];
@@ -159,6 +166,10 @@ static void site_frames(struct xpu_gpu_probes *p, struct site_job *j)
 		xpu_sym_proc_exec(p->sym, j->pid);
 		k = caller_frames(p, j->pid, use, n, frames);
 	}
+	if (j->token) {
+		p->sink.wait_frames(p->sink.arg, j->token, frames, k);
+		return;
+	}
 	p->st.sites++;
 	p->sink.site(p->sink.arg, j->pid, j->site, frames, k);
 }
@@ -179,7 +190,8 @@ static void site_done(struct xpu_service_job *job)
 	free(j);
 }
 
-static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+/* A site's capture, or a wait's (token > 0). */
+static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r, uint64_t token)
 {
 	struct site_job *j = calloc(1, sizeof(*j));
 	if (!j) {
@@ -187,7 +199,7 @@ static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 		return;
 	}
 	*j = (struct site_job){ .job = { .work = site_work, .done = site_done }, .p = p,
-				.pid = r->h.pid, .tid = r->h.tid, .site = r->h.site,
+				.pid = r->h.pid, .tid = r->h.tid, .site = r->h.site, .token = token,
 				.nfp = fp_depth(r->h.ulen) };
 	memcpy(j->fp, r->h.ustack, (size_t)j->nfp * sizeof(uint64_t));
 	memcpy(j->regs, r->regs, sizeof(j->regs));
@@ -244,6 +256,30 @@ static void on_mapped(struct xpu_gpu_probes *p, const struct xpu_gpu_mapped *m)
 	p->queue[p->nqueue++] = (struct mapped){ .pid = m->pid, .file = m->file };
 }
 
+/* A thread entered a waiter: the wait starts now, its stack is unwound as
+ * a site's is. */
+static void on_wait(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+{
+	if (r->h.api >= (uint32_t)p->nwaiters || !p->sink.wait_begin) {
+		p->st.bad++;
+		return;
+	}
+	uint64_t token = ++p->tokens;
+	p->st.waits++;
+	p->sink.wait_begin(p->sink.arg, r->h.pid, r->h.tid, r->h.time_ns, r->regs[7], p->waiters[r->h.api].kind,
+			   token);
+	on_site(p, r, token);
+}
+
+static void on_wait_end(struct xpu_gpu_probes *p, const struct xpu_gpu_wait_end *e)
+{
+	if (e->waiter >= (uint32_t)p->nwaiters || !p->sink.wait_end) {
+		p->st.bad++;
+		return;
+	}
+	p->sink.wait_end(p->sink.arg, e->pid, e->tid, e->time_ns, e->sp);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct xpu_gpu_probes *p = ctx;
@@ -252,7 +288,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		goto bad;
 	memcpy(&type, data, sizeof(type));
 	if (type == XPU_GPU_REC_SITE && size >= sizeof(struct xpu_gpu_site))
-		on_site(p, data);
+		on_site(p, data, 0);
+	else if (type == XPU_GPU_REC_WAIT && size >= sizeof(struct xpu_gpu_site))
+		on_wait(p, data);
+	else if (type == XPU_GPU_REC_WAIT_END && size >= sizeof(struct xpu_gpu_wait_end))
+		on_wait_end(p, data);
 	else if (type == XPU_GPU_REC_LAUNCH_SITE && size >= sizeof(struct xpu_gpu_launch_site))
 		on_launch_site(p, data);
 	else if (type == XPU_GPU_REC_MAPPED && size >= sizeof(struct xpu_gpu_mapped))
@@ -477,6 +517,60 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+void xpu_gpu_probes_waiters(struct xpu_gpu_probes *p, const struct xpu_gpu_waiter *w, int n)
+{
+	p->nwaiters = n < XPU_GPU_MAX_WAITERS ? n : XPU_GPU_MAX_WAITERS;
+	memcpy(p->waiters, w, (size_t)p->nwaiters * sizeof(*w));
+}
+
+/* An entry probe and a return probe on each function of waiter i in the
+ * file; returns how many functions. */
+static int probe_waiter(struct xpu_gpu_probes *p, const char *path, const char *shown, int i)
+{
+	const struct xpu_gpu_waiter *w = &p->waiters[i];
+	uint64_t offs[8];
+	int n = xpu_func_offsets_prefix(path, w->sym, !w->prefix, offs, 8), done = 0;
+	for (int k = 0; k < n; k++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, in, .bpf_cookie = (uint64_t)i);
+		LIBBPF_OPTS(bpf_uprobe_opts, out, .bpf_cookie = (uint64_t)i, .retprobe = true);
+		if (p->nlinks + 2 > MAX_LINKS)
+			break;
+		int err = keep(p, bpf_program__attach_uprobe_opts(p->skel->progs.gpu_wait_end, -1, path, offs[k], &out));
+		if (err == 0)
+			err = keep(p, bpf_program__attach_uprobe_opts(p->skel->progs.gpu_wait, -1, path, offs[k], &in));
+		if (err < 0) {
+			xpu_warn("cannot probe the waiter %s in %s: %s", w->sym, shown, xpu_sys_bpf_hint(err));
+			break;
+		}
+		done++;
+	}
+	if (n > 0)
+		xpu_debug("waiter %s%s: %d function%s probed in %s", w->sym, w->prefix ? "*" : "", done,
+			  done == 1 ? "" : "s", shown);
+	return done;
+}
+
+/* The waiter functions of the files pid maps with code, each file once. */
+static void probe_waiters(struct xpu_gpu_probes *p, uint32_t pid, const struct xpu_maps *maps)
+{
+	for (size_t i = 0; i < maps->n && p->nwaiters; i++) {
+		const struct xpu_map *m = &maps->v[i];
+		struct file_id id = { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode };
+		const char *b = base_name(m->path);
+		int match = 0;
+		for (int k = 0; k < p->nwaiters; k++)
+			match |= strncmp(b, p->waiters[k].file, strlen(p->waiters[k].file)) == 0;
+		if (!match || m->perms[2] != 'x' || known(p->waited, p->nwaited, id) || p->nwaited == MAX_FILES)
+			continue;
+		p->waited[p->nwaited++] = id;
+		char path[4200];
+		proc_path(path, sizeof(path), pid, m->path);
+		for (int k = 0; k < p->nwaiters; k++)
+			if (strncmp(b, p->waiters[k].file, strlen(p->waiters[k].file)) == 0)
+				p->st.waiter_fns += (uint32_t)probe_waiter(p, path, m->path, k);
+	}
+}
+
 int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid)
 {
 	struct xpu_maps maps;
@@ -509,6 +603,7 @@ int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid)
 		rc = 0;
 		break;
 	}
+	probe_waiters(p, pid, &maps);
 	xpu_maps_free(&maps);
 	if (rc < 0)
 		xpu_warn("GPU process %u: no libxputop_inject library with code in its maps, so its launch "
@@ -649,6 +744,6 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 		st->launch_probe_failed = l.failed;
 	}
 	st->lost_stacks = p->skel->bss->lost_stacks + ls.stacks_lost;
-	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches +
+	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches + p->skel->bss->dropped_waits +
 		      p->skel->bss->dropped_files + p->st.files_dropped;
 }
