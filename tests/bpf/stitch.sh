@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Kernels launched by a helper thread for a thread that waits (issue 26):
+# autograd's engine thread launches the backward pass while the thread in
+# loss.backward() waits in Engine::execute.  Without a GPU: gpu_waiter's
+# main thread waits in standin_wait_for_worker, given as the waiter, while
+# its worker launches through the fake-CUPTI library; the worker's kernels
+# must show under the main thread's stack, those it launches while the main
+# thread waits elsewhere must not, and another process's must not either.
+# Needs root.
+# test-timeout: 120
+. tests/lib.sh
+need_root
+Q="python3 tests/jsonq.py"
+FAKE=$(public "$OUT/tests/libxputop_inject_fake.so")
+PROG=$(public "$OUT/tests/progs/gpu_waiter")
+WAITER=for:gpu_waiter:standin_wait_for_worker
+
+t a_helper_threads_kernels_show_under_the_waiting_threads_stack
+# Process A waits in the waiter every step; process B, beside it, runs the
+# same steps but polls instead (no waiter), so its worker launches while
+# A's main thread waits.
+"$XPUTOP" -b -j --gpu-exact -n 12 -d 0.5 --window 60 --gpu-waiters "$WAITER" -w "$T_TMP/rec.xpr" \
+	> "$T_TMP/w.json" 2> "$T_TMP/w.err" &
+X=$!
+wait_json "$T_TMP/w.json"
+as_nobody "$PROG" "$FAKE" 3 > "$T_TMP/a.expected" 2> "$T_TMP/a.err" &
+A=$!
+as_nobody "$PROG" "$FAKE" 3 free > "$T_TMP/b.expected" 2> "$T_TMP/b.err" || fail "B failed: $(cat "$T_TMP/b.err")"
+wait $A || fail "A failed: $(cat "$T_TMP/a.err")"
+xp_ok $X
+$Q gpu_stitched "$T_TMP/a.expected" mm_backward_kernel "launched for" main standin_step standin_backward \
+	standin_wait_for_worker "[launched for]" standin_engine_thread standin_mm_backward cudaLaunchKernel \
+	'mm_backward_kernel_[g]' < "$T_TMP/w.json" || fail "the worker's kernels are not under the waiter"
+
+t the_helper_threads_start_is_left_out_of_the_stitched_stack
+$Q gpu_stacks_lack "$T_TMP/a.expected" mm_backward_kernel start_thread clone3 clone < "$T_TMP/w.json" ||
+	fail "thread start frames in the stitched stack"
+
+t the_waiting_threads_own_launches_stay_its_own
+$Q gpu_stitched "$T_TMP/a.expected" forward_kernel "same thread" main standin_step standin_forward \
+	cudaLaunchKernel < "$T_TMP/w.json" || fail "the main thread's launches"
+$Q gpu_stacks_lack "$T_TMP/a.expected" forward_kernel "[launched for]" < "$T_TMP/w.json" || fail "stitched"
+# (and those made inside the wait)
+$Q gpu_stitched "$T_TMP/a.expected" wait_kernel "same thread" main standin_wait_for_worker cudaLaunchKernel \
+	< "$T_TMP/w.json" || fail "the waiting thread's launch inside its wait"
+$Q gpu_stacks_lack "$T_TMP/a.expected" wait_kernel "[launched for]" < "$T_TMP/w.json" || fail "stitched to itself"
+
+t launches_outside_the_wait_are_not_stitched
+$Q gpu_stitched "$T_TMP/a.expected" outside_kernel "same thread" standin_engine_thread standin_outside_launch \
+	< "$T_TMP/w.json" || fail "the worker's launches outside the wait"
+$Q gpu_stacks_lack "$T_TMP/a.expected" outside_kernel standin_wait_for_worker standin_poll_worker main \
+	"[launched for]" < "$T_TMP/w.json" || fail "a launch outside the wait was stitched"
+
+t another_processs_launches_are_not_stitched_under_this_ones_wait
+$Q gpu_stitched "$T_TMP/b.expected" mm_backward_kernel "same thread" standin_engine_thread standin_mm_backward \
+	< "$T_TMP/w.json" || fail "B's worker kernels"
+$Q gpu_stacks_lack "$T_TMP/b.expected" mm_backward_kernel standin_wait_for_worker "[launched for]" main \
+	< "$T_TMP/w.json" || fail "B's kernels stitched under A's wait"
+
+t stitching_loses_no_kernel
+$Q gpu_pid_kernels "$T_TMP/a.expected" < "$T_TMP/w.json" || fail "A's kernel totals"
+$Q gpu_pid_kernels "$T_TMP/b.expected" < "$T_TMP/w.json" || fail "B's kernel totals"
+
+t a_replay_shows_the_same_stitched_stacks
+"$XPUTOP" -r "$T_TMP/rec.xpr" -b -j --window 60 > "$T_TMP/replay.json" 2> "$T_TMP/replay.err" ||
+	fail "replay failed: $(cat "$T_TMP/replay.err")"
+$Q gpu_stitched "$T_TMP/a.expected" mm_backward_kernel "launched for" standin_wait_for_worker "[launched for]" \
+	standin_mm_backward < "$T_TMP/replay.json" || fail "the replay's stitched stacks"
+$Q gpu_stitched "$T_TMP/a.expected" outside_kernel "same thread" standin_outside_launch \
+	< "$T_TMP/replay.json" || fail "the replay's unstitched stacks"
+
+t the_folded_export_holds_the_stitched_stack
+mkdir -p "$T_TMP/exp"
+"$XPUTOP" -r "$T_TMP/rec.xpr" -b --window 60 --view gpu --export -o "$T_TMP/exp" > /dev/null 2>&1 ||
+	fail "export failed"
+F=$(ls "$T_TMP"/exp/xputop-gpu-2*.folded 2> /dev/null | head -1)
+have "$F" "the folded export"
+expect_grep ';standin_wait_for_worker;\[launched for\];standin_engine_thread;standin_mm_backward;.*mm_backward_kernel_\[g\] [0-9]*$' "$F"
+
+t with_no_waiters_nothing_is_stitched
+"$XPUTOP" -b -j --gpu-exact -n 6 -d 0.5 --window 60 --gpu-waiters none > "$T_TMP/none.json" 2> "$T_TMP/none.err" &
+X=$!
+wait_json "$T_TMP/none.json"
+as_nobody "$PROG" "$FAKE" 1 > "$T_TMP/n.expected" 2> /dev/null || fail "the program failed"
+xp_ok $X
+$Q gpu_stitched "$T_TMP/n.expected" mm_backward_kernel "same thread" standin_engine_thread standin_mm_backward \
+	< "$T_TMP/none.json" || fail "stitched with no waiter given"
+
+finish
