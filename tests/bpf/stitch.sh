@@ -57,7 +57,8 @@ $Q gpu_stitched "$T_TMP/b.expected" mm_backward_kernel "same thread" standin_eng
 $Q gpu_stacks_lack "$T_TMP/b.expected" mm_backward_kernel standin_wait_for_worker "[launched for]" main \
 	< "$T_TMP/w.json" || fail "B's kernels stitched under A's wait"
 
-t stitching_loses_no_kernel
+t every_kernel_keeps_its_launch_stack_and_its_count
+$Q gpu_stack_pct 100 < "$T_TMP/w.json" || fail "kernels without their (stitched) launch"
 $Q gpu_pid_kernels "$T_TMP/a.expected" < "$T_TMP/w.json" || fail "A's kernel totals"
 $Q gpu_pid_kernels "$T_TMP/b.expected" < "$T_TMP/w.json" || fail "B's kernel totals"
 
