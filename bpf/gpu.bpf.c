@@ -10,10 +10,14 @@
  * processes that run without the library ("launches only"); the bpf cookie
  * says which function fired.  A launch is counted per (thread, call site,
  * API) in a map; only the first launch of a key captures a stack.
- * gpu_wait and gpu_wait_end: a uprobe and a uretprobe on the "waiter"
- * functions (autograd's Engine::execute...) in which a thread of an injected
- * process waits while other threads launch on its behalf: the entry is
- * captured as a site is (the waiting thread's stack), the return only timed.
+ * gpu_wait and gpu_wait_end: uprobes on the entry of the "waiter" functions
+ * (autograd's Engine::execute...) in which a thread of an injected process
+ * waits while other threads launch on its behalf, and on the instruction
+ * their calls return to: the entry is captured as a site is (the waiting
+ * thread's stack), the return only timed.  Not a uretprobe: it replaces the
+ * return address on the stack, and a C++ exception thrown through the
+ * function (an error in backward()) then finds no unwind entry for it and
+ * ends the program in std::terminate.
  * gpu_mmap and gpu_maps find the files to put those uprobes on: every
  * mapping of a file named libcudart.so* or libcuda.so*, made from now on (as
  * the dynamic loader maps it) or already there with code (an iterator over
@@ -172,7 +176,8 @@ int gpu_wait(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uretprobe")
+/* At the instruction a waiter's call returns to: sp is the entry's + 8. */
+SEC("uprobe")
 int gpu_wait_end(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();

@@ -28,7 +28,7 @@ enum xpu_gpu_rec_type {
 					 * not reported before */
 	XPU_GPU_REC_WAIT = 4,		/* a thread of an injected process enters a waiter
 					 * function (struct xpu_gpu_site, api = its index) */
-	XPU_GPU_REC_WAIT_END = 5,	/* it returns from one (struct xpu_gpu_wait_end) */
+	XPU_GPU_REC_WAIT_END = 5,	/* it returned from one (struct xpu_gpu_wait_end) */
 };
 
 /* Header of the two stack records. */
@@ -93,10 +93,11 @@ struct xpu_gpu_mapped {
 	char name[XPU_GPU_NAME_LEN];	/* the file's name, for messages */
 };
 
-/* A waiter function returned.  sp: the stack pointer after the return,
- * above the entry's (regs[7] of its WAIT record) by the return address: the
- * waits whose entry sp lies below it are over, those left by an exception
- * included. */
+/* A waiter function returned (a uprobe on the instruction its call returns
+ * to, the return address its WAIT record's stack copy starts with).  sp: the
+ * stack pointer after the return, above the entry's (regs[7] of its WAIT
+ * record) by the return address: the waits whose entry sp lies below it are
+ * over, those left by an exception included. */
 struct xpu_gpu_wait_end {
 	__u32 type;
 	__u32 pid;

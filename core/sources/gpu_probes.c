@@ -56,6 +56,11 @@ _Static_assert(NRUNTIME == XPU_GPU_NRUNTIME, "bpf/gpu.h tells runtime from drive
 
 struct file_id { uint64_t dev, ino; };
 
+/* Where a waiter's call returns to: a file offset, probed once. */
+#define MAX_RETURNS 256
+struct ret_site { struct file_id file; uint64_t off; };
+struct looked { uint32_t pid; int on; uint64_t addr; };
+
 /* A CUDA file a process mapped, as BPF reported it. */
 struct mapped {
 	uint32_t pid, tries;
@@ -85,6 +90,10 @@ struct xpu_gpu_probes {
 	int nwaiters;
 	struct file_id waited[MAX_FILES];	/* files whose waiters are probed */
 	uint32_t nwaited;
+	struct ret_site returns[MAX_RETURNS];	/* where waiters' calls return to, probed */
+	uint32_t nreturns;
+	struct looked looked[MAX_RETURNS];	/* return addresses looked up */
+	uint32_t nlooked;
 	uint64_t tokens;			/* waits reported so far */
 	struct xpu_gpu_probe_stats st;
 };
@@ -256,6 +265,8 @@ static void on_mapped(struct xpu_gpu_probes *p, const struct xpu_gpu_mapped *m)
 	p->queue[p->nqueue++] = (struct mapped){ .pid = m->pid, .file = m->file };
 }
 
+static int probe_return(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r);
+
 /* A thread entered a waiter: the wait starts now, its stack is unwound as
  * a site's is. */
 static void on_wait(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
@@ -266,8 +277,10 @@ static void on_wait(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 	}
 	uint64_t token = ++p->tokens;
 	p->st.waits++;
+	int seen = probe_return(p, r);
+	p->st.waits_blind += !seen;
 	p->sink.wait_begin(p->sink.arg, r->h.pid, r->h.tid, r->h.time_ns, r->regs[7], p->waiters[r->h.api].kind,
-			   token);
+			   !seen, token);
 	on_site(p, r, token);
 }
 
@@ -523,8 +536,97 @@ void xpu_gpu_probes_waiters(struct xpu_gpu_probes *p, const struct xpu_gpu_waite
 	memcpy(p->waiters, w, (size_t)p->nwaiters * sizeof(*w));
 }
 
-/* An entry probe and a return probe on each function of waiter i in the
- * file; returns how many functions. */
+/* The (process, return address) pairs looked up, and whether a probe is on
+ * there: the older half is forgotten when full. */
+static struct looked *looked_find(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr)
+{
+	for (uint32_t i = 0; i < p->nlooked; i++)
+		if (p->looked[i].pid == pid && p->looked[i].addr == addr)
+			return &p->looked[i];
+	return NULL;
+}
+
+static void looked_add(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, int on)
+{
+	if (p->nlooked == MAX_RETURNS) {
+		p->nlooked -= MAX_RETURNS / 2;
+		memmove(p->looked, p->looked + MAX_RETURNS / 2, p->nlooked * sizeof(p->looked[0]));
+	}
+	p->looked[p->nlooked++] = (struct looked){ pid, on, addr };
+}
+
+static int return_known(const struct xpu_gpu_probes *p, struct ret_site r)
+{
+	for (uint32_t i = 0; i < p->nreturns; i++)
+		if (p->returns[i].file.dev == r.file.dev && p->returns[i].file.ino == r.file.ino &&
+		    p->returns[i].off == r.off)
+			return 1;
+	return 0;
+}
+
+/* Probes the instruction at addr of pid's maps.  Returns 1 when a probe was
+ * on there already, 0 when it is now, -1 when it cannot be. */
+static int probe_at(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, uint32_t waiter)
+{
+	struct xpu_maps maps;
+	int rc = -1;
+	if (xpu_maps_read(pid, &maps, NULL) < 0)
+		return -1;
+	for (size_t i = 0; i < maps.n; i++) {
+		const struct xpu_map *m = &maps.v[i];
+		if (addr < m->start || addr >= m->end)
+			continue;
+		struct ret_site rs = { { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode },
+				       addr - m->start + m->pgoff };
+		char path[4200];
+		if (m->perms[2] != 'x' || !*m->path)
+			break;
+		if (return_known(p, rs)) {
+			rc = 1;
+			break;
+		}
+		if (p->nreturns == MAX_RETURNS)
+			break;
+		proc_path(path, sizeof(path), pid, m->path);
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = waiter);
+		int err = keep(p, bpf_program__attach_uprobe_opts(p->skel->progs.gpu_wait_end, -1, path, rs.off, &o));
+		if (err < 0) {
+			xpu_warn("cannot probe where a waiter returns to (%s+0x%llx): %s; launches made while it "
+				 "waits from there are not stitched", m->path, (unsigned long long)rs.off,
+				 xpu_sys_bpf_hint(err));
+			break;
+		}
+		p->returns[p->nreturns++] = rs;
+		rc = 0;
+		break;
+	}
+	xpu_maps_free(&maps);
+	return rc;
+}
+
+/* The end of a wait is seen where the waiter's call returns to: the return
+ * address at the entry's stack pointer, an instruction's start, probed the
+ * first time a call returns there (by file and offset, so for every
+ * process).  Returns 1 when that probe was on before this wait began, so
+ * that its end will be seen; a wait whose end may go unseen (the probe came
+ * too late, or cannot be) is not stitched under (gpu_waits.h). */
+static int probe_return(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+{
+	uint64_t addr;
+	if (r->h.copied < sizeof(addr) || r->h.copied > XPU_GPU_STACK_COPY)
+		return 0;
+	memcpy(&addr, r->stack, sizeof(addr));
+	const struct looked *l = looked_find(p, r->h.pid, addr);
+	if (l)
+		return l->on;
+	int rc = probe_at(p, r->h.pid, addr, r->h.api);
+	looked_add(p, r->h.pid, addr, rc >= 0);
+	return rc == 1;
+}
+
+/* An entry probe on each function of waiter i in the file (its return is
+ * probed where its calls return to, as they come: probe_return()); returns
+ * how many functions. */
 static int probe_waiter(struct xpu_gpu_probes *p, const char *path, const char *shown, int i)
 {
 	const struct xpu_gpu_waiter *w = &p->waiters[i];
@@ -532,12 +634,7 @@ static int probe_waiter(struct xpu_gpu_probes *p, const char *path, const char *
 	int n = xpu_func_offsets_prefix(path, w->sym, !w->prefix, offs, 8), done = 0;
 	for (int k = 0; k < n; k++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, in, .bpf_cookie = (uint64_t)i);
-		LIBBPF_OPTS(bpf_uprobe_opts, out, .bpf_cookie = (uint64_t)i, .retprobe = true);
-		if (p->nlinks + 2 > MAX_LINKS)
-			break;
-		int err = keep(p, bpf_program__attach_uprobe_opts(p->skel->progs.gpu_wait_end, -1, path, offs[k], &out));
-		if (err == 0)
-			err = keep(p, bpf_program__attach_uprobe_opts(p->skel->progs.gpu_wait, -1, path, offs[k], &in));
+		int err = keep(p, bpf_program__attach_uprobe_opts(p->skel->progs.gpu_wait, -1, path, offs[k], &in));
 		if (err < 0) {
 			xpu_warn("cannot probe the waiter %s in %s: %s", w->sym, shown, xpu_sys_bpf_hint(err));
 			break;

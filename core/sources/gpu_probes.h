@@ -30,9 +30,11 @@ struct xpu_gpu_probe_sink {
 	void (*span)(void *arg, uint64_t start, uint64_t end, int exact);
 	/* A thread of an injected process entered a waiter function of kind
 	 * (XPU_STITCH_*) at time with stack pointer sp; its frames (root
-	 * first, the waiter last) follow as wait_frames(token) once unwound. */
+	 * first, the waiter last) follow as wait_frames(token) once unwound.
+	 * blind: its return may go unseen (the probe where it returns to was
+	 * not on yet). */
 	void (*wait_begin)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp, int kind,
-			   uint64_t token);
+			   int blind, uint64_t token);
 	void (*wait_frames)(void *arg, uint64_t token, const uint32_t *frames, uint32_t n);
 	/* It returned from one: sp is the stack pointer after the return. */
 	void (*wait_end)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp);
@@ -58,6 +60,7 @@ struct xpu_gpu_probe_stats {
 	uint64_t launch_detach_ns;	/* and detaching them */
 	uint64_t launch_probe_failed;	/* launch probes that could not be attached */
 	uint64_t waits;			/* waiter entries reported */
+	uint64_t waits_blind;		/* of which with no probe on their return yet */
 	uint32_t waiter_fns;		/* waiter functions probed (per file) */
 	int watching;			/* new mappings of CUDA files are seen */
 	int no_launch_only;		/* the launch-only programs did not load */

@@ -22,7 +22,7 @@
 
 struct wait {
 	uint32_t pid, tid;
-	int kind;
+	int kind, blind;
 	uint64_t begin, end;	/* end 0: not over */
 	uint64_t sp, token;
 	uint32_t *frames, nframes;
@@ -113,14 +113,14 @@ static void close_below(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uin
 }
 
 void xpu_gpu_waits_begin(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp,
-			 int kind, uint64_t token)
+			 int kind, int blind, uint64_t token)
 {
 	close_below(w, pid, tid, time, sp, 1);
 	if (!room(w)) {
 		w->st.dropped++;
 		return;
 	}
-	w->v[w->n++] = (struct wait){ .pid = pid, .tid = tid, .kind = kind, .begin = time, .sp = sp,
+	w->v[w->n++] = (struct wait){ .pid = pid, .tid = tid, .kind = kind, .blind = blind, .begin = time, .sp = sp,
 				      .token = token };
 	w->st.waits++;
 }
@@ -156,7 +156,7 @@ static const struct wait *wait_at(const struct xpu_gpu_waits *w, uint32_t pid, u
 	const struct wait *best = NULL;
 	for (uint32_t i = 0; i < w->n; i++) {
 		const struct wait *x = &w->v[i];
-		if (x->pid != pid || x->tid == tid || x->begin > time || (x->end && time >= x->end))
+		if (x->pid != pid || x->tid == tid || x->blind || x->begin > time || (x->end && time >= x->end))
 			continue;
 		if (!best || x->begin < best->begin)
 			best = x;

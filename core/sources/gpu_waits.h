@@ -30,9 +30,11 @@ struct xpu_gpu_waits *xpu_gpu_waits_new(struct xpu_dict *d);
 void xpu_gpu_waits_free(struct xpu_gpu_waits *w);
 
 /* Thread tid of pid entered a waiter of kind (XPU_STITCH_*) at time with
- * stack pointer sp; its stack will come as xpu_gpu_waits_frames(token). */
+ * stack pointer sp; its stack will come as xpu_gpu_waits_frames(token).  A
+ * blind wait (its return may go unseen) stitches nothing: it only ends
+ * those of the thread it is nested in or follows. */
 void xpu_gpu_waits_begin(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp,
-			 int kind, uint64_t token);
+			 int kind, int blind, uint64_t token);
 /* The waiting thread's frames (root first, the waiter function last). */
 void xpu_gpu_waits_frames(struct xpu_gpu_waits *w, uint64_t token, const uint32_t *frames, uint32_t n);
 /* A waiter returned: sp is the stack pointer after the return; the thread's

@@ -830,6 +830,14 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 			      (double)st.launch_detach_ns / 1e6 / (double)st.launch_slices);
 	if (st.launch_probe_failed && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " probes failed to attach", st.launch_probe_failed);
+	/* Issue 26: what shows that the waiters work on a real program. */
+	if (st.waiter_fns && n > 0 && (size_t)n < size) {
+		struct xpu_gpu_waits_stats ws;
+		xpu_gpu_waits_stats(g->stitch, &ws);
+		n += snprintf(buf + n, size - (size_t)n, "; waiters: %u function%s probed, %" PRIu64 " waits (%" PRIu64
+			      " with no end probe yet), %" PRIu64 " launches stitched", st.waiter_fns,
+			      st.waiter_fns == 1 ? "" : "s", ws.waits, st.waits_blind, ws.stitched);
+	}
 	if (g->problem[0] && n > 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, "; %s", g->problem);
 	return st.launches;
@@ -837,7 +845,7 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 
 static void describe(struct gpu_source *g)
 {
-	char probes[400], peers[200];
+	char probes[512], peers[200];
 	int n = 0, more;
 	for (int i = 0; i < MAX_CONNS; i++)
 		n += g->conns[i] && g->conns[i]->hello;
@@ -1045,10 +1053,10 @@ static void probe_span(void *arg, uint64_t start, uint64_t end, int exact)
 }
 
 static void probe_wait_begin(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp, int kind,
-			     uint64_t token)
+			     int blind, uint64_t token)
 {
 	struct gpu_source *g = arg;
-	xpu_gpu_waits_begin(g->stitch, pid, tid, time, sp, kind, token);
+	xpu_gpu_waits_begin(g->stitch, pid, tid, time, sp, kind, blind, token);
 }
 
 static void probe_wait_frames(void *arg, uint64_t token, const uint32_t *frames, uint32_t n)

@@ -70,7 +70,7 @@ TEST(a_launch_by_another_thread_inside_a_wait_is_stitched_without_the_engines_pl
 	struct xpu_dict d;
 	xpu_dict_init(&d);
 	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
-	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 1);
+	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
 	main_frames(w, &d, 1);
 	uint32_t st = xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, engine_site(&d), api(&d));
 	CHECK_STR(text(&d, st), STITCHED);
@@ -85,7 +85,7 @@ TEST(launches_before_the_wait_after_it_by_the_waiter_or_of_another_process_are_n
 	xpu_dict_init(&d);
 	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
 	uint32_t site = engine_site(&d), a = api(&d);
-	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 1);
+	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
 	main_frames(w, &d, 1);
 	xpu_gpu_waits_end(w, PID, MAIN, 200 * MS, 0x7008);
 	CHECK_INT(xpu_gpu_waits_stitch(w, PID, ENGINE, 99 * MS, site, a), ==, 0);
@@ -103,7 +103,7 @@ TEST(a_wait_whose_stack_comes_after_the_launch_is_filled_in_place)
 	struct xpu_dict d;
 	xpu_dict_init(&d);
 	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
-	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 7);
+	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 7);
 	uint32_t st = xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, engine_site(&d), api(&d));
 	CHECK(strncmp(text(&d, st), "[waiting thread's stack];[backward of];", 39) == 0);
 	main_frames(w, &d, 7);
@@ -120,7 +120,7 @@ TEST(a_site_whose_names_are_still_coming_is_trimmed_once_they_came)
 	uint32_t site = xpu_dict_frame_pending(&d, XPU_FRAME_INFO, xpu_dict_cstr(&d, "[call site]"), 0);
 	uint32_t name = xpu_dict_frame_pending(&d, XPU_FRAME_UNKNOWN, xpu_dict_cstr(&d, "libtorch_cpu.so+0x10"), 0);
 	uint32_t f[] = { libc(&d, "start_thread"), name, fr(&d, "MmBackward0::apply") };
-	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_FOR, 1);
+	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_FOR, 0, 1);
 	main_frames(w, &d, 1);
 	xpu_dict_frame_expand(&d, site, f, 3);
 	uint32_t st = xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, site, api(&d));
@@ -142,16 +142,16 @@ TEST(a_wait_left_by_an_exception_ends_at_the_next_entry_or_an_outer_return)
 	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
 	uint32_t site = engine_site(&d), a = api(&d);
 	uint32_t first[] = { fr(&d, "train.py:first") }, second[] = { fr(&d, "train.py:second") };
-	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 1);
+	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
 	xpu_gpu_waits_frames(w, 1, first, 1);
 	/* No return seen: the next backward() enters at the same depth, so
 	 * the first is over. */
-	xpu_gpu_waits_begin(w, PID, MAIN, 300 * MS, 0x7000, XPU_STITCH_BACKWARD, 2);
+	xpu_gpu_waits_begin(w, PID, MAIN, 300 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 2);
 	xpu_gpu_waits_frames(w, 2, second, 1);
 	CHECK(strncmp(text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 250 * MS, site, a)), "train.py:first;", 15) == 0);
 	CHECK(strncmp(text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 350 * MS, site, a)), "train.py:second;", 16) == 0);
 	/* A nested wait whose return was lost ends with the outer one's. */
-	xpu_gpu_waits_begin(w, PID, MAIN, 360 * MS, 0x6000, XPU_STITCH_BACKWARD, 3);
+	xpu_gpu_waits_begin(w, PID, MAIN, 360 * MS, 0x6000, XPU_STITCH_BACKWARD, 0, 3);
 	xpu_gpu_waits_end(w, PID, MAIN, 400 * MS, 0x7008);
 	CHECK(xpu_gpu_waits_stitch(w, PID, ENGINE, 399 * MS, site, a) != 0);
 	CHECK_INT(xpu_gpu_waits_stitch(w, PID, ENGINE, 401 * MS, site, a), ==, 0);
@@ -165,9 +165,9 @@ TEST(an_ended_wait_is_forgotten_after_a_while_and_with_its_process)
 	xpu_dict_init(&d);
 	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
 	uint32_t site = engine_site(&d), a = api(&d);
-	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 1);
+	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
 	xpu_gpu_waits_end(w, PID, MAIN, 200 * MS, 0x7008);
-	xpu_gpu_waits_begin(w, PID + 1, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 2);
+	xpu_gpu_waits_begin(w, PID + 1, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 2);
 	xpu_gpu_waits_tick(w, 200 * MS + 6000 * MS);
 	CHECK_INT(xpu_gpu_waits_stitch(w, PID, ENGINE, 150 * MS, site, a), ==, 0);
 	CHECK(xpu_gpu_waits_stitch(w, PID + 1, ENGINE, 150 * MS, site, a) != 0);	/* open: kept */
@@ -194,4 +194,20 @@ TEST(the_waiter_list_reads_kind_file_and_symbol)
 	CHECK_INT(xpu_gpu_waiters_parse("for:a.out", v, 16, err, sizeof(err)), ==, -1);
 	CHECK_INT(xpu_gpu_waiters_parse("for:a.out:w*x", v, 16, err, sizeof(err)), ==, -1);
 	CHECK_INT(xpu_gpu_waiters_parse("for::wait", v, 16, err, sizeof(err)), ==, -1);
+}
+
+TEST(a_wait_whose_end_may_go_unseen_stitches_nothing_but_ends_the_one_before)
+{
+	struct xpu_dict d;
+	xpu_dict_init(&d);
+	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
+	uint32_t site = engine_site(&d), a = api(&d);
+	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
+	xpu_gpu_waits_begin(w, PID, MAIN, 300 * MS, 0x7000, XPU_STITCH_BACKWARD, 1, 2);
+	main_frames(w, &d, 1);
+	main_frames(w, &d, 2);
+	CHECK(xpu_gpu_waits_stitch(w, PID, ENGINE, 200 * MS, site, a) != 0);
+	CHECK_INT(xpu_gpu_waits_stitch(w, PID, ENGINE, 310 * MS, site, a), ==, 0);
+	xpu_gpu_waits_free(w);
+	xpu_dict_free(&d);
 }
