@@ -7,6 +7,7 @@
 #include "dict.h"
 #include "gpu_stitch.h"
 #include "grow.h"
+#include "htab.h"
 
 /* Waits kept at once, all processes together: a training step has one. */
 #define MAX_WAITS 4096
@@ -19,6 +20,9 @@
 #define MAX_TAILS 4096
 /* Frames of each part of a stitched stack at most. */
 #define PART_MAX 240
+/* Stitched stacks remembered by (wait, call site, API): a wait's launches
+ * come from a few call sites over and over. */
+#define CACHE 1024
 
 struct wait {
 	uint32_t pid, tid;
@@ -44,6 +48,7 @@ struct xpu_gpu_waits {
 	uint32_t nt, tcap;
 	uint32_t marker[XPU_STITCH_KINDS];
 	uint32_t waiting_label, tail_label, lost;
+	struct { uint64_t token; uint32_t site, api, stack; } cache[CACHE];
 	struct xpu_gpu_waits_stats st;
 };
 
@@ -247,6 +252,13 @@ uint32_t xpu_gpu_waits_stitch(struct xpu_gpu_waits *w, uint32_t pid, uint32_t ti
 	struct wait *x;
 	if (!w->n || !site || !(x = (struct wait *)wait_at(w, pid, tid, time)))
 		return 0;
+	w->st.stitched++;
+	/* Cached only once both parts are final (no stand-in frame left to
+	 * trim by name): a stack holding one is rewritten in place anyway. */
+	uint32_t slot = (uint32_t)(xpu_hash_u64(x->token ^ ((uint64_t)site << 32 | api)) % CACHE);
+	if (w->cache[slot].token == x->token && w->cache[slot].site == site && w->cache[slot].api == api &&
+	    xpu_dict_stack_valid(w->d, w->cache[slot].stack))
+		return w->cache[slot].stack;
 	if (x->have) {
 		memcpy(frames, x->frames, x->nframes * sizeof(uint32_t));
 		n = x->nframes;
@@ -256,10 +268,20 @@ uint32_t xpu_gpu_waits_stitch(struct xpu_gpu_waits *w, uint32_t pid, uint32_t ti
 		frames[n++] = x->pending;
 	}
 	frames[n++] = w->marker[x->kind];
-	n += site_part(w, site, frames + n);
+	uint32_t k = site_part(w, site, frames + n);
+	int final = x->have && !(k == 1 && xpu_dict_frame_get(w->d, frames[n])->name == w->tail_label);
+	n += k;
 	frames[n++] = api;
-	w->st.stitched++;
-	return xpu_dict_stack(w->d, frames, n);
+	uint32_t stack = xpu_dict_stack(w->d, frames, n);
+	if (stack && final)
+		w->cache[slot] = (typeof(w->cache[0])){ x->token, site, api, stack };
+	return stack;
+}
+
+void xpu_gpu_waits_mark(const struct xpu_gpu_waits *w, struct xpu_dict *d)
+{
+	for (uint32_t i = 0; w && i < CACHE; i++)
+		xpu_dict_mark_stack(d, w->cache[i].stack);
 }
 
 static void trim_tails(struct xpu_gpu_waits *w, uint64_t now)

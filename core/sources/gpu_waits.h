@@ -48,6 +48,8 @@ void xpu_gpu_waits_end(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint
 uint32_t xpu_gpu_waits_stitch(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time,
 			      uint32_t site, uint32_t api);
 
+/* Marks the stitched stacks it remembers (a session holder). */
+void xpu_gpu_waits_mark(const struct xpu_gpu_waits *w, struct xpu_dict *d);
 /* Forgets waits over long enough, trims call sites whose names came. */
 void xpu_gpu_waits_tick(struct xpu_gpu_waits *w, uint64_t now);
 /* The process left: its waits go. */

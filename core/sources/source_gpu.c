@@ -1077,6 +1077,7 @@ static void mark_sites(void *arg, struct xpu_dict *d)
 	struct gpu_source *g = arg;
 	if (g->probes)
 		xpu_gpu_probes_mark(g->probes, d);
+	xpu_gpu_waits_mark(g->stitch, d);
 	for (int i = 0; i < MAX_CONNS; i++) {
 		struct conn *c = g->conns[i];
 		for (uint32_t k = 0; c && k < c->nsites; k++)
