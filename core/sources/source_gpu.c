@@ -1125,7 +1125,8 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		snprintf(g->problem, sizeof(g->problem), "launch stacks are off (no kernel BTF for the BPF probes)");
 	} else if (g->probes) {
 		probes_mode(g);
-		xpu_gpu_probes_waiters(g->probes, o->waiters, o->nwaiters);
+		/* Without call sites there is no launch stack to stitch. */
+		xpu_gpu_probes_waiters(g->probes, o->waiters, o->no_stacks ? 0 : o->nwaiters);
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_PROBES };
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, xpu_gpu_probes_fd(g->probes), &ev);
 	} else {
