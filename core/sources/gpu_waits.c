@@ -34,10 +34,12 @@ struct wait {
 	uint32_t pending;	/* the frame that stands for them in stacks made before */
 };
 
-/* A call site's trimmed frames, while its names come. */
+/* A call site's trimmed frames, while its names come; one whose names never
+ * all came is stitched whole from then on (given_up). */
 struct tail {
 	uint32_t site, frame;
 	uint64_t since;
+	int given_up;
 };
 
 struct xpu_gpu_waits {
@@ -234,13 +236,19 @@ static uint32_t site_part(struct xpu_gpu_waits *w, uint32_t site, uint32_t *out)
 		memcpy(out, all + from, (n - from) * sizeof(uint32_t));
 		return n - from;
 	}
-	for (uint32_t i = 0; i < w->nt; i++)
-		if (w->t[i].site == site)
+	for (uint32_t i = 0; i < w->nt; i++) {
+		if (w->t[i].site != site)
+			continue;
+		if (!w->t[i].given_up)
 			return out[0] = w->t[i].frame, 1;
+		uint32_t from = n > PART_MAX ? n - PART_MAX : 0;
+		memcpy(out, all + from, (n - from) * sizeof(uint32_t));
+		return n - from;
+	}
 	uint32_t f = 0;
 	if (w->nt < MAX_TAILS && xpu_grow((void **)&w->t, &w->tcap, w->nt + 1, sizeof(*w->t)) == 0 &&
 	    (f = xpu_dict_frame_pending(w->d, XPU_FRAME_INFO, w->tail_label, 0)))
-		w->t[w->nt++] = (struct tail){ site, f, 0 };
+		w->t[w->nt++] = (struct tail){ site, f, 0, 0 };
 	out[0] = f ? f : site;
 	return 1;
 }
@@ -284,24 +292,34 @@ void xpu_gpu_waits_mark(const struct xpu_gpu_waits *w, struct xpu_dict *d)
 		xpu_dict_mark_stack(d, w->cache[i].stack);
 }
 
+/* Expands the tail of a call site whose names all came (trimmed), or that
+ * waited too long (whole).  Returns 1 when its entry can go. */
+static int trim_tail(struct xpu_gpu_waits *w, struct tail *t, uint64_t now)
+{
+	uint32_t all[XPU_DICT_MAX_DEPTH], n;
+	if (t->given_up)
+		return 0;
+	if (!t->since)
+		t->since = now;
+	n = xpu_dict_resolve(w->d, &t->site, 1, all);
+	int open = unresolved(w->d, all, n);
+	if (open && now - t->since <= TAIL_WAIT_NS)
+		return 0;
+	uint32_t from = open ? 0 : trim(w->d, all, n);
+	xpu_dict_frame_expand(w->d, t->frame, all + from, n - from);
+	/* One given up is kept, so that its later launches are stitched whole. */
+	w->st.untrimmed += open;
+	t->given_up = open;
+	return !open;
+}
+
 static void trim_tails(struct xpu_gpu_waits *w, uint64_t now)
 {
 	for (uint32_t i = 0; i < w->nt;) {
-		struct tail *t = &w->t[i];
-		uint32_t all[XPU_DICT_MAX_DEPTH], n;
-		if (!t->since)
-			t->since = now;
-		n = xpu_dict_resolve(w->d, &t->site, 1, all);
-		int late = now - t->since > TAIL_WAIT_NS;
-		if (unresolved(w->d, all, n) && !late) {
+		if (trim_tail(w, &w->t[i], now))
+			w->t[i] = w->t[--w->nt];
+		else
 			i++;
-			continue;
-		}
-		uint32_t from = late ? 0 : trim(w->d, all, n);
-		if (late)
-			w->st.untrimmed++;
-		xpu_dict_frame_expand(w->d, t->frame, all + from, n - from);
-		*t = w->t[--w->nt];
 	}
 }
 

@@ -211,3 +211,27 @@ TEST(a_wait_whose_end_may_go_unseen_stitches_nothing_but_ends_the_one_before)
 	xpu_gpu_waits_free(w);
 	xpu_dict_free(&d);
 }
+
+TEST(a_site_whose_names_never_all_come_is_stitched_whole_after_10s)
+{
+	struct xpu_dict d;
+	xpu_dict_init(&d);
+	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
+	uint32_t site = xpu_dict_frame_pending(&d, XPU_FRAME_INFO, xpu_dict_cstr(&d, "[call site]"), 0);
+	uint32_t name = xpu_dict_frame_pending(&d, XPU_FRAME_UNKNOWN, xpu_dict_cstr(&d, "libx.so+0x10"), 0);
+	uint32_t f[] = { libc(&d, "start_thread"), name, fr(&d, "work") };
+	xpu_dict_frame_expand(&d, site, f, 3);
+	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_FOR, 0, 1);
+	main_frames(w, &d, 1);
+	uint32_t st = xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, site, api(&d));
+	xpu_gpu_waits_tick(w, 102 * MS);
+	xpu_gpu_waits_tick(w, 102 * MS + 10001 * MS);
+	CHECK(strstr(text(&d, st), "[launched for];start_thread;libx.so+0x10;work;cudaLaunchKernel") != NULL);
+	uint32_t later = xpu_gpu_waits_stitch(w, PID, ENGINE, 102 * MS, site, api(&d));
+	CHECK(strstr(text(&d, later), "[launched for];start_thread;libx.so+0x10;work;cudaLaunchKernel") != NULL);
+	struct xpu_gpu_waits_stats ws;
+	xpu_gpu_waits_stats(w, &ws);
+	CHECK_INT(ws.untrimmed, ==, 1);
+	xpu_gpu_waits_free(w);
+	xpu_dict_free(&d);
+}
