@@ -256,18 +256,6 @@ def gpu_stitched(snaps, expected_path, kernel, kind, *frames):
                 sys.exit(f"{kernel}: stack {st['frames']} ({st.get('stitched')}), expected {kind} with {frames}")
 
 
-def gpu_mostly_stitched(snaps, expected_path, kernel, kind, pct, *frames):
-    """KERNEL's stacks in the process of EXPECTED_PATH stitched as KIND and
-    holding FRAMES in order have at least PCT% of its GPU time in them (a
-    process's first wait from a call site is not stitched under)."""
-    stacks = [st for k in _pid_rows(snaps, expected_path, kernel) for st in k["stacks"]]
-    ok = sum(st["gpu_ns"] for st in stacks if st.get("stitched") == kind and _in_order(st["frames"], frames))
-    total = sum(st["gpu_ns"] for st in stacks)
-    if not total or 100 * ok < float(pct) * total:
-        sys.exit(f"{kernel}: {ok} of {total} ns stitched as {kind} with {frames}: "
-                 f"{[(st['stitched'], st['gpu_ns'], st['frames']) for st in stacks]}")
-
-
 def gpu_stacks_lack(snaps, expected_path, kernel, *frames):
     """No stack of KERNEL in the process of EXPECTED_PATH holds any of FRAMES."""
     for k in _pid_rows(snaps, expected_path, kernel):
@@ -876,7 +864,7 @@ def gpu_devices_below(snaps, n):
 
 
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
-                                  gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_mostly_stitched, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
+                                  gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_traced_pct, gpu_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -16,6 +17,7 @@
 #include "func_offsets.h"
 #include "gpu_launches.h"
 #include "gpu_stitch.h"
+#include "readfile.h"
 #include "launch_probes.h"
 #include "rawstack.h"
 #include "service.h"
@@ -604,12 +606,45 @@ static int probe_at(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, uint3
 	return rc;
 }
 
+/* Whether thread tid is still inside the call whose return address addr
+ * lies at entry_sp: stopped with its stack pointer below entry_sp (the
+ * kernel's /proc/PID/task/TID/syscall reads "NR ARGS... SP PC", or "-1 SP
+ * PC" outside a system call; "running" says nothing, and is read again
+ * twice) and the return address still in its slot (a return and a call
+ * from elsewhere would have written over it).  Called once the probe on
+ * the return is on: such a wait's end will be seen. */
+static int still_inside(uint32_t pid, uint32_t tid, uint64_t entry_sp, uint64_t addr)
+{
+	char path[64], *text = NULL;
+	size_t len;
+	uint64_t sp = 0, slot = 0;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	for (int tries = 0; tries < 3 && !sp; tries++) {
+		if (tries)
+			usleep(100);
+		if (xpu_read_path(path, 512, &text, &len) < 0)
+			return 0;
+		char *last = strrchr(xpu_strip(text), ' '), *prev = NULL;
+		if (last && last > text) {
+			*last = '\0';
+			prev = strrchr(text, ' ');
+		}
+		if (prev && strncmp(text, "running", 7) != 0)
+			sp = strtoull(prev + 1, NULL, 16);
+		free(text);
+	}
+	struct iovec local = { &slot, sizeof(slot) }, remote = { (void *)(uintptr_t)entry_sp, sizeof(slot) };
+	return sp && sp < entry_sp && process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) == sizeof(slot) &&
+	       slot == addr;
+}
+
 /* The end of a wait is seen where the waiter's call returns to: the return
  * address at the entry's stack pointer, an instruction's start, probed the
  * first time a call returns there (by file and offset, so for every
- * process).  Returns 1 when that probe was on before this wait began, so
- * that its end will be seen; a wait whose end may go unseen (the probe came
- * too late, or cannot be) is not stitched under (gpu_waits.h). */
+ * process).  Returns 1 when its end will be seen: the probe was on before
+ * this wait began, or is on now and the thread still inside the wait; a
+ * wait whose end may go unseen (the probe came too late, or cannot be) is
+ * not stitched under (gpu_waits.h). */
 static int probe_return(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 {
 	uint64_t addr;
@@ -621,7 +656,7 @@ static int probe_return(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 		return l->on;
 	int rc = probe_at(p, r->h.pid, addr, r->h.api);
 	looked_add(p, r->h.pid, addr, rc >= 0);
-	return rc == 1;
+	return rc == 1 || (rc == 0 && still_inside(r->h.pid, r->h.tid, r->regs[7], addr));
 }
 
 /* An entry probe on each function of waiter i in the file (its return is
