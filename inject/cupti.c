@@ -597,10 +597,13 @@ int xpu_cupti_trace(int on)
 void xpu_cupti_flush(int forced)
 {
 	pthread_mutex_lock(&st.lock);
-	/* While the process exits only its exit handler's forced flush. */
-	if (st.loaded && st.phase == ATTACHED && (forced || !__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE))) {
+	/* While the process exits only its exit handler's forced flush, and
+	 * nothing switched: CUDA may be torn down already. */
+	int exiting = __atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE);
+	if (st.loaded && st.phase == ATTACHED && (forced || !exiting)) {
 		api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
-		drain();
+		if (!exiting)
+			drain();
 	}
 	pthread_mutex_unlock(&st.lock);
 }

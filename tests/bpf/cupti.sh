@@ -135,6 +135,16 @@ $Q stand "$T_TMP/graph.stand" "graph_teardowns == 0" "graph_launches > 0" "final
 $Q gpu_proc "$T_TMP/graph.stand" "kernels > 0" < "$T_TMP/graph.json" || fail "nothing traced"
 $Q stand_account "$T_TMP/graph.stand" < "$T_TMP/graph.json" || fail "records unaccounted for"
 
+# CUDA's teardown at exit takes 600 ms while slices come every 60 ms: the
+# library must not attach CUPTI (nor change it) during it (a PyTorch loop
+# died with SIGSEGV at exit on the H100 when it did).
+PROG_ENV=STAND_CUPTI_ATTACH_MS=10
+play teardown 12 "--gpu-sample 10/60" -T 600 "$STAND" 1
+
+t nothing_is_attached_or_switched_while_cuda_tears_down_at_exit
+$Q stand "$T_TMP/teardown.stand" "in_teardown == 0" "finalizes >= 4" "misuse == 0" ||
+	fail "CUPTI called while CUDA tore down"
+
 # XPUTOP_CUPTI_DETACH=0 in the program's environment keeps CUPTI attached.
 PROG_ENV="STAND_CUPTI_ATTACH_MS=10 XPUTOP_CUPTI_DETACH=0"
 play attached 6 "" "$STAND" 2

@@ -95,7 +95,8 @@ _Static_assert(sizeof(CUpti_ActivityKernel10) % 8 == 0, "records keep 8-byte ali
 	X(misuse)	    /* calls a real CUPTI refuses or warns against (a stale handle...) */              \
 	X(reenables)	    /* a callback or activity kind enabled while it was on already */              \
 	X(graph_launches)   /* cudaGraphLaunch calls */                                                    \
-	X(graph_teardowns)  /* cuptiFinalize calls after CUPTI saw a graph (pytorch#112507) */
+	X(graph_teardowns)  /* cuptiFinalize calls after CUPTI saw a graph (pytorch#112507) */     \
+	X(in_teardown)	    /* calls that change CUPTI's state while CUDA tears down at exit */
 
 #define FIELD(name) uint64_t name;
 static struct {
@@ -114,6 +115,7 @@ static struct {
 	CUpti_TimestampCallbackFunc timestamp;
 	int attached; /* anything of the above since the last cuptiFinalize */
 	int saw_graph; /* a graph made or replayed while attached */
+	int tearing;   /* CUDA's exit teardown runs (stand_cuda_teardown_at_exit) */
 	/* The records held, oldest first, in a ring. */
 	struct rec q[MAX_QUEUED];
 	uint32_t qhead, qlen;
@@ -215,6 +217,7 @@ CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Ca
 	if (!subscriber || !callback)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	S.n.subscribe_calls++;
 	CUptiResult r = CUPTI_SUCCESS;
 	if (S.notinit_left) {
@@ -257,6 +260,7 @@ CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
 	CUptiResult r = CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	if (current(subscriber)) {
 		/* The subscriber's callbacks go; CUPTI's cost does not. */
 		S.subscribed = 0;
@@ -275,6 +279,7 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	CUptiResult r = CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	if (current(subscriber)) {
 		S.n.reenables += enable && S.enabled[domain][cbid];
 		S.enabled[domain][cbid] = enable != 0;
@@ -290,6 +295,7 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, int on)
 	if (kind <= CUPTI_ACTIVITY_KIND_INVALID || kind >= CUPTI_ACTIVITY_KIND_COUNT)
 		return CUPTI_ERROR_INVALID_KIND;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	S.n.reenables += on && S.kinds[kind];
 	S.kinds[kind] = (uint8_t)on;
 	S.attached |= on;
@@ -313,6 +319,7 @@ CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
 	if (!funcBufferRequested || !funcBufferCompleted)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	S.requested = funcBufferRequested;
 	S.completed = funcBufferCompleted;
 	S.attached = 1;
@@ -327,6 +334,7 @@ CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallb
 	if (!funcTimestamp)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	if (any_activity())
 		S.n.misuse++;
 	S.timestamp = funcTimestamp;
@@ -490,6 +498,7 @@ CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32
 CUptiResult CUPTIAPI cuptiFinalize(void)
 {
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	S.n.finalizes++;
 	S.n.violations += !in_exit;
 	S.n.finalize_tracing += kernel_activity();
@@ -615,6 +624,26 @@ STAND_API void stand_cuda_graph_instantiate(void)
 STAND_API void stand_cuda_graph_launch(const char *kernel, uint64_t gpu_ns)
 {
 	api_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch", NULL, kernel, gpu_ns, 1);
+}
+
+/* CUDA's runtime tears down at exit, in an atexit handler registered when
+ * the program starts (after the injection library's, before anything the
+ * library registers later): for ms, a call that changes CUPTI's state is
+ * counted (in_teardown); a real one then crashed a PyTorch process. */
+static uint64_t teardown_ns;
+
+static void teardown(void)
+{
+	pthread_mutex_lock(&S.lock);
+	S.tearing = 1;
+	pthread_mutex_unlock(&S.lock);
+	sleep_ns(teardown_ns);
+}
+
+STAND_API void stand_cuda_teardown_at_exit(uint64_t ms)
+{
+	teardown_ns = ms * 1000000ULL;
+	atexit(teardown);
 }
 
 /* cudaDeviceSynchronize: returns once the GPU has run every kernel. */

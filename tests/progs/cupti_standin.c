@@ -6,7 +6,7 @@
  * CUDA does, and launches kernels at a steady rate from functions with
  * known names.
  *
- * Usage: cupti_standin [-e] [-o] [-q] [-x] [-g SECS] [-r RATE] STAND_LIB SECONDS
+ * Usage: cupti_standin [-e] [-o] [-q] [-x] [-g SECS] [-T MS] [-r RATE] STAND_LIB SECONDS
  *   -r RATE  launches a second (default 30000), made every millisecond
  *   -e       the first launch waits for kernel activity, not only for the
  *            library to attach (exact mode: then every kernel is traced)
@@ -15,6 +15,9 @@
  *   -x       exits with the GPU still busy (no cudaDeviceSynchronize)
  *   -g SECS  from SECS into the run, a CUDA graph is instantiated and each
  *            step replays it too (graph_kernel, from standin_graph)
+ *   -T MS    CUDA's teardown at exit takes MS ms, in an atexit handler
+ *            registered once the library is initialized, as CUDA's runtime
+ *            registers its own (the stand-in counts CUPTI calls during it)
  *   -o       plays another profiler too: it subscribes to the launches
  *            before the library is initialized, and counts them
  * It starts once the library has tried to subscribe to CUPTI (an xputop
@@ -208,8 +211,9 @@ static void play(double secs, uint64_t rate)
 int main(int argc, char **argv)
 {
 	int exact = 0, deep = 0, nosync = 0, with_other = 0, c;
+	uint64_t teardown_ms = 0;
 	uint64_t rate = 30000;
-	while ((c = getopt(argc, argv, "eoqxg:r:")) != -1) {
+	while ((c = getopt(argc, argv, "eoqxg:T:r:")) != -1) {
 		switch (c) {
 		case 'e':
 			exact = 1;
@@ -226,6 +230,9 @@ int main(int argc, char **argv)
 		case 'r':
 			rate = strtoull(optarg, NULL, 10);
 			break;
+		case 'T':
+			teardown_ms = strtoull(optarg, NULL, 10);
+			break;
 		case 'g':
 			graph_at_ns = (uint64_t)(atof(optarg) * 1e9);
 			if (!graph_at_ns)
@@ -238,7 +245,7 @@ int main(int argc, char **argv)
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	if (argc - optind != 2 || !rate || !inj || !*inj) {
 		fprintf(stderr, "usage: CUDA_INJECTION64_PATH=LIB cupti_standin [-e] [-o] [-q] [-x] [-g SECS] "
-				"[-r RATE] STAND_LIB SECONDS\n");
+				"[-T MS] [-r RATE] STAND_LIB SECONDS\n");
 		return 2;
 	}
 	/* Global, so that the library's dlopen("libcupti.so.13", RTLD_NOLOAD)
@@ -267,6 +274,8 @@ int main(int argc, char **argv)
 		other_profiler();
 	uint64_t calls_before = counter("subscribe_calls");
 	init();
+	if (teardown_ms)
+		((void (*)(uint64_t))sym(stand, "stand_cuda_teardown_at_exit"))(teardown_ms);
 	if (wait_monitor(exact, calls_before) < 0) {
 		fprintf(stderr, "cupti_standin: the library did not attach CUPTI in 10 s (no xputop?)\n");
 		return 1;
