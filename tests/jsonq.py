@@ -633,6 +633,24 @@ def self_cpu_honest(snaps, pid):
         sys.exit(f"the samples charge xputop {sampled:.3f} CPU-s, the kernel counted {kernel:.3f} s")
 
 
+def self_cpu_within(snaps, pid, points):
+    """From the first snapshot to the last, xputop's (PID's) %CPU as its
+    samples give it is within POINTS of what the kernel counted for it
+    (self_cpu_s), both over the same span."""
+    def samples(d):
+        return sum(r["samples"] for r in d["cpu"] if r["pid"] == int(pid))
+    a, b = snaps[0], snaps[-1]
+    hz = b["cpu_info"]["hz"]
+    span = (b["mono_ns"] - a["mono_ns"]) / 1e9
+    if span <= 0:
+        sys.exit("fewer than two snapshots")
+    sampled = 100 * (samples(b) - samples(a)) / hz / span
+    kernel = 100 * (b["self_cpu_s"] - a["self_cpu_s"]) / span
+    if abs(sampled - kernel) > float(points):
+        sys.exit(f"at {hz} Hz the samples give xputop {sampled:.2f}% over {span:.1f} s, the kernel {kernel:.2f}%")
+    print(f"{hz} Hz: samples {sampled:.2f}%, kernel {kernel:.2f}% over {span:.1f} s")
+
+
 def cpu_sorted_by(snaps, key, order):
     """The last snapshot's CPU rows are in ORDER (desc or asc) of KEY, those
     with KEY unknown (null) last."""
@@ -834,7 +852,7 @@ CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm
                                   gpu_traced_pct, gpu_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
-                                  dropped_at_least, first_refresh_bounded, self_cpu_honest,
+                                  dropped_at_least, first_refresh_bounded, self_cpu_honest, self_cpu_within,
                                   cpu_sorted_by, cpu_view, hot_function, proc_stat, thread_stats, system_matches, cpu_busy_at_least,
                                   gpu_only_pids, stacks_distinct, npu_alerts, npu_alerts_within, npu_alerts_due, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, npu_category,
