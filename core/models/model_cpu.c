@@ -138,6 +138,14 @@ void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
 
 void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev)
 {
+	if (ev->type == XPU_EV_CPU_STAT) {
+		if (ev->tid < XPU_CPU_METERS) {
+			m->sys.cpu_busy100[ev->tid] = (uint16_t)ev->sys.busy_pct100;
+			if (ev->tid >= m->sys.ncpus)
+				m->sys.ncpus = ev->tid + 1;
+		}
+		return;
+	}
 	if (ev->type == XPU_EV_SYS_STAT) {
 		const struct xpu_ev_sys_stat *y = &ev->sys;
 		struct xpu_cpu_sys *s = &m->sys;
@@ -158,6 +166,9 @@ void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev)
 	t->state = ev->pstat.state;
 	t->rss_bytes = ev->pstat.rss_bytes;
 	t->cpu_ns = ev->pstat.cpu_ns;
+	t->has_nice = (ev->pstat.flags & XPU_PSTAT_NICE_VIRT) != 0;
+	t->nice = ev->pstat.nice;
+	t->vsize_bytes = ev->pstat.vsize_bytes;
 }
 
 int xpu_cpu_model_shown_pids(const struct xpu_cpu_model *m, uint32_t *out, int max)

@@ -30,7 +30,13 @@ struct xpu_cpu_task {
 	int has_stat;
 	uint32_t state;		/* state letter */
 	uint64_t rss_bytes, cpu_ns;
+	int has_nice;		/* nice and vsize read (recordings of minor 6 on) */
+	int32_t nice;
+	uint64_t vsize_bytes;
 };
+
+/* CPUs with a meter of their own (CPU_STAT events). */
+#define XPU_CPU_METERS 256
 
 /* The machine as a whole, as last read (SYS_STAT events); flags XPU_SYS_*
  * say which fields are known. */
@@ -39,6 +45,10 @@ struct xpu_cpu_sys {
 	double load[3];
 	double busy_pct;
 	uint64_t mem_total, mem_used;	/* bytes */
+	/* Each CPU's busy share since the last read, % times 100, for CPUs
+	 * 0 .. ncpus - 1 (0: none read, as in recordings before minor 6). */
+	uint32_t ncpus;
+	uint16_t cpu_busy100[XPU_CPU_METERS];
 };
 
 struct xpu_cpu_model {
@@ -80,8 +90,8 @@ void xpu_cpu_model_free(struct xpu_cpu_model *m);
 /* Takes one CPU_SAMPLE event. Returns 0 or -ENOMEM. */
 int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev);
 void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid);
-/* Takes a PROC_STAT or SYS_STAT event; a PROC_STAT of a process without a
- * row is ignored. */
+/* Takes a PROC_STAT, THREAD_STAT, SYS_STAT or CPU_STAT event; a PROC_STAT
+ * of a process without a row is ignored. */
 void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev);
 /* The processes with a row in the recent window that have not exited: up
  * to max into out.  Returns how many. */

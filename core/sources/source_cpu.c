@@ -192,6 +192,7 @@ static void cpu_destroy(struct xpu_source *src)
 	if (c->timerfd >= 0)
 		close(c->timerfd);
 	cpu_bpf__destroy(c->skel);
+	xpu_procstat_free(&c->procstat);
 	free(c);
 }
 

@@ -49,6 +49,7 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_PROC_STAT:
 	case XPU_EV_THREAD_STAT:
 	case XPU_EV_SYS_STAT:
+	case XPU_EV_CPU_STAT:
 		*n = 0;
 		return 0;
 	case XPU_EV_CPU_SAMPLE: *f = cpu_ids; *n = sizeof(cpu_ids) / sizeof(cpu_ids[0]); return 0;
@@ -154,6 +155,12 @@ static int check_stat(const struct xpu_event *ev, const char **why)
 	if (ev->type == XPU_EV_THREAD_STAT &&
 	    (ev->pstat.state < 'A' || ev->pstat.state > 'z' || !ev->pid || !ev->tid || ev->pstat.rss_bytes))
 		return bad(why, "a thread stat without a process, a thread or a state letter");
+	if ((ev->type == XPU_EV_PROC_STAT || ev->type == XPU_EV_THREAD_STAT) &&
+	    ((ev->pstat.flags & ~(uint32_t)XPU_PSTAT_NICE_VIRT) || ev->pstat.nice < -20 || ev->pstat.nice > 19))
+		return bad(why, "a process stat with unknown flags or a nice value out of -20..19");
+	if (ev->type == XPU_EV_CPU_STAT &&
+	    (ev->pid || ev->tid >= XPU_CPU_STAT_MAX || ev->sys.flags != XPU_SYS_BUSY || ev->sys.busy_pct100 > 10000))
+		return bad(why, "a CPU's stat without a CPU number under 1024 or a busy share");
 	if (ev->type != XPU_EV_SYS_STAT)
 		return 0;
 	const struct xpu_ev_sys_stat *y = &ev->sys;

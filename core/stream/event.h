@@ -40,6 +40,7 @@ enum xpu_ev_type {
 	XPU_EV_GPU_DEV_LINK = 23, /* one GPU's PCIe and NVLink traffic, from NVML */
 	XPU_EV_GPU_DEV_PROC = 24, /* a process on one GPU, from NVML (pid: the host's) */
 	XPU_EV_THREAD_STAT = 25, /* a shown thread's state and CPU time from /proc (pstat, rss 0) */
+	XPU_EV_CPU_STAT = 26,	/* one CPU's busy share (sys, XPU_SYS_BUSY only; tid: the CPU's number) */
 	XPU_EV_TYPE_MAX
 };
 
@@ -265,7 +266,12 @@ struct xpu_ev_proc_stat {
 	uint64_t cpu_ns;	/* user + system time of all its threads (TIME+) */
 	uint32_t state;		/* the kernel's state letter: R, S, D, Z, T, t, X, I, ... */
 	uint32_t threads;
+	/* From minor 6 (flags 0 before: not known) */
+	uint32_t flags;		/* XPU_PSTAT_* */
+	int32_t nice;		/* NI: -20 .. 19 */
+	uint64_t vsize_bytes;	/* VIRT */
 };
+enum { XPU_PSTAT_NICE_VIRT = 1 << 0 };
 
 /* Which fields of a SYS_STAT are known. */
 enum {
@@ -273,6 +279,7 @@ enum {
 	XPU_SYS_BUSY = 1 << 1,		/* busy_pct100 (needs two reads of /proc/stat) */
 	XPU_SYS_MEM = 1 << 2,		/* mem_total_kib, mem_used_kib */
 	XPU_SYS_BITS = 0x7,
+	XPU_CPU_STAT_MAX = 1024,	/* CPU_STAT: CPU numbers below this */
 };
 
 struct xpu_ev_sys_stat {
