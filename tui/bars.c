@@ -211,6 +211,16 @@ int xpu_status_draw(const struct xpu_rect *r, const struct xpu_ui *ui,
 	int x = r->x;
 
 	xpu_fill(r->y, r->x, r->w, xpu_draw_attr(XPU_ROLE_STATUS_INFO));
+	if (ui->act.ask) {
+		char q[256];
+		if (ui->act.ask == XPU_ASK_CONFIRM)
+			xpu_act_question(&ui->act, q, sizeof(q));
+		else
+			snprintf(q, sizeof(q), "Send which signal to %u (%s)? Up Down choose, Enter: send, Esc: no",
+				 ui->act.pid, ui->act.comm);
+		xpu_put_text(r->y, x, r->w, q, xpu_draw_attr(XPU_ROLE_PROMPT), 1);
+		return -1;
+	}
 	if (!ui->editing) {
 		enum xpu_role role = level >= 0 && level <= XPU_LOG_DEBUG ? level_role[level]
 									   : XPU_ROLE_STATUS_INFO;
@@ -286,6 +296,26 @@ void xpu_help_draw(const struct xpu_rect *r, int *top)
 		xpu_put_text(y, x + 2, keyw - 2, d->keys, xpu_draw_attr(XPU_ROLE_HELP_KEY), 1);
 		xpu_put_text(y, x + keyw + 1, w - keyw - 1, d->help,
 			     xpu_draw_attr(XPU_ROLE_HELP_TEXT), 1);
+	}
+}
+
+void xpu_signal_menu_draw(const struct xpu_rect *r, const struct xpu_act *a)
+{
+	int w = 20, h = (int)xpu_act_nsignals + 1;
+	if (r->h < 2 || r->w < w)
+		return;
+	int top = 0, rows = h - 1 < r->h - 1 ? h - 1 : r->h - 1;
+	if (a->sig_row >= rows)
+		top = a->sig_row - rows + 1;
+	xpu_fill(r->y, r->x, w, xpu_draw_attr(XPU_ROLE_TABLE_HEAD));
+	xpu_put_text(r->y, r->x, w, " Send signal:", xpu_draw_attr(XPU_ROLE_TABLE_HEAD), 1);
+	for (int i = 0; i < rows; i++) {
+		const struct xpu_act_signal *sg = &xpu_act_signals[top + i];
+		char line[32];
+		attr_t at = xpu_draw_attr(top + i == a->sig_row ? XPU_ROLE_ROW_SELECTED : XPU_ROLE_ROW);
+		snprintf(line, sizeof(line), " %2d %s", sg->sig, sg->name);
+		xpu_fill(r->y + 1 + i, r->x, w, at);
+		xpu_put_text(r->y + 1 + i, r->x, w, line, at, 1);
 	}
 }
 

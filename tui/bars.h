@@ -32,5 +32,8 @@ int xpu_status_draw(const struct xpu_rect *r, const struct xpu_ui *ui,
  * fit, from entry *top on (clamped here), the title saying how to scroll. */
 void xpu_help_draw(const struct xpu_rect *r, int *top);
 void xpu_too_small_draw(const struct xpu_rect *r);
+/* k's signal menu, at the left of r (htop's place), the cursor's signal
+ * highlighted. */
+void xpu_signal_menu_draw(const struct xpu_rect *r, const struct xpu_act *a);
 
 #endif

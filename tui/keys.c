@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "keys.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "draw.h"
@@ -15,8 +16,8 @@
 const struct xpu_key_hint xpu_key_hints[] = {
 	{ "q", "Quit" }, { "?", "Help" }, { "Tab", "View" }, { "/", "Filter" },
 	{ "<>", "Sort" }, { "r", "Reverse" }, { "f", "Flame" }, { "H", "Threads" },
-	{ "w", "Window" }, { "Space", "Pause" }, { "s", "Export" }, { "z", "Unzoom" },
-	{ "T", "Theme" }, { "S", "Save" },
+	{ "k", "Kill" }, { "1", "CPUs" }, { "w", "Window" }, { "Space", "Pause" },
+	{ "s", "Export" }, { "z", "Unzoom" }, { "T", "Theme" }, { "S", "Save" },
 };
 const unsigned xpu_key_nhints = sizeof(xpu_key_hints) / sizeof(xpu_key_hints[0]);
 
@@ -64,6 +65,20 @@ static int move_sort(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int
 	}
 	vs->sort_col[v] = col;
 	return XPU_REACT_REBUILD;
+}
+
+/* F6: htop's "sort by", a column at a time, saying which. */
+static int sort_next(const struct xpu_snapshot *s, struct xpu_viewstate *vs)
+{
+	int r = move_sort(s, vs, 1);
+	const struct xpu_table *t = xpu_view_table(s, vs->view);
+	if (r != XPU_REACT_NONE) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "sorted by %s (F6 or > the next column, < the previous)",
+			 t->cols[vs->sort_col[vs->view]].title);
+		xpu_tui_status(msg);
+	}
+	return r;
 }
 
 static int start_filter(struct xpu_ui *ui, const struct xpu_snapshot *s,
@@ -215,6 +230,8 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 			ui->help = 0;
 		return XPU_REACT_REDRAW;
 	}
+	if (ui->act.ask)
+		return xpu_act_key(&ui->act, key);
 	if (ui->editing) {
 		int r = edit_filter(ui, vs, key);
 		if (r >= 0)
@@ -226,7 +243,7 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	switch (key) {
 	case '\t': return xpu_keys_set_view(vs, (vs->view + 1) % XPU_VIEW_MAX);
 	case KEY_BTAB: return xpu_keys_set_view(vs, (vs->view + XPU_VIEW_MAX - 1) % XPU_VIEW_MAX);
-	case KEY_UP: case 'k': return xpu_keys_select(s, vs, -1, 1);
+	case KEY_UP: return xpu_keys_select(s, vs, -1, 1);
 	case KEY_DOWN: case 'j': return xpu_keys_select(s, vs, 1, 1);
 	case KEY_PPAGE: return xpu_keys_select(s, vs, -page, 1);
 	case KEY_NPAGE: return xpu_keys_select(s, vs, page, 1);
@@ -240,10 +257,22 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	case 'S': return XPU_REACT_SAVE | XPU_REACT_REDRAW;
 	case '<': return move_sort(s, vs, -1);
 	case '>': return move_sort(s, vs, 1);
-	case 'r':
+	case 'r': case 'I':
 		return xpu_view_table(s, vs->view) ? toggle(&vs->reverse[vs->view])
 						   : XPU_REACT_NONE;
-	case '/': return start_filter(ui, s, vs);
+	case '/': case '\\': case KEY_F(3): case KEY_F(4): return start_filter(ui, s, vs);
+	case KEY_F(6): return sort_next(s, vs);
+	case 'k': case KEY_F(9): return xpu_act_kill(&ui->act, s, vs);
+	case ']': case KEY_F(7): return xpu_act_renice(&ui->act, s, vs, -1);
+	case '[': case KEY_F(8): return xpu_act_renice(&ui->act, s, vs, 1);
+	case '1':
+		ui->cpu_meters = !ui->cpu_meters;
+		ui->relayout = 1;
+		return XPU_REACT_REDRAW;
+	case KEY_F(2):
+		xpu_tui_status("no setup screen: S saves the view, sort, theme... in xputop.conf, "
+			       "which holds every setting (man xputop, CONFIGURATION FILE)");
+		return XPU_REACT_REDRAW;
 	case 'f': return toggle(&vs->flame);
 	case 'F': {
 		/* htop's follow: the cursor stays on the selected row's key as
@@ -259,7 +288,7 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 		vs->paused = !vs->paused;
 		return vs->paused ? XPU_REACT_REDRAW : XPU_REACT_REBUILD;
 	case 's': return XPU_REACT_EXPORT;
-	case '?': case 'h':
+	case '?': case 'h': case KEY_F(1):
 		ui->help = 1;
 		ui->help_top = 0;
 		return XPU_REACT_REDRAW;

@@ -6,6 +6,7 @@
 #ifndef XPU_TUI_KEYS_H
 #define XPU_TUI_KEYS_H
 
+#include "act.h"
 #include "flame_layout.h"
 #include "opts.h"	/* xpu_keydocs: the keys documented for help */
 #include "snapshot.h"
@@ -22,6 +23,8 @@ struct xpu_ui {
 	int relayout;			/* clear and repaint everything (Ctrl-L, resize) */
 	struct xpu_tui_flame_zoom zoom[XPU_VIEW_MAX];	/* flamegraph zoom, per view */
 	int next_theme;			/* T was pressed: the TUI moves to the next theme */
+	int cpu_meters;			/* 1: a meter per CPU under the header */
+	struct xpu_act act;		/* kill or renice, while asked */
 };
 
 

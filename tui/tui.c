@@ -379,6 +379,8 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 			xpu_help_draw(&l.help, &tui.ui.help_top);
 		else
 			xpu_view_draw(&l, s, vs, &tui.ui);
+		if (tui.ui.act.ask == XPU_ASK_SIGNAL)
+			xpu_signal_menu_draw(l.table.h ? &l.table : &l.text, &tui.ui.act);
 		if (l.hints.h)
 			xpu_hints_draw(&l.hints);
 		expire_status();

@@ -17,7 +17,7 @@
  * MeterClass.  Optional hooks may be NULL. */
 struct xpu_view_desc {
 	const char *name;	/* "CPU": its tab, its message box */
-	int key;		/* the letter that shows it ('c'); its digit is its place + 1 */
+	int key;		/* the letter that shows it ('c') */
 	const char *no_data;	/* its source's line when the source says nothing */
 	/* Its part of the snapshot: the source's state, and the table and
 	 * flamegraph the keys and clicks work on (NULL: none, or none yet;
@@ -42,7 +42,7 @@ struct xpu_view_desc {
 
 /* Each view's descriptor, in its view_<name>.c. */
 extern const struct xpu_view_desc xpu_view_gpu, xpu_view_npu, xpu_view_cpu;
-/* In the order of enum xpu_view: the tabs' order, and the digits'. */
+/* In the order of enum xpu_view: the tabs' order. */
 extern const struct xpu_view_desc *const xpu_views[XPU_VIEW_MAX];
 
 /* The view's table, or NULL for a view without one (yet). */
@@ -60,7 +60,8 @@ void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewsta
 /* Draws the current view's panes (text, table, flame) as laid out. */
 void xpu_view_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		   const struct xpu_viewstate *vs, struct xpu_ui *ui);
-/* The key's view: its letter or its digit; -1 for another key. */
+/* The key's view: its letter; -1 for another key (digits are not views':
+ * top's 1 is per-CPU meters). */
 int xpu_view_of_key(int key);
 
 #endif
