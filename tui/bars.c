@@ -109,6 +109,54 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 	}
 }
 
+int xpu_meters_per_line(int cols)
+{
+	return cols >= 160 ? 4 : cols >= 80 ? 2 : 1;
+}
+
+int xpu_meters_rows(const struct xpu_snapshot *s, int cols)
+{
+	int per = xpu_meters_per_line(cols), n = (int)s->cpu.sys.ncpus;
+	return n ? (n + per - 1) / per : 1;
+}
+
+/* One CPU as htop draws it: "  0[|||||        23.4%]". */
+static void meter(int y, int x, int w, int cpu, double pct)
+{
+	char label[16], val[16];
+	snprintf(label, sizeof(label), "%3d[", cpu);
+	snprintf(val, sizeof(val), "%.1f%%]", pct);
+	int lw = xpu_text_width(label), vw = xpu_text_width(val), bar = w - lw - vw - 1;
+	xpu_put_text(y, x, lw, label, xpu_draw_attr(XPU_ROLE_HEADER), 0);
+	if (bar > 0) {
+		int fill = (int)(pct / 100.0 * bar + 0.5);
+		xpu_fill(y, x + lw, bar + 1, xpu_draw_attr(XPU_ROLE_DEFAULT));
+		for (int i = 0; i < fill && i < bar; i++)
+			xpu_put_text(y, x + lw + i, 1, "|", xpu_draw_attr(XPU_ROLE_METER), 0);
+	}
+	xpu_put_text(y, x + w - vw, vw, val, xpu_draw_attr(XPU_ROLE_DEFAULT), 0);
+}
+
+void xpu_meters_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
+{
+	const struct xpu_cpu_sys *y = &s->cpu.sys;
+	int per = xpu_meters_per_line(r->w), colw = r->w / per;
+
+	xpu_fill_rect(r, xpu_draw_attr(XPU_ROLE_DEFAULT));
+	if (!y->ncpus) {
+		xpu_put_text(r->y, r->x + 1, r->w - 1, s->replay ? "no per-CPU figures in this recording (made "
+				     "before xputop read them)" : "per-CPU meters: waiting for the second read of /proc/stat",
+			     xpu_draw_attr(XPU_ROLE_NA), 1);
+		return;
+	}
+	for (uint32_t i = 0; i < y->ncpus; i++) {
+		int row = (int)i / per, col = (int)i % per;
+		if (row >= r->h)
+			break;	/* the layout kept the table's room */
+		meter(r->y + row, r->x + col * colw, colw - 1, (int)i, y->cpu_busy100[i] / 100.0);
+	}
+}
+
 static void view_modes(char *buf, size_t size, const struct xpu_snapshot *s,
 		       const struct xpu_viewstate *vs)
 {

@@ -18,6 +18,11 @@
 
 void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs);
+/* The per-CPU meters (1): how many a line holds on a terminal cols wide,
+ * the lines they take, and the meters themselves, as many as r holds. */
+int xpu_meters_per_line(int cols);
+int xpu_meters_rows(const struct xpu_snapshot *s, int cols);
+void xpu_meters_draw(const struct xpu_rect *r, const struct xpu_snapshot *s);
 void xpu_tabs_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		   const struct xpu_viewstate *vs);
 /* The view whose tab is drawn at column x of the tab line, or -1. */

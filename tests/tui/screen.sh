@@ -39,7 +39,7 @@ wait_gone "xputop help"
 t view_keys_switch_between_gpu_npu_and_cpu
 keys g
 wait_for "GPU source:"
-keys 2
+keys n
 wait_for "Sources on this machine"
 keys Tab
 wait_gone "Sources on this machine"

@@ -18,6 +18,8 @@ static const struct xpu_layout_opts combos[] = {
 	{ .table = 0, .flame = 0, .text = 0, .help = 1 },
 	{ .table = 1, .flame = 1, .text = 9, .alerts = 1 }, { .table = 0, .flame = 0, .text = 0, .alerts = 1 },
 	{ .table = 1, .flame = 1, .text = 1, .help = 1, .alerts = 1 },
+	{ .table = 1, .flame = 1, .text = 2, .meters = 4 }, { .table = 1, .flame = 0, .text = 1, .meters = 64 },
+	{ .table = 0, .flame = 0, .text = 0, .meters = 3, .alerts = 1 },
 };
 #define NCOMBOS (int)(sizeof(combos) / sizeof(combos[0]))
 
@@ -115,6 +117,22 @@ TEST(a_standard_terminal_shows_table_flame_hints_and_status)
 	CHECK_INT(l.hints.y, ==, 22);
 	CHECK_INT(l.status.y, ==, 23);
 	CHECK_INT(l.table.w, ==, 80);
+}
+
+/* 1's meters go under the header, above the tabs, and never take the
+ * table's minimum. */
+TEST(cpu_meters_sit_under_the_header_and_leave_the_table_its_minimum)
+{
+	struct xpu_layout l;
+	struct xpu_layout_opts o = { .table = 1, .flame = 1, .text = 1, .meters = 2 };
+	xpu_layout_compute(&l, 24, 80, &o);
+	CHECK_INT(l.meters.y, ==, 1);
+	CHECK_INT(l.meters.h, ==, 2);
+	CHECK_INT(l.tabs.y, ==, 3);
+	o.meters = 100;
+	xpu_layout_compute(&l, 24, 80, &o);
+	CHECK_INT(l.table.h, >=, 1 + XPU_LAYOUT_TABLE_MIN);
+	CHECK_INT(l.meters.h, ==, 24 - 3 - 1 - 1 - XPU_LAYOUT_TABLE_MIN);
 }
 
 TEST(small_terminals_drop_the_flame_before_the_hints)

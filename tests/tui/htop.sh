@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# The keys htop and top users press by habit (issue 28): k and F9 kill with a
+# signal menu and a question, F7/F8 and ] [ renice after a question, 1 shows
+# a meter per CPU (it is not a view), the function keys as htop maps them.
+# Needs root (live CPU sampling) and tmux.
+. tests/lib.sh
+need_root
+
+. tests/tmux.sh
+
+# start_on PID: xputop watching PID alone, its row selected (the only one).
+start_on() {
+	new_terminal 120 30 "env LANG=C.UTF-8 $XPUTOP -d 0.3 -p $1; echo EXITED rc=\$?; sleep 600"
+	wait_for "busy"
+}
+
+busy() {
+	"$OUT/tests/progs/busy" 120 > /dev/null 2>&1 &
+	B=$!
+}
+stop_busy() { kill -9 "$B" 2> /dev/null; wait "$B" 2> /dev/null; }
+T_CLEANUP="$T_CLEANUP stop_busy"
+
+nice_of() { awk '{ sub(/.*\) /, ""); print $17 }' /proc/"$1"/stat; }
+
+t k_opens_a_signal_menu_at_sigterm_and_sends_it_after_y
+busy
+start_on $B
+keys k
+wait_for "Send signal:"
+expect_grep "Send which signal to $B (busy)?" "$T_TMP/screen"
+grep -q " 15 SIGTERM" "$T_TMP/screen" || fail "no SIGTERM in the menu"
+keys Enter
+wait_for "Send SIGTERM (15) to $B (busy)? y: send"
+keys y
+wait_for "SIGTERM sent to $B (busy)"
+wait "$B"; rc=$?
+[ $rc -eq 143 ] || fail "busy ended with $rc, not killed by SIGTERM (143)"
+
+t f9_picks_another_signal_and_n_sends_nothing
+busy
+start_on $B
+keys F9
+wait_for "Send signal:"
+keys Up
+keys Enter
+wait_for "Send SIGALRM (14) to $B"
+keys n
+wait_for "nothing done"
+kill -0 "$B" 2> /dev/null || fail "busy was signalled after n"
+keys F9
+wait_for "Send signal:"
+keys Escape
+wait_gone "Send signal:"
+kill -0 "$B" 2> /dev/null || fail "busy was signalled after Esc"
+stop_busy
+
+t f8_and_left_bracket_renice_a_step_after_y_f7_back
+busy
+start_on $B
+keys F8
+wait_for "Renice $B (busy) from 0 to 1? y: renice"
+keys y
+wait_for "nice 0 -> 1: $B (busy)"
+[ "$(nice_of $B)" = 1 ] || fail "nice $(nice_of $B) after F8, not 1"
+keys '['
+wait_for "from 1 to 2?"
+keys y
+wait_for "nice 1 -> 2"
+keys F7
+wait_for "from 2 to 1?"
+keys y
+wait_for "nice 2 -> 1"
+keys ']'
+wait_for "from 1 to 0?"
+keys x
+wait_for "nothing done"
+[ "$(nice_of $B)" = 1 ] || fail "nice $(nice_of $B) after ] and no, not 1"
+stop_busy
+
+t one_shows_a_meter_per_cpu_and_stays_in_the_view
+busy
+start_on $B
+keys 1
+n=$(grep -c '^cpu[0-9]' /proc/stat)
+wait_for "  0["
+[ "$n" -lt 2 ] || grep -q "  1\[" "$T_TMP/screen" || fail "no meter for CPU 1"
+expect_grep "%]" "$T_TMP/screen"
+expect_grep "PID" "$T_TMP/screen"
+keys 1
+wait_gone "  0["
+stop_busy
+
+t function_keys_do_what_htop_does
+busy
+start_on $B
+keys F1
+wait_for "xputop help"
+keys x
+wait_gone "xputop help"
+keys F4
+wait_for "Filter: "
+keys Escape
+wait_gone "Filter: "
+keys F6
+wait_for "sorted by"
+keys F2
+wait_for "no setup screen"
+keys F10
+wait_for "EXITED rc=0"
+stop_busy
+
+finish
