@@ -635,20 +635,25 @@ def self_cpu_honest(snaps, pid):
 
 def self_cpu_within(snaps, pid, points):
     """From the first snapshot to the last, xputop's (PID's) %CPU as its
-    samples give it is within POINTS of what the kernel counted for it
-    (self_cpu_s), both over the same span."""
-    def samples(d):
-        return sum(r["samples"] for r in d["cpu"] if r["pid"] == int(pid))
+    rows give it refresh by refresh (all its threads' in the thread table)
+    is within POINTS of what the kernel counted for it (self_cpu_s), both
+    over the same span."""
     a, b = snaps[0], snaps[-1]
-    hz = b["cpu_info"]["hz"]
     span = (b["mono_ns"] - a["mono_ns"]) / 1e9
     if span <= 0:
         sys.exit("fewer than two snapshots")
-    sampled = 100 * (samples(b) - samples(a)) / hz / span
+    cpu_s = sum(r["cpu_pct"] / 100 * d["interval_s"] for d in snaps[1:] for r in d["cpu"] if r["pid"] == int(pid))
+    sampled = 100 * cpu_s / span
     kernel = 100 * (b["self_cpu_s"] - a["self_cpu_s"]) / span
-    if abs(sampled - kernel) > float(points):
-        sys.exit(f"at {hz} Hz the samples give xputop {sampled:.2f}% over {span:.1f} s, the kernel {kernel:.2f}%")
-    print(f"{hz} Hz: samples {sampled:.2f}%, kernel {kernel:.2f}% over {span:.1f} s")
+    hz = b["cpu_info"]["hz"]
+    # Samples are a count: what the kernel counted gives hz * cpu_s of them
+    # on average, give or take their square root (Poisson); three of those
+    # are allowed beyond POINTS (a bias, as issue 28's 40%, is far beyond).
+    noise = 3 * 100 * math.sqrt(max(kernel / 100 * span * hz, 1)) / hz / span
+    if abs(sampled - kernel) > float(points) + noise:
+        sys.exit(f"at {hz} Hz the samples give xputop {sampled:.2f}% over {span:.1f} s, the kernel {kernel:.2f}% "
+                 f"(allowed: {points} + {noise:.2f} of sampling noise)")
+    print(f"{hz} Hz: samples {sampled:.2f}%, kernel {kernel:.2f}% over {span:.1f} s (noise {noise:.2f})")
 
 
 def cpu_sorted_by(snaps, key, order):

@@ -62,12 +62,14 @@ static void on_timer(struct app *a)
 	uint64_t expirations;
 	if (read(a->timerfd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
 		return;
-	if (a->role.collecting)
+	if (a->role.collecting) {
 		app_role_tick(a);
-	else if (!a->replay && !a->import && !a->role.client)
+		app_rephase_timer(a);
+	} else if (!a->replay && !a->import && !a->role.client) {
 		app_role_retry(a);
-	else if ((a->replay || a->import) && !a->vs.paused)
+	} else if ((a->replay || a->import) && !a->vs.paused) {
 		replay_step(a);
+	}
 }
 
 static void on_child_exit(struct app *a)
