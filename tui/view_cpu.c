@@ -94,16 +94,23 @@ static void cpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 
 static int cpu_modes(char *buf, size_t size, const struct xpu_viewstate *vs, const char *window)
 {
-	return snprintf(buf, size, "%s  %s", vs->threads ? "threads" : "processes", window);
+	return snprintf(buf, size, "%s%s  %s", vs->threads ? "threads" : "processes",
+			vs->cmdline && !vs->threads ? " (command lines)" : "", window);
 }
 
-/* H: one row per thread instead of per process. */
+/* H: one row per thread instead of per process; p: the command line in
+ * COMMAND instead of the name. */
 static int cpu_key(struct xpu_viewstate *vs, int key)
 {
-	if (key != 'H')
-		return -1;
-	vs->threads = !vs->threads;
-	return XPU_REACT_REBUILD;
+	switch (key) {
+	case 'H':
+		vs->threads = !vs->threads;
+		return XPU_REACT_REBUILD;
+	case 'p':
+		vs->cmdline = !vs->cmdline;
+		return XPU_REACT_REBUILD;
+	}
+	return -1;
 }
 
 const struct xpu_view_desc xpu_view_cpu = {

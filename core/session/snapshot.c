@@ -154,7 +154,8 @@ static int cpu_view(struct xpu_snapshot *s, struct xpu_session *sess, const stru
 {
 	struct xpu_cpu_model *m = &sess->cpu;
 
-	if (xpu_cpu_model_table(m, &sess->dict, &s->cpu.rows, vs->threads, vs->window) < 0)
+	int how = (vs->threads ? XPU_CPU_TABLE_THREADS : 0) | (vs->cmdline ? XPU_CPU_TABLE_CMDLINE : 0);
+	if (xpu_cpu_model_table(m, &sess->dict, &s->cpu.rows, how, vs->window) < 0)
 		return -1;
 	arrange(s, &s->cpu.rows, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT);
 	s->cpu.samples_tick = m->samples_last;

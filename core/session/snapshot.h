@@ -60,6 +60,7 @@ struct xpu_viewstate {
 	int sel_row[XPU_VIEW_MAX];	/* its position: kept while the rows re-sort */
 	int follow[XPU_VIEW_MAX];	/* F: the selection stays on its key instead */
 	int threads;			/* CPU view: one row per thread */
+	int cmdline;			/* CPU view: COMMAND is the command line (p) */
 	enum xpu_window window;		/* recent window or since start */
 	int flame;			/* flamegraph pane shown */
 	int paused;

@@ -25,6 +25,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ "1", "a meter per CPU under the header, as top's 1" },
 	{ "f", "show or hide the flamegraph" },
 	{ "H", "processes or threads (CPU view)" },
+	{ "p", "CPU view: the command line in COMMAND instead of the name (top's c)" },
 	{ "F", "follow the selected row as rows re-sort, until it ends (else the cursor keeps its place)" },
 	{ "w", "recent window or since start" },
 	{ "Space", "pause or resume the display" },

@@ -18,18 +18,19 @@ int xpu_procstat_parse_pid(const char *stat, const char *statm, long page, long 
 	const char *p = strrchr(stat, ')');
 	char state;
 	unsigned long long utime, stime, pages, resident, vsize;
-	long threads, nice;
+	long threads, nice, ppid;
 
 	if (!p || page <= 0 || hz <= 0 ||
-	    sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %ld %ld",
-		   &state, &utime, &stime, &nice, &threads) != 5 ||
+	    sscanf(p + 1, " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %ld %ld",
+		   &state, &ppid, &utime, &stime, &nice, &threads) != 6 ||
 	    sscanf(statm, "%llu %llu", &pages, &resident) != 2 || state < 'A' || state > 'z')
 		return -1;
 	/* vsize, four fields on (starttime, vsize): fields 22 and 23 */
 	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %*u %llu",
-		   &vsize) == 1 && nice >= -20 && nice <= 19) {
+		   &vsize) == 1 && nice >= -20 && nice <= 19 && ppid >= 0) {
 		out->flags = XPU_PSTAT_NICE_VIRT;
-		out->nice = (int32_t)nice;
+		out->nice = (int16_t)nice;
+		out->ppid = (uint32_t)ppid;
 		out->vsize_bytes = vsize;
 	}
 	out->state = (uint32_t)state;
@@ -232,14 +233,47 @@ static void proc_stat(struct xpu_procstat *p, struct xpu_session *s, uint32_t pi
 	xpu_session_emit(s, &ev);
 }
 
+int xpu_procstat_parse_cmdline(char *buf, size_t n)
+{
+	while (n && !buf[n - 1])
+		n--;	/* the last argument's NUL, and padding */
+	for (size_t i = 0; i < n; i++)
+		if (!buf[i] || buf[i] == '\n' || buf[i] == '\t')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* A process's command line, once for each name it has (the model forgets
+ * it at an exec); none for kernel threads, whose cmdline is empty. */
+static void proc_cmdline(struct xpu_session *s, uint32_t pid, uint64_t now)
+{
+	char path[64], buf[XPU_CMDLINE_MAX + 1];
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/cmdline", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, XPU_CMDLINE_MAX);
+	close(fd);
+	if (n <= 0 || !(n = xpu_procstat_parse_cmdline(buf, (size_t)n)))
+		return;
+	struct xpu_event ev = { .type = XPU_EV_PROC_CMDLINE, .source = XPU_SRC_CPU, .pid = pid, .time = now };
+	ev.pcmd.cmdline = xpu_dict_str(&s->dict, buf, (size_t)n);
+	xpu_session_emit(s, &ev);
+}
+
 void xpu_procstat_tick(struct xpu_procstat *p, struct xpu_session *s)
 {
 	uint32_t pids[XPU_PROCSTAT_MAX], tids[XPU_PROCSTAT_MAX];
 	uint64_t now = xpu_now_mono();
 	sys_stat(p, s, now);
 	int n = xpu_cpu_model_shown_pids(&s->cpu, pids, XPU_PROCSTAT_MAX);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		const struct xpu_cpu_task *t = xpu_cpu_model_task(&s->cpu, pids[i], 0);
 		proc_stat(p, s, pids[i], 0, now);
+		if (t && !t->cmdline)
+			proc_cmdline(s, pids[i], now);
+	}
 	n = xpu_cpu_model_shown_threads(&s->cpu, pids, tids, XPU_PROCSTAT_MAX);
 	for (int i = 0; i < n; i++)
 		proc_stat(p, s, pids[i], tids[i], now);

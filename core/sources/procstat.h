@@ -11,6 +11,7 @@
 #ifndef XPU_PROCSTAT_H
 #define XPU_PROCSTAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "event.h"
@@ -30,6 +31,10 @@ int xpu_procstat_parse_cpu(const char *text, uint64_t *busy, uint64_t *total);
 /* /proc/stat's "cpuN" lines: each CPU's ticks busy and in all, by N, for
  * N < max.  Returns one more than the highest N read (0: none). */
 int xpu_procstat_parse_cpus(const char *text, uint64_t *busy, uint64_t *total, int max);
+/* /proc/PID/cmdline's n bytes in buf (size n + 1 at least): its arguments
+ * joined by spaces, NUL-terminated.  Returns the length (0: empty, as a
+ * kernel thread's). */
+int xpu_procstat_parse_cmdline(char *buf, size_t n);
 /* /proc/meminfo: MemTotal and htop's used (total - free - buffers - cached
  * - sreclaimable), KiB. */
 int xpu_procstat_parse_meminfo(const char *text, uint64_t *total_kib, uint64_t *used_kib);

@@ -26,6 +26,8 @@ enum {
 	XPU_COL_FLEX = 2,	/* takes the remaining width (last text column) */
 	XPU_COL_HIDDEN = 4,	/* not shown (a column this table variant lacks) */
 	XPU_COL_JSON_ONLY = 8,	/* in JSON, not on screen or in text output */
+	XPU_COL_SPARE = 16,	/* on screen where there is room: dropped before any other
+				 * column where the terminal is narrow (htop's NI, VIRT, MEM%) */
 };
 
 struct xpu_col {

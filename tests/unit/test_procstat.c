@@ -38,6 +38,7 @@ TEST(a_process_stat_gives_its_nice_value_and_virtual_size)
 	REQUIRE(xpu_procstat_parse_pid(STAT, STATM, 4096, 100, &p) == 0);
 	CHECK_INT(p.flags, ==, XPU_PSTAT_NICE_VIRT);
 	CHECK_INT(p.nice, ==, 0);
+	CHECK_INT(p.ppid, ==, 1);
 	CHECK_INT(p.vsize_bytes, ==, 123456789);
 	memset(&p, 0, sizeof(p));
 	REQUIRE(xpu_procstat_parse_pid(NICED, STATM, 4096, 100, &p) == 0);

@@ -177,7 +177,7 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 		ev.tid = 0;
 		ev.pstat.state = "RSDZT"[rnd(s) % 5];
 		ev.pstat.flags &= XPU_PSTAT_NICE_VIRT;
-		ev.pstat.nice = (int32_t)(rnd(s) % 40) - 20;
+		ev.pstat.nice = (int16_t)((int)(rnd(s) % 40) - 20);
 		break;
 	case XPU_EV_THREAD_STAT:
 		ev.pid |= 1;
@@ -185,7 +185,7 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 		ev.pstat.state = "RSDZT"[rnd(s) % 5];
 		ev.pstat.rss_bytes = 0;
 		ev.pstat.flags &= XPU_PSTAT_NICE_VIRT;
-		ev.pstat.nice = (int32_t)(rnd(s) % 40) - 20;
+		ev.pstat.nice = (int16_t)((int)(rnd(s) % 40) - 20);
 		break;
 	case XPU_EV_CPU_STAT:
 		ev.pid = 0;
