@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include <curses.h>
+
 #include "draw.h"
 #include "flame_view.h"
 #include "tui.h"
@@ -94,12 +96,13 @@ static void cpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 
 static int cpu_modes(char *buf, size_t size, const struct xpu_viewstate *vs, const char *window)
 {
-	return snprintf(buf, size, "%s%s  %s", vs->threads ? "threads" : "processes",
+	return snprintf(buf, size, "%s%s%s  %s", vs->threads ? "threads" : vs->tree ? "process tree" : "processes",
+			vs->tree && vs->threads ? " (no tree)" : "",
 			vs->cmdline && !vs->threads ? " (command lines)" : "", window);
 }
 
 /* H: one row per thread instead of per process; p: the command line in
- * COMMAND instead of the name. */
+ * COMMAND instead of the name; t and F5: htop's tree. */
 static int cpu_key(struct xpu_viewstate *vs, int key)
 {
 	switch (key) {
@@ -108,6 +111,9 @@ static int cpu_key(struct xpu_viewstate *vs, int key)
 		return XPU_REACT_REBUILD;
 	case 'p':
 		vs->cmdline = !vs->cmdline;
+		return XPU_REACT_REBUILD;
+	case 't': case KEY_F(5):
+		vs->tree = !vs->tree;
 		return XPU_REACT_REBUILD;
 	}
 	return -1;

@@ -145,6 +145,8 @@ static void arrange(struct xpu_snapshot *s, struct xpu_table *t, const struct xp
 	if (col < 0 || (uint32_t)col >= t->ncols)
 		col = default_col;
 	xpu_table_sort(t, col, vs->reverse[v]);
+	if (v == XPU_VIEW_CPU && vs->tree && !vs->threads)
+		xpu_table_tree(t, XPU_CPU_COL_PPID, XPU_CPU_COL_COMM);
 	struct xpu_sel *sel = &s->sel[v];
 	sel->row = xpu_table_keep_row(t, vs->selected[v], vs->sel_row[v], vs->follow[v], &sel->lost);
 	sel->key = sel->row >= 0 ? t->keys[sel->row] : 0;

@@ -61,6 +61,7 @@ struct xpu_viewstate {
 	int follow[XPU_VIEW_MAX];	/* F: the selection stays on its key instead */
 	int threads;			/* CPU view: one row per thread */
 	int cmdline;			/* CPU view: COMMAND is the command line (p) */
+	int tree;			/* CPU view: processes under their parents (t, F5) */
 	enum xpu_window window;		/* recent window or since start */
 	int flame;			/* flamegraph pane shown */
 	int paused;

@@ -83,6 +83,11 @@ void xpu_table_sort_then(struct xpu_table *t, int col, int then, int reverse);
 /* Keeps rows where a text cell contains `needle` (case-insensitive) or an
  * integer cell equals it.  An empty needle keeps every row. */
 void xpu_table_filter(struct xpu_table *t, const char *needle);
+/* htop's tree: each row under the row whose key its parent_col holds
+ * (siblings in the order the rows had), rows without a parent in the table
+ * as roots; label_col's text is prefixed "|- ", "`- " and "|  " by depth.
+ * 0, or -1 out of memory (the rows as they were). */
+int xpu_table_tree(struct xpu_table *t, int parent_col, int label_col);
 /* Index of the row with this key, or -1. */
 int xpu_table_find(const struct xpu_table *t, uint64_t key);
 /* The row selected once the table is rebuilt: the one at the same position

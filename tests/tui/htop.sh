@@ -110,4 +110,39 @@ keys F10
 wait_for "EXITED rc=0"
 stop_busy
 
+t t_shows_a_child_process_under_its_parent
+# busy's second copy is the first's child: the shell forks it, then
+# becomes the first.
+sh -c "\"$OUT/tests/progs/busy\" 120 > /dev/null 2>&1 & exec \"$OUT/tests/progs/busy\" 120 > /dev/null 2>&1" &
+B=$!
+i=0
+while [ $i -lt 50 ] && ! C=$(pgrep -P $B); do sleep 0.1; i=$((i + 1)); done
+[ -n "$C" ] || fail "no child of busy"
+new_terminal 120 30 "env LANG=C.UTF-8 $XPUTOP -d 0.3 --no-config; echo EXITED rc=\$?; sleep 600"
+wait_for "PID"
+keys /
+keys b u s y Enter
+wait_for " $C "
+keys t
+wait_for "process tree"
+wait_for '`- busy'
+grep -E "^ +$B .* busy *$" "$T_TMP/screen" > /dev/null || fail "the parent is not a root: $(grep busy "$T_TMP/screen")"
+grep -E "^ +$C .*\`- busy *$" "$T_TMP/screen" > /dev/null || fail "the child is not under it: $(grep busy "$T_TMP/screen")"
+[ "$(grep -n " $B " "$T_TMP/screen" | cut -d: -f1)" -lt "$(grep -n " $C " "$T_TMP/screen" | cut -d: -f1)" ] ||
+	fail "the child is drawn above its parent"
+keys F5
+wait_gone "process tree"
+kill -9 "$C" 2> /dev/null
+stop_busy
+
+t p_shows_the_command_line
+busy
+start_on $B
+keys p
+wait_for "(command lines)"
+wait_for "progs/busy 120"
+keys p
+wait_gone "(command lines)"
+stop_busy
+
 finish
