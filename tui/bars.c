@@ -347,24 +347,33 @@ void xpu_help_draw(const struct xpu_rect *r, int *top)
 	}
 }
 
-void xpu_signal_menu_draw(const struct xpu_rect *r, const struct xpu_act *a)
+void xpu_menu_draw(const struct xpu_rect *r, const char *title, const char *const *items, int n, int sel)
 {
-	int w = 20, h = (int)xpu_act_nsignals + 1;
+	int w = 24;
 	if (r->h < 2 || r->w < w)
 		return;
-	int top = 0, rows = h - 1 < r->h - 1 ? h - 1 : r->h - 1;
-	if (a->sig_row >= rows)
-		top = a->sig_row - rows + 1;
+	int top = 0, rows = n < r->h - 1 ? n : r->h - 1;
+	if (sel >= rows)
+		top = sel - rows + 1;
 	xpu_fill(r->y, r->x, w, xpu_draw_attr(XPU_ROLE_TABLE_HEAD));
-	xpu_put_text(r->y, r->x, w, " Send signal:", xpu_draw_attr(XPU_ROLE_TABLE_HEAD), 1);
+	xpu_put_text(r->y, r->x + 1, w - 1, title, xpu_draw_attr(XPU_ROLE_TABLE_HEAD), 1);
 	for (int i = 0; i < rows; i++) {
-		const struct xpu_act_signal *sg = &xpu_act_signals[top + i];
-		char line[32];
-		attr_t at = xpu_draw_attr(top + i == a->sig_row ? XPU_ROLE_ROW_SELECTED : XPU_ROLE_ROW);
-		snprintf(line, sizeof(line), " %2d %s", sg->sig, sg->name);
+		attr_t at = xpu_draw_attr(top + i == sel ? XPU_ROLE_ROW_SELECTED : XPU_ROLE_ROW);
 		xpu_fill(r->y + 1 + i, r->x, w, at);
-		xpu_put_text(r->y + 1 + i, r->x, w, line, at, 1);
+		xpu_put_text(r->y + 1 + i, r->x + 1, w - 1, items[top + i], at, 1);
 	}
+}
+
+void xpu_signal_menu_draw(const struct xpu_rect *r, const struct xpu_act *a)
+{
+	char lines[32][24];
+	const char *items[32];
+	int n = (int)xpu_act_nsignals < 32 ? (int)xpu_act_nsignals : 32;
+	for (int i = 0; i < n; i++) {
+		snprintf(lines[i], sizeof(lines[i]), "%2d %s", xpu_act_signals[i].sig, xpu_act_signals[i].name);
+		items[i] = lines[i];
+	}
+	xpu_menu_draw(r, "Send signal:", items, n, a->sig_row);
 }
 
 void xpu_too_small_draw(const struct xpu_rect *r)

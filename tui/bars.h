@@ -37,6 +37,9 @@ int xpu_status_draw(const struct xpu_rect *r, const struct xpu_ui *ui,
  * fit, from entry *top on (clamped here), the title saying how to scroll. */
 void xpu_help_draw(const struct xpu_rect *r, int *top);
 void xpu_too_small_draw(const struct xpu_rect *r);
+/* A menu of n items at the left of r, item sel highlighted (scrolled to
+ * it), under a title line. */
+void xpu_menu_draw(const struct xpu_rect *r, const char *title, const char *const *items, int n, int sel);
 /* k's signal menu, at the left of r (htop's place), the cursor's signal
  * highlighted. */
 void xpu_signal_menu_draw(const struct xpu_rect *r, const struct xpu_act *a);

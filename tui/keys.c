@@ -2,6 +2,7 @@
 #include "keys.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "draw.h"
@@ -79,6 +80,63 @@ static int sort_next(const struct xpu_snapshot *s, struct xpu_viewstate *vs)
 		xpu_tui_status(msg);
 	}
 	return r;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* u: htop's user menu, of the users the CPU table has rows of, A to Z. */
+static int open_users(struct xpu_ui *ui, const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
+{
+	const struct xpu_table *t = &s->cpu.rows;
+	if (vs->view != XPU_VIEW_CPU)
+		return XPU_REACT_NONE;
+	ui->users.n = 1;
+	ui->users.row = 0;
+	snprintf(ui->users.names[0], sizeof(ui->users.names[0]), "All users");
+	if (vs->user[0])	/* the one shown now, which the rows have alone */
+		snprintf(ui->users.names[ui->users.n++], sizeof(ui->users.names[0]), "%s", vs->user);
+	for (uint32_t r = 0; r < t->nrows && ui->users.n < XPU_USERS_MENU; r++) {
+		const struct xpu_cell *c = &xpu_table_row(t, r)[XPU_CPU_COL_USER];
+		int dup = c->na || !c->s;
+		for (int i = 1; i < ui->users.n && !dup; i++)
+			dup = !strcmp(ui->users.names[i], c->s);
+		if (!dup)
+			snprintf(ui->users.names[ui->users.n++], sizeof(ui->users.names[0]), "%s", c->s);
+	}
+	qsort(ui->users.names[1], (size_t)ui->users.n - 1, sizeof(ui->users.names[0]), by_name);
+	ui->users.open = 1;
+	return XPU_REACT_REDRAW;
+}
+
+static int users_key(struct xpu_ui *ui, struct xpu_viewstate *vs, int key)
+{
+	switch (key) {
+	case KEY_UP:
+		ui->users.row -= ui->users.row > 0;
+		return XPU_REACT_REDRAW;
+	case KEY_DOWN:
+		ui->users.row += ui->users.row + 1 < ui->users.n;
+		return XPU_REACT_REDRAW;
+	case '\n': case '\r': case KEY_ENTER:
+		ui->users.open = 0;
+		snprintf(vs->user, sizeof(vs->user), "%s", ui->users.row ? ui->users.names[ui->users.row] : "");
+		return XPU_REACT_REBUILD;
+	}
+	if (key > ' ' && key < 127) {	/* a letter: the next user it starts */
+		for (int i = 1; i <= ui->users.n; i++) {
+			int r = (ui->users.row + i) % ui->users.n;
+			if (r && ui->users.names[r][0] == key) {
+				ui->users.row = r;
+				break;
+			}
+		}
+		return XPU_REACT_REDRAW;
+	}
+	ui->users.open = 0;	/* Esc, or another key */
+	return XPU_REACT_REDRAW;
 }
 
 static int start_filter(struct xpu_ui *ui, const struct xpu_snapshot *s,
@@ -232,6 +290,8 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	}
 	if (ui->act.ask)
 		return xpu_act_key(&ui->act, key);
+	if (ui->users.open)
+		return users_key(ui, vs, key);
 	if (ui->editing) {
 		int r = edit_filter(ui, vs, key);
 		if (r >= 0)
@@ -263,6 +323,7 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	case '/': case '\\': case KEY_F(3): case KEY_F(4): return start_filter(ui, s, vs);
 	case KEY_F(6): return sort_next(s, vs);
 	case 'k': case KEY_F(9): return xpu_act_kill(&ui->act, s, vs);
+	case 'u': return open_users(ui, s, vs);
 	case ']': case KEY_F(7): return xpu_act_renice(&ui->act, s, vs, -1);
 	case '[': case KEY_F(8): return xpu_act_renice(&ui->act, s, vs, 1);
 	case '1':

@@ -11,6 +11,8 @@
 #include "opts.h"	/* xpu_keydocs: the keys documented for help */
 #include "snapshot.h"
 
+#define XPU_USERS_MENU 32
+
 /* What the TUI remembers between draws that is not a view choice. */
 struct xpu_ui {
 	int help;			/* the help overlay is shown */
@@ -25,6 +27,10 @@ struct xpu_ui {
 	int next_theme;			/* T was pressed: the TUI moves to the next theme */
 	int cpu_meters;			/* 1: a meter per CPU under the header */
 	struct xpu_act act;		/* kill or renice, while asked */
+	struct {			/* u: the users to pick from, "All users" first */
+		int open, row, n;
+		char names[XPU_USERS_MENU][32];
+	} users;
 };
 
 

@@ -384,6 +384,13 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 			xpu_view_draw(&l, s, vs, &tui.ui);
 		if (tui.ui.act.ask == XPU_ASK_SIGNAL)
 			xpu_signal_menu_draw(l.table.h ? &l.table : &l.text, &tui.ui.act);
+		if (tui.ui.users.open) {
+			const char *items[XPU_USERS_MENU];
+			for (int i = 0; i < tui.ui.users.n; i++)
+				items[i] = tui.ui.users.names[i];
+			xpu_menu_draw(l.table.h ? &l.table : &l.text, "Show processes of:", items,
+				      tui.ui.users.n, tui.ui.users.row);
+		}
 		if (l.hints.h)
 			xpu_hints_draw(&l.hints);
 		expire_status();

@@ -96,9 +96,10 @@ static void cpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 
 static int cpu_modes(char *buf, size_t size, const struct xpu_viewstate *vs, const char *window)
 {
-	return snprintf(buf, size, "%s%s%s  %s", vs->threads ? "threads" : vs->tree ? "process tree" : "processes",
+	return snprintf(buf, size, "%s%s%s%s%s  %s", vs->threads ? "threads" : vs->tree ? "process tree" : "processes",
 			vs->tree && vs->threads ? " (no tree)" : "",
-			vs->cmdline && !vs->threads ? " (command lines)" : "", window);
+			vs->cmdline && !vs->threads ? " (command lines)" : "", vs->user[0] ? " of " : "", vs->user,
+			window);
 }
 
 /* H: one row per thread instead of per process; p: the command line in

@@ -145,6 +145,8 @@ static void arrange(struct xpu_snapshot *s, struct xpu_table *t, const struct xp
 	if (col < 0 || (uint32_t)col >= t->ncols)
 		col = default_col;
 	xpu_table_sort(t, col, vs->reverse[v]);
+	if (v == XPU_VIEW_CPU)
+		xpu_table_filter_col(t, XPU_CPU_COL_USER, vs->user);
 	if (v == XPU_VIEW_CPU && vs->tree && !vs->threads)
 		xpu_table_tree(t, XPU_CPU_COL_PPID, XPU_CPU_COL_COMM);
 	struct xpu_sel *sel = &s->sel[v];

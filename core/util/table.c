@@ -199,6 +199,23 @@ void xpu_table_filter(struct xpu_table *t, const char *needle)
 	free(keep);
 }
 
+void xpu_table_filter_col(struct xpu_table *t, int col, const char *text)
+{
+	if (!text || !*text || (uint32_t)col >= t->ncols || t->cols[col].kind != XPU_CELL_STR)
+		return;
+	uint32_t *keep = malloc(((size_t)t->nrows + 1) * sizeof(uint32_t));
+	uint32_t n = 0;
+	if (!keep)
+		return;
+	for (uint32_t r = 0; r < t->nrows; r++) {
+		const struct xpu_cell *c = &xpu_table_row(t, r)[col];
+		if (!c->na && c->s && !strcmp(c->s, text))
+			keep[n++] = r;
+	}
+	permute(t, keep, n);
+	free(keep);
+}
+
 int xpu_table_keep_row(const struct xpu_table *t, uint64_t key, int row, int follow, int *lost)
 {
 	*lost = 0;

@@ -88,6 +88,9 @@ void xpu_table_filter(struct xpu_table *t, const char *needle);
  * as roots; label_col's text is prefixed "|- ", "`- " and "|  " by depth.
  * 0, or -1 out of memory (the rows as they were). */
 int xpu_table_tree(struct xpu_table *t, int parent_col, int label_col);
+/* Keeps rows whose text cell col is exactly text (htop's u); an empty text
+ * keeps every row. */
+void xpu_table_filter_col(struct xpu_table *t, int col, const char *text);
 /* Index of the row with this key, or -1. */
 int xpu_table_find(const struct xpu_table *t, uint64_t key);
 /* The row selected once the table is rebuilt: the one at the same position

@@ -135,6 +135,31 @@ wait_gone "process tree"
 kill -9 "$C" 2> /dev/null
 stop_busy
 
+t u_shows_the_processes_of_the_user_picked
+busy
+NB=$(public "$OUT/tests/progs/busy")
+# setpriv itself (as_nobody is a function: its & would give a subshell's pid)
+setpriv --reuid=65534 --regid=65534 --clear-groups "$NB" 120 > /dev/null 2>&1 &
+N=$!
+new_terminal 120 30 "env LANG=C.UTF-8 $XPUTOP -d 0.3 --no-config -p $B,$N; echo EXITED rc=\$?; sleep 600"
+wait_for " $N "
+wait_for " $B "
+keys u
+wait_for "Show processes of:"
+expect_grep "All users" "$T_TMP/screen"
+expect_grep "nobody" "$T_TMP/screen"
+keys n Enter
+wait_for "processes of nobody"
+wait_gone " $B "
+expect_grep " $N " "$T_TMP/screen"
+keys u
+wait_for "Show processes of:"
+keys Enter
+wait_gone "processes of nobody"
+wait_for " $B "
+kill -9 "$N" 2> /dev/null
+stop_busy
+
 t p_shows_the_command_line
 busy
 start_on $B
