@@ -178,6 +178,8 @@ struct xpu_snapshot {
 	int only_view;			/* set by the caller: the view batch text shows
 					 * (--view), -1 for all of them */
 	int hot_functions;		/* set by the caller: fill cpu.hot (batch output) */
+	int watched_only;		/* set by the caller: the models hold only the
+					 * processes -p (or -- CMD) watches */
 	/* set by the caller: the symbolizer's caches and the service thread's
 	 * work (symbolize.h, service.h), for the JSON memory and symbolizer
 	 * objects; have_sym 0 in a replay */

@@ -175,10 +175,13 @@ t the_hottest_functions_of_all_processes_are_listed
 "$BUSY" 60 & B2=$!
 "$XPUTOP" -b -j -n 2 > "$T_TMP/hot.json" 2> "$T_TMP/hot.err" || fail "xputop failed: $(cat "$T_TMP/hot.err")"
 "$XPUTOP" -b -n 1 > "$T_TMP/hot.txt" 2> /dev/null || fail "xputop -b failed"
+"$XPUTOP" -b -n 1 -p $B1 > "$T_TMP/hot_p.txt" 2> /dev/null || fail "xputop -b -p failed"
 kill $B1 $B2 2> /dev/null; wait $B1 $B2 2> /dev/null
 $Q hot_function busy_leaf_spin < "$T_TMP/hot.json" || fail "cpu_functions"
 expect_grep "^Hottest functions, all processes" "$T_TMP/hot.txt"
 expect_grep "%  busy_leaf_spin" "$T_TMP/hot.txt"
+# Under -p the list is of the watched processes: it says so (issue 28).
+expect_grep "^Hottest functions, the watched processes only" "$T_TMP/hot_p.txt"
 
 t a_rows_top_stacks_name_each_path_once
 # In the first refresh most frames are still being symbolized (pending
