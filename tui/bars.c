@@ -40,7 +40,7 @@ static int field(int y, int x, int limit, const char *text, enum xpu_role role)
 /* Draws a marker ending at column `end`; returns where it starts. */
 static int marker(int y, int end, const char *text, enum xpu_role role)
 {
-	char buf[32];
+	char buf[72];
 	snprintf(buf, sizeof(buf), " %s ", text);
 	int w = xpu_text_width(buf);
 	xpu_put_text(y, end - w, w, buf, xpu_draw_attr(role), 0);
@@ -79,9 +79,15 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 	/* Markers first, at the right end, so that nothing can push them off. */
 	if (vs->paused)
 		limit = marker(y, limit, XPU_MARK_PAUSED, XPU_ROLE_PAUSED);
-	if (s->replay)
-		limit = marker(y, limit, s->replay_done ? XPU_MARK_REPLAY_DONE : XPU_MARK_REPLAY,
-			       XPU_ROLE_REPLAY);
+	if (s->replay) {
+		char pos[64];	/* where in the recording: refresh k of n */
+		if (s->replay_ticks)
+			snprintf(pos, sizeof(pos), "%s %" PRIu64 "/%" PRIu64,
+				 s->replay_done ? XPU_MARK_REPLAY_DONE : XPU_MARK_REPLAY, s->ticks, s->replay_ticks);
+		else
+			snprintf(pos, sizeof(pos), "%s", s->replay_done ? XPU_MARK_REPLAY_DONE : XPU_MARK_REPLAY);
+		limit = marker(y, limit, pos, XPU_ROLE_REPLAY);
+	}
 
 	x = field(y, x, limit, " xputop", XPU_ROLE_BRAND);
 	x = field(y, x, limit, s->host[0] ? s->host : "?", XPU_ROLE_HEADER);

@@ -324,6 +324,14 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	case KEY_F(6): return sort_next(s, vs);
 	case 'k': case KEY_F(9): return xpu_act_kill(&ui->act, s, vs);
 	case 'u': return open_users(ui, s, vs);
+	case KEY_RIGHT: case KEY_LEFT: case KEY_SRIGHT: case KEY_SLEFT: {
+		/* atop -r's t and T: a replay steps a refresh, Shift ten */
+		int step = key == KEY_RIGHT ? 1 : key == KEY_LEFT ? -1 : key == KEY_SRIGHT ? 10 : -10;
+		if (!s->replay)
+			return XPU_REACT_NONE;
+		vs->seek += step;
+		return XPU_REACT_SEEK;
+	}
 	case ']': case KEY_F(7): return xpu_act_renice(&ui->act, s, vs, -1);
 	case '[': case KEY_F(8): return xpu_act_renice(&ui->act, s, vs, 1);
 	case '1':

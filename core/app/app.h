@@ -27,6 +27,7 @@ struct app {
 	struct xpu_service *svc;	/* slow work off the ingest path (live only) */
 	struct xpu_rec_reader *replay;
 	struct xpu_import *import;	/* -r of a bpftrace log instead of a recording */
+	uint64_t replay_ticks;		/* the recording's refreshes, counted for the TUI */
 	int epfd, timerfd, sigfd;
 	int timer_set;		/* the loop's timer exists (app_setup_loop()) */
 	/* The timer's period and its next expiry before any shift

@@ -66,6 +66,8 @@ struct xpu_viewstate {
 	enum xpu_window window;		/* recent window or since start */
 	int flame;			/* flamegraph pane shown */
 	int paused;
+	int seek;			/* replay: refreshes to move by (Right, Left...), 0 = none;
+					 * the main loop does it and clears it */
 };
 
 void xpu_viewstate_init(struct xpu_viewstate *vs);
@@ -203,6 +205,7 @@ struct xpu_snapshot {
 	double self_cpu_pct;		/* xputop's own CPU over the last tick, % of one core */
 	int replay;			/* data comes from a recording */
 	int replay_done;		/* and it has ended */
+	uint64_t replay_ticks;		/* its refreshes in all (0: not counted) */
 	int attached;			/* data comes from another xputop, the collector */
 	char source_name[192];		/* "live" or the recording's path */
 	/* How the data is collected (live): the samples' rate (sample_hz is

@@ -31,6 +31,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ "F", "follow the selected row as rows re-sort, until it ends (else the cursor keeps its place)" },
 	{ "w", "recent window or since start" },
 	{ "Space", "pause or resume the display" },
+	{ "Right  Left", "replay: a refresh on or back (Shift: ten); the header says which of how many" },
 	{ "s", "export the current view to a file" },
 	{ "e", "GPU: exact tracing of every kernel for a while (60 s, or --gpu-exact's), or back to sampled" },
 	{ "T", "next colour theme" },

@@ -160,6 +160,27 @@ wait_for " $B "
 kill -9 "$N" 2> /dev/null
 stop_busy
 
+t a_replay_steps_and_seeks_by_refreshes_and_shows_where_it_is
+# xterm's entry names the Shift-arrows tmux sends (screen's does not).
+record_busy "$T_TMP/r.xpr"
+new_terminal 120 24 "env LANG=C.UTF-8 TERM=xterm-256color $XPUTOP -r $T_TMP/r.xpr -d 2 --no-config; echo EXITED rc=\$?; sleep 600"
+wait_for "REPLAY 1/6"
+keys Space
+wait_for "PAUSED"
+keys Right
+wait_for "REPLAY 2/6"
+keys Right Right
+wait_for "REPLAY 4/6"
+keys Left
+wait_for "REPLAY 3/6"
+keys S-Right
+wait_for "REPLAY 6/6"
+keys S-Left
+wait_for "REPLAY 1/6"
+expect_grep "PAUSED" "$T_TMP/screen"
+keys q
+wait_for "EXITED rc=0"
+
 t p_shows_the_command_line
 busy
 start_on $B
