@@ -4,9 +4,24 @@
  *
  * The libcupti used is the one the process already has (PyTorch brings its
  * own), else the system's; without one the library stays dormant.  Only the
- * stable leading fields of the activity records are read (see GPU.md). */
+ * stable leading fields of the activity records are read (see GPU.md).
+ *
+ * Between slices CUPTI is detached, not only switched off: once it has
+ * traced, CUPTI leaves about 1.4 us on every launch until cuptiFinalize
+ * (H100, docs/gpu-cost.md).  A slice's end, once its kernels have run
+ * (drain), asks for the detach; the next launch API call to return does it,
+ * as CUPTI's header asks: a forced flush (without it the slice's last
+ * records go with CUPTI), then cuptiFinalize.  The next slice attaches
+ * again.  A process seen using CUDA graphs while CUPTI was attached is
+ * never detached again: CUPTI re-attached after a teardown crashed graph
+ * replays with an illegal address (PyTorch turns the teardown off where
+ * graphs are used, pytorch/pytorch#112507), and the library's own first
+ * detaching prototype failed 4 of 20 runs of bench/gpu/known.cu, which
+ * replays a graph.  XPUTOP_CUPTI_DETACH=0 in the process's environment
+ * keeps CUPTI attached for the whole connection. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -36,9 +51,26 @@ static struct {
 	CUptiResult (*get_version)(uint32_t *);
 	CUptiResult (*result_string)(CUptiResult, const char **);
 	CUptiResult (*hw_trace)(uint8_t);	/* CUPTI 12.8+, Blackwell: may be missing */
+	CUptiResult (*finalize)(void);		/* missing: never detached */
 } api;
 
+/* Where CUPTI is.  Only a launching thread, in a launch's EXIT callback
+ * and holding st.lock, moves DETACH_ASKED to DETACHED. */
+enum { DETACHED, ATTACHED, DETACH_ASKED };
+
 static struct {
+	/* Held by the agent (and the exit handler) around its CUPTI calls; a
+	 * launching thread only tries it, to detach, and never waits. */
+	pthread_mutex_t lock;
+	int phase;		/* DETACHED, ATTACHED, DETACH_ASKED */
+	int no_detach;		/* a CUDA graph seen, XPUTOP_CUPTI_DETACH=0 or no cuptiFinalize */
+	int exiting;		/* the process exits: no detach, attach or agent flush any more */
+	int marked;		/* mark_exiting is registered */
+	uint32_t epoch;		/* attachments: correlation ids are compared within one */
+	uint32_t detaches;
+	/* What attaching again (agent) and detaching (a launching thread)
+	 * took: XPUTOP_INJECT_STATS=1 prints them at exit. */
+	uint64_t attach_ns, attach_max, attaches, fin_ns, fin_max;
 	int loaded;
 	int registered;
 	CUpti_SubscriberHandle sub;
@@ -51,12 +83,14 @@ static struct {
 	struct xpu_gaps gaps;
 	int tracing;		/* launches are recorded (a slice) */
 	int draining;		/* a slice ended; its kernels are awaited with activity on */
+	int awaiting;		/* activity off; the slice's kernels are awaited to detach */
+	uint64_t detach_by;
 	int resume_due;		/* a slice began; its first launch recorded ends the pause */
 	int cb_on, act_on;	/* the launch callbacks, kernel (memcpy) activity: on */
 	uint64_t act_until;
 	uint32_t off_corr;	/* the slice's last launch */
 	uint32_t last_record_corr;	/* the latest launch a complete record came for */
-} st;
+} st = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* How long kernel activity (and the launch callbacks, recording nothing)
  * stay on after a slice for its kernels to run: a graph kernel still
@@ -65,13 +99,20 @@ static struct {
  * 20 ms by default), so they stay on for at least one. */
 #define ACT_MAX_NS 100000000ULL
 
+/* How long CUPTI stays attached after a slice for the slice's kernels to
+ * run, when they have not by the time activity goes off: detaching takes
+ * what CUPTI holds with a forced flush, and a kernel not run yet comes
+ * without its times (dropped).  A GPU further behind than this keeps CUPTI
+ * attached from slice to slice: the cost of not detaching, nothing lost. */
+#define DETACH_WAIT_NS 2000000000ULL
+
 
 /* The correlation id of the launch this thread recorded last.  One API call
  * has one id and is recorded once: the driver launch nested in a runtime
  * launch carries the runtime's id, and on the H100 under PyTorch training
  * one launch's callback came 2, 3, once 36 times with its id (which, each
  * recorded, put the launches estimated 73-95% high; bench/RESULTS.md). */
-static __thread uint32_t recorded_corr;
+static __thread uint32_t recorded_corr, recorded_epoch;
 static __thread int recorded_any;
 
 static void *open_cupti(void)
@@ -111,6 +152,9 @@ int xpu_cupti_load(void)
 	SYM(result_string, "cuptiGetResultString");
 #undef SYM
 	*(void **)&api.hw_trace = dlsym(h, "cuptiActivityEnableHWTrace");
+	*(void **)&api.finalize = dlsym(h, "cuptiFinalize");
+	const char *d = getenv("XPUTOP_CUPTI_DETACH");
+	st.no_detach = !api.finalize || (d && strcmp(d, "0") == 0);
 	api.get_version(&st.version);
 	st.loaded = 1;
 	return 0;
@@ -137,20 +181,105 @@ static void corr_max(uint32_t *at, uint32_t corr)
 		;
 }
 
+/* The graph calls the library watches besides the launches: a graph made
+ * while CUPTI is attached keeps it attached (the top of this file). */
+static const struct {
+	CUpti_CallbackDomain dom;
+	CUpti_CallbackId cbid;
+} graph_cbids[] = {
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v10000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_v12000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithParams_ptsz_v12000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphUpload_v10000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphUpload_ptsz_v10000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030 },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2 },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphUpload },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphUpload_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2 },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz },
+};
+#define NGRAPH_CBIDS (sizeof(graph_cbids) / sizeof(graph_cbids[0]))
+
+static int graph_call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
+{
+	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+			return 1;
+		}
+	if (dom == CUPTI_CB_DOMAIN_DRIVER_API)
+		switch (cbid) {
+		case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+		case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+			return 1;
+		}
+	for (size_t i = 0; i < NGRAPH_CBIDS; i++)
+		if (graph_cbids[i].dom == dom && graph_cbids[i].cbid == cbid)
+			return 2;	/* not a launch */
+	return 0;
+}
+
+/* At a launch's return on a launching thread, the detach asked for: never
+ * waits (the agent in CUPTI: a later launch does it), never while the
+ * process exits (cuptiFinalize races CUPTI's own exit there, GPU.md). */
+static void detach_here(void)
+{
+	if (__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE) || pthread_mutex_trylock(&st.lock))
+		return;
+	if (st.phase == DETACH_ASKED && !__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE)) {
+		/* What CUPTI still holds: cuptiFinalize would lose it. */
+		uint64_t t0 = xpu_inj_now();
+		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		api.finalize();
+		uint64_t d = xpu_inj_now() - t0;
+		st.fin_ns += d;
+		st.fin_max = d > st.fin_max ? d : st.fin_max;
+		st.subscribed = st.registered = st.cb_on = st.act_on = 0;
+		__atomic_add_fetch(&st.detaches, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&st.phase, DETACHED, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&st.lock);
+}
+
 static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
 			       const void *data)
 {
 	const CUpti_CallbackData *cd = data;
-	if (cd->callbackSite != CUPTI_API_ENTER || !st.chan)
+	if (cd->callbackSite == CUPTI_API_EXIT) {
+		if (__atomic_load_n(&st.phase, __ATOMIC_ACQUIRE) == DETACH_ASKED)
+			detach_here();
+		return;
+	}
+	int graph = graph_call(dom, cbid);
+	if (graph && !__atomic_load_n(&st.no_detach, __ATOMIC_RELAXED))
+		__atomic_store_n(&st.no_detach, 1, __ATOMIC_RELEASE);
+	if (graph == 2 || cd->callbackSite != CUPTI_API_ENTER || !st.chan)
 		return;
 	/* Seen after a slice too, while its kernels are awaited: where the
 	 * next slice's launches begin (inject/gaps.c). */
 	corr_max(&st.last_corr, cd->correlationId);
 	if (!__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE))
 		return;
-	if (recorded_any && cd->correlationId == recorded_corr)
+	uint32_t epoch = __atomic_load_n(&st.epoch, __ATOMIC_RELAXED);
+	if (recorded_any && cd->correlationId == recorded_corr && recorded_epoch == epoch)
 		return;
 	recorded_corr = cd->correlationId;
+	recorded_epoch = epoch;
 	recorded_any = 1;
 	/* The pause ends at the slice's first launch recorded, not where the
 	 * slice was switched on: a launch that entered with the callbacks
@@ -267,19 +396,94 @@ static int enable_all(uint32_t on)
 	return 0;
 }
 
-int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
+/* Under st.lock: CUPTI attached, as it was or again after a detach (a
+ * detach asked for is called off).  Returns XPU_WIRE_STATE_*. */
+static int attach(void)
 {
 	static int said_other, said_error;
-	const char *why = "";
+	const char *why = "", *step = "cuptiSubscribe";
+	if (st.phase == DETACH_ASKED)
+		__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
+	if (st.phase == ATTACHED)
+		return XPU_WIRE_STATE_OK;
+	uint64_t t0 = xpu_inj_now();
+	/* Subscribing first: after a detach it is what brings CUPTI back
+	 * (registering the clock first answered CUPTI_ERROR_NOT_INITIALIZED on
+	 * the H100), and right after one CUPTI may still be finishing it: a
+	 * few tries, 1 ms apart, on the agent's thread. */
+	CUptiResult r = api.subscribe(&st.sub, on_launch, NULL);
+	for (int i = 0; r == CUPTI_ERROR_NOT_INITIALIZED && i < 5; i++) {
+		usleep(1000);
+		r = api.subscribe(&st.sub, on_launch, NULL);
+	}
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		xpu_inj_say_once(&said_other, "another CUPTI profiler is attached to this process; "
+				 "xputop will not show its GPU kernels");
+		return XPU_WIRE_STATE_OTHER_SUBSCRIBER;
+	}
+	if (r == CUPTI_SUCCESS && !st.registered) {
+		/* The clock must be set before activity kinds are enabled. */
+		if ((r = api.register_timestamp(timestamp)) != CUPTI_SUCCESS)
+			step = "cuptiActivityRegisterTimestampCallback";
+		else if ((r = api.register_callbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS)
+			step = "cuptiActivityRegisterCallbacks";
+		else
+			st.registered = 1;
+		if (r != CUPTI_SUCCESS)	/* subscribed, but no use without the rest */
+			api.unsubscribe(st.sub);
+	}
+	st.subscribed = r == CUPTI_SUCCESS;
+	if (r != CUPTI_SUCCESS) {
+		api.result_string(r, &why);
+		xpu_inj_say_once(&said_error, "CUPTI refused to start (%s: %s); xputop will not show this "
+				 "process's GPU kernels", step, why ? why : "?");
+		return XPU_WIRE_STATE_CUPTI_ERROR;
+	}
+	/* A new attachment may number its launches afresh (whether CUPTI does
+	 * is not documented): what was left of the last one was flushed before
+	 * it was finalized, so the ids are compared from here on, and nothing
+	 * is traced until the slice's first launch recorded. */
+	if (__atomic_fetch_add(&st.epoch, 1, __ATOMIC_RELEASE)) {
+		__atomic_store_n(&st.last_corr, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&st.last_record_corr, 0, __ATOMIC_RELAXED);
+		xpu_gaps_reset(&st.gaps);
+		xpu_gaps_pause(&st.gaps, 0);
+	}
+	/* Kernel timestamps from hardware events where the GPU has them
+	 * (Blackwell) cost far less than CUPTI's instrumentation; elsewhere the
+	 * call fails and nothing changes. */
+	if (api.hw_trace)
+		api.hw_trace(1);
+	/* Graphs made or replayed while attached keep CUPTI attached; these
+	 * calls are rare, their callbacks cost nothing that matters. */
+	if (!__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE))
+		for (size_t i = 0; i < NGRAPH_CBIDS; i++)
+			api.enable_callback(1, st.sub, graph_cbids[i].dom, graph_cbids[i].cbid);
+	__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
+	uint64_t d = xpu_inj_now() - t0;
+	st.attach_ns += d;
+	st.attach_max = d > st.attach_max ? d : st.attach_max;
+	st.attaches++;
+	return XPU_WIRE_STATE_OK;
+}
+
+/* The process exits.  Registered with atexit at the first slice, after
+ * CUDA's runtime registered its own teardown, so it runs before it: the
+ * agent must not be attaching CUPTI (10-120 ms, twice a second) while CUDA
+ * tears down (a PyTorch loop died with SIGSEGV at its exit, 1 run in 6 on
+ * the H100).  Waits for a CUPTI call of the agent's in progress. */
+static void mark_exiting(void)
+{
+	__atomic_store_n(&st.exiting, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&st.lock);
+	pthread_mutex_unlock(&st.lock);
+}
+
+int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
+{
 	if (!st.loaded)
 		return XPU_WIRE_STATE_CUPTI_ERROR;
-	if (!st.registered) {
-		/* The clock must be set before callbacks and activity kinds. */
-		if (api.register_timestamp(timestamp) != CUPTI_SUCCESS ||
-		    api.register_callbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
-			return XPU_WIRE_STATE_CUPTI_ERROR;
-		st.registered = 1;
-	}
+	pthread_mutex_lock(&st.lock);
 	xpu_inj_new_monitor(flags);
 	xpu_gaps_reset(&st.gaps);
 	/* Nothing is traced before the first slice. */
@@ -287,28 +491,11 @@ int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
 	__atomic_store_n(&st.resume_due, 0, __ATOMIC_RELAXED);
 	st.chan = chan;
 	st.flags = flags;
-	CUptiResult r = api.subscribe(&st.sub, on_launch, NULL);
-	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-		xpu_inj_say_once(&said_other, "another CUPTI profiler is attached to this process; "
-				 "xputop will not show its GPU kernels");
+	int state = attach();
+	if (state != XPU_WIRE_STATE_OK)
 		st.chan = NULL;
-		return XPU_WIRE_STATE_OTHER_SUBSCRIBER;
-	}
-	if (r != CUPTI_SUCCESS)
-		goto fail;
-	st.subscribed = 1;
-	/* Kernel timestamps from hardware events where the GPU has them
-	 * (Blackwell) cost far less than CUPTI's instrumentation; elsewhere the
-	 * call fails and nothing changes. */
-	if (api.hw_trace)
-		api.hw_trace(1);
-	return XPU_WIRE_STATE_OK;
-fail:
-	api.result_string(r, &why);
-	xpu_inj_say_once(&said_error, "CUPTI refused to start (%s); xputop will not show this "
-			 "process's GPU kernels", why ? why : "?");
-	xpu_cupti_stop();
-	return XPU_WIRE_STATE_CUPTI_ERROR;
+	pthread_mutex_unlock(&st.lock);
+	return state;
 }
 
 static int activity(int on)
@@ -323,81 +510,139 @@ static int activity(int on)
 	return bad && on ? -1 : 0;
 }
 
-/* A slice over: kernel activity and the launch callbacks stay on until a
- * kernel launched after the slice has run (or ACT_MAX_NS), so the slice's
- * kernels, a graph's included, are timed to their own ends; the kernels of
- * the launches made meanwhile are left out (put_kernel). */
-static void drain(void)
+/* Under st.lock: the launch callbacks, recording nothing, stay on for the
+ * next launch to return to detach CUPTI in; where it must stay attached,
+ * they go off. */
+static void ask_detach(void)
 {
-	if (!st.draining)
+	if (__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE)) {
+		enable_all(0);
 		return;
-	if ((int32_t)(__atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED) - st.off_corr) <= 0 &&
-	    xpu_inj_now() < st.act_until)
-		return;
-	/* What is complete now gets its times while CUPTI still traces. */
-	api.flush_all(0);
-	activity(0);
-	enable_all(0);
-	st.draining = 0;
-	xpu_gaps_activity_off(&st.gaps, xpu_inj_now());
+	}
+	enable_all(1);
+	__atomic_store_n(&st.phase, DETACH_ASKED, __ATOMIC_RELEASE);
 }
 
-/* Measured on the H100 (bench/gpu/cost.sh): switching on takes 30 to 55 us,
- * off 20 to 30 us; what CUPTI leaves on every launch once it has traced is
- * in docs/gpu-cost.md. */
+/* Under st.lock, a slice over: kernel activity and the launch callbacks
+ * stay on until a kernel launched after the slice has run (or ACT_MAX_NS),
+ * so the slice's kernels, a graph's included, are timed to their own ends;
+ * the kernels of the launches made meanwhile are left out (put_kernel).
+ * Then CUPTI is detached at the next launch's return, once the slice's
+ * last launch has its record (or DETACH_WAIT_NS). */
+static void drain(void)
+{
+	int ran = (int32_t)(__atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED) - st.off_corr) > 0;
+	if (st.draining) {
+		if (!ran && xpu_inj_now() < st.act_until)
+			return;
+		/* What is complete now gets its times while CUPTI still traces. */
+		api.flush_all(0);
+		activity(0);
+		st.draining = 0;
+		xpu_gaps_activity_off(&st.gaps, xpu_inj_now());
+		st.awaiting = 1;
+		st.detach_by = xpu_inj_now() + DETACH_WAIT_NS;
+	}
+	if (st.awaiting &&
+	    ((int32_t)(__atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED) - st.off_corr) >= 0 ||
+	     xpu_inj_now() >= st.detach_by)) {
+		st.awaiting = 0;
+		ask_detach();
+	}
+}
+
+/* Measured on the H100 (bench/gpu/cost.sh): switching on takes 30 to 55 us
+ * while attached, attaching again after a detach about 10 ms, off 20 to 30
+ * us; what CUPTI leaves on every launch once it has traced is in
+ * docs/gpu-cost.md. */
 int xpu_cupti_trace(int on)
 {
-	if (!st.subscribed)
-		return -1;
+	int state = XPU_WIRE_STATE_OK;
+	pthread_mutex_lock(&st.lock);
 	if (!on) {
-		__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
-		st.off_corr = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
-		/* A slice that recorded no launch. */
-		if (__atomic_exchange_n(&st.resume_due, 0, __ATOMIC_ACQ_REL))
-			xpu_gaps_resume(&st.gaps, st.off_corr);
-		xpu_gaps_pause(&st.gaps, st.off_corr);
-		st.act_until = xpu_inj_now() + ACT_MAX_NS;
-		st.draining = 1;
-		return 0;
+		if (__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
+			st.off_corr = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
+			/* A slice that recorded no launch. */
+			if (__atomic_exchange_n(&st.resume_due, 0, __ATOMIC_ACQ_REL))
+				xpu_gaps_resume(&st.gaps, st.off_corr);
+			xpu_gaps_pause(&st.gaps, st.off_corr);
+			st.act_until = xpu_inj_now() + ACT_MAX_NS;
+			st.draining = 1;
+		}
+		pthread_mutex_unlock(&st.lock);
+		return state;
 	}
-	/* The slice's first launch recorded ends the pause (on_launch). */
-	__atomic_store_n(&st.resume_due, 1, __ATOMIC_RELEASE);
-	st.draining = 0;
-	__atomic_store_n(&st.tracing, 1, __ATOMIC_RELEASE);
-	return enable_all(1) < 0 || activity(1) < 0 ? -1 : 0;
+	if (!st.marked) {
+		st.marked = 1;
+		atexit(mark_exiting);
+	}
+	if (__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_unlock(&st.lock);
+		return state;
+	}
+	state = attach();
+	if (state == XPU_WIRE_STATE_OK) {
+		/* The slice's first launch recorded ends the pause (on_launch). */
+		__atomic_store_n(&st.resume_due, 1, __ATOMIC_RELEASE);
+		st.draining = st.awaiting = 0;
+		__atomic_store_n(&st.tracing, 1, __ATOMIC_RELEASE);
+		if (enable_all(1) < 0 || activity(1) < 0)
+			state = XPU_WIRE_STATE_CUPTI_ERROR;
+	}
+	pthread_mutex_unlock(&st.lock);
+	return state;
 }
 
 void xpu_cupti_flush(int forced)
 {
-	if (st.loaded && st.registered) {
+	pthread_mutex_lock(&st.lock);
+	/* While the process exits only its exit handler's forced flush, and
+	 * nothing switched: CUDA may be torn down already. */
+	int exiting = __atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE);
+	if (st.loaded && st.phase == ATTACHED && (forced || !exiting)) {
 		api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
-		drain();
+		if (!exiting)
+			drain();
 	}
+	pthread_mutex_unlock(&st.lock);
 }
 
 void xpu_cupti_stop(void)
 {
 	if (!st.loaded)
 		return;
+	pthread_mutex_lock(&st.lock);
 	__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
-	st.draining = 0;
-	api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-	api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
-	api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
-	st.act_on = 0;
-	if (st.subscribed) {
-		enable_all(0);
-		api.unsubscribe(st.sub);
-		st.subscribed = 0;
-		st.cb_on = 0;
+	st.draining = st.awaiting = 0;
+	if (st.phase == ATTACHED && !__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE)) {
+		api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
+		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
+		st.act_on = 0;
+		/* Records still in flight go nowhere once the channel is detached. */
+		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		if (__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE)) {
+			enable_all(0);
+			api.unsubscribe(st.sub);
+			st.subscribed = 0;
+			__atomic_store_n(&st.phase, DETACHED, __ATOMIC_RELEASE);
+		} else {
+			ask_detach();
+		}
 	}
-	/* Records still in flight go nowhere once the channel is detached. */
-	xpu_cupti_flush(1);
 	st.chan = NULL;
+	pthread_mutex_unlock(&st.lock);
+}
+
+void xpu_cupti_at_exit(void)
+{
+	__atomic_store_n(&st.exiting, 1, __ATOMIC_RELEASE);
 }
 
 void xpu_cupti_detach(void)
 {
+	__atomic_store_n(&st.exiting, 1, __ATOMIC_RELEASE);
 	st.chan = NULL;
 }
 
@@ -411,3 +656,22 @@ void xpu_cupti_reset_counts(void)
 	__atomic_store_n(&st.dropped, 0, __ATOMIC_RELAXED);
 }
 
+void xpu_cupti_print_stats(void)
+{
+	pthread_mutex_lock(&st.lock);
+	uint32_t n = __atomic_load_n(&st.detaches, __ATOMIC_RELAXED);
+	fprintf(stderr, "{\"xputop_inject\": {\"pid\": %d, \"attaches\": %llu, \"attach_ms_avg\": %.3f, "
+		"\"attach_ms_max\": %.3f, \"detaches\": %u, \"detach_ms_avg\": %.3f, \"detach_ms_max\": %.3f, "
+		"\"stays_attached\": %d}}\n",
+		(int)getpid(), (unsigned long long)st.attaches,
+		st.attaches ? (double)st.attach_ns / (double)st.attaches / 1e6 : 0.0, (double)st.attach_max / 1e6, n,
+		n ? (double)st.fin_ns / n / 1e6 : 0.0, (double)st.fin_max / 1e6,
+		__atomic_load_n(&st.no_detach, __ATOMIC_RELAXED));
+	pthread_mutex_unlock(&st.lock);
+}
+
+uint32_t xpu_cupti_detach_state(void)
+{
+	uint32_t n = __atomic_load_n(&st.detaches, __ATOMIC_RELAXED) & 0x7fffffffu;
+	return n | (__atomic_load_n(&st.no_detach, __ATOMIC_RELAXED) ? 0x80000000u : 0);
+}

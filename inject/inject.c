@@ -84,6 +84,7 @@ static int send_status(int fd)
 			.launches = xpu_inj_launches(),
 			.sites = xpu_sites_count(),
 			.state = g.state,
+			.detach = xpu_cupti_detach_state(),
 			.kernels = xpu_inj_kernels(),
 			.kernels_dropped = xpu_chan_dropped_type(g.chan, XPU_WIRE_KERNEL),
 			.launches_dropped = xpu_chan_dropped_type(g.chan, XPU_WIRE_LAUNCH),
@@ -171,8 +172,15 @@ static void switch_tracing(int act)
 	uint64_t t0 = xpu_inj_now();
 	if (act == XPU_SCHED_OFF)
 		put_slice(g.slice_start, t0);
-	if (g.state == XPU_WIRE_STATE_OK)
-		xpu_cupti_trace(act == XPU_SCHED_ON);
+	/* A slice attaches CUPTI again; another profiler may have taken it
+	 * meanwhile (and may give it back): the state follows. */
+	if (g.state == XPU_WIRE_STATE_OK || (act == XPU_SCHED_ON && g.state == XPU_WIRE_STATE_OTHER_SUBSCRIBER)) {
+		uint32_t state = (uint32_t)xpu_cupti_trace(act == XPU_SCHED_ON);
+		if (state != g.state) {
+			g.state = state;
+			g.status_due = 1;
+		}
+	}
 	uint64_t t1 = xpu_inj_now();
 	g.toggle_ns += t1 - t0;
 	if (act == XPU_SCHED_ON) {
@@ -291,6 +299,10 @@ static int wait_writable(int fd, uint64_t deadline)
  * otherwise what is left would be lost without a word. */
 static void on_exit_flush(void)
 {
+	xpu_cupti_at_exit();
+	const char *stats = getenv("XPUTOP_INJECT_STATS");
+	if (stats && strcmp(stats, "1") == 0)
+		xpu_cupti_print_stats();
 	pthread_mutex_lock(&g.lock);
 	if (g.active && g.fd >= 0) {
 		uint64_t deadline = xpu_inj_now() + EXIT_WAIT_NS;

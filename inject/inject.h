@@ -61,19 +61,27 @@ XPU_INJ_API void xputop_launch_site(uint32_t site, uint32_t corr, uint32_t cbid)
 
 /* CUPTI, loaded with dlopen so a missing or foreign libcupti only disables us. */
 int xpu_cupti_load(void);
-/* Subscribes, with nothing traced yet (xpu_cupti_trace turns it on).
+/* Attaches CUPTI, with nothing traced yet (xpu_cupti_trace turns it on).
  * Returns XPU_WIRE_STATE_OK or the state explaining why not. */
 int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags);
-/* Turns tracing on (launch callbacks, then kernel and memcpy activity) or
- * off (the other way round, so every kernel recorded had its launch
- * recorded).  Returns 0 or -1. */
+/* Turns tracing on (attaching CUPTI again if it was detached, launch
+ * callbacks, then kernel and memcpy activity) or off (launches no longer
+ * recorded; activity goes off once the slice's kernels have run, then CUPTI
+ * is detached at the next launch's return).  Returns XPU_WIRE_STATE_*. */
 int xpu_cupti_trace(int on);
 /* Flushes completed activity buffers into the channel. */
 void xpu_cupti_flush(int forced);
-/* Disables everything and unsubscribes. */
+/* Disables everything; CUPTI is detached at the next launch's return. */
 void xpu_cupti_stop(void);
-/* Stops producing records without calling CUPTI (in a forked child). */
+/* The process exits: CUPTI is not detached any more. */
+void xpu_cupti_at_exit(void);
+/* Stops producing records and detaching (in a forked child). */
 void xpu_cupti_detach(void);
+/* Times CUPTI was detached (low 31 bits); bit 31: it stays attached (a CUDA
+ * graph seen, XPUTOP_CUPTI_DETACH=0, or no cuptiFinalize). */
+uint32_t xpu_cupti_detach_state(void);
+/* One JSON line on stderr: what attaching and detaching took (bench/gpu). */
+void xpu_cupti_print_stats(void);
 uint64_t xpu_cupti_dropped(void);
 uint32_t xpu_cupti_version(void);
 /* A new monitor: CUPTI's dropped count starts again from 0. */

@@ -57,6 +57,7 @@ struct xpu_wire_rec {
 };
 
 enum { XPU_WIRE_STATE_OK = 0, XPU_WIRE_STATE_OTHER_SUBSCRIBER = 1, XPU_WIRE_STATE_CUPTI_ERROR = 2 };
+#define XPU_WIRE_DETACH_OFF 0x80000000u	/* xpu_wire_status.detach */
 
 struct xpu_wire_hello {
 	uint32_t pid;		/* must equal the peer's credentials */
@@ -120,7 +121,8 @@ struct xpu_wire_status {
 	uint64_t launches;	/* launch callbacks */
 	uint64_t sites;		/* call sites known */
 	uint32_t state;		/* XPU_WIRE_STATE_* */
-	uint32_t pad;
+	uint32_t detach;	/* times CUPTI was detached between slices (low 31 bits);
+				 * bit 31: it stays attached (XPU_WIRE_DETACH_OFF) */
 	uint64_t kernels;	/* kernel records CUPTI delivered to the library */
 	uint64_t kernels_dropped;	/* of which dropped (included in dropped) */
 	uint64_t launches_dropped;	/* launch records dropped (included in dropped) */

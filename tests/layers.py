@@ -19,6 +19,13 @@ the rule, and exits 1 when there is any.  What it holds:
   - the names a folder's headers declare (xpu_OBJECT_...) use object
     prefixes no other layer uses: tui/ and core/ never share one (the
     TUI's own widgets are xpu_tui_*), so a name says its layer;
+  - no xpu_ function is defined (outside static) in two layers (bpf/, inject/,
+    core/, tui/), and with --build no global symbol is defined by both the
+    TUI's objects and the core's;
+  - a view is named (XPU_VIEW_<ID>, its descriptors xpu_snap_view_<name>,
+    xpu_batch_view_<name>, xpu_view_<name>) only in its own files (their
+    names hold the view's: snap_cpu.c, batch_cpu.c, view_cpu.c) and in the
+    tables that list the views (VIEW_TABLES): adding one touches no other file;
   - with --build: the TUI's objects call nothing in the models, sources,
     stream, symbolizer or outputs (it computes no statistic: what it shows,
     it reads from the snapshot), bar the names of values in NAME_LOOKUPS; the
@@ -85,6 +92,12 @@ SYSTEM = [
 # a value (a category, a severity), not a statistic.
 NAME_LOOKUPS = {"xpu_npu_cat_name", "xpu_alert_sev_name"}
 TUI_MAY_CALL = {"tui", "core/util", "core/session", "core/settings"}
+# The files that list the views: a view's name may stand there besides its own files.
+VIEW_TABLES = {"core/session/view_list.h", "core/outputs/batch.c"}
+VIEW_LIST = re.compile(r"\bX\((\w+),\s*(\w+)\)")
+# A function defined (not declared) with external linkage.
+DEFINITION = re.compile(r"^(?!static\b|extern\b|typedef\b|return\b)[A-Za-z_][\w \t\*]*?\b(xpu_\w+)\s*"
+                        r"\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*\{", re.M)
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -273,6 +286,13 @@ def check_objects(root, out, problems):
         if os.path.isdir(tdir) else []
     if not tobjs:
         problems.append("%s: no TUI objects (build first, or leave out --build)" % tdir)
+    for line in nm(["-A", "--defined-only"] + tobjs).splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "TDBR" and parts[2] in defined:
+            f, obj = defined[parts[2]]
+            problems.append("tui/%s and %s/%s both define %s: a name is defined in one layer"
+                            % (os.path.basename(parts[0].rsplit(":", 1)[0]).replace(".o", ".c"), f,
+                               obj.replace(".o", ".c"), parts[2]))
     for line in nm(["-A", "--undefined-only"] + tobjs).splitlines():
         parts = line.split()
         sym = parts[-1]
@@ -318,6 +338,50 @@ def prefixes(root, folders):
     return found
 
 
+def layer_of(path):
+    return "core" if path.startswith("core/") else path.split("/")[0]
+
+
+def check_definitions(root, problems):
+    """A function's name says its layer: none is defined in two."""
+    where = {}
+    for p in sources(root):
+        if not p.endswith(".c"):
+            continue
+        with open(os.path.join(root, p), errors="replace") as fh:
+            for m in DEFINITION.finditer(fh.read()):
+                where.setdefault(m.group(1), {}).setdefault(layer_of(p), p)
+    for name, layers in sorted(where.items()):
+        if len(layers) > 1:
+            problems.append("%s is defined in %s: a function is defined in one layer"
+                            % (name, " and ".join(sorted(layers.values()))))
+
+
+def check_views(root, problems):
+    """A view is named in its own files and the tables that list the views only."""
+    lst = os.path.join(root, "core/session/view_list.h")
+    if not os.path.isfile(lst):
+        problems.append("core/session/view_list.h: missing (the list of the views)")
+        return
+    m = re.search(r"#define XPU_VIEW_LIST\(X\)((?:.*\\\n)*.*)", open(lst).read())
+    views = VIEW_LIST.findall(m.group(1)) if m else []
+    if not views:
+        problems.append("core/session/view_list.h: no view in XPU_VIEW_LIST")
+    for vid, name in views:
+        word = re.compile(r"\b(XPU_VIEW_%s|xpu_(?:snap_|batch_)?view_%s)\b" % (vid, name))
+        own = re.compile(r"(^|_)%s(_|\.)" % name)
+        for p in sources(root):
+            if p in VIEW_TABLES or own.search(os.path.basename(p)):
+                continue
+            with open(os.path.join(root, p), errors="replace") as fh:
+                for n, line in enumerate(fh, 1):
+                    w = word.search(line)
+                    if w:
+                        problems.append("%s:%d: names %s: a view is named only in its own files and in %s"
+                                        % (p, n, w.group(1), ", ".join(sorted(VIEW_TABLES))))
+                        break
+
+
 def check_prefixes(root, problems):
     tui = prefixes(root, ["tui"])
     core = prefixes(root, ["core/" + d for d in CORE])
@@ -335,6 +399,8 @@ def main():
     check_folders(a.root, problems)
     check_includes(a.root, problems)
     check_prefixes(a.root, problems)
+    check_definitions(a.root, problems)
+    check_views(a.root, problems)
     if a.build:
         check_objects(a.root, a.build, problems)
     for p in problems:

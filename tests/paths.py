@@ -4,7 +4,8 @@
 project's folders (core/sources/share.h, docs/metrics.md, ...) in the
 tracked sources and documents, ending in a source or document extension.
 Names with a placeholder (NAME, VIEW, a * or a $) and #include <...> of
-system headers are not paths of this tree.  Prints each missing path with
+system headers are not paths of this tree, nor are the rows of a quoted
+`git diff --stat`.  Prints each missing path with
 where it is named; exits 1 if there is one.
 
     tests/paths.py [ROOT]       ROOT: the checkout (default .)"""
@@ -20,6 +21,9 @@ PATH = re.compile(r"(?<![\w./<$-])(" + TOP + r"/[A-Za-z0-9_./-]*?" + EXT + r")(?
 # Files that name made-up paths on purpose: layers.sh adds them to a copy
 # of the tree to show that the check names them.
 MADE_UP = {"tests/cli/layers.sh"}
+# A row of `git diff --stat` quoted in a document names what another branch
+# changed (docs/architecture.md's hello view), not a file of this tree.
+STAT_ROW = re.compile(r"^ \S+ +\| +\d+ [+-]*$")
 TEXT = re.compile(r"\.(?:c|h|sh|py|md|cu|mjs|awk|in)$|^Makefile$|^tests/run$|^\.ci/")
 
 
@@ -47,6 +51,8 @@ def main():
         except OSError:
             continue
         for n, line in enumerate(lines, 1):
+            if STAT_ROW.match(line):
+                continue
             for m in PATH.finditer(line):
                 p = m.group(1)
                 if re.search(r"[A-Z]{3,}", p.split("/")[-1].split(".")[0]) and not os.path.exists(

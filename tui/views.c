@@ -7,9 +7,8 @@
 #include "draw.h"
 #include "view_alerts.h"
 
-const struct xpu_view_desc *const xpu_views[XPU_VIEW_MAX] = {
-	[XPU_VIEW_GPU] = &xpu_view_gpu, [XPU_VIEW_NPU] = &xpu_view_npu, [XPU_VIEW_CPU] = &xpu_view_cpu,
-};
+#define XPU_VIEW_ENTRY(ID, name) [XPU_VIEW_##ID] = &xpu_view_##name,
+const struct xpu_view_desc *const xpu_views[XPU_VIEW_MAX] = { XPU_VIEW_LIST(XPU_VIEW_ENTRY) };
 
 const struct xpu_table *xpu_view_table(const struct xpu_snapshot *s, enum xpu_view v)
 {
@@ -121,7 +120,7 @@ void xpu_view_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 	enum xpu_view v = vs->view;
 
 	ui->page = 0;
-	if (!xpu_view_table(s, v) && !xpu_view_flame(s, v)) {
+	if ((!xpu_view_table(s, v) && !xpu_view_flame(s, v)) || !xpu_views[v]->draw) {
 		if (l->text.h)
 			draw_message_box(&l->text, s, v);
 		return;

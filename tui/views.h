@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The views (GPU, NPU, CPU): each is one descriptor, struct xpu_view_desc,
- * defined in its own file (view_<name>.c) and registered in xpu_views[]
- * (views.c).  Keys, clicks, tabs, layout and drawing walk that table instead
+ * defined in its own file (view_<name>.c) and found in xpu_views[] (views.c)
+ * by its line in core/session/view_list.h.  Keys, clicks, tabs, layout and drawing walk that table instead
  * of switching on the view. */
 #ifndef XPU_TUI_VIEWS_H
 #define XPU_TUI_VIEWS_H
@@ -28,7 +28,8 @@ struct xpu_view_desc {
 	/* Optional: what its panes want on a terminal cols wide, over the
 	 * defaults (a table if it has one, the flame pane if shown, one text line). */
 	void (*layout)(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o);
-	/* Draws its panes as laid out. */
+	/* Draws its panes as laid out (without it, or without a table or a
+	 * flame to show: the box of a view without data, with its status). */
 	void (*draw)(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs, struct xpu_ui *ui);
 	/* Optional: the modes at the right of the tab line (without it: the
@@ -40,8 +41,11 @@ struct xpu_view_desc {
 	int (*on_key)(struct xpu_viewstate *vs, int key);
 };
 
-/* Each view's descriptor, in its view_<name>.c. */
-extern const struct xpu_view_desc xpu_view_gpu, xpu_view_npu, xpu_view_cpu;
+/* Each view's descriptor, xpu_view_<name> in its view_<name>.c, for each
+ * view of core/session/view_list.h. */
+#define XPU_VIEW_DESC(ID, name) extern const struct xpu_view_desc xpu_view_##name;
+XPU_VIEW_LIST(XPU_VIEW_DESC)
+#undef XPU_VIEW_DESC
 /* In the order of enum xpu_view: the tabs' order. */
 extern const struct xpu_view_desc *const xpu_views[XPU_VIEW_MAX];
 

@@ -16,13 +16,16 @@
 #   lo         xputop (default mode) watching, the workload without the library:
 #              the launch-only probes
 #   default    xputop (default, sampled) watching, the library loaded
+#   attached   the same with XPUTOP_CUPTI_DETACH=0: CUPTI stays attached
+#              between slices (as before issue 25's detaching)
 #   noslice    the same with --gpu-sample 1/3600000: connected, never traced
 #   exact      xputop --gpu-exact
 #   cupti      xputop --gpu-exact --gpu-no-stacks (CUPTI alone, as xputop uses it)
 #   cost=X     no xputop; bench/gpu/cupti_cost.c's library with XPU_COST=X
 # Workloads: empty (LAUNCHES back-to-back empty kernels after WARM_MS of them),
 # loop128 (bench/gpu/torch_loop.py --size 128: a launch-bound PyTorch step,
-# SECS seconds).  Each run gives wall time and the process's own CPU time
+# SECS seconds), hf (bench/gpu/hf_decode.py: batch-1 decode, STEPS generate()
+# calls of 64 tokens each, ms a call).  Each run gives wall time and the process's own CPU time
 # (getrusage RUSAGE_SELF, all threads, user + system) per launch or step, and
 # the system part; bench/gpu/per_launch_stats.py prints medians, quartiles and
 # each round's difference and ratio to `none` and to `dormant`.  The workload
@@ -31,7 +34,7 @@ set -u
 BUILD=$(realpath "$1") PROGS=$(realpath "$2") OUTD=$3 W=$4
 shift 4
 MODES=${*:-none dormant lo default exact cupti}
-ROUNDS=${ROUNDS:-12} LAUNCHES=${LAUNCHES:-200000} WARM_MS=${WARM_MS:-700} SECS=${SECS:-2}
+ROUNDS=${ROUNDS:-12} LAUNCHES=${LAUNCHES:-200000} WARM_MS=${WARM_MS:-700} SECS=${SECS:-2} STEPS=${STEPS:-6}
 CPUS=${CPUS:-2-5} XP_CPUS=${XP_CPUS:-8-15} OLD=${OLD:-}
 HERE=$(dirname "$(realpath "$0")")
 mkdir -p "$OUTD"
@@ -45,7 +48,7 @@ build_of() { case $1 in *.old) echo "$OLD" ;; *) echo "$BUILD" ;; esac; }
 xp_conf() {	# the xputop a mode needs: none, or BUILD|options
 	case ${1%.old} in
 	none|dormant|cost=*) echo none ;;
-	lo|default) echo "$(build_of "$1")|" ;;
+	lo|default|attached) echo "$(build_of "$1")|" ;;
 	noslice) echo "$(build_of "$1")|--gpu-sample 1/3600000" ;;
 	exact) echo "$(build_of "$1")|--gpu-exact" ;;
 	cupti) echo "$(build_of "$1")|--gpu-exact --gpu-no-stacks" ;;
@@ -81,12 +84,14 @@ run() {	# run MODE -> "wall cpu sys" per launch (us) or step (ms)
 	none|lo) set -- env -u CUDA_INJECTION64_PATH ;;
 	dormant) set -- env CUDA_INJECTION64_PATH="$b/libxputop_inject.so" XPUTOP_SOCKET="$OUTD/nobody.sock" ;;
 	cost=*) set -- env CUDA_INJECTION64_PATH="$PROGS/cupti_cost.so" XPU_COST="${m#cost=}" ;;
+	attached) set -- env CUDA_INJECTION64_PATH="$b/libxputop_inject.so" XPUTOP_CUPTI_DETACH=0 ;;
 	*) set -- env CUDA_INJECTION64_PATH="$b/libxputop_inject.so" ;;
 	esac
 	case $W in
 	empty) taskset -c "$CPUS" "$@" "$PROGS/empty" "$LAUNCHES" "$WARM_MS" ;;
 	loop*) (cd "$HERE" && taskset -c "$CPUS" "$@" python3 torch_loop.py --size "${W#loop}" --seconds "$SECS" \
 		--warmup-s 1) ;;
+	hf) (cd "$HERE" && taskset -c "$CPUS" "$@" python3 hf_decode.py --steps "$STEPS" --warmup 1 --tokens 64) ;;
 	esac 2>> "$OUTD/$W.$(echo "$m" | tr =:, ___).log" |
 		sed -n 's/.*_per_[a-z]*": \([0-9.e+-]*\), .*"cpu_[a-z]*_per_[a-z]*": \([0-9.e+-]*\), "sys_[a-z]*_per_[a-z]*": \([0-9.e+-]*\).*/\1 \2 \3/p'
 }

@@ -16,8 +16,10 @@ for m in sampled exact sampled2; do
 	opt=
 	[ $m = exact ] && opt=--gpu-exact
 	rm -f "$O/train.$m.w"
+	rec=
+	[ $m = sampled ] && [ -n "${REC:-}" ] && rec="-w $O/train.sampled.xpr"	# REC=1: a recording too
 	# shellcheck disable=SC2086
-	"$X" -b -j -d 1 --window 900 $opt -- python3 -X perf train_gpt2.py --steps "$STEPS" --warmup 5 \
+	"$X" -b -j -d 1 --window 900 $opt $rec -- python3 -X perf train_gpt2.py --steps "$STEPS" --warmup 5 \
 		--out "$O/train.$m.w" > "$O/train.$m.json" 2> "$O/train.$m.err"
 	echo "== $m: exit $?, $(cat "$O/train.$m.w" 2> /dev/null)"
 done

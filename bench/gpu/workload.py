@@ -8,11 +8,15 @@ CUPTI takes one subscriber per process).
 Every workload prints one JSON line on stdout (or appends it to --out):
   {"workload": ..., "pid": ..., "steps": N, "step_s": ..., ...,
    "profiled_kernels": K (with --profile: every kernel of the whole run),
+   ..., "wall_ms_per_step", "cpu_ms_per_step", "sys_ms_per_step" last: the
+   process's own CPU time (getrusage RUSAGE_SELF, every thread, user +
+   system) and its system part over the measured steps,
    "kernel_names": [...] (with --profile --names FILE: written to FILE)}
 """
 import argparse
 import json
 import os
+import resource
 import time
 
 import torch
@@ -70,12 +74,16 @@ def run(name, args, setup, step, extra=None):
         for _ in range(args.warmup):
             step(state)
         torch.cuda.synchronize()
-        t0 = time.perf_counter()
+        r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
         for _ in range(args.steps):
             step(state)
         torch.cuda.synchronize()
-        return state, time.perf_counter() - t0
+        secs, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF)
+        cpu[0] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        cpu[1] = r1.ru_stime - r0.ru_stime
+        return state, secs
 
+    cpu = [0.0, 0.0]
     out = {"workload": name, "pid": os.getpid(), "steps": args.steps, "warmup": args.warmup}
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
@@ -87,4 +95,6 @@ def run(name, args, setup, step, extra=None):
     out["step_s"] = secs / args.steps
     if extra:
         out.update(extra(state, secs))
+    ms = 1000.0 / args.steps
+    out.update({"wall_ms_per_step": secs * ms, "cpu_ms_per_step": cpu[0] * ms, "sys_ms_per_step": cpu[1] * ms})
     emit(args.out, json.dumps(out))

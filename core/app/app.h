@@ -18,6 +18,20 @@
 #include "session.h"
 #include "snapshot.h"
 
+/* Where each refresh goes besides the screen or the batch output: the
+ * Prometheus metrics and the pprof profiles (outputs.c). */
+struct app_outputs {
+	struct xpu_prom_http *prom;	/* --prometheus */
+	struct xpu_metrics *metrics;
+	struct xpu_mbuf mtext, mom;	/* the last metrics, both formats */
+	int metrics_failed;		/* said once */
+	struct xpu_pprof *pprof;	/* --pprof */
+	struct xpu_push *push;		/* --pprof-push */
+	uint64_t pprof_at;		/* stream time (CLOCK_MONOTONIC) of the last profiles */
+	uint64_t push_failed;		/* failures said so far */
+	uint64_t metrics_ns, pprof_ns;	/* the main loop's CPU time in each exporter */
+};
+
 struct app {
 	struct xpu_opts o;
 	struct xpu_session sess;
@@ -42,15 +56,7 @@ struct app {
 	int child_done;		/* batch mode ends after the refresh that shows its end */
 	struct xpu_settings settings;	/* what the settings file said; S saves */
 	struct xpu_opts cli;		/* the command line alone: SIGHUP applies the file over it again */
-	struct xpu_prom_http *prom;	/* --prometheus */
-	struct xpu_metrics *metrics;
-	struct xpu_mbuf mtext, mom;	/* the last metrics, both formats */
-	int metrics_failed;		/* said once */
-	struct xpu_pprof *pprof;	/* --pprof */
-	struct xpu_push *push;		/* --pprof-push */
-	uint64_t pprof_at;		/* stream time (CLOCK_MONOTONIC) of the last profiles */
-	uint64_t push_failed;		/* failures said so far */
-	uint64_t metrics_ns, pprof_ns;	/* the main loop's CPU time in each exporter */
+	struct app_outputs out;		/* metrics and profiles (outputs.c) */
 	struct app_role role;		/* collector or client of several xputops at once */
 	/* A client's own probes, loaded but not attached, for a takeover
 	 * (app_preload_probes()); NULL once used or where they did not load. */

@@ -122,10 +122,10 @@ static void replay_ended(struct app *a, int r)
 	if (a->tui) {
 		xpu_tui_status("end of the recording: q quits");
 		app_show(a);
-	} else if (a->prom && !a->o.iterations) {
+	} else if (a->out.prom && !a->o.iterations) {
 		/* the last refresh stays there to be scraped */
 		fprintf(stderr, "xputop: end of the recording; metrics stay at http://%s/metrics until "
-			"interrupted\n", xpu_prom_http_addr(a->prom));
+			"interrupted\n", xpu_prom_http_addr(a->out.prom));
 	} else {
 		a->quit = 1;
 	}
@@ -220,12 +220,12 @@ static void reload(struct app *a)
 		a->vs = vs;
 		a->settings = st;
 	}
-	if (a->push && a->o.pprof_push_headers) {
+	if (a->out.push && a->o.pprof_push_headers) {
 		char *headers = NULL, err[400];
 		if (xpu_push_read_headers(a->o.pprof_push_headers, &headers, err, sizeof(err)) < 0) {
 			xpu_warn("SIGHUP: --pprof-headers: %s; the headers stay as they were", err);
 		} else {
-			xpu_push_set_headers(a->push, headers);
+			xpu_push_set_headers(a->out.push, headers);
 			explicit_bzero(headers, strlen(headers));
 			list_add(now, sizeof(now), "the push headers");
 		}

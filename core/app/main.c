@@ -206,9 +206,9 @@ int main(int argc, char **argv)
 			xpu_warn("%s", a->role.share_warning);
 		crash_app = a;
 		install_crash_handlers();
-		if (a->prom) {
+		if (a->out.prom) {
 			char msg[200];
-			snprintf(msg, sizeof(msg), "metrics at http://%s/metrics", xpu_prom_http_addr(a->prom));
+			snprintf(msg, sizeof(msg), "metrics at http://%s/metrics", xpu_prom_http_addr(a->out.prom));
 			xpu_tui_status(msg);
 		}
 	}
@@ -228,20 +228,20 @@ int main(int argc, char **argv)
 		a->status = 1;
 	if (app_finish_recording(a) < 0)
 		a->status = 1;
-	if (a->pprof && app_write_pprofs(a, NULL, 0) < 0)	/* what the last ones left */
+	if (a->out.pprof && app_write_pprofs(a, NULL, 0) < 0)	/* what the last ones left */
 		a->status = 1;
-	xpu_push_stop(a->push, EXIT_WAIT_MS * 5);
+	xpu_push_stop(a->out.push, EXIT_WAIT_MS * 5);
 	goto out;
 fail:
 	a->status = 1;
 out:
 	if (a->tui)
 		xpu_tui_fini();
-	xpu_prom_http_stop(a->prom);
-	xpu_metrics_free(a->metrics);
-	xpu_pprof_free(a->pprof);
-	xpu_mbuf_free(&a->mtext);
-	xpu_mbuf_free(&a->mom);
+	xpu_prom_http_stop(a->out.prom);
+	xpu_metrics_free(a->out.metrics);
+	xpu_pprof_free(a->out.pprof);
+	xpu_mbuf_free(&a->out.mtext);
+	xpu_mbuf_free(&a->out.mom);
 	/* Its last jobs' done() touch the sources and the dictionary. */
 	xpu_service_free(a->svc, 0);
 	if (a->svc)	/* live: probes to detach */

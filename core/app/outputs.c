@@ -39,26 +39,28 @@ static uint64_t thread_cpu_ns(void)
 static void publish_metrics(struct app *a)
 {
 	uint64_t t0 = thread_cpu_ns();
-	struct xpu_metrics_extra x = { .metrics_ns = a->metrics_ns, .pprof_ns = a->pprof_ns };
+	struct xpu_metrics_extra x = { .metrics_ns = a->out.metrics_ns, .pprof_ns = a->out.pprof_ns };
 	struct xpu_prom_counts pc;
 	char health[4 * 700];
-	xpu_prom_http_counts(a->prom, &pc);
+	xpu_prom_http_counts(a->out.prom, &pc);
 	x.scrapes = pc.scrapes;
 	x.refused = pc.refused;
 	x.cut_deadline = pc.cut_deadline;
 	x.cut_evicted = pc.cut_evicted;
 	int failed = xpu_health_text(&a->sess, health, sizeof(health));
-	if (xpu_prom_http_health(a->prom, health, failed, a->sess.cfg.interval_ns) < 0 && !a->metrics_failed++)
+	if (xpu_prom_http_health(a->out.prom, health, failed, a->sess.cfg.interval_ns) < 0 &&
+	    !a->out.metrics_failed++)
 		xpu_err("out of memory while writing /healthz");
-	a->mtext.n = a->mom.n = 0;
-	a->mtext.oom = a->mom.oom = 0;
-	if (xpu_metrics_update(a->metrics, &a->sess, &x) < 0 || xpu_metrics_write(a->metrics, 0, &a->mtext) < 0 ||
-	    xpu_metrics_write(a->metrics, 1, &a->mom) < 0 ||
-	    xpu_prom_http_publish(a->prom, a->mtext.p, a->mtext.n, a->mom.p, a->mom.n) < 0) {
-		if (!a->metrics_failed++)
+	a->out.mtext.n = a->out.mom.n = 0;
+	a->out.mtext.oom = a->out.mom.oom = 0;
+	if (xpu_metrics_update(a->out.metrics, &a->sess, &x) < 0 ||
+	    xpu_metrics_write(a->out.metrics, 0, &a->out.mtext) < 0 ||
+	    xpu_metrics_write(a->out.metrics, 1, &a->out.mom) < 0 ||
+	    xpu_prom_http_publish(a->out.prom, a->out.mtext.p, a->out.mtext.n, a->out.mom.p, a->out.mom.n) < 0) {
+		if (!a->out.metrics_failed++)
 			xpu_err("out of memory while writing the metrics: scrapes get the last ones written");
 	}
-	a->metrics_ns += thread_cpu_ns() - t0;
+	a->out.metrics_ns += thread_cpu_ns() - t0;
 }
 
 /* One profile of a kind into the --pprof directory (and to the server). */
@@ -67,11 +69,11 @@ static int write_pprof(struct app *a, enum xpu_pprof_kind kind, char *path, size
 	uint8_t *data;
 	size_t len;
 	uint64_t samples, wall = a->sess.last_tick_wall ? a->sess.last_tick_wall : xpu_now_wall();
-	uint64_t from = xpu_pprof_since(a->pprof, kind);
+	uint64_t from = xpu_pprof_since(a->out.pprof, kind);
 	char stem[96];
 	struct xpu_outfile out;
 	path[0] = '\0';
-	if (xpu_pprof_encode(a->pprof, &a->sess, a->sym, kind, wall, &data, &len, &samples) < 0) {
+	if (xpu_pprof_encode(a->out.pprof, &a->sess, a->sym, kind, wall, &data, &len, &samples) < 0) {
 		xpu_err("out of memory while encoding the %s profile", xpu_pprof_kind_name(kind));
 		return -1;
 	}
@@ -88,10 +90,10 @@ static int write_pprof(struct app *a, enum xpu_pprof_kind kind, char *path, size
 	xpu_outfile_stem(stem, sizeof(stem), xpu_pprof_kind_name(kind));
 	if (rc == 0)
 		rc = xpu_outfile_commit(&out, stem, "pb.gz", path, size);
-	if (a->push) {
+	if (a->out.push) {
 		char app[32];
 		snprintf(app, sizeof(app), "xputop.%s", xpu_pprof_kind_name(kind));
-		xpu_push_profile(a->push, app, from ? from : wall - a->sess.cpu.ticks.total_ns, wall,
+		xpu_push_profile(a->out.push, app, from ? from : wall - a->sess.cpu.ticks.total_ns, wall,
 				 kind == XPU_PPROF_CPU ? a->sess.cfg.sample_hz : 0, data, len);
 	}
 	free(data);
@@ -106,29 +108,29 @@ int app_write_pprofs(struct app *a, char *msg, size_t size)
 	int rc = write_pprof(a, XPU_PPROF_CPU, cpu, sizeof(cpu));
 	if (rc == 0)
 		rc = write_pprof(a, XPU_PPROF_GPU, gpu, sizeof(gpu));
-	a->pprof_ns += thread_cpu_ns() - t0;
-	a->pprof_at = a->sess.last_tick_mono;
+	a->out.pprof_ns += thread_cpu_ns() - t0;
+	a->out.pprof_at = a->sess.last_tick_mono;
 	if (rc == 0 && msg)
 		snprintf(msg, size, "pprof profiles: %s%s%s", cpu[0] ? cpu : "", cpu[0] && gpu[0] ? " and " : "",
 			 cpu[0] || gpu[0] ? gpu : "nothing new since the last ones");
-	if (a->push) {
+	if (a->out.push) {
 		struct xpu_push_stats st;
-		xpu_push_stats(a->push, &st);
-		if (st.failed > a->push_failed)
+		xpu_push_stats(a->out.push, &st);
+		if (st.failed > a->out.push_failed)
 			xpu_warn("--pprof-push: %llu profiles not sent; the last: %s",
 				 (unsigned long long)st.failed, st.last_error);
-		a->push_failed = st.failed;
+		a->out.push_failed = st.failed;
 	}
 	return rc;
 }
 
 static void pprof_due(struct app *a)
 {
-	if (!a->pprof)
+	if (!a->out.pprof)
 		return;
-	if (!a->pprof_at)	/* the first refresh starts the first period (a replay's clock is its own) */
-		a->pprof_at = a->sess.last_tick_mono;
-	else if (a->sess.last_tick_mono - a->pprof_at >= (uint64_t)(a->o.pprof_interval_s * 1e9))
+	if (!a->out.pprof_at)	/* the first refresh starts the first period (a replay's clock is its own) */
+		a->out.pprof_at = a->sess.last_tick_mono;
+	else if (a->sess.last_tick_mono - a->out.pprof_at >= (uint64_t)(a->o.pprof_interval_s * 1e9))
 		app_write_pprofs(a, NULL, 0);
 }
 
@@ -139,7 +141,7 @@ void app_show(struct app *a)
 	if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 		xpu_err("out of memory while building the display");
 	xpu_viewstate_settle(&a->vs, &a->snap);
-	if (a->prom)
+	if (a->out.prom)
 		publish_metrics(a);
 	pprof_due(a);
 	if (a->tui) {
@@ -162,7 +164,7 @@ int app_export_now(struct app *a)
 	char msg[14000];
 	if (xpu_export_view(&a->sess, &a->snap, &a->vs, a->o.outdir, msg, sizeof(msg)) < 0)
 		return -1;
-	if (a->pprof && a->tui) {	/* s: the profiles too, on the status line after the export's */
+	if (a->out.pprof && a->tui) {	/* s: the profiles too, on the status line after the export's */
 		char pmsg[9000];
 		if (app_write_pprofs(a, pmsg, sizeof(pmsg)) == 0)
 			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; %s", pmsg);
@@ -204,20 +206,20 @@ void app_session_meta(const struct app *a, struct xpu_rec_meta *m)
 int app_start_prometheus(struct app *a)
 {
 	char err[400];
-	a->metrics = xpu_metrics_new(a->o.prometheus_top);
-	if (!a->metrics) {
+	a->out.metrics = xpu_metrics_new(a->o.prometheus_top);
+	if (!a->out.metrics) {
 		xpu_err("cannot start the metrics: out of memory");
 		return -1;
 	}
-	xpu_metrics_set_processes(a->metrics, a->o.prometheus_label, a->o.prometheus_expiry_s,
+	xpu_metrics_set_processes(a->out.metrics, a->o.prometheus_label, a->o.prometheus_expiry_s,
 				  a->o.prometheus_processes);
-	a->prom = xpu_prom_http_start(a->o.prometheus, err, sizeof(err));
-	if (!a->prom) {
+	a->out.prom = xpu_prom_http_start(a->o.prometheus, err, sizeof(err));
+	if (!a->out.prom) {
 		xpu_err("--prometheus: %s", err);
 		return -1;
 	}
 	if (!a->tui)
-		fprintf(stderr, "xputop: metrics at http://%s/metrics\n", xpu_prom_http_addr(a->prom));
+		fprintf(stderr, "xputop: metrics at http://%s/metrics\n", xpu_prom_http_addr(a->out.prom));
 	return 0;
 }
 
@@ -251,8 +253,8 @@ int app_start_pprof(struct app *a)
 	if (pprof_dir(a->o.pprof_dir) < 0)
 		return -1;
 	/* a profile may come a refresh late: then its changes must still be in the window */
-	a->pprof = xpu_pprof_new(a->o.pprof_interval_s + a->o.delay_s <= a->o.window_s);
-	if (!a->pprof) {
+	a->out.pprof = xpu_pprof_new(a->o.pprof_interval_s + a->o.delay_s <= a->o.window_s);
+	if (!a->out.pprof) {
 		xpu_err("cannot start the profiles: out of memory");
 		return -1;
 	}
@@ -264,11 +266,11 @@ int app_start_pprof(struct app *a)
 		xpu_err("--pprof-headers: %s", err);
 		return -1;
 	}
-	a->push = xpu_push_start(a->o.pprof_push, a->sess.host, headers, err, sizeof(err));
+	a->out.push = xpu_push_start(a->o.pprof_push, a->sess.host, headers, err, sizeof(err));
 	if (headers)
 		explicit_bzero(headers, strlen(headers));
 	free(headers);
-	if (!a->push) {
+	if (!a->out.push) {
 		xpu_err("--pprof-push: %s", err);
 		return -1;
 	}

@@ -618,7 +618,8 @@ static void on_proc(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	if (ev->gproc.state == XPU_GPU_PROC_CONNECTED)
 		p->launch_only = 0;
 	if (ev->gproc.state == XPU_GPU_PROC_STATUS) {
-		p->detail = ev->gproc.detail;
+		p->detail = ev->gproc.detail & XPU_GPU_DETAIL_STATE;
+		p->cupti_attached = !!(ev->gproc.detail & XPU_GPU_DETAIL_ATTACHED);
 		p->sites = ev->gproc.sites;
 		p->dropped = ev->gproc.dropped;
 		p->cupti_dropped = ev->gproc.cupti_dropped;

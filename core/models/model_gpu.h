@@ -93,6 +93,7 @@ struct xpu_gpu_proc {
 	uint32_t pid, comm;
 	uint32_t state;		/* XPU_GPU_PROC_* of the last event */
 	uint32_t detail;	/* the library's XPU_WIRE_STATE_* */
+	int cupti_attached;	/* CUPTI stays attached between slices (its cost on every launch) */
 	uint32_t sites;
 	uint64_t dropped, cupti_dropped;	/* the library's account, last status */
 	uint64_t kernels_dropped;		/* of dropped: kernel records */

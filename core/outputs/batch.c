@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "batch.h"
-#include "batch_cpu.h"
+#include "batch_alerts.h"
 #include "batch_fmt.h"
-#include "batch_gpu.h"
-#include "batch_gpudev.h"
-#include "batch_npu.h"
+#include "batch_view.h"
 
 #include <inttypes.h>
 #include <malloc.h>
@@ -19,22 +17,15 @@
 #include "session.h"
 #include "snapshot.h"
 
-static void gpu_text(FILE *f, const struct xpu_snapshot *s)
-{
-	xpu_batch_gpu_text(f, s);
-	xpu_batch_gpudev_text(f, s);
-}
-
-/* Each view's lines of a text snapshot (batch_<view>.c), in the order they
- * are printed; --view keeps one view's. */
-static const struct {
-	enum xpu_view view;
-	void (*text)(FILE *f, const struct xpu_snapshot *s);
-} views[] = {
-	{ XPU_VIEW_CPU, xpu_batch_cpu_text },
-	{ XPU_VIEW_GPU, gpu_text },
-	{ XPU_VIEW_NPU, xpu_batch_npu_text },
+/* Each view's part of a snapshot (batch_<view>.c), in the order they are
+ * printed; --view keeps one view's text. */
+static const struct xpu_batch_view *const views[] = {
+	&xpu_batch_view_cpu,
+	&xpu_batch_view_gpu,
+	&xpu_batch_view_npu,
 };
+#define NVIEWS (sizeof(views) / sizeof(views[0]))
+_Static_assert(NVIEWS == XPU_VIEW_MAX, "every view of view_list.h is printed");
 
 void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 {
@@ -43,15 +34,14 @@ void xpu_batch_text(FILE *f, const struct xpu_snapshot *s)
 	fprintf(f, "xputop %s - %s - %s - refresh %.2fs - %.0f events/s - dropped %" PRIu64 "%s\n",
 		XPU_VERSION, s->host, when, (double)s->interval_ns / 1e9, s->events_per_s,
 		s->dropped_total, s->replay ? " - replay" : "");
-	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
-		if (s->only_view < 0 || s->only_view >= XPU_VIEW_MAX || s->only_view == (int)views[i].view)
-			views[i].text(f, s);
+	for (size_t i = 0; i < NVIEWS; i++)
+		if (s->only_view < 0 || s->only_view >= XPU_VIEW_MAX || s->only_view == (int)views[i]->view)
+			views[i]->text(f, s);
 	xpu_batch_alerts_text(f, s);
 	fputc('\n', f);
 	fflush(f);
 }
 
-/* The CPU time xputop itself has used, all its threads, since it started. */
 /* A collector's clients: attached, dropped (for not reading, for a
  * malformed need) and turned away before attaching, by uid. */
 static void json_clients(struct xpu_json *j, const struct xpu_share_counts *c)
@@ -110,6 +100,7 @@ static void json_collection(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_end(j, '}');
 }
 
+/* The CPU time xputop itself has used, all its threads, since it started. */
 static void json_self_cpu(struct xpu_json *j)
 {
 	struct rusage ru;
@@ -160,6 +151,23 @@ static void json_symbolizer(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_end(j, '}');
 }
 
+/* The session dictionary: what a long run's memory is made of. */
+static void json_dict(struct xpu_json *j, const struct xpu_session *sess)
+{
+	xpu_json_obj(j, "dict");
+	xpu_json_uint(j, "strings", xpu_dict_nstr(&sess->dict));
+	xpu_json_uint(j, "frames", xpu_dict_nframes(&sess->dict));
+	xpu_json_uint(j, "stacks", xpu_dict_live_stacks(&sess->dict));
+	xpu_json_uint(j, "stacks_swept", sess->dict.stacks_swept);
+	xpu_json_uint(j, "sweeps", sess->dict.sweeps);
+	xpu_json_uint(j, "stack_entries", sess->cpu.stacks.n);
+	xpu_json_uint(j, "gpu_stack_entries", sess->gpu.stacks.n + sess->gpu.launch_stacks.n);
+	xpu_json_uint(j, "cpu_rows", sess->cpu.ntasks);
+	xpu_json_uint(j, "gpu_rows", sess->gpu.nkernels);
+	xpu_json_uint(j, "npu_rows", sess->npu.ncalls);
+	xpu_json_end(j, '}');
+}
+
 void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_session *sess,
 		    const struct xpu_viewstate *vs)
 {
@@ -181,25 +189,11 @@ void xpu_batch_json(FILE *f, const struct xpu_snapshot *s, const struct xpu_sess
 	json_self_cpu(&j);
 	xpu_json_str(&j, "window", vs->window == XPU_WIN_ALL ? "all" : "recent");
 	xpu_json_num(&j, "window_s", (double)s->window_ns / 1e9);
-	xpu_batch_cpu_json(&j, s, sess, vs);
-	/* The session dictionary: what a long run's memory is made of. */
-	xpu_json_obj(&j, "dict");
-	xpu_json_uint(&j, "strings", xpu_dict_nstr(&sess->dict));
-	xpu_json_uint(&j, "frames", xpu_dict_nframes(&sess->dict));
-	xpu_json_uint(&j, "stacks", xpu_dict_live_stacks(&sess->dict));
-	xpu_json_uint(&j, "stacks_swept", sess->dict.stacks_swept);
-	xpu_json_uint(&j, "sweeps", sess->dict.sweeps);
-	xpu_json_uint(&j, "stack_entries", sess->cpu.stacks.n);
-	xpu_json_uint(&j, "gpu_stack_entries", sess->gpu.stacks.n + sess->gpu.launch_stacks.n);
-	xpu_json_uint(&j, "cpu_rows", sess->cpu.ntasks);
-	xpu_json_uint(&j, "gpu_rows", sess->gpu.nkernels);
-	xpu_json_uint(&j, "npu_rows", sess->npu.ncalls);
-	xpu_json_end(&j, '}');
+	json_dict(&j, sess);
 	json_memory(&j, s);
 	json_symbolizer(&j, s);
-	xpu_batch_gpu_json(&j, s, sess, vs);
-	xpu_batch_gpudev_json(&j, s);
-	xpu_batch_npu_json(&j, s);
+	for (size_t i = 0; i < NVIEWS; i++)
+		views[i]->json(&j, s, sess, vs);
 	xpu_batch_alerts_json(&j, s);
 	xpu_json_end(&j, '}');
 	fputc('\n', f);

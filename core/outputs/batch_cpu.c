@@ -5,7 +5,9 @@
 #include <stdlib.h>
 
 #include "batch_fmt.h"
+#include "batch_view.h"
 #include "dict.h"
+#include "export_cpu.h"
 #include "json.h"
 #include "session.h"
 #include "snapshot.h"
@@ -127,3 +129,10 @@ void xpu_batch_cpu_json(struct xpu_json *j, const struct xpu_snapshot *s,
 	xpu_json_uint(j, "stacks_aged_out", sess->cpu.stacks.aged_out);
 	xpu_json_end(j, '}');
 }
+
+const struct xpu_batch_view xpu_batch_view_cpu = {
+	.view = XPU_VIEW_CPU,
+	.text = xpu_batch_cpu_text,
+	.json = xpu_batch_cpu_json,
+	.export = xpu_export_cpu,
+};

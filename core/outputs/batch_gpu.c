@@ -5,7 +5,10 @@
 #include <stdlib.h>
 
 #include "batch_fmt.h"
+#include "batch_gpudev.h"
+#include "batch_view.h"
 #include "dict.h"
+#include "export_gpu.h"
 #include "json.h"
 #include "session.h"
 #include "snapshot.h"
@@ -129,6 +132,10 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		xpu_json_uint(j, "cupti_dropped", p->cupti_dropped);
 		xpu_json_str(j, "tracing", p->sampled[vs_window] ? "sampled" : "exact");
 		xpu_json_num(j, "traced_pct", 100 * p->cover[vs_window]);
+		/* Whether CUPTI's cost on every launch stays between slices (CUDA
+		 * graphs, exact mode) or only comes with them (inject/cupti.c). */
+		if (!p->launch_only)
+			xpu_json_bool(j, "cupti_attached", p->cupti_attached);
 		xpu_json_end(j, '}');
 	}
 	xpu_json_end(j, ']');
@@ -263,3 +270,24 @@ void xpu_batch_gpu_text(FILE *f, const struct xpu_snapshot *s)
 	if (s->gpu.rows.nrows)
 		xpu_batch_print_table(f, &s->gpu.rows);
 }
+
+/* The GPU view shows the devices as NVML reports them too. */
+static void text(FILE *f, const struct xpu_snapshot *s)
+{
+	xpu_batch_gpu_text(f, s);
+	xpu_batch_gpudev_text(f, s);
+}
+
+static void json(struct xpu_json *j, const struct xpu_snapshot *s, const struct xpu_session *sess,
+		 const struct xpu_viewstate *vs)
+{
+	xpu_batch_gpu_json(j, s, sess, vs);
+	xpu_batch_gpudev_json(j, s);
+}
+
+const struct xpu_batch_view xpu_batch_view_gpu = {
+	.view = XPU_VIEW_GPU,
+	.text = text,
+	.json = json,
+	.export = xpu_export_gpu,
+};

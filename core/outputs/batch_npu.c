@@ -5,6 +5,8 @@
 #include <linux/types.h>
 
 #include "batch_fmt.h"
+#include "batch_view.h"
+#include "export_npu.h"
 #include "json.h"
 #include "model_npu.h"
 #include "npu.h"
@@ -211,37 +213,6 @@ void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s)
 	xpu_json_end(j, '}');
 }
 
-void xpu_batch_alert_json(struct xpu_json *j, const struct xpu_snapshot *s, uint32_t i)
-{
-	char when[64];
-	const struct xpu_alert *a = &s->alerts[i];
-	xpu_json_obj(j, NULL);
-	xpu_batch_wall_text(xpu_snapshot_wall(s, a->raised), when, sizeof(when), 1);
-	xpu_json_str(j, "time", when);
-	xpu_json_uint(j, "mono_ns", a->raised);
-	xpu_json_str(j, "severity", xpu_alert_sev_name(a->sev));
-	xpu_json_str(j, "source", a->source);
-	xpu_json_str(j, "rule", a->rule);
-	xpu_json_str(j, "message", a->msg);
-	xpu_json_uint(j, "count", a->count);
-	xpu_json_bool(j, "active", a->active);
-	if (a->active) {
-		xpu_json_null(j, "cleared");
-	} else {
-		xpu_batch_wall_text(xpu_snapshot_wall(s, a->cleared), when, sizeof(when), 1);
-		xpu_json_str(j, "cleared", when);
-	}
-	xpu_json_end(j, '}');
-}
-
-void xpu_batch_alerts_json(struct xpu_json *j, const struct xpu_snapshot *s)
-{
-	xpu_json_arr(j, "alerts");
-	for (uint32_t i = 0; i < s->nalerts; i++)
-		xpu_batch_alert_json(j, s, i);
-	xpu_json_end(j, ']');
-}
-
 static void text_pct(char *buf, size_t size, int valid, double v)
 {
 	if (valid)
@@ -293,16 +264,21 @@ void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
 		xpu_batch_print_table(f, &n->chains);
 }
 
-void xpu_batch_alerts_text(FILE *f, const struct xpu_snapshot *s)
+static void json(struct xpu_json *j, const struct xpu_snapshot *s, const struct xpu_session *sess,
+		 const struct xpu_viewstate *vs)
 {
-	char when[64];
-	if (!s->nalerts)
-		return;
-	fprintf(f, "ALERTS: %u active\n", s->alerts_active);
-	for (uint32_t i = 0; i < s->nalerts; i++) {
-		const struct xpu_alert *a = &s->alerts[i];
-		xpu_batch_wall_text(xpu_snapshot_wall(s, a->raised), when, sizeof(when), 0);
-		fprintf(f, "  %s %-8s %-4s %s%s (x%u)\n", when, xpu_alert_sev_name(a->sev), a->source, a->msg,
-			a->active ? "" : " [cleared]", a->count);
-	}
+	xpu_batch_npu_json(j, s);
 }
+
+static int export(struct xpu_session *sess, const struct xpu_snapshot *snap, const struct xpu_viewstate *vs,
+		  const char *dir, char *msg, size_t size)
+{
+	return xpu_export_npu(sess, snap, dir, msg, size);
+}
+
+const struct xpu_batch_view xpu_batch_view_npu = {
+	.view = XPU_VIEW_NPU,
+	.text = xpu_batch_npu_text,
+	.json = json,
+	.export = export,
+};

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The NPU view and the alert log in the headless front-ends: the "npu"
- * object and the "alerts" array of each JSON snapshot, and their lines in
- * the text snapshots (core/outputs/batch.c calls these). */
+/* The NPU view in the headless front-ends: the "npu" object of each JSON
+ * snapshot and its lines in the text snapshots (xpu_batch_view_npu). */
 #ifndef XPU_BATCH_NPU_H
 #define XPU_BATCH_NPU_H
 
@@ -12,10 +11,6 @@ struct xpu_json;
 struct xpu_snapshot;
 
 void xpu_batch_npu_json(struct xpu_json *j, const struct xpu_snapshot *s);
-void xpu_batch_alerts_json(struct xpu_json *j, const struct xpu_snapshot *s);
-/* One alert of the log (index i, oldest first) as a JSON object. */
-void xpu_batch_alert_json(struct xpu_json *j, const struct xpu_snapshot *s, uint32_t i);
 void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s);
-void xpu_batch_alerts_text(FILE *f, const struct xpu_snapshot *s);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "batch_npu.h"
+#include "batch_alerts.h"
 #include "dict.h"
 #include "err.h"
 #include "json.h"

@@ -14,15 +14,11 @@
 #include <stdint.h>
 
 #include "alerts.h"
-#include "flame.h"
-#include "model_cpu.h"
-#include "model_gpu.h"
-#include "model_gpudev.h"
-#include "model_npu.h"
-#include "stacks.h"
 #include "service.h"
+#include "snap_view.h"
+#include "stacks.h"
 #include "symbolize.h"
-#include "table.h"
+#include "view_list.h"
 
 /* What the collector's clients came to: attached now, dropped for not
  * reading, dropped for a malformed need, and connections turned away before
@@ -44,11 +40,12 @@ struct xpu_dict;
 struct xpu_session;
 struct xpu_snapshot;
 
-enum xpu_view { XPU_VIEW_GPU = 0, XPU_VIEW_NPU = 1, XPU_VIEW_CPU = 2, XPU_VIEW_MAX };
+/* XPU_VIEW_<ID> for each view of view_list.h, in its order. */
+#define XPU_VIEW_ENUM(ID, name) XPU_VIEW_##ID,
+enum xpu_view { XPU_VIEW_LIST(XPU_VIEW_ENUM) XPU_VIEW_MAX };
+#undef XPU_VIEW_ENUM
 
 #define XPU_FILTER_MAX 64
-#define XPU_SNAP_GPU_DEVICES 16
-#define XPU_SNAP_GPU_PROCS 32
 
 /* The user's choices.  Owned by the front-end; the snapshot builder reads it. */
 struct xpu_viewstate {
@@ -75,101 +72,12 @@ void xpu_viewstate_init(struct xpu_viewstate *vs);
  * its row and key; following stops where the followed row is gone. */
 void xpu_viewstate_settle(struct xpu_viewstate *vs, const struct xpu_snapshot *s);
 
-/* Whether a data source is delivering, and if not, what the user can do. */
-enum xpu_src_state { XPU_SRC_OFF = 0, XPU_SRC_ACTIVE = 1, XPU_SRC_WAITING = 2, XPU_SRC_FAILED = 3 };
-
-struct xpu_src_status {
-	enum xpu_src_state state;
-	char text[640];		/* one line: what is active, or what is missing and how to fix it */
-};
-
-/* What the GPU injection socket refused of its peers (any local user's
- * process may connect: core/sources/gpu_peers.h), by reason, in all, per uid
- * and for the processes refused most recently. */
-enum xpu_peer_reason {
-	XPU_PEER_CONNS = 0,	/* connections over the uid's quota or the total */
-	XPU_PEER_HELLO_LATE,	/* closed: no HELLO within the deadline */
-	XPU_PEER_BAD_HELLO,	/* claimed another process, or its process was gone */
-	XPU_PEER_NAMES,		/* kernel or API names over a budget */
-	XPU_PEER_SERIES,	/* kernels of a (name, device) over the series budget */
-	XPU_PEER_DEVICES,	/* records naming a device this machine does not have */
-	XPU_PEER_RECORDS,	/* records over the uid's rate */
-	XPU_PEER_REASONS
-};
-#define XPU_PEER_SHOWN 16	/* uids and processes listed */
-
-struct xpu_peer_count {
-	uint32_t uid, pid;	/* pid 0: the uid's line */
-	char comm[16];		/* the kernel's name of the process (/proc), never the peer's word */
-	uint64_t n[XPU_PEER_REASONS];
-};
-
-struct xpu_gpu_peers {
-	uint64_t total[XPU_PEER_REASONS];
-	struct xpu_peer_count uids[XPU_PEER_SHOWN];	/* most refused first */
-	int nuids;
-	struct xpu_peer_count procs[XPU_PEER_SHOWN];	/* most recent first */
-	int nprocs;
-	uint32_t devices;	/* device ids accepted: 0 .. devices - 1 */
-	uint64_t name_bytes;	/* bytes of names peers added to the dictionary */
-	uint32_t conns;		/* connections open */
-};
-
-const char *xpu_peer_reason_name(enum xpu_peer_reason r);
-
 /* A view's selection as the rebuilt table has it; the front-end takes it
  * back into its viewstate (row -1: an empty table). */
 struct xpu_sel {
 	int row;
 	uint64_t key;
 	int lost;		/* the row followed is gone: following stops */
-};
-
-/* Each view's part of the snapshot: what its front-ends (tui/view_<name>.c,
- * core/outputs/batch_<name>.c, the exports) read. */
-struct xpu_snap_cpu {
-	struct xpu_src_status status;
-	struct xpu_table rows;		/* processes or threads, sorted and filtered */
-	struct xpu_flame flame;		/* stacks of the selected row */
-	uint64_t flame_key;		/* pid (or tid in thread mode) the flame shows, 0 = none */
-	char flame_title[128];
-	uint64_t samples_tick;		/* samples in the last tick, all processes */
-	struct xpu_cpu_sys sys;		/* load, CPU busy, memory: flags 0 = none read */
-	struct xpu_cpu_hot hot[XPU_CPU_HOT_MAX];	/* machine-wide hottest functions */
-	int nhot;
-	uint64_t hot_all;		/* the samples they are a share of */
-};
-
-struct xpu_snap_gpu {
-	struct xpu_src_status status;
-	struct xpu_gpu_peers peers;	/* what the injection socket refused */
-	struct xpu_table rows;		/* kernels, sorted and filtered */
-	struct xpu_flame flame;		/* CPU -> launch API -> kernel, by GPU time */
-	int flame_launches;		/* no GPU time: the flame counts launch-only calls */
-	struct xpu_gpu_device_sum devices[XPU_SNAP_GPU_DEVICES];
-	int ndevices;
-	double joined_pct;		/* GPU time with a complete launch stack, -1 = none */
-	uint64_t ns;			/* GPU time traced in the window */
-	double ns_est;			/* the same, sampled processes' scaled up */
-	struct xpu_gpu_est ns_err;	/* ns_est's uncertainty; ok 0: not estimated */
-	struct xpu_gpu_proc procs[XPU_SNAP_GPU_PROCS];	/* processes seen, connected first */
-	int nprocs;
-	const char *selected;		/* full name of the selected kernel, or NULL */
-	struct xpu_gpudev_snap dev;	/* GPU devices as NVML reports them */
-	/* GPU tracing: the mode asked of the libraries (live), whether this
-	 * xputop asks for exact tracing, and whether the figures shown are
-	 * sampled estimates with the share of time traced. */
-	struct xpu_gpu_tracing tracing;
-	int exact_asked;
-	double exact_left_s;		/* exact mode's time left, 0 = no limit */
-	int sampled;
-	double cover;			/* 0..1 */
-};
-
-struct xpu_snap_npu {
-	struct xpu_src_status status;
-	struct xpu_npu_snap model;	/* the NPU model's: the calls table sorted and filtered */
-	struct xpu_npu_srcinfo sources;	/* what each NPU data source is doing */
 };
 
 struct xpu_snapshot {
@@ -219,10 +127,10 @@ struct xpu_snapshot {
 	struct xpu_share_counts clients;	/* a collector's clients */
 	int collector_pid;
 
-	/* each view's part */
-	struct xpu_snap_cpu cpu;
-	struct xpu_snap_gpu gpu;
-	struct xpu_snap_npu npu;
+	/* each view's part: struct xpu_snap_cpu cpu, ... (view_list.h) */
+#define XPU_VIEW_PART(ID, name) struct xpu_snap_##name name;
+	XPU_VIEW_LIST(XPU_VIEW_PART)
+#undef XPU_VIEW_PART
 
 	/* Alerts of every view: the log, oldest first */
 	struct xpu_alert alerts[XPU_ALERT_LOG_MAX];
@@ -238,13 +146,23 @@ static inline uint64_t xpu_snapshot_wall(const struct xpu_snapshot *s, uint64_t 
 	return s->wall_ns + mono - s->mono_ns;
 }
 
-/* The CPU view's summary line, as htop's meters say it:
- * "load 0.52 0.40 0.33  cpu 12.3%  mem 3.2G/15.6G" (N/A for what is unknown).
- * Empty when nothing was read (a recording made before these figures). */
-void xpu_cpu_sys_text(const struct xpu_cpu_sys *y, char *buf, size_t size);
-/* A GPU device process's kind from its valid bits, as both front-ends say it:
- * "compute", "graphics" or "compute+graphics". */
-const char *xpu_gpudev_proc_type(uint32_t valid);
+/* Each view's core descriptor, xpu_snap_view_<name> in snap_<name>.c, in
+ * the order of enum xpu_view. */
+extern const struct xpu_snap_view *const xpu_snap_views[XPU_VIEW_MAX];
+
+/* Frames lighter than this share of the flame's total are not worth a column. */
+#define XPU_SNAP_FLAME_MIN_FRAC 0.001
+
+/* For a view's builder: its rows as the user asked for them (filtered, then
+ * sorted by the chosen column or default_col), then where its selection is:
+ * the same position, or the followed row (s->sel[v]). */
+void xpu_snapshot_arrange(struct xpu_snapshot *s, struct xpu_table *t, const struct xpu_viewstate *vs,
+			  enum xpu_view v, int default_col);
+/* The same, with shape (optional) reshaping the rows after the sort and
+ * before the selection is placed (the CPU view's user filter and tree). */
+void xpu_snapshot_arrange_shaped(struct xpu_snapshot *s, struct xpu_table *t, const struct xpu_viewstate *vs,
+				 enum xpu_view v, int default_col,
+				 void (*shape)(struct xpu_table *t, const struct xpu_viewstate *vs));
 
 void xpu_snapshot_init(struct xpu_snapshot *s);
 void xpu_snapshot_free(struct xpu_snapshot *s);

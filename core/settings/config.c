@@ -12,9 +12,6 @@
 #include <strings.h>
 
 #include "err.h"
-#include "model_cpu.h"
-#include "model_gpu.h"
-#include "model_npu.h"
 #include "readfile.h"
 #include "userfile.h"
 
@@ -37,14 +34,14 @@ struct key {
 
 #define F(field) offsetof(struct xpu_settings, field)
 
-/* In the order they are written, after the table's keys without a default. */
+/* In the order they are written, after the table's keys without a default:
+ * each view's sort-<name> and reverse-<name> (core/session/view_list.h), then
+ * the others. */
 static const struct key keys[] = {
-	{ "sort-gpu", K_SORT, XPU_SET_SORT(XPU_VIEW_GPU), F(sort_col[XPU_VIEW_GPU]), XPU_VIEW_GPU },
-	{ "reverse-gpu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_GPU), F(reverse[XPU_VIEW_GPU]) },
-	{ "sort-npu", K_SORT, XPU_SET_SORT(XPU_VIEW_NPU), F(sort_col[XPU_VIEW_NPU]), XPU_VIEW_NPU },
-	{ "reverse-npu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_NPU), F(reverse[XPU_VIEW_NPU]) },
-	{ "sort-cpu", K_SORT, XPU_SET_SORT(XPU_VIEW_CPU), F(sort_col[XPU_VIEW_CPU]), XPU_VIEW_CPU },
-	{ "reverse-cpu", K_BOOL, XPU_SET_REVERSE(XPU_VIEW_CPU), F(reverse[XPU_VIEW_CPU]) },
+#define VIEW_KEYS(ID, name)									\
+	{ "sort-" #name, K_SORT, XPU_SET_SORT(XPU_VIEW_##ID), F(sort_col[XPU_VIEW_##ID]), XPU_VIEW_##ID },	\
+	{ "reverse-" #name, K_BOOL, XPU_SET_REVERSE(XPU_VIEW_##ID), F(reverse[XPU_VIEW_##ID]) },
+	XPU_VIEW_LIST(VIEW_KEYS)
 	{ "threads", K_BOOL, XPU_SET_THREADS, F(threads) },
 	{ "since-start", K_BOOL, XPU_SET_SINCE_START, F(since_start) },
 	{ "flame", K_BOOL, XPU_SET_FLAME, F(flame) },
@@ -71,11 +68,8 @@ static const void *cfield(const struct xpu_settings *s, const struct key *k)
 
 static const struct xpu_col *view_cols(int view, uint32_t *n)
 {
-	switch (view) {
-	case XPU_VIEW_GPU: *n = XPU_GPU_NCOLS; return xpu_gpu_cols;
-	case XPU_VIEW_NPU: *n = XPU_NPU_NCOLS; return xpu_npu_cols;
-	default: *n = XPU_CPU_NCOLS; return xpu_cpu_cols;
-	}
+	*n = xpu_snap_views[view]->ncols;
+	return xpu_snap_views[view]->cols;
 }
 
 /* Columns that can sort a view: those on screen in some mode of it. */
@@ -88,7 +82,7 @@ void xpu_settings_init(struct xpu_settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	xpu_setting_defaults(NULL, s);
-	s->view = XPU_VIEW_CPU;
+	s->view = XPU_VIEW_DEFAULT;
 	snprintf(s->theme, sizeof(s->theme), "dark");
 	s->flame = 1;
 	s->mouse = 1;
@@ -159,35 +153,31 @@ static int parse_number(const char *v, double lo, double hi, int integer, double
 	return 0;
 }
 
-/* The NPU view has a second table, the driver functions: its columns sort
- * it, numbered after the first table's (XPU_NPU_NCOLS + i); a key both
+/* A view with a second table (the NPU's driver functions) is sorted by its
+ * columns too, numbered after the first table's (ncols + i); a key both
  * tables have sorts the first. */
 static int find_col(int view, const char *v)
 {
-	uint32_t n;
-	const struct xpu_col *c = view_cols(view, &n);
-	for (uint32_t i = 0; i < n; i++)
-		if (sortable(&c[i]) && !strcasecmp(v, c[i].key))
+	const struct xpu_snap_view *d = xpu_snap_views[view];
+	for (uint32_t i = 0; i < d->ncols; i++)
+		if (sortable(&d->cols[i]) && !strcasecmp(v, d->cols[i].key))
 			return (int)i;
-	if (view == XPU_VIEW_NPU)
-		for (uint32_t i = 0; i < XPU_NPU_NFCOLS; i++)
-			if (!strcasecmp(v, xpu_npu_fcols[i].key))
-				return XPU_NPU_NCOLS + (int)i;
+	for (uint32_t i = 0; i < d->nmore_cols; i++)
+		if (!strcasecmp(v, d->more_cols[i].key))
+			return (int)(d->ncols + i);
 	return -1;
 }
 
 static void col_list(int view, char *buf, size_t size)
 {
-	uint32_t n;
-	const struct xpu_col *c = view_cols(view, &n);
+	const struct xpu_snap_view *d = xpu_snap_views[view];
 	size_t used = (size_t)snprintf(buf, size, "default");
-	for (uint32_t i = 0; i < n && used < size; i++)
-		if (sortable(&c[i]))
-			used += (size_t)snprintf(buf + used, size - used, ", %s", c[i].key);
-	if (view == XPU_VIEW_NPU)
-		for (uint32_t i = 0; i < XPU_NPU_NFCOLS && used < size; i++)
-			if (find_col(view, xpu_npu_fcols[i].key) == XPU_NPU_NCOLS + (int)i)
-				used += (size_t)snprintf(buf + used, size - used, ", %s", xpu_npu_fcols[i].key);
+	for (uint32_t i = 0; i < d->ncols && used < size; i++)
+		if (sortable(&d->cols[i]))
+			used += (size_t)snprintf(buf + used, size - used, ", %s", d->cols[i].key);
+	for (uint32_t i = 0; i < d->nmore_cols && used < size; i++)
+		if (find_col(view, d->more_cols[i].key) == (int)(d->ncols + i))
+			used += (size_t)snprintf(buf + used, size - used, ", %s", d->more_cols[i].key);
 }
 
 void xpu_config_sort_cols(FILE *f)

@@ -50,8 +50,10 @@ enum {
 	XPU_SET_FLAME = 1u << 10,
 	XPU_SET_MOUSE = 1u << 11,
 };
+/* Each view's sort-<name> and reverse-<name> (up to 8 views). */
 #define XPU_SET_SORT(view) (1u << (16 + (view)))
-#define XPU_SET_REVERSE(view) (1u << (20 + (view)))
+#define XPU_SET_REVERSE(view) (1u << (24 + (view)))
+_Static_assert(XPU_VIEW_MAX <= 8, "a bit for each view's sort and reverse keys");
 
 struct xpu_settings {
 	unsigned set;			/* XPU_SET_* */

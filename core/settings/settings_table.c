@@ -157,7 +157,9 @@ static int list_sort_columns(struct xpu_opts *o, const struct xpu_setting *e, co
 
 /* ---- the table ---- */
 
-static const char *const views[] = { "gpu", "npu", "cpu", NULL };
+/* The views' names in the order of enum xpu_view (core/session/view_list.h). */
+#define VIEW_NAME(ID, name) #name,
+static const char *const views[] = { XPU_VIEW_LIST(VIEW_NAME) NULL };
 static const char *const labels[] = { "pid", "comm", "cgroup", "container", NULL };
 
 #define O(field) .off = offsetof(struct xpu_opts, field)

@@ -473,7 +473,9 @@ static void on_status(void *arg, const struct xpu_wire_status *s)
 	c->kernels_dropped = s->kernels_dropped;
 	c->mode = s->mode == XPU_WIRE_MODE_EXACT ? XPU_GPU_MODE_EXACT : XPU_GPU_MODE_SAMPLED;
 	c->toggle_ns = s->toggle_ns;
-	proc_event(x->g, c, XPU_GPU_PROC_STATUS, s->state,
+	uint32_t attached = (s->detach & XPU_WIRE_DETACH_OFF) || s->mode == XPU_WIRE_MODE_EXACT;
+	proc_event(x->g, c, XPU_GPU_PROC_STATUS,
+		   (s->state & XPU_GPU_DETAIL_STATE) | (attached ? XPU_GPU_DETAIL_ATTACHED : 0),
 		   s->sites > UINT32_MAX ? UINT32_MAX : (uint32_t)s->sites);
 }
 

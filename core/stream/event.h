@@ -123,7 +123,8 @@ struct xpu_ev_gpu_proc {
 	uint32_t comm;
 	uint64_t dropped;	/* records the library dropped since it connected */
 	uint64_t cupti_dropped;	/* records CUPTI dropped or timed wrong (inject/gaps.c) */
-	uint32_t detail;	/* the library's state: XPU_WIRE_STATE_* */
+	uint32_t detail;	/* the library's state: XPU_WIRE_STATE_*, and
+				 * XPU_GPU_DETAIL_ATTACHED (format 1.5 on) */
 	uint32_t sites;		/* call sites the library knows */
 	uint64_t kernels_dropped;	/* kernel records dropped, of `dropped` (0 before format 1.2) */
 };
@@ -139,6 +140,10 @@ struct xpu_ev_gpu_slice {
 enum { XPU_GPU_MODE_EXACT = 0, XPU_GPU_MODE_SAMPLED = 1 };
 enum { XPU_GPU_LAUNCH_ONLY = 1 };	/* xpu_ev_gpu_launch.flags: seen by uprobes, no CUPTI */
 enum { XPU_GPU_PROC_CONNECTED = 1, XPU_GPU_PROC_LEFT = 2, XPU_GPU_PROC_STATUS = 3 };
+/* xpu_ev_gpu_proc.detail: CUPTI stays attached between slices (CUDA graphs
+ * seen, XPUTOP_CUPTI_DETACH=0, exact mode), paying its cost on every launch */
+#define XPU_GPU_DETAIL_ATTACHED 0x80000000u
+#define XPU_GPU_DETAIL_STATE 0xffffu
 #define XPU_GPU_MEMSET 0x100u	/* xpu_ev_gpu_memcpy.kind of a memset */
 
 /* GPU device payloads (NVML, sampled about once a second).  A DEV event

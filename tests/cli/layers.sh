@@ -35,8 +35,8 @@ broken core/stream/record.c '#include "session.h"'
 names 'circle between folders' 'core/stream/record.c' '#include "session.h"'
 
 t a_circle_between_files_of_a_folder_is_named
-broken core/outputs/batch_gpu.c '#include "batch.h"'
-names 'circle between files' 'core/outputs/batch_gpu.c' '#include "batch.h"'
+broken core/outputs/batch_fmt.c '#include "batch.h"'
+names 'circle between files' 'core/outputs/batch_fmt.c' '#include "batch.h"'
 
 t a_file_outside_the_layers_is_named
 broken core/stray.c '#include "dict.h"'
@@ -99,6 +99,17 @@ fi | grep -vE '^tests/fuzz/corpus/' | grep -E '\.(c|h|sh|py|cu|mjs|awk)$|^Makefi
 t a_tui_function_named_like_a_core_object_is_named
 broken tui/pane.h 'void xpu_table_frob(void);'
 names 'tui/pane.h' 'core/util/table.h' 'xpu_table_*'
+
+t a_function_defined_in_two_layers_is_named
+broken tui/pane.c 'void xpu_json_init(void) { }'
+names 'xpu_json_init is defined in' 'core/util/json.c' 'tui/pane.c'
+
+t a_view_named_outside_its_files_and_the_view_tables_is_named
+# Adding a view touches its own files and the tables that list the views.
+broken core/outputs/metrics.c 'static const int shown = XPU_VIEW_NPU;'
+names 'core/outputs/metrics.c' 'names XPU_VIEW_NPU'
+broken tui/bars.c 'static const void *v = &xpu_view_cpu;'
+names 'tui/bars.c' 'names xpu_view_cpu'
 
 t every_path_a_comment_or_document_names_exists
 python3 tests/paths.py > "$T_TMP/paths" 2>&1 || fail "$(cat "$T_TMP/paths")"

@@ -39,7 +39,7 @@ int xpu_cupti_start(struct xpu_chan *c, uint32_t flags)
 int xpu_cupti_trace(int on)
 {
 	__atomic_store_n(&tracing, on, __ATOMIC_RELEASE);
-	return 0;
+	return XPU_WIRE_STATE_OK;
 }
 
 static int traced(void)
@@ -68,6 +68,20 @@ void xpu_cupti_stop(void)
 void xpu_cupti_detach(void)
 {
 	chan = NULL;
+}
+
+void xpu_cupti_at_exit(void)
+{
+}
+
+void xpu_cupti_print_stats(void)
+{
+}
+
+/* No CUPTI to detach: it stays as it is. */
+uint32_t xpu_cupti_detach_state(void)
+{
+	return XPU_WIRE_DETACH_OFF;
 }
 
 uint64_t xpu_cupti_dropped(void)

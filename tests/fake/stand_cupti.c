@@ -23,7 +23,8 @@
  *
  * The test program plays CUDA: stand_cuda_launch() is one cudaLaunchKernel
  * on a simulated GPU that runs kernels one after another,
- * stand_cuda_sync() one cudaDeviceSynchronize; stand_cupti_stat() and
+ * stand_cuda_graph_instantiate() and stand_cuda_graph_launch() a graph of
+ * one kernel, stand_cuda_sync() one cudaDeviceSynchronize; stand_cupti_stat() and
  * stand_cupti_stats() read the counters.
  *
  * STAND_CUPTI_ATTACH_MS=N: cuptiSubscribe takes N ms (about 10 on the H100).
@@ -33,6 +34,11 @@
  * STAND_CUPTI_FLUSH_US=N: cuptiActivityFlushAll takes N us more before it
  * hands anything over (CUPTI's own work on its buffers, not measured on the
  * H100), so that what launches do during a flush shows.
+ *  - CUDA graphs: a cuptiFinalize after CUPTI saw a graph made or replayed
+ *    is counted (graph_teardowns): CUPTI attached again after such a
+ *    teardown crashed graph replays with an illegal address
+ *    (pytorch/pytorch#112507), so the library must not make one.
+ *
  * STAND_CUPTI_REPEAT=N: a launch's ENTER callback comes N times with its one
  * correlation id, as CUPTI gave them on the H100 under PyTorch training
  * (2, 3, once 36 times; bench/RESULTS.md, issue 25). */
@@ -58,7 +64,7 @@
 struct rec {
 	uint64_t start, end, done;
 	const char *name;
-	uint32_t corr;
+	uint32_t corr, graph;
 	uint32_t buf; /* which of CUPTI's buffers it is in */
 };
 
@@ -87,7 +93,10 @@ _Static_assert(sizeof(CUpti_ActivityKernel10) % 8 == 0, "records keep 8-byte ali
 	X(subscriptions)    /* of them, successful */                                                      \
 	X(not_initialized)  /* of them, answered CUPTI_ERROR_NOT_INITIALIZED */                            \
 	X(misuse)	    /* calls a real CUPTI refuses or warns against (a stale handle...) */              \
-	X(reenables)	    /* a callback or activity kind enabled while it was on already */
+	X(reenables)	    /* a callback or activity kind enabled while it was on already */              \
+	X(graph_launches)   /* cudaGraphLaunch calls */                                                    \
+	X(graph_teardowns)  /* cuptiFinalize calls after CUPTI saw a graph (pytorch#112507) */     \
+	X(in_teardown)	    /* calls that change CUPTI's state while CUDA tears down at exit */
 
 #define FIELD(name) uint64_t name;
 static struct {
@@ -105,6 +114,8 @@ static struct {
 	CUpti_BuffersCallbackCompleteFunc completed;
 	CUpti_TimestampCallbackFunc timestamp;
 	int attached; /* anything of the above since the last cuptiFinalize */
+	int saw_graph; /* a graph made or replayed while attached */
+	int tearing;   /* CUDA's exit teardown runs (stand_cuda_teardown_at_exit) */
 	/* The records held, oldest first, in a ring. */
 	struct rec q[MAX_QUEUED];
 	uint32_t qhead, qlen;
@@ -206,6 +217,7 @@ CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_Ca
 	if (!subscriber || !callback)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	S.n.subscribe_calls++;
 	CUptiResult r = CUPTI_SUCCESS;
 	if (S.notinit_left) {
@@ -248,6 +260,7 @@ CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
 	CUptiResult r = CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	if (current(subscriber)) {
 		/* The subscriber's callbacks go; CUPTI's cost does not. */
 		S.subscribed = 0;
@@ -266,6 +279,7 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	CUptiResult r = CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	if (current(subscriber)) {
 		S.n.reenables += enable && S.enabled[domain][cbid];
 		S.enabled[domain][cbid] = enable != 0;
@@ -281,6 +295,7 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, int on)
 	if (kind <= CUPTI_ACTIVITY_KIND_INVALID || kind >= CUPTI_ACTIVITY_KIND_COUNT)
 		return CUPTI_ERROR_INVALID_KIND;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	S.n.reenables += on && S.kinds[kind];
 	S.kinds[kind] = (uint8_t)on;
 	S.attached |= on;
@@ -304,6 +319,7 @@ CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
 	if (!funcBufferRequested || !funcBufferCompleted)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	S.requested = funcBufferRequested;
 	S.completed = funcBufferCompleted;
 	S.attached = 1;
@@ -318,6 +334,7 @@ CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallb
 	if (!funcTimestamp)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	if (any_activity())
 		S.n.misuse++;
 	S.timestamp = funcTimestamp;
@@ -373,6 +390,7 @@ static void put_record(uint8_t *at, const struct rec *r, int complete)
 	k.contextId = 1;
 	k.streamId = 7;
 	k.correlationId = r->corr;
+	k.graphId = r->graph;
 	k.name = r->name;
 	k.gridX = k.blockX = 1;
 	k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
@@ -480,10 +498,13 @@ CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32
 CUptiResult CUPTIAPI cuptiFinalize(void)
 {
 	pthread_mutex_lock(&S.lock);
+	S.n.in_teardown += S.tearing;
 	S.n.finalizes++;
 	S.n.violations += !in_exit;
 	S.n.finalize_tracing += kernel_activity();
 	S.n.lost += S.qlen;
+	S.n.graph_teardowns += S.saw_graph;
+	S.saw_graph = 0;
 	S.qhead = S.qlen = 0;
 	S.buf++;
 	S.buf_n = 0;
@@ -527,7 +548,7 @@ static void call_site(CUpti_CallbackData *cd, CUpti_ApiCallbackSite site, CUpti_
  * CUPTI's queue while kernel activity is on.  The timestamp function is
  * called under the lock, as CUPTI calls it from its own internals: it
  * must only read a clock. */
-static void run_kernel(const char *name, uint64_t gpu_ns, uint32_t corr)
+static void run_kernel(const char *name, uint64_t gpu_ns, uint32_t corr, uint32_t graph)
 {
 	uint64_t now = mono();
 	uint64_t start = S.gpu_free > now ? S.gpu_free : now;
@@ -553,14 +574,16 @@ static void run_kernel(const char *name, uint64_t gpu_ns, uint32_t corr)
 		.done = start + gpu_ns,
 		.name = name,
 		.corr = corr,
+		.graph = graph,
 		.buf = S.buf,
 	};
 }
 
 /* One runtime API call: its correlation id, the ENTER callback, the call
- * itself (body, under the lock), the EXIT callback. */
+ * itself (body, under the lock), the EXIT callback.  graph: the graph id
+ * of a graph call (a launch when kernel is set), 0 for none. */
 static void api_call(CUpti_CallbackId cbid, const char *function, const char *symbol, const char *kernel,
-		     uint64_t gpu_ns)
+		     uint64_t gpu_ns, uint32_t graph)
 {
 	CUpti_CallbackData cd;
 	memset(&cd, 0, sizeof(cd));
@@ -571,10 +594,12 @@ static void api_call(CUpti_CallbackId cbid, const char *function, const char *sy
 	pthread_mutex_unlock(&S.lock);
 	call_site(&cd, CUPTI_API_ENTER, cbid);
 	pthread_mutex_lock(&S.lock);
+	S.saw_graph |= graph && S.attached;
 	if (kernel) {
 		S.n.launches++;
+		S.n.graph_launches += graph != 0;
 		S.n.attached += S.attached;
-		run_kernel(kernel, gpu_ns, cd.correlationId);
+		run_kernel(kernel, gpu_ns, cd.correlationId, graph);
 	}
 	pthread_mutex_unlock(&S.lock);
 	call_site(&cd, CUPTI_API_EXIT, cbid);
@@ -585,7 +610,40 @@ static void api_call(CUpti_CallbackId cbid, const char *function, const char *sy
  * its own copies). */
 STAND_API void stand_cuda_launch(const char *kernel, uint64_t gpu_ns)
 {
-	api_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", kernel, kernel, gpu_ns);
+	api_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", kernel, kernel, gpu_ns, 0);
+}
+
+/* cudaGraphInstantiate of graph 1. */
+STAND_API void stand_cuda_graph_instantiate(void)
+{
+	api_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiateWithFlags_v11040, "cudaGraphInstantiateWithFlags",
+		 NULL, NULL, 0, 1);
+}
+
+/* cudaGraphLaunch of graph 1: one kernel of gpu_ns. */
+STAND_API void stand_cuda_graph_launch(const char *kernel, uint64_t gpu_ns)
+{
+	api_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch", NULL, kernel, gpu_ns, 1);
+}
+
+/* CUDA's runtime tears down at exit, in an atexit handler registered when
+ * the program starts (after the injection library's, before anything the
+ * library registers later): for ms, a call that changes CUPTI's state is
+ * counted (in_teardown); a real one then crashed a PyTorch process. */
+static uint64_t teardown_ns;
+
+static void teardown(void)
+{
+	pthread_mutex_lock(&S.lock);
+	S.tearing = 1;
+	pthread_mutex_unlock(&S.lock);
+	sleep_ns(teardown_ns);
+}
+
+STAND_API void stand_cuda_teardown_at_exit(uint64_t ms)
+{
+	teardown_ns = ms * 1000000ULL;
+	atexit(teardown);
 }
 
 /* cudaDeviceSynchronize: returns once the GPU has run every kernel. */
@@ -598,7 +656,7 @@ STAND_API void stand_cuda_sync(void)
 	if (until > now)
 		sleep_ns(until - now);
 	api_call(CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, "cudaDeviceSynchronize", NULL, NULL,
-		 0);
+		 0, 0);
 }
 
 /* One counter by name (and "kernel_activity": whether it is on now); 0

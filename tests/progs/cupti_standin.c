@@ -6,13 +6,18 @@
  * CUDA does, and launches kernels at a steady rate from functions with
  * known names.
  *
- * Usage: cupti_standin [-e] [-o] [-q] [-x] [-r RATE] STAND_LIB SECONDS
+ * Usage: cupti_standin [-e] [-o] [-q] [-x] [-g SECS] [-T MS] [-r RATE] STAND_LIB SECONDS
  *   -r RATE  launches a second (default 30000), made every millisecond
  *   -e       the first launch waits for kernel activity, not only for the
  *            library to attach (exact mode: then every kernel is traced)
  *   -q       a deep queue: a first kernel of 1.5 s, then as much GPU time
  *            as launch interval, so the GPU stays 1.5 s behind the launches
  *   -x       exits with the GPU still busy (no cudaDeviceSynchronize)
+ *   -g SECS  from SECS into the run, a CUDA graph is instantiated and each
+ *            step replays it too (graph_kernel, from standin_graph)
+ *   -T MS    CUDA's teardown at exit takes MS ms, in an atexit handler
+ *            registered once the library is initialized, as CUDA's runtime
+ *            registers its own (the stand-in counts CUPTI calls during it)
  *   -o       plays another profiler too: it subscribes to the launches
  *            before the library is initialized, and counts them
  * It starts once the library has tried to subscribe to CUPTI (an xputop
@@ -35,6 +40,10 @@
 #include <unistd.h>
 
 static void (*launch)(const char *, uint64_t);
+static void (*graph_launch)(const char *, uint64_t);
+static void (*graph_instantiate)(void);
+static uint64_t graph_at_ns, play_start;	/* -g: when the graph comes in, from play_start */
+static int graph_made;
 static void (*sync_gpu)(void);
 static uint64_t (*counter)(const char *);
 static int (*stats)(char *, size_t);
@@ -60,10 +69,9 @@ static uint64_t now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static void run_kernel(const char *name, uint64_t ns)
+/* The kernel's exact totals (at most four kernels). */
+static void count_kernel(const char *name, uint64_t ns)
 {
-	launch(name, ns);
-	other.launches += other.on;
 	for (int i = 0; i < 4; i++) {
 		if (!totals[i].name || strcmp(totals[i].name, name) == 0) {
 			totals[i].name = name;
@@ -72,6 +80,13 @@ static void run_kernel(const char *name, uint64_t ns)
 			break;
 		}
 	}
+}
+
+static void run_kernel(const char *name, uint64_t ns)
+{
+	launch(name, ns);
+	other.launches += other.on;
+	count_kernel(name, ns);
 }
 
 __attribute__((noinline)) void standin_prefill(void)
@@ -89,12 +104,25 @@ __attribute__((noinline)) void standin_softmax(void)
 	run_kernel("softmax_kernel", softmax_ns);
 }
 
-/* Three launches: one gemm, two softmax. */
+/* With -g, once it is time: a graph of one kernel, replayed. */
+__attribute__((noinline)) void standin_graph(void)
+{
+	if (!graph_made) {
+		graph_instantiate();
+		graph_made = 1;
+	}
+	graph_launch("graph_kernel", softmax_ns);
+	count_kernel("graph_kernel", softmax_ns);
+}
+
+/* Three launches: one gemm, two softmax (and with -g, in time, a graph). */
 __attribute__((noinline)) void standin_step(void)
 {
 	standin_gemm();
 	standin_softmax();
 	standin_softmax();
+	if (graph_at_ns && now() - play_start >= graph_at_ns)
+		standin_graph();
 }
 
 static void CUPTIAPI other_callback(void *ud, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -162,6 +190,7 @@ static int wait_monitor(int exact, uint64_t calls_before)
 static void play(double secs, uint64_t rate)
 {
 	uint64_t t0 = now(), end = t0 + (uint64_t)(secs * 1e9), made = 0;
+	play_start = t0;
 	struct timespec tick;
 	clock_gettime(CLOCK_MONOTONIC, &tick);
 	for (uint64_t t = t0; t < end; t = now()) {
@@ -182,8 +211,9 @@ static void play(double secs, uint64_t rate)
 int main(int argc, char **argv)
 {
 	int exact = 0, deep = 0, nosync = 0, with_other = 0, c;
+	uint64_t teardown_ms = 0;
 	uint64_t rate = 30000;
-	while ((c = getopt(argc, argv, "eoqxr:")) != -1) {
+	while ((c = getopt(argc, argv, "eoqxg:T:r:")) != -1) {
 		switch (c) {
 		case 'e':
 			exact = 1;
@@ -200,14 +230,22 @@ int main(int argc, char **argv)
 		case 'r':
 			rate = strtoull(optarg, NULL, 10);
 			break;
+		case 'T':
+			teardown_ms = strtoull(optarg, NULL, 10);
+			break;
+		case 'g':
+			graph_at_ns = (uint64_t)(atof(optarg) * 1e9);
+			if (!graph_at_ns)
+				graph_at_ns = 1;
+			break;
 		default:
 			return 2;
 		}
 	}
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	if (argc - optind != 2 || !rate || !inj || !*inj) {
-		fprintf(stderr, "usage: CUDA_INJECTION64_PATH=LIB cupti_standin [-e] [-o] [-q] [-x] [-r "
-				"RATE] STAND_LIB SECONDS\n");
+		fprintf(stderr, "usage: CUDA_INJECTION64_PATH=LIB cupti_standin [-e] [-o] [-q] [-x] [-g SECS] "
+				"[-T MS] [-r RATE] STAND_LIB SECONDS\n");
 		return 2;
 	}
 	/* Global, so that the library's dlopen("libcupti.so.13", RTLD_NOLOAD)
@@ -219,6 +257,8 @@ int main(int argc, char **argv)
 	}
 	launch = (void (*)(const char *, uint64_t))sym(stand, "stand_cuda_launch");
 	sync_gpu = (void (*)(void))sym(stand, "stand_cuda_sync");
+	graph_launch = (void (*)(const char *, uint64_t))sym(stand, "stand_cuda_graph_launch");
+	graph_instantiate = (void (*)(void))sym(stand, "stand_cuda_graph_instantiate");
 	counter = (uint64_t(*)(const char *))sym(stand, "stand_cupti_stat");
 	stats = (int (*)(char *, size_t))sym(stand, "stand_cupti_stats");
 	*(void **)&other.subscribe = sym(stand, "cuptiSubscribe");
@@ -234,6 +274,8 @@ int main(int argc, char **argv)
 		other_profiler();
 	uint64_t calls_before = counter("subscribe_calls");
 	init();
+	if (teardown_ms)
+		((void (*)(uint64_t))sym(stand, "stand_cuda_teardown_at_exit"))(teardown_ms);
 	if (wait_monitor(exact, calls_before) < 0) {
 		fprintf(stderr, "cupti_standin: the library did not attach CUPTI in 10 s (no xputop?)\n");
 		return 1;
