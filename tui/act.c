@@ -13,6 +13,7 @@
 
 #include "snapshot.h"
 #include "tui.h"
+#include "views.h"
 
 #define KEY_ESC 27
 
@@ -36,10 +37,11 @@ static void say(const char *before, const struct xpu_act *a, const char *after)
  * its key and name into a.  0, or -1 with the reason on the status line. */
 static int target(struct xpu_act *a, const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 {
-	const struct xpu_table *t = &s->cpu.rows;
+	const struct xpu_view_desc *d = xpu_views[vs->view];
+	const struct xpu_table *t = xpu_view_table(s, vs->view);
 	int lost;
 
-	if (vs->view != XPU_VIEW_CPU) {
+	if (!d->processes || !t) {
 		xpu_tui_status("kill and renice act on a process: select one in the CPU view (c)");
 		return -1;
 	}
@@ -47,15 +49,20 @@ static int target(struct xpu_act *a, const struct xpu_snapshot *s, const struct 
 		xpu_tui_status("a replay: its processes are not running here, nothing to signal");
 		return -1;
 	}
-	int row = t->nrows ? xpu_table_keep_row(t, 0, vs->sel_row[XPU_VIEW_CPU], 0, &lost) : -1;
+	int row = t->nrows ? xpu_table_keep_row(t, 0, vs->sel_row[vs->view], 0, &lost) : -1;
 	if (row < 0) {
 		xpu_tui_status("no process selected");
 		return -1;
 	}
 	const struct xpu_cell *c = xpu_table_row(t, (uint32_t)row);
 	a->pid = (uint32_t)t->keys[row];
-	snprintf(a->comm, sizeof(a->comm), "%s",
-		 c[XPU_CPU_COL_COMM].na || !c[XPU_CPU_COL_COMM].s ? "?" : c[XPU_CPU_COL_COMM].s);
+	/* The name, not a tree's prefix nor the command line (p): /proc's comm
+	 * is what it is checked against. */
+	const char *name = c[d->comm_col].na || !c[d->comm_col].s ? "?" : c[d->comm_col].s;
+	while (!strncmp(name, "|  ", 3) || !strncmp(name, "   ", 3) || !strncmp(name, "|- ", 3) ||
+	       !strncmp(name, "`- ", 3))
+		name += 3;	/* the tree's (t) */
+	snprintf(a->comm, sizeof(a->comm), "%s", name);
 	return 0;
 }
 
@@ -106,23 +113,39 @@ void xpu_act_question(const struct xpu_act *a, char *buf, size_t size)
 			 a->comm, a->from, a->nice);
 }
 
-/* Whether the pid still names the process the row showed: a pid can be
- * taken by another process between the choice and the answer.  The row's
- * name is the kernel's (at most 15 bytes), as /proc's comm. */
-static int same_process(const struct xpu_act *a)
+/* A /proc file of the process into buf, NULs and a trailing newline as a
+ * line shows them; -1 where it cannot be read. */
+static int read_proc(uint32_t pid, const char *file, char *buf, size_t size)
 {
-	char path[64], comm[64];
-	snprintf(path, sizeof(path), "/proc/%u/comm", a->pid);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/%s", pid, file);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, comm, sizeof(comm) - 1);
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
-	comm[n] = '\0';
-	comm[strcspn(comm, "\n")] = '\0';
-	return !strncmp(comm, a->comm, 15);
+		return -1;
+	while (n && (buf[n - 1] == '\n' || !buf[n - 1]))
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (!buf[i] || buf[i] == '\n' || buf[i] == '\t')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Whether the pid still names the process the row showed: a pid can be
+ * taken by another process between the choice and the answer.  The row
+ * shows the kernel's name (at most 15 bytes, as /proc's comm) or, after p,
+ * the command line. */
+static int same_process(const struct xpu_act *a)
+{
+	char text[520];
+	if (read_proc(a->pid, "comm", text, sizeof(text)) == 0 && !strncmp(text, a->comm, 15))
+		return 1;
+	return read_proc(a->pid, "cmdline", text, sizeof(text)) == 0 && text[0] &&
+	       !strncmp(text, a->comm, sizeof(a->comm) - 1);
 }
 
 static void act(struct xpu_act *a)

@@ -90,8 +90,9 @@ static int by_name(const void *a, const void *b)
 /* u: htop's user menu, of the users the CPU table has rows of, A to Z. */
 static int open_users(struct xpu_ui *ui, const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 {
-	const struct xpu_table *t = &s->cpu.rows;
-	if (vs->view != XPU_VIEW_CPU)
+	const struct xpu_view_desc *d = xpu_views[vs->view];
+	const struct xpu_table *t = xpu_view_table(s, vs->view);
+	if (!d->processes || !t)
 		return XPU_REACT_NONE;
 	ui->users.n = 1;
 	ui->users.row = 0;
@@ -99,7 +100,7 @@ static int open_users(struct xpu_ui *ui, const struct xpu_snapshot *s, const str
 	if (vs->user[0])	/* the one shown now, which the rows have alone */
 		snprintf(ui->users.names[ui->users.n++], sizeof(ui->users.names[0]), "%s", vs->user);
 	for (uint32_t r = 0; r < t->nrows && ui->users.n < XPU_USERS_MENU; r++) {
-		const struct xpu_cell *c = &xpu_table_row(t, r)[XPU_CPU_COL_USER];
+		const struct xpu_cell *c = &xpu_table_row(t, r)[d->user_col];
 		int dup = c->na || !c->s;
 		for (int i = 1; i < ui->users.n && !dup; i++)
 			dup = !strcmp(ui->users.names[i], c->s);

@@ -131,4 +131,7 @@ const struct xpu_view_desc xpu_view_cpu = {
 	.draw = cpu_draw,
 	.modes = cpu_modes,
 	.on_key = cpu_key,
+	.processes = 1,
+	.comm_col = XPU_CPU_COL_COMM,
+	.user_col = XPU_CPU_COL_USER,
 };

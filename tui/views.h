@@ -39,6 +39,11 @@ struct xpu_view_desc {
 	/* Optional: a key of its own (H, e): XPU_REACT_* flags, or -1 for a key
 	 * it does not take. */
 	int (*on_key)(struct xpu_viewstate *vs, int key);
+	/* Optional: where its table's rows are processes (keys are pids, or
+	 * tids), the columns of their name and their user: what kill, renice
+	 * and u act on.  Views without it have none of these keys. */
+	int comm_col, user_col;
+	int processes;
 };
 
 /* Each view's descriptor, xpu_view_<name> in its view_<name>.c, for each
