@@ -67,7 +67,8 @@ static void draw_flame(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		       const struct xpu_viewstate *vs, const struct xpu_ui *ui)
 {
 	char info[96];
-	const char *title = s->cpu.flame_title[0] ? s->cpu.flame_title : "all processes";
+	const char *title = s->cpu.flame_title[0] ? s->cpu.flame_title
+			  : vs->flame_all ? "all processes (A: the selected row's)" : "all processes";
 
 	snprintf(info, sizeof(info), "%" PRIu64 " samples, %s", s->cpu.flame.total,
 		 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
@@ -112,6 +113,9 @@ static int cpu_key(struct xpu_viewstate *vs, int key)
 		return XPU_REACT_REBUILD;
 	case 'p':
 		vs->cmdline = !vs->cmdline;
+		return XPU_REACT_REBUILD;
+	case 'A':
+		vs->flame_all = !vs->flame_all;
 		return XPU_REACT_REBUILD;
 	case 't': case KEY_F(5):
 		vs->tree = !vs->tree;

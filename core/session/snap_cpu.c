@@ -63,7 +63,7 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 					     &s->cpu.hot_all)) < 0)
 		return -1;
 
-	uint64_t key = s->sel[XPU_VIEW_CPU].key;
+	uint64_t key = vs->flame_all ? 0 : s->sel[XPU_VIEW_CPU].key;	/* A: every process's stacks */
 	const struct xpu_cpu_task *task = NULL;
 	if (key)
 		task = vs->threads ? NULL : xpu_cpu_model_task(m, (uint32_t)key, 0);

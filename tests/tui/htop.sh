@@ -181,6 +181,16 @@ expect_grep "PAUSED" "$T_TMP/screen"
 keys q
 wait_for "EXITED rc=0"
 
+t a_upper_shows_the_flamegraph_of_all_processes
+busy
+start_on $B
+wait_for "busy (pid $B)"
+keys A
+wait_for "all processes (A: the selected row's)"
+keys A
+wait_for "busy (pid $B)"
+stop_busy
+
 t p_shows_the_command_line
 busy
 start_on $B
