@@ -173,6 +173,9 @@ ifneq ($(HAVE_CUPTI),1)
 PROG_SRCS := $(filter-out tests/progs/cupti_standin.c,$(PROG_SRCS))
 endif
 PROG_BINS := $(patsubst tests/progs/%.c,$(OUTPUT)/tests/progs/%,$(PROG_SRCS))
+# C++ ones: exceptions thrown through probed functions (tests/bpf/stitch.sh).
+PROG_CXX_SRCS := $(wildcard tests/progs/*.cc)
+PROG_BINS += $(patsubst tests/progs/%.cc,$(OUTPUT)/tests/progs/%,$(PROG_CXX_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
@@ -319,6 +322,9 @@ $(OUTPUT)/tests/progs/%: tests/progs/%.c | $(OUTPUT)/tests/progs
 	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls -MMD -MP \
 		-D_GNU_SOURCE -Ibpf -I$(CUDA_HOME)/include $< -o $@ \
 		$(if $(findstring cuda,$*),$(CUDART_LDFLAGS)) -lpthread -ldl
+
+$(OUTPUT)/tests/progs/%: tests/progs/%.cc | $(OUTPUT)/tests/progs
+	$(CXX) -O0 -g -fno-omit-frame-pointer -fno-inline -MMD -MP -D_GNU_SOURCE $< -o $@ -ldl
 
 # ---- fuzzing (libFuzzer; tests/fuzz/README.md) ----
 # The core again, built by clang with coverage and ASan + UBSan, in its own

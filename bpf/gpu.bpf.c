@@ -10,6 +10,14 @@
  * processes that run without the library ("launches only"); the bpf cookie
  * says which function fired.  A launch is counted per (thread, call site,
  * API) in a map; only the first launch of a key captures a stack.
+ * gpu_wait and gpu_wait_end: uprobes on the entry of the "waiter" functions
+ * (autograd's Engine::execute...) in which a thread of an injected process
+ * waits while other threads launch on its behalf, and on the instruction
+ * their calls return to: the entry is captured as a site is (the waiting
+ * thread's stack), the return only timed.  Not a uretprobe: it replaces the
+ * return address on the stack, and a C++ exception thrown through the
+ * function (an error in backward()) then finds no unwind entry for it and
+ * ends the program in std::terminate.
  * gpu_mmap and gpu_maps find the files to put those uprobes on: every
  * mapping of a file named libcudart.so* or libcuda.so*, made from now on (as
  * the dynamic loader maps it) or already there with code (an iterator over
@@ -23,9 +31,11 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+#define RING_BYTES (16 << 20)
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);	/* 64 site captures of 256 KiB */
+	__uint(max_entries, RING_BYTES);	/* 64 site captures of 256 KiB */
 } gpu_events SEC(".maps");
 
 /* Processes whose library is connected: their launches come through CUPTI,
@@ -68,6 +78,7 @@ __u64 dropped_sites = 0;	/* site records of injected processes (ring full) */
 __u64 lost_stacks = 0;		/* new launch sites counted without a stack */
 __u64 dropped_launches = 0;	/* launches not counted (the counts map full) */
 __u64 dropped_files = 0;	/* CUDA files not reported (ring full) */
+__u64 dropped_waits = 0;	/* waiter entries or returns not reported (ring full) */
 
 static __always_inline void fill_hdr(struct xpu_gpu_rec_hdr *h, void *ctx, __u32 type)
 {
@@ -102,18 +113,9 @@ static __always_inline __u32 copy_stack(struct xpu_gpu_site *s, __u64 sp)
 	return done;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(gpu_site, __u32 site, __u32 corr, __u32 cbid)
+/* The registers and the top of the stack, for DWARF unwinding. */
+static __always_inline void capture(struct xpu_gpu_site *s, struct pt_regs *ctx)
 {
-	struct xpu_gpu_site *s = bpf_ringbuf_reserve(&gpu_events, sizeof(*s), 0);
-	if (!s) {
-		__sync_fetch_and_add(&dropped_sites, 1);
-		return 0;
-	}
-	fill_hdr(&s->h, ctx, XPU_GPU_REC_SITE);
-	s->h.site = site;
-	s->h.corr = corr;
-	s->h.api = cbid;
 	/* DWARF register numbers: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
 	s->regs[0] = ctx->ax;
 	s->regs[1] = ctx->dx;
@@ -133,7 +135,66 @@ int BPF_KPROBE(gpu_site, __u32 site, __u32 corr, __u32 cbid)
 	s->regs[15] = ctx->r15;
 	s->regs[16] = ctx->ip;
 	s->h.copied = copy_stack(s, ctx->sp);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(gpu_site, __u32 site, __u32 corr, __u32 cbid)
+{
+	struct xpu_gpu_site *s = bpf_ringbuf_reserve(&gpu_events, sizeof(*s), 0);
+	if (!s) {
+		__sync_fetch_and_add(&dropped_sites, 1);
+		return 0;
+	}
+	fill_hdr(&s->h, ctx, XPU_GPU_REC_SITE);
+	s->h.site = site;
+	s->h.corr = corr;
+	s->h.api = cbid;
+	capture(s, ctx);
 	bpf_ringbuf_submit(s, 0);
+	return 0;
+}
+
+/* The waiter probes fire in every process that maps the file; only the
+ * injected ones (whose launches carry correlation ids) are reported. */
+SEC("uprobe")
+int gpu_wait(struct pt_regs *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct xpu_gpu_site *s;
+
+	if (!bpf_map_lookup_elem(&injected, &pid))
+		return 0;
+	/* A program calling a waiter thousands of times a second must not
+	 * take the ring from the call sites, each captured only once: waits
+	 * use its first half only. */
+	if (bpf_ringbuf_query(&gpu_events, BPF_RB_AVAIL_DATA) > RING_BYTES / 2 ||
+	    !(s = bpf_ringbuf_reserve(&gpu_events, sizeof(*s), 0))) {
+		__sync_fetch_and_add(&dropped_waits, 1);
+		return 0;
+	}
+	fill_hdr(&s->h, ctx, XPU_GPU_REC_WAIT);
+	s->h.site = 0;
+	s->h.corr = 0;
+	s->h.api = (__u32)bpf_get_attach_cookie(ctx);
+	capture(s, ctx);
+	bpf_ringbuf_submit(s, 0);
+	return 0;
+}
+
+/* At the instruction a waiter's call returns to: sp is the entry's + 8. */
+SEC("uprobe")
+int gpu_wait_end(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct xpu_gpu_wait_end e = { .type = XPU_GPU_REC_WAIT_END, .pid = id >> 32, .tid = (__u32)id };
+
+	if (!bpf_map_lookup_elem(&injected, &e.pid))
+		return 0;
+	e.waiter = (__u32)bpf_get_attach_cookie(ctx);
+	e.time_ns = bpf_ktime_get_ns();
+	e.sp = ctx->sp;
+	if (bpf_ringbuf_output(&gpu_events, &e, sizeof(e), 0) < 0)
+		__sync_fetch_and_add(&dropped_waits, 1);
 	return 0;
 }
 

@@ -26,6 +26,9 @@ enum xpu_gpu_rec_type {
 					 * process without the library */
 	XPU_GPU_REC_MAPPED = 3,		/* a process maps a CUDA runtime or driver file
 					 * not reported before */
+	XPU_GPU_REC_WAIT = 4,		/* a thread of an injected process enters a waiter
+					 * function (struct xpu_gpu_site, api = its index) */
+	XPU_GPU_REC_WAIT_END = 5,	/* it returned from one (struct xpu_gpu_wait_end) */
 };
 
 /* Header of the two stack records. */
@@ -90,6 +93,21 @@ struct xpu_gpu_mapped {
 	char name[XPU_GPU_NAME_LEN];	/* the file's name, for messages */
 };
 
+/* A waiter function returned (a uprobe on the instruction its call returns
+ * to, the return address its WAIT record's stack copy starts with).  sp: the
+ * stack pointer after the return, above the entry's (regs[7] of its WAIT
+ * record) by the return address: the waits whose entry sp lies below it are
+ * over, those left by an exception included. */
+struct xpu_gpu_wait_end {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__u32 waiter;		/* index of the waiter function (the uprobe's cookie) */
+	__u64 time_ns;
+	__u64 sp;
+};
+
+_Static_assert(sizeof(struct xpu_gpu_wait_end) == 32, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_rec_hdr) == 56 + 8 * XPU_GPU_MAX_DEPTH, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_site) ==
 	       sizeof(struct xpu_gpu_rec_hdr) + 8 * XPU_GPU_NREGS + XPU_GPU_STACK_COPY, "gpu ABI");

@@ -239,6 +239,41 @@ def gpu_path(snaps, kernel, *frames):
                 sys.exit(f"{kernel}: stack {st['frames']} lacks {frames}")
 
 
+def _pid_rows(snaps, expected_path, kernel):
+    pid = _lines(expected_path, "kernels")[0]["pid"]
+    rows = [k for k in snaps[-1]["gpu"]["kernels"] if k["pid"] == pid and k["kernel"].startswith(kernel)]
+    if not rows or not all(k["stacks"] for k in rows):
+        sys.exit(f"no kernel {kernel} with stacks in process {pid}")
+    return rows
+
+
+def gpu_stitched(snaps, expected_path, kernel, kind, *frames):
+    """Every stack of KERNEL in the process of EXPECTED_PATH (the program's
+    kernel lines) was stitched as KIND and holds FRAMES in order."""
+    for k in _pid_rows(snaps, expected_path, kernel):
+        for st in k["stacks"]:
+            if st.get("stitched") != kind or not _in_order(st["frames"], frames):
+                sys.exit(f"{kernel}: stack {st['frames']} ({st.get('stitched')}), expected {kind} with {frames}")
+
+
+def gpu_stacks_lack(snaps, expected_path, kernel, *frames):
+    """No stack of KERNEL in the process of EXPECTED_PATH holds any of FRAMES."""
+    for k in _pid_rows(snaps, expected_path, kernel):
+        for st in k["stacks"]:
+            if set(frames) & set(st["frames"]):
+                sys.exit(f"{kernel}: stack {st['frames']} holds {set(frames) & set(st['frames'])}")
+
+
+def gpu_pid_kernels(snaps, expected_path):
+    """The process of EXPECTED_PATH has exactly the calls and GPU time of
+    each kernel it reported."""
+    for w in _lines(expected_path, "kernels"):
+        rows = [k for k in snaps[-1]["gpu"]["kernels"] if k["pid"] == w["pid"] and k["mangled"] == w["kernel"]]
+        got = (sum(k["calls"] for k in rows), sum(k["total_ns"] for k in rows))
+        if got != (w["calls"], w["total_ns"]):
+            sys.exit(f"{w['kernel']} of {w['pid']}: {got}, expected {(w['calls'], w['total_ns'])}")
+
+
 def gpu_kernel_names(snaps, mangled, kernel, name):
     """The kernel rows of the CUPTI name MANGLED read KERNEL in the table and
     NAME (the full demangled name) in the name field."""
@@ -852,7 +887,7 @@ def gpu_devices_below(snaps, n):
 
 
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
-                                  gpu_kernels, gpu_stack_pct, gpu_path, gpu_kernel_names, gpu_process,
+                                  gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_traced_pct, gpu_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,

@@ -292,10 +292,12 @@ static int share_attach(struct app *a, int fd, int wait_ms, int loud)
 static void share_warn_options(struct app *a)
 {
 	const struct xpu_opts *o = &a->o;
-	if (!o->gpu_no_stacks && !o->gpu_slice_ms && !o->gpu_period_ms && !o->npu_dev && !o->npu_probe_binary)
+	if (!o->gpu_no_stacks && !o->gpu_slice_ms && !o->gpu_period_ms && !o->gpu_waiters_spec && !o->npu_dev &&
+	    !o->npu_probe_binary)
 		return;
 	snprintf(a->role.share_warning, sizeof(a->role.share_warning), "this xputop reads the collector's stream "
-		 "(xputop pid %d): --gpu-slice, --gpu-period, --gpu-no-stacks and --npu-* given here apply only if it "
+		 "(xputop pid %d): --gpu-slice, --gpu-period, --gpu-no-stacks, --gpu-waiters and --npu-* given here "
+		 "apply only if it "
 		 "takes over (-p, -F, -d and --gpu-exact do apply)", (int)a->role.collector);
 	xpu_warn("%s", a->role.share_warning);
 }

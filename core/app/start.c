@@ -267,9 +267,13 @@ int app_start_probes(struct app *a)
 		xpu_session_status(&a->sess, XPU_SRC_CPU, XPU_SRC_FAILED, "%s",
 				   bpf ? "CPU sampling is off: its BPF program did not load (see the message at start)"
 				       : "CPU sampling is off: this kernel has no usable BTF for BPF programs");
+	char werr[320];
+	const char *waiters = a->o.gpu_waiters_spec ? a->o.gpu_waiters_spec : XPU_GPU_WAITERS_DEFAULT;
+	a->o.ngpu_waiters = xpu_gpu_waiters_parse(waiters, a->o.gpu_waiters, XPU_GPU_MAX_WAITERS, werr, sizeof(werr));
 	struct xpu_gpu_source_opts go = {
 		.inject_lib = lib, .no_stacks = a->o.gpu_no_stacks, .no_bpf = !bpf, .locked = a->role.locked,
-		.probes = a->pre.gpu,
+		.probes = a->pre.gpu, .waiters = a->o.gpu_waiters,
+		.nwaiters = a->o.ngpu_waiters > 0 ? a->o.ngpu_waiters : 0,
 	};
 	a->pre.gpu = NULL;
 	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, a->svc, &go);

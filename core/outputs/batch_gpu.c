@@ -9,6 +9,7 @@
 #include "batch_view.h"
 #include "dict.h"
 #include "export_gpu.h"
+#include "gpu_stitch.h"
 #include "json.h"
 #include "session.h"
 #include "snapshot.h"
@@ -155,6 +156,7 @@ static void json_kernels(struct xpu_json *j, const struct xpu_snapshot *s,
 		for (int k = 0; tops && k < XPU_BATCH_TOP && tops[r].stack[k]; k++) {
 			xpu_json_obj(j, NULL);
 			xpu_batch_json_frames(j, s->dict, tops[r].comm[k], tops[r].stack[k]);
+			xpu_json_str(j, "stitched", xpu_gpu_stitch_name(xpu_gpu_stack_stitch(s->dict, tops[r].stack[k])));
 			xpu_json_uint(j, "gpu_ns", tops[r].weight[k]);
 			xpu_json_end(j, '}');
 		}

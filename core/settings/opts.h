@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gpu_stitch.h"
 #include "settings_table.h"
 
 #define XPU_MAX_PIDS 256
@@ -36,6 +37,9 @@ struct xpu_opts {
 	int gpu_exact;		/* --gpu-exact */
 	double gpu_exact_s;	/* --gpu-exact=SECS, 0 = no limit */
 	uint32_t gpu_slice_ms, gpu_period_ms;	/* --gpu-sample, 0 = the defaults */
+	const char *gpu_waiters_spec;	/* --gpu-waiters, NULL = XPU_GPU_WAITERS_DEFAULT */
+	struct xpu_gpu_waiter gpu_waiters[XPU_GPU_MAX_WAITERS];	/* parsed (set at start) */
+	int ngpu_waiters;
 	const char *npu_dev;	/* --npu-dev */
 	const char *npu_probe_binary;	/* --npu-probe-binary */
 	const char *npu_sysfs;		/* --npu-sysfs */

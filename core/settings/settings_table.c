@@ -107,6 +107,17 @@ static int parse_sample(struct xpu_opts *o, const struct xpu_setting *e, const c
 	return 0;
 }
 
+/* --gpu-waiters KIND:FILE:SYMBOL[,...] (gpu_stitch.h); checked here, parsed
+ * again at start where the default applies. */
+static int parse_waiters(struct xpu_opts *o, const struct xpu_setting *e, const char *arg)
+{
+	char err[320];
+	if (xpu_gpu_waiters_parse(arg, o->gpu_waiters, XPU_GPU_MAX_WAITERS, err, sizeof(err)) < 0)
+		return xpu_err("--gpu-waiters: %s", err), -1;
+	o->gpu_waiters_spec = arg;
+	return 0;
+}
+
 static int parse_prometheus(struct xpu_opts *o, const struct xpu_setting *e, const char *arg)
 {
 	char host[256], err[320];
@@ -203,6 +214,8 @@ const struct xpu_setting xpu_settings_table[] = {
 	  .help = "trace every GPU kernel (for SECS, then sampled; also the e key's time)" },
 	{ "gpu-sample", 0, "MS/MS", XPU_SK_HOOK, .parse = parse_sample,
 	  .help = "sampled GPU tracing: a slice of MS every MS (default 10/500)" },
+	{ "gpu-waiters", 0, "LIST", XPU_SK_HOOK, .parse = parse_waiters,
+	  .help = "launches made while a thread waits in these show under its stack (default: autograd's)" },
 	{ "npu-dev", 0, "PATH", XPU_SK_STRING, O(npu_dev),
 	  .help = "also count ioctls on this device node as NPU ioctls" },
 	{ "npu-probe-binary", 0, "PATH", XPU_SK_STRING, O(npu_probe_binary),

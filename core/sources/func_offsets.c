@@ -48,20 +48,29 @@ static size_t scan(Elf *elf, Elf_Scn *scn, const char *const *names, size_t n, u
 	return found;
 }
 
-int xpu_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offs)
+static Elf *open_elf(const char *path, int *fd)
 {
-	memset(offs, 0, n * sizeof(*offs));
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return errno = EINVAL, -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		return errno = EINVAL, NULL;
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	Elf *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		elf_end(elf);
-		close(fd);
-		return errno = ENOEXEC, -1;
+		close(*fd);
+		return errno = ENOEXEC, NULL;
 	}
+	return elf;
+}
+
+int xpu_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offs)
+{
+	int fd;
+	memset(offs, 0, n * sizeof(*offs));
+	Elf *elf = open_elf(path, &fd);
+	if (!elf)
+		return -1;
 	size_t found = 0;
 	for (int pass = 0; pass < 2 && found < n; pass++) {
 		Elf_Scn *scn = NULL;
@@ -74,4 +83,59 @@ int xpu_func_offsets(const char *path, const char *const *names, size_t n, uint6
 	elf_end(elf);
 	close(fd);
 	return (int)found;
+}
+
+static int listed(const uint64_t *offs, size_t n, uint64_t off)
+{
+	for (size_t i = 0; i < n; i++)
+		if (offs[i] == off)
+			return 1;
+	return 0;
+}
+
+static size_t scan_prefix(Elf *elf, Elf_Scn *scn, const char *prefix, int exact, uint64_t *offs, size_t n,
+			  size_t max)
+{
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t plen = strlen(prefix);
+	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+		return n;
+	size_t count = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 1; i < count && n < max; i++) {
+		GElf_Sym sym;
+		uint64_t off;
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name || strncmp(name, prefix, plen) || strchr(name, '.'))
+			continue;
+		size_t len = strcspn(name, "@");
+		if ((exact && len != plen) || to_offset(elf, sym.st_shndx, sym.st_value, &off) < 0 ||
+		    listed(offs, n, off))
+			continue;
+		offs[n++] = off;
+	}
+	return n;
+}
+
+int xpu_func_offsets_prefix(const char *path, const char *prefix, int exact, uint64_t *offs, size_t max)
+{
+	int fd;
+	Elf *elf = open_elf(path, &fd);
+	if (!elf)
+		return -1;
+	size_t n = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == (pass ? SHT_SYMTAB : SHT_DYNSYM))
+				n = scan_prefix(elf, scn, prefix, exact, offs, n, max);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return (int)n;
 }

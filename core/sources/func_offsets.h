@@ -12,4 +12,11 @@
  * ELF. */
 int xpu_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offs);
 
+/* The distinct file offsets (at most max) of the functions whose names
+ * start with prefix, or equal it when exact; names with a '.' (gcc's
+ * "fn.cold" parts, which are no function's entry) are left out, so a
+ * uretprobe can go on each.  Returns how many, or -1 (errno) when the file
+ * cannot be read as ELF. */
+int xpu_func_offsets_prefix(const char *path, const char *prefix, int exact, uint64_t *offs, size_t max);
+
 #endif

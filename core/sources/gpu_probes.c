@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -15,6 +16,8 @@
 #include "gpu.skel.h"
 #include "func_offsets.h"
 #include "gpu_launches.h"
+#include "gpu_stitch.h"
+#include "readfile.h"
 #include "launch_probes.h"
 #include "rawstack.h"
 #include "service.h"
@@ -55,6 +58,11 @@ _Static_assert(NRUNTIME == XPU_GPU_NRUNTIME, "bpf/gpu.h tells runtime from drive
 
 struct file_id { uint64_t dev, ino; };
 
+/* Where a waiter's call returns to: a file offset, probed once. */
+#define MAX_RETURNS 256
+struct ret_site { struct file_id file; uint64_t off; };
+struct looked { uint32_t pid; int on; uint64_t addr; };
+
 /* A CUDA file a process mapped, as BPF reported it. */
 struct mapped {
 	uint32_t pid, tries;
@@ -80,6 +88,15 @@ struct xpu_gpu_probes {
 	uint32_t no_stack;	/* frame of launches counted without a stack */
 	struct mapped queue[DISCOVER_QUEUE];
 	uint32_t nqueue;
+	struct xpu_gpu_waiter waiters[XPU_GPU_MAX_WAITERS];
+	int nwaiters;
+	struct file_id waited[MAX_FILES];	/* files whose waiters are probed */
+	uint32_t nwaited;
+	struct ret_site returns[MAX_RETURNS];	/* where waiters' calls return to, probed */
+	uint32_t nreturns;
+	struct looked looked[MAX_RETURNS];	/* return addresses looked up */
+	uint32_t nlooked;
+	uint64_t tokens;			/* waits reported so far */
 	struct xpu_gpu_probe_stats st;
 };
 
@@ -129,6 +146,7 @@ struct site_job {
 	struct xpu_service_job job;
 	struct xpu_gpu_probes *p;
 	uint32_t pid, tid, site;
+	uint64_t token;				/* a wait's (site 0) */
 	int nfp, ndw;
 	uint64_t fp[XPU_GPU_MAX_DEPTH];		/* the frame-pointer walk BPF did */
 	uint64_t regs[XPU_GPU_NREGS];
@@ -159,6 +177,10 @@ static void site_frames(struct xpu_gpu_probes *p, struct site_job *j)
 		xpu_sym_proc_exec(p->sym, j->pid);
 		k = caller_frames(p, j->pid, use, n, frames);
 	}
+	if (j->token) {
+		p->sink.wait_frames(p->sink.arg, j->token, frames, k);
+		return;
+	}
 	p->st.sites++;
 	p->sink.site(p->sink.arg, j->pid, j->site, frames, k);
 }
@@ -179,7 +201,8 @@ static void site_done(struct xpu_service_job *job)
 	free(j);
 }
 
-static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+/* A site's capture, or a wait's (token > 0). */
+static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r, uint64_t token)
 {
 	struct site_job *j = calloc(1, sizeof(*j));
 	if (!j) {
@@ -187,7 +210,7 @@ static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 		return;
 	}
 	*j = (struct site_job){ .job = { .work = site_work, .done = site_done }, .p = p,
-				.pid = r->h.pid, .tid = r->h.tid, .site = r->h.site,
+				.pid = r->h.pid, .tid = r->h.tid, .site = r->h.site, .token = token,
 				.nfp = fp_depth(r->h.ulen) };
 	memcpy(j->fp, r->h.ustack, (size_t)j->nfp * sizeof(uint64_t));
 	memcpy(j->regs, r->regs, sizeof(j->regs));
@@ -244,6 +267,34 @@ static void on_mapped(struct xpu_gpu_probes *p, const struct xpu_gpu_mapped *m)
 	p->queue[p->nqueue++] = (struct mapped){ .pid = m->pid, .file = m->file };
 }
 
+static int probe_return(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r);
+
+/* A thread entered a waiter: the wait starts now, its stack is unwound as
+ * a site's is. */
+static void on_wait(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+{
+	if (r->h.api >= (uint32_t)p->nwaiters || !p->sink.wait_begin) {
+		p->st.bad++;
+		return;
+	}
+	uint64_t token = ++p->tokens;
+	p->st.waits++;
+	int seen = probe_return(p, r);
+	p->st.waits_blind += !seen;
+	p->sink.wait_begin(p->sink.arg, r->h.pid, r->h.tid, r->h.time_ns, r->regs[7], p->waiters[r->h.api].kind,
+			   !seen, token);
+	on_site(p, r, token);
+}
+
+static void on_wait_end(struct xpu_gpu_probes *p, const struct xpu_gpu_wait_end *e)
+{
+	if (e->waiter >= (uint32_t)p->nwaiters || !p->sink.wait_end) {
+		p->st.bad++;
+		return;
+	}
+	p->sink.wait_end(p->sink.arg, e->pid, e->tid, e->time_ns, e->sp);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct xpu_gpu_probes *p = ctx;
@@ -252,7 +303,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		goto bad;
 	memcpy(&type, data, sizeof(type));
 	if (type == XPU_GPU_REC_SITE && size >= sizeof(struct xpu_gpu_site))
-		on_site(p, data);
+		on_site(p, data, 0);
+	else if (type == XPU_GPU_REC_WAIT && size >= sizeof(struct xpu_gpu_site))
+		on_wait(p, data);
+	else if (type == XPU_GPU_REC_WAIT_END && size >= sizeof(struct xpu_gpu_wait_end))
+		on_wait_end(p, data);
 	else if (type == XPU_GPU_REC_LAUNCH_SITE && size >= sizeof(struct xpu_gpu_launch_site))
 		on_launch_site(p, data);
 	else if (type == XPU_GPU_REC_MAPPED && size >= sizeof(struct xpu_gpu_mapped))
@@ -477,6 +532,177 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+void xpu_gpu_probes_waiters(struct xpu_gpu_probes *p, const struct xpu_gpu_waiter *w, int n)
+{
+	p->nwaiters = n < XPU_GPU_MAX_WAITERS ? n : XPU_GPU_MAX_WAITERS;
+	memcpy(p->waiters, w, (size_t)p->nwaiters * sizeof(*w));
+}
+
+/* The (process, return address) pairs looked up, and whether a probe is on
+ * there: the older half is forgotten when full. */
+static struct looked *looked_find(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr)
+{
+	for (uint32_t i = 0; i < p->nlooked; i++)
+		if (p->looked[i].pid == pid && p->looked[i].addr == addr)
+			return &p->looked[i];
+	return NULL;
+}
+
+static void looked_add(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, int on)
+{
+	if (p->nlooked == MAX_RETURNS) {
+		p->nlooked -= MAX_RETURNS / 2;
+		memmove(p->looked, p->looked + MAX_RETURNS / 2, p->nlooked * sizeof(p->looked[0]));
+	}
+	p->looked[p->nlooked++] = (struct looked){ pid, on, addr };
+}
+
+static int return_known(const struct xpu_gpu_probes *p, struct ret_site r)
+{
+	for (uint32_t i = 0; i < p->nreturns; i++)
+		if (p->returns[i].file.dev == r.file.dev && p->returns[i].file.ino == r.file.ino &&
+		    p->returns[i].off == r.off)
+			return 1;
+	return 0;
+}
+
+/* Probes the instruction at addr of pid's maps.  Returns 1 when a probe was
+ * on there already, 0 when it is now, -1 when it cannot be. */
+static int probe_at(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, uint32_t waiter)
+{
+	struct xpu_maps maps;
+	int rc = -1;
+	if (xpu_maps_read(pid, &maps, NULL) < 0)
+		return -1;
+	for (size_t i = 0; i < maps.n; i++) {
+		const struct xpu_map *m = &maps.v[i];
+		if (addr < m->start || addr >= m->end)
+			continue;
+		struct ret_site rs = { { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode },
+				       addr - m->start + m->pgoff };
+		char path[4200];
+		if (m->perms[2] != 'x' || !*m->path)
+			break;
+		if (return_known(p, rs)) {
+			rc = 1;
+			break;
+		}
+		if (p->nreturns == MAX_RETURNS)
+			break;
+		proc_path(path, sizeof(path), pid, m->path);
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = waiter);
+		int err = keep(p, bpf_program__attach_uprobe_opts(p->skel->progs.gpu_wait_end, -1, path, rs.off, &o));
+		if (err < 0) {
+			xpu_warn("cannot probe where a waiter returns to (%s+0x%llx): %s; launches made while it "
+				 "waits from there are not stitched", m->path, (unsigned long long)rs.off,
+				 xpu_sys_bpf_hint(err));
+			break;
+		}
+		p->returns[p->nreturns++] = rs;
+		rc = 0;
+		break;
+	}
+	xpu_maps_free(&maps);
+	return rc;
+}
+
+/* Whether thread tid is still inside the call whose return address addr
+ * lies at entry_sp: stopped with its stack pointer below entry_sp (the
+ * kernel's /proc/PID/task/TID/syscall reads "NR ARGS... SP PC", or "-1 SP
+ * PC" outside a system call; "running" says nothing, and is read again
+ * twice) and the return address still in its slot (a return and a call
+ * from elsewhere would have written over it).  Called once the probe on
+ * the return is on: such a wait's end will be seen. */
+static int still_inside(uint32_t pid, uint32_t tid, uint64_t entry_sp, uint64_t addr)
+{
+	char path[64], *text = NULL;
+	size_t len;
+	uint64_t sp = 0, slot = 0;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	for (int tries = 0; tries < 3 && !sp; tries++) {
+		if (tries)
+			usleep(100);
+		if (xpu_read_path(path, 512, &text, &len) < 0)
+			return 0;
+		char *last = strrchr(xpu_strip(text), ' '), *prev = NULL;
+		if (last && last > text) {
+			*last = '\0';
+			prev = strrchr(text, ' ');
+		}
+		if (prev && strncmp(text, "running", 7) != 0)
+			sp = strtoull(prev + 1, NULL, 16);
+		free(text);
+	}
+	struct iovec local = { &slot, sizeof(slot) }, remote = { (void *)(uintptr_t)entry_sp, sizeof(slot) };
+	return sp && sp < entry_sp && process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) == sizeof(slot) &&
+	       slot == addr;
+}
+
+/* The end of a wait is seen where the waiter's call returns to: the return
+ * address at the entry's stack pointer, an instruction's start, probed the
+ * first time a call returns there (by file and offset, so for every
+ * process).  Returns 1 when its end will be seen: the probe was on before
+ * this wait began, or is on now and the thread still inside the wait; a
+ * wait whose end may go unseen (the probe came too late, or cannot be) is
+ * not stitched under (gpu_waits.h). */
+static int probe_return(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+{
+	uint64_t addr;
+	if (r->h.copied < sizeof(addr) || r->h.copied > XPU_GPU_STACK_COPY)
+		return 0;
+	memcpy(&addr, r->stack, sizeof(addr));
+	const struct looked *l = looked_find(p, r->h.pid, addr);
+	if (l)
+		return l->on;
+	int rc = probe_at(p, r->h.pid, addr, r->h.api);
+	looked_add(p, r->h.pid, addr, rc >= 0);
+	return rc == 1 || (rc == 0 && still_inside(r->h.pid, r->h.tid, r->regs[7], addr));
+}
+
+/* An entry probe on each function of waiter i in the file (its return is
+ * probed where its calls return to, as they come: probe_return()); returns
+ * how many functions. */
+static int probe_waiter(struct xpu_gpu_probes *p, const char *path, const char *shown, int i)
+{
+	const struct xpu_gpu_waiter *w = &p->waiters[i];
+	uint64_t offs[8];
+	int n = xpu_func_offsets_prefix(path, w->sym, !w->prefix, offs, 8), done = 0;
+	for (int k = 0; k < n; k++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, in, .bpf_cookie = (uint64_t)i);
+		int err = keep(p, bpf_program__attach_uprobe_opts(p->skel->progs.gpu_wait, -1, path, offs[k], &in));
+		if (err < 0) {
+			xpu_warn("cannot probe the waiter %s in %s: %s", w->sym, shown, xpu_sys_bpf_hint(err));
+			break;
+		}
+		done++;
+	}
+	if (n > 0)
+		xpu_debug("waiter %s%s: %d function%s probed in %s", w->sym, w->prefix ? "*" : "", done,
+			  done == 1 ? "" : "s", shown);
+	return done;
+}
+
+/* The waiter functions of the files pid maps with code, each file once. */
+static void probe_waiters(struct xpu_gpu_probes *p, uint32_t pid, const struct xpu_maps *maps)
+{
+	for (size_t i = 0; i < maps->n && p->nwaiters; i++) {
+		const struct xpu_map *m = &maps->v[i];
+		struct file_id id = { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode };
+		const char *b = base_name(m->path);
+		int match = 0;
+		for (int k = 0; k < p->nwaiters; k++)
+			match |= strncmp(b, p->waiters[k].file, strlen(p->waiters[k].file)) == 0;
+		if (!match || m->perms[2] != 'x' || known(p->waited, p->nwaited, id) || p->nwaited == MAX_FILES)
+			continue;
+		p->waited[p->nwaited++] = id;
+		char path[4200];
+		proc_path(path, sizeof(path), pid, m->path);
+		for (int k = 0; k < p->nwaiters; k++)
+			if (strncmp(b, p->waiters[k].file, strlen(p->waiters[k].file)) == 0)
+				p->st.waiter_fns += (uint32_t)probe_waiter(p, path, m->path, k);
+	}
+}
+
 int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid)
 {
 	struct xpu_maps maps;
@@ -509,6 +735,7 @@ int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid)
 		rc = 0;
 		break;
 	}
+	probe_waiters(p, pid, &maps);
 	xpu_maps_free(&maps);
 	if (rc < 0)
 		xpu_warn("GPU process %u: no libxputop_inject library with code in its maps, so its launch "
@@ -649,6 +876,6 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 		st->launch_probe_failed = l.failed;
 	}
 	st->lost_stacks = p->skel->bss->lost_stacks + ls.stacks_lost;
-	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches +
+	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches + p->skel->bss->dropped_waits +
 		      p->skel->bss->dropped_files + p->st.files_dropped;
 }

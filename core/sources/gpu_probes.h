@@ -14,6 +14,7 @@ struct xpu_dict;
 struct xpu_service;
 struct xpu_symbolizer;
 struct xpu_gpu_probes;
+struct xpu_gpu_waiter;
 
 struct xpu_gpu_probe_sink {
 	/* A call site's CPU frames (root first, launch machinery trimmed),
@@ -27,6 +28,16 @@ struct xpu_gpu_probe_sink {
 	/* The launch probes were on from start to end (sampled: one slice;
 	 * exact: since the last refresh).  NULL: not told. */
 	void (*span)(void *arg, uint64_t start, uint64_t end, int exact);
+	/* A thread of an injected process entered a waiter function of kind
+	 * (XPU_STITCH_*) at time with stack pointer sp; its frames (root
+	 * first, the waiter last) follow as wait_frames(token) once unwound.
+	 * blind: its return may go unseen (the probe where it returns to was
+	 * not on yet). */
+	void (*wait_begin)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp, int kind,
+			   int blind, uint64_t token);
+	void (*wait_frames)(void *arg, uint64_t token, const uint32_t *frames, uint32_t n);
+	/* It returned from one: sp is the stack pointer after the return. */
+	void (*wait_end)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp);
 	void *arg;
 };
 
@@ -48,6 +59,9 @@ struct xpu_gpu_probe_stats {
 	uint64_t launch_attach_ns;	/* time their thread spent attaching them */
 	uint64_t launch_detach_ns;	/* and detaching them */
 	uint64_t launch_probe_failed;	/* launch probes that could not be attached */
+	uint64_t waits;			/* waiter entries reported */
+	uint64_t waits_blind;		/* of which with no probe on their return yet */
+	uint32_t waiter_fns;		/* waiter functions probed (per file) */
 	int watching;			/* new mappings of CUDA files are seen */
 	int no_launch_only;		/* the launch-only programs did not load */
 };
@@ -65,8 +79,12 @@ int xpu_gpu_probes_start(struct xpu_gpu_probes *p, const struct xpu_gpu_probe_si
 void xpu_gpu_probes_free(struct xpu_gpu_probes *p);
 int xpu_gpu_probes_fd(struct xpu_gpu_probes *p);
 int xpu_gpu_probes_drain(struct xpu_gpu_probes *p);
+/* The waiter functions (gpu_stitch.h) to probe in the files injected
+ * processes map from now on. */
+void xpu_gpu_probes_waiters(struct xpu_gpu_probes *p, const struct xpu_gpu_waiter *w, int n);
 /* A process connected: probe the library copy it has mapped (once per file)
- * and leave its launches to CUPTI.  Returns 0 or -1 (reported). */
+ * and the waiter functions of the files it maps, and leave its launches to
+ * CUPTI.  Returns 0 or -1 (reported). */
 int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid);
 void xpu_gpu_probes_left(struct xpu_gpu_probes *p, uint32_t pid);
 /* Once per refresh: probes the CUDA files mapped since the last one (reading

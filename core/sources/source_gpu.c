@@ -17,6 +17,7 @@
 #include "err.h"
 #include "gpu_peers.h"
 #include "gpu_probes.h"
+#include "gpu_waits.h"
 #include "gpu_wire.h"
 #include "grow.h"
 #include "htab.h"
@@ -93,6 +94,7 @@ struct gpu_source {
 	struct site_wait *waits;
 	uint32_t nwaits, wcap;
 	struct xpu_htab widx;	/* (pid, site) -> waits index */
+	struct xpu_gpu_waits *stitch;	/* threads waiting for others' launches */
 	uint64_t sites_lost;	/* sites whose stack never came */
 	uint64_t probe_drops_seen;
 	uint64_t connections;
@@ -325,6 +327,13 @@ static void emit_launch(struct gpu_source *g, struct conn *c, const struct xpu_w
 	struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .pid = c->pid, .tid = l->tid, .time = l->time };
 	ev.launch.corr = l->corr;
 	ev.launch.stack = l->site ? launch_stack(g, c, l->site, api) : 0;
+	if (ev.launch.stack && g->stitch) {
+		struct xpu_dict *d = &g->sess->dict;
+		uint32_t st = xpu_gpu_waits_stitch(g->stitch, c->pid, l->tid, l->time, site_of(c, l->site, 0)->frame,
+						   xpu_dict_frame(d, XPU_FRAME_LAUNCH, api, 0));
+		if (st)
+			ev.launch.stack = st;
+	}
 	ev.launch.api = api;
 	ev.launch.comm = c->comm;
 	emit(g, &ev);
@@ -627,6 +636,7 @@ static void close_conn(struct gpu_source *g, int slot)
 		proc_event(g, c, XPU_GPU_PROC_LEFT, 0, 0);
 		if (g->probes)
 			xpu_gpu_probes_left(g->probes, c->pid);
+		xpu_gpu_waits_forget(g->stitch, c->pid);
 	}
 	if (!c->hello)
 		g->awaiting_hello--;
@@ -756,16 +766,18 @@ static int gpu_drain(struct xpu_source *src, struct xpu_session *s)
 {
 	struct gpu_source *g = (struct gpu_source *)src;
 	struct epoll_event evs[32];
-	int n = epoll_wait(g->epfd, evs, 32, 0), done = 0;
+	int n = epoll_wait(g->epfd, evs, 32, 0), done = 0, probed = 0;
 	if (g->awaiting_hello)
 		expire_hellos(g, xpu_now_mono());
 	for (int i = 0; i < n; i++) {
 		uint64_t tag = evs[i].data.u64 & 0xff;
 		int slot = (int)(evs[i].data.u64 >> 8);
+		/* The probes first: a launch read from a library finds the wait
+		 * it was made in (gpu_waits.h), whose entry came by the ring. */
+		if ((tag == TAG_PROBES || tag == TAG_CONN) && g->probes && !probed++)
+			xpu_gpu_probes_drain(g->probes);
 		if (tag == TAG_LISTEN)
 			accept_conns(g);
-		else if (tag == TAG_PROBES)
-			xpu_gpu_probes_drain(g->probes);
 		else if (tag == TAG_CONN && g->conns[slot])
 			read_conn(g, slot);
 		done++;
@@ -820,6 +832,14 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 			      (double)st.launch_detach_ns / 1e6 / (double)st.launch_slices);
 	if (st.launch_probe_failed && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " probes failed to attach", st.launch_probe_failed);
+	/* Issue 26: what shows that the waiters work on a real program. */
+	if (st.waiter_fns && n > 0 && (size_t)n < size) {
+		struct xpu_gpu_waits_stats ws;
+		xpu_gpu_waits_stats(g->stitch, &ws);
+		n += snprintf(buf + n, size - (size_t)n, "; waiters: %u function%s probed, %" PRIu64 " waits (%" PRIu64
+			      " with no end probe yet), %" PRIu64 " launches stitched", st.waiter_fns,
+			      st.waiter_fns == 1 ? "" : "s", ws.waits, st.waits_blind, ws.stitched);
+	}
 	if (g->problem[0] && n > 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, "; %s", g->problem);
 	return st.launches;
@@ -827,7 +847,7 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 
 static void describe(struct gpu_source *g)
 {
-	char probes[400], peers[200];
+	char probes[512], peers[200];
 	int n = 0, more;
 	for (int i = 0; i < MAX_CONNS; i++)
 		n += g->conns[i] && g->conns[i]->hello;
@@ -864,6 +884,8 @@ static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 	send_mode(g, now);
 	if (g->probes)
 		xpu_gpu_probes_tick(g->probes, now);
+	if (g->stitch)
+		xpu_gpu_waits_tick(g->stitch, now);
 	xpu_inject_diag_tick(g->diag, now);
 	report_drops(g);
 	xpu_peers_tick(&g->peers, now);
@@ -888,6 +910,7 @@ void xpu_source_gpu_narrow(struct xpu_source *src)
 		proc_event(g, c, XPU_GPU_PROC_LEFT, 0, 0);
 		if (g->probes)
 			xpu_gpu_probes_left(g->probes, c->pid);
+		xpu_gpu_waits_forget(g->stitch, c->pid);
 	}
 }
 
@@ -911,6 +934,7 @@ static void gpu_destroy(struct xpu_source *src)
 	if (g->epfd >= 0)
 		close(g->epfd);
 	xpu_gpu_probes_free(g->probes);
+	xpu_gpu_waits_free(g->stitch);
 	free(g->waits);
 	xpu_htab_free(&g->widx);
 	xpu_inject_diag_free(g->diag);
@@ -1030,12 +1054,32 @@ static void probe_span(void *arg, uint64_t start, uint64_t end, int exact)
 	emit(g, &ev);
 }
 
+static void probe_wait_begin(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp, int kind,
+			     int blind, uint64_t token)
+{
+	struct gpu_source *g = arg;
+	xpu_gpu_waits_begin(g->stitch, pid, tid, time, sp, kind, blind, token);
+}
+
+static void probe_wait_frames(void *arg, uint64_t token, const uint32_t *frames, uint32_t n)
+{
+	struct gpu_source *g = arg;
+	xpu_gpu_waits_frames(g->stitch, token, frames, n);
+}
+
+static void probe_wait_end(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp)
+{
+	struct gpu_source *g = arg;
+	xpu_gpu_waits_end(g->stitch, pid, tid, time, sp);
+}
+
 /* Each site's stacks stay in use for as long as the process launches. */
 static void mark_sites(void *arg, struct xpu_dict *d)
 {
 	struct gpu_source *g = arg;
 	if (g->probes)
 		xpu_gpu_probes_mark(g->probes, d);
+	xpu_gpu_waits_mark(g->stitch, d);
 	for (int i = 0; i < MAX_CONNS; i++) {
 		struct conn *c = g->conns[i];
 		for (uint32_t k = 0; c && k < c->nsites; k++)
@@ -1065,12 +1109,14 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 	int peers = xpu_peers_init(&g->peers, xpu_peers_count_devices(), s->cfg.window_ns);
 	g->name_refused = xpu_dict_cstr(&s->dict, "[kernel name over budget]");
 	g->series_refused = xpu_dict_cstr(&s->dict, "[kernels over budget]");
-	if (!g->diag || g->epfd < 0 || peers < 0) {
+	g->stitch = xpu_gpu_waits_new(&s->dict);
+	if (!g->diag || g->epfd < 0 || peers < 0 || !g->stitch) {
 		xpu_gpu_probes_free(o->probes);
 		gpu_destroy(&g->base);
 		return NULL;
 	}
-	struct xpu_gpu_probe_sink ps = { probe_site, probe_launch, probe_span, g };
+	struct xpu_gpu_probe_sink ps = { probe_site, probe_launch, probe_span, probe_wait_begin, probe_wait_frames,
+					 probe_wait_end, g };
 	if (o->probes && xpu_gpu_probes_start(o->probes, &ps) == 0)
 		g->probes = o->probes;
 	else if (o->probes)
@@ -1081,6 +1127,8 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		snprintf(g->problem, sizeof(g->problem), "launch stacks are off (no kernel BTF for the BPF probes)");
 	} else if (g->probes) {
 		probes_mode(g);
+		/* Without call sites there is no launch stack to stitch. */
+		xpu_gpu_probes_waiters(g->probes, o->waiters, o->no_stacks ? 0 : o->nwaiters);
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_PROBES };
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, xpu_gpu_probes_fd(g->probes), &ev);
 	} else {

@@ -7,6 +7,7 @@
 #define XPU_SOURCE_GPU_H
 
 struct xpu_gpu_probes;
+struct xpu_gpu_waiter;
 struct xpu_service;
 struct xpu_session;
 struct xpu_source;
@@ -35,6 +36,10 @@ struct xpu_gpu_source_opts {
 	/* Launch probes loaded already (xpu_gpu_probes_load()), handed over;
 	 * NULL: loaded here. */
 	struct xpu_gpu_probes *probes;
+	/* The waiter functions (gpu_stitch.h): launches made while a thread
+	 * waits in one are shown under its stack. */
+	const struct xpu_gpu_waiter *waiters;
+	int nwaiters;
 };
 
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,

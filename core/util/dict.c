@@ -325,6 +325,11 @@ int xpu_dict_frame_expand(struct xpu_dict *d, uint32_t frame, const uint32_t *fr
 	return 0;
 }
 
+uint32_t xpu_dict_resolve(const struct xpu_dict *d, const uint32_t *frames, uint32_t n, uint32_t *out)
+{
+	return substitute(d, frames, n, out);
+}
+
 const uint32_t *xpu_dict_frame_expansion(const struct xpu_dict *d, uint32_t id, uint32_t *n)
 {
 	const struct xpu_dict_pend *p;

@@ -124,6 +124,10 @@ static inline int xpu_dict_frame_state(const struct xpu_dict *d, uint32_t id)
 {
 	return id >= 1 && id <= d->fstate_cap ? d->fstate[id - 1] : XPU_FRAME_PLAIN;
 }
+/* frames with every expanded frame replaced by its expansion, as a stack
+ * interned now would hold them, into out (XPU_DICT_MAX_DEPTH room); returns
+ * how many.  Frames still pending stay as they are. */
+uint32_t xpu_dict_resolve(const struct xpu_dict *d, const uint32_t *frames, uint32_t n, uint32_t *out);
 /* The expansion of an expanded frame, or NULL. */
 const uint32_t *xpu_dict_frame_expansion(const struct xpu_dict *d, uint32_t id, uint32_t *n);
 

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Who waits for whose launches (issue 26; gpu_stitch.h says what a
+ * stitched stack is).  The waiter probes report when a thread of an
+ * injected process enters and leaves a waiter function, and the waiting
+ * thread's stack once it is unwound; a launch by another thread of the same
+ * process inside such a wait gets the stitched stack.  Waits are kept a
+ * while after they end, as a launch comes through the library's socket
+ * later than the waiter's return comes through the BPF ring.
+ *
+ * Nothing here waits: a wait whose stack is still being unwound stands in
+ * the stitched stack as a pending frame, expanded when its frames come; a
+ * call site whose frames are not all resolved yet (so the thread plumbing
+ * cannot be told by name) likewise, until they are. */
+#ifndef XPU_GPU_WAITS_H
+#define XPU_GPU_WAITS_H
+
+#include <stdint.h>
+
+struct xpu_dict;
+struct xpu_gpu_waits;
+
+struct xpu_gpu_waits_stats {
+	uint64_t waits;		/* waits begun */
+	uint64_t stitched;	/* launches given a stitched stack */
+	uint64_t dropped;	/* waits not kept (too many open at once) */
+	uint64_t untrimmed;	/* call sites stitched whole: their names never all came */
+};
+
+struct xpu_gpu_waits *xpu_gpu_waits_new(struct xpu_dict *d);
+void xpu_gpu_waits_free(struct xpu_gpu_waits *w);
+
+/* Thread tid of pid entered a waiter of kind (XPU_STITCH_*) at time with
+ * stack pointer sp; its stack will come as xpu_gpu_waits_frames(token).  A
+ * blind wait (its return may go unseen) stitches nothing: it only ends
+ * those of the thread it is nested in or follows. */
+void xpu_gpu_waits_begin(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp,
+			 int kind, int blind, uint64_t token);
+/* The waiting thread's frames (root first, the waiter function last). */
+void xpu_gpu_waits_frames(struct xpu_gpu_waits *w, uint64_t token, const uint32_t *frames, uint32_t n);
+/* A waiter returned: sp is the stack pointer after the return; the thread's
+ * waits entered below it are over. */
+void xpu_gpu_waits_end(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp);
+
+/* The stack of a launch by tid of pid at time from the call site whose
+ * frame is site (root-first frames, expanded in place) with the launch API
+ * frame api: stitched under the earliest wait of another thread of pid
+ * open at that time, or 0 when there is none. */
+uint32_t xpu_gpu_waits_stitch(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time,
+			      uint32_t site, uint32_t api);
+
+/* Marks the stitched stacks it remembers (a session holder). */
+void xpu_gpu_waits_mark(const struct xpu_gpu_waits *w, struct xpu_dict *d);
+/* Forgets waits over long enough, trims call sites whose names came. */
+void xpu_gpu_waits_tick(struct xpu_gpu_waits *w, uint64_t now);
+/* The process left: its waits go. */
+void xpu_gpu_waits_forget(struct xpu_gpu_waits *w, uint32_t pid);
+void xpu_gpu_waits_stats(const struct xpu_gpu_waits *w, struct xpu_gpu_waits_stats *st);
+
+#endif

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A training step without a GPU, as autograd runs it: the main thread
+ * launches the forward pass itself, then waits in a known function
+ * (standin_wait_for_worker, the stand-in for autograd's Engine::execute)
+ * while a worker thread (the engine's) launches the backward kernels; between
+ * steps it has the worker launch once more while it waits elsewhere
+ * (standin_poll_worker: no waiter), so that those launches are made outside
+ * any wait.  The main thread launches one kernel inside the waiter itself.  Launches and kernels go through the fake-CUPTI injection
+ * library (libxputop_inject_fake.so), as gpu_standin's do.
+ *
+ * Usage: gpu_waiter LIB SECONDS [free]
+ *   free: the main thread never enters the waiter (it polls for every job),
+ *         so none of the worker's launches is made inside a wait.
+ * Prints the kernels' totals as JSON lines, as gpu_standin does. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUNTIME 2
+#define CBID_LAUNCH_KERNEL 211	/* cudaLaunchKernel_v7000 */
+
+enum { JOB_NONE, JOB_BACKWARD, JOB_OUTSIDE, JOB_QUIT };
+
+static void (*launch)(uint32_t, uint32_t, uint32_t, const char *);
+static void (*kernel)(const char *, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t);
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int job, done, first_backward = 1;
+static uint32_t corr;
+static uint64_t clock_ns;
+static struct { const char *name; uint64_t calls, ns; } totals[5];
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* One launch and its kernel; any thread. */
+static void run_kernel(const char *name, uint64_t dur)
+{
+	pthread_mutex_lock(&lock);
+	uint32_t c = ++corr;
+	pthread_mutex_unlock(&lock);
+	launch(c, CBID_LAUNCH_KERNEL, RUNTIME, "cudaLaunchKernel");
+	pthread_mutex_lock(&lock);
+	uint64_t start = clock_ns > now() ? clock_ns : now();
+	kernel(name, start, start + dur, c, 0, 7, 0);
+	clock_ns = start + dur;
+	for (int i = 0; i < 5; i++) {
+		if (!totals[i].name || strcmp(totals[i].name, name) == 0) {
+			totals[i].name = name;
+			totals[i].calls++;
+			totals[i].ns += dur;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((noinline)) void standin_mm_backward(void)
+{
+	run_kernel("mm_backward_kernel", 1000000);
+	run_kernel("mm_backward_kernel", 1000000);
+}
+
+__attribute__((noinline)) void standin_outside_launch(void)
+{
+	run_kernel("outside_kernel", 500000);
+}
+
+/* The engine thread: runs the jobs the main thread posts. */
+__attribute__((noinline)) void *standin_engine_thread(void *arg)
+{
+	for (;;) {
+		pthread_mutex_lock(&lock);
+		while (job == JOB_NONE)
+			pthread_cond_wait(&cond, &lock);
+		int j = job;
+		pthread_mutex_unlock(&lock);
+		if (j == JOB_QUIT)
+			return NULL;
+		/* The first backward pass takes as long as a real one: xputop
+		 * probes where the waiter returns to when it sees the first
+		 * wait, and finds the main thread still inside it. */
+		if (j == JOB_BACKWARD && first_backward) {
+			first_backward = 0;
+			usleep(300000);
+		}
+		if (j == JOB_BACKWARD)
+			standin_mm_backward();
+		else
+			standin_outside_launch();
+		pthread_mutex_lock(&lock);
+		job = JOB_NONE;
+		done = 1;
+		pthread_cond_broadcast(&cond);
+		pthread_mutex_unlock(&lock);
+	}
+}
+
+static void post(int j)
+{
+	pthread_mutex_lock(&lock);
+	job = j;
+	done = 0;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&lock);
+}
+
+/* The waiter: blocks until the posted job is done, having launched a
+ * kernel of its own meanwhile (autograd's caller runs the CPU-queue nodes
+ * itself). */
+__attribute__((noinline)) void standin_wait_for_worker(int j)
+{
+	post(j);
+	run_kernel("wait_kernel", 100000);
+	pthread_mutex_lock(&lock);
+	while (!done)
+		pthread_cond_wait(&cond, &lock);
+	pthread_mutex_unlock(&lock);
+}
+
+/* Not a waiter: the same wait, by polling, in a function of another name. */
+__attribute__((noinline)) void standin_poll_worker(int j)
+{
+	post(j);
+	for (;;) {
+		pthread_mutex_lock(&lock);
+		int d = done;
+		pthread_mutex_unlock(&lock);
+		if (d)
+			return;
+		usleep(200);
+	}
+}
+
+__attribute__((noinline)) void standin_forward(void)
+{
+	run_kernel("forward_kernel", 2000000);
+}
+
+__attribute__((noinline)) void standin_backward(int free_mode)
+{
+	if (free_mode)
+		standin_poll_worker(JOB_BACKWARD);
+	else
+		standin_wait_for_worker(JOB_BACKWARD);
+}
+
+__attribute__((noinline)) void standin_step(int free_mode)
+{
+	standin_forward();
+	standin_backward(free_mode);
+	standin_poll_worker(JOB_OUTSIDE);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: gpu_waiter LIB SECONDS [free]\n");
+		return 2;
+	}
+	void *lib = dlopen(argv[1], RTLD_NOW);
+	if (!lib) {
+		fprintf(stderr, "gpu_waiter: %s\n", dlerror());
+		return 1;
+	}
+	int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
+	int (*connected)(void) = (int (*)(void))dlsym(lib, "fake_cuda_connected");
+	launch = (void (*)(uint32_t, uint32_t, uint32_t, const char *))dlsym(lib, "fake_cuda_launch");
+	kernel = (void (*)(const char *, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t))
+		dlsym(lib, "fake_cuda_kernel");
+	if (!init || !connected || !launch || !kernel) {
+		fprintf(stderr, "gpu_waiter: %s is not the fake-CUPTI library\n", argv[1]);
+		return 1;
+	}
+	int free_mode = argc > 3 && strcmp(argv[3], "free") == 0;
+	init();
+	for (int i = 0; i < 500 && !connected(); i++)
+		usleep(10000);
+	if (!connected()) {
+		fprintf(stderr, "gpu_waiter: no xputop connected\n");
+		return 1;
+	}
+	pthread_t worker;
+	if (pthread_create(&worker, NULL, standin_engine_thread, NULL) != 0) {
+		fprintf(stderr, "gpu_waiter: cannot start the worker\n");
+		return 1;
+	}
+	uint64_t end = now() + (uint64_t)(atof(argv[2]) * 1e9);
+	while (now() < end) {
+		standin_step(free_mode);
+		usleep(20000);
+	}
+	post(JOB_QUIT);
+	pthread_join(worker, NULL);
+	for (int i = 0; i < 5 && totals[i].name; i++)
+		printf("{\"kernel\":\"%s\",\"calls\":%llu,\"total_ns\":%llu,\"pid\":%d}\n", totals[i].name,
+		       (unsigned long long)totals[i].calls, (unsigned long long)totals[i].ns, (int)getpid());
+	fflush(stdout);
+	sleep(1);	/* the last kernels are flushed while the library is still up */
+	return 0;
+}
