@@ -402,13 +402,15 @@ deps:
 
 # ---- install ----
 # The bash completion: the options as the table of settings lists them
-# (core/settings/settings_table.c), the directories and the themes installed
-# with them.
+# (core/settings/settings_table.c), the columns --sort takes in each view,
+# the directories and the themes installed with them.
 $(COMPLETION): docs/completion/xputop.bash.in $(OUTPUT)/xputop $(OUTPUT)/install_dirs.h $(THEMES)
 	$(OUTPUT)/xputop --list-options > $@.options
-	sed -e '/^@OPTIONS@$$/{r $@.options' -e 'd;}' -e 's|@BINDIR@|$(BINDIR)|' \
+	$(OUTPUT)/xputop --list-sort-columns > $@.sort
+	sed -e '/^@OPTIONS@$$/{r $@.options' -e 'd;}' -e '/^@SORT@$$/{r $@.sort' -e 'd;}' \
+		-e 's|@BINDIR@|$(BINDIR)|' \
 		-e 's|@DATADIR@|$(XPU_DATADIR)|' -e 's|@THEMES@|$(notdir $(THEMES:.theme=))|' $< > $@.tmp
-	rm -f $@.options
+	rm -f $@.options $@.sort
 	mv -f $@.tmp $@
 
 # The node agent's systemd unit (docs/node-agent.md), pointing at the

@@ -668,6 +668,29 @@ def self_cpu_honest(snaps, pid):
         sys.exit(f"the samples charge xputop {sampled:.3f} CPU-s, the kernel counted {kernel:.3f} s")
 
 
+def self_cpu_within(snaps, pid, points):
+    """From the first snapshot to the last, xputop's (PID's) %CPU as its
+    rows give it refresh by refresh (all its threads' in the thread table)
+    is within POINTS of what the kernel counted for it (self_cpu_s), both
+    over the same span."""
+    a, b = snaps[0], snaps[-1]
+    span = (b["mono_ns"] - a["mono_ns"]) / 1e9
+    if span <= 0:
+        sys.exit("fewer than two snapshots")
+    cpu_s = sum(r["cpu_pct"] / 100 * d["interval_s"] for d in snaps[1:] for r in d["cpu"] if r["pid"] == int(pid))
+    sampled = 100 * cpu_s / span
+    kernel = 100 * (b["self_cpu_s"] - a["self_cpu_s"]) / span
+    hz = b["cpu_info"]["hz"]
+    # Samples are a count: what the kernel counted gives hz * cpu_s of them
+    # on average, give or take their square root (Poisson); three of those
+    # are allowed beyond POINTS (a bias, as issue 28's 40%, is far beyond).
+    noise = 3 * 100 * math.sqrt(max(kernel / 100 * span * hz, 1)) / hz / span
+    if abs(sampled - kernel) > float(points) + noise:
+        sys.exit(f"at {hz} Hz the samples give xputop {sampled:.2f}% over {span:.1f} s, the kernel {kernel:.2f}% "
+                 f"(allowed: {points} + {noise:.2f} of sampling noise)")
+    print(f"{hz} Hz: samples {sampled:.2f}%, kernel {kernel:.2f}% over {span:.1f} s (noise {noise:.2f})")
+
+
 def cpu_sorted_by(snaps, key, order):
     """The last snapshot's CPU rows are in ORDER (desc or asc) of KEY, those
     with KEY unknown (null) last."""
@@ -869,7 +892,7 @@ CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm
                                   gpu_traced_pct, gpu_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
-                                  dropped_at_least, first_refresh_bounded, self_cpu_honest,
+                                  dropped_at_least, first_refresh_bounded, self_cpu_honest, self_cpu_within,
                                   cpu_sorted_by, cpu_view, hot_function, proc_stat, thread_stats, system_matches, cpu_busy_at_least,
                                   gpu_only_pids, stacks_distinct, npu_alerts, npu_alerts_within, npu_alerts_due, npu_alert_severity, npu_call,
                                   npu_no_calls, npu_source, npu_value, npu_category,

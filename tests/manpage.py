@@ -32,7 +32,7 @@ def text(line):
         # alternating macros join their arguments with nothing between.
         line = " ".join(args) if len(m.group(1)) == 1 else "".join(args)
     line = re.sub(r"\\f(\[[A-Z]*\]|\(..|.)", "", line)
-    line = line.replace("\\-", "-").replace("\\(em", "-").replace("\\ ", " ").replace("\\&", "")
+    line = line.replace("\\-", "-").replace("\\(em", "-").replace("\\ ", " ").replace("\\&", "").replace("\\e", "\\")
     return re.sub(r"\s+", " ", line).strip()
 
 

@@ -40,7 +40,7 @@ static int field(int y, int x, int limit, const char *text, enum xpu_role role)
 /* Draws a marker ending at column `end`; returns where it starts. */
 static int marker(int y, int end, const char *text, enum xpu_role role)
 {
-	char buf[32];
+	char buf[72];
 	snprintf(buf, sizeof(buf), " %s ", text);
 	int w = xpu_text_width(buf);
 	xpu_put_text(y, end - w, w, buf, xpu_draw_attr(role), 0);
@@ -79,9 +79,15 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 	/* Markers first, at the right end, so that nothing can push them off. */
 	if (vs->paused)
 		limit = marker(y, limit, XPU_MARK_PAUSED, XPU_ROLE_PAUSED);
-	if (s->replay)
-		limit = marker(y, limit, s->replay_done ? XPU_MARK_REPLAY_DONE : XPU_MARK_REPLAY,
-			       XPU_ROLE_REPLAY);
+	if (s->replay) {
+		char pos[64];	/* where in the recording: refresh k of n */
+		if (s->replay_ticks)
+			snprintf(pos, sizeof(pos), "%s %" PRIu64 "/%" PRIu64,
+				 s->replay_done ? XPU_MARK_REPLAY_DONE : XPU_MARK_REPLAY, s->ticks, s->replay_ticks);
+		else
+			snprintf(pos, sizeof(pos), "%s", s->replay_done ? XPU_MARK_REPLAY_DONE : XPU_MARK_REPLAY);
+		limit = marker(y, limit, pos, XPU_ROLE_REPLAY);
+	}
 
 	x = field(y, x, limit, " xputop", XPU_ROLE_BRAND);
 	x = field(y, x, limit, s->host[0] ? s->host : "?", XPU_ROLE_HEADER);
@@ -106,6 +112,54 @@ void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 	if (!s->replay) {	/* own probes, or the collector's (core/sources/share.h) */
 		snprintf(buf, sizeof(buf), "data: %s", s->source_name);
 		field(y, x, limit, buf, XPU_ROLE_HEADER);
+	}
+}
+
+int xpu_meters_per_line(int cols)
+{
+	return cols >= 160 ? 4 : cols >= 80 ? 2 : 1;
+}
+
+int xpu_meters_rows(const struct xpu_snapshot *s, int cols)
+{
+	int per = xpu_meters_per_line(cols), n = (int)s->cpu.sys.ncpus;
+	return n ? (n + per - 1) / per : 1;
+}
+
+/* One CPU as htop draws it: "  0[|||||        23.4%]". */
+static void meter(int y, int x, int w, int cpu, double pct)
+{
+	char label[16], val[16];
+	snprintf(label, sizeof(label), "%3d[", cpu);
+	snprintf(val, sizeof(val), "%.1f%%]", pct);
+	int lw = xpu_text_width(label), vw = xpu_text_width(val), bar = w - lw - vw - 1;
+	xpu_put_text(y, x, lw, label, xpu_draw_attr(XPU_ROLE_HEADER), 0);
+	if (bar > 0) {
+		int fill = (int)(pct / 100.0 * bar + 0.5);
+		xpu_fill(y, x + lw, bar + 1, xpu_draw_attr(XPU_ROLE_DEFAULT));
+		for (int i = 0; i < fill && i < bar; i++)
+			xpu_put_text(y, x + lw + i, 1, "|", xpu_draw_attr(XPU_ROLE_METER), 0);
+	}
+	xpu_put_text(y, x + w - vw, vw, val, xpu_draw_attr(XPU_ROLE_DEFAULT), 0);
+}
+
+void xpu_meters_draw(const struct xpu_rect *r, const struct xpu_snapshot *s)
+{
+	const struct xpu_cpu_sys *y = &s->cpu.sys;
+	int per = xpu_meters_per_line(r->w), colw = r->w / per;
+
+	xpu_fill_rect(r, xpu_draw_attr(XPU_ROLE_DEFAULT));
+	if (!y->ncpus) {
+		xpu_put_text(r->y, r->x + 1, r->w - 1, s->replay ? "no per-CPU figures in this recording (made "
+				     "before xputop read them)" : "per-CPU meters: waiting for the second read of /proc/stat",
+			     xpu_draw_attr(XPU_ROLE_NA), 1);
+		return;
+	}
+	for (uint32_t i = 0; i < y->ncpus; i++) {
+		int row = (int)i / per, col = (int)i % per;
+		if (row >= r->h)
+			break;	/* the layout kept the table's room */
+		meter(r->y + row, r->x + col * colw, colw - 1, (int)i, y->cpu_busy100[i] / 100.0);
 	}
 }
 
@@ -211,6 +265,16 @@ int xpu_status_draw(const struct xpu_rect *r, const struct xpu_ui *ui,
 	int x = r->x;
 
 	xpu_fill(r->y, r->x, r->w, xpu_draw_attr(XPU_ROLE_STATUS_INFO));
+	if (ui->act.ask) {
+		char q[256];
+		if (ui->act.ask == XPU_ASK_CONFIRM)
+			xpu_act_question(&ui->act, q, sizeof(q));
+		else
+			snprintf(q, sizeof(q), "Send which signal to %u (%s)? Up Down choose, Enter: send, Esc: no",
+				 ui->act.pid, ui->act.comm);
+		xpu_put_text(r->y, x, r->w, q, xpu_draw_attr(XPU_ROLE_PROMPT), 1);
+		return -1;
+	}
 	if (!ui->editing) {
 		enum xpu_role role = level >= 0 && level <= XPU_LOG_DEBUG ? level_role[level]
 									   : XPU_ROLE_STATUS_INFO;
@@ -287,6 +351,35 @@ void xpu_help_draw(const struct xpu_rect *r, int *top)
 		xpu_put_text(y, x + keyw + 1, w - keyw - 1, d->help,
 			     xpu_draw_attr(XPU_ROLE_HELP_TEXT), 1);
 	}
+}
+
+void xpu_menu_draw(const struct xpu_rect *r, const char *title, const char *const *items, int n, int sel)
+{
+	int w = 24;
+	if (r->h < 2 || r->w < w)
+		return;
+	int top = 0, rows = n < r->h - 1 ? n : r->h - 1;
+	if (sel >= rows)
+		top = sel - rows + 1;
+	xpu_fill(r->y, r->x, w, xpu_draw_attr(XPU_ROLE_TABLE_HEAD));
+	xpu_put_text(r->y, r->x + 1, w - 1, title, xpu_draw_attr(XPU_ROLE_TABLE_HEAD), 1);
+	for (int i = 0; i < rows; i++) {
+		attr_t at = xpu_draw_attr(top + i == sel ? XPU_ROLE_ROW_SELECTED : XPU_ROLE_ROW);
+		xpu_fill(r->y + 1 + i, r->x, w, at);
+		xpu_put_text(r->y + 1 + i, r->x + 1, w - 1, items[top + i], at, 1);
+	}
+}
+
+void xpu_signal_menu_draw(const struct xpu_rect *r, const struct xpu_act *a)
+{
+	char lines[32][24];
+	const char *items[32];
+	int n = (int)xpu_act_nsignals < 32 ? (int)xpu_act_nsignals : 32;
+	for (int i = 0; i < n; i++) {
+		snprintf(lines[i], sizeof(lines[i]), "%2d %s", xpu_act_signals[i].sig, xpu_act_signals[i].name);
+		items[i] = lines[i];
+	}
+	xpu_menu_draw(r, "Send signal:", items, n, a->sig_row);
 }
 
 void xpu_too_small_draw(const struct xpu_rect *r)

@@ -18,6 +18,11 @@
 
 void xpu_header_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs);
+/* The per-CPU meters (1): how many a line holds on a terminal cols wide,
+ * the lines they take, and the meters themselves, as many as r holds. */
+int xpu_meters_per_line(int cols);
+int xpu_meters_rows(const struct xpu_snapshot *s, int cols);
+void xpu_meters_draw(const struct xpu_rect *r, const struct xpu_snapshot *s);
 void xpu_tabs_draw(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		   const struct xpu_viewstate *vs);
 /* The view whose tab is drawn at column x of the tab line, or -1. */
@@ -32,5 +37,11 @@ int xpu_status_draw(const struct xpu_rect *r, const struct xpu_ui *ui,
  * fit, from entry *top on (clamped here), the title saying how to scroll. */
 void xpu_help_draw(const struct xpu_rect *r, int *top);
 void xpu_too_small_draw(const struct xpu_rect *r);
+/* A menu of n items at the left of r, item sel highlighted (scrolled to
+ * it), under a title line. */
+void xpu_menu_draw(const struct xpu_rect *r, const char *title, const char *const *items, int n, int sel);
+/* k's signal menu, at the left of r (htop's place), the cursor's signal
+ * highlighted. */
+void xpu_signal_menu_draw(const struct xpu_rect *r, const struct xpu_act *a);
 
 #endif

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "keys.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "draw.h"
@@ -15,8 +17,8 @@
 const struct xpu_key_hint xpu_key_hints[] = {
 	{ "q", "Quit" }, { "?", "Help" }, { "Tab", "View" }, { "/", "Filter" },
 	{ "<>", "Sort" }, { "r", "Reverse" }, { "f", "Flame" }, { "H", "Threads" },
-	{ "w", "Window" }, { "Space", "Pause" }, { "s", "Export" }, { "z", "Unzoom" },
-	{ "T", "Theme" }, { "S", "Save" },
+	{ "k", "Kill" }, { "1", "CPUs" }, { "w", "Window" }, { "Space", "Pause" },
+	{ "s", "Export" }, { "z", "Unzoom" }, { "T", "Theme" }, { "S", "Save" },
 };
 const unsigned xpu_key_nhints = sizeof(xpu_key_hints) / sizeof(xpu_key_hints[0]);
 
@@ -64,6 +66,78 @@ static int move_sort(const struct xpu_snapshot *s, struct xpu_viewstate *vs, int
 	}
 	vs->sort_col[v] = col;
 	return XPU_REACT_REBUILD;
+}
+
+/* F6: htop's "sort by", a column at a time, saying which. */
+static int sort_next(const struct xpu_snapshot *s, struct xpu_viewstate *vs)
+{
+	int r = move_sort(s, vs, 1);
+	const struct xpu_table *t = xpu_view_table(s, vs->view);
+	if (r != XPU_REACT_NONE) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "sorted by %s (F6 or > the next column, < the previous)",
+			 t->cols[vs->sort_col[vs->view]].title);
+		xpu_tui_status(msg);
+	}
+	return r;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* u: htop's user menu, of the users the CPU table has rows of, A to Z. */
+static int open_users(struct xpu_ui *ui, const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
+{
+	const struct xpu_view_desc *d = xpu_views[vs->view];
+	const struct xpu_table *t = xpu_view_table(s, vs->view);
+	if (!d->processes || !t)
+		return XPU_REACT_NONE;
+	ui->users.n = 1;
+	ui->users.row = 0;
+	snprintf(ui->users.names[0], sizeof(ui->users.names[0]), "All users");
+	if (vs->user[0])	/* the one shown now, which the rows have alone */
+		snprintf(ui->users.names[ui->users.n++], sizeof(ui->users.names[0]), "%s", vs->user);
+	for (uint32_t r = 0; r < t->nrows && ui->users.n < XPU_USERS_MENU; r++) {
+		const struct xpu_cell *c = &xpu_table_row(t, r)[d->user_col];
+		int dup = c->na || !c->s;
+		for (int i = 1; i < ui->users.n && !dup; i++)
+			dup = !strcmp(ui->users.names[i], c->s);
+		if (!dup)
+			snprintf(ui->users.names[ui->users.n++], sizeof(ui->users.names[0]), "%s", c->s);
+	}
+	qsort(ui->users.names[1], (size_t)ui->users.n - 1, sizeof(ui->users.names[0]), by_name);
+	ui->users.open = 1;
+	return XPU_REACT_REDRAW;
+}
+
+static int users_key(struct xpu_ui *ui, struct xpu_viewstate *vs, int key)
+{
+	switch (key) {
+	case KEY_UP:
+		ui->users.row -= ui->users.row > 0;
+		return XPU_REACT_REDRAW;
+	case KEY_DOWN:
+		ui->users.row += ui->users.row + 1 < ui->users.n;
+		return XPU_REACT_REDRAW;
+	case '\n': case '\r': case KEY_ENTER:
+		ui->users.open = 0;
+		snprintf(vs->user, sizeof(vs->user), "%s", ui->users.row ? ui->users.names[ui->users.row] : "");
+		return XPU_REACT_REBUILD;
+	}
+	if (key > ' ' && key < 127) {	/* a letter: the next user it starts */
+		for (int i = 1; i <= ui->users.n; i++) {
+			int r = (ui->users.row + i) % ui->users.n;
+			if (r && ui->users.names[r][0] == key) {
+				ui->users.row = r;
+				break;
+			}
+		}
+		return XPU_REACT_REDRAW;
+	}
+	ui->users.open = 0;	/* Esc, or another key */
+	return XPU_REACT_REDRAW;
 }
 
 static int start_filter(struct xpu_ui *ui, const struct xpu_snapshot *s,
@@ -215,6 +289,10 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 			ui->help = 0;
 		return XPU_REACT_REDRAW;
 	}
+	if (ui->act.ask)
+		return xpu_act_key(&ui->act, key);
+	if (ui->users.open)
+		return users_key(ui, vs, key);
 	if (ui->editing) {
 		int r = edit_filter(ui, vs, key);
 		if (r >= 0)
@@ -231,7 +309,7 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	switch (key) {
 	case '\t': return xpu_keys_set_view(vs, (vs->view + 1) % XPU_VIEW_MAX);
 	case KEY_BTAB: return xpu_keys_set_view(vs, (vs->view + XPU_VIEW_MAX - 1) % XPU_VIEW_MAX);
-	case KEY_UP: case 'k': return xpu_keys_select(s, vs, -1, 1);
+	case KEY_UP: return xpu_keys_select(s, vs, -1, 1);
 	case KEY_DOWN: case 'j': return xpu_keys_select(s, vs, 1, 1);
 	case KEY_PPAGE: return xpu_keys_select(s, vs, -page, 1);
 	case KEY_NPAGE: return xpu_keys_select(s, vs, page, 1);
@@ -245,10 +323,31 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	case 'S': return XPU_REACT_SAVE | XPU_REACT_REDRAW;
 	case '<': return move_sort(s, vs, -1);
 	case '>': return move_sort(s, vs, 1);
-	case 'r':
+	case 'r': case 'I':
 		return xpu_view_table(s, vs->view) ? toggle(&vs->reverse[vs->view])
 						   : XPU_REACT_NONE;
-	case '/': return start_filter(ui, s, vs);
+	case '/': case '\\': case KEY_F(3): case KEY_F(4): return start_filter(ui, s, vs);
+	case KEY_F(6): return sort_next(s, vs);
+	case 'k': case KEY_F(9): return xpu_act_kill(&ui->act, s, vs);
+	case 'u': return open_users(ui, s, vs);
+	case KEY_RIGHT: case KEY_LEFT: case KEY_SRIGHT: case KEY_SLEFT: {
+		/* atop -r's t and T: a replay steps a refresh, Shift ten */
+		int step = key == KEY_RIGHT ? 1 : key == KEY_LEFT ? -1 : key == KEY_SRIGHT ? 10 : -10;
+		if (!s->replay)
+			return XPU_REACT_NONE;
+		vs->seek += step;
+		return XPU_REACT_SEEK;
+	}
+	case ']': case KEY_F(7): return xpu_act_renice(&ui->act, s, vs, -1);
+	case '[': case KEY_F(8): return xpu_act_renice(&ui->act, s, vs, 1);
+	case '1':
+		ui->cpu_meters = !ui->cpu_meters;
+		ui->relayout = 1;
+		return XPU_REACT_REDRAW;
+	case KEY_F(2):
+		xpu_tui_status("no setup screen: S saves the view, sort, theme... in xputop.conf, "
+			       "which holds every setting (man xputop, CONFIGURATION FILE)");
+		return XPU_REACT_REDRAW;
 	case 'f': return toggle(&vs->flame);
 	case 'F': {
 		/* htop's follow: the cursor stays on the selected row's key as
@@ -264,7 +363,7 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 		vs->paused = !vs->paused;
 		return vs->paused ? XPU_REACT_REDRAW : XPU_REACT_REBUILD;
 	case 's': return XPU_REACT_EXPORT;
-	case '?': case 'h':
+	case '?': case 'h': case KEY_F(1):
 		ui->help = 1;
 		ui->help_top = 0;
 		return XPU_REACT_REDRAW;

@@ -6,9 +6,12 @@
 #ifndef XPU_TUI_KEYS_H
 #define XPU_TUI_KEYS_H
 
+#include "act.h"
 #include "flame_layout.h"
 #include "opts.h"	/* xpu_keydocs: the keys documented for help */
 #include "snapshot.h"
+
+#define XPU_USERS_MENU 32
 
 /* What the TUI remembers between draws that is not a view choice. */
 struct xpu_ui {
@@ -25,6 +28,12 @@ struct xpu_ui {
 	int relayout;			/* clear and repaint everything (Ctrl-L, resize) */
 	struct xpu_tui_flame_zoom zoom[XPU_VIEW_MAX];	/* flamegraph zoom, per view */
 	int next_theme;			/* T was pressed: the TUI moves to the next theme */
+	int cpu_meters;			/* 1: a meter per CPU under the header */
+	struct xpu_act act;		/* kill or renice, while asked */
+	struct {			/* u: the users to pick from, "All users" first */
+		int open, row, n;
+		char names[XPU_USERS_MENU][32];
+	} users;
 };
 
 

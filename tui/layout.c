@@ -94,22 +94,29 @@ void xpu_layout_compute(struct xpu_layout *l, int rows, int cols, const struct x
 		return;
 	}
 	int hints = rows >= XPU_LAYOUT_HINT_ROWS;
+	/* The meters leave the view its table's minimum (or one line). */
+	int keep = o->table ? 1 + XPU_LAYOUT_TABLE_MIN : 1;
+	int meters = o->meters > 0 ? o->meters : 0;
+	if (meters > rows - 3 - hints - keep)
+		meters = rows - 3 - hints - keep > 0 ? rows - 3 - hints - keep : 0;
 	l->header = rect(0, 0, 1, cols);
-	l->tabs = rect(1, 0, 1, cols);
+	l->meters = rect(1, 0, meters, cols);
+	l->tabs = rect(1 + meters, 0, 1, cols);
 	l->status = rect(rows - 1, 0, 1, cols);
 	if (hints)
 		l->hints = rect(rows - 2, 0, 1, cols);
 	/* The alert bar takes a line from the view, never the view's last one. */
-	int bar = o->alerts && rows - 3 - hints > 1;
+	int top = 2 + meters;
+	int bar = o->alerts && rows - top - 1 - hints > 1;
 	if (bar)
-		l->alerts = rect(2, 0, 1, cols);
-	split_view(l, 2 + bar, rows - 3 - hints - bar, o);
+		l->alerts = rect(top, 0, 1, cols);
+	split_view(l, top + bar, rows - top - 1 - hints - bar, o);
 }
 
 void xpu_layout_rects(const struct xpu_layout *l, const struct xpu_rect *out[XPU_LAYOUT_NRECTS])
 {
 	const struct xpu_rect *r[XPU_LAYOUT_NRECTS] = {
-		&l->small, &l->header, &l->tabs, &l->alerts, &l->text, &l->table,
+		&l->small, &l->header, &l->meters, &l->tabs, &l->alerts, &l->text, &l->table,
 		&l->flame, &l->help, &l->hints, &l->status,
 	};
 	memcpy(out, r, sizeof(r));

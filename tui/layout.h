@@ -27,6 +27,8 @@ struct xpu_layout_opts {
 			 * without a table or flame the text area takes the view area */
 	int help;	/* the help overlay replaces the view area */
 	int alerts;	/* the alert bar: one line under the tabs, in every view */
+	int meters;	/* rows of per-CPU meters under the header (1), in every view;
+			 * fewer where the view would keep under its minimum */
 	/* A view whose flame pane holds more than a flamegraph (the NPU view's
 	 * driver functions and alert log) says what each pane needs; rows go
 	 * first to text_min rows of text, then the flame pane up to flame_want,
@@ -40,6 +42,7 @@ struct xpu_layout {
 	int too_small;		/* only `small` is set */
 	struct xpu_rect small;	/* the "terminal too small" message */
 	struct xpu_rect header;	/* host, time, rates, PAUSED/REPLAY */
+	struct xpu_rect meters;	/* a meter per CPU (1) */
 	struct xpu_rect tabs;	/* GPU · NPU · CPU and the view's modes */
 	struct xpu_rect alerts;	/* the alert bar, when alerts are active or recent */
 	struct xpu_rect text;	/* the view's text: a summary line or a message box */
@@ -53,7 +56,7 @@ struct xpu_layout {
 void xpu_layout_compute(struct xpu_layout *l, int rows, int cols, const struct xpu_layout_opts *o);
 
 /* All rectangles of a layout, for drawing loops and tests. */
-#define XPU_LAYOUT_NRECTS 10
+#define XPU_LAYOUT_NRECTS 11
 void xpu_layout_rects(const struct xpu_layout *l, const struct xpu_rect *out[XPU_LAYOUT_NRECTS]);
 
 #endif

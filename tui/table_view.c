@@ -17,10 +17,11 @@ static int min_width(const struct xpu_col *c)
 	return c->width > w ? c->width : w;
 }
 
-/* Which columns to show: all that fit.  When they do not, text columns other
- * than the FLEX one go first (USER before any number: a top without %CPU is
- * no top), then numbers from the right end; the first column, the FLEX column
- * (the one that says what a row is) and the sort column always stay. */
+/* Which columns to show: all that fit.  When they do not, SPARE columns go
+ * first, then text columns other than the FLEX one (USER before any number:
+ * a top without %CPU is no top), then numbers from the right end; the first
+ * column, the FLEX column (the one that says what a row is) and the sort
+ * column always stay. */
 static void choose_columns(const struct xpu_table *t, int avail, int flex, uint8_t *show)
 {
 	int need = 0, shown = 0, first = -1;
@@ -32,10 +33,11 @@ static void choose_columns(const struct xpu_table *t, int avail, int flex, uint8
 		if (show[i])
 			need += min_width(&t->cols[i]) + (shown++ ? 1 : 0);
 	}
-	for (int text = 1; text >= 0; text--)
+	for (int pass = 2; pass >= 0; pass--)
 		for (int i = (int)t->ncols - 1; i >= 0 && need > avail && shown > 1; i--) {
 			if (!show[i] || i == flex || i == first || i == t->sort_col ||
-			    (text && !(t->cols[i].flags & XPU_COL_LEFT)))
+			    (pass == 2 && !(t->cols[i].flags & XPU_COL_SPARE)) ||
+			    (pass == 1 && !(t->cols[i].flags & XPU_COL_LEFT)))
 				continue;
 			show[i] = 0;
 			need -= min_width(&t->cols[i]) + 1;

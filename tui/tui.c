@@ -365,6 +365,7 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 	}
 	erase();
 	xpu_view_layout_opts(s, vs, &tui.ui, COLS, &o);
+	o.meters = tui.ui.cpu_meters ? xpu_meters_rows(s, COLS) : 0;
 	xpu_layout_compute(&l, LINES, COLS, &o);
 	tui.layout = l;
 	if (l.too_small) {
@@ -372,6 +373,8 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 		xpu_too_small_draw(&l.small);
 	} else {
 		xpu_header_draw(&l.header, s, vs);
+		if (l.meters.h)
+			xpu_meters_draw(&l.meters, s);
 		xpu_tabs_draw(&l.tabs, s, vs);
 		if (l.alerts.h)
 			xpu_tui_alert_bar_draw(&l.alerts, s);
@@ -379,6 +382,15 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 			xpu_help_draw(&l.help, &tui.ui.help_top);
 		else
 			xpu_view_draw(&l, s, vs, &tui.ui);
+		if (tui.ui.act.ask == XPU_ASK_SIGNAL)
+			xpu_signal_menu_draw(l.table.h ? &l.table : &l.text, &tui.ui.act);
+		if (tui.ui.users.open) {
+			const char *items[XPU_USERS_MENU];
+			for (int i = 0; i < tui.ui.users.n; i++)
+				items[i] = tui.ui.users.names[i];
+			xpu_menu_draw(l.table.h ? &l.table : &l.text, "Show processes of:", items,
+				      tui.ui.users.n, tui.ui.users.row);
+		}
 		if (l.hints.h)
 			xpu_hints_draw(&l.hints);
 		expire_status();

@@ -24,6 +24,7 @@ enum {
 	XPU_REACT_QUIT = 8,
 	XPU_REACT_SAVE = 16,	/* save the settings (S) */
 	XPU_REACT_GPU_EXACT = 32,	/* switch GPU tracing between exact and sampled (e) */
+	XPU_REACT_SEEK = 64,	/* replay: move by vs->seek refreshes */
 };
 
 /* Starts curses and routes the error channel to the status line.

@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include <curses.h>
+
 #include "draw.h"
 #include "flame_view.h"
 #include "tui.h"
@@ -65,7 +67,8 @@ static void draw_flame(const struct xpu_rect *r, const struct xpu_snapshot *s,
 		       const struct xpu_viewstate *vs, const struct xpu_ui *ui)
 {
 	char info[96];
-	const char *title = s->cpu.flame_title[0] ? s->cpu.flame_title : "all processes";
+	const char *title = s->cpu.flame_title[0] ? s->cpu.flame_title
+			  : vs->flame_all ? "all processes (A: the selected row's)" : "all processes";
 
 	snprintf(info, sizeof(info), "%" PRIu64 " samples, %s", s->cpu.flame.total,
 		 vs->window == XPU_WIN_ALL ? "since start" : "recent window");
@@ -94,16 +97,31 @@ static void cpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 
 static int cpu_modes(char *buf, size_t size, const struct xpu_viewstate *vs, const char *window)
 {
-	return snprintf(buf, size, "%s  %s", vs->threads ? "threads" : "processes", window);
+	return snprintf(buf, size, "%s%s%s%s%s  %s", vs->threads ? "threads" : vs->tree ? "process tree" : "processes",
+			vs->tree && vs->threads ? " (no tree)" : "",
+			vs->cmdline && !vs->threads ? " (command lines)" : "", vs->user[0] ? " of " : "", vs->user,
+			window);
 }
 
-/* H: one row per thread instead of per process. */
+/* H: one row per thread instead of per process; p: the command line in
+ * COMMAND instead of the name; t and F5: htop's tree. */
 static int cpu_key(struct xpu_viewstate *vs, int key)
 {
-	if (key != 'H')
-		return -1;
-	vs->threads = !vs->threads;
-	return XPU_REACT_REBUILD;
+	switch (key) {
+	case 'H':
+		vs->threads = !vs->threads;
+		return XPU_REACT_REBUILD;
+	case 'p':
+		vs->cmdline = !vs->cmdline;
+		return XPU_REACT_REBUILD;
+	case 'A':
+		vs->flame_all = !vs->flame_all;
+		return XPU_REACT_REBUILD;
+	case 't': case KEY_F(5):
+		vs->tree = !vs->tree;
+		return XPU_REACT_REBUILD;
+	}
+	return -1;
 }
 
 const struct xpu_view_desc xpu_view_cpu = {
@@ -117,4 +135,7 @@ const struct xpu_view_desc xpu_view_cpu = {
 	.draw = cpu_draw,
 	.modes = cpu_modes,
 	.on_key = cpu_key,
+	.processes = 1,
+	.comm_col = XPU_CPU_COL_COMM,
+	.user_col = XPU_CPU_COL_USER,
 };

@@ -606,7 +606,7 @@ static int npu_pane_key(struct xpu_ui *ui, const struct xpu_snapshot *s, int key
 		return -1;
 	int to = ui->funcs_sel;
 	switch (key) {
-	case KEY_UP: case 'k': to--; break;
+	case KEY_UP: to--; break;
 	case KEY_DOWN: case 'j': to++; break;
 	case KEY_PPAGE: to -= page; break;
 	case KEY_NPAGE: to += page; break;

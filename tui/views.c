@@ -35,7 +35,7 @@ const char *xpu_view_status_text(const struct xpu_snapshot *s, enum xpu_view v)
 int xpu_view_of_key(int key)
 {
 	for (int v = 0; v < XPU_VIEW_MAX; v++)
-		if (key == xpu_views[v]->key || key == '1' + v)
+		if (key == xpu_views[v]->key)
 			return v;
 	return -1;
 }

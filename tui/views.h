@@ -17,7 +17,7 @@
  * MeterClass.  Optional hooks may be NULL. */
 struct xpu_view_desc {
 	const char *name;	/* "CPU": its tab, its message box */
-	int key;		/* the letter that shows it ('c'); its digit is its place + 1 */
+	int key;		/* the letter that shows it ('c') */
 	const char *no_data;	/* its source's line when the source says nothing */
 	/* Its part of the snapshot: the source's state, and the table and
 	 * flamegraph the keys and clicks work on (NULL: none, or none yet;
@@ -39,6 +39,11 @@ struct xpu_view_desc {
 	/* Optional: a key of its own (H, e): XPU_REACT_* flags, or -1 for a key
 	 * it does not take. */
 	int (*on_key)(struct xpu_viewstate *vs, int key);
+	/* Optional: where its table's rows are processes (keys are pids, or
+	 * tids), the columns of their name and their user: what kill, renice
+	 * and u act on.  Views without it have none of these keys. */
+	int comm_col, user_col;
+	int processes;
 	/* Optional: a key for the view's own panes (the NPU view's second
 	 * table and alert card), asked before the common keys: XPU_REACT_*
 	 * flags, or -1 to leave the key to them. */
@@ -50,7 +55,7 @@ struct xpu_view_desc {
 #define XPU_VIEW_DESC(ID, name) extern const struct xpu_view_desc xpu_view_##name;
 XPU_VIEW_LIST(XPU_VIEW_DESC)
 #undef XPU_VIEW_DESC
-/* In the order of enum xpu_view: the tabs' order, and the digits'. */
+/* In the order of enum xpu_view: the tabs' order. */
 extern const struct xpu_view_desc *const xpu_views[XPU_VIEW_MAX];
 
 /* The view's table, or NULL for a view without one (yet). */
@@ -68,7 +73,8 @@ void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewsta
 /* Draws the current view's panes (text, table, flame) as laid out. */
 void xpu_view_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		   const struct xpu_viewstate *vs, struct xpu_ui *ui);
-/* The key's view: its letter or its digit; -1 for another key. */
+/* The key's view: its letter; -1 for another key (digits are not views':
+ * top's 1 is per-CPU meters). */
 int xpu_view_of_key(int key);
 
 #endif

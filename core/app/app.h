@@ -41,8 +41,12 @@ struct app {
 	struct xpu_service *svc;	/* slow work off the ingest path (live only) */
 	struct xpu_rec_reader *replay;
 	struct xpu_import *import;	/* -r of a bpftrace log instead of a recording */
+	uint64_t replay_ticks;		/* the recording's refreshes, counted for the TUI */
 	int epfd, timerfd, sigfd;
 	int timer_set;		/* the loop's timer exists (app_setup_loop()) */
+	/* The timer's period and its next expiry before any shift
+	 * (app_rephase_timer()), CLOCK_MONOTONIC ns; the shift's generator. */
+	uint64_t timer_ns, timer_next, timer_rand;
 	int first_new_source;	/* sources from here on are not polled yet */
 	int tui;
 	long refreshes;
@@ -71,6 +75,9 @@ void app_block_loop_signals(void);
 int app_poll_new_sources(struct app *a);
 void app_set_timer(struct app *a, uint64_t ns);
 void app_arm_timer(struct app *a);
+/* A collector's next refresh, shifted by a random part of the sampling
+ * period: see events.c. */
+void app_rephase_timer(struct app *a);
 int app_setup_loop(struct app *a);
 
 /* loop.c: what each event does. */

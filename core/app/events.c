@@ -16,6 +16,7 @@
 #include "service.h"
 #include "share.h"
 #include "source.h"
+#include "sys.h"
 
 int app_epoll_add(int epfd, int fd, int tag)
 {
@@ -68,6 +69,37 @@ void app_set_timer(struct app *a, uint64_t ns)
 		.it_interval = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) },
 	};
 	timerfd_settime(a->timerfd, 0, &its, NULL);
+	a->timer_ns = ns;
+	a->timer_next = xpu_now_mono() + ns;
+	if (!a->timer_rand)
+		a->timer_rand = (a->timer_next << 17) ^ (uint64_t)getpid() ^ 0x9e3779b97f4a7c15ULL;
+}
+
+/* A refresh on a fixed period falls at one phase of the sampling timers'
+ * period forever (1 s is a whole number of periods at any whole -F), so
+ * its work (the snapshot, /proc reads) was sampled at every refresh or at
+ * none: xputop's own row showed 6-18% at freq 50 in the thread view where
+ * the kernel said under 1% (issue 28).  Each refresh is moved by a random
+ * part of the sampling period (at most half the refresh), keeping the
+ * refreshes' cadence: sampled as often as it runs, no more. */
+void app_rephase_timer(struct app *a)
+{
+	uint64_t now = xpu_now_mono(), span = a->o.hz ? 1000000000ULL / a->o.hz : 0;
+	if (a->timer_ns < 2 || !span)
+		return;	/* fast replay, or no sampling */
+	if (span > a->timer_ns / 2)
+		span = a->timer_ns / 2;
+	while (a->timer_next <= now)
+		a->timer_next += a->timer_ns;
+	a->timer_rand ^= a->timer_rand << 13;
+	a->timer_rand ^= a->timer_rand >> 7;
+	a->timer_rand ^= a->timer_rand << 17;
+	uint64_t at = a->timer_next + a->timer_rand % span;
+	struct itimerspec its = {
+		.it_value = { (time_t)(at / 1000000000ULL), (long)(at % 1000000000ULL) },
+		.it_interval = { (time_t)(a->timer_ns / 1000000000ULL), (long)(a->timer_ns % 1000000000ULL) },
+	};
+	timerfd_settime(a->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
 /* The refresh timer, from now. */

@@ -14,6 +14,7 @@
 
 #include "app.h"
 #include "config.h"
+#include "dict.h"
 #include "err.h"
 #include "import_bpftrace.h"
 #include "pprof_push.h"
@@ -25,21 +26,94 @@
 #include "symbolize.h"
 #include "tui.h"
 
-/* Replay: feed the recording's events up to and including its next tick. */
-static void replay_step(struct app *a)
+/* Replay: feeds the recording's events up to and including its next tick.
+ * 1: a tick was fed; 0: the recording ended (or is damaged: r < 0). */
+static int replay_feed(struct app *a, int *r)
 {
 	struct xpu_event ev;
+	while ((*r = a->import ? xpu_import_next(a->import, &ev) : xpu_rec_next(a->replay, &ev)) > 0) {
+		xpu_session_emit(&a->sess, &ev);
+		if (ev.type == XPU_EV_TICK)
+			return 1;
+	}
+	return 0;
+}
+
+static void replay_ended(struct app *a, int r);
+
+/* Replay: the next tick, shown. */
+static void replay_step(struct app *a)
+{
 	int r;
 	if (a->sess.replay_done)
 		return;
-	while ((r = a->import ? xpu_import_next(a->import, &ev) : xpu_rec_next(a->replay, &ev)) > 0) {
-		xpu_session_emit(&a->sess, &ev);
-		if (ev.type == XPU_EV_TICK) {
-			app_show(a);
-			app_after_refresh(a);
+	if (replay_feed(a, &r)) {
+		app_show(a);
+		app_after_refresh(a);
+		return;
+	}
+	replay_ended(a, r);
+}
+
+/* The refreshes of the recording, counted once with a dictionary of its
+ * own (the position's "of N"); 0 where it cannot be read again. */
+static uint64_t replay_count(const char *path)
+{
+	struct xpu_dict d;
+	struct xpu_event ev;
+	char err[256];
+	uint64_t n = 0;
+	xpu_dict_init(&d);
+	struct xpu_rec_reader *r = xpu_rec_open(path, &d, err, sizeof(err));
+	if (r && xpu_rec_verify(r) == 0)
+		while (xpu_rec_next(r, &ev) > 0)
+			n += ev.type == XPU_EV_TICK;
+	if (r)
+		xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
+	return n;
+}
+
+/* Back to the recording's start: a fresh session, the reader opened again
+ * (the models cannot go back, so a step back is a replay up to there). */
+static int replay_rewind(struct app *a)
+{
+	xpu_rec_close_reader(a->replay);
+	a->replay = NULL;
+	xpu_session_free(&a->sess);
+	xpu_session_init(&a->sess);
+	return app_open_replay(a) < 0 || app_start_replay(a) < 0 ? -1 : 0;
+}
+
+/* Replay, TUI: moves by vs.seek refreshes (Right, Left; Shift: ten), to
+ * refresh 1 at the least, the last at the most, and shows it. */
+static void replay_seek(struct app *a)
+{
+	int64_t to = (int64_t)a->sess.ticks + a->vs.seek;
+	uint64_t total = a->replay_ticks;
+	int r = 0;
+	a->vs.seek = 0;
+	if (a->import)
+		return;	/* a bpftrace log has no refreshes to count */
+	if (to < 1)
+		to = 1;
+	if (total && (uint64_t)to > total)
+		to = (int64_t)total;
+	if ((uint64_t)to < a->sess.ticks && replay_rewind(a) < 0) {
+		a->quit = 1;
+		a->status = 1;
+		return;
+	}
+	while (a->sess.ticks < (uint64_t)to && !a->sess.replay_done)
+		if (!replay_feed(a, &r)) {
+			replay_ended(a, r);	/* shows the end */
 			return;
 		}
-	}
+	app_show(a);
+}
+
+static void replay_ended(struct app *a, int r)
+{
 	a->sess.replay_done = 1;
 	if (r < 0) {
 		xpu_err("%s: %s", a->o.replay, xpu_rec_error(a->replay));
@@ -62,12 +136,14 @@ static void on_timer(struct app *a)
 	uint64_t expirations;
 	if (read(a->timerfd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
 		return;
-	if (a->role.collecting)
+	if (a->role.collecting) {
 		app_role_tick(a);
-	else if (!a->replay && !a->import && !a->role.client)
+		app_rephase_timer(a);
+	} else if (!a->replay && !a->import && !a->role.client) {
 		app_role_retry(a);
-	else if ((a->replay || a->import) && !a->vs.paused)
+	} else if ((a->replay || a->import) && !a->vs.paused) {
 		replay_step(a);
+	}
 }
 
 static void on_child_exit(struct app *a)
@@ -212,6 +288,10 @@ static void on_tty(struct app *a)
 		app_export_now(a);
 	if (r & XPU_REACT_GPU_EXACT)
 		app_role_switch_gpu_tracing(a);
+	if ((r & XPU_REACT_SEEK) && a->replay) {
+		replay_seek(a);
+		r &= ~XPU_REACT_REDRAW;
+	}
 	if (r & XPU_REACT_REBUILD) {
 		if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 			xpu_err("out of memory while building the display");
@@ -224,6 +304,8 @@ static void on_tty(struct app *a)
 
 int app_run_loop(struct app *a)
 {
+	if (a->tui && a->replay)
+		a->replay_ticks = replay_count(a->o.replay);
 	struct epoll_event evs[16];
 	while (!a->quit) {
 		int n = epoll_wait(a->epfd, evs, 16, -1);

@@ -136,6 +136,8 @@ static void pprof_due(struct app *a)
 
 void app_show(struct app *a)
 {
+	a->snap.watched_only = a->o.npids > 0;	/* -p, or -- CMD's processes */
+	a->snap.replay_ticks = a->replay_ticks;
 	if (xpu_snapshot_build(&a->snap, &a->sess, &a->vs) < 0)
 		xpu_err("out of memory while building the display");
 	xpu_viewstate_settle(&a->vs, &a->snap);

@@ -15,28 +15,38 @@ const struct xpu_col xpu_cpu_cols[XPU_CPU_NCOLS] = {
 	[XPU_CPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
 	[XPU_CPU_COL_TID] = { "TID", "tid", XPU_CELL_INT, 7, XPU_COL_HIDDEN },
 	[XPU_CPU_COL_USER] = { "USER", "user", XPU_CELL_STR, 9, XPU_COL_LEFT },
+	[XPU_CPU_COL_NI] = { "NI", "nice", XPU_CELL_INT, 3, XPU_COL_SPARE },
+	[XPU_CPU_COL_VIRT] = { "VIRT", "virt_bytes", XPU_CELL_BYTES, 7, XPU_COL_SPARE },
 	[XPU_CPU_COL_RES] = { "RES", "res_bytes", XPU_CELL_BYTES, 7, 0 },
 	[XPU_CPU_COL_STATE] = { "S", "state", XPU_CELL_STR, 3, XPU_COL_LEFT },
 	[XPU_CPU_COL_PCT] = { "%CPU", "cpu_pct", XPU_CELL_PCT, 6, 0 },
+	[XPU_CPU_COL_MEM] = { "%MEM", "mem_pct", XPU_CELL_PCT, 6, XPU_COL_SPARE },
 	[XPU_CPU_COL_AVG] = { "AVG%", "avg_pct", XPU_CELL_PCT, 6, 0 },
 	[XPU_CPU_COL_TIME] = { "TIME+", "cpu_time_ns", XPU_CELL_CPUTIME, 9, 0 },
 	[XPU_CPU_COL_SAMPLES] = { "SAMPLES", "samples", XPU_CELL_INT, 8, 0 },
 	[XPU_CPU_COL_COMM] = { "COMMAND", "comm", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_FLEX },
 	[XPU_CPU_COL_PROC] = { "PROCESS", "process", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_HIDDEN },
+	[XPU_CPU_COL_CMDLINE] = { "CMDLINE", "cmdline", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_JSON_ONLY },
+	[XPU_CPU_COL_PPID] = { "PPID", "ppid", XPU_CELL_INT, 7, XPU_COL_JSON_ONLY },
 };
 
 const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS] = {
 	[XPU_CPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
 	[XPU_CPU_COL_TID] = { "TID", "tid", XPU_CELL_INT, 7, 0 },
 	[XPU_CPU_COL_USER] = { "USER", "user", XPU_CELL_STR, 9, XPU_COL_LEFT },
+	[XPU_CPU_COL_NI] = { "NI", "nice", XPU_CELL_INT, 3, XPU_COL_SPARE },
+	[XPU_CPU_COL_VIRT] = { "VIRT", "virt_bytes", XPU_CELL_BYTES, 7, XPU_COL_HIDDEN },
 	[XPU_CPU_COL_RES] = { "RES", "res_bytes", XPU_CELL_BYTES, 7, XPU_COL_HIDDEN },
 	[XPU_CPU_COL_STATE] = { "S", "state", XPU_CELL_STR, 3, XPU_COL_LEFT },
 	[XPU_CPU_COL_PCT] = { "%CPU", "cpu_pct", XPU_CELL_PCT, 6, 0 },
+	[XPU_CPU_COL_MEM] = { "%MEM", "mem_pct", XPU_CELL_PCT, 6, XPU_COL_HIDDEN },
 	[XPU_CPU_COL_AVG] = { "AVG%", "avg_pct", XPU_CELL_PCT, 6, 0 },
 	[XPU_CPU_COL_TIME] = { "TIME+", "cpu_time_ns", XPU_CELL_CPUTIME, 9, 0 },
 	[XPU_CPU_COL_SAMPLES] = { "SAMPLES", "samples", XPU_CELL_INT, 8, 0 },
 	[XPU_CPU_COL_COMM] = { "THREAD", "comm", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_FLEX },
 	[XPU_CPU_COL_PROC] = { "PROCESS", "process", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_HIDDEN },
+	[XPU_CPU_COL_CMDLINE] = { "CMDLINE", "cmdline", XPU_CELL_STR, 16, XPU_COL_LEFT | XPU_COL_JSON_ONLY },
+	[XPU_CPU_COL_PPID] = { "PPID", "ppid", XPU_CELL_INT, 7, XPU_COL_JSON_ONLY },
 };
 
 struct key { uint32_t pid, tid; };
@@ -109,6 +119,8 @@ int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev)
 	struct xpu_cpu_task *p = task_get(m, ev->pid, 0);
 	if (!p)
 		return -ENOMEM;
+	if (p->comm != s->comm)
+		p->cmdline = 0;	/* a new name (exec): its command line is read again */
 	p->comm = s->comm;
 	p->user = s->user;
 	p->uid = s->uid;
@@ -138,6 +150,14 @@ void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
 
 void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev)
 {
+	if (ev->type == XPU_EV_CPU_STAT) {
+		if (ev->tid < XPU_CPU_METERS) {
+			m->sys.cpu_busy100[ev->tid] = (uint16_t)ev->sys.busy_pct100;
+			if (ev->tid >= m->sys.ncpus)
+				m->sys.ncpus = ev->tid + 1;
+		}
+		return;
+	}
 	if (ev->type == XPU_EV_SYS_STAT) {
 		const struct xpu_ev_sys_stat *y = &ev->sys;
 		struct xpu_cpu_sys *s = &m->sys;
@@ -154,10 +174,18 @@ void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev)
 	if (i == UINT32_MAX)
 		return;
 	struct xpu_cpu_task *t = &m->tasks[i];
+	if (ev->type == XPU_EV_PROC_CMDLINE) {
+		t->cmdline = ev->pcmd.cmdline;
+		return;
+	}
 	t->has_stat = 1;
 	t->state = ev->pstat.state;
 	t->rss_bytes = ev->pstat.rss_bytes;
 	t->cpu_ns = ev->pstat.cpu_ns;
+	t->has_nice = (ev->pstat.flags & XPU_PSTAT_NICE_VIRT) != 0;
+	t->nice = ev->pstat.nice;
+	t->ppid = ev->pstat.ppid;
+	t->vsize_bytes = ev->pstat.vsize_bytes;
 }
 
 int xpu_cpu_model_shown_pids(const struct xpu_cpu_model *m, uint32_t *out, int max)
@@ -295,22 +323,32 @@ static double pct(uint64_t samples, uint32_t hz, uint64_t ns)
  * time (its memory is the process's: the thread table hides RES).  An
  * exited task is dead (X, the kernel's letter) with no memory, and keeps
  * the CPU time last read. */
-static void stat_cells(struct xpu_table *t, const struct xpu_cpu_task *k, struct xpu_cell *c)
+static void stat_cells(struct xpu_table *t, const struct xpu_cpu_task *k, const struct xpu_cpu_sys *sys,
+		       struct xpu_cell *c)
 {
 	char st[2] = { k ? (char)(k->exited ? 'X' : k->state) : 0, 0 };
 	int na = !k || !k->has_stat;
 	c[XPU_CPU_COL_RES].na = c[XPU_CPU_COL_STATE].na = c[XPU_CPU_COL_TIME].na = (uint8_t)na;
+	c[XPU_CPU_COL_NI].na = c[XPU_CPU_COL_VIRT].na = c[XPU_CPU_COL_PPID].na =
+		(uint8_t)(na || !k->has_nice || k->exited);
+	c[XPU_CPU_COL_MEM].na = (uint8_t)(na || k->exited || !(sys->flags & XPU_SYS_MEM) || !sys->mem_total);
 	if (na)
 		return;
 	c[XPU_CPU_COL_RES].na = (uint8_t)(k->exited != 0);
 	c[XPU_CPU_COL_RES].i = (int64_t)k->rss_bytes;
 	c[XPU_CPU_COL_STATE].s = xpu_table_strdup(t, st);
 	c[XPU_CPU_COL_TIME].i = (int64_t)k->cpu_ns;
+	c[XPU_CPU_COL_NI].i = k->nice;
+	c[XPU_CPU_COL_PPID].i = k->ppid;
+	c[XPU_CPU_COL_VIRT].i = (int64_t)k->vsize_bytes;
+	if (!c[XPU_CPU_COL_MEM].na)
+		c[XPU_CPU_COL_MEM].d = 100.0 * (double)k->rss_bytes / (double)sys->mem_total;
 }
 
 int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
-			struct xpu_table *t, int threads, enum xpu_window w)
+			struct xpu_table *t, int how, enum xpu_window w)
 {
+	int threads = (how & XPU_CPU_TABLE_THREADS) != 0;
 	uint64_t span = xpu_win_span(&m->ticks, w);
 
 	xpu_table_reset(t);
@@ -330,9 +368,14 @@ int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
 		c[XPU_CPU_COL_PCT].d = pct(k->samples.last, m->hz, m->ticks.tick_ns);
 		c[XPU_CPU_COL_AVG].d = pct(n, m->hz, span);
 		c[XPU_CPU_COL_SAMPLES].i = (int64_t)n;
-		stat_cells(t, k, c);
-		c[XPU_CPU_COL_COMM].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->comm));
+		stat_cells(t, k, &m->sys, c);
 		const struct xpu_cpu_task *proc = threads ? xpu_cpu_model_task(m, k->pid, 0) : NULL;
+		uint32_t cmd = threads ? 0 : k->cmdline;
+		c[XPU_CPU_COL_COMM].s = xpu_table_strdup(t, xpu_dict_str_get(d, cmd && (how & XPU_CPU_TABLE_CMDLINE) ?
+									     cmd : k->comm));
+		c[XPU_CPU_COL_CMDLINE].na = !cmd;
+		if (cmd)
+			c[XPU_CPU_COL_CMDLINE].s = xpu_table_strdup(t, xpu_dict_str_get(d, cmd));
 		if (proc)
 			c[XPU_CPU_COL_PROC].s = xpu_table_strdup(t, xpu_dict_str_get(d, proc->comm));
 		else

@@ -30,7 +30,16 @@ struct xpu_cpu_task {
 	int has_stat;
 	uint32_t state;		/* state letter */
 	uint64_t rss_bytes, cpu_ns;
+	uint32_t cmdline;	/* dict string: the command line (process rows), 0 = not read
+				 * for its current name */
+	int has_nice;		/* nice and vsize read (recordings of minor 6 on) */
+	int32_t nice;
+	uint32_t ppid;
+	uint64_t vsize_bytes;
 };
+
+/* CPUs with a meter of their own (CPU_STAT events). */
+#define XPU_CPU_METERS 256
 
 /* The machine as a whole, as last read (SYS_STAT events); flags XPU_SYS_*
  * say which fields are known. */
@@ -39,6 +48,10 @@ struct xpu_cpu_sys {
 	double load[3];
 	double busy_pct;
 	uint64_t mem_total, mem_used;	/* bytes */
+	/* Each CPU's busy share since the last read, % times 100, for CPUs
+	 * 0 .. ncpus - 1 (0: none read, as in recordings before minor 6). */
+	uint32_t ncpus;
+	uint16_t cpu_busy100[XPU_CPU_METERS];
 };
 
 struct xpu_cpu_model {
@@ -64,14 +77,22 @@ struct xpu_cpu_model {
 #define XPU_CPU_MAX_TASKS 16384u
 
 /* RES, S and TIME+ are the process's, from /proc: N/A until read, not
- * shown in the thread table.  PROCESS, hidden, is a thread's process's name
+ * shown in the thread table; so are VIRT and MEM% (RES of the memory in
+ * all).  NI is a thread's own in the thread table.  NI, VIRT and MEM% are
+ * dropped first on a narrow terminal, and N/A in recordings made before
+ * xputop read them.  PROCESS, hidden, is a thread's process's name
  * (N/A in the process table): a filter by a process's name keeps its
  * threads. */
 enum xpu_cpu_col {
-	XPU_CPU_COL_PID, XPU_CPU_COL_TID, XPU_CPU_COL_USER, XPU_CPU_COL_RES, XPU_CPU_COL_STATE,
-	XPU_CPU_COL_PCT, XPU_CPU_COL_AVG, XPU_CPU_COL_TIME, XPU_CPU_COL_SAMPLES, XPU_CPU_COL_COMM,
-	XPU_CPU_COL_PROC, XPU_CPU_NCOLS
+	XPU_CPU_COL_PID, XPU_CPU_COL_TID, XPU_CPU_COL_USER, XPU_CPU_COL_NI, XPU_CPU_COL_VIRT,
+	XPU_CPU_COL_RES, XPU_CPU_COL_STATE, XPU_CPU_COL_PCT, XPU_CPU_COL_MEM, XPU_CPU_COL_AVG,
+	XPU_CPU_COL_TIME, XPU_CPU_COL_SAMPLES, XPU_CPU_COL_COMM, XPU_CPU_COL_PROC, XPU_CPU_COL_CMDLINE,
+	XPU_CPU_COL_PPID, XPU_CPU_NCOLS
 };
+/* What xpu_cpu_model_table builds: the thread table, and COMMAND as the
+ * command line where it was read (the name where not; htop's full command,
+ * top's c).  CMDLINE, in JSON only, always holds it. */
+enum { XPU_CPU_TABLE_THREADS = 1, XPU_CPU_TABLE_CMDLINE = 2 };
 extern const struct xpu_col xpu_cpu_cols[XPU_CPU_NCOLS];
 extern const struct xpu_col xpu_cpu_thread_cols[XPU_CPU_NCOLS];
 
@@ -80,8 +101,8 @@ void xpu_cpu_model_free(struct xpu_cpu_model *m);
 /* Takes one CPU_SAMPLE event. Returns 0 or -ENOMEM. */
 int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev);
 void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid);
-/* Takes a PROC_STAT or SYS_STAT event; a PROC_STAT of a process without a
- * row is ignored. */
+/* Takes a PROC_STAT, THREAD_STAT, SYS_STAT, CPU_STAT or PROC_CMDLINE event;
+ * one of a process without a row is ignored. */
 void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev);
 /* The processes with a row in the recent window that have not exited: up
  * to max into out.  Returns how many. */
@@ -90,10 +111,11 @@ int xpu_cpu_model_shown_pids(const struct xpu_cpu_model *m, uint32_t *out, int m
 int xpu_cpu_model_shown_threads(const struct xpu_cpu_model *m, uint32_t *pids, uint32_t *tids, int max);
 /* Closes the open tick, which lasted interval_ns. */
 void xpu_cpu_model_tick(struct xpu_cpu_model *m, uint64_t interval_ns);
-/* Fills a table (columns xpu_cpu_cols or xpu_cpu_thread_cols) with the rows
- * that have samples in window w, unsorted; row keys are pids (tids). */
+/* Fills a table (columns xpu_cpu_cols, or xpu_cpu_thread_cols with
+ * XPU_CPU_TABLE_THREADS in how) with the rows that have samples in window w,
+ * unsorted; row keys are pids (tids). */
 int xpu_cpu_model_table(const struct xpu_cpu_model *m, const struct xpu_dict *d,
-			struct xpu_table *t, int threads, enum xpu_window w);
+			struct xpu_table *t, int how, enum xpu_window w);
 /* A function the CPUs were in, machine-wide (perf top's list). */
 struct xpu_cpu_hot {
 	uint32_t frame;		/* dict frame: the leaf of the stacks */

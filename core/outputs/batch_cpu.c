@@ -12,13 +12,15 @@
 #include "session.h"
 #include "snapshot.h"
 
-/* perf top's list: where the CPUs were, whichever process. */
+/* perf top's list: where the CPUs were, whichever process (of those -p
+ * watches, where it is given: said so). */
 static void hot_text(FILE *f, const struct xpu_snapshot *s)
 {
 	char name[512];
 	if (!s->cpu.nhot || !s->cpu.hot_all)
 		return;
-	fprintf(f, "Hottest functions, all processes (%" PRIu64 " samples):\n", s->cpu.hot_all);
+	fprintf(f, "Hottest functions, %s (%" PRIu64 " samples):\n",
+		s->watched_only ? "the watched processes only" : "all processes", s->cpu.hot_all);
 	for (int i = 0; i < s->cpu.nhot; i++) {
 		xpu_frame_text(s->dict, s->cpu.hot[i].frame, name, sizeof(name));
 		fprintf(f, "  %5.1f%%  %s\n", 100.0 * (double)s->cpu.hot[i].samples / (double)s->cpu.hot_all, name);

@@ -284,6 +284,8 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 	case XPU_EV_PROC_STAT:
 	case XPU_EV_THREAD_STAT:
 	case XPU_EV_SYS_STAT:
+	case XPU_EV_CPU_STAT:
+	case XPU_EV_PROC_CMDLINE:
 		xpu_cpu_model_stat(&s->cpu, ev);
 		break;
 	case XPU_EV_PROC_EXIT:

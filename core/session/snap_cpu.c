@@ -38,14 +38,23 @@ void xpu_cpu_sys_text(const struct xpu_cpu_sys *y, char *buf, size_t size)
 	snprintf(buf, size, "load %s  cpu %s  mem %s", load, busy, mem);
 }
 
+/* After the sort: one user's rows (u), the process tree (t). */
+static void shape(struct xpu_table *t, const struct xpu_viewstate *vs)
+{
+	xpu_table_filter_col(t, XPU_CPU_COL_USER, vs->user);
+	if (vs->tree && !vs->threads)
+		xpu_table_tree(t, XPU_CPU_COL_PPID, XPU_CPU_COL_COMM);
+}
+
 static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
 	struct xpu_cpu_model *m = &sess->cpu;
 
 	s->cpu.status = sess->status[XPU_SRC_CPU];
-	if (xpu_cpu_model_table(m, &sess->dict, &s->cpu.rows, vs->threads, vs->window) < 0)
+	int how = (vs->threads ? XPU_CPU_TABLE_THREADS : 0) | (vs->cmdline ? XPU_CPU_TABLE_CMDLINE : 0);
+	if (xpu_cpu_model_table(m, &sess->dict, &s->cpu.rows, how, vs->window) < 0)
 		return -1;
-	xpu_snapshot_arrange(s, &s->cpu.rows, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT);
+	xpu_snapshot_arrange_shaped(s, &s->cpu.rows, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT, shape);
 	s->cpu.samples_tick = m->samples_last;
 	s->cpu.sys = m->sys;
 	s->cpu.nhot = 0;
@@ -54,7 +63,7 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 					     &s->cpu.hot_all)) < 0)
 		return -1;
 
-	uint64_t key = s->sel[XPU_VIEW_CPU].key;
+	uint64_t key = vs->flame_all ? 0 : s->sel[XPU_VIEW_CPU].key;	/* A: every process's stacks */
 	const struct xpu_cpu_task *task = NULL;
 	if (key)
 		task = vs->threads ? NULL : xpu_cpu_model_task(m, (uint32_t)key, 0);

@@ -83,11 +83,20 @@ static void header(struct xpu_snapshot *s, const struct xpu_session *sess)
 void xpu_snapshot_arrange(struct xpu_snapshot *s, struct xpu_table *t, const struct xpu_viewstate *vs,
 			  enum xpu_view v, int default_col)
 {
+	xpu_snapshot_arrange_shaped(s, t, vs, v, default_col, NULL);
+}
+
+void xpu_snapshot_arrange_shaped(struct xpu_snapshot *s, struct xpu_table *t, const struct xpu_viewstate *vs,
+				 enum xpu_view v, int default_col,
+				 void (*shape)(struct xpu_table *t, const struct xpu_viewstate *vs))
+{
 	int col = vs->sort_col[v];
 	xpu_table_filter(t, vs->filter[v]);
 	if (col < 0 || (uint32_t)col >= t->ncols)
 		col = default_col;
 	xpu_table_sort(t, col, vs->reverse[v]);
+	if (shape)
+		shape(t, vs);
 	struct xpu_sel *sel = &s->sel[v];
 	sel->row = xpu_table_keep_row(t, vs->selected[v], vs->sel_row[v], vs->follow[v], &sel->lost);
 	sel->key = sel->row >= 0 ? t->keys[sel->row] : 0;

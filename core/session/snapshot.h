@@ -57,9 +57,15 @@ struct xpu_viewstate {
 	int sel_row[XPU_VIEW_MAX];	/* its position: kept while the rows re-sort */
 	int follow[XPU_VIEW_MAX];	/* F: the selection stays on its key instead */
 	int threads;			/* CPU view: one row per thread */
+	int cmdline;			/* CPU view: COMMAND is the command line (p) */
+	int tree;			/* CPU view: processes under their parents (t, F5) */
+	int flame_all;			/* CPU view: the flamegraph of all processes (A) */
+	char user[32];			/* CPU view: only this user's rows (u), "" = all */
 	enum xpu_window window;		/* recent window or since start */
 	int flame;			/* flamegraph pane shown */
 	int paused;
+	int seek;			/* replay: refreshes to move by (Right, Left...), 0 = none;
+					 * the main loop does it and clears it */
 };
 
 void xpu_viewstate_init(struct xpu_viewstate *vs);
@@ -83,6 +89,8 @@ struct xpu_snapshot {
 	int only_view;			/* set by the caller: the view batch text shows
 					 * (--view), -1 for all of them */
 	int hot_functions;		/* set by the caller: fill cpu.hot (batch output) */
+	int watched_only;		/* set by the caller: the models hold only the
+					 * processes -p (or -- CMD) watches */
 	/* set by the caller: the symbolizer's caches and the service thread's
 	 * work (symbolize.h, service.h), for the JSON memory and symbolizer
 	 * objects; have_sym 0 in a replay */
@@ -106,6 +114,7 @@ struct xpu_snapshot {
 	double self_cpu_pct;		/* xputop's own CPU over the last tick, % of one core */
 	int replay;			/* data comes from a recording */
 	int replay_done;		/* and it has ended */
+	uint64_t replay_ticks;		/* its refreshes in all (0: not counted) */
 	int attached;			/* data comes from another xputop, the collector */
 	char source_name[192];		/* "live" or the recording's path */
 	/* How the data is collected (live): the samples' rate (sample_hz is
@@ -150,6 +159,11 @@ extern const struct xpu_snap_view *const xpu_snap_views[XPU_VIEW_MAX];
  * the same position, or the followed row (s->sel[v]). */
 void xpu_snapshot_arrange(struct xpu_snapshot *s, struct xpu_table *t, const struct xpu_viewstate *vs,
 			  enum xpu_view v, int default_col);
+/* The same, with shape (optional) reshaping the rows after the sort and
+ * before the selection is placed (the CPU view's user filter and tree). */
+void xpu_snapshot_arrange_shaped(struct xpu_snapshot *s, struct xpu_table *t, const struct xpu_viewstate *vs,
+				 enum xpu_view v, int default_col,
+				 void (*shape)(struct xpu_table *t, const struct xpu_viewstate *vs));
 
 void xpu_snapshot_init(struct xpu_snapshot *s);
 void xpu_snapshot_free(struct xpu_snapshot *s);

@@ -180,6 +180,17 @@ static void col_list(int view, char *buf, size_t size)
 			used += (size_t)snprintf(buf + used, size - used, ", %s", d->more_cols[i].key);
 }
 
+void xpu_config_sort_cols(FILE *f)
+{
+	static const char *const names[XPU_VIEW_MAX] = { "gpu", "npu", "cpu" };
+	for (int v = 0; v < XPU_VIEW_MAX; v++) {
+		char list[2048];
+		col_list(v, list, sizeof(list));
+		for (char *save, *k = strtok_r(list, ", ", &save); k; k = strtok_r(NULL, ", ", &save))
+			fprintf(f, "%s %s\n", names[v], k);
+	}
+}
+
 int xpu_config_sort_col(int view, const char *name, char *expect, size_t size)
 {
 	int i = find_col(view, name);

@@ -94,6 +94,9 @@ int xpu_config_load(struct xpu_settings *s, const char *path);
 /* The column of view that sorts by name (its JSON key, as sort-cpu = takes),
  * or -1 with the names there are in expect. */
 int xpu_config_sort_col(int view, const char *name, char *expect, size_t size);
+/* What --sort takes in each view, "VIEW NAME" a line (--list-sort-columns,
+ * for the bash completion). */
+void xpu_config_sort_cols(FILE *f);
 void xpu_config_apply(const struct xpu_settings *s, struct xpu_opts *o, struct xpu_viewstate *vs);
 /* Takes the choices made on screen into s: view, sort orders, threads,
  * window, flame pane, theme. */

@@ -160,6 +160,12 @@ static int list_keys(struct xpu_opts *o, const struct xpu_setting *e, const char
 	return 1;
 }
 
+static int list_sort_columns(struct xpu_opts *o, const struct xpu_setting *e, const char *arg)
+{
+	xpu_config_sort_cols(stdout);
+	return 1;
+}
+
 /* ---- the table ---- */
 
 /* The views' names in the order of enum xpu_view (core/session/view_list.h). */
@@ -257,6 +263,7 @@ const struct xpu_setting xpu_settings_table[] = {
 	/* For the build of the bash completion and the man page's test. */
 	{ "list-options", 0, NULL, XPU_SK_HOOK, .parse = list_options },
 	{ "list-keys", 0, NULL, XPU_SK_HOOK, .parse = list_keys },
+	{ "list-sort-columns", 0, NULL, XPU_SK_HOOK, .parse = list_sort_columns },
 };
 const unsigned xpu_nsettings = sizeof(xpu_settings_table) / sizeof(xpu_settings_table[0]);
 

@@ -17,14 +17,22 @@ int xpu_procstat_parse_pid(const char *stat, const char *statm, long page, long 
 	/* The name may hold spaces and parentheses: the fields follow the last ')'. */
 	const char *p = strrchr(stat, ')');
 	char state;
-	unsigned long long utime, stime, pages, resident;
-	long threads;
+	unsigned long long utime, stime, pages, resident, vsize;
+	long threads, nice, ppid;
 
 	if (!p || page <= 0 || hz <= 0 ||
-	    sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %ld",
-		   &state, &utime, &stime, &threads) != 4 ||
+	    sscanf(p + 1, " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %ld %ld",
+		   &state, &ppid, &utime, &stime, &nice, &threads) != 6 ||
 	    sscanf(statm, "%llu %llu", &pages, &resident) != 2 || state < 'A' || state > 'z')
 		return -1;
+	/* vsize, four fields on (starttime, vsize): fields 22 and 23 */
+	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %*u %llu",
+		   &vsize) == 1 && nice >= -20 && nice <= 19 && ppid >= 0) {
+		out->flags = XPU_PSTAT_NICE_VIRT;
+		out->nice = (int16_t)nice;
+		out->ppid = (uint32_t)ppid;
+		out->vsize_bytes = vsize;
+	}
 	out->state = (uint32_t)state;
 	out->cpu_ns = (utime + stime) * (1000000000ULL / (unsigned long long)hz);
 	out->rss_bytes = resident * (unsigned long long)page;
@@ -59,6 +67,23 @@ int xpu_procstat_parse_cpu(const char *text, uint64_t *busy, uint64_t *total)
 	*total = all;
 	*busy = all - v[3] - v[4];
 	return 0;
+}
+
+int xpu_procstat_parse_cpus(const char *text, uint64_t *busy, uint64_t *total, int max)
+{
+	int n = 0;
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		unsigned cpu;
+		int at;
+		if (strncmp(p, "cpu", 3) || p[3] < '0' || p[3] > '9' || sscanf(p + 3, "%u%n", &cpu, &at) != 1 ||
+		    cpu >= (unsigned)max)
+			continue;
+		char line[160];
+		snprintf(line, sizeof(line), "cpu%.*s", (int)strcspn(p + 3 + at, "\n"), p + 3 + at);
+		if (xpu_procstat_parse_cpu(line, &busy[cpu], &total[cpu]) == 0 && (int)cpu >= n)
+			n = (int)cpu + 1;
+	}
+	return n;
 }
 
 static int meminfo_field(const char *text, const char *key, uint64_t *kib)
@@ -102,36 +127,82 @@ static int slurp(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/* /proc/stat, as much as fits: a line per CPU (about 60 bytes). */
+#define STAT_BYTES (32 * 1024)
+
 void xpu_procstat_init(struct xpu_procstat *p)
 {
-	char buf[512];
+	char *buf = malloc(STAT_BYTES);
 	memset(p, 0, sizeof(*p));
 	p->page = sysconf(_SC_PAGESIZE);
 	p->hz = sysconf(_SC_CLK_TCK);
-	/* The first refresh's busy share is measured from here. */
-	if (slurp("/proc/stat", buf, sizeof(buf)) || xpu_procstat_parse_cpu(buf, &p->busy, &p->total))
+	p->cpu_busy = calloc(XPU_PROCSTAT_CPUS, sizeof(*p->cpu_busy));
+	p->cpu_total = calloc(XPU_PROCSTAT_CPUS, sizeof(*p->cpu_total));
+	if (!p->cpu_busy || !p->cpu_total)
+		xpu_procstat_free(p);
+	/* The first refresh's busy shares are measured from here. */
+	if (!buf || slurp("/proc/stat", buf, STAT_BYTES) || xpu_procstat_parse_cpu(buf, &p->busy, &p->total))
 		p->busy = p->total = 0;
+	else if (p->cpu_busy)
+		xpu_procstat_parse_cpus(buf, p->cpu_busy, p->cpu_total, XPU_PROCSTAT_CPUS);
+	free(buf);
+}
+
+void xpu_procstat_free(struct xpu_procstat *p)
+{
+	free(p->cpu_busy);
+	free(p->cpu_total);
+	p->cpu_busy = p->cpu_total = NULL;
+}
+
+static uint32_t busy_share(uint64_t busy, uint64_t total, uint64_t busy0, uint64_t total0)
+{
+	uint64_t db = busy - busy0, dt = total - total0;
+	return (uint32_t)(db >= dt ? 10000 : db * 10000 / dt);
+}
+
+/* A CPU_STAT for each CPU of text whose ticks went on since the last read. */
+static void cpu_stats(struct xpu_procstat *p, struct xpu_session *s, const char *text, uint64_t now)
+{
+	uint64_t busy[XPU_PROCSTAT_CPUS], total[XPU_PROCSTAT_CPUS];
+	if (!p->cpu_busy)
+		return;
+	memcpy(busy, p->cpu_busy, sizeof(busy));
+	memcpy(total, p->cpu_total, sizeof(total));
+	int n = xpu_procstat_parse_cpus(text, busy, total, XPU_PROCSTAT_CPUS);
+	for (int i = 0; i < n; i++) {
+		if (p->cpu_total[i] && total[i] > p->cpu_total[i] && busy[i] >= p->cpu_busy[i]) {
+			struct xpu_event ev = { .type = XPU_EV_CPU_STAT, .source = XPU_SRC_CPU, .tid = (uint32_t)i,
+						.time = now };
+			ev.sys.flags = XPU_SYS_BUSY;
+			ev.sys.busy_pct100 = busy_share(busy[i], total[i], p->cpu_busy[i], p->cpu_total[i]);
+			xpu_session_emit(s, &ev);
+		}
+		p->cpu_busy[i] = busy[i];
+		p->cpu_total[i] = total[i];
+	}
 }
 
 static void sys_stat(struct xpu_procstat *p, struct xpu_session *s, uint64_t now)
 {
-	char buf[4096];
+	char buf[4096], *stat = malloc(STAT_BYTES);
 	struct xpu_event ev = { .type = XPU_EV_SYS_STAT, .source = XPU_SRC_CPU, .time = now };
 	uint64_t busy, total;
 
 	if (slurp("/proc/loadavg", buf, sizeof(buf)) == 0 &&
 	    xpu_procstat_parse_loadavg(buf, ev.sys.load100) == 0)
 		ev.sys.flags |= XPU_SYS_LOAD;
-	/* The first line is all that is read: "cpu ..." comes first. */
-	if (slurp("/proc/stat", buf, 512) == 0 && xpu_procstat_parse_cpu(buf, &busy, &total) == 0) {
+	/* "cpu ..." comes first, then a line per CPU. */
+	if (stat && slurp("/proc/stat", stat, STAT_BYTES) == 0 && xpu_procstat_parse_cpu(stat, &busy, &total) == 0) {
 		if (p->total && total > p->total && busy >= p->busy) {
-			uint64_t db = busy - p->busy, dt = total - p->total;
-			ev.sys.busy_pct100 = (uint32_t)(db >= dt ? 10000 : db * 10000 / dt);
+			ev.sys.busy_pct100 = busy_share(busy, total, p->busy, p->total);
 			ev.sys.flags |= XPU_SYS_BUSY;
 		}
 		p->busy = busy;
 		p->total = total;
+		cpu_stats(p, s, stat, now);
 	}
+	free(stat);
 	if (slurp("/proc/meminfo", buf, sizeof(buf)) == 0 &&
 	    xpu_procstat_parse_meminfo(buf, &ev.sys.mem_total_kib, &ev.sys.mem_used_kib) == 0)
 		ev.sys.flags |= XPU_SYS_MEM;
@@ -162,14 +233,47 @@ static void proc_stat(struct xpu_procstat *p, struct xpu_session *s, uint32_t pi
 	xpu_session_emit(s, &ev);
 }
 
+int xpu_procstat_parse_cmdline(char *buf, size_t n)
+{
+	while (n && !buf[n - 1])
+		n--;	/* the last argument's NUL, and padding */
+	for (size_t i = 0; i < n; i++)
+		if (!buf[i] || buf[i] == '\n' || buf[i] == '\t')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* A process's command line, once for each name it has (the model forgets
+ * it at an exec); none for kernel threads, whose cmdline is empty. */
+static void proc_cmdline(struct xpu_session *s, uint32_t pid, uint64_t now)
+{
+	char path[64], buf[XPU_CMDLINE_MAX + 1];
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/cmdline", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, XPU_CMDLINE_MAX);
+	close(fd);
+	if (n <= 0 || !(n = xpu_procstat_parse_cmdline(buf, (size_t)n)))
+		return;
+	struct xpu_event ev = { .type = XPU_EV_PROC_CMDLINE, .source = XPU_SRC_CPU, .pid = pid, .time = now };
+	ev.pcmd.cmdline = xpu_dict_str(&s->dict, buf, (size_t)n);
+	xpu_session_emit(s, &ev);
+}
+
 void xpu_procstat_tick(struct xpu_procstat *p, struct xpu_session *s)
 {
 	uint32_t pids[XPU_PROCSTAT_MAX], tids[XPU_PROCSTAT_MAX];
 	uint64_t now = xpu_now_mono();
 	sys_stat(p, s, now);
 	int n = xpu_cpu_model_shown_pids(&s->cpu, pids, XPU_PROCSTAT_MAX);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		const struct xpu_cpu_task *t = xpu_cpu_model_task(&s->cpu, pids[i], 0);
 		proc_stat(p, s, pids[i], 0, now);
+		if (t && !t->cmdline)
+			proc_cmdline(s, pids[i], now);
+	}
 	n = xpu_cpu_model_shown_threads(&s->cpu, pids, tids, XPU_PROCSTAT_MAX);
 	for (int i = 0; i < n; i++)
 		proc_stat(p, s, pids[i], tids[i], now);

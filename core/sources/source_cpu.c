@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -23,11 +24,17 @@
 #include "symbolize.h"
 #include "sys.h"
 
-/* How often the ring is drained.  Not on each sample: woken by a sample,
- * xputop ran just as the other CPUs' sampling timers (started together, so
- * in phase) fired, and was charged CPU time its victims lost.  A timer of its
- * own drifts across their phase; often enough that the maps of a process
- * that lives a moment are read while it is there. */
+/* How often the ring is drained, on average.  Not on each sample: woken by
+ * a sample, xputop ran just as the other CPUs' sampling timers (started
+ * together, so in phase) fired, and was charged CPU time its victims lost.
+ * Nor on a fixed period: the timer was armed just before the sampling
+ * timers, so at any -F that divides its period (10, 25, 50 Hz) each drain
+ * ran as a sample was taken and xputop's row showed 40% at -F 10 where the
+ * kernel said 0.7% (issue 28).  Each wait is drawn anew, uniform over
+ * DRAIN_MS/2 .. 3*DRAIN_MS/2, so the drains fall at any phase of the
+ * sampling period and are sampled as often as they run, no more.  Often
+ * enough that the maps of a process that lives a moment are read while it
+ * is there. */
 #define DRAIN_MS 100
 
 struct cpu_source {
@@ -45,6 +52,7 @@ struct cpu_source {
 	uint64_t seen_drops;
 	uint64_t bad_records;
 	struct xpu_procstat procstat;
+	uint64_t rand;		/* the drain timer's jitter (xorshift) */
 };
 
 static uint32_t comm_str(struct xpu_dict *d, const char *comm)
@@ -119,6 +127,17 @@ bad:
 	return 0;
 }
 
+/* The next drain, DRAIN_MS/2 .. 3*DRAIN_MS/2 from now (see DRAIN_MS). */
+static int arm_drain(struct cpu_source *c)
+{
+	c->rand ^= c->rand << 13;
+	c->rand ^= c->rand >> 7;
+	c->rand ^= c->rand << 17;
+	long ns = DRAIN_MS * 500000L + (long)(c->rand % (DRAIN_MS * 1000000UL));
+	struct itimerspec its = { .it_value = { ns / 1000000000L, ns % 1000000000L } };
+	return timerfd_settime(c->timerfd, 0, &its, NULL);
+}
+
 static int cpu_fd(struct xpu_source *src)
 {
 	struct cpu_source *c = (struct cpu_source *)src;
@@ -129,8 +148,12 @@ static int cpu_drain(struct xpu_source *src, struct xpu_session *s)
 {
 	struct cpu_source *c = (struct cpu_source *)src;
 	uint64_t expirations;
-	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+	if (read(c->timerfd, &expirations, sizeof(expirations)) < 0) {
+		if (errno != EAGAIN)
+			xpu_debug("CPU drain timer: %s", strerror(errno));
+	} else if (arm_drain(c) < 0) {
 		xpu_debug("CPU drain timer: %s", strerror(errno));
+	}
 	int n = ring_buffer__consume(c->ring);
 	return n == -EINTR ? 0 : n;
 }
@@ -169,6 +192,7 @@ static void cpu_destroy(struct xpu_source *src)
 	if (c->timerfd >= 0)
 		close(c->timerfd);
 	cpu_bpf__destroy(c->skel);
+	xpu_procstat_free(&c->procstat);
 	free(c);
 }
 
@@ -223,14 +247,16 @@ static int attach_cpus(struct cpu_source *c, uint32_t hz)
 }
 
 /* One descriptor for the main loop: the ring's (readable when the ring
- * fills up) and a DRAIN_MS timer's. */
+ * fills up) and the drain timer's. */
 static int watch_ring(struct cpu_source *c)
 {
-	struct itimerspec its = { .it_interval = { 0, DRAIN_MS * 1000000L }, .it_value = { 0, DRAIN_MS * 1000000L } };
 	struct epoll_event ev = { .events = EPOLLIN };
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	c->rand = ((uint64_t)now.tv_nsec << 20) ^ (uint64_t)getpid() ^ 0x9e3779b97f4a7c15ULL;
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	c->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (c->epfd < 0 || c->timerfd < 0 || timerfd_settime(c->timerfd, 0, &its, NULL) < 0 ||
+	if (c->epfd < 0 || c->timerfd < 0 || arm_drain(c) < 0 ||
 	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->timerfd, &ev) < 0 ||
 	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(c->ring), &ev) < 0) {
 		xpu_err("cannot set up the CPU sample drain: %s", strerror(errno));

@@ -37,6 +37,7 @@ static const struct id_field npu_pm_ids[] = { STR(npu.comm), STR(npu.aux) };
 /* A driver function event's code names the function. */
 static const struct id_field npu_fn_ids[] = { STR(npu.comm), STR(npu.code) };
 static const struct id_field nclient_ids[] = { STR(nclient.comm) };
+static const struct id_field pcmd_ids[] = { STR(pcmd.cmdline) };
 #undef STR
 #undef STK
 
@@ -49,6 +50,7 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_PROC_STAT:
 	case XPU_EV_THREAD_STAT:
 	case XPU_EV_SYS_STAT:
+	case XPU_EV_CPU_STAT:
 		*n = 0;
 		return 0;
 	case XPU_EV_CPU_SAMPLE: *f = cpu_ids; *n = sizeof(cpu_ids) / sizeof(cpu_ids[0]); return 0;
@@ -61,6 +63,7 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_NPU_FUNC: *f = npu_fn_ids; *n = 2; return 0;
 	case XPU_EV_NPU_DEV: *n = 0; return 0;
 	case XPU_EV_NPU_CLIENT: *f = nclient_ids; *n = 1; return 0;
+	case XPU_EV_PROC_CMDLINE: *f = pcmd_ids; *n = 1; return 0;
 	case XPU_EV_GPU_DEV: *f = gdev_ids; *n = 2; return 0;
 	case XPU_EV_GPU_DEV_LINK: *n = 0; return 0;
 	case XPU_EV_GPU_DEV_PROC: *f = gdproc_ids; *n = 2; return 0;
@@ -154,6 +157,14 @@ static int check_stat(const struct xpu_event *ev, const char **why)
 	if (ev->type == XPU_EV_THREAD_STAT &&
 	    (ev->pstat.state < 'A' || ev->pstat.state > 'z' || !ev->pid || !ev->tid || ev->pstat.rss_bytes))
 		return bad(why, "a thread stat without a process, a thread or a state letter");
+	if ((ev->type == XPU_EV_PROC_STAT || ev->type == XPU_EV_THREAD_STAT) &&
+	    ((ev->pstat.flags & ~XPU_PSTAT_NICE_VIRT) || ev->pstat.nice < -20 || ev->pstat.nice > 19))
+		return bad(why, "a process stat with unknown flags or a nice value out of -20..19");
+	if (ev->type == XPU_EV_PROC_CMDLINE && (!ev->pid || ev->tid))
+		return bad(why, "a command line without a process");
+	if (ev->type == XPU_EV_CPU_STAT &&
+	    (ev->pid || ev->tid >= XPU_CPU_STAT_MAX || ev->sys.flags != XPU_SYS_BUSY || ev->sys.busy_pct100 > 10000))
+		return bad(why, "a CPU's stat without a CPU number under 1024 or a busy share");
 	if (ev->type != XPU_EV_SYS_STAT)
 		return 0;
 	const struct xpu_ev_sys_stat *y = &ev->sys;

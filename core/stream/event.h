@@ -40,6 +40,8 @@ enum xpu_ev_type {
 	XPU_EV_GPU_DEV_LINK = 23, /* one GPU's PCIe and NVLink traffic, from NVML */
 	XPU_EV_GPU_DEV_PROC = 24, /* a process on one GPU, from NVML (pid: the host's) */
 	XPU_EV_THREAD_STAT = 25, /* a shown thread's state and CPU time from /proc (pstat, rss 0) */
+	XPU_EV_CPU_STAT = 26,	/* one CPU's busy share (sys, XPU_SYS_BUSY only; tid: the CPU's number) */
+	XPU_EV_PROC_CMDLINE = 27, /* a shown process's command line from /proc (pcmd) */
 	XPU_EV_TYPE_MAX
 };
 
@@ -270,7 +272,13 @@ struct xpu_ev_proc_stat {
 	uint64_t cpu_ns;	/* user + system time of all its threads (TIME+) */
 	uint32_t state;		/* the kernel's state letter: R, S, D, Z, T, t, X, I, ... */
 	uint32_t threads;
+	/* From minor 6 (flags 0 before: not known) */
+	uint16_t flags;		/* XPU_PSTAT_* */
+	int16_t nice;		/* NI: -20 .. 19 */
+	uint32_t ppid;		/* the parent's pid (htop's tree) */
+	uint64_t vsize_bytes;	/* VIRT */
 };
+enum { XPU_PSTAT_NICE_VIRT = 1 << 0 };	/* nice, ppid and vsize_bytes are known */
 
 /* Which fields of a SYS_STAT are known. */
 enum {
@@ -278,6 +286,7 @@ enum {
 	XPU_SYS_BUSY = 1 << 1,		/* busy_pct100 (needs two reads of /proc/stat) */
 	XPU_SYS_MEM = 1 << 2,		/* mem_total_kib, mem_used_kib */
 	XPU_SYS_BITS = 0x7,
+	XPU_CPU_STAT_MAX = 1024,	/* CPU_STAT: CPU numbers below this */
 };
 
 struct xpu_ev_sys_stat {
@@ -288,6 +297,13 @@ struct xpu_ev_sys_stat {
 	uint64_t mem_total_kib;	/* MemTotal */
 	uint64_t mem_used_kib;	/* htop's used: total - free - buffers - cached - sreclaimable */
 };
+
+/* A process's command line, its arguments joined by spaces (at most
+ * XPU_CMDLINE_MAX bytes), read once for each name it has. */
+struct xpu_ev_proc_cmd {
+	uint32_t cmdline;	/* dict string */
+};
+#define XPU_CMDLINE_MAX 512
 
 struct xpu_event {
 	uint16_t type;		/* enum xpu_ev_type */
@@ -313,6 +329,7 @@ struct xpu_event {
 		struct xpu_ev_npu_client nclient;
 		struct xpu_ev_proc_stat pstat;
 		struct xpu_ev_sys_stat sys;
+		struct xpu_ev_proc_cmd pcmd;
 		uint8_t raw[40];
 	};
 };

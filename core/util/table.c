@@ -199,6 +199,23 @@ void xpu_table_filter(struct xpu_table *t, const char *needle)
 	free(keep);
 }
 
+void xpu_table_filter_col(struct xpu_table *t, int col, const char *text)
+{
+	if (!text || !*text || (uint32_t)col >= t->ncols || t->cols[col].kind != XPU_CELL_STR)
+		return;
+	uint32_t *keep = malloc(((size_t)t->nrows + 1) * sizeof(uint32_t));
+	uint32_t n = 0;
+	if (!keep)
+		return;
+	for (uint32_t r = 0; r < t->nrows; r++) {
+		const struct xpu_cell *c = &xpu_table_row(t, r)[col];
+		if (!c->na && c->s && !strcmp(c->s, text))
+			keep[n++] = r;
+	}
+	permute(t, keep, n);
+	free(keep);
+}
+
 int xpu_table_keep_row(const struct xpu_table *t, uint64_t key, int row, int follow, int *lost)
 {
 	*lost = 0;
@@ -292,4 +309,136 @@ size_t xpu_cell_format(const struct xpu_col *col, const struct xpu_cell *c, char
 	if (n < 0)
 		n = 0;
 	return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+/* A row's place in the tree: its parent's row (-1: a root), its first child
+ * and next sibling, in the order the rows had (the sort). */
+struct tree_node {
+	int parent, first, last, next;
+};
+
+struct key_row {
+	uint64_t key;
+	uint32_t row;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	const struct key_row *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int row_of(const struct key_row *kr, uint32_t n, uint64_t key)
+{
+	struct key_row k = { key, 0 };
+	const struct key_row *f = bsearch(&k, kr, n, sizeof(*kr), by_key);
+	return f ? (int)f->row : -1;
+}
+
+#define TREE_DEPTH 24	/* deeper rows are drawn at this depth */
+
+/* Walks the subtree of row r: its rows into order[], their prefixes into
+ * pre (TREE_DEPTH * 3 + 4 bytes a row).  cont: what the ancestors put before
+ * a row at this depth ("|  " or "   " each). */
+static void walk(const struct tree_node *nd, int r, char *cont, int depth, uint32_t *order, uint32_t *n,
+		 char *pre, uint8_t *seen)
+{
+	/* Iterative over siblings, recursive over depth (at most TREE_DEPTH
+	 * levels on the stack: deeper ones are drawn at that depth). */
+	for (; r >= 0; r = nd[r].next) {
+		if (seen[r])
+			continue;
+		seen[r] = 1;
+		int is_last = nd[r].next < 0;
+		char *p = pre + (size_t)*n * (TREE_DEPTH * 3 + 4);
+		int d = depth < TREE_DEPTH ? depth : TREE_DEPTH;
+		if (depth > 0)
+			snprintf(p, TREE_DEPTH * 3 + 4, "%.*s%s", (d - 1) * 3, cont, is_last ? "`- " : "|- ");
+		else
+			p[0] = '\0';
+		order[(*n)++] = (uint32_t)r;
+		if (nd[r].first >= 0) {
+			if (depth > 0 && depth < TREE_DEPTH)
+				memcpy(cont + (d - 1) * 3, is_last ? "   " : "|  ", 3);
+			walk(nd, nd[r].first, cont, depth + 1, order, n, pre, seen);
+		}
+	}
+}
+
+int xpu_table_tree(struct xpu_table *t, int parent_col, int label_col)
+{
+	uint32_t n = t->nrows, k = 0;
+	if (n < 2 || (uint32_t)parent_col >= t->ncols || (uint32_t)label_col >= t->ncols)
+		return 0;
+	struct key_row *kr = malloc(n * sizeof(*kr));
+	struct tree_node *nd = malloc(n * sizeof(*nd));
+	uint32_t *order = malloc(n * sizeof(*order));
+	uint8_t *seen = calloc(n, 1);
+	char *pre = malloc((size_t)n * (TREE_DEPTH * 3 + 4));
+	struct xpu_cell *cells = malloc((size_t)t->cap * t->ncols * sizeof(*cells));
+	uint64_t *keys = malloc((size_t)t->cap * sizeof(*keys));
+	char cont[TREE_DEPTH * 3 + 1];
+	int rc = -1;
+
+	if (!kr || !nd || !order || !seen || !pre || !cells || !keys)
+		goto out;
+	for (uint32_t r = 0; r < n; r++)
+		kr[r] = (struct key_row){ t->keys[r], r };
+	qsort(kr, n, sizeof(*kr), by_key);
+	for (uint32_t r = 0; r < n; r++)
+		nd[r] = (struct tree_node){ -1, -1, -1, -1 };
+	for (uint32_t r = 0; r < n; r++) {
+		const struct xpu_cell *c = &xpu_table_row(t, r)[parent_col];
+		int p = c->na ? -1 : row_of(kr, n, (uint64_t)c->i);
+		if (p < 0 || p == (int)r)
+			continue;
+		nd[r].parent = p;
+		if (nd[p].last >= 0)
+			nd[nd[p].last].next = (int)r;
+		else
+			nd[p].first = (int)r;
+		nd[p].last = (int)r;
+	}
+	/* Roots in the sorted order; then what a cycle (a damaged recording)
+	 * left unreached, each as a root. */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t r = 0; r < n; r++) {
+			if (seen[r] || (pass == 0 && nd[r].parent >= 0))
+				continue;
+			int save = nd[r].next;
+			nd[r].next = -1;	/* r alone, not its siblings */
+			memset(cont, ' ', sizeof(cont));
+			walk(nd, (int)r, cont, 0, order, &k, pre, seen);
+			nd[r].next = save;
+		}
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(&cells[(size_t)i * t->ncols], xpu_table_row(t, order[i]), t->ncols * sizeof(*cells));
+		keys[i] = t->keys[order[i]];
+	}
+	free(t->cells);
+	free(t->keys);
+	t->cells = cells;
+	t->keys = keys;
+	cells = NULL;
+	keys = NULL;
+	/* order[i]'s prefix went to pre's i-th place */
+	for (uint32_t i = 0; i < n; i++) {
+		const char *p = pre + (size_t)i * (TREE_DEPTH * 3 + 4);
+		struct xpu_cell *c = &xpu_table_row(t, i)[label_col];
+		if (!p[0] || c->na || !c->s)
+			continue;
+		char buf[TREE_DEPTH * 3 + 4 + 512];
+		snprintf(buf, sizeof(buf), "%s%s", p, c->s);
+		c->s = xpu_table_strdup(t, buf);
+	}
+	rc = 0;
+out:
+	free(kr);
+	free(nd);
+	free(order);
+	free(seen);
+	free(pre);
+	free(cells);
+	free(keys);
+	return rc;
 }

@@ -26,6 +26,8 @@ enum {
 	XPU_COL_FLEX = 2,	/* takes the remaining width (last text column) */
 	XPU_COL_HIDDEN = 4,	/* not shown (a column this table variant lacks) */
 	XPU_COL_JSON_ONLY = 8,	/* in JSON, not on screen or in text output */
+	XPU_COL_SPARE = 16,	/* on screen where there is room: dropped before any other
+				 * column where the terminal is narrow (htop's NI, VIRT, MEM%) */
 };
 
 struct xpu_col {
@@ -81,6 +83,14 @@ void xpu_table_sort_then(struct xpu_table *t, int col, int then, int reverse);
 /* Keeps rows where a text cell contains `needle` (case-insensitive) or an
  * integer cell equals it.  An empty needle keeps every row. */
 void xpu_table_filter(struct xpu_table *t, const char *needle);
+/* htop's tree: each row under the row whose key its parent_col holds
+ * (siblings in the order the rows had), rows without a parent in the table
+ * as roots; label_col's text is prefixed "|- ", "`- " and "|  " by depth.
+ * 0, or -1 out of memory (the rows as they were). */
+int xpu_table_tree(struct xpu_table *t, int parent_col, int label_col);
+/* Keeps rows whose text cell col is exactly text (htop's u); an empty text
+ * keeps every row. */
+void xpu_table_filter_col(struct xpu_table *t, int col, const char *text);
 /* Index of the row with this key, or -1. */
 int xpu_table_find(const struct xpu_table *t, uint64_t key);
 /* The row selected once the table is rebuilt: the one at the same position

@@ -138,6 +138,20 @@ t numbers_get_no_suggestions
 offers "" -d ""
 offers "" --npu-tdr 1
 
+t sort_columns_are_those_the_parser_takes_in_the_view_given
+# What --sort refuses lists what it takes: "(default, pid, ...)"; the
+# completion offers the same, in the --view given (issue 28).
+for v in gpu npu cpu; do
+	"$XPUTOP" --no-config --view $v --sort no-such-column -b -n 1 > /dev/null 2> "$T_TMP/err"
+	want=$(sed -n 's/.*not a column of this view (\(.*\)).*/\1/p' "$T_TMP/err" | tr -d ',')
+	[ -n "$want" ] || fail "--sort no-such-column: $(cat "$T_TMP/err")"
+	offers "$want" --view $v --sort ""
+	offers "$want" --view=$v -s ""
+done
+includes "cpu_pct mem_pct nice" --view cpu --sort ""
+includes "cpu_pct total" -s ""
+offers "mem_pct" --view cpu --sort me
+
 t after_a_double_dash_come_a_command_and_its_arguments
 : > "$T_TMP/file-one"
 includes "python3" -- pyth

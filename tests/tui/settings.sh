@@ -34,8 +34,8 @@ t s_saves_the_view_the_sort_and_the_theme_and_a_restart_restores_them
 start
 wait_for "REPLAY ENDED"
 wait_for "%CPU"
-keys '>'
-wait_for "▼AVG%"
+keys '>'	# %CPU's neighbour: %MEM (htop's order)
+wait_for "▼%MEM"
 keys T
 wait_for "theme light (S saves it)"
 keys n
@@ -44,7 +44,7 @@ keys S
 wait_for "settings saved to $CONF"
 expect_grep "^view = npu$" "$CONF"
 expect_grep "^theme = light$" "$CONF"
-expect_grep "^sort-cpu = avg_pct$" "$CONF"
+expect_grep "^sort-cpu = mem_pct$" "$CONF"
 expect_grep "^version = 1$" "$CONF"
 quit
 start
@@ -53,7 +53,7 @@ ansi
 # light's table headings: bright-white on #005f87 (256-colour 24); dark has no such colour
 grep -q "48;5;24m" "$T_TMP/ansi" || fail "the restarted screen is not in the light theme"
 keys c
-wait_for "▼AVG%"
+wait_for "▼%MEM"
 quit
 
 t saving_leaves_one_file_and_no_temporary_one

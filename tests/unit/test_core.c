@@ -544,3 +544,38 @@ TEST(cells_format_durations_sizes_and_unknowns)
 	xpu_cell_format(&by, &c, buf, sizeof(buf));
 	CHECK_STR(buf, "N/A");
 }
+
+/* htop's tree: rows under their parents, siblings in the sorted order,
+ * orphans and a cycle's rows as roots, the label prefixed by depth. */
+TEST(a_table_tree_puts_rows_under_their_parents)
+{
+	static const struct xpu_col tc[] = {
+		{ "PID", "pid", XPU_CELL_INT, 5, 0 },
+		{ "PPID", "ppid", XPU_CELL_INT, 5, 0 },
+		{ "COMMAND", "comm", XPU_CELL_STR, 8, XPU_COL_LEFT },
+	};
+	/* pid, ppid, in sorted order: 30 under 10, 20 under 10, 40 under 30,
+	 * 50 orphan, 60 and 70 each other's parent */
+	static const int rows[][2] = { { 30, 10 }, { 50, 99 }, { 10, 1 }, { 40, 30 }, { 20, 10 },
+				       { 60, 70 }, { 70, 60 } };
+	static const char *want[][2] = { { "50", "x50" }, { "10", "x10" }, { "30", "|- x30" },
+					 { "40", "|  `- x40" }, { "20", "`- x20" }, { "60", "x60" },
+					 { "70", "`- x70" } };
+	struct xpu_table t;
+	xpu_table_init(&t, tc, 3);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char name[8];
+		struct xpu_cell *c = xpu_table_add(&t, (uint64_t)rows[i][0]);
+		c[0].i = rows[i][0];
+		c[1].i = rows[i][1];
+		snprintf(name, sizeof(name), "x%d", rows[i][0]);
+		c[2].s = xpu_table_strdup(&t, name);
+	}
+	REQUIRE(xpu_table_tree(&t, 1, 2) == 0);
+	REQUIRE(t.nrows == 7);
+	for (uint32_t r = 0; r < t.nrows; r++) {
+		CHECK_INT(t.keys[r], ==, (uint64_t)atoi(want[r][0]));
+		CHECK_STR(xpu_table_row(&t, r)[2].s, want[r][1]);
+	}
+	xpu_table_free(&t);
+}

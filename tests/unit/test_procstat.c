@@ -29,6 +29,36 @@ TEST(a_process_stat_gives_its_state_cpu_time_resident_memory_and_threads)
 	CHECK_INT(p.threads, ==, 3);
 }
 
+TEST(a_process_stat_gives_its_nice_value_and_virtual_size)
+{
+	struct xpu_ev_proc_stat p;
+	static const char NICED[] = "4242 (n) S 1 4242 4242 0 -1 4194560 1234 0 5 0 "
+				    "250 130 0 0 25 -5 3 0 98765 4096 2048\n";
+	memset(&p, 0, sizeof(p));
+	REQUIRE(xpu_procstat_parse_pid(STAT, STATM, 4096, 100, &p) == 0);
+	CHECK_INT(p.flags, ==, XPU_PSTAT_NICE_VIRT);
+	CHECK_INT(p.nice, ==, 0);
+	CHECK_INT(p.ppid, ==, 1);
+	CHECK_INT(p.vsize_bytes, ==, 123456789);
+	memset(&p, 0, sizeof(p));
+	REQUIRE(xpu_procstat_parse_pid(NICED, STATM, 4096, 100, &p) == 0);
+	CHECK_INT(p.nice, ==, -5);
+	CHECK_INT(p.vsize_bytes, ==, 4096);
+}
+
+TEST(proc_stat_gives_each_cpus_busy_and_total_ticks_by_number)
+{
+	uint64_t busy[4] = { 0 }, total[4] = { 0 };
+	const char *text = "cpu  100 20 30 800 50 5 5 0 7 0\ncpu0 50 10 15 400 25 2 3 0 0 0\n"
+			   "cpu2 10 0 0 90 0 0 0 0 0 0\ncpu9 1 1 1 1 1 1 1 1 0 0\nintr 1 2 3\n";
+	CHECK_INT(xpu_procstat_parse_cpus(text, busy, total, 4), ==, 3);
+	CHECK_INT(busy[0], ==, 80);
+	CHECK_INT(total[0], ==, 505);
+	CHECK_INT(busy[2], ==, 10);
+	CHECK_INT(total[2], ==, 100);
+	CHECK_INT(total[1], ==, 0);	/* offline: no line */
+}
+
 TEST(a_process_stat_that_is_cut_short_or_not_one_is_refused)
 {
 	struct xpu_ev_proc_stat p;

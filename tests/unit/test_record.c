@@ -176,12 +176,22 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 		ev.pid |= 1;
 		ev.tid = 0;
 		ev.pstat.state = "RSDZT"[rnd(s) % 5];
+		ev.pstat.flags &= XPU_PSTAT_NICE_VIRT;
+		ev.pstat.nice = (int16_t)((int)(rnd(s) % 40) - 20);
 		break;
 	case XPU_EV_THREAD_STAT:
 		ev.pid |= 1;
 		ev.tid |= 1;
 		ev.pstat.state = "RSDZT"[rnd(s) % 5];
 		ev.pstat.rss_bytes = 0;
+		ev.pstat.flags &= XPU_PSTAT_NICE_VIRT;
+		ev.pstat.nice = (int16_t)((int)(rnd(s) % 40) - 20);
+		break;
+	case XPU_EV_CPU_STAT:
+		ev.pid = 0;
+		ev.tid %= XPU_CPU_STAT_MAX;
+		ev.sys.flags = XPU_SYS_BUSY;
+		ev.sys.busy_pct100 %= 10001;
 		break;
 	case XPU_EV_SYS_STAT:
 		ev.sys.flags &= XPU_SYS_BITS;
@@ -221,7 +231,7 @@ static const uint16_t types[] = {
 	XPU_EV_GPU_MEMCPY, XPU_EV_GPU_PROC, XPU_EV_NPU_IOCTL, XPU_EV_NPU_IPC, XPU_EV_NPU_JOB, XPU_EV_NPU_MEM,
 	XPU_EV_NPU_PM, XPU_EV_NPU_L0, XPU_EV_NPU_BUSY, XPU_EV_GPU_DEV, XPU_EV_GPU_DEV_LINK, XPU_EV_GPU_DEV_PROC,
 	XPU_EV_NPU_FUNC, XPU_EV_NPU_DEV, XPU_EV_NPU_CLIENT, XPU_EV_PROC_STAT, XPU_EV_SYS_STAT,
-	XPU_EV_THREAD_STAT,
+	XPU_EV_THREAD_STAT, XPU_EV_CPU_STAT,
 };
 
 struct session {

@@ -3,6 +3,12 @@
  * never draw, so they are tested without a terminal. */
 #include "check.h"
 
+#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "draw.h"
 #include "keys.h"
 #include "tui.h"
@@ -51,7 +57,7 @@ static void type(const char *s)
 		key((unsigned char)*s++);
 }
 
-TEST(letters_and_digits_switch_views)
+TEST(letters_switch_views_and_digits_do_not)
 {
 	setup(3);
 	CHECK_INT(key('g'), ==, XPU_REACT_REBUILD);
@@ -60,13 +66,21 @@ TEST(letters_and_digits_switch_views)
 	CHECK_INT(vs.view, ==, XPU_VIEW_NPU);
 	CHECK_INT(key('c'), ==, XPU_REACT_REBUILD);
 	CHECK_INT(vs.view, ==, XPU_VIEW_CPU);
-	CHECK_INT(key('1'), ==, XPU_REACT_REBUILD);
-	CHECK_INT(vs.view, ==, XPU_VIEW_GPU);
-	CHECK_INT(key('2'), ==, XPU_REACT_REBUILD);
-	CHECK_INT(vs.view, ==, XPU_VIEW_NPU);
-	CHECK_INT(key('3'), ==, XPU_REACT_REBUILD);
-	CHECK_INT(vs.view, ==, XPU_VIEW_CPU);
+	CHECK_INT(key('c'), ==, XPU_REACT_NONE);
+	CHECK_INT(key('2'), ==, XPU_REACT_NONE);
 	CHECK_INT(key('3'), ==, XPU_REACT_NONE);
+	CHECK_INT(vs.view, ==, XPU_VIEW_CPU);
+}
+
+/* top's 1: a meter per CPU, in any view; the view stays. */
+TEST(one_toggles_the_per_cpu_meters_not_the_view)
+{
+	setup(3);
+	CHECK_INT(key('1'), ==, XPU_REACT_REDRAW);
+	CHECK(ui.cpu_meters);
+	CHECK_INT(vs.view, ==, XPU_VIEW_CPU);
+	key('1');
+	CHECK(!ui.cpu_meters);
 }
 
 /* A view is its descriptor (tui/views.h): registered in its place, named,
@@ -82,7 +96,7 @@ TEST(every_view_is_registered_with_a_name_a_letter_of_its_own_a_status_and_a_dra
 		for (int w = 0; w < v; w++)
 			CHECK(d->key != xpu_views[w]->key);
 		CHECK_INT(xpu_view_of_key(d->key), ==, v);
-		CHECK_INT(xpu_view_of_key('1' + v), ==, v);
+		CHECK_INT(xpu_view_of_key('1' + v), ==, -1);
 		vs.view = (enum xpu_view)((v + 1) % XPU_VIEW_MAX);
 		CHECK_INT(key(d->key), ==, XPU_REACT_REBUILD);
 		CHECK_INT(vs.view, ==, v);
@@ -210,7 +224,7 @@ TEST(selection_keys_select_row_keys)
 	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 102);
 	key(KEY_DOWN);
 	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 103);
-	key('k');
+	key(KEY_UP);
 	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 102);
 	key(KEY_NPAGE);
 	CHECK_INT(vs.selected[XPU_VIEW_CPU], ==, 102 + 9);
@@ -401,4 +415,92 @@ TEST(t_moves_the_npu_table_keys_to_the_driver_functions_and_enter_opens_the_aler
 	key(27);
 	CHECK(!ui.card);
 	xpu_table_free(&snap.npu.model.funcs);
+}
+
+/* A child of the test, shown as the CPU table's only row under the name
+ * /proc gives it. */
+static pid_t child_row(void)
+{
+	static char comm[32];
+	pid_t pid = fork();
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f || !fgets(comm, sizeof(comm), f))
+		snprintf(comm, sizeof(comm), "?");
+	if (f)
+		fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	setup(1);
+	snap.cpu.rows.keys[0] = (uint64_t)pid;
+	xpu_table_row(&snap.cpu.rows, 0)[XPU_CPU_COL_COMM].s = comm;
+	return pid;
+}
+
+/* htop's k and F9: a menu of signals at SIGTERM, Enter, then y. */
+TEST(k_sends_the_signal_chosen_in_its_menu_after_y)
+{
+	pid_t pid = child_row();
+	int st;
+	CHECK_INT(key('k'), ==, XPU_REACT_REDRAW);
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_SIGNAL);
+	CHECK_STR(xpu_act_signals[ui.act.sig_row].name, "SIGTERM");
+	CHECK_INT(key('j'), ==, XPU_REACT_REDRAW);	/* the menu's, not the table's */
+	key(KEY_UP);
+	key('\r');
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_CONFIRM);
+	key('y');
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_NONE);
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+}
+
+TEST(any_answer_but_y_and_esc_in_the_menu_send_nothing)
+{
+	pid_t pid = child_row();
+	int st;
+	key(KEY_F(9));
+	key(27);
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_NONE);
+	key('k');
+	key('\r');
+	key('n');
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_NONE);
+	CHECK_INT(waitpid(pid, &st, WNOHANG), ==, 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+}
+
+/* htop's F8 and [ lower the priority a step, F7 and ] raise it. */
+TEST(f8_renices_the_selected_process_one_step_after_y)
+{
+	pid_t pid = child_row();
+	int st;
+	CHECK_INT(getpriority(PRIO_PROCESS, (id_t)pid), ==, 0);
+	key(KEY_F(8));
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_CONFIRM);
+	CHECK_INT(ui.act.nice, ==, 1);
+	key('y');
+	CHECK_INT(getpriority(PRIO_PROCESS, (id_t)pid), ==, 1);
+	key('[');
+	key('x');	/* no */
+	CHECK_INT(getpriority(PRIO_PROCESS, (id_t)pid), ==, 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+}
+
+TEST(kill_is_refused_in_a_replay_and_outside_the_cpu_view)
+{
+	setup(3);
+	snap.replay = 1;
+	key('k');
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_NONE);
+	snap.replay = 0;
+	vs.view = XPU_VIEW_GPU;
+	key(KEY_F(7));
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_NONE);
 }

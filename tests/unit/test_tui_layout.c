@@ -18,6 +18,8 @@ static const struct xpu_layout_opts combos[] = {
 	{ .table = 0, .flame = 0, .text = 0, .help = 1 },
 	{ .table = 1, .flame = 1, .text = 9, .alerts = 1 }, { .table = 0, .flame = 0, .text = 0, .alerts = 1 },
 	{ .table = 1, .flame = 1, .text = 1, .help = 1, .alerts = 1 },
+	{ .table = 1, .flame = 1, .text = 2, .meters = 4 }, { .table = 1, .flame = 0, .text = 1, .meters = 64 },
+	{ .table = 0, .flame = 0, .text = 0, .meters = 3, .alerts = 1 },
 	{ .table = 1, .flame = 1, .text = 7, .text_min = 5, .table_want = 4, .flame_want = 11 },
 	{ .table = 1, .flame = 1, .text = 20, .text_min = 5, .table_want = 30, .flame_want = 40, .alerts = 1 },
 	{ .table = 1, .flame = 1, .text = 7, .text_min = 5, .table_want = 2, .flame_want = 3 },
@@ -120,6 +122,22 @@ TEST(a_standard_terminal_shows_table_flame_hints_and_status)
 	CHECK_INT(l.table.w, ==, 80);
 }
 
+/* 1's meters go under the header, above the tabs, and never take the
+ * table's minimum. */
+TEST(cpu_meters_sit_under_the_header_and_leave_the_table_its_minimum)
+{
+	struct xpu_layout l;
+	struct xpu_layout_opts o = { .table = 1, .flame = 1, .text = 1, .meters = 2 };
+	xpu_layout_compute(&l, 24, 80, &o);
+	CHECK_INT(l.meters.y, ==, 1);
+	CHECK_INT(l.meters.h, ==, 2);
+	CHECK_INT(l.tabs.y, ==, 3);
+	o.meters = 100;
+	xpu_layout_compute(&l, 24, 80, &o);
+	CHECK_INT(l.table.h, >=, 1 + XPU_LAYOUT_TABLE_MIN);
+	CHECK_INT(l.meters.h, ==, 24 - 3 - 1 - 1 - XPU_LAYOUT_TABLE_MIN);
+}
+
 TEST(small_terminals_drop_the_flame_before_the_hints)
 {
 	struct xpu_layout l;
@@ -154,22 +172,22 @@ TEST(the_flame_pane_never_squeezes_the_table_below_its_minimum)
 TEST(panes_with_wants_take_rows_in_order_of_need)
 {
 	struct xpu_layout l;
-	xpu_layout_compute(&l, 24, 80, &combos[13]);
+	xpu_layout_compute(&l, 24, 80, &combos[16]);
 	CHECK_INT(l.text.h, ==, 5);
 	CHECK_INT(l.table.h, ==, 4);
 	CHECK_INT(l.flame.h, ==, 20 - 5 - 4);
 	/* rows to spare go to the text up to what it wants, then to the flame */
-	xpu_layout_compute(&l, 48, 160, &combos[13]);
+	xpu_layout_compute(&l, 48, 160, &combos[16]);
 	CHECK_INT(l.text.h, ==, 7);
 	CHECK_INT(l.table.h, ==, 4);
 	CHECK_INT(l.flame.h, ==, 44 - 7 - 4);
 	/* short of rows, the flame's want comes before the table's */
-	xpu_layout_compute(&l, 30, 80, &combos[14]);
+	xpu_layout_compute(&l, 30, 80, &combos[17]);
 	CHECK_INT(l.text.h, ==, 5);
 	CHECK_INT(l.table.h, ==, 1 + XPU_LAYOUT_TABLE_MIN);
 	CHECK_INT(l.flame.h, ==, 30 - 5 - 5 - 5);
 	/* a table wanting less than the minimum gets what it wants */
-	xpu_layout_compute(&l, 24, 80, &combos[15]);
+	xpu_layout_compute(&l, 24, 80, &combos[18]);
 	CHECK_INT(l.table.h, ==, 2);
 	CHECK_INT(l.text.h, ==, 7);
 	CHECK_INT(l.flame.h, ==, 20 - 7 - 2);

@@ -100,7 +100,11 @@ TEST(at_40_columns_the_cpu_table_keeps_res_and_drops_user_and_state)
 	t.sort_col = XPU_CPU_COL_TIME;	/* sorted by TIME+: it stays */
 	xpu_tui_table_widths(&t, 40, w);
 	CHECK_INT(w[XPU_CPU_COL_TIME], >, 0);
-	CHECK_INT(xpu_tui_table_widths(&t, 80, w), <=, 80);	/* all of them at 80 */
+	CHECK_INT(xpu_tui_table_widths(&t, 80, w), <=, 80);	/* all but the spare ones at 80 */
+	for (int i = 0; i < XPU_CPU_NCOLS; i++)
+		if (xpu_col_shown(&xpu_cpu_cols[i]) && !(xpu_cpu_cols[i].flags & XPU_COL_SPARE))
+			CHECK_INT(w[i], >, 0);
+	CHECK_INT(xpu_tui_table_widths(&t, 120, w), <=, 120);	/* and htop's NI, VIRT, %MEM at 120 */
 	for (int i = 0; i < XPU_CPU_NCOLS; i++)
 		if (xpu_col_shown(&xpu_cpu_cols[i]))
 			CHECK_INT(w[i], >, 0);
