@@ -171,6 +171,8 @@ static int list_sort_columns(struct xpu_opts *o, const struct xpu_setting *e, co
 /* The views' names in the order of enum xpu_view (core/session/view_list.h). */
 #define VIEW_NAME(ID, name) #name,
 static const char *const views[] = { XPU_VIEW_LIST(VIEW_NAME) NULL };
+/* " gpu npu cpu", for --help: a new view is named there too. */
+#define VIEW_WORD(ID, name) " " #name
 static const char *const labels[] = { "pid", "comm", "cgroup", "container", NULL };
 
 #define O(field) .off = offsetof(struct xpu_opts, field)
@@ -202,7 +204,7 @@ const struct xpu_setting xpu_settings_table[] = {
 	{ "window", 0, "SECS", XPU_SK_DOUBLE, 0.1, 86400, "seconds", .def = "10", O(window_s),
 	  FILE_KEY(XPU_SET_WINDOW, window_s), .help = "length of the recent window" },
 	{ "view", 0, "VIEW", XPU_SK_ENUM, .names = views, .flags = XPU_SF_UNSET, O(view),
-	  FILE_KEY(XPU_SET_VIEW, view), .help = "view to start in: gpu, npu or cpu" },
+	  FILE_KEY(XPU_SET_VIEW, view), .help = "view to start in:" XPU_VIEW_LIST(VIEW_WORD) },
 	{ "sort", 's', "COL", XPU_SK_STRING, O(sort),
 	  .help = "sort the view by this column (its JSON name: cpu_pct, samples, comm, total...)" },
 	{ "threads", 'H', NULL, XPU_SK_FLAG, O(threads),
