@@ -109,9 +109,10 @@ static struct {
 
 /* The correlation id of the launch this thread recorded last.  One API call
  * has one id and is recorded once: the driver launch nested in a runtime
- * launch carries the runtime's id, and on the H100 under PyTorch training
- * one launch's callback came 2, 3, once 36 times with its id (which, each
- * recorded, put the launches estimated 73-95% high; bench/RESULTS.md). */
+ * launch carries the runtime's id.  (On the H100 under PyTorch training
+ * one id came 2, 3, once 36 times; each recorded, the launches were
+ * estimated 73-95% high.  That was CUPTI's ids stuck after the library
+ * switched the callbacks off while staying attached, see ask_detach.) */
 static __thread uint32_t recorded_corr, recorded_epoch;
 static __thread int recorded_any;
 
@@ -511,14 +512,18 @@ static int activity(int on)
 }
 
 /* Under st.lock: the launch callbacks, recording nothing, stay on for the
- * next launch to return to detach CUPTI in; where it must stay attached,
- * they go off. */
+ * next launch to return to detach CUPTI in.  Where CUPTI stays attached
+ * they stay on too: once a callback is switched off while CUPTI is
+ * attached, CUPTI stops numbering API calls, and every later launch and
+ * kernel carries one stale correlation id until cuptiFinalize (on the
+ * H200 a 128x128 PyTorch loop recorded 5 launches in 8 s, its 406,566
+ * kernels under 5 ids; unsubscribing and subscribing again did the same;
+ * docs/gpu-cost.md).  The cost: about 1.1 us a launch between slices, in a
+ * process that uses CUDA graphs or asked for XPUTOP_CUPTI_DETACH=0. */
 static void ask_detach(void)
 {
-	if (__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE)) {
-		enable_all(0);
+	if (__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE))
 		return;
-	}
 	enable_all(1);
 	__atomic_store_n(&st.phase, DETACH_ASKED, __ATOMIC_RELEASE);
 }
@@ -622,14 +627,9 @@ void xpu_cupti_stop(void)
 		st.act_on = 0;
 		/* Records still in flight go nowhere once the channel is detached. */
 		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-		if (__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE)) {
-			enable_all(0);
-			api.unsubscribe(st.sub);
-			st.subscribed = 0;
-			__atomic_store_n(&st.phase, DETACHED, __ATOMIC_RELEASE);
-		} else {
-			ask_detach();
-		}
+		/* Staying attached, the callbacks stay on for the next xputop
+		 * (ask_detach): recording nothing without a channel. */
+		ask_detach();
 	}
 	st.chan = NULL;
 	pthread_mutex_unlock(&st.lock);

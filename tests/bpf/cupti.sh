@@ -93,9 +93,8 @@ t a_slow_flush_at_a_slices_end_leaves_no_kernel_without_its_launch
 $Q gpu_stack_pct 100 < "$T_TMP/slowflush.json" || fail "kernels traced without their launch"
 $Q stand_account "$T_TMP/slowflush.stand" < "$T_TMP/slowflush.json" || fail "records unaccounted for"
 
-# Each launch's callback three times with its one correlation id, as CUPTI
-# gave them on the H100 under PyTorch training (the launches estimated
-# 73-95% high then).
+# Each launch's callback three times with its one correlation id (as a
+# runtime launch's nested driver launch carries the runtime's id).
 PROG_ENV="STAND_CUPTI_ATTACH_MS=10 STAND_CUPTI_REPEAT=3"
 play repeat 10 "" "$STAND" 3
 
@@ -131,7 +130,8 @@ play graph 12 "" -g 2 "$STAND" 5
 
 t cupti_is_never_torn_down_once_it_saw_a_cuda_graph
 $Q stand "$T_TMP/graph.stand" "graph_teardowns == 0" "graph_launches > 0" "finalizes >= 1" "misuse == 0" \
-	"violations == 0" || fail "cuptiFinalize after CUPTI saw a graph, or no detach before the graph"
+	"violations == 0" "stale_ids == 0" ||
+	fail "cuptiFinalize after CUPTI saw a graph, no detach before the graph, or ids stuck after it"
 $Q gpu_proc "$T_TMP/graph.stand" "kernels > 0" < "$T_TMP/graph.json" || fail "nothing traced"
 $Q stand_account "$T_TMP/graph.stand" < "$T_TMP/graph.json" || fail "records unaccounted for"
 
@@ -145,13 +145,20 @@ t nothing_is_attached_or_switched_while_cuda_tears_down_at_exit
 $Q stand "$T_TMP/teardown.stand" "in_teardown == 0" "finalizes >= 4" "misuse == 0" ||
 	fail "CUPTI called while CUDA tore down"
 
-# XPUTOP_CUPTI_DETACH=0 in the program's environment keeps CUPTI attached.
+# XPUTOP_CUPTI_DETACH=0 in the program's environment keeps CUPTI attached;
+# slices every 100 ms.
 PROG_ENV="STAND_CUPTI_ATTACH_MS=10 XPUTOP_CUPTI_DETACH=0"
-play attached 6 "" "$STAND" 2
+play attached 10 "--gpu-sample 10/100" "$STAND" 3
 
 t xputop_cupti_detach_0_keeps_cupti_attached
 $Q stand "$T_TMP/attached.stand" "finalizes == 0" "subscriptions == 1" "misuse == 0" || fail "detached"
 $Q gpu_proc "$T_TMP/attached.stand" "kernels > 0" < "$T_TMP/attached.json" || fail "nothing traced"
+
+t staying_attached_the_callbacks_stay_on_and_every_launch_keeps_its_own_id
+# A callback switched off while CUPTI stays attached leaves CUPTI's ids
+# stuck (the H200: 5 launches recorded in 8 s, all kernels under 5 ids).
+$Q stand "$T_TMP/attached.stand" "stale_ids == 0" || fail "CUPTI's correlation ids stuck"
+$Q gpu_within_stated "$T_TMP/attached.expected" 3 15 < "$T_TMP/attached.json" || fail "estimates"
 
 # A GPU 1.5 s behind its launches: a slice's kernels run long after the 100
 # ms that kernel activity stays on for them; those still running when the

@@ -39,9 +39,18 @@
  *    teardown crashed graph replays with an illegal address
  *    (pytorch/pytorch#112507), so the library must not make one.
  *
+ *  - correlation ids: once a callback that was on is switched off (or its
+ *    subscriber unsubscribed) while CUPTI stays attached, every later API
+ *    call gets the id of the last one numbered, until cuptiFinalize
+ *    (stale_ids counts them).  On the H200, a 128x128 PyTorch loop under a
+ *    library staying attached and switching the launch callbacks off after
+ *    each slice recorded 5 and 795 launches in 8 s, its 406,566 kernels all
+ *    under 5 ids; with the callbacks left on, 71,214 launches, every kernel
+ *    its own id (docs/gpu-cost.md, issue 25).
+ *
  * STAND_CUPTI_REPEAT=N: a launch's ENTER callback comes N times with its one
- * correlation id, as CUPTI gave them on the H100 under PyTorch training
- * (2, 3, once 36 times; bench/RESULTS.md, issue 25). */
+ * correlation id (as a runtime launch's nested driver launch carries the
+ * runtime's id). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,7 +105,8 @@ _Static_assert(sizeof(CUpti_ActivityKernel10) % 8 == 0, "records keep 8-byte ali
 	X(reenables)	    /* a callback or activity kind enabled while it was on already */              \
 	X(graph_launches)   /* cudaGraphLaunch calls */                                                    \
 	X(graph_teardowns)  /* cuptiFinalize calls after CUPTI saw a graph (pytorch#112507) */     \
-	X(in_teardown)	    /* calls that change CUPTI's state while CUDA tears down at exit */
+	X(in_teardown)	    /* calls that change CUPTI's state while CUDA tears down at exit */            \
+	X(stale_ids)	    /* API calls given the last call's correlation id (a callback switched off) */
 
 #define FIELD(name) uint64_t name;
 static struct {
@@ -115,6 +125,7 @@ static struct {
 	CUpti_TimestampCallbackFunc timestamp;
 	int attached; /* anything of the above since the last cuptiFinalize */
 	int saw_graph; /* a graph made or replayed while attached */
+	int ids_stuck; /* a callback was switched off while attached: ids no longer advance */
 	int tearing;   /* CUDA's exit teardown runs (stand_cuda_teardown_at_exit) */
 	/* The records held, oldest first, in a ring. */
 	struct rec q[MAX_QUEUED];
@@ -262,7 +273,11 @@ CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 	pthread_mutex_lock(&S.lock);
 	S.n.in_teardown += S.tearing;
 	if (current(subscriber)) {
-		/* The subscriber's callbacks go; CUPTI's cost does not. */
+		/* The subscriber's callbacks go; CUPTI's cost does not, and an
+		 * enabled one leaves the ids stuck. */
+		for (int d = 0; d < CUPTI_CB_DOMAIN_SIZE; d++)
+			for (int c = 0; c < MAX_CBID; c++)
+				S.ids_stuck |= S.enabled[d][c];
 		S.subscribed = 0;
 		S.cb = NULL;
 		memset(S.enabled, 0, sizeof(S.enabled));
@@ -282,6 +297,7 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
 	S.n.in_teardown += S.tearing;
 	if (current(subscriber)) {
 		S.n.reenables += enable && S.enabled[domain][cbid];
+		S.ids_stuck |= !enable && S.enabled[domain][cbid];
 		S.enabled[domain][cbid] = enable != 0;
 		S.attached |= enable != 0;
 		r = CUPTI_SUCCESS;
@@ -505,6 +521,7 @@ CUptiResult CUPTIAPI cuptiFinalize(void)
 	S.n.lost += S.qlen;
 	S.n.graph_teardowns += S.saw_graph;
 	S.saw_graph = 0;
+	S.ids_stuck = 0;
 	S.qhead = S.qlen = 0;
 	S.buf++;
 	S.buf_n = 0;
@@ -590,7 +607,11 @@ static void api_call(CUpti_CallbackId cbid, const char *function, const char *sy
 	cd.functionName = function;
 	cd.symbolName = symbol;
 	pthread_mutex_lock(&S.lock);
-	cd.correlationId = ++S.corr;
+	if (S.ids_stuck && S.corr)
+		S.n.stale_ids++;
+	else
+		S.corr++;
+	cd.correlationId = S.corr;
 	pthread_mutex_unlock(&S.lock);
 	call_site(&cd, CUPTI_API_ENTER, cbid);
 	pthread_mutex_lock(&S.lock);
