@@ -116,6 +116,8 @@ static struct {
 static __thread uint32_t recorded_corr, recorded_epoch;
 static __thread int recorded_any;
 
+static void graph_kinds_init(void);
+
 static void *open_cupti(void)
 {
 	static const char *names[] = {
@@ -157,6 +159,7 @@ int xpu_cupti_load(void)
 	const char *d = getenv("XPUTOP_CUPTI_DETACH");
 	st.no_detach = !api.finalize || (d && strcmp(d, "0") == 0);
 	api.get_version(&st.version);
+	graph_kinds_init();
 	st.loaded = 1;
 	return 0;
 }
@@ -215,24 +218,30 @@ static const struct {
 };
 #define NGRAPH_CBIDS (sizeof(graph_cbids) / sizeof(graph_cbids[0]))
 
+/* What each runtime and driver cbid is to graph_call(): 1 a graph launch,
+ * 2 another graph call watched, 0 neither.  Looked up on every launch
+ * callback (a staying-attached process has them on between slices). */
+#define GRAPH_KINDS 1024
+_Static_assert((int)CUPTI_RUNTIME_TRACE_CBID_SIZE <= GRAPH_KINDS && (int)CUPTI_DRIVER_TRACE_CBID_SIZE <= GRAPH_KINDS,
+	       "graph_kind holds every cbid");
+static uint8_t graph_kind[2][GRAPH_KINDS];
+
+static void graph_kinds_init(void)
+{
+	for (size_t i = 0; i < NGRAPH_CBIDS; i++)
+		graph_kind[graph_cbids[i].dom == CUPTI_CB_DOMAIN_DRIVER_API][graph_cbids[i].cbid] = 2;
+	graph_kind[0][CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000] = 1;
+	graph_kind[0][CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000] = 1;
+	graph_kind[1][CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch] = 1;
+	graph_kind[1][CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz] = 1;
+}
+
 static int graph_call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
 {
-	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API)
-		switch (cbid) {
-		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
-			return 1;
-		}
-	if (dom == CUPTI_CB_DOMAIN_DRIVER_API)
-		switch (cbid) {
-		case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-		case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
-			return 1;
-		}
-	for (size_t i = 0; i < NGRAPH_CBIDS; i++)
-		if (graph_cbids[i].dom == dom && graph_cbids[i].cbid == cbid)
-			return 2;	/* not a launch */
-	return 0;
+	if (dom != CUPTI_CB_DOMAIN_RUNTIME_API && dom != CUPTI_CB_DOMAIN_DRIVER_API)
+		return 0;
+	int d = dom == CUPTI_CB_DOMAIN_DRIVER_API;
+	return cbid < GRAPH_KINDS ? graph_kind[d][cbid] : 0;
 }
 
 /* At a launch's return on a launching thread, the detach asked for: never
