@@ -14,7 +14,10 @@
 # snapshots on time, xputop's own CPU.  Workloads: hf (HF transformers
 # batch-1 greedy decoding), compiled (torch.compile reduce-overhead, CUDA
 # graphs), multiproc (two torch.multiprocessing workers), loop128, loop512,
-# loop1024 (matmul + relu + sum).  Default: all.
+# loop1024 (matmul + relu + sum).  Default: all of these.  Also, named:
+# train, train_compiled, train_ddp (bench/gpu/train_gpt2.py: GPT-2-style
+# training eager, torch.compile'd, and with DDP on two GPUs: issue 26, the
+# backward's kernels under train_step).
 set -u
 BUILD=$(realpath "${1:-build}")
 OUTD=$(realpath "${2:-/tmp/xputop-frameworks}")
@@ -33,6 +36,9 @@ spec() {
 	compiled) echo "compiled.py forward_step --steps 3000 --warmup 5" ;;
 	multiproc) echo "multiproc.py worker_step --steps 3000 --warmup 20 --size 256" ;;
 	loop128) echo "torch_loop.py train_step --steps 5000 --warmup 20 --size 128" ;;
+	train) echo "train_gpt2.py train_step --steps 20 --warmup 3" ;;
+	train_compiled) echo "train_gpt2.py train_step --steps 20 --warmup 3 --compile" ;;
+	train_ddp) echo "train_gpt2.py train_step --steps 20 --warmup 3 --ddp 2" ;;
 	loop512) echo "torch_loop.py train_step --steps 3000 --warmup 20 --size 512" ;;
 	loop1024) echo "torch_loop.py train_step --steps 2000 --warmup 20 --size 1024" ;;
 	esac
