@@ -11,7 +11,7 @@ Every workload prints one JSON line on stdout (or appends it to --out):
    ..., "wall_ms_per_step", "cpu_ms_per_step", "sys_ms_per_step" last: the
    process's own CPU time (getrusage RUSAGE_SELF, every thread, user +
    system) and its system part over the measured steps,
-   "kernel_names": [...] (with --profile --names FILE: written to FILE)}
+   with --profile --names FILE: each kernel's count and name written to FILE}
 """
 import argparse
 import json
@@ -28,7 +28,7 @@ def parser(doc):
     p.add_argument("--warmup", type=int, default=2, help="steps before the measured ones")
     p.add_argument("--profile", action="store_true",
                    help="run under torch.profiler and count every kernel it saw")
-    p.add_argument("--names", help="with --profile: write the distinct kernel names here")
+    p.add_argument("--names", help="with --profile: write each kernel name here, after its count and a tab")
     p.add_argument("--out", help="append the JSON line to this file instead of stdout")
     return p
 
@@ -43,9 +43,12 @@ def kernels_of(prof, names_path):
     os.unlink(path)
     kernels = [e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"]
     if names_path:
+        counts = {}
+        for e in kernels:
+            counts[e["name"]] = counts.get(e["name"], 0) + 1
         with open(names_path, "a") as f:
-            for n in sorted({e["name"] for e in kernels}):
-                f.write(n + "\n")
+            for n in sorted(counts, key=lambda n: (-counts[n], n)):
+                f.write(f"{counts[n]}\t{n}\n")
     return len(kernels)
 
 
