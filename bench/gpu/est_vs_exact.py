@@ -7,20 +7,9 @@ xputop gave) against the exact counts, and the kernels' shares of GPU time.
 
   python3 bench/gpu/est_vs_exact.py SAMPLED_JSON EXACT_JSON [TOP]
 """
-import json
 import sys
 
-
-def last(path):
-    snap = None
-    for line in open(path):
-        try:
-            j = json.loads(line)
-        except ValueError:
-            continue
-        if "gpu" in j:
-            snap = j
-    return snap["gpu"]
+from snapjson import last_gpu as last
 
 
 def busiest(g):

@@ -9,8 +9,9 @@ Prints the totals, then the TOP names (default 20) whose counts differ most.
 xputop's table names a kernel as CUPTI does (demangled where it could); a
 name the profiler shortened or mangled differently shows as two rows.
 """
-import json
 import sys
+
+from snapjson import last_gpu
 
 
 def main():
@@ -20,16 +21,8 @@ def main():
     for line in open(names, errors="replace"):
         n, _, name = line.rstrip("\n").partition("\t")
         prof[name] = prof.get(name, 0) + int(n)
-    snap = None
-    for line in open(xjson, errors="replace"):
-        try:
-            j = json.loads(line)
-        except ValueError:
-            continue
-        if "gpu" in j:
-            snap = j
     xp = {}
-    for k in (snap or {}).get("gpu", {}).get("kernels") or []:
+    for k in last_gpu(xjson).get("kernels") or []:
         xp[k["name"]] = xp.get(k["name"], 0) + k.get("calls", 0)
     print(f"profiler {sum(prof.values())} kernels, {len(prof)} names; xputop {sum(xp.values())}, {len(xp)} names")
     rows = sorted(set(prof) | set(xp), key=lambda n: -abs(prof.get(n, 0) - xp.get(n, 0)))
