@@ -141,6 +141,12 @@ static int fp_depth(int32_t ulen)
 	return ulen > 0 ? (ulen / 8 > XPU_GPU_MAX_DEPTH ? XPU_GPU_MAX_DEPTH : ulen / 8) : 0;
 }
 
+/* How far the DWARF walk goes: past the 127 frames of the kernel's
+ * frame-pointer walk (cuDNN's launches in torch.compile'd training were
+ * deeper, and lost their root: the training step), to what one stack can
+ * symbolize. */
+#define DWARF_DEPTH XPU_RAWSTACK_MAX_IPS
+
 /* A site's capture, on its way through the service thread. */
 struct site_job {
 	struct xpu_service_job job;
@@ -152,7 +158,7 @@ struct site_job {
 	uint64_t regs[XPU_GPU_NREGS];
 	uint32_t copied;
 	uint8_t *stack;				/* the copy of the stack from rsp up */
-	uint64_t ips[XPU_GPU_MAX_DEPTH];	/* the DWARF walk */
+	uint64_t ips[DWARF_DEPTH];		/* the DWARF walk */
 };
 
 /* Symbolizes the better of the two walks and hands the site its frames. */
@@ -189,7 +195,7 @@ static void site_work(struct xpu_service_job *job)
 {
 	struct site_job *j = (struct site_job *)job;
 	j->ndw = xpu_unwinder_run(j->p->unwinder, j->pid, j->tid, j->regs, j->stack, j->copied, j->ips,
-				  XPU_GPU_MAX_DEPTH);
+				  DWARF_DEPTH);
 }
 
 static void site_done(struct xpu_service_job *job)

@@ -4,7 +4,7 @@
 #include "dict.h"
 #include "symbolize.h"
 
-#define MAX_IPS 256
+#define MAX_IPS XPU_RAWSTACK_MAX_IPS
 
 static void reverse(uint32_t *v, uint32_t n)
 {

@@ -10,6 +10,9 @@
 struct xpu_dict;
 struct xpu_symbolizer;
 
+/* User (and kernel) addresses symbolized of one stack, at most. */
+#define XPU_RAWSTACK_MAX_IPS 256
+
 /* Symbolizes into frames[] (root first, at most XPU_DICT_MAX_DEPTH) and
  * returns how many, without interning the stack. */
 uint32_t xpu_rawstack_frames(struct xpu_symbolizer *sym, uint32_t pid, const uint64_t *uips,

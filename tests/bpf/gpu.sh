@@ -39,6 +39,18 @@ $Q gpu_graphs_joined < "$T_TMP/gpu.json" || fail "graph kernels not all joined t
 t dwarf_unwinding_crosses_code_without_frame_pointers
 $Q gpu_path nofp_kernel standin_train_step standin_nofp_outer standin_nofp_inner cudaLaunchKernel < "$T_TMP/gpu.json" || fail "path through no-frame-pointer code"
 
+t a_launch_200_calls_deep_keeps_its_stack_to_main
+# PyTorch's compiled training launched cuDNN kernels from stacks deeper than
+# the 127 frames of the kernel's frame-pointer walk (2.7% of its GPU time
+# lost its root on an H200); the DWARF walk goes on to 256.
+"$XPUTOP" -b -j --gpu-exact -n 8 -d 0.5 --window 60 > "$T_TMP/deep.json" 2> "$T_TMP/deep.err" &
+X=$!
+wait_json "$T_TMP/deep.json"
+as_nobody env STANDIN_DEEP=200 "$STANDIN" "$FAKE" 1 > /dev/null 2>&1 || fail "stand-in failed"
+xp_ok $X
+$Q gpu_path deep_kernel main standin_train_step standin_deep standin_deep cudaLaunchKernel 'deep_kernel_[g]' \
+	< "$T_TMP/deep.json" || fail "the deep launch's stack lost its root"
+
 t pytorch_kernels_read_short_and_apart_in_the_table_and_whole_in_json
 FILL_INT=_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt5arrayIPcLm1EEEEviT0_T1_
 FILL_BOOL=_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIbEESt5arrayIPcLm1EEEEviT0_T1_

@@ -14,7 +14,9 @@
  * too where other programs take the CPUs.  "nowait" starts without a monitor.
  * STANDIN_FORK=1 forks a child at step 5 that launches (through the
  * library's forked copy, which must stay silent) and exits; its kernels are
- * not in the printed totals. */
+ * not in the printed totals.  STANDIN_DEEP=N: every tenth step launches
+ * deep_kernel N calls further down (deeper than the 127 frames the kernel's
+ * frame-pointer walk stops at). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -139,8 +141,25 @@ NOFP void standin_nofp_outer(void)
 	sink += (int)pad[1];
 }
 
+static int deep;
+
+__attribute__((noinline, optimize("no-optimize-sibling-calls"))) void standin_deep(int n)
+{
+	volatile int pad = n;
+	if (n > 0) {
+		standin_deep(n - 1);
+		sink += pad;
+		return;
+	}
+	uint32_t c = ++corr;
+	launch(c, CBID_LAUNCH_KERNEL, RUNTIME, "cudaLaunchKernel");
+	run_kernel("deep_kernel", c, 200000, 0);
+}
+
 __attribute__((noinline)) void standin_train_step(int iter)
 {
+	if (deep && iter % 10 == 5)
+		standin_deep(deep);
 	standin_forward();
 	if (iter % 10 == 0)
 		standin_graph_replay();
@@ -189,6 +208,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	say_injection();
+	deep = getenv("STANDIN_DEEP") ? atoi(getenv("STANDIN_DEEP")) : 0;
 	FILE *rates = argc > 3 ? fopen(argv[3], "w") : NULL;
 	int nowait = argc > 4 && strcmp(argv[4], "nowait") == 0;
 	if (argc > 3 && !rates) {
