@@ -81,11 +81,13 @@ struct xpu_gpu_est {
 
 enum { XPU_GPU_EST_LAUNCHES, XPU_GPU_EST_KERNELS, XPU_GPU_EST_NS, XPU_GPU_NEST };
 #define XPU_GPU_EST_MIN_TICKS 4	/* ticks with a slice, at the least, for an estimate */
+#define XPU_GPU_EST_MIN_HITS 2	/* ticks that saw something, at the least (one gives no variance) */
 
 /* Successive differences of a per-tick series (count y in traced time t),
  * for the variance of a ratio estimated from systematic samples. */
 struct xpu_gpu_sd {
 	uint64_t n, seen;	/* ticks with anything traced; things seen (counts) */
+	uint64_t hits;		/* ticks that saw something */
 	double y, t, py, pt, dyy, dyt, dtt;
 };
 
