@@ -4,17 +4,25 @@
  * A workload is an exact stream of launches (each with its kernel's time).
  * It is replayed as if sampled, the way xputop's sources deliver it: an
  * injected process traces slices placed by the library's own schedule
- * (inject/sched.c), its kernels coming a flush after their launch and each
+ * (inject/sched.c), its kernels coming a flush after they ended and each
  * slice reported when it ends; a process seen by the launch probes only is
  * counted while the probes are on (slices placed the same way), its counts
  * read at every refresh and the probes' spans handed on after them, as
  * core/sources/gpu_probes.c does.  The GPU model's estimates are then held
  * against what the workload really did, over many seeds: on average within
  * 5% (no bias), and each run within 5% or within the uncertainty the
- * estimate states. */
+ * estimate states.
+ *
+ * Beside the synthetic shapes, real workloads: exact recordings made on a
+ * GPU and kept in tests/fixtures/ (gpu-*.fx.gz, README.md there), each
+ * launch with its thread and kernels (graph kernels share their launch's
+ * correlation id), replayed end to end as many times as the run needs.
+ * Their kernel calls and each kernel's share of the GPU time are held to
+ * the exact figures too. */
 #include "check.h"
 
 #include <math.h>
+#include <zlib.h>
 
 #include "dict.h"
 #include "event.h"
@@ -29,16 +37,50 @@
 #define TICK SEC
 #define FLUSH (20 * MS)		/* the library's records come this much later */
 
-enum shape { STEADY, IDLE, BURSTY };
+enum shape { STEADY, IDLE, BURSTY, RECORDED };
+
+/* A recorded workload (bench/gpufixture.c writes them): launches in time
+ * order, each with its kernels. */
+struct fx_kernel {
+	uint32_t name;
+	int32_t start_us;	/* after the launch */
+	uint32_t dur_ns;
+	uint32_t graph;
+};
+
+struct fx_launch {
+	uint64_t at;		/* ns after the first launch */
+	uint32_t tid, first, n;	/* thread (0, 1, ...); its kernels */
+};
+
+struct fixture {
+	char **names;
+	uint32_t nnames;
+	struct fx_launch *l;
+	struct fx_kernel *k;
+	uint32_t nl, nk;
+};
 
 struct work {
 	const char *name;
 	enum shape shape;
 	int launch_only;
 	uint64_t seconds;
+	const struct fixture *fx;	/* RECORDED */
+	uint64_t tile_ns;		/* RECORDED: a copy of the recording starts every tile_ns */
 	/* generator state */
 	uint64_t rng, burst_end, burst_next;
 	uint32_t burst_left;
+	uint64_t tile, at;		/* RECORDED: which copy, which launch */
+	uint64_t origin;		/* RECORDED: where the first copy starts */
+};
+
+/* One launch as the workload made it: its time, thread and kernels. */
+struct launch {
+	uint64_t t;
+	uint32_t tid, nk;
+	const struct fx_kernel *k;
+	struct fx_kernel one;	/* the synthetic shapes' kernel */
 };
 
 static uint64_t rnd(uint64_t *s)
@@ -75,8 +117,134 @@ static uint64_t next_launch(struct work *w, uint64_t t)
 		uint64_t phase = (t1 - w->burst_next) % (10 * SEC);
 		return phase < SEC ? t1 : t1 + 10 * SEC - phase;
 	}
+	case RECORDED:
+		break;
 	}
 	return UINT64_MAX;
+}
+
+/* The workload's first launch at or after start (first 1), or the one after
+ * l; 0 when it made no more before end. */
+static int next(struct work *w, uint64_t start, uint64_t end, struct launch *l, int first)
+{
+	if (w->shape != RECORDED) {
+		l->t = first ? next_launch(w, start) : next_launch(w, l->t);
+		l->tid = 0;
+		l->nk = 1;
+		l->one = (struct fx_kernel){ 0, 5, (uint32_t)(50 * US + l->t % (100 * US)), 0 };
+		l->k = &l->one;
+		return l->t < end;
+	}
+	const struct fixture *fx = w->fx;
+	if (first) {
+		w->tile = 0;
+		w->at = 0;
+		w->origin = start;
+	} else if (++w->at == fx->nl) {
+		w->at = 0;
+		w->tile++;
+	}
+	const struct fx_launch *r = &fx->l[w->at];
+	l->t = w->origin + w->tile * w->tile_ns + r->at;
+	l->tid = r->tid;
+	l->nk = r->n;
+	l->k = &fx->k[r->first];
+	return l->t < end;
+}
+
+static char *read_line(gzFile f, char **buf, size_t *cap)
+{
+	size_t len = 0;
+	for (;;) {
+		if (*cap - len < 2) {
+			*cap = *cap ? 2 * *cap : 1 << 16;
+			*buf = realloc(*buf, *cap);
+			if (!*buf)
+				abort();
+		}
+		if (!gzgets(f, *buf + len, (int)(*cap - len)))
+			return len ? *buf : NULL;
+		len += strlen(*buf + len);
+		if (len && (*buf)[len - 1] == '\n') {
+			(*buf)[len - 1] = 0;
+			return *buf;
+		}
+	}
+}
+
+static void fixture_free(struct fixture *fx)
+{
+	if (!fx)
+		return;
+	for (uint32_t i = 0; fx->names && i < fx->nnames; i++)
+		free(fx->names[i]);
+	free(fx->names);
+	free(fx->l);
+	free(fx->k);
+	free(fx);
+}
+
+/* Reads a fixture (format: bench/gpufixture.c); NULL with a message if it
+ * cannot. */
+static struct fixture *fixture_load(const char *path)
+{
+	gzFile f = gzopen(path, "rb");
+	char *buf = NULL, *line;
+	size_t cap = 0;
+	uint32_t cap_k = 0;
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	if (!f || !fx)
+		goto bad;
+	if (!(line = read_line(f, &buf, &cap)) || strcmp(line, "xputop-gpu-fixture 1") ||
+	    !(line = read_line(f, &buf, &cap)) || sscanf(line, "names %u", &fx->nnames) != 1)
+		goto bad;
+	fx->names = calloc(fx->nnames, sizeof(*fx->names));
+	for (uint32_t i = 0; fx->names && i < fx->nnames; i++)
+		if (!(line = read_line(f, &buf, &cap)) || !(fx->names[i] = strdup(line)))
+			goto bad;
+	if (!fx->names || !(line = read_line(f, &buf, &cap)) || sscanf(line, "launches %u", &fx->nl) != 1)
+		goto bad;
+	fx->l = calloc(fx->nl ? fx->nl : 1, sizeof(*fx->l));
+	uint64_t at = 0;
+	for (uint32_t i = 0; fx->l && i < fx->nl; i++) {
+		char *p;
+		if (!(line = read_line(f, &buf, &cap)))
+			goto bad;
+		struct fx_launch *r = &fx->l[i];
+		at += strtoull(line, &p, 10) * US;
+		r->at = at;
+		r->tid = (uint32_t)strtoul(p, &p, 10);
+		r->n = (uint32_t)strtoul(p, &p, 10);
+		r->first = fx->nk;
+		for (uint32_t j = 0; j < r->n; j++) {
+			if (fx->nk == cap_k) {
+				cap_k = cap_k ? 2 * cap_k : 4096;
+				fx->k = realloc(fx->k, cap_k * sizeof(*fx->k));
+				if (!fx->k)
+					abort();
+			}
+			struct fx_kernel *k = &fx->k[fx->nk++];
+			k->name = (uint32_t)strtoul(p, &p, 10);
+			k->start_us = (int32_t)strtol(p, &p, 10);
+			k->dur_ns = (uint32_t)strtoul(p, &p, 10);
+			k->graph = (uint32_t)strtoul(p, &p, 10);
+			if (k->name >= fx->nnames)
+				goto bad;
+		}
+	}
+	if (!fx->l)
+		goto bad;
+	gzclose(f);
+	free(buf);
+	return fx;
+bad:
+	fprintf(stderr, "  cannot read %s (run from the source tree)\n", path);
+	fixture_free(fx);
+	fx = NULL;
+	if (f)
+		gzclose(f);
+	free(buf);
+	return fx;
 }
 
 /* An event as a source hands it on, at its arrival time. */
@@ -129,24 +297,38 @@ static uint32_t slices(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[
 	return n;
 }
 
+#define MAX_NAMES 256
+
 struct truth {
-	uint64_t launches, gpu_ns;
+	uint64_t launches, kernels, gpu_ns;
+	uint64_t name_ns[MAX_NAMES];	/* by kernel name */
 };
 
 #define PID 4242
 #define MAX_SLICES 4096
 
 struct names {
-	uint32_t comm, api, kernel, stack;
+	uint32_t comm, api, graph_api, stack;
+	uint32_t kernel[MAX_NAMES];	/* dict strings, by the workload's name index */
 };
 
-static void launch_event(struct xpu_event *ev, const struct names *nm, uint64_t t, uint32_t corr, int only,
-			 uint32_t count)
+static void count(struct truth *tr, const struct launch *l)
 {
-	*ev = (struct xpu_event){ .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = PID, .tid = PID,
+	tr->launches++;
+	tr->kernels += l->nk;
+	for (uint32_t j = 0; j < l->nk; j++) {
+		tr->gpu_ns += l->k[j].dur_ns;
+		tr->name_ns[l->k[j].name] += l->k[j].dur_ns;
+	}
+}
+
+static void launch_event(struct xpu_event *ev, const struct names *nm, uint64_t t, uint32_t tid, uint32_t corr,
+			 int only, uint32_t count, int graph)
+{
+	*ev = (struct xpu_event){ .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = PID, .tid = tid,
 				  .time = t };
 	ev->launch.corr = corr;
-	ev->launch.api = nm->api;
+	ev->launch.api = graph ? nm->graph_api : nm->api;
 	ev->launch.comm = nm->comm;
 	ev->launch.stack = nm->stack;
 	ev->launch.flags = only ? XPU_GPU_LAUNCH_ONLY : 0;
@@ -159,6 +341,27 @@ static void slice_event(struct xpu_event *ev, uint32_t pid, uint64_t lo, uint64_
 	ev->slice.end = hi;
 	ev->slice.mode = XPU_GPU_MODE_SAMPLED;
 	ev->slice.comm = comm;
+}
+
+/* A launch traced in a slice and its kernels, each kernel a flush after it
+ * ended (a graph's kernels all carry the launch's correlation id). */
+static void traced(const struct names *nm, const struct launch *l, uint32_t corr, struct stream *out)
+{
+	struct xpu_event ev;
+	int graph = l->nk && l->k[0].graph;
+	launch_event(&ev, nm, l->t, PID + l->tid, corr, 0, 0, graph);
+	put(out, l->t + FLUSH, &ev);
+	for (uint32_t j = 0; j < l->nk; j++) {
+		const struct fx_kernel *k = &l->k[j];
+		uint64_t t = k->start_us > 0 ? l->t + (uint64_t)k->start_us * US : l->t;
+		ev = (struct xpu_event){ .type = XPU_EV_GPU_KERNEL, .source = XPU_SRC_GPU, .pid = PID, .time = t };
+		ev.kernel.end = t + k->dur_ns;
+		ev.kernel.corr = corr;
+		ev.kernel.name = nm->kernel[k->name];
+		ev.kernel.comm = nm->comm;
+		ev.kernel.graph = k->graph;
+		put(out, ev.kernel.end + FLUSH, &ev);
+	}
 }
 
 /* An injected process: connected at start, its slices' launches and
@@ -179,24 +382,15 @@ static void sample_injected(struct work *w, const struct names *nm, uint64_t sta
 	ev = (struct xpu_event){ .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = PID, .time = end };
 	ev.gproc.state = XPU_GPU_PROC_LEFT;
 	put(out, end + FLUSH, &ev);
-	for (uint64_t t = next_launch(w, start); t < end; t = next_launch(w, t)) {
-		uint64_t dur = 50 * US + t % (100 * US);
-		tr->launches++;
-		tr->gpu_ns += dur;
+	struct launch l;
+	for (int more = next(w, start, end, &l, 1); more; more = next(w, start, end, &l, 0)) {
+		count(tr, &l);
 		corr++;
-		while (k < ns && sl[k][1] <= t)
+		while (k < ns && sl[k][1] <= l.t)
 			k++;
-		if (k == ns || t < sl[k][0])
+		if (k == ns || l.t < sl[k][0])
 			continue;
-		launch_event(&ev, nm, t, corr, 0, 0);
-		put(out, t + FLUSH, &ev);
-		ev = (struct xpu_event){ .type = XPU_EV_GPU_KERNEL, .source = XPU_SRC_GPU, .pid = PID,
-					 .time = t + 5 * US };
-		ev.kernel.end = t + 5 * US + dur;
-		ev.kernel.corr = corr;
-		ev.kernel.name = nm->kernel;
-		ev.kernel.comm = nm->comm;
-		put(out, t + FLUSH, &ev);
+		traced(nm, &l, corr, out);
 	}
 }
 
@@ -209,17 +403,17 @@ static void sample_probed(struct work *w, const struct names *nm, uint64_t start
 	uint32_t ns = slices(seed, T0, end + TICK, sl, MAX_SLICES), k = 0, spans = 0;
 	uint64_t tick = T0 + TICK, counted = 0;
 	struct xpu_event ev;
-	uint64_t t = next_launch(w, start);
+	struct launch l;
+	int more = next(w, start, end, &l, 1);
 	for (; tick <= end + TICK; tick += TICK) {
-		for (; t < end && t < tick; t = next_launch(w, t)) {
-			tr->launches++;
-			tr->gpu_ns += 50 * US + t % (100 * US);
-			while (k < ns && sl[k][1] <= t)
+		for (; more && l.t < tick; more = next(w, start, end, &l, 0)) {
+			count(tr, &l);
+			while (k < ns && sl[k][1] <= l.t)
 				k++;
-			counted += k < ns && t >= sl[k][0];
+			counted += k < ns && l.t >= sl[k][0];
 		}
 		if (counted) {
-			launch_event(&ev, nm, tick, 0, 1, (uint32_t)counted);
+			launch_event(&ev, nm, tick, PID, 0, 1, (uint32_t)counted, 0);
 			put(out, tick, &ev);
 			counted = 0;
 		}
@@ -232,25 +426,43 @@ static void sample_probed(struct work *w, const struct names *nm, uint64_t start
 
 struct estimate {
 	double launches, launches_err;
+	double kernels, kernels_err;	/* injected only */
 	double gpu_ns, gpu_ns_err;	/* injected only */
-	int launches_ok, gpu_ns_ok;	/* an estimate was made */
+	int launches_ok, kernels_ok, gpu_ns_ok;	/* an estimate was made */
+	double share[MAX_NAMES];	/* percent of the GPU time, by kernel name (the GPU view's table) */
 };
 
-static void read_estimates(const struct xpu_gpu_model *m, struct estimate *e)
+static void read_estimates(const struct xpu_gpu_model *m, const struct names *nm, uint32_t nnames,
+			   struct estimate *e)
 {
 	*e = (struct estimate){ 0 };
 	for (uint32_t i = 0; i < m->nprocs; i++) {
 		const struct xpu_gpu_est *l = &m->procs[i].est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES];
+		const struct xpu_gpu_est *k = &m->procs[i].est[XPU_WIN_ALL][XPU_GPU_EST_KERNELS];
 		if (m->procs[i].pid != PID)
 			continue;
 		e->launches = l->value;
 		e->launches_err = l->err_pct;
 		e->launches_ok = l->ok;
+		e->kernels = k->value;
+		e->kernels_err = k->err_pct;
+		e->kernels_ok = k->ok;
 	}
 	struct xpu_gpu_est g = xpu_gpu_model_gpu_ns_err(m, XPU_WIN_ALL);
 	e->gpu_ns = g.value;
 	e->gpu_ns_err = g.err_pct;
 	e->gpu_ns_ok = g.ok;
+	struct xpu_table t;
+	xpu_table_init(&t, xpu_gpu_cols, XPU_GPU_NCOLS);
+	if (xpu_gpu_model_table(m, m->dict, &t, XPU_WIN_ALL) < 0)
+		abort();
+	for (uint32_t r = 0; r < t.nrows; r++) {
+		uint32_t name = m->kernels[t.keys[r] - 1].name;
+		for (uint32_t j = 0; j < nnames; j++)
+			if (nm->kernel[j] == name)
+				e->share[j] += xpu_table_row(&t, r)[XPU_GPU_COL_SHARE].d;
+	}
+	xpu_table_free(&t);
 }
 
 /* One run of a workload: its truth and the model's estimates. */
@@ -262,8 +474,12 @@ static void run_once(struct work *w, uint64_t seed, struct truth *tr, struct est
 	xpu_dict_init(&d);
 	if (xpu_gpu_model_init(&m, &d, 60) < 0)
 		abort();
-	struct names nm = { xpu_dict_cstr(&d, "app"), xpu_dict_cstr(&d, "cudaLaunchKernel"),
-			    xpu_dict_cstr(&d, "k"), 0 };
+	static struct names nm;
+	nm = (struct names){ xpu_dict_cstr(&d, "app"), xpu_dict_cstr(&d, "cudaLaunchKernel"),
+			     xpu_dict_cstr(&d, "cudaGraphLaunch"), 0, { 0 } };
+	uint32_t nnames = w->fx ? w->fx->nnames : 1;
+	for (uint32_t j = 0; j < nnames; j++)
+		nm.kernel[j] = xpu_dict_cstr(&d, w->fx ? w->fx->names[j] : "k");
 	uint32_t f = xpu_dict_frame(&d, XPU_FRAME_LAUNCH, nm.api, 0);
 	nm.stack = xpu_dict_stack(&d, &f, 1);
 	uint64_t start = T0 + 300 * MS, end = T0 + w->seconds * SEC;
@@ -284,7 +500,7 @@ static void run_once(struct work *w, uint64_t seed, struct truth *tr, struct est
 		if (i < s.n && xpu_gpu_model_event(&m, &s.v[i].ev) < 0)
 			abort();
 	}
-	read_estimates(&m, est);
+	read_estimates(&m, &nm, nnames, est);
 	free(s.v);
 	xpu_gpu_model_free(&m);
 	xpu_dict_free(&d);
@@ -304,9 +520,11 @@ static void run_once(struct work *w, uint64_t seed, struct truth *tr, struct est
 #endif
 #ifdef SANITIZED
 #define IDLE_SEEDS 1000
+#define RECORDED_SEEDS 10
 #define BIAS_SE 2.0
 #else
 #define IDLE_SEEDS 10000
+#define RECORDED_SEEDS 100
 #define BIAS_SE 0.0
 #endif
 
@@ -350,17 +568,83 @@ static void report(const char *what, const struct work *w, struct verdict *v)
 		100 * v->bias, 100 * se, 100 * v->worst, v->err / n, v->precise, v->runs, v->honest, v->runs);
 }
 
-/* seeds runs of w: the launches (and, injected, the GPU time) estimated */
+/* The kernels' shares of the GPU time against the truth's, for the top
+ * SHARE_TOP kernels by GPU time: each run's largest difference in points,
+ * and each kernel's mean difference over the runs. */
+#define SHARE_TOP 10
+
+struct shares {
+	uint32_t top[SHARE_TOP], ntop;
+	double mean[SHARE_TOP];	/* est - truth, points, summed */
+	double worst;		/* the largest difference of a run, points */
+	uint32_t within, runs;	/* runs whose every top kernel is within 1 point */
+};
+
+static void judge_shares(struct shares *v, const struct truth *tr, const struct estimate *e, uint32_t nnames)
+{
+	if (!v->runs) {
+		for (uint32_t j = 0; j < nnames; j++) {
+			uint32_t at = v->ntop < SHARE_TOP ? v->ntop++ : SHARE_TOP;
+			while (at > 0 && tr->name_ns[v->top[at - 1]] < tr->name_ns[j]) {
+				if (at < SHARE_TOP)
+					v->top[at] = v->top[at - 1];
+				at--;
+			}
+			if (at < SHARE_TOP)
+				v->top[at] = j;
+		}
+	}
+	double run_worst = 0;
+	for (uint32_t i = 0; i < v->ntop; i++) {
+		uint32_t j = v->top[i];
+		double d = e->share[j] - 100.0 * (double)tr->name_ns[j] / (double)tr->gpu_ns;
+		v->mean[i] += d;
+		run_worst = fmax(run_worst, fabs(d));
+	}
+	v->worst = fmax(v->worst, run_worst);
+	v->within += run_worst <= 1.0;
+	v->runs++;
+}
+
+static void report_shares(const struct work *w, struct shares *v, const struct truth *tr)
+{
+	double n = v->runs ? v->runs : 1, mean_worst = 0;
+	for (uint32_t i = 0; i < v->ntop; i++) {
+		v->mean[i] /= n;
+		mean_worst = fmax(mean_worst, fabs(v->mean[i]));
+	}
+	fprintf(stderr, "  %-26s %-8s %3" PRIu64 " s: top %u kernels (%.1f%% of the GPU time down to %.1f%%): "
+		"mean difference at most %.2f points, worst %.2f, within 1 point %5u/%u\n", w->name, "shares",
+		w->seconds, v->ntop, v->ntop ? 100.0 * (double)tr->name_ns[v->top[0]] / (double)tr->gpu_ns : 0,
+		v->ntop ? 100.0 * (double)tr->name_ns[v->top[v->ntop - 1]] / (double)tr->gpu_ns : 0, mean_worst,
+		v->worst, v->within, v->runs);
+	for (uint32_t i = 0; i < v->ntop; i++)
+		if (fabs(v->mean[i]) > 1.0)
+			fprintf(stderr, "    %s: %.1f%% of the GPU time, estimated %+.2f points off on average\n",
+				w->fx ? w->fx->names[v->top[i]] : "k",
+				100.0 * (double)tr->name_ns[v->top[i]] / (double)tr->gpu_ns, v->mean[i]);
+}
+
+/* seeds runs of w: the launches (and, injected, the kernel calls, the GPU
+ * time and each kernel's share of it) estimated */
 static void check_work(struct work *w, uint32_t seeds, int need_precise)
 {
-	struct verdict vl = { 0 }, vg = { 0 };
+	struct verdict vl = { 0 }, vk = { 0 }, vg = { 0 };
+	struct shares sh = { 0 };
+	struct truth tr;
+	uint32_t nnames = w->fx ? w->fx->nnames : 1;
 	for (uint32_t i = 0; i < seeds; i++) {
-		struct truth tr;
 		struct estimate e;
-		run_once(w, 1 + i, &tr, &e);
+		/* odd seeds: the schedule's generator starts from seed | 1 */
+		run_once(w, 2 * i + 1, &tr, &e);
 		judge(&vl, (double)tr.launches, e.launches, e.launches_err, e.launches_ok);
-		if (!w->launch_only)
-			judge(&vg, (double)tr.gpu_ns, e.gpu_ns, e.gpu_ns_err, e.gpu_ns_ok);
+		if (w->launch_only)
+			continue;
+		judge(&vk, (double)tr.kernels, e.kernels, e.kernels_err, e.kernels_ok);
+		judge(&vg, (double)tr.gpu_ns, e.gpu_ns, e.gpu_ns_err, e.gpu_ns_ok);
+		/* a run with no estimate of the GPU time says so (judge) */
+		if (w->fx && e.gpu_ns_ok)
+			judge_shares(&sh, &tr, &e, nnames);
 	}
 	report("launches", w, &vl);
 	CHECK(fabs(vl.bias) <= vl.bias_limit);
@@ -369,11 +653,22 @@ static void check_work(struct work *w, uint32_t seeds, int need_precise)
 		CHECK_INT(vl.precise, ==, vl.runs);
 	if (w->launch_only)
 		return;
+	report("calls", w, &vk);
+	CHECK(fabs(vk.bias) <= vk.bias_limit);
+	CHECK_INT(vk.honest, >=, vk.runs * 9 / 10);
+	if (need_precise)
+		CHECK_INT(vk.precise, ==, vk.runs);
 	report("GPU time", w, &vg);
 	CHECK(fabs(vg.bias) <= vg.bias_limit);
 	CHECK_INT(vg.honest, >=, vg.runs * 9 / 10);
 	if (need_precise)
 		CHECK_INT(vg.precise, ==, vg.runs);
+	if (!w->fx)
+		return;
+	report_shares(w, &sh, &tr);
+	for (uint32_t i = 0; i < sh.ntop; i++)
+		CHECK(fabs(sh.mean[i]) <= 1.0);
+	CHECK_INT(sh.within, >=, sh.runs * 9 / 10);
 }
 
 /* The workload SHAPE for SECONDS, with the library and seen by the launch
@@ -411,4 +706,60 @@ TEST(too_few_slices_give_no_estimate)
 	CHECK(tr.launches > 0);
 	CHECK(!e.launches_ok);
 	CHECK(!e.gpu_ns_ok);
+}
+
+/* A recorded workload (tests/fixtures/README.md) replayed from the start
+ * of a run of SECONDS, a copy of it every TILE_MS, with the library and
+ * seen by the launch probes only, each over SEEDS runs. */
+static void check_recorded(const char *name, const char *path, uint64_t tile_ms, uint64_t seconds, uint32_t seeds)
+{
+	struct fixture *fx = fixture_load(path);
+	CHECK(fx != NULL);
+	if (!fx)
+		return;
+	CHECK_INT(fx->nnames, <=, MAX_NAMES);
+	CHECK(fx->nl > 0 && fx->l[fx->nl - 1].at < tile_ms * MS);
+	if (fx->nnames > MAX_NAMES || !fx->nl || fx->l[fx->nl - 1].at >= tile_ms * MS) {
+		fixture_free(fx);
+		return;
+	}
+	char inj[64], lo[64];
+	snprintf(inj, sizeof(inj), "%s, injected", name);
+	snprintf(lo, sizeof(lo), "%s, probes", name);
+	struct work wi = { inj, RECORDED, 0, seconds, fx, tile_ms * MS };
+	struct work wl = { lo, RECORDED, 1, seconds, fx, tile_ms * MS };
+	check_work(&wi, seeds, 0);
+	check_work(&wl, seeds, 0);
+	fixture_free(fx);
+}
+
+/* Real workloads, recorded exact (tests/fixtures/README.md).  A copy of the
+ * recording every TILE: its span and about one step's gap after it, so
+ * that the steps go on at their own pace; the mostly idle one every 13.65 s
+ * (its script's own length, a pause of 0.5 s after its last burst, as its
+ * pauses of 0.5-2.5 s); the bursty one every 20 s, its script's length,
+ * which keeps its bursts 10 s apart. */
+TEST(recorded_training_is_estimated_within_5_percent)
+{
+	check_recorded("GPT-2 training", "tests/fixtures/gpu-train.fx.gz", 899, 60, RECORDED_SEEDS);
+}
+
+TEST(recorded_batch1_decode_is_estimated_within_5_percent)
+{
+	check_recorded("HF decode, batch 1", "tests/fixtures/gpu-decode.fx.gz", 1433, 60, RECORDED_SEEDS);
+}
+
+TEST(recorded_cuda_graphs_are_estimated_within_5_percent)
+{
+	check_recorded("torch.compile, graphs", "tests/fixtures/gpu-compiled.fx.gz", 133, 60, RECORDED_SEEDS);
+}
+
+TEST(a_recorded_mostly_idle_process_is_estimated_without_bias)
+{
+	check_recorded("mostly idle (recorded)", "tests/fixtures/gpu-idle.fx.gz", 12050, 60, IDLE_SEEDS);
+}
+
+TEST(a_recorded_bursty_process_is_estimated_within_its_uncertainty)
+{
+	check_recorded("busy 1 s in 10 (recorded)", "tests/fixtures/gpu-bursty.fx.gz", 20000, 600, RECORDED_SEEDS);
 }
