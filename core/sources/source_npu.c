@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <glob.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +100,8 @@ struct plan {
 	int ioctls;		/* and tracefs there: the syscall tracepoints can attach */
 	int kprobes;		/* the kernel can kprobe */
 	int vpu_loaded;
-	const char *binary;
+	const char *binary;	/* --npu-probe-binary made absolute (binary_path) */
+	char binary_path[PATH_MAX];
 	char ze[256];
 	int have_ze;
 	uint32_t rdev;		/* --npu-dev as a kernel dev_t */
@@ -903,7 +905,15 @@ static int accel_device_present(void)
 static int plan(struct npu_source *n, const struct xpu_npu_source_opts *o, struct plan *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->binary = o->probe_binary;
+	/* Made absolute: a relative path attached and counted nothing (the
+	 * probes and the function table must name the same file). */
+	if (o->probe_binary) {
+		if (!realpath(o->probe_binary, p->binary_path)) {
+			xpu_err("--npu-probe-binary %s: %s", o->probe_binary, strerror(errno));
+			return -1;
+		}
+		p->binary = p->binary_path;
+	}
 	if (o->dev_path && resolve_dev(o->dev_path, &p->rdev) < 0)
 		return -1;
 	p->kprobes = kprobes_available();

@@ -48,8 +48,9 @@ t every_call_of_a_driver_started_right_after_the_attach_is_counted
 # ran most of its calls untrapped under per-function perf uprobes
 # (bench/RESULTS.md).  Each attach path, at the start and 1 s after it: the
 # driver's own count of its probed calls against the function table's.
-storm() {	# storm NAME DELAY [ENV]: npu_driver rate 0 for 2 s
-	env $3 "$XPUTOP" -b -j -d 0.5 -n 120 --npu-probe-binary "$DRV" > "$T_TMP/$1.json" 2> "$T_TMP/$1.err" &
+XPABS=$(realpath "$XPUTOP")
+storm() {	# storm NAME DELAY [ENV]: npu_driver rate 0 for 2 s, xputop run in $CWD
+	(cd "${CWD:-.}" && exec env $3 "$XPABS" -b -j -d 0.5 -n 120 --npu-probe-binary "${PROBE:-$DRV}") > "$T_TMP/$1.json" 2> "$T_TMP/$1.err" &
 	xp=$!
 	wait_json "$T_TMP/$1.json"
 	sleep "$2"
@@ -75,6 +76,20 @@ storm multi_at_once 0
 storm multi_after_1s 1
 storm perf_after_1s 1 XPUTOP_NO_UPROBE_MULTI=1
 grep -q "a link each" "$T_TMP/perf_after_1s.json" || fail "XPUTOP_NO_UPROBE_MULTI did not take the perf-uprobe path"
+
+t a_relative_probe_binary_path_counts_as_the_absolute_one
+# --npu-probe-binary given relative to the working directory: a bare name
+# (libbpf looked it up in PATH and attached nothing, every call went
+# uncounted) and a path through ..: every call counted, and the sources line
+# names the file absolute.
+PROBE=npu_driver CWD=$T_TMP storm bare_name 0
+PROBE=npu_driver CWD=$T_TMP storm bare_name_perf 0 XPUTOP_NO_UPROBE_MULTI=1
+grep -q "uprobes on $(realpath "$DRV")" "$T_TMP/bare_name_perf.json" || fail "the perf-uprobe path does not name $(realpath "$DRV")"
+grep -q "uprobes on $(realpath "$DRV")" "$T_TMP/bare_name.json" || fail "the sources line does not name $(realpath "$DRV")"
+PROBE=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1]))' "$DRV")
+case $PROBE in /*) fail "not relative: $PROBE" ;; esac
+PROBE=$PROBE storm relative 0
+grep -q "uprobes on $(realpath "$DRV")" "$T_TMP/relative.json" || fail "the sources line does not name $(realpath "$DRV")"
 
 t the_tutorials_allocation_chains_level_zero_to_ioctl_to_page_mappings
 scenario alloc 3 10
