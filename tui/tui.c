@@ -377,7 +377,7 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 	}
 	erase();
 	xpu_view_layout_opts(s, vs, &tui.ui, COLS, &o);
-	o.meters = tui.ui.cpu_meters ? xpu_meters_rows(s, COLS) : 0;
+	o.meters = vs->meters ? xpu_meters_rows(s, COLS) : 0;
 	xpu_layout_compute(&l, LINES, COLS, &o);
 	tui.layout = l;
 	if (l.too_small) {
