@@ -2,7 +2,6 @@
 #include "act.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include <curses.h>
 
+#include "readfile.h"
 #include "snapshot.h"
 #include "tui.h"
 #include "views.h"
@@ -119,16 +119,12 @@ static int read_proc(uint32_t pid, const char *file, char *buf, size_t size)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%u/%s", pid, file);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
+	long n = xpu_read_small(path, buf, size);
+	if (n < 0)
 		return -1;
 	while (n && (buf[n - 1] == '\n' || !buf[n - 1]))
 		n--;
-	for (ssize_t i = 0; i < n; i++)
+	for (long i = 0; i < n; i++)
 		if (!buf[i] || buf[i] == '\n' || buf[i] == '\t')
 			buf[i] = ' ';
 	buf[n] = '\0';

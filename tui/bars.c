@@ -361,8 +361,15 @@ void xpu_menu_draw(const struct xpu_rect *r, const char *title, const char *cons
 	int top = 0, rows = n < r->h - 1 ? n : r->h - 1;
 	if (sel >= rows)
 		top = sel - rows + 1;
+	/* A list taller than the pane scrolls with the selection; its title says
+	 * where the selection is, so a list cut short is not taken for all. */
+	char head[64];
+	if (rows < n)
+		snprintf(head, sizeof(head), "%s %d/%d", title, sel + 1, n);
+	else
+		snprintf(head, sizeof(head), "%s", title);
 	xpu_fill(r->y, r->x, w, xpu_draw_attr(XPU_ROLE_TABLE_HEAD));
-	xpu_put_text(r->y, r->x + 1, w - 1, title, xpu_draw_attr(XPU_ROLE_TABLE_HEAD), 1);
+	xpu_put_text(r->y, r->x + 1, w - 1, head, xpu_draw_attr(XPU_ROLE_TABLE_HEAD), 1);
 	for (int i = 0; i < rows; i++) {
 		attr_t at = xpu_draw_attr(top + i == sel ? XPU_ROLE_ROW_SELECTED : XPU_ROLE_ROW);
 		xpu_fill(r->y + 1 + i, r->x, w, at);

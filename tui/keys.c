@@ -341,7 +341,7 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 	case ']': case KEY_F(7): return xpu_act_renice(&ui->act, s, vs, -1);
 	case '[': case KEY_F(8): return xpu_act_renice(&ui->act, s, vs, 1);
 	case '1':
-		ui->cpu_meters = !ui->cpu_meters;
+		vs->meters = !vs->meters;
 		ui->relayout = 1;
 		return XPU_REACT_REDRAW;
 	case KEY_F(2):

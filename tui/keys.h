@@ -28,7 +28,6 @@ struct xpu_ui {
 	int relayout;			/* clear and repaint everything (Ctrl-L, resize) */
 	struct xpu_tui_flame_zoom zoom[XPU_VIEW_MAX];	/* flamegraph zoom, per view */
 	int next_theme;			/* T was pressed: the TUI moves to the next theme */
-	int cpu_meters;			/* 1: a meter per CPU under the header */
 	struct xpu_act act;		/* kill or renice, while asked */
 	struct {			/* u: the users to pick from, "All users" first */
 		int open, row, n;

@@ -350,6 +350,18 @@ static void follow_terminal_size(void)
 	}
 }
 
+/* A menu (signals, users) opens over the table and what lies under it down
+ * to the key hints: at 80x24 the table alone has too few rows for the
+ * signals htop users look for. */
+static struct xpu_rect menu_rect(const struct xpu_layout *l)
+{
+	struct xpu_rect r = l->table.h ? l->table : l->text;
+	int end = l->hints.h ? l->hints.y : l->status.y;
+	if (end > r.y + r.h)
+		r.h = end - r.y;
+	return r;
+}
+
 void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 {
 	struct xpu_layout_opts o;
@@ -365,7 +377,7 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 	}
 	erase();
 	xpu_view_layout_opts(s, vs, &tui.ui, COLS, &o);
-	o.meters = tui.ui.cpu_meters ? xpu_meters_rows(s, COLS) : 0;
+	o.meters = vs->meters ? xpu_meters_rows(s, COLS) : 0;
 	xpu_layout_compute(&l, LINES, COLS, &o);
 	tui.layout = l;
 	if (l.too_small) {
@@ -382,13 +394,14 @@ void xpu_tui_draw(const struct xpu_snapshot *s, const struct xpu_viewstate *vs)
 			xpu_help_draw(&l.help, &tui.ui.help_top);
 		else
 			xpu_view_draw(&l, s, vs, &tui.ui);
+		struct xpu_rect menu = menu_rect(&l);
 		if (tui.ui.act.ask == XPU_ASK_SIGNAL)
-			xpu_signal_menu_draw(l.table.h ? &l.table : &l.text, &tui.ui.act);
+			xpu_signal_menu_draw(&menu, &tui.ui.act);
 		if (tui.ui.users.open) {
 			const char *items[XPU_USERS_MENU];
 			for (int i = 0; i < tui.ui.users.n; i++)
 				items[i] = tui.ui.users.names[i];
-			xpu_menu_draw(l.table.h ? &l.table : &l.text, "Show processes of:", items,
+			xpu_menu_draw(&menu, "Show processes of:", items,
 				      tui.ui.users.n, tui.ui.users.row);
 		}
 		if (l.hints.h)

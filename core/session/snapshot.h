@@ -59,6 +59,7 @@ struct xpu_viewstate {
 	int threads;			/* CPU view: one row per thread */
 	int cmdline;			/* CPU view: COMMAND is the command line (p) */
 	int tree;			/* CPU view: processes under their parents (t, F5) */
+	int meters;			/* a meter per CPU under the header (1) */
 	int flame_all;			/* CPU view: the flamegraph of all processes (A) */
 	char user[32];			/* CPU view: only this user's rows (u), "" = all */
 	enum xpu_window window;		/* recent window or since start */

@@ -46,6 +46,9 @@ static const struct key keys[] = {
 	{ "since-start", K_BOOL, XPU_SET_SINCE_START, F(since_start) },
 	{ "flame", K_BOOL, XPU_SET_FLAME, F(flame) },
 	{ "mouse", K_BOOL, XPU_SET_MOUSE, F(mouse) },
+	{ "tree", K_BOOL, XPU_SET_TREE, F(tree) },
+	{ "command-line", K_BOOL, XPU_SET_CMDLINE, F(cmdline) },
+	{ "cpu-meters", K_BOOL, XPU_SET_METERS, F(meters) },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -491,6 +494,12 @@ void xpu_config_apply(const struct xpu_settings *s, struct xpu_opts *o, struct x
 		vs->window = s->since_start ? XPU_WIN_ALL : XPU_WIN_RECENT;
 	if (set & XPU_SET_FLAME)
 		vs->flame = s->flame;
+	if (set & XPU_SET_TREE)
+		vs->tree = s->tree;
+	if (set & XPU_SET_CMDLINE)
+		vs->cmdline = s->cmdline;
+	if (set & XPU_SET_METERS)
+		vs->meters = s->meters;
 	for (int v = 0; v < XPU_VIEW_MAX; v++) {
 		if (set & XPU_SET_SORT(v))
 			vs->sort_col[v] = s->sort_col[v];
@@ -505,7 +514,11 @@ void xpu_config_capture(struct xpu_settings *s, const struct xpu_viewstate *vs, 
 	s->threads = vs->threads;
 	s->since_start = vs->window == XPU_WIN_ALL;
 	s->flame = vs->flame;
-	s->set |= XPU_SET_VIEW | XPU_SET_THREADS | XPU_SET_SINCE_START | XPU_SET_FLAME;
+	s->tree = vs->tree;
+	s->cmdline = vs->cmdline;
+	s->meters = vs->meters;
+	s->set |= XPU_SET_VIEW | XPU_SET_THREADS | XPU_SET_SINCE_START | XPU_SET_FLAME | XPU_SET_TREE |
+		  XPU_SET_CMDLINE | XPU_SET_METERS;
 	for (int v = 0; v < XPU_VIEW_MAX; v++) {
 		s->sort_col[v] = vs->sort_col[v];
 		s->reverse[v] = vs->reverse[v];

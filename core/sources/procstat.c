@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "procstat.h"
 
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "readfile.h"
 #include "session.h"
 #include "sys.h"
 
@@ -114,19 +114,6 @@ int xpu_procstat_parse_meminfo(const char *text, uint64_t *total_kib, uint64_t *
 }
 
 /* A small /proc file into buf, NUL-terminated; -1 when it cannot be read. */
-static int slurp(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
-
 /* /proc/stat, as much as fits: a line per CPU (about 60 bytes). */
 #define STAT_BYTES (32 * 1024)
 
@@ -141,7 +128,7 @@ void xpu_procstat_init(struct xpu_procstat *p)
 	if (!p->cpu_busy || !p->cpu_total)
 		xpu_procstat_free(p);
 	/* The first refresh's busy shares are measured from here. */
-	if (!buf || slurp("/proc/stat", buf, STAT_BYTES) || xpu_procstat_parse_cpu(buf, &p->busy, &p->total))
+	if (!buf || xpu_read_small("/proc/stat", buf, STAT_BYTES) < 0 || xpu_procstat_parse_cpu(buf, &p->busy, &p->total))
 		p->busy = p->total = 0;
 	else if (p->cpu_busy)
 		xpu_procstat_parse_cpus(buf, p->cpu_busy, p->cpu_total, XPU_PROCSTAT_CPUS);
@@ -189,11 +176,11 @@ static void sys_stat(struct xpu_procstat *p, struct xpu_session *s, uint64_t now
 	struct xpu_event ev = { .type = XPU_EV_SYS_STAT, .source = XPU_SRC_CPU, .time = now };
 	uint64_t busy, total;
 
-	if (slurp("/proc/loadavg", buf, sizeof(buf)) == 0 &&
+	if (xpu_read_small("/proc/loadavg", buf, sizeof(buf)) >= 0 &&
 	    xpu_procstat_parse_loadavg(buf, ev.sys.load100) == 0)
 		ev.sys.flags |= XPU_SYS_LOAD;
 	/* "cpu ..." comes first, then a line per CPU. */
-	if (stat && slurp("/proc/stat", stat, STAT_BYTES) == 0 && xpu_procstat_parse_cpu(stat, &busy, &total) == 0) {
+	if (stat && xpu_read_small("/proc/stat", stat, STAT_BYTES) >= 0 && xpu_procstat_parse_cpu(stat, &busy, &total) == 0) {
 		if (p->total && total > p->total && busy >= p->busy) {
 			ev.sys.busy_pct100 = busy_share(busy, total, p->busy, p->total);
 			ev.sys.flags |= XPU_SYS_BUSY;
@@ -203,7 +190,7 @@ static void sys_stat(struct xpu_procstat *p, struct xpu_session *s, uint64_t now
 		cpu_stats(p, s, stat, now);
 	}
 	free(stat);
-	if (slurp("/proc/meminfo", buf, sizeof(buf)) == 0 &&
+	if (xpu_read_small("/proc/meminfo", buf, sizeof(buf)) >= 0 &&
 	    xpu_procstat_parse_meminfo(buf, &ev.sys.mem_total_kib, &ev.sys.mem_used_kib) == 0)
 		ev.sys.flags |= XPU_SYS_MEM;
 	if (ev.sys.flags)
@@ -222,10 +209,10 @@ static void proc_stat(struct xpu_procstat *p, struct xpu_session *s, uint32_t pi
 		snprintf(path, sizeof(path), "/proc/%" PRIu32 "/task/%" PRIu32 "/stat", pid, tid);
 	else
 		snprintf(path, sizeof(path), "/proc/%" PRIu32 "/stat", pid);
-	if (slurp(path, stat, sizeof(stat)))
+	if (xpu_read_small(path, stat, sizeof(stat)) < 0)
 		return;
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/statm", pid);
-	if ((!tid && slurp(path, statm, sizeof(statm))) ||
+	if ((!tid && xpu_read_small(path, statm, sizeof(statm)) < 0) ||
 	    xpu_procstat_parse_pid(stat, statm, p->page, p->hz, &ev.pstat))
 		return;
 	if (tid)
@@ -250,12 +237,8 @@ static void proc_cmdline(struct xpu_session *s, uint32_t pid, uint64_t now)
 {
 	char path[64], buf[XPU_CMDLINE_MAX + 1];
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/cmdline", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, XPU_CMDLINE_MAX);
-	close(fd);
-	if (n <= 0 || !(n = xpu_procstat_parse_cmdline(buf, (size_t)n)))
+	long n = xpu_read_small(path, buf, sizeof(buf));
+	if (n < 0 || !(n = xpu_procstat_parse_cmdline(buf, (size_t)n)))
 		return;
 	struct xpu_event ev = { .type = XPU_EV_PROC_CMDLINE, .source = XPU_SRC_CPU, .pid = pid, .time = now };
 	ev.pcmd.cmdline = xpu_dict_str(&s->dict, buf, (size_t)n);

@@ -73,6 +73,19 @@ int xpu_read_path(const char *path, size_t max, char **buf, size_t *len)
 	return r;
 }
 
+long xpu_read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
 char *xpu_strip(char *s)
 {
 	while (isspace((unsigned char)*s))

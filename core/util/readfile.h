@@ -25,6 +25,10 @@ struct xpu_filesig xpu_filesig_of(const struct stat *st);
 int xpu_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* The same for a path (opened read-only, close-on-exec). */
 int xpu_read_path(const char *path, size_t max, char **buf, size_t *len);
+/* A small file (a /proc file of a few lines) into buf of size bytes, in
+ * one read, NUL-terminated.  Returns the bytes read, or -1 where the file
+ * cannot be opened or read or is empty. */
+long xpu_read_small(const char *path, char *buf, size_t size);
 /* s without its leading and trailing white space (cut in place), for the
  * `key = value` lines of the settings and theme files. */
 char *xpu_strip(char *s);

@@ -201,4 +201,28 @@ keys p
 wait_gone "(command lines)"
 stop_busy
 
+t the_signal_menu_fits_24_lines_and_scrolls_to_its_selection
+busy
+new_terminal 80 24 "env LANG=C.UTF-8 $XPUTOP -d 0.3 -p $B; echo EXITED rc=\$?; sleep 600"
+wait_for "busy"
+keys k
+wait_for "Send signal:"
+for s in " 1 SIGHUP" " 9 SIGKILL" "15 SIGTERM" "20 SIGTSTP"; do
+	grep -q "$s" "$T_TMP/screen" || fail "$s not in the menu at 80x24"
+done
+grep -q "Send signal: [0-9]" "$T_TMP/screen" && fail "a position shown though all signals fit"
+tm resize-window -t 0 -x 80 -y 12
+wait_for "Send signal: 9/12"
+grep -q "15 SIGTERM" "$T_TMP/screen" || fail "the selected SIGTERM scrolled out of an 80x12 menu"
+keys End
+wait_for "Send signal: 12/12"
+grep -q "20 SIGTSTP" "$T_TMP/screen" || fail "End: SIGTSTP not shown"
+keys Up Up Up Up Up Up Up Up Up Up Up
+wait_for "Send signal: 1/12"
+grep -q " 1 SIGHUP" "$T_TMP/screen" || fail "Up to the top: SIGHUP not shown"
+keys Escape
+wait_gone "Send signal:"
+kill -0 "$B" 2> /dev/null || fail "busy was signalled after Esc"
+stop_busy
+
 finish

@@ -56,6 +56,35 @@ keys c
 wait_for "▼%MEM"
 quit
 
+t s_saves_the_tree_the_command_lines_and_the_cpu_meters
+start -- --view cpu
+wait_for "REPLAY ENDED"
+wait_for "%CPU"
+keys t
+wait_for "process tree"
+keys p
+wait_for "(command lines)"
+keys 1
+wait_for "  0["
+keys S
+wait_for "settings saved to $CONF"
+expect_grep "^tree = yes$" "$CONF"
+expect_grep "^command-line = yes$" "$CONF"
+expect_grep "^cpu-meters = yes$" "$CONF"
+quit
+start -- --view cpu
+wait_for "REPLAY ENDED"
+wait_for "process tree"
+wait_for "(command lines)"
+wait_for "  0["
+keys t p 1
+wait_gone "process tree"
+keys S
+wait_for "settings saved to $CONF"
+expect_grep "^tree = no$" "$CONF"
+expect_grep "^cpu-meters = no$" "$CONF"
+quit
+
 t saving_leaves_one_file_and_no_temporary_one
 [ "$(ls -A "$CFG/xputop")" = "xputop.conf" ] || fail "the settings directory holds: $(ls -A "$CFG/xputop" | tr '\n' ' ')"
 

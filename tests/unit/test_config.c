@@ -202,7 +202,8 @@ TEST(the_file_fills_what_the_command_line_left_unset)
 	xpu_viewstate_init(&vs);
 	CHECK_INT(parse("version = 1\nview = gpu\ntheme = light\ndelay = 2\nfreq = 49\nwindow = 30\n"
 			"npu-tdr = 5000\nnpu-storm = 7\nnpu-silence = 300\nsort-cpu = samples\n"
-			"reverse-cpu = yes\nthreads = yes\nsince-start = yes\nflame = no\n"), ==, 0);
+			"reverse-cpu = yes\nthreads = yes\nsince-start = yes\nflame = no\n"
+			"tree = yes\ncommand-line = yes\ncpu-meters = yes\n"), ==, 0);
 	xpu_config_apply(&st, &o, &vs);
 	CHECK_INT(o.view, ==, XPU_VIEW_GPU);
 	CHECK_STR(o.theme, "light");
@@ -217,6 +218,9 @@ TEST(the_file_fills_what_the_command_line_left_unset)
 	CHECK_INT(vs.threads, ==, 1);
 	CHECK_INT(vs.window, ==, XPU_WIN_ALL);
 	CHECK_INT(vs.flame, ==, 0);
+	CHECK_INT(vs.tree, ==, 1);
+	CHECK_INT(vs.cmdline, ==, 1);
+	CHECK_INT(vs.meters, ==, 1);
 }
 
 TEST(command_line_options_override_the_file)
@@ -335,6 +339,8 @@ TEST(what_is_saved_reads_back_the_same)
 	vs.threads = 1;
 	vs.window = XPU_WIN_ALL;
 	vs.flame = 0;
+	vs.tree = 1;
+	vs.meters = 1;
 	xpu_config_capture(&st, &vs, "high-contrast");
 	xpu_config_format(&st, text, sizeof(text));
 	CHECK(strstr(text, "version = 1\n") != NULL);
@@ -351,6 +357,10 @@ TEST(what_is_saved_reads_back_the_same)
 	CHECK_INT(back.threads, ==, 1);
 	CHECK_INT(back.since_start, ==, 1);
 	CHECK_INT(back.flame, ==, 0);
+	CHECK_INT(back.tree, ==, 1);
+	CHECK_INT(back.cmdline, ==, 0);
+	CHECK_INT(back.meters, ==, 1);
+	CHECK(strstr(text, "command-line = no\n") != NULL);
 	CHECK_STR(back.theme, "high-contrast");
 	CHECK(back.delay_s == 0.25);
 	CHECK(!(back.set & XPU_SET_FREQ));

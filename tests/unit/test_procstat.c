@@ -5,11 +5,13 @@
 #include "check.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "dict.h"
 #include "event.h"
 #include "model_cpu.h"
 #include "procstat.h"
+#include "readfile.h"
 #include "snapshot.h"
 #include "table.h"
 
@@ -263,4 +265,21 @@ TEST(the_summary_line_says_load_cpu_and_memory_and_na_for_what_is_unknown)
 	xpu_cpu_sys_text(&m.sys, buf, sizeof(buf));
 	CHECK_STR(buf, "load 0.52 1.40 12.07  cpu 12.3%  mem 3.0G/16.0G");
 	xpu_cpu_model_free(&m);
+}
+
+/* The one small-file reader procstat and the TUI's kill/renice share: a
+ * file longer than the buffer is cut at size - 1 and NUL-terminated; an
+ * empty file and a missing one both read as -1. */
+TEST(a_small_file_is_read_into_the_buffer_cut_at_its_size)
+{
+	char path[] = "/tmp/xpu-small-XXXXXX", buf[8];
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	CHECK_INT(xpu_read_small(path, buf, sizeof(buf)), ==, -1);
+	REQUIRE(write(fd, "0123456789\n", 11) == 11);
+	close(fd);
+	CHECK_INT(xpu_read_small(path, buf, sizeof(buf)), ==, 7);
+	CHECK_STR(buf, "0123456");
+	unlink(path);
+	CHECK_INT(xpu_read_small(path, buf, sizeof(buf)), ==, -1);
 }

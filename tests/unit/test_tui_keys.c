@@ -80,10 +80,10 @@ TEST(one_toggles_the_per_cpu_meters_not_the_view)
 {
 	setup(3);
 	CHECK_INT(key('1'), ==, XPU_REACT_REDRAW);
-	CHECK(ui.cpu_meters);
+	CHECK(vs.meters);
 	CHECK_INT(vs.view, ==, XPU_VIEW_CPU);
 	key('1');
-	CHECK(!ui.cpu_meters);
+	CHECK(!vs.meters);
 }
 
 /* A view is its descriptor (tui/views.h): registered in its place, named,
