@@ -275,6 +275,11 @@ int xpu_status_draw(const struct xpu_rect *r, const struct xpu_ui *ui,
 		xpu_put_text(r->y, x, r->w, q, xpu_draw_attr(XPU_ROLE_PROMPT), 1);
 		return -1;
 	}
+	if (ui->seeking) {
+		char q[96];
+		snprintf(q, sizeof(q), "Go to (seconds, M:SS; +S -S from here): %s", ui->seek_to);
+		return r->x + xpu_put_text(r->y, x, r->w, q, xpu_draw_attr(XPU_ROLE_PROMPT), 1);
+	}
 	if (!ui->editing) {
 		enum xpu_role role = level >= 0 && level <= XPU_LOG_DEBUG ? level_role[level]
 									   : XPU_ROLE_STATUS_INFO;

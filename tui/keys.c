@@ -198,6 +198,77 @@ static int edit_filter(struct xpu_ui *ui, struct xpu_viewstate *vs, int key)
 	return XPU_REACT_REBUILD;
 }
 
+/* The replay's b (atop -r's): a time into the recording, in seconds or
+ * [H:]M:SS, or +S / -S from where it is; the nearest refresh is shown. */
+static int start_seek(struct xpu_ui *ui, const struct xpu_snapshot *s)
+{
+	if (!s->replay)
+		return XPU_REACT_NONE;
+	ui->seeking = 1;
+	ui->seek_to[0] = '\0';
+	return XPU_REACT_REDRAW;
+}
+
+/* Seconds of "S", "M:SS" or "H:MM:SS" (fractions allowed in the last
+ * part); -1 if it is none of them. */
+static double parse_time(const char *t)
+{
+	double v = 0;
+	int parts = 0;
+	while (*t) {
+		char *end;
+		double x = strtod(t, &end);
+		if (end == t || x < 0 || ++parts > 3)
+			return -1;
+		v = v * 60 + x;
+		if (*end == ':')
+			end++;
+		else if (*end)
+			return -1;
+		t = end;
+	}
+	return parts ? v : -1;
+}
+
+static int edit_seek(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_viewstate *vs, int key)
+{
+	size_t n = strlen(ui->seek_to);
+	switch (key) {
+	case '\n':
+	case '\r':
+	case KEY_ENTER: {
+		ui->seeking = 0;
+		const char *t = ui->seek_to;
+		int rel = *t == '+' ? 1 : *t == '-' ? -1 : 0;
+		double secs = parse_time(t + (rel != 0));
+		if (secs < 0 || !s->interval_ns) {
+			xpu_tui_status("not a time: seconds, M:SS or H:MM:SS into the recording, or +S/-S from here");
+			return XPU_REACT_REDRAW;
+		}
+		double per = (double)s->interval_ns / 1e9;
+		int64_t now = (int64_t)s->ticks;
+		int64_t to = rel ? now + rel * (int64_t)(secs / per + 0.5) : (int64_t)(secs / per + 0.5);
+		vs->seek = (int)(to - now);
+		return XPU_REACT_SEEK;
+	}
+	case KEY_ESC:
+		ui->seeking = 0;
+		return XPU_REACT_REDRAW;
+	case KEY_BACKSPACE:
+	case 127:
+	case CTRL('h'):
+		if (n)
+			ui->seek_to[n - 1] = '\0';
+		return XPU_REACT_REDRAW;
+	}
+	if (((key >= '0' && key <= '9') || key == ':' || key == '.' || ((key == '+' || key == '-') && !n)) &&
+	    n + 1 < sizeof(ui->seek_to)) {
+		ui->seek_to[n] = (char)key;
+		ui->seek_to[n + 1] = '\0';
+	}
+	return XPU_REACT_REDRAW;
+}
+
 static int toggle(int *flag)
 {
 	*flag = !*flag;
@@ -293,6 +364,8 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 		return xpu_act_key(&ui->act, key);
 	if (ui->users.open)
 		return users_key(ui, vs, key);
+	if (ui->seeking)
+		return edit_seek(ui, s, vs, key);
 	if (ui->editing) {
 		int r = edit_filter(ui, vs, key);
 		if (r >= 0)
@@ -338,6 +411,7 @@ int xpu_keys_handle(struct xpu_ui *ui, const struct xpu_snapshot *s, struct xpu_
 		vs->seek += step;
 		return XPU_REACT_SEEK;
 	}
+	case 'b': return start_seek(ui, s);
 	case ']': case KEY_F(7): return xpu_act_renice(&ui->act, s, vs, -1);
 	case '[': case KEY_F(8): return xpu_act_renice(&ui->act, s, vs, 1);
 	case '1':

@@ -18,6 +18,8 @@ struct xpu_ui {
 	int help;			/* the help overlay is shown */
 	int help_top;			/* its first entry shown, when it is scrolled */
 	int editing;			/* the filter prompt is open */
+	int seeking;			/* b: the replay's go-to-time prompt is open */
+	char seek_to[16];		/* what was typed there */
 	char saved[XPU_FILTER_MAX];	/* the filter before editing, for Esc */
 	int page;			/* table rows visible at the last draw */
 	int top[XPU_VIEW_MAX];		/* first table row shown, per view */

@@ -34,6 +34,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ "w", "recent window or since start" },
 	{ "Space", "pause or resume the display" },
 	{ "Right  Left", "replay: a refresh on or back (Shift: ten); the header says which of how many" },
+	{ "b", "replay: go to a time (seconds or M:SS into the recording; +S, -S from here)" },
 	{ "s", "export the current view to a file" },
 	{ "e", "GPU: exact tracing of every kernel for a while (60 s, or --gpu-exact's), or back to sampled" },
 	{ "T", "next colour theme" },

@@ -181,6 +181,31 @@ expect_grep "PAUSED" "$T_TMP/screen"
 keys q
 wait_for "EXITED rc=0"
 
+t a_replay_goes_to_a_time_typed_after_b
+# The recording's refreshes are 0.3 s apart (record_busy's -d 0.3).
+new_terminal 120 24 "env LANG=C.UTF-8 TERM=xterm-256color $XPUTOP -r $T_TMP/r.xpr -d 2 --no-config; echo EXITED rc=\$?; sleep 600"
+wait_for "REPLAY 1/6"
+keys Space
+wait_for "PAUSED"
+keys b
+wait_for "Go to (seconds"
+keys 0 . 9 Enter
+wait_for "REPLAY 3/6"
+keys b + 0 . 6 Enter
+wait_for "REPLAY 5/6"
+keys b 0 : 0 0 . 3 Enter
+wait_for "REPLAY 1/6"
+keys b 1 : 0 0 Enter
+wait_for "REPLAY 6/6"
+keys b - 0 . 6 Enter
+wait_for "REPLAY 4/6"
+keys b x Enter
+wait_for "REPLAY 4/6"
+keys b : Enter
+wait_for "not a time"
+keys q
+wait_for "EXITED rc=0"
+
 t a_upper_shows_the_flamegraph_of_all_processes
 busy
 start_on $B
