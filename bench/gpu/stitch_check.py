@@ -15,22 +15,9 @@ perf 100.00% under train_step, backward 43.0% of the GPU time and 100% of it
 under train_step; 51.5% of the time stitched "backward of".  Without -X perf
 no Python function is named (0%: the stacks reach the interpreter).
 """
-import json
 import sys
 
-
-def last_gpu(path):
-    snap = None
-    for line in open(path, errors="replace"):
-        try:
-            j = json.loads(line)
-        except ValueError:
-            continue
-        if "gpu" in j:
-            snap = j
-    if not snap:
-        sys.exit(f"{path}: no snapshot with a GPU part")
-    return snap["gpu"]
+from snapjson import last_gpu
 
 
 def main():
