@@ -103,9 +103,19 @@ int xpu_act_renice(struct xpu_act *a, const struct xpu_snapshot *s, const struct
 	return XPU_REACT_REDRAW;
 }
 
+int xpu_act_gpu_exact(struct xpu_act *a)
+{
+	a->kind = XPU_ACT_GPU_EXACT;
+	a->ask = XPU_ASK_CONFIRM;
+	return XPU_REACT_REDRAW;
+}
+
 void xpu_act_question(const struct xpu_act *a, char *buf, size_t size)
 {
-	if (a->kind == XPU_ACT_KILL)
+	if (a->kind == XPU_ACT_GPU_EXACT)
+		snprintf(buf, size, "Trace every GPU kernel? It slows CUDA programs 30-100%% while it lasts. "
+			 "y: trace, any other key: no");
+	else if (a->kind == XPU_ACT_KILL)
 		snprintf(buf, size, "Send %s (%d) to %u (%s)? y: send, any other key: no",
 			 xpu_act_signals[a->sig_row].name, xpu_act_signals[a->sig_row].sig, a->pid, a->comm);
 	else
@@ -177,6 +187,8 @@ int xpu_act_key(struct xpu_act *a, int key)
 {
 	if (a->ask == XPU_ASK_CONFIRM) {
 		a->ask = XPU_ASK_NONE;
+		if (a->kind == XPU_ACT_GPU_EXACT && (key == 'y' || key == 'Y'))
+			return XPU_REACT_GPU_EXACT | XPU_REACT_REDRAW;
 		if (key == 'y' || key == 'Y')
 			act(a);
 		else

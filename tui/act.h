@@ -13,7 +13,7 @@ struct xpu_snapshot;
 struct xpu_viewstate;
 
 enum xpu_act_ask { XPU_ASK_NONE = 0, XPU_ASK_SIGNAL, XPU_ASK_CONFIRM };
-enum xpu_act_kind { XPU_ACT_KILL = 0, XPU_ACT_NICE };
+enum xpu_act_kind { XPU_ACT_KILL = 0, XPU_ACT_NICE, XPU_ACT_GPU_EXACT };
 
 struct xpu_act {
 	enum xpu_act_ask ask;
@@ -39,7 +39,11 @@ extern const unsigned xpu_act_nsignals;
 int xpu_act_kill(struct xpu_act *a, const struct xpu_snapshot *s, const struct xpu_viewstate *vs);
 int xpu_act_renice(struct xpu_act *a, const struct xpu_snapshot *s, const struct xpu_viewstate *vs,
 		   int dnice);
-/* A key while the menu or the question is open. */
+/* e in the GPU view, from sampled tracing: asks before every kernel is
+ * traced (it slows CUDA programs 30-100% while it lasts). */
+int xpu_act_gpu_exact(struct xpu_act *a);
+/* A key while the menu or the question is open: y to a question about
+ * exact tracing gives XPU_REACT_GPU_EXACT. */
 int xpu_act_key(struct xpu_act *a, int key);
 /* The question, for the status line. */
 void xpu_act_question(const struct xpu_act *a, char *buf, size_t size);

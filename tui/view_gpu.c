@@ -11,6 +11,7 @@
 #include "flame_view.h"
 #include "pane.h"
 #include "tui.h"
+#include "keys.h"
 #include "view_gpudev.h"
 #include "views.h"
 
@@ -188,10 +189,15 @@ static void gpu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout
 }
 
 /* e: exact tracing costs CUDA programs 30-100%, so it is asked for where its
- * figures are shown, not by a stray key in another view. */
-static int gpu_key(struct xpu_viewstate *vs, int key)
+ * figures are shown, not by a stray key in another view, and only after a y.
+ * Back to sampled (or a replay's answer that it can't) needs no question. */
+static int gpu_pane_key(struct xpu_ui *ui, const struct xpu_snapshot *s, int key)
 {
-	return key == 'e' ? XPU_REACT_GPU_EXACT : -1;
+	if (key != 'e')
+		return -1;
+	if (s->gpu.exact_asked || s->replay)
+		return XPU_REACT_GPU_EXACT;
+	return xpu_act_gpu_exact(&ui->act);
 }
 
 const struct xpu_view_desc xpu_view_gpu = {
@@ -204,5 +210,5 @@ const struct xpu_view_desc xpu_view_gpu = {
 	.flame = gpu_flame,
 	.layout = gpu_layout,
 	.draw = gpu_draw,
-	.on_key = gpu_key,
+	.pane_key = gpu_pane_key,
 };

@@ -36,7 +36,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ "Right  Left", "replay: a refresh on or back (Shift: ten); the header says which of how many" },
 	{ "b", "replay: go to a time (seconds or M:SS into the recording; +S, -S from here)" },
 	{ "s", "export the current view to a file" },
-	{ "e", "GPU: exact tracing of every kernel for a while (60 s, or --gpu-exact's), or back to sampled" },
+	{ "e", "GPU: exact tracing of every kernel for a while (60 s, or --gpu-exact's), after a y; or back to sampled" },
 	{ "T", "next colour theme" },
 	{ "S", "save the settings (view, sort, theme...) in xputop.conf" },
 	{ "F2", "no setup screen: says where the settings are kept (S saves them)" },

@@ -76,12 +76,23 @@ wait $S 2> /dev/null
 
 t e_switches_gpu_tracing_between_exact_for_a_while_and_sampled
 # Started with --gpu-exact (no limit): the header says so, and what xputop
-# itself costs; e goes to sampled, e again to exact for 60 s.
+# itself costs; e goes to sampled at once; e again asks first (exact tracing
+# slows CUDA programs 30-100%): n leaves it sampled, y gives exact for 60 s.
 expect_grep " GPU exact  self [0-9.]*% CPU" "$T_TMP/screen" "the header's mode and cost"
 keys e
 wait_for "GPU sampled 10/500ms"
 expect_grep "GPU: sampled tracing, 10 ms in every 500 ms" "$T_TMP/screen" "the status message"
 keys e
+wait_for "Trace every GPU kernel? It slows CUDA programs 30-100%"
+keys n
+wait_for "nothing done"
+sleep 1
+screen
+expect_grep "GPU sampled 10/500ms" "$T_TMP/screen" "still sampled after n"
+grep -q "GPU exact" "$T_TMP/screen" && fail "exact after n"
+keys e
+wait_for "Trace every GPU kernel?"
+keys y
 wait_for "GPU: every kernel traced for 60 s (e: back to sampled)"
 wait_for "GPU exact 60s"
 
