@@ -5,6 +5,7 @@
 #include "snap_cpu.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "dict.h"
 #include "session.h"
@@ -46,6 +47,24 @@ static void shape(struct xpu_table *t, const struct xpu_viewstate *vs)
 		xpu_table_tree(t, XPU_CPU_COL_PPID, XPU_CPU_COL_COMM);
 }
 
+/* F follows a process until it exits.  Its row stays a while after (state
+ * X, 0.0%, sorted down among the idle), so being there is not enough: the
+ * cursor goes back to the place it had, and following stops. */
+static void unfollow_exited(struct xpu_snapshot *s, const struct xpu_table *t, const struct xpu_viewstate *vs)
+{
+	struct xpu_sel *sel = &s->sel[XPU_VIEW_CPU];
+	int lost;
+
+	if (!vs->follow[XPU_VIEW_CPU] || sel->row < 0)
+		return;
+	const struct xpu_cell *c = &xpu_table_row(t, (uint32_t)sel->row)[XPU_CPU_COL_STATE];
+	if (c->na || !c->s || strcmp(c->s, "X"))
+		return;
+	sel->row = xpu_table_keep_row(t, 0, vs->sel_row[XPU_VIEW_CPU], 0, &lost);
+	sel->key = sel->row >= 0 ? t->keys[sel->row] : 0;
+	sel->lost = 1;
+}
+
 static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
 	struct xpu_cpu_model *m = &sess->cpu;
@@ -55,6 +74,7 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 	if (xpu_cpu_model_table(m, &sess->dict, &s->cpu.rows, how, vs->window) < 0)
 		return -1;
 	xpu_snapshot_arrange_shaped(s, &s->cpu.rows, vs, XPU_VIEW_CPU, XPU_CPU_COL_PCT, shape);
+	unfollow_exited(s, &s->cpu.rows, vs);
 	s->cpu.samples_tick = m->samples_last;
 	s->cpu.sys = m->sys;
 	s->cpu.nhot = 0;

@@ -242,6 +242,11 @@ grep -q "15 SIGTERM" "$T_TMP/screen" || fail "the selected SIGTERM scrolled out 
 keys End
 wait_for "Send signal: 12/12"
 grep -q "20 SIGTSTP" "$T_TMP/screen" || fail "End: SIGTSTP not shown"
+keys Home
+wait_for "Send signal: 1/12"
+grep -q " 1 SIGHUP" "$T_TMP/screen" || fail "Home: SIGHUP not shown"
+keys Down Down Down Down Down Down Down Down Down Down Down
+wait_for "Send signal: 12/12"
 keys Up Up Up Up Up Up Up Up Up Up Up
 wait_for "Send signal: 1/12"
 grep -q " 1 SIGHUP" "$T_TMP/screen" || fail "Up to the top: SIGHUP not shown"
@@ -249,5 +254,46 @@ keys Escape
 wait_gone "Send signal:"
 kill -0 "$B" 2> /dev/null || fail "busy was signalled after Esc"
 stop_busy
+
+t the_cursor_keeps_its_row_when_the_selected_process_exits
+# htop's rule: the selection is a row position, not a pid, unless F follows
+# a process.  A (two threads) sorts first, B second; B exits after 10 s.
+# Before, the cursor went with B down to the 0.0% rows and the busy A
+# scrolled away.
+"$OUT/tests/progs/busy" 60 2 > /dev/null 2>&1 &
+A=$!
+"$OUT/tests/progs/busy" 10 > /dev/null 2>&1 &
+B2=$!
+new_terminal 120 16 "env LANG=C.UTF-8 $XPUTOP -d 0.3; echo EXITED rc=\$?; sleep 600"
+wait_for "busy (pid $A)" 150
+keys Down
+wait_for "busy (pid $B2)" 50
+expect_grep " 2/[0-9]" "$T_TMP/screen" "the scroll position on row 2"
+wait "$B2"
+sleep 2
+screen
+grep -q "(pid $B2)" "$T_TMP/screen" && fail "the cursor went with the exited process"
+expect_grep " 2/[0-9]" "$T_TMP/screen" "the scroll position, still row 2"
+grep -qE "^ *$A .* busy *$" "$T_TMP/screen" || fail "the busy process scrolled away"
+kill "$A" 2> /dev/null; wait "$A" 2> /dev/null
+
+t f_follows_a_process_and_stops_when_it_exits
+"$OUT/tests/progs/busy" 60 2 > /dev/null 2>&1 &
+A=$!
+"$OUT/tests/progs/busy" 10 > /dev/null 2>&1 &
+B2=$!
+new_terminal 120 16 "env LANG=C.UTF-8 $XPUTOP -d 0.3; echo EXITED rc=\$?; sleep 600"
+wait_for "busy (pid $A)" 150
+keys Down
+wait_for "busy (pid $B2)" 50
+keys F
+wait_for " F 2/"
+wait "$B2"
+sleep 2
+screen
+grep -q " F [0-9]*/" "$T_TMP/screen" && fail "still following an exited process"
+grep -q "(pid $B2)" "$T_TMP/screen" && fail "the cursor stayed on the exited process"
+grep -qE "^ *$A .* busy *$" "$T_TMP/screen" || fail "the busy process scrolled away"
+kill "$A" 2> /dev/null; wait "$A" 2> /dev/null
 
 finish
