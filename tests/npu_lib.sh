@@ -16,7 +16,7 @@ TDR_MS=2000
 # scenario NAME SECONDS REFRESHES: plays a stand-in scenario under xputop;
 # leaves the snapshots in $T_TMP/NAME.json and the fault's onset in $ONSET.
 scenario() {
-	"$XPUTOP" -b -j -d 0.5 -n "$3" --npu-probe-binary "$DRV" > "$T_TMP/$1.json" 2> "$T_TMP/$1.json.err" &
+	"$XPUTOP" -b -j -d 0.5 -n "$3" ${SCEN_ARGS:-} --npu-probe-binary "$DRV" > "$T_TMP/$1.json" 2> "$T_TMP/$1.json.err" &
 	xp=$!
 	wait_json "$T_TMP/$1.json"
 	"$DRV" "$1" "$2" > "$T_TMP/$1.onset" || fail "npu_driver $1 failed"

@@ -33,6 +33,16 @@ XPU_VIEW_LIST(XPU_VIEW_DECL)
 #define XPU_VIEW_ENTRY(ID, name) [XPU_VIEW_##ID] = &xpu_snap_view_##name,
 const struct xpu_snap_view *const xpu_snap_views[XPU_VIEW_MAX] = { XPU_VIEW_LIST(XPU_VIEW_ENTRY) };
 
+int xpu_snap_more_col(const struct xpu_snap_view *d, int k, int sort_col)
+{
+	int first = (int)d->ncols;
+	for (int i = 0; i < k && i < XPU_SNAP_MORE_MAX; i++)
+		first += (int)d->more[i].n;
+	if (k < 0 || k >= XPU_SNAP_MORE_MAX || sort_col < first || sort_col >= first + (int)d->more[k].n)
+		return -1;
+	return sort_col - first;
+}
+
 void xpu_snapshot_init(struct xpu_snapshot *s)
 {
 	memset(s, 0, sizeof(*s));

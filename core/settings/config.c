@@ -156,18 +156,22 @@ static int parse_number(const char *v, double lo, double hi, int integer, double
 	return 0;
 }
 
-/* A view with a second table (the NPU's driver functions) is sorted by its
- * columns too, numbered after the first table's (ncols + i); a key both
- * tables have sorts the first. */
+/* A view with further tables (the NPU's driver functions, clients and
+ * chains) is sorted by their columns too, numbered after the first table's
+ * in turn; a key two tables have sorts the first that has it. */
 static int find_col(int view, const char *v)
 {
 	const struct xpu_snap_view *d = xpu_snap_views[view];
 	for (uint32_t i = 0; i < d->ncols; i++)
 		if (sortable(&d->cols[i]) && !strcasecmp(v, d->cols[i].key))
 			return (int)i;
-	for (uint32_t i = 0; i < d->nmore_cols; i++)
-		if (!strcasecmp(v, d->more_cols[i].key))
-			return (int)(d->ncols + i);
+	int at = (int)d->ncols;
+	for (int k = 0; k < XPU_SNAP_MORE_MAX; k++) {
+		for (uint32_t i = 0; i < d->more[k].n; i++)
+			if (sortable(&d->more[k].cols[i]) && !strcasecmp(v, d->more[k].cols[i].key))
+				return at + (int)i;
+		at += (int)d->more[k].n;
+	}
 	return -1;
 }
 
@@ -178,9 +182,13 @@ static void col_list(int view, char *buf, size_t size)
 	for (uint32_t i = 0; i < d->ncols && used < size; i++)
 		if (sortable(&d->cols[i]))
 			used += (size_t)snprintf(buf + used, size - used, ", %s", d->cols[i].key);
-	for (uint32_t i = 0; i < d->nmore_cols && used < size; i++)
-		if (find_col(view, d->more_cols[i].key) == (int)(d->ncols + i))
-			used += (size_t)snprintf(buf + used, size - used, ", %s", d->more_cols[i].key);
+	int at = (int)d->ncols;
+	for (int k = 0; k < XPU_SNAP_MORE_MAX; k++) {
+		for (uint32_t i = 0; i < d->more[k].n && used < size; i++)
+			if (find_col(view, d->more[k].cols[i].key) == at + (int)i)
+				used += (size_t)snprintf(buf + used, size - used, ", %s", d->more[k].cols[i].key);
+		at += (int)d->more[k].n;
+	}
 }
 
 void xpu_config_sort_cols(FILE *f)
@@ -538,8 +546,16 @@ static int format_value(const struct xpu_settings *s, const struct key *k, char 
 	if (k->kind == K_BOOL)
 		return snprintf(buf, size, "%s", *(const int *)cfield(s, k) ? "yes" : "no");
 	const struct xpu_col *c = view_cols(k->view, &n);
+	const struct xpu_snap_view *d = xpu_snap_views[k->view];
 	int col = s->sort_col[k->view];
-	return snprintf(buf, size, "%s", col >= 0 && (uint32_t)col < n ? c[col].key : "default");
+	if (col >= 0 && (uint32_t)col < n)
+		return snprintf(buf, size, "%s", c[col].key);
+	for (int m = 0; m < XPU_SNAP_MORE_MAX; m++) {
+		int i = xpu_snap_more_col(d, m, col);
+		if (i >= 0)
+			return snprintf(buf, size, "%s", d->more[m].cols[i].key);
+	}
+	return snprintf(buf, size, "default");
 }
 
 static int format_option(const struct xpu_settings *s, const struct xpu_setting *e, char *buf, size_t size)

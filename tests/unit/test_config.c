@@ -13,6 +13,7 @@
 #include "err.h"
 #include "model_cpu.h"
 #include "model_npu.h"
+#include "snapshot.h"
 
 static int nwarn;
 static char warns[4096];
@@ -321,6 +322,49 @@ TEST(a_key_and_its_option_set_the_same)
 		n++;
 	}
 	CHECK_INT(n, ==, 8);	/* view, theme and the six numbers */
+}
+
+/* -s and sort-npu name a column of any NPU table shown: the driver
+ * functions', the clients', the chains' (numbered after the first table's in
+ * turn), and what is saved reads back as the same column. */
+TEST(the_npu_views_further_tables_sort_and_save_by_their_keys)
+{
+	const struct xpu_snap_view *d = xpu_snap_views[XPU_VIEW_NPU];
+	char expect[1024], text[8192];
+	struct xpu_viewstate vs;
+	struct xpu_settings back;
+	static const struct {
+		const char *key;
+		int table, col;
+	} cases[] = {
+		{ "category", 0, XPU_NPU_FCOL_CAT }, { "resident_bytes", 1, XPU_NPU_KCOL_RESIDENT },
+		{ "engine_pct", 1, XPU_NPU_KCOL_ENGINE }, { "l0", 2, XPU_NPU_CCOL_L0 },
+		{ "ioctl", 2, XPU_NPU_CCOL_IOCTL },
+	};
+
+	CHECK_INT(xpu_config_sort_col(XPU_VIEW_NPU, "comm", expect, sizeof(expect)), ==, XPU_NPU_COL_COMM);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int col = xpu_config_sort_col(XPU_VIEW_NPU, cases[i].key, expect, sizeof(expect));
+		CHECK_INT(col, >=, XPU_NPU_NCOLS);
+		CHECK_INT(xpu_snap_more_col(d, cases[i].table, col), ==, cases[i].col);
+		for (int k = 0; k < XPU_SNAP_MORE_MAX; k++)
+			if (k != cases[i].table)
+				CHECK_INT(xpu_snap_more_col(d, k, col), ==, -1);
+		xpu_settings_init(&st);
+		xpu_viewstate_init(&vs);
+		vs.sort_col[XPU_VIEW_NPU] = col;
+		xpu_config_capture(&st, &vs, "dark");
+		xpu_config_format(&st, text, sizeof(text));
+		char want[64];
+		snprintf(want, sizeof(want), "sort-npu = %s\n", cases[i].key);
+		CHECK(strstr(text, want) != NULL);
+		xpu_settings_init(&back);
+		CHECK_INT(xpu_config_parse(&back, text, "saved"), ==, 0);
+		CHECK_INT(back.sort_col[XPU_VIEW_NPU], ==, col);
+	}
+	CHECK_INT(xpu_config_sort_col(XPU_VIEW_NPU, "nosuch", expect, sizeof(expect)), ==, -1);
+	CHECK(strstr(expect, ", l0, ioctl") != NULL);
+	CHECK(strstr(expect, "resident_bytes") != NULL);
 }
 
 TEST(what_is_saved_reads_back_the_same)
