@@ -26,6 +26,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fake_lib.h"
+
 #define RUNTIME 2
 #define DRIVER 1
 #define CBID_LAUNCH_KERNEL 211	/* cudaLaunchKernel_v7000 */
@@ -193,20 +195,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gpu_standin LIB SECONDS\n");
 		return 2;
 	}
-	void *lib = dlopen(argv[1], RTLD_NOW);
-	if (!lib) {
-		fprintf(stderr, "gpu_standin: %s\n", dlerror());
+	struct fake_lib lib;
+	if (fake_lib_load(&lib, "gpu_standin", argv[1]) < 0)
 		return 1;
-	}
-	int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
-	int (*connected)(void) = (int (*)(void))dlsym(lib, "fake_cuda_connected");
-	launch = (void (*)(uint32_t, uint32_t, uint32_t, const char *))dlsym(lib, "fake_cuda_launch");
-	kernel = (void (*)(const char *, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t))
-		dlsym(lib, "fake_cuda_kernel");
-	if (!init || !connected || !launch || !kernel) {
-		fprintf(stderr, "gpu_standin: %s is not the fake-CUPTI library\n", argv[1]);
-		return 1;
-	}
+	launch = lib.launch;
+	kernel = lib.kernel;
 	say_injection();
 	deep = getenv("STANDIN_DEEP") ? atoi(getenv("STANDIN_DEEP")) : 0;
 	FILE *rates = argc > 3 ? fopen(argv[3], "w") : NULL;
@@ -215,13 +208,10 @@ int main(int argc, char **argv)
 		perror(argv[3]);
 		return 1;
 	}
-	init();
-	for (int i = 0; i < 500 && !connected() && !nowait; i++)
-		usleep(10000);
-	if (!connected() && !nowait) {
-		fprintf(stderr, "gpu_standin: no xputop connected\n");
+	if (nowait)
+		lib.init();
+	else if (fake_lib_connect(&lib, "gpu_standin") < 0)
 		return 1;
-	}
 	double secs = atof(argv[2]);
 	uint64_t end = now() + (uint64_t)(secs * 1e9);
 	uint64_t t0 = now(), slice = t0 + 100000000ULL, steps = 0, cpu0 = clock_of(CLOCK_PROCESS_CPUTIME_ID);
@@ -250,7 +240,7 @@ int main(int argc, char **argv)
 		if (now() >= slice) {
 			uint64_t cpu = clock_of(CLOCK_PROCESS_CPUTIME_ID);	/* every thread's */
 			fprintf(rates, "%llu %llu %d %llu\n", (unsigned long long)((slice - t0) / 1000000),
-				(unsigned long long)steps, connected(), (unsigned long long)((cpu - cpu0) / 1000));
+				(unsigned long long)steps, lib.connected(), (unsigned long long)((cpu - cpu0) / 1000));
 			fflush(rates);
 			steps = 0;
 			cpu0 = cpu;

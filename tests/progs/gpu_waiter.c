@@ -12,7 +12,6 @@
  *   free: the main thread never enters the waiter (it polls for every job),
  *         so none of the worker's launches is made inside a wait.
  * Prints the kernels' totals as JSON lines, as gpu_standin does. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "fake_lib.h"
 
 #define RUNTIME 2
 #define CBID_LAUNCH_KERNEL 211	/* cudaLaunchKernel_v7000 */
@@ -167,28 +168,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gpu_waiter LIB SECONDS [free]\n");
 		return 2;
 	}
-	void *lib = dlopen(argv[1], RTLD_NOW);
-	if (!lib) {
-		fprintf(stderr, "gpu_waiter: %s\n", dlerror());
+	struct fake_lib fk;
+	if (fake_lib_load(&fk, "gpu_waiter", argv[1]) < 0)
 		return 1;
-	}
-	int (*init)(void) = (int (*)(void))dlsym(lib, "InitializeInjection");
-	int (*connected)(void) = (int (*)(void))dlsym(lib, "fake_cuda_connected");
-	launch = (void (*)(uint32_t, uint32_t, uint32_t, const char *))dlsym(lib, "fake_cuda_launch");
-	kernel = (void (*)(const char *, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t))
-		dlsym(lib, "fake_cuda_kernel");
-	if (!init || !connected || !launch || !kernel) {
-		fprintf(stderr, "gpu_waiter: %s is not the fake-CUPTI library\n", argv[1]);
-		return 1;
-	}
+	launch = fk.launch;
+	kernel = fk.kernel;
 	int free_mode = argc > 3 && strcmp(argv[3], "free") == 0;
-	init();
-	for (int i = 0; i < 500 && !connected(); i++)
-		usleep(10000);
-	if (!connected()) {
-		fprintf(stderr, "gpu_waiter: no xputop connected\n");
+	if (fake_lib_connect(&fk, "gpu_waiter") < 0)
 		return 1;
-	}
 	pthread_t worker;
 	if (pthread_create(&worker, NULL, standin_engine_thread, NULL) != 0) {
 		fprintf(stderr, "gpu_waiter: cannot start the worker\n");

@@ -9,13 +9,14 @@
 // Usage: gpu_waiter_throw LIB COUNT
 // Prints {"caught": N, "waits": COUNT} and exits 0 when every exception
 // reached its handler.
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdexcept>
 #include <time.h>
 #include <unistd.h>
+
+#include "fake_lib.h"
 
 static void (*launch)(uint32_t, uint32_t, uint32_t, const char *);
 static void (*kernel)(const char *, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t);
@@ -54,27 +55,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gpu_waiter_throw LIB COUNT\n");
 		return 2;
 	}
-	void *lib = dlopen(argv[1], RTLD_NOW);
-	if (!lib) {
-		fprintf(stderr, "gpu_waiter_throw: %s\n", dlerror());
+	struct fake_lib fk;
+	if (fake_lib_load(&fk, "gpu_waiter_throw", argv[1]) < 0)
 		return 1;
-	}
-	int (*init)() = (int (*)())dlsym(lib, "InitializeInjection");
-	int (*connected)() = (int (*)())dlsym(lib, "fake_cuda_connected");
-	launch = (void (*)(uint32_t, uint32_t, uint32_t, const char *))dlsym(lib, "fake_cuda_launch");
-	kernel = (void (*)(const char *, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t))
-		dlsym(lib, "fake_cuda_kernel");
-	if (!init || !connected || !launch || !kernel) {
-		fprintf(stderr, "gpu_waiter_throw: %s is not the fake-CUPTI library\n", argv[1]);
+	launch = fk.launch;
+	kernel = fk.kernel;
+	if (fake_lib_connect(&fk, "gpu_waiter_throw") < 0)
 		return 1;
-	}
-	init();
-	for (int i = 0; i < 500 && !connected(); i++)
-		usleep(10000);
-	if (!connected()) {
-		fprintf(stderr, "gpu_waiter_throw: no xputop connected\n");
-		return 1;
-	}
 	sleep(1);	// xputop probes the waiter once the library has connected
 	int n = atoi(argv[2]), caught = 0;
 	for (int i = 0; i < n; i++)
