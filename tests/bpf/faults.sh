@@ -207,7 +207,7 @@ $Q npu_source ioctls active < "$T_TMP/notr.json" || fail "the ioctl tracepoints 
 t without_btf_one_message_and_the_gpu_view_still_works
 : > "$T_TMP/not-btf"
 unshare -m sh -c "mount --bind '$T_TMP/not-btf' /sys/kernel/btf/vmlinux &&
-	'$XPUTOP' -b -j -n 12 -d 0.5 --window 60 --gpu-exact > '$T_TMP/nobtf.json' 2> '$T_TMP/nobtf.err'" &
+	'$XPUTOP' -b -j -n 16 -d 0.5 --window 60 --gpu-exact > '$T_TMP/nobtf.json' 2> '$T_TMP/nobtf.err'" &
 X=$!
 wait_json "$T_TMP/nobtf.json"
 as_nobody "$STANDIN" "$FAKE" 2 > "$T_TMP/nobtf.expected" 2> /dev/null
