@@ -6,6 +6,7 @@
 #include "dict.h"
 #include "gpu_stitch.h"
 #include "gpu_waits.h"
+#include "stack_text.h"
 
 #define MS 1000000ULL
 #define PID 100
@@ -20,21 +21,6 @@ static uint32_t fr(struct xpu_dict *d, const char *name)
 static uint32_t libc(struct xpu_dict *d, const char *name)
 {
 	return xpu_dict_frame(d, XPU_FRAME_USER, xpu_dict_cstr(d, name), xpu_dict_cstr(d, "libc.so.6"));
-}
-
-static const char *text(const struct xpu_dict *d, uint32_t stack)
-{
-	static char buf[4096];
-	uint32_t n;
-	const uint32_t *f = xpu_dict_stack_get(d, stack, &n);
-	size_t at = 0;
-	buf[0] = '\0';
-	for (uint32_t i = 0; f && i < n && at < sizeof(buf) - 300; i++) {
-		if (i)
-			buf[at++] = ';';
-		at += xpu_frame_text(d, f[i], buf + at, sizeof(buf) - at);
-	}
-	return buf;
 }
 
 /* The engine thread's call site, expanded as source_gpu.c's are. */
@@ -73,7 +59,7 @@ TEST(a_launch_by_another_thread_inside_a_wait_is_stitched_without_the_engines_pl
 	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
 	main_frames(w, &d, 1);
 	uint32_t st = xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, engine_site(&d), api(&d));
-	CHECK_STR(text(&d, st), STITCHED);
+	CHECK_STR(stack_text(&d, st), STITCHED);
 	CHECK_INT(xpu_gpu_stack_stitch(&d, st), ==, XPU_STITCH_BACKWARD);
 	xpu_gpu_waits_free(w);
 	xpu_dict_free(&d);
@@ -105,9 +91,9 @@ TEST(a_wait_whose_stack_comes_after_the_launch_is_filled_in_place)
 	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
 	xpu_gpu_waits_begin(w, PID, MAIN, 100 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 7);
 	uint32_t st = xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, engine_site(&d), api(&d));
-	CHECK(strncmp(text(&d, st), "[waiting thread's stack];[backward of];", 39) == 0);
+	CHECK(strncmp(stack_text(&d, st), "[waiting thread's stack];[backward of];", 39) == 0);
 	main_frames(w, &d, 7);
-	CHECK_STR(text(&d, st), STITCHED);
+	CHECK_STR(stack_text(&d, st), STITCHED);
 	xpu_gpu_waits_free(w);
 	xpu_dict_free(&d);
 }
@@ -124,13 +110,13 @@ TEST(a_site_whose_names_are_still_coming_is_trimmed_once_they_came)
 	main_frames(w, &d, 1);
 	xpu_dict_frame_expand(&d, site, f, 3);
 	uint32_t st = xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, site, api(&d));
-	CHECK(strstr(text(&d, st), "[launched for];[launching thread's frames];cudaLaunchKernel") != NULL);
+	CHECK(strstr(stack_text(&d, st), "[launched for];[launching thread's frames];cudaLaunchKernel") != NULL);
 	xpu_gpu_waits_tick(w, 102 * MS);
-	CHECK(strstr(text(&d, st), "[launching thread's frames]") != NULL);	/* not yet */
+	CHECK(strstr(stack_text(&d, st), "[launching thread's frames]") != NULL);	/* not yet */
 	uint32_t thread_main = fr(&d, "torch::autograd::Engine::thread_main()");
 	xpu_dict_frame_expand(&d, name, &thread_main, 1);
 	xpu_gpu_waits_tick(w, 103 * MS);
-	CHECK(strstr(text(&d, st), "[launched for];MmBackward0::apply;cudaLaunchKernel") != NULL);
+	CHECK(strstr(stack_text(&d, st), "[launched for];MmBackward0::apply;cudaLaunchKernel") != NULL);
 	xpu_gpu_waits_free(w);
 	xpu_dict_free(&d);
 }
@@ -148,8 +134,8 @@ TEST(a_wait_left_by_an_exception_ends_at_the_next_entry_or_an_outer_return)
 	 * the first is over. */
 	xpu_gpu_waits_begin(w, PID, MAIN, 300 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 2);
 	xpu_gpu_waits_frames(w, 2, second, 1);
-	CHECK(strncmp(text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 250 * MS, site, a)), "train.py:first;", 15) == 0);
-	CHECK(strncmp(text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 350 * MS, site, a)), "train.py:second;", 16) == 0);
+	CHECK(strncmp(stack_text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 250 * MS, site, a)), "train.py:first;", 15) == 0);
+	CHECK(strncmp(stack_text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 350 * MS, site, a)), "train.py:second;", 16) == 0);
 	/* A nested wait whose return was lost ends with the outer one's. */
 	xpu_gpu_waits_begin(w, PID, MAIN, 360 * MS, 0x6000, XPU_STITCH_BACKWARD, 0, 3);
 	xpu_gpu_waits_end(w, PID, MAIN, 400 * MS, 0x7008);
@@ -226,9 +212,9 @@ TEST(a_site_whose_names_never_all_come_is_stitched_whole_after_10s)
 	uint32_t st = xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, site, api(&d));
 	xpu_gpu_waits_tick(w, 102 * MS);
 	xpu_gpu_waits_tick(w, 102 * MS + 10001 * MS);
-	CHECK(strstr(text(&d, st), "[launched for];start_thread;libx.so+0x10;work;cudaLaunchKernel") != NULL);
+	CHECK(strstr(stack_text(&d, st), "[launched for];start_thread;libx.so+0x10;work;cudaLaunchKernel") != NULL);
 	uint32_t later = xpu_gpu_waits_stitch(w, PID, ENGINE, 102 * MS, site, api(&d));
-	CHECK(strstr(text(&d, later), "[launched for];start_thread;libx.so+0x10;work;cudaLaunchKernel") != NULL);
+	CHECK(strstr(stack_text(&d, later), "[launched for];start_thread;libx.so+0x10;work;cudaLaunchKernel") != NULL);
 	struct xpu_gpu_waits_stats ws;
 	xpu_gpu_waits_stats(w, &ws);
 	CHECK_INT(ws.untrimmed, ==, 1);

@@ -10,6 +10,7 @@
 #include "dict.h"
 #include "event.h"
 #include "record.h"
+#include "stack_text.h"
 
 static uint32_t fr(struct xpu_dict *d, const char *name)
 {
@@ -23,21 +24,6 @@ static uint32_t pend(struct xpu_dict *d, const char *label)
 }
 
 /* The stack's frames as "a;b;c". */
-static const char *text(const struct xpu_dict *d, uint32_t stack)
-{
-	static char buf[4096];
-	uint32_t n;
-	const uint32_t *f = xpu_dict_stack_get(d, stack, &n);
-	size_t at = 0;
-	buf[0] = '\0';
-	for (uint32_t i = 0; f && i < n && at < sizeof(buf) - 300; i++) {
-		if (i)
-			buf[at++] = ';';
-		at += xpu_frame_text(d, f[i], buf + at, sizeof(buf) - at);
-	}
-	return buf;
-}
-
 TEST(a_pending_frame_is_never_shared)
 {
 	struct xpu_dict d;
@@ -62,11 +48,11 @@ TEST(expanding_rewrites_every_stack_that_holds_it_keeping_its_id)
 	uint32_t main_ = fr(&d, "main"), leaf = fr(&d, "leaf"), p = pend(&d, "libx.so+0x10");
 	uint32_t s1 = xpu_dict_stack(&d, (uint32_t[]){ main_, p, leaf }, 3);
 	uint32_t s2 = xpu_dict_stack(&d, (uint32_t[]){ p }, 1);
-	CHECK_STR(text(&d, s1), "main;libx.so+0x10;leaf");
+	CHECK_STR(stack_text(&d, s1), "main;libx.so+0x10;leaf");
 	uint32_t exp[2] = { fr(&d, "torch::forward"), fr(&d, "at::mm") };
 	CHECK_INT(xpu_dict_frame_expand(&d, p, exp, 2), ==, 0);
-	CHECK_STR(text(&d, s1), "main;torch::forward;at::mm;leaf");
-	CHECK_STR(text(&d, s2), "torch::forward;at::mm");
+	CHECK_STR(stack_text(&d, s1), "main;torch::forward;at::mm;leaf");
+	CHECK_STR(stack_text(&d, s2), "torch::forward;at::mm");
 	/* Interned again, old or new spelling, it is the same stack. */
 	CHECK_INT(xpu_dict_stack(&d, (uint32_t[]){ main_, p, leaf }, 3), ==, s1);
 	CHECK_INT(xpu_dict_stack(&d, (uint32_t[]){ main_, exp[0], exp[1], leaf }, 4), ==, s1);
@@ -87,8 +73,8 @@ TEST(stacks_that_become_alike_both_stay_valid)
 	CHECK(s1 != s2);
 	xpu_dict_frame_expand(&d, p1, &g, 1);
 	xpu_dict_frame_expand(&d, p2, &g, 1);
-	CHECK_STR(text(&d, s1), "a;g");
-	CHECK_STR(text(&d, s2), "a;g");
+	CHECK_STR(stack_text(&d, s1), "a;g");
+	CHECK_STR(stack_text(&d, s2), "a;g");
 	uint32_t again = xpu_dict_stack(&d, (uint32_t[]){ a, g }, 2);
 	CHECK(again == s1 || again == s2);
 	xpu_dict_free(&d);
@@ -106,15 +92,15 @@ TEST(an_expansion_may_hold_pending_frames_expanded_later)
 	uint32_t q = pend(&d, "libx.so+0x20");
 	uint32_t exp[2] = { fr(&d, "main"), q };
 	CHECK_INT(xpu_dict_frame_expand(&d, site, exp, 2), ==, 0);
-	CHECK_STR(text(&d, flame), "main;libx.so+0x20;cudaLaunchKernel;gemm");
+	CHECK_STR(stack_text(&d, flame), "main;libx.so+0x20;cudaLaunchKernel;gemm");
 	/* Interned with the old frame after its expansion: gets it too. */
 	uint32_t late = xpu_dict_stack(&d, (uint32_t[]){ site, kern }, 2);
-	CHECK_STR(text(&d, late), "main;libx.so+0x20;gemm");
+	CHECK_STR(stack_text(&d, late), "main;libx.so+0x20;gemm");
 	uint32_t named = fr(&d, "model_forward");
 	CHECK_INT(xpu_dict_frame_expand(&d, q, &named, 1), ==, 0);
-	CHECK_STR(text(&d, launch), "main;model_forward;cudaLaunchKernel");
-	CHECK_STR(text(&d, flame), "main;model_forward;cudaLaunchKernel;gemm");
-	CHECK_STR(text(&d, late), "main;model_forward;gemm");
+	CHECK_STR(stack_text(&d, launch), "main;model_forward;cudaLaunchKernel");
+	CHECK_STR(stack_text(&d, flame), "main;model_forward;cudaLaunchKernel;gemm");
+	CHECK_STR(stack_text(&d, late), "main;model_forward;gemm");
 	CHECK_INT(xpu_dict_stack(&d, (uint32_t[]){ site, kern }, 2), ==, late);
 	xpu_dict_free(&d);
 }
@@ -217,8 +203,8 @@ TEST(a_sweep_forgets_freed_stacks_so_a_reused_id_is_left_alone)
 	CHECK_INT(reused, ==, dead);
 	CHECK_INT(d.pend[0].nstacks, ==, 1);
 	xpu_dict_frame_expand(&d, p, &g, 1);
-	CHECK_STR(text(&d, kept), "g;b");
-	CHECK_STR(text(&d, reused), "a;b");
+	CHECK_STR(stack_text(&d, kept), "g;b");
+	CHECK_STR(stack_text(&d, reused), "a;b");
 	xpu_dict_free(&d);
 }
 
@@ -254,20 +240,20 @@ TEST(a_recording_replays_the_expansions)
 	uint32_t named = fr(&d, "forward");
 	xpu_dict_frame_expand(&d, q, &named, 1);	/* after the last event */
 	CHECK_INT(xpu_rec_close(w), ==, 0);
-	CHECK_STR(text(&d, e1.cpu.stack), "main;forward");
-	CHECK_STR(text(&d, e2.cpu.stack), "main;forward;main");
+	CHECK_STR(stack_text(&d, e1.cpu.stack), "main;forward");
+	CHECK_STR(stack_text(&d, e2.cpu.stack), "main;forward;main");
 
 	xpu_dict_init(&r);
 	struct xpu_rec_reader *rd = xpu_rec_open(path, &r, err, sizeof(err));
 	REQUIRE(rd);
 	struct xpu_event got[2];
 	CHECK_INT(xpu_rec_next(rd, &got[0]), ==, 1);
-	CHECK_STR(text(&r, got[0].cpu.stack), "main;libx.so+0x20");
+	CHECK_STR(stack_text(&r, got[0].cpu.stack), "main;libx.so+0x20");
 	CHECK_INT(xpu_rec_next(rd, &got[1]), ==, 1);
-	CHECK_STR(text(&r, got[1].cpu.stack), "main;libx.so+0x20;main");
+	CHECK_STR(stack_text(&r, got[1].cpu.stack), "main;libx.so+0x20;main");
 	CHECK_INT(xpu_rec_next(rd, &(struct xpu_event){ 0 }), ==, 0);
-	CHECK_STR(text(&r, got[0].cpu.stack), "main;forward");
-	CHECK_STR(text(&r, got[1].cpu.stack), "main;forward;main");
+	CHECK_STR(stack_text(&r, got[0].cpu.stack), "main;forward");
+	CHECK_STR(stack_text(&r, got[1].cpu.stack), "main;forward;main");
 	CHECK_INT(r.pending_now, ==, 0);
 	xpu_rec_close_reader(rd);
 	xpu_dict_free(&r);
