@@ -391,17 +391,19 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	free(buffer);
 }
 
-/* Switched only when not so already: a slice starting while the last one's
- * kernels are awaited finds both on, and whether CUPTI counts an enable of
- * what is on (and then wants as many disables) is not documented. */
-static int enable_all(uint32_t on)
+/* The launch callbacks, switched on once per attach (a slice starting
+ * while the last one's kernels are awaited finds them on, and whether CUPTI
+ * counts an enable of what is on, and then wants as many disables, is not
+ * documented).  They are never switched off while attached: where CUPTI
+ * stays attached that made its correlation ids stick ("Staying attached" in
+ * docs/gpu-cost.md); a detach takes them with the subscriber. */
+static int enable_launch_callbacks(void)
 {
-	if (st.cb_on == (int)on)
+	if (st.cb_on)
 		return 0;
-	st.cb_on = (int)on;
+	st.cb_on = 1;
 	for (size_t i = 0; i < NCBIDS; i++)
-		if (api.enable_callback(on, st.sub, launch_cbids[i].dom, launch_cbids[i].cbid) !=
-		    CUPTI_SUCCESS && on)
+		if (api.enable_callback(1, st.sub, launch_cbids[i].dom, launch_cbids[i].cbid) != CUPTI_SUCCESS)
 			return -1;
 	return 0;
 }
@@ -533,7 +535,7 @@ static void ask_detach(void)
 {
 	if (__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE))
 		return;
-	enable_all(1);
+	enable_launch_callbacks();
 	__atomic_store_n(&st.phase, DETACH_ASKED, __ATOMIC_RELEASE);
 }
 
@@ -601,7 +603,7 @@ int xpu_cupti_trace(int on)
 		__atomic_store_n(&st.resume_due, 1, __ATOMIC_RELEASE);
 		st.draining = st.awaiting = 0;
 		__atomic_store_n(&st.tracing, 1, __ATOMIC_RELEASE);
-		if (enable_all(1) < 0 || activity(1) < 0)
+		if (enable_launch_callbacks() < 0 || activity(1) < 0)
 			state = XPU_WIRE_STATE_CUPTI_ERROR;
 	}
 	pthread_mutex_unlock(&st.lock);
