@@ -65,7 +65,9 @@ static void draw_title(const struct xpu_rect *r, const char *title, const char *
 	int iw = info ? xpu_text_width(info) : 0;
 
 	xpu_fill(r->y, r->x, r->w, a);
-	if (iw && iw + 2 < r->w)
+	/* What the pane shows (whose stacks) comes before how much: in a
+	 * narrow pane the info goes rather than cut the title. */
+	if (iw && xpu_text_width(title) + iw + 3 <= r->w)
 		xpu_put_text(r->y, r->x + r->w - iw - 1, iw, info, a, 0);
 	else
 		iw = -2;
