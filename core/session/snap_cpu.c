@@ -58,7 +58,7 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 	s->cpu.samples_tick = m->samples_last;
 	s->cpu.sys = m->sys;
 	s->cpu.nhot = 0;
-	if (s->hot_functions &&
+	if ((s->hot_functions || (vs->hot && vs->view == XPU_VIEW_CPU)) &&
 	    (s->cpu.nhot = xpu_cpu_model_hot(m, &sess->dict, vs->window, s->cpu.hot, XPU_CPU_HOT_MAX,
 					     &s->cpu.hot_all)) < 0)
 		return -1;

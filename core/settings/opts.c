@@ -28,6 +28,7 @@ const struct xpu_keydoc xpu_keydocs[] = {
 	{ "p", "CPU view: the command line in COMMAND instead of the name (top's c)" },
 	{ "t  F5", "CPU view: processes under their parents (htop's tree)" },
 	{ "A", "CPU view: the flamegraph of all processes (under their names), or again the selected row's" },
+	{ "o", "CPU view: the hottest functions machine-wide beside the flamegraph (perf top's list)" },
 	{ "u", "CPU view: only one user's processes, picked from a menu (a letter jumps)" },
 	{ "t", "NPU: table keys move functions, then chains, then calls" },
 	{ "F", "follow the selected row as rows re-sort, until it ends (else the cursor keeps its place)" },

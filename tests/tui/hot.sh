@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# The CPU view's machine-wide panes (issue 28, item 7): A turns the
-# flamegraph to every process.
+# The CPU view's machine-wide panes (issue 28, item 7): o lists the hottest
+# functions as perf top does, A turns the flamegraph to every process.
 # Needs root (live CPU sampling) and tmux.
 . tests/lib.sh
 need_root
@@ -43,6 +43,39 @@ wait_for_re() {
 	sed 's/^/    | /' "$T_TMP/screen" >&2
 	return 1
 }
+
+t o_lists_the_hottest_functions_with_their_share_at_80x24
+busy
+start 80 24 -p "$B"
+wait_for "busy (pid $B)" 200
+keys o
+wait_for "Hottest: watched processes only"
+# the busy program's leaf, whole, with its share of all samples
+wait_for_re "[ 1][ 0-9][0-9]\.[0-9]%  busy_leaf_spin( |$)"
+# beside the flamegraph, all of it on the 24 lines: the table, the flame, the hints
+[ "$(wc -l < "$T_TMP/screen")" -le 24 ] || fail "more than 24 lines"
+expect_grep "PID" "$T_TMP/screen" "the table heading"
+expect_grep "busy (pid $B)" "$T_TMP/screen" "the flame pane's title"
+grep -E "^busy .*[0-9]\.[0-9]%  busy_leaf_spin" "$T_TMP/screen" > /dev/null ||
+	fail "the hottest functions are not beside the flamegraph: $(grep busy_leaf_spin "$T_TMP/screen")"
+expect_grep "q Quit" "$T_TMP/screen" "the key hints"
+[ "$(LC_ALL=C.UTF-8 wc -L < "$T_TMP/screen")" -le 80 ] || fail "a line wider than 80 columns"
+# without the flamegraph it has the whole width, with the samples it counts
+keys f
+wait_for_re "Hottest: watched processes only +[0-9]+ samples"
+wait_gone "busy (pid $B)"
+keys o
+wait_gone "Hottest"
+stop_progs
+
+t without_p_the_hottest_functions_are_of_all_processes
+busy
+start 80 24
+wait_for "PID" 200
+keys o
+wait_for "Hottest functions: all processes"
+wait_for_re "[0-9]\.[0-9]%  busy_leaf_spin"
+stop_progs
 
 t a_upper_turns_the_flamegraph_to_every_process_under_its_name
 busy
