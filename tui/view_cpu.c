@@ -96,7 +96,8 @@ static void draw_flame(const struct xpu_rect *r, const struct xpu_snapshot *s,
  * watched processes' alone, after -p: the title says so). */
 static void draw_hot(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	const char *title = s->watched_only ? "Hottest: watched processes only" : "Hottest functions: all processes";
+	const char *title = s->watched_only ? "Hottest: watched processes only"
+					    : "Hottest functions: all processes";
 	char info[48], line[600], name[512];
 	snprintf(info, sizeof(info), "%" PRIu64 " samples", s->cpu.hot_all);
 	xpu_tui_flame_title(r, title, info);
