@@ -59,13 +59,15 @@ static int reserve(uint32_t n)
 	return 0;
 }
 
-static void draw_title(const struct xpu_rect *r, const char *title, const char *info)
+void xpu_tui_flame_title(const struct xpu_rect *r, const char *title, const char *info)
 {
 	attr_t a = xpu_draw_attr(XPU_ROLE_FLAME_TITLE);
 	int iw = info ? xpu_text_width(info) : 0;
 
 	xpu_fill(r->y, r->x, r->w, a);
-	if (iw && iw + 2 < r->w)
+	/* What the pane shows (whose stacks) comes before how much: in a
+	 * narrow pane the info goes rather than cut the title. */
+	if (iw && xpu_text_width(title) + iw + 3 <= r->w)
 		xpu_put_text(r->y, r->x + r->w - iw - 1, iw, info, a, 0);
 	else
 		iw = -2;
@@ -123,7 +125,7 @@ void xpu_tui_flame_draw(const struct xpu_rect *r, const struct xpu_flame *f,
 		snprintf(left, sizeof(left), "%s  zoomed on %s (z: zoom out)", title, name);
 		title = left;
 	}
-	draw_title(r, title, right);
+	xpu_tui_flame_title(r, title, right);
 	if (rows <= 0)
 		return;
 	uint32_t n = 0;

@@ -26,6 +26,10 @@ void xpu_tui_flame_draw(const struct xpu_rect *r, const struct xpu_flame *f,
 			 const struct xpu_dict *d, const struct xpu_tui_flame_zoom *zoom,
 			 const char *title, const char *info, const char *empty);
 
+/* The title line of a pane drawn with it (title left, info right where
+ * both fit whole, else the title alone), for the panes beside it too. */
+void xpu_tui_flame_title(const struct xpu_rect *r, const char *title, const char *info);
+
 /* Frees the widget's scratch memory. */
 void xpu_tui_flame_free(void);
 

@@ -83,6 +83,22 @@ static void split_view(struct xpu_layout *l, int y, int h, const struct xpu_layo
 	l->flame = rect(y + table, 0, h - table, w);
 }
 
+/* The side pane takes its columns from the right of the flame pane, or the
+ * whole pane. */
+static void split_side(struct xpu_layout *l, const struct xpu_layout_opts *o)
+{
+	struct xpu_rect *f = &l->flame;
+	if (o->side <= 0 || !f->h)
+		return;
+	if (o->side_only || f->w - o->side < XPU_LAYOUT_FLAME_MIN_COLS) {
+		l->side = *f;
+		*f = rect(0, 0, 0, 0);
+		return;
+	}
+	l->side = rect(f->y, f->x + f->w - o->side, f->h, o->side);
+	f->w -= o->side;
+}
+
 void xpu_layout_compute(struct xpu_layout *l, int rows, int cols, const struct xpu_layout_opts *o)
 {
 	memset(l, 0, sizeof(*l));
@@ -111,13 +127,14 @@ void xpu_layout_compute(struct xpu_layout *l, int rows, int cols, const struct x
 	if (bar)
 		l->alerts = rect(top, 0, 1, cols);
 	split_view(l, top + bar, rows - top - 1 - hints - bar, o);
+	split_side(l, o);
 }
 
 void xpu_layout_rects(const struct xpu_layout *l, const struct xpu_rect *out[XPU_LAYOUT_NRECTS])
 {
 	const struct xpu_rect *r[XPU_LAYOUT_NRECTS] = {
 		&l->small, &l->header, &l->meters, &l->tabs, &l->alerts, &l->text, &l->table,
-		&l->flame, &l->help, &l->hints, &l->status,
+		&l->flame, &l->side, &l->help, &l->hints, &l->status,
 	};
 	memcpy(out, r, sizeof(r));
 }

@@ -19,6 +19,8 @@ struct xpu_rect {
  * below its minimum. */
 #define XPU_LAYOUT_TABLE_MIN 4
 #define XPU_LAYOUT_FLAME_MIN 3
+/* A flame pane narrower than this beside a side pane gives it the whole width. */
+#define XPU_LAYOUT_FLAME_MIN_COLS 32
 
 struct xpu_layout_opts {
 	int table;	/* the view has a table */
@@ -35,6 +37,12 @@ struct xpu_layout_opts {
 	 * the table up to table_want (heading included), the text up to text,
 	 * and what is left to the flame pane.  flame_want 0: the usual split. */
 	int text_min, table_want, flame_want;
+	/* A pane beside the flame pane, on its right (the CPU view's hottest
+	 * functions): the columns it wants, 0 for none.  It has the flame
+	 * pane's rows; it takes the whole of them where the flame pane is
+	 * hidden (side_only) or would be left under XPU_LAYOUT_FLAME_MIN_COLS.
+	 * With side set, flame says that the lower pane is shown at all. */
+	int side, side_only;
 };
 
 struct xpu_layout {
@@ -48,6 +56,7 @@ struct xpu_layout {
 	struct xpu_rect text;	/* the view's text: a summary line or a message box */
 	struct xpu_rect table;	/* column headings + rows */
 	struct xpu_rect flame;	/* title + one row per depth */
+	struct xpu_rect side;	/* title + rows, right of the flame pane (or in its place) */
 	struct xpu_rect help;	/* the help overlay */
 	struct xpu_rect hints;	/* key hints */
 	struct xpu_rect status;	/* last message, or the filter prompt */
@@ -56,7 +65,7 @@ struct xpu_layout {
 void xpu_layout_compute(struct xpu_layout *l, int rows, int cols, const struct xpu_layout_opts *o);
 
 /* All rectangles of a layout, for drawing loops and tests. */
-#define XPU_LAYOUT_NRECTS 11
+#define XPU_LAYOUT_NRECTS 12
 void xpu_layout_rects(const struct xpu_layout *l, const struct xpu_rect *out[XPU_LAYOUT_NRECTS]);
 
 #endif

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The CPU view: load, CPU and memory, the source's line, the processes (or
- * threads) table and the flamegraph of the selected row's stacks. */
+ * threads) table, the flamegraph of the selected row's stacks and, beside it
+ * (o), the machine's hottest functions. */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include <curses.h>
 
+#include "dict.h"
 #include "draw.h"
 #include "flame_view.h"
 #include "tui.h"
@@ -26,10 +28,24 @@ static const struct xpu_flame *cpu_flame(const struct xpu_snapshot *s)
 	return &s->cpu.flame;
 }
 
-static void cpu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
+/* The hottest functions' pane: half the width beside the flamegraph (at 80
+ * columns a name of 30 characters), the whole lower pane without it. */
+static int hot_cols(int cols)
+{
+	int w = cols / 2;
+	return w < 36 ? 36 : w > 64 ? 64 : w;
+}
+
+static void cpu_layout(const struct xpu_snapshot *s, const struct xpu_viewstate *vs, int cols,
+		       struct xpu_layout_opts *o)
 {
 	if (o->text && s->cpu.sys.flags)
 		o->text = 2;	/* load, CPU and memory above the source's line */
+	if (vs->hot) {
+		o->side = hot_cols(cols);
+		o->side_only = !o->flame;
+		o->flame = 1;
+	}
 }
 
 /* One line above the table: the source's state and what it says. */
@@ -76,6 +92,28 @@ static void draw_flame(const struct xpu_rect *r, const struct xpu_snapshot *s,
 			    "no stacks for this selection yet");
 }
 
+/* perf top's list: each function's share of all the samples (of the
+ * watched processes' alone, after -p: the title says so). */
+static void draw_hot(const struct xpu_rect *r, const struct xpu_snapshot *s)
+{
+	const char *title = s->watched_only ? "Hottest: watched processes only"
+					    : "Hottest functions: all processes";
+	char info[48], line[600], name[512];
+	snprintf(info, sizeof(info), "%" PRIu64 " samples", s->cpu.hot_all);
+	xpu_tui_flame_title(r, title, info);
+	if (!s->cpu.nhot || !s->cpu.hot_all) {
+		xpu_put_text(r->y + 1 + (r->h - 2) / 2, r->x + 1, r->w - 1, "no samples yet",
+			     xpu_draw_attr(XPU_ROLE_EMPTY), 1);
+		return;
+	}
+	for (int i = 0; i < s->cpu.nhot && i < r->h - 1; i++) {
+		xpu_frame_text(s->dict, s->cpu.hot[i].frame, name, sizeof(name));
+		snprintf(line, sizeof(line), "%5.1f%%  %s",
+			 100.0 * (double)s->cpu.hot[i].samples / (double)s->cpu.hot_all, name);
+		xpu_put_text(r->y + 1 + i, r->x + 1, r->w - 1, line, xpu_draw_attr(XPU_ROLE_ROW), 1);
+	}
+}
+
 static void cpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		     const struct xpu_viewstate *vs, struct xpu_ui *ui)
 {
@@ -93,6 +131,8 @@ static void cpu_draw(const struct xpu_layout *l, const struct xpu_snapshot *s,
 		draw_table(&l->table, s, vs, ui);
 	if (l->flame.h)
 		draw_flame(&l->flame, s, vs, ui);
+	if (l->side.h)
+		draw_hot(&l->side, s);
 }
 
 static int cpu_modes(char *buf, size_t size, const struct xpu_viewstate *vs, const char *window)
@@ -104,7 +144,8 @@ static int cpu_modes(char *buf, size_t size, const struct xpu_viewstate *vs, con
 }
 
 /* H: one row per thread instead of per process; p: the command line in
- * COMMAND instead of the name; t and F5: htop's tree. */
+ * COMMAND instead of the name; t and F5: htop's tree; A: the flamegraph of
+ * all processes; o: the hottest functions. */
 static int cpu_key(struct xpu_viewstate *vs, int key)
 {
 	switch (key) {
@@ -116,6 +157,9 @@ static int cpu_key(struct xpu_viewstate *vs, int key)
 		return XPU_REACT_REBUILD;
 	case 'A':
 		vs->flame_all = !vs->flame_all;
+		return XPU_REACT_REBUILD;
+	case 'o':
+		vs->hot = !vs->hot;
 		return XPU_REACT_REBUILD;
 	case 't': case KEY_F(5):
 		vs->tree = !vs->tree;

@@ -182,7 +182,8 @@ static const struct xpu_flame *gpu_flame(const struct xpu_snapshot *s)
 	return has_data(s) ? &s->gpu.flame : NULL;
 }
 
-static void gpu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
+static void gpu_layout(const struct xpu_snapshot *s, const struct xpu_viewstate *vs, int cols,
+		       struct xpu_layout_opts *o)
 {
 	if (o->table)
 		o->text = xpu_view_gpu_text_rows(s, cols);

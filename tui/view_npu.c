@@ -553,7 +553,8 @@ static const struct xpu_table *npu_table(const struct xpu_snapshot *s)
 /* At 80x24 first: five panel lines, the calls table's rows, then the share
  * line, FUNCS_FLOOR function rows and the newest alert whole; rows to spare
  * go to the rest of the panel, then to the functions. */
-static void npu_layout(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o)
+static void npu_layout(const struct xpu_snapshot *s, const struct xpu_viewstate *vs, int cols,
+		       struct xpu_layout_opts *o)
 {
 	const struct xpu_npu_snap *n = &s->npu.model;
 	o->flame = 1;	/* the lower pane holds the functions and the alert log */

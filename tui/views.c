@@ -52,7 +52,7 @@ void xpu_view_layout_opts(const struct xpu_snapshot *s, const struct xpu_viewsta
 	o->text = o->table || o->flame ? 1 : 0;
 	o->alerts = xpu_tui_alert_bar_wanted(s);
 	if (d->layout)
-		d->layout(s, cols, o);
+		d->layout(s, vs, cols, o);
 }
 
 static void draw_frame(int y, int x, int h, int w, const char *title)

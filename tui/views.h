@@ -27,7 +27,8 @@ struct xpu_view_desc {
 	const struct xpu_flame *(*flame)(const struct xpu_snapshot *s);
 	/* Optional: what its panes want on a terminal cols wide, over the
 	 * defaults (a table if it has one, the flame pane if shown, one text line). */
-	void (*layout)(const struct xpu_snapshot *s, int cols, struct xpu_layout_opts *o);
+	void (*layout)(const struct xpu_snapshot *s, const struct xpu_viewstate *vs, int cols,
+		       struct xpu_layout_opts *o);
 	/* Draws its panes as laid out (without it, or without a table or a
 	 * flame to show: the box of a view without data, with its status). */
 	void (*draw)(const struct xpu_layout *l, const struct xpu_snapshot *s,

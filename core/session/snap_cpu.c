@@ -78,7 +78,7 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 	s->cpu.samples_tick = m->samples_last;
 	s->cpu.sys = m->sys;
 	s->cpu.nhot = 0;
-	if (s->hot_functions &&
+	if ((s->hot_functions || (vs->hot && vs->view == XPU_VIEW_CPU)) &&
 	    (s->cpu.nhot = xpu_cpu_model_hot(m, &sess->dict, vs->window, s->cpu.hot, XPU_CPU_HOT_MAX,
 					     &s->cpu.hot_all)) < 0)
 		return -1;
@@ -95,10 +95,12 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 	s->cpu.flame_key = key;
 	struct xpu_flame_opts fo = {
 		.window = vs->window,
-		.pid = task ? task->pid : UINT32_MAX,
+		.pid = vs->flame_all ? 0 : task ? task->pid : UINT32_MAX,	/* 0: all, MAX: none */
 		.tid = vs->threads && task ? task->tid : 0,
 		.min_frac = XPU_SNAP_FLAME_MIN_FRAC,
 		.root_label = task ? task->comm : 0,
+		/* every process's: under their names, as the folded export has them */
+		.per_process = !task,
 	};
 	if (task)
 		snprintf(s->cpu.flame_title, sizeof(s->cpu.flame_title), "%s (%s %u)",

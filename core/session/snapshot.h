@@ -61,6 +61,7 @@ struct xpu_viewstate {
 	int tree;			/* CPU view: processes under their parents (t, F5) */
 	int meters;			/* a meter per CPU under the header (1) */
 	int flame_all;			/* CPU view: the flamegraph of all processes (A) */
+	int hot;			/* CPU view: the hottest functions' pane (o) */
 	char user[32];			/* CPU view: only this user's rows (u), "" = all */
 	enum xpu_window window;		/* recent window or since start */
 	int flame;			/* flamegraph pane shown */

@@ -49,6 +49,7 @@ static const struct key keys[] = {
 	{ "tree", K_BOOL, XPU_SET_TREE, F(tree) },
 	{ "command-line", K_BOOL, XPU_SET_CMDLINE, F(cmdline) },
 	{ "cpu-meters", K_BOOL, XPU_SET_METERS, F(meters) },
+	{ "hot-functions", K_BOOL, XPU_SET_HOT, F(hot) },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -508,6 +509,8 @@ void xpu_config_apply(const struct xpu_settings *s, struct xpu_opts *o, struct x
 		vs->cmdline = s->cmdline;
 	if (set & XPU_SET_METERS)
 		vs->meters = s->meters;
+	if (set & XPU_SET_HOT)
+		vs->hot = s->hot;
 	for (int v = 0; v < XPU_VIEW_MAX; v++) {
 		if (set & XPU_SET_SORT(v))
 			vs->sort_col[v] = s->sort_col[v];
@@ -525,8 +528,9 @@ void xpu_config_capture(struct xpu_settings *s, const struct xpu_viewstate *vs, 
 	s->tree = vs->tree;
 	s->cmdline = vs->cmdline;
 	s->meters = vs->meters;
+	s->hot = vs->hot;
 	s->set |= XPU_SET_VIEW | XPU_SET_THREADS | XPU_SET_SINCE_START | XPU_SET_FLAME | XPU_SET_TREE |
-		  XPU_SET_CMDLINE | XPU_SET_METERS;
+		  XPU_SET_CMDLINE | XPU_SET_METERS | XPU_SET_HOT;
 	for (int v = 0; v < XPU_VIEW_MAX; v++) {
 		s->sort_col[v] = vs->sort_col[v];
 		s->reverse[v] = vs->reverse[v];

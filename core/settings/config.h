@@ -52,6 +52,7 @@ enum {
 	XPU_SET_TREE = 1u << 12,
 	XPU_SET_CMDLINE = 1u << 13,
 	XPU_SET_METERS = 1u << 14,
+	XPU_SET_HOT = 1u << 15,
 };
 /* Each view's sort-<name> and reverse-<name> (up to 8 views). */
 #define XPU_SET_SORT(view) (1u << (16 + (view)))
@@ -74,7 +75,7 @@ struct xpu_settings {
 	double npu_storm;
 	uint32_t npu_silence_ms;
 	int threads, since_start, flame, mouse;
-	int tree, cmdline, meters;	/* t, p, 1 */
+	int tree, cmdline, meters, hot;	/* t, p, 1, o */
 	int sort_col[XPU_VIEW_MAX];	/* column index, -1 = the view's default */
 	int reverse[XPU_VIEW_MAX];
 };

@@ -56,7 +56,7 @@ keys c
 wait_for "▼%MEM"
 quit
 
-t s_saves_the_tree_the_command_lines_and_the_cpu_meters
+t s_saves_the_tree_the_command_lines_the_cpu_meters_and_the_hottest_functions
 start -- --view cpu
 wait_for "REPLAY ENDED"
 wait_for "%CPU"
@@ -66,23 +66,29 @@ keys p
 wait_for "(command lines)"
 keys 1
 wait_for "  0["
+keys o
+wait_for "Hottest"
 keys S
 wait_for "settings saved to $CONF"
 expect_grep "^tree = yes$" "$CONF"
 expect_grep "^command-line = yes$" "$CONF"
 expect_grep "^cpu-meters = yes$" "$CONF"
+expect_grep "^hot-functions = yes$" "$CONF"
 quit
 start -- --view cpu
 wait_for "REPLAY ENDED"
 wait_for "process tree"
 wait_for "(command lines)"
 wait_for "  0["
-keys t p 1
+wait_for "Hottest"
+keys t p 1 o
 wait_gone "process tree"
+wait_gone "Hottest"
 keys S
 wait_for "settings saved to $CONF"
 expect_grep "^tree = no$" "$CONF"
 expect_grep "^cpu-meters = no$" "$CONF"
+expect_grep "^hot-functions = no$" "$CONF"
 quit
 
 t saving_leaves_one_file_and_no_temporary_one

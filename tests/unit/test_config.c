@@ -204,7 +204,7 @@ TEST(the_file_fills_what_the_command_line_left_unset)
 	CHECK_INT(parse("version = 1\nview = gpu\ntheme = light\ndelay = 2\nfreq = 49\nwindow = 30\n"
 			"npu-tdr = 5000\nnpu-storm = 7\nnpu-silence = 300\nsort-cpu = samples\n"
 			"reverse-cpu = yes\nthreads = yes\nsince-start = yes\nflame = no\n"
-			"tree = yes\ncommand-line = yes\ncpu-meters = yes\n"), ==, 0);
+			"tree = yes\ncommand-line = yes\ncpu-meters = yes\nhot-functions = yes\n"), ==, 0);
 	xpu_config_apply(&st, &o, &vs);
 	CHECK_INT(o.view, ==, XPU_VIEW_GPU);
 	CHECK_STR(o.theme, "light");
@@ -222,6 +222,7 @@ TEST(the_file_fills_what_the_command_line_left_unset)
 	CHECK_INT(vs.tree, ==, 1);
 	CHECK_INT(vs.cmdline, ==, 1);
 	CHECK_INT(vs.meters, ==, 1);
+	CHECK_INT(vs.hot, ==, 1);
 }
 
 TEST(command_line_options_override_the_file)
@@ -385,6 +386,7 @@ TEST(what_is_saved_reads_back_the_same)
 	vs.flame = 0;
 	vs.tree = 1;
 	vs.meters = 1;
+	vs.hot = 1;
 	xpu_config_capture(&st, &vs, "high-contrast");
 	xpu_config_format(&st, text, sizeof(text));
 	CHECK(strstr(text, "version = 1\n") != NULL);
@@ -404,6 +406,7 @@ TEST(what_is_saved_reads_back_the_same)
 	CHECK_INT(back.tree, ==, 1);
 	CHECK_INT(back.cmdline, ==, 0);
 	CHECK_INT(back.meters, ==, 1);
+	CHECK_INT(back.hot, ==, 1);
 	CHECK(strstr(text, "command-line = no\n") != NULL);
 	CHECK_STR(back.theme, "high-contrast");
 	CHECK(back.delay_s == 0.25);

@@ -118,6 +118,20 @@ TEST(h_upper_shows_threads_only_in_the_cpu_view)
 	CHECK(vs.threads);
 }
 
+/* o shows the CPU view's hottest functions; the other views have no such pane. */
+TEST(o_shows_the_hottest_functions_only_in_the_cpu_view)
+{
+	setup(3);
+	vs.view = XPU_VIEW_GPU;
+	CHECK_INT(key('o'), ==, XPU_REACT_NONE);
+	CHECK(!vs.hot);
+	vs.view = XPU_VIEW_CPU;
+	CHECK_INT(key('o'), ==, XPU_REACT_REBUILD);
+	CHECK(vs.hot);
+	CHECK_INT(key('o'), ==, XPU_REACT_REBUILD);
+	CHECK(!vs.hot);
+}
+
 TEST(tab_and_shift_tab_cycle_the_views)
 {
 	setup(3);

@@ -23,6 +23,8 @@ static const struct xpu_layout_opts combos[] = {
 	{ .table = 1, .flame = 1, .text = 7, .text_min = 5, .table_want = 4, .flame_want = 11 },
 	{ .table = 1, .flame = 1, .text = 20, .text_min = 5, .table_want = 30, .flame_want = 40, .alerts = 1 },
 	{ .table = 1, .flame = 1, .text = 7, .text_min = 5, .table_want = 2, .flame_want = 3 },
+	{ .table = 1, .flame = 1, .text = 2, .side = 40 }, { .table = 1, .flame = 1, .text = 2, .side = 40, .side_only = 1 },
+	{ .table = 1, .flame = 1, .text = 1, .side = 300, .meters = 2, .alerts = 1 },
 };
 #define NCOMBOS (int)(sizeof(combos) / sizeof(combos[0]))
 
@@ -83,7 +85,7 @@ TEST(every_row_is_given_to_something)
 			xpu_layout_compute(&l, rows, 80, &combos[c]);
 			xpu_layout_rects(&l, r);
 			for (int i = 0; i < XPU_LAYOUT_NRECTS; i++)
-				sum += r[i]->h;
+				sum += r[i]->x == 0 ? r[i]->h : 0;	/* a side pane shares its rows */
 			if (sum != rows) {
 				fprintf(stderr, "  %d of %d rows used at options #%d\n", sum, rows, c);
 				bad = 1;
@@ -191,6 +193,32 @@ TEST(panes_with_wants_take_rows_in_order_of_need)
 	CHECK_INT(l.table.h, ==, 2);
 	CHECK_INT(l.text.h, ==, 7);
 	CHECK_INT(l.flame.h, ==, 20 - 7 - 2);
+}
+
+/* The CPU view's hottest functions (o) at 80x24: right of the flamegraph,
+ * on its rows; in its place without it or where the flamegraph would be
+ * too narrow beside it. */
+TEST(the_side_pane_sits_right_of_the_flame_pane_or_in_its_place)
+{
+	struct xpu_layout l;
+	xpu_layout_compute(&l, 24, 80, &combos[19]);
+	CHECK_INT(l.side.w, ==, 40);
+	CHECK_INT(l.flame.w, ==, 40);
+	CHECK_INT(l.side.x, ==, 40);
+	CHECK_INT(l.side.y, ==, l.flame.y);
+	CHECK_INT(l.side.h, ==, l.flame.h);
+	CHECK_INT(l.side.h, >=, 1 + XPU_LAYOUT_FLAME_MIN);
+	xpu_layout_compute(&l, 24, 80, &combos[20]);
+	CHECK(!shown(&l.flame));
+	CHECK_INT(l.side.x, ==, 0);
+	CHECK_INT(l.side.w, ==, 80);
+	CHECK_INT(l.side.h, >=, 1 + XPU_LAYOUT_FLAME_MIN);
+	xpu_layout_compute(&l, 24, 40 + XPU_LAYOUT_FLAME_MIN_COLS - 1, &combos[19]);
+	CHECK(!shown(&l.flame));
+	CHECK_INT(l.side.w, ==, 40 + XPU_LAYOUT_FLAME_MIN_COLS - 1);
+	/* no room for the lower pane: no side pane either */
+	xpu_layout_compute(&l, 10, 80, &combos[19]);
+	CHECK(!shown(&l.flame) && !shown(&l.side));
 }
 
 TEST(a_view_without_a_table_fills_its_area_with_text)
