@@ -267,11 +267,12 @@ two_busy() {
 	wait_for "(pid " 150
 }
 select_b() {
-	for i in 1 2 3 4 5 6; do
+	keys Home
+	for i in $(seq 30); do
+		sleep 0.3
 		screen
 		grep -q "busy (pid $B2)" "$T_TMP/screen" && return 0
 		keys Down
-		sleep 0.4
 	done
 	wait_for "busy (pid $B2)" 20
 }

@@ -313,7 +313,8 @@ TEST(display_toggles_rebuild)
 	CHECK_INT(vs.window, ==, XPU_WIN_RECENT);
 }
 
-/* e costs CUDA programs 30-100%: only in the GPU view (issue 28). */
+/* e costs CUDA programs 30-100%: only in the GPU view, and only after a y;
+ * back to sampled at once (issue 28). */
 TEST(e_asks_for_exact_gpu_tracing_only_in_the_gpu_view)
 {
 	setup(3);
@@ -321,7 +322,16 @@ TEST(e_asks_for_exact_gpu_tracing_only_in_the_gpu_view)
 	vs.view = XPU_VIEW_NPU;
 	CHECK_INT(key('e'), ==, XPU_REACT_NONE);
 	vs.view = XPU_VIEW_GPU;
+	CHECK_INT(key('e'), ==, XPU_REACT_REDRAW);
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_CONFIRM);
+	CHECK_INT(key('n') & XPU_REACT_GPU_EXACT, ==, 0);
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_NONE);
+	key('e');
+	CHECK_INT(key('y') & XPU_REACT_GPU_EXACT, ==, XPU_REACT_GPU_EXACT);
+	snap.gpu.exact_asked = 1;
 	CHECK_INT(key('e'), ==, XPU_REACT_GPU_EXACT);
+	CHECK_INT(ui.act.ask, ==, XPU_ASK_NONE);
+	snap.gpu.exact_asked = 0;
 }
 
 TEST(table_keys_do_nothing_in_a_view_without_a_table)
