@@ -11,6 +11,8 @@
 #    tutorial's script attached the same way, its output going to a file:
 #        bpftrace -e 'uprobe:DRV:ivpu_* { printf("%-10llu %-40s\n",
 #            nsecs / 1000000, probe); @calls[probe] = count(); }'
+#    Also traced by xputop with --npu-no-latency (entry probes only, no
+#    return probes: what timing each call entry to return costs).
 #    In rotating order, ROUNDS times.  The workload's slowdown is its time per
 #    call traced over alone (CPU time of the driver: the probes run in it).
 #    Also: the highest rate the storm reaches under xputop, and whether
@@ -43,8 +45,9 @@ command -v bpftrace > /dev/null || { echo "bench: bpftrace is missing (sudo make
 # "calls wall_ns cpu_ns counted dropped" to $TMP/CONFIG.
 storm() {
 	case $1 in
-	xputop)
-		"$X" -b -j -d 1 --window 600 --npu-probe-binary "$DRV" > "$TMP/x.json" 2> "$TMP/x.err" &
+	xputop|xputop_nolat)
+		nolat=; [ "$1" = xputop_nolat ] && nolat=--npu-no-latency
+		"$X" -b -j -d 1 --window 600 $nolat --npu-probe-binary "$DRV" > "$TMP/x.json" 2> "$TMP/x.err" &
 		tool=$!
 		wait_for "$TMP/x.json" ""
 		# A process that starts within about two seconds of the probes
@@ -62,14 +65,14 @@ storm() {
 	case $1 in
 	alone)
 		echo "$2 $3 $4 $2 0" >> "$TMP/alone" ;;
-	xputop)
+	xputop|xputop_nolat)
 		sleep 2	# the refresh after the storm has read everything
 		stop $tool
 		tail -1 "$TMP/x.json" | python3 -c "
 import json, sys
 s = json.loads(sys.stdin.read())
 j, i = s['npu']['jobs'], s['npu']['ipc']
-print('$2 $3 $4', j['submitted_total'] + j['done_total'] + i['rx_total'], s['dropped'])" >> "$TMP/xputop" ;;
+print('$2 $3 $4', j['submitted_total'] + j['done_total'] + i['rx_total'], s['dropped'])" >> "$TMP/$1" ;;
 	bpftrace)
 		stop $tool	# SIGINT: it prints @calls, then exits
 		lines=$(grep -c ' uprobe:' "$TMP/bt.out" || true)
@@ -78,7 +81,7 @@ print('$2 $3 $4', j['submitted_total'] + j['done_total'] + i['rx_total'], s['dro
 	esac
 }
 
-CONFIGS="alone xputop bpftrace"
+CONFIGS="alone xputop xputop_nolat bpftrace"
 for c in $CONFIGS; do : > "$TMP/$c"; done
 echo "== stand-in driver storm (3 probed calls a job, as fast as it goes) for ${SECS}s, $ROUNDS rounds"
 for r in $(seq 1 "$ROUNDS"); do
@@ -106,6 +109,10 @@ row "stand-in driver storm traced: slowdown (CPU per call)" \
 	"x$(fmt %.1f "$(awk -v x="$ns_x" -v a="$ns_a" 'BEGIN { print x / a }')") ($(fmt %.0f "$ns_x") ns/call)" \
 	"tutorial bpftrace x$(fmt %.1f "$(awk -v x="$ns_b" -v a="$ns_a" 'BEGIN { print x / a }')") ($(fmt %.0f "$ns_b") ns/call)" \
 	"x$(fmt %.2f "$(awk -v x="$ns_x" -v b="$ns_b" 'BEGIN { print x / b }')")" "$(verdict "$ns_x" le "$ns_b")"
+ns_n=$(med xputop_nolat '$3 / $1')
+row "function latency (return probes): CPU per call, timed / --npu-no-latency" \
+	"$(fmt %.0f "$ns_x") / $(fmt %.0f "$ns_n") ns (x$(fmt %.2f "$(awk -v x="$ns_x" -v n="$ns_n" 'BEGIN { print x / n }')"))" \
+	"calls/s $(fmt %.0f "$(med xputop '$1 * 1e9 / $2')") / $(fmt %.0f "$(med xputop_nolat '$1 * 1e9 / $2')")" "-" "-"
 rate=$(med xputop '$1 * 1e9 / $2')
 short=$(awk '{ print $1 - $4 - $5 }' "$TMP/xputop" | sort -n | tail -1)
 drops=$(awk '{ print $5 }' "$TMP/xputop" | sort -n | tail -1)

@@ -33,6 +33,9 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool probe_user = false;
 /* Also count ioctls on this device (kernel dev_t: major << 20 | minor); 0 = none. */
 const volatile __u32 extra_rdev = 0;
+/* Time every driver function from entry to return (the return program is
+ * attached to all of them, not only the ioctl handlers). */
+const volatile bool fn_latency = false;
 /* dma_fence fallback: the driver name of NPU fences. */
 const volatile char fence_driver[16] = "intel_vpu";
 
@@ -105,11 +108,36 @@ struct {
 	__type(value, __u32);
 } fn_ioctl SEC(".maps");
 
+/* Driver function latency by function index; user space sets the size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xpu_npu_fn_lat);
+} fn_lat SEC(".maps");
+
+struct fn_start_key {
+	__u32 tid;
+	__u32 fn;
+};
+
+/* In-flight driver function calls: (thread, function) -> entry time.  LRU:
+ * an entry whose return never came (the thread died in it, a return probe
+ * missed) is evicted rather than filling the table; a return that finds
+ * nothing is counted as untimed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fn_start_key);
+	__type(value, __u64);
+} fn_starts SEC(".maps");
+
 /* Lost on the way: ring full, ioctl map full, in-flight tables full. */
 __u64 dropped_funcs = 0;
 __u64 dropped_records = 0;
 __u64 dropped_ioctls = 0;
 __u64 dropped_starts = 0;
+__u64 dropped_fn_starts = 0;	/* entry times not stored: returns then count as untimed */
 
 static __always_inline int read_ptr_mem(void *dst, __u32 size, const void *src)
 {
@@ -578,16 +606,53 @@ int npu_func(struct pt_regs *ctx)
 	}
 	__sync_fetch_and_add(&v->count, 1);
 	v->last_ns = bpf_ktime_get_ns();	/* racing CPUs: one of their times, either will do */
+	if (fn_latency) {
+		/* Last, so the entry's own bookkeeping is not in the latency.  A
+		 * nested call of the same function on the thread restarts the
+		 * clock: the outer return then counts as untimed, never as short. */
+		struct fn_start_key sk = { .tid = tid, .fn = k.fn };
+		__u64 ts = bpf_ktime_get_ns();
+
+		if (bpf_map_update_elem(&fn_starts, &sk, &ts, BPF_ANY))
+			__sync_fetch_and_add(&dropped_fn_starts, 1);
+	}
 	return 0;
 }
 
-/* On the ioctl handlers only: the thread leaves its ioctl. */
+static __always_inline void fn_time(__u32 tid, __u32 fn)
+{
+	struct fn_start_key sk = { .tid = tid, .fn = fn };
+	__u64 now = bpf_ktime_get_ns(), *ts = bpf_map_lookup_elem(&fn_starts, &sk);
+	struct xpu_npu_fn_lat *l = bpf_map_lookup_elem(&fn_lat, &fn);
+	__u64 dur;
+	__u32 b;
+
+	if (!l)
+		return;
+	if (!ts) {
+		__sync_fetch_and_add(&l->untimed, 1);
+		return;
+	}
+	dur = now > *ts ? now - *ts : 0;
+	bpf_map_delete_elem(&fn_starts, &sk);
+	b = xpu_npu_hist_bucket(dur);
+	if (b >= XPU_NPU_HIST_BUCKETS)	/* for the verifier; the function caps it */
+		return;
+	__sync_fetch_and_add(&l->hist[b], 1);
+}
+
+/* On every function's return with fn_latency, else on the ioctl handlers'
+ * only: the thread leaves its ioctl, and the call is timed. */
 SEC("kprobe.multi")
 int npu_func_ret(struct pt_regs *ctx)
 {
+	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
-	bpf_map_delete_elem(&fn_ioctl, &tid);
+	if (cookie >> 32)
+		bpf_map_delete_elem(&fn_ioctl, &tid);
+	if (fn_latency)
+		fn_time(tid, (__u32)cookie);
 	return 0;
 }
 

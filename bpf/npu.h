@@ -93,6 +93,16 @@ struct xpu_npu_fn_val {
 	char comm[XPU_NPU_COMM_LEN];	/* group leader's name at the first call */
 };
 
+/* Driver function latency, entry to return, one entry per function in
+ * the `fn_lat` array (sized to the functions attached): the histogram of
+ * the calls timed, and the returns that could not be timed (no entry seen
+ * on that thread: a probe missed, or the entry was evicted from the
+ * in-flight table, or a nested call of the same function took it). */
+struct xpu_npu_fn_lat {
+	__u64 untimed;
+	__u64 hist[XPU_NPU_HIST_BUCKETS];
+};
+
 #define XPU_NPU_FN_COOKIE(index, cmd) ((__u64)(cmd) << 32 | (__u32)(index))
 
 /* Ring records: one struct, the fields' meaning depends on the type. */
@@ -161,5 +171,6 @@ _Static_assert(sizeof(struct xpu_npu_ioctl_val) == 32 + 8 * XPU_NPU_HIST_BUCKETS
 _Static_assert(sizeof(struct xpu_npu_rec) == 128, "npu record ABI");
 _Static_assert(sizeof(struct xpu_npu_fn_key) == 16, "npu function key ABI");
 _Static_assert(sizeof(struct xpu_npu_fn_val) == 32, "npu function value ABI");
+_Static_assert(sizeof(struct xpu_npu_fn_lat) == 8 + 8 * XPU_NPU_HIST_BUCKETS, "npu function latency ABI");
 
 #endif

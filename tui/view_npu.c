@@ -295,6 +295,8 @@ static int share_parts(const struct xpu_npu_snap *n, char parts[][64], int max)
 	}
 	snprintf(parts[0], 64, " " XPU_NPU_FUNCS_TITLE "  %" PRIu64 " calls since start%s:", n->fn_total,
 		 differ ? " (now)" : "");
+	if (n->fn_lat_note[0] && k < max)
+		snprintf(parts[k++], 64, "[%s]", n->fn_lat_note);
 	return k;
 }
 
@@ -302,8 +304,8 @@ static int share_parts(const struct xpu_npu_snap *n, char parts[][64], int max)
  * line rather than be cut.  Draws it from row y when draw; returns its rows. */
 static int share_line(const struct xpu_npu_snap *n, int y, int x0, int w, int draw)
 {
-	char parts[1 + XPU_NPU_NCAT][64];
-	int k = share_parts(n, parts, 1 + XPU_NPU_NCAT), rows = 1, x = 0;
+	char parts[2 + XPU_NPU_NCAT][64];
+	int k = share_parts(n, parts, 2 + XPU_NPU_NCAT), rows = 1, x = 0;
 	attr_t a = xpu_draw_attr(XPU_ROLE_FLAME_TITLE);
 	if (draw)
 		xpu_fill(y, x0, w, a);

@@ -85,6 +85,8 @@ static int start_import(struct app *a)
 	xpu_session_status(&a->sess, XPU_SRC_NPU, XPU_SRC_ACTIVE, "replaying the bpftrace log %s%s",
 			   a->o.replay, st->untimed ? " (counts only: it has no times, so no rates, jobs or alerts)" : "");
 	a->sess.npu.untimed = st->untimed;
+	a->sess.npu.fn_lat_absent = 1;	/* calls and returns are not paired: no durations */
+	xpu_npu_model_source(&a->sess.npu, "function latency", XPU_SRC_OFF, "no latency in this log");
 	if (st->untimed)
 		xpu_npu_model_source(&a->sess.npu, "bpftrace log", XPU_SRC_ACTIVE,
 				     "%llu calls as %s: counts only, the log has no times (no rates, jobs or "
@@ -212,7 +214,7 @@ static struct xpu_npu_source_opts npu_opts(const struct app *a)
 {
 	return (struct xpu_npu_source_opts){
 		.dev_path = a->o.npu_dev, .probe_binary = a->o.npu_probe_binary, .sysfs_root = a->o.npu_sysfs,
-		.pids = a->o.pids, .npids = a->o.npids,
+		.pids = a->o.pids, .npids = a->o.npids, .no_latency = a->o.npu_no_latency,
 	};
 }
 

@@ -2,6 +2,7 @@
 #include "model_npu.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/types.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,7 +36,12 @@ const struct xpu_col xpu_npu_fcols[XPU_NPU_NFCOLS] = {
 	[XPU_NPU_FCOL_RATE] = { "CALLS/s", "per_s", XPU_CELL_RATE, 8, 0 },
 	[XPU_NPU_FCOL_COUNT] = { "COUNT", "count", XPU_CELL_INT, 8, 0 },
 	[XPU_NPU_FCOL_TOTAL] = { "TOTAL", "total", XPU_CELL_INT, 8, 0 },
-	[XPU_NPU_FCOL_SHARE] = { "SHARE%", "share_pct", XPU_CELL_PCT, 7, 0 },
+	[XPU_NPU_FCOL_SHARE] = { "SHARE%", "share_pct", XPU_CELL_PCT, 7, XPU_COL_SPARE },
+	[XPU_NPU_FCOL_P50] = { "P50", "p50_ns", XPU_CELL_NS, 7, XPU_COL_SPARE },
+	[XPU_NPU_FCOL_P99] = { "P99", "p99_ns", XPU_CELL_NS, 7, 0 },
+	[XPU_NPU_FCOL_MAX] = { "MAX", "max_ns", XPU_CELL_NS, 7, XPU_COL_SPARE },
+	[XPU_NPU_FCOL_TIMED] = { "TIMED", "timed", XPU_CELL_INT, 8, XPU_COL_JSON_ONLY },
+	[XPU_NPU_FCOL_UNTIMED] = { "UNTIMED", "untimed", XPU_CELL_INT, 8, XPU_COL_JSON_ONLY },
 };
 
 const struct xpu_col xpu_npu_kcols[XPU_NPU_NKCOLS] = {
@@ -179,8 +185,11 @@ void xpu_npu_model_free(struct xpu_npu_model *m)
 		xpu_win_count_free(&m->g[i]);
 	for (int i = 0; i < XPU_NPU_NCAT; i++)
 		xpu_win_count_free(&m->cat[i]);
-	for (uint32_t i = 0; i < m->nfns; i++)
+	for (uint32_t i = 0; i < m->nfns; i++) {
 		xpu_win_count_free(&m->fns[i].calls);
+		xpu_win_count_free(&m->fns[i].untimed);
+		xpu_win_hist_free(&m->fns[i].lat);
+	}
 	free(m->fns);
 	free(m->chains);
 	xpu_htab_free(&m->fn_idx);
@@ -333,10 +342,12 @@ static uint32_t fn_get(struct xpu_npu_model *m, const struct xpu_dict *d, uint32
 	f->ioctl = xpu_npu_fn_ioctl(text);
 	if (!strcmp(text, "ivpu_mmu_context_map_page"))
 		m->fn_map_page = m->nfns + 1;
+	xpu_win_hist_init(&f->lat, m->ticks.window, XPU_NPU_HIST_BUCKETS);
 	if (xpu_win_count_init(&f->calls, m->ticks.window) < 0)
 		return UINT32_MAX;
-	if (xpu_htab_put(&m->fn_idx, h, m->nfns) < 0) {
+	if (xpu_win_count_init(&f->untimed, m->ticks.window) < 0 || xpu_htab_put(&m->fn_idx, h, m->nfns) < 0) {
 		xpu_win_count_free(&f->calls);
+		xpu_win_count_free(&f->untimed);
 		return UINT32_MAX;
 	}
 	return m->nfns++;
@@ -401,6 +412,21 @@ static void on_func(struct xpu_npu_model *m, const struct xpu_dict *d, const str
 		chain_add(m, ev, i, n);
 }
 
+/* How long calls took; the calls themselves came as NPU_FUNC. */
+static int on_func_lat(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev,
+		       uint64_t n)
+{
+	uint32_t i = ev->npu.code ? fn_get(m, d, ev->npu.code) : UINT32_MAX;
+	if (i == UINT32_MAX)
+		return 0;	/* its calls are in fns_over */
+	m->fn_timed = 1;
+	if (ev->npu.aux & XPU_NPU_FLAT_UNTIMED) {
+		m->fns[i].untimed.open += n;
+		return 0;
+	}
+	return xpu_npu_lat_add(&m->fns[i].lat, ev->npu.dur_ns, n);
+}
+
 int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev)
 {
 	uint64_t n = ev->npu.count ? ev->npu.count : 1;
@@ -433,6 +459,8 @@ int xpu_npu_model_event(struct xpu_npu_model *m, const struct xpu_dict *d, const
 	case XPU_EV_NPU_FUNC:
 		on_func(m, d, ev, n);
 		return 0;
+	case XPU_EV_NPU_FUNC_LAT:
+		return on_func_lat(m, d, ev, n);
 	case XPU_EV_NPU_DEV:
 		on_dev(m, ev);
 		return 0;
@@ -465,8 +493,11 @@ void xpu_npu_model_tick(struct xpu_npu_model *m, uint64_t now, uint64_t interval
 	xpu_win_hist_close(&m->job_lat, slot, full);
 	for (int i = 0; i < XPU_NPU_NCAT; i++)
 		xpu_win_count_close(&m->cat[i], slot, full);
-	for (uint32_t i = 0; i < m->nfns; i++)
+	for (uint32_t i = 0; i < m->nfns; i++) {
 		xpu_win_count_close(&m->fns[i].calls, slot, full);
+		xpu_win_count_close(&m->fns[i].untimed, slot, full);
+		xpu_win_hist_close(&m->fns[i].lat, slot, full);
+	}
 	for (uint32_t i = 0; i < m->nchains; i++)
 		xpu_win_count_close(&m->chains[i].calls, slot, full);
 
@@ -642,6 +673,27 @@ static double pct(uint64_t part, uint64_t all)
 	return all ? 100.0 * (double)part / (double)all : 0;
 }
 
+/* p50, p99 and max of a function's calls timed in the window: N/A where
+ * none was (not timed at all, or no call in the window). */
+static void fn_lat_cells(const struct xpu_npu_model *m, const struct xpu_npu_fn *f, enum xpu_window w,
+			 struct xpu_cell *row)
+{
+	uint64_t p50 = 0, p99 = 0, max = 0;
+	int valid = xpu_npu_lat_quantiles(&f->lat, w, &p50, &p99);
+	if (valid) {
+		max = xpu_win_max_get(&f->lat.max, w, m->ticks.window);
+		p50 = p50 < max ? p50 : max;	/* a bucket's middle past the largest seen */
+		p99 = p99 < max ? p99 : max;
+	}
+	row[XPU_NPU_FCOL_P50].i = (int64_t)p50;
+	row[XPU_NPU_FCOL_P99].i = (int64_t)p99;
+	row[XPU_NPU_FCOL_MAX].i = (int64_t)max;
+	row[XPU_NPU_FCOL_P50].na = row[XPU_NPU_FCOL_P99].na = row[XPU_NPU_FCOL_MAX].na = (uint8_t)!valid;
+	row[XPU_NPU_FCOL_TIMED].i = (int64_t)(w == XPU_WIN_ALL ? f->lat.n_all : f->lat.n_win);
+	row[XPU_NPU_FCOL_UNTIMED].i = (int64_t)xpu_win_count_get(&f->untimed, w);
+	row[XPU_NPU_FCOL_TIMED].na = row[XPU_NPU_FCOL_UNTIMED].na = (uint8_t)!m->fn_timed;
+}
+
 static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_npu_snap *s,
 		       enum xpu_window w)
 {
@@ -661,6 +713,8 @@ static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 				   s->cats[c].share_total);
 	}
 	s->fns_over = m->fns_over;
+	s->fn_timed = m->fn_timed;
+	s->fn_untimed = 0;
 	xpu_table_reset(t);
 	for (uint32_t i = 0; i < m->nfns; i++) {
 		const struct xpu_npu_fn *f = &m->fns[i];
@@ -675,7 +729,15 @@ static int funcs_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 		row[XPU_NPU_FCOL_COUNT].i = (int64_t)n;
 		row[XPU_NPU_FCOL_TOTAL].i = (int64_t)f->calls.total;
 		row[XPU_NPU_FCOL_SHARE].d = pct(n, s->fn_count);
+		fn_lat_cells(m, f, w, row);
+		s->fn_untimed += (uint64_t)row[XPU_NPU_FCOL_UNTIMED].i;
 	}
+	if (m->fn_lat_absent && !m->fn_timed)
+		snprintf(s->fn_lat_note, sizeof(s->fn_lat_note), "no latency in this log");
+	else if (s->fn_untimed)
+		snprintf(s->fn_lat_note, sizeof(s->fn_lat_note), "%" PRIu64 " returns not timed", s->fn_untimed);
+	else
+		s->fn_lat_note[0] = '\0';
 	return 0;
 }
 

@@ -23,6 +23,10 @@
  *              XPU_NPU_FN_CTX(Level Zero API, ioctl command), 0 = nowhere
  *              known; pid = that thread's process, 0 = not tied to one
  *              (interrupts, workers, or a log without pids).
+ *   NPU_FUNC_LAT code = dict string: the ivpu_* function; count = calls of it
+ *              timed entry to return that took dur_ns (a histogram bucket's
+ *              lower bound); aux XPU_NPU_FLAT_UNTIMED: count returns that
+ *              could not be timed instead.  Not calls: NPU_FUNC counts those.
  *
  * Rates are per second over the last closed tick and over the recent window,
  * as in the CPU model.  Alerts go to the session's alert log:
@@ -128,6 +132,9 @@ enum xpu_npu_cat {
 #define XPU_NPU_FN_API(aux) ((aux) >> 16)
 #define XPU_NPU_FN_CMD(aux) ((aux) & 0xffff)
 
+/* NPU_FUNC_LAT aux */
+#define XPU_NPU_FLAT_UNTIMED 1
+
 #define XPU_NPU_MAX_FNS 4096		/* distinct functions kept */
 #define XPU_NPU_MAX_CHAINS 4096		/* (process, L0 call, ioctl, function) kept */
 
@@ -136,6 +143,8 @@ struct xpu_npu_fn {
 	uint32_t name, cat;		/* dict string; enum xpu_npu_cat */
 	uint32_t ioctl;			/* the ioctl an ivpu_*_ioctl handler serves, else 0 */
 	struct xpu_win_count calls;
+	struct xpu_win_hist lat;	/* entry to return, by xpu_npu_hist_bucket */
+	struct xpu_win_count untimed;	/* returns that could not be timed */
 };
 
 /* Calls of one function made inside one Level Zero call and ioctl of one
@@ -307,6 +316,8 @@ struct xpu_npu_model {
 	uint32_t fn_map_page;		/* that function's index + 1; 0: not seen yet */
 	int map_storm;
 	int untimed;			/* fed counts without times (a log's): rates are N/A */
+	int fn_timed;			/* NPU_FUNC_LAT seen: driver functions are timed */
+	int fn_lat_absent;		/* set by an importer: the input holds no return times */
 
 	struct xpu_npu_client clients[XPU_NPU_MAX_CLIENTS];
 	uint32_t nclients;
@@ -344,7 +355,8 @@ extern const struct xpu_col xpu_npu_cols[XPU_NPU_NCOLS];
 /* The driver functions table. */
 enum xpu_npu_fcol {
 	XPU_NPU_FCOL_FUNC, XPU_NPU_FCOL_CAT, XPU_NPU_FCOL_RATE, XPU_NPU_FCOL_COUNT,
-	XPU_NPU_FCOL_TOTAL, XPU_NPU_FCOL_SHARE, XPU_NPU_NFCOLS
+	XPU_NPU_FCOL_TOTAL, XPU_NPU_FCOL_SHARE, XPU_NPU_FCOL_P50, XPU_NPU_FCOL_P99, XPU_NPU_FCOL_MAX,
+	XPU_NPU_FCOL_TIMED, XPU_NPU_FCOL_UNTIMED, XPU_NPU_NFCOLS
 };
 extern const struct xpu_col xpu_npu_fcols[XPU_NPU_NFCOLS];
 
@@ -445,6 +457,10 @@ struct xpu_npu_snap {
 	uint64_t fn_count, fn_total;	/* calls in the window (or since start), since start */
 	struct xpu_npu_cat_snap cats[XPU_NPU_NCAT];
 	uint64_t fns_over, chains_over;
+	int fn_timed;			/* the latency columns hold figures (else N/A: untimed) */
+	uint64_t fn_untimed;		/* returns not timed in the window, all functions */
+	char fn_lat_note[48];		/* what the latency columns lack, for the table's title:
+					 * "no latency in this log", "3 returns not timed", "" */
 	/* rules */
 	uint32_t tdr_ms;
 	const char *tdr_origin;

@@ -178,6 +178,9 @@ static void json_functions(struct xpu_json *j, const struct xpu_npu_snap *n)
 	xpu_json_uint(j, "count", n->fn_count);
 	xpu_json_uint(j, "total", n->fn_total);
 	xpu_json_uint(j, "uncounted", n->fns_over);
+	xpu_json_bool(j, "timed", n->fn_timed);
+	xpu_json_uint(j, "untimed", n->fn_untimed);
+	xpu_json_str(j, "latency_note", n->fn_lat_note);
 	xpu_json_arr(j, "categories");
 	for (uint32_t c = 0; c < XPU_NPU_NCAT; c++) {
 		xpu_json_obj(j, NULL);
@@ -321,6 +324,8 @@ void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
 		for (uint32_t c = 0; c < XPU_NPU_NCAT; c++)
 			fprintf(f, " %s %" PRIu64 " (%s)%s", xpu_npu_cat_name(c), n->cats[c].total,
 				n->cats[c].share_total_text, c + 1 < XPU_NPU_NCAT ? "," : "\n");
+		fprintf(f, "  driver function latency: %s\n",
+			n->fn_lat_note[0] ? n->fn_lat_note : n->fn_timed ? "timed, entry to return" : "not timed");
 	}
 	text_stall(f, s);
 	text_pct(busy, sizeof(busy), n->busy_valid, n->busy_pct);

@@ -314,6 +314,7 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 	case XPU_EV_NPU_L0:
 	case XPU_EV_NPU_BUSY:
 	case XPU_EV_NPU_FUNC:
+	case XPU_EV_NPU_FUNC_LAT:
 	case XPU_EV_NPU_DEV:
 	case XPU_EV_NPU_CLIENT:
 		if (xpu_npu_model_event(&s->npu, &s->dict, ev) < 0)

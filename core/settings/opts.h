@@ -43,6 +43,7 @@ struct xpu_opts {
 	const char *npu_dev;	/* --npu-dev */
 	const char *npu_probe_binary;	/* --npu-probe-binary */
 	const char *npu_sysfs;		/* --npu-sysfs */
+	int npu_no_latency;	/* --npu-no-latency */
 	uint32_t npu_tdr_ms;	/* --npu-tdr, 0 = the driver's */
 	double npu_storm;	/* --npu-storm, 0 = default */
 	uint32_t npu_silence_ms;	/* --npu-silence, 0 = default */

@@ -222,6 +222,8 @@ const struct xpu_setting xpu_settings_table[] = {
 	  .help = "also count ioctls on this device node as NPU ioctls" },
 	{ "npu-probe-binary", 0, "PATH", XPU_SK_STRING, O(npu_probe_binary),
 	  .help = "attach the ivpu_* and driver function probes as uprobes to this binary (testing)" },
+	{ "npu-no-latency", 0, NULL, XPU_SK_FLAG, O(npu_no_latency),
+	  .help = "count NPU driver function calls without timing them (no return probes)" },
 	{ "npu-sysfs", 0, "DIR", XPU_SK_STRING, O(npu_sysfs),
 	  .help = "read the NPU's sysfs files and /proc fdinfo under DIR (testing)" },
 	{ "npu-tdr", 0, "MS", XPU_SK_U32, 10, 3600000, "milliseconds", O(npu_tdr_ms),

@@ -456,10 +456,12 @@ static void npu_tick(struct xpu_source *src, struct xpu_session *s)
 	read_ioctls(n, now);
 	if (n->fns_attached)
 		xpu_npu_fns_read(n->fns, bpf_map__fd(n->skel->maps.funcs), s, now);
+	if (n->fns_attached)
+		xpu_npu_fns_read_lat(n->fns, bpf_map__fd(n->skel->maps.fn_lat), s, now);
 	xpu_npu_sysfs_read(n->sysfs, s, now);
 	xpu_npu_sysfs_uevents(n->sysfs, s, now, !n->use[P_RECOVERY]);
 	xpu_session_drops(s, XPU_SRC_NPU,
-			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + b->dropped_funcs +
+			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + b->dropped_funcs + b->dropped_fn_starts +
 				  n->bad_records + recursion_misses(n),
 			  &n->seen_drops);
 }
@@ -790,13 +792,28 @@ static void attach_fns(struct npu_source *n, const struct plan *p)
 	if (!count)
 		return;
 	int rc = xpu_npu_fns_attach(n->fns, n->skel->progs.npu_func, n->skel->progs.npu_func_ret, p->binary,
-				    n->fns_multi);
+				    n->fns_multi, !n->opts.no_latency);
 	if (rc < 0) {
 		snprintf(n->fns_why, sizeof(n->fns_why), "%s %zu ivpu_* functions refused: %s",
 			 p->binary ? "uprobes on" : "one multi-kprobe link on", count, strerror(-rc));
 		return;
 	}
 	n->fns_attached = 1;
+}
+
+/* The "function latency" line: what times the driver functions. */
+static void tell_lat(struct npu_source *n, const struct plan *p)
+{
+	struct xpu_npu_model *m = &n->sess->npu;
+	size_t count = xpu_npu_fns_count(n->fns);
+	if (n->fns_attached && !n->opts.no_latency)
+		xpu_npu_model_source(m, "function latency", XPU_SRC_ACTIVE,
+				     "%s on the returns of %zu ivpu_* functions, entry to return per thread",
+				     p->binary ? "uretprobes" : "kretprobes", count);
+	else if (n->fns_attached)
+		xpu_npu_model_source(m, "function latency", XPU_SRC_OFF, "--npu-no-latency: calls counted, not timed");
+	else
+		xpu_npu_model_source(m, "function latency", XPU_SRC_OFF, "no driver function is probed");
 }
 
 /* The "driver functions" line: what feeds the functions table. */
@@ -873,6 +890,7 @@ static void tell(struct npu_source *n, const struct plan *p, const struct xpu_np
 		xpu_npu_model_source(m, "Level Zero", XPU_SRC_OFF, p->have_ze ? "cannot attach to %s"
 							 : "no libze_loader.so.1 found%s", p->have_ze ? p->ze : "");
 	tell_fns(n, p);
+	tell_lat(n, p);
 	xpu_npu_sysfs_tell(n->sysfs, m);
 }
 
@@ -975,6 +993,10 @@ struct xpu_source *xpu_source_npu_load(struct xpu_session *s, const struct xpu_n
 			bpf_program__set_expected_attach_type(n->skel->progs.npu_func_ret, t);
 		}
 		n->skel->rodata->extra_rdev = p->rdev;
+		n->skel->rodata->fn_latency = !o->no_latency;
+		/* One latency histogram per function found, none past them. */
+		size_t nfns = xpu_npu_fns_count(n->fns);
+		bpf_map__set_max_entries(n->skel->maps.fn_lat, nfns ? (uint32_t)nfns : 1);
 		set_autoload(n, p->ioctls, p->have_ze || p->binary);
 		err = npu_bpf__load(n->skel);
 		if (!err || !n->fns_multi)

@@ -18,6 +18,7 @@ struct xpu_npu_source_opts {
 	const char *sysfs_root;		/* --npu-sysfs: sysfs and /proc read under this root */
 	const uint32_t *pids;		/* -p: ioctls and Level Zero calls of these only */
 	uint32_t npids;
+	int no_latency;			/* --npu-no-latency: driver functions counted, not timed */
 };
 
 /* Opens, loads and attaches what it can; the sources list and the NPU status

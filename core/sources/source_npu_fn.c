@@ -43,6 +43,8 @@ struct xpu_npu_fns {
 	int ufd[2];			/* stand-in: the same as uprobe_multi links (fds), or -1 */
 	struct bpf_link **links;	/* stand-in, before Linux 6.6: one uprobe each */
 	uint32_t nlinks, caplinks;
+	int latency;			/* every function's return is probed */
+	struct xpu_npu_fn_lat **prev_lat;	/* per function, the last read; NULL until it moved */
 };
 
 static void detach(struct xpu_npu_fns *f)
@@ -165,7 +167,7 @@ static int attach_uprobe_multi(struct xpu_npu_fns *f, struct bpf_program *entry,
 	for (int r = 0; r < 2; r++) {
 		uint32_t n = 0;
 		for (size_t i = 0; i < f->n; i++)
-			if (offs[i] && (!r || f->cookies[i] >> 32)) {
+			if (offs[i] && (!r || f->latency || f->cookies[i] >> 32)) {
 				o[n] = offs[i];
 				c[n++] = f->cookies[i];
 			}
@@ -190,7 +192,7 @@ out:
 static int attach_uprobes(struct xpu_npu_fns *f, struct bpf_program *p, const char *binary, int ret)
 {
 	for (size_t i = 0; i < f->n; i++) {
-		if (ret && !(f->cookies[i] >> 32))
+		if (ret && !f->latency && !(f->cookies[i] >> 32))
 			continue;
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = f->names[i], .bpf_cookie = f->cookies[i],
 			    .retprobe = ret);
@@ -207,32 +209,43 @@ static int attach_uprobes(struct xpu_npu_fns *f, struct bpf_program *p, const ch
 }
 
 /* The kernel's: one multi-kprobe link for every function, one for the
- * ioctl handlers' returns. */
+ * returns (kretprobes) of every function with latency, else of the ioctl
+ * handlers. */
 static int attach_kprobes(struct xpu_npu_fns *f, struct bpf_program *entry, struct bpf_program *ret)
 {
 	const char *handlers[32];
+	__u64 hcookies[32];
 	size_t nh = 0;
 	LIBBPF_OPTS(bpf_kprobe_multi_opts, o, .syms = (const char **)f->names, .cookies = (const __u64 *)f->cookies,
 		    .cnt = f->n);
 	f->multi[0] = bpf_program__attach_kprobe_multi_opts(entry, NULL, &o);
 	if (!f->multi[0])
 		return -errno;
-	for (size_t i = 0; i < f->n && nh < 32; i++)
-		if (f->cookies[i] >> 32)
-			handlers[nh++] = f->names[i];
-	LIBBPF_OPTS(bpf_kprobe_multi_opts, r, .syms = handlers, .cnt = nh, .retprobe = true);
+	LIBBPF_OPTS(bpf_kprobe_multi_opts, r, .syms = (const char **)f->names, .cookies = (const __u64 *)f->cookies,
+		    .cnt = f->n, .retprobe = true);
+	if (!f->latency) {
+		for (size_t i = 0; i < f->n && nh < 32; i++)
+			if (f->cookies[i] >> 32) {
+				handlers[nh] = f->names[i];
+				hcookies[nh++] = f->cookies[i];
+			}
+		r.syms = handlers;
+		r.cookies = hcookies;
+		r.cnt = nh;
+	}
 	/* Without the returns, calls after a handler would be charged to it. */
-	if (nh && !(f->multi[1] = bpf_program__attach_kprobe_multi_opts(ret, NULL, &r)))
+	if (r.cnt && !(f->multi[1] = bpf_program__attach_kprobe_multi_opts(ret, NULL, &r)))
 		return -errno;
 	return 0;
 }
 
 int xpu_npu_fns_attach(struct xpu_npu_fns *f, struct bpf_program *entry, struct bpf_program *ret,
-		       const char *binary, int multi)
+		       const char *binary, int multi, int latency)
 {
 	int rc;
 	if (!f->n)
 		return -ENOENT;
+	f->latency = latency;
 	if (!binary)
 		rc = attach_kprobes(f, entry, ret);
 	else if (multi)
@@ -305,11 +318,65 @@ void xpu_npu_fns_read(struct xpu_npu_fns *f, int mapfd, struct xpu_session *s, u
 	}
 }
 
+static void emit_lat(struct xpu_npu_fns *f, struct xpu_session *s, uint32_t fn, uint64_t d, uint64_t dur,
+		     uint32_t aux, uint64_t now)
+{
+	struct xpu_event ev = { .type = XPU_EV_NPU_FUNC_LAT, .source = XPU_SRC_NPU, .time = now };
+	if (!f->ids[fn])
+		f->ids[fn] = xpu_dict_cstr(&s->dict, f->names[fn]);
+	ev.npu.code = f->ids[fn];
+	ev.npu.dur_ns = dur;
+	ev.npu.aux = aux;
+	while (d) {	/* a count field is 32 bits wide */
+		ev.npu.count = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+		d -= ev.npu.count;
+		xpu_session_emit(s, &ev);
+	}
+}
+
+static int lat_moved(const struct xpu_npu_fn_lat *v)
+{
+	if (v->untimed)
+		return 1;
+	for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
+		if (v->hist[b])
+			return 1;
+	return 0;
+}
+
+void xpu_npu_fns_read_lat(struct xpu_npu_fns *f, int mapfd, struct xpu_session *s, uint64_t now)
+{
+	struct xpu_npu_fn_lat v;
+	if (!f->latency)
+		return;
+	if (!f->prev_lat && !(f->prev_lat = calloc(f->n, sizeof(*f->prev_lat))))
+		return;
+	for (uint32_t i = 0; i < f->n; i++) {
+		if (bpf_map_lookup_elem(mapfd, &i, &v) < 0)
+			continue;
+		struct xpu_npu_fn_lat *p = f->prev_lat[i];
+		if (!p) {
+			if (!lat_moved(&v) || !(p = f->prev_lat[i] = calloc(1, sizeof(*p))))
+				continue;
+		}
+		for (uint32_t b = 0; b < XPU_NPU_HIST_BUCKETS; b++)
+			if (v.hist[b] > p->hist[b])
+				emit_lat(f, s, i, v.hist[b] - p->hist[b], xpu_npu_hist_lower(b), 0, now);
+		if (v.untimed > p->untimed)
+			emit_lat(f, s, i, v.untimed - p->untimed, 0, XPU_NPU_FLAT_UNTIMED, now);
+		*p = v;
+	}
+}
+
 void xpu_npu_fns_free(struct xpu_npu_fns *f)
 {
 	if (!f)
 		return;
 	detach(f);
+	if (f->prev_lat)
+		for (size_t i = 0; i < f->n; i++)
+			free(f->prev_lat[i]);
+	free(f->prev_lat);
 	free(f->links);
 	for (size_t i = 0; i < f->n; i++)
 		free(f->names[i]);

@@ -60,7 +60,11 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_GPU_PROC: *f = gproc_ids; *n = 1; return 0;
 	case XPU_EV_GPU_SLICE: *f = slice_ids; *n = 1; return 0;
 	case XPU_EV_NPU_PM: *f = npu_pm_ids; *n = 2; return 0;
-	case XPU_EV_NPU_FUNC: *f = npu_fn_ids; *n = 2; return 0;
+	case XPU_EV_NPU_FUNC:
+	case XPU_EV_NPU_FUNC_LAT:
+		*f = npu_fn_ids;
+		*n = 2;
+		return 0;
 	case XPU_EV_NPU_DEV: *n = 0; return 0;
 	case XPU_EV_NPU_CLIENT: *f = nclient_ids; *n = 1; return 0;
 	case XPU_EV_PROC_CMDLINE: *f = pcmd_ids; *n = 1; return 0;

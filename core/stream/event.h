@@ -42,6 +42,7 @@ enum xpu_ev_type {
 	XPU_EV_THREAD_STAT = 25, /* a shown thread's state and CPU time from /proc (pstat, rss 0) */
 	XPU_EV_CPU_STAT = 26,	/* one CPU's busy share (sys, XPU_SYS_BUSY only; tid: the CPU's number) */
 	XPU_EV_PROC_CMDLINE = 27, /* a shown process's command line from /proc (pcmd) */
+	XPU_EV_NPU_FUNC_LAT = 28, /* how long calls of one NPU driver function took (model_npu.h) */
 	XPU_EV_TYPE_MAX
 };
 

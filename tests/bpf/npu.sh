@@ -16,7 +16,7 @@ $Q npu_source "ivpu probes" active "ivpu_job_handle_engine_error" < "$T_TMP/norm
 $Q npu_source jobs active "ivpu_hw_ip_db_set" < "$T_TMP/normal.json" || fail "jobs source"
 
 t every_ivpu_function_of_the_stand_in_is_counted_by_the_multi_kprobe_program
-$Q npu_source "driver functions" active "uprobes on 21 ivpu_* functions of $DRV" < "$T_TMP/normal.json" ||
+$Q npu_source "driver functions" active "uprobes on 22 ivpu_* functions of $DRV" < "$T_TMP/normal.json" ||
 	fail "the functions source"
 $Q npu_value functions.total ge 1000 < "$T_TMP/normal.json" || fail "function calls"
 python3 - "$T_TMP/normal.json" <<'PY' || fail "the function counts disagree with the driver's own probes"

@@ -115,6 +115,42 @@ $Q npu_chain "$PID" - IVPU_SUBMIT ivpu_hw_ip_db_set 1 < "$T_TMP/alloc.json" || f
 $Q npu_value jobs.done_total eq 1 < "$T_TMP/alloc.json" || fail "the job"
 $Q npu_alerts < "$T_TMP/alloc.json" || fail "alerts"
 
+t a_slow_driver_function_shows_its_latency_and_a_fast_one_much_less
+# The stand-in's ivpu_bo_wait_ioctl sleeps 2 ms a call; ivpu_hw_ip_db_set
+# returns at once.  Timed by the return probes, entry to return.
+scenario latency 2 8
+python3 - "$T_TMP/latency.json" <<-'PY' || fail "latencies"
+import json, sys
+s = json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]
+rows = {r["function"]: r for r in s["functions"]["rows"]}
+slow, fast = rows["ivpu_bo_wait_ioctl"], rows["ivpu_hw_ip_db_set"]
+src = [x for x in s["sources"] if x["name"] == "function latency"][0]
+print(f"  bo_wait p50 {slow['p50_ns']} p99 {slow['p99_ns']} max {slow['max_ns']} timed {slow['timed']}; "
+      f"db_set p50 {fast['p50_ns']}; {src['state']}: {src['detail']}")
+ok = src["state"] == "active" and "uretprobes" in src["detail"]
+# a sleep of 2 ms lasts at least that; a loaded machine may stretch it
+ok &= 1900000 <= slow["p50_ns"] <= 50000000 and slow["p99_ns"] >= slow["p50_ns"]
+ok &= slow["max_ns"] >= slow["p99_ns"] and slow["timed"] >= 100 and slow["untimed"] == 0
+ok &= slow["timed"] == slow["count"]
+ok &= fast["p50_ns"] is not None and fast["p50_ns"] * 20 < slow["p50_ns"]
+sys.exit(not ok)
+PY
+
+t with_npu_no_latency_calls_are_counted_and_not_timed
+"$XPUTOP" -b -j -d 0.5 -n 6 --npu-no-latency --npu-probe-binary "$DRV" > "$T_TMP/nolat.json" 2> "$T_TMP/nolat.err" &
+xp=$!
+wait_json "$T_TMP/nolat.json"
+"$DRV" latency 1 > /dev/null || fail "npu_driver latency failed"
+wait $xp || fail "xputop exited with $?: $(cat "$T_TMP/nolat.err")"
+python3 - "$T_TMP/nolat.json" <<-'PY' || fail "--npu-no-latency"
+import json, sys
+s = json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]
+slow = [r for r in s["functions"]["rows"] if r["function"] == "ivpu_bo_wait_ioctl"][0]
+src = [x for x in s["sources"] if x["name"] == "function latency"][0]
+print(f"  count {slow['count']} p50 {slow['p50_ns']}; {src['state']}: {src['detail']}")
+sys.exit(not (slow["total"] > 50 and slow["p50_ns"] is None and slow["timed"] is None and src["state"] == "off"))
+PY
+
 t ioctls_with_ivpu_numbers_are_decoded_with_errno_and_latency
 rm -f "$T_TMP/accel0"
 mknod "$T_TMP/accel0" c 1 7 || fail "mknod"	# /dev/full: no ioctls, every call ENOTTY
@@ -153,6 +189,9 @@ t a_bpftrace_log_replays_into_the_npu_view
 $Q npu_alerts npu.ipc_silent npu.stall npu.recovery npu.job_aborted < "$T_TMP/bt.json" || fail "alerts"
 $Q npu_value jobs.done_total eq 40 < "$T_TMP/bt.json" || fail "jobs"
 $Q npu_source "bpftrace log" active "0 lines not understood" < "$T_TMP/bt.json" || fail "import report"
+$Q npu_source "function latency" off "no latency in this log" < "$T_TMP/bt.json" || fail "the latency line"
+"$XPUTOP" -r tests/fixtures/npu-bpftrace.log -b -d 0.5 > "$T_TMP/bt.txt" 2>&1 || fail "batch text of the log"
+expect_grep "driver function latency: no latency in this log" "$T_TMP/bt.txt"
 
 t damaged_lines_of_a_bpftrace_log_are_reported_not_fatal
 { sed -n 1,100p tests/fixtures/npu-bpftrace.log; printf 'garbage\n\001\002\n12x kprobe:\n'; sed -n '101,$p' tests/fixtures/npu-bpftrace.log; } > "$T_TMP/bad.log"

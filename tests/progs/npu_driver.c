@@ -15,6 +15,10 @@
  * recovery  a warm-up burst, two jobs submitted, a firmware watchdog
  *           recovery that aborts them, then normal work again
  *
+ * latency   jobs back to back, each waited for in ivpu_bo_wait_ioctl, which
+ *           sleeps 2 ms (the slow function); ivpu_hw_ip_db_set and the other
+ *           calls return at once
+ *
  * alloc     the tutorial's matmul set-up as the driver sees it: three
  *           zeMemAllocHost calls (the stand-in exports one, as the user-space
  *           driver would), each a DRM_IOCTL_IVPU_BO_CREATE handled by
@@ -162,6 +166,15 @@ NOINLINE int ivpu_bo_create_ioctl(struct drm_device *dev, void *data, struct drm
 NOINLINE int ivpu_submit_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	ivpu_hw_ip_db_set((struct ivpu_device *)dev, 1);
+	return 0;
+}
+
+static void sleep_ms(double ms);
+
+/* DRM_IOCTL_IVPU_BO_WAIT's handler: the job takes 2 ms. */
+NOINLINE int ivpu_bo_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	sleep_ms(2);
 	return 0;
 }
 
@@ -330,6 +343,15 @@ int main(int argc, char **argv)
 		ivpu_jobs_abort_all(&vdev);
 		burst(3);
 		until(end);
+	} else if (strcmp(scenario, "latency") == 0) {
+		static struct drm_device dev = { 1 };
+		onset();
+		while (now_ns() < end) {
+			uint32_t id = next_job++;
+			submit();
+			ivpu_bo_wait_ioctl(&dev, NULL, NULL);
+			job_done(1, id, 0);
+		}
 	} else if (strcmp(scenario, "alloc") == 0) {
 		static struct drm_device dev = { 1 };
 		void *ptr;
@@ -342,7 +364,7 @@ int main(int argc, char **argv)
 		job_done(1, next_job++, 0);
 		until(end);
 	} else {
-		fprintf(stderr, "usage: npu_driver normal|stall|storm|recovery|alloc [SECONDS] | rate N SECONDS\n");
+		fprintf(stderr, "usage: npu_driver normal|stall|storm|recovery|latency|alloc [SECONDS] | rate N SECONDS\n");
 		return 2;
 	}
 	return 0;

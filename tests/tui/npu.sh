@@ -53,6 +53,24 @@ keys q
 wait_for "EXITED rc=0"
 wait $DP 2> /dev/null
 
+t at_80x24_the_functions_table_shows_each_functions_p99
+# The stand-in's ivpu_bo_wait_ioctl sleeps 2 ms; ivpu_hw_ip_db_set returns at once.
+new_terminal 80 24 \
+	"env LANG=C.UTF-8 $XPUTOP -d 0.3 --view npu --npu-probe-binary $DRV; echo EXITED rc=\$?; sleep 600"
+wait_for "Sources  ivpu probes"
+"$DRV" latency 3 > /dev/null &
+DP=$!
+wait_for "ivpu_bo_wait_ioctl" 80
+screen
+expect_grep "^DRIVER FUNCTION .* P99$" "$T_TMP/screen" "the P99 column"
+grep -q "^ivpu_bo_wait_ioctl .* [2-9][.0-9]*ms$\|^ivpu_bo_wait_ioctl .* [1-4][0-9][.0-9]*ms$" "$T_TMP/screen" ||
+	fail "bo_wait's p99 is not 2-50 ms: $(grep bo_wait "$T_TMP/screen")"
+grep -q "^ivpu_hw_ip_db_set .* [0-9.]*[nu]s$" "$T_TMP/screen" ||
+	fail "db_set's p99 is not under a millisecond: $(grep db_set "$T_TMP/screen")"
+wait $DP
+keys q
+wait_for "EXITED rc=0"
+
 t a_live_stall_at_80x24_shows_whole_with_its_card_and_says_when_its_process_exits
 new_terminal 80 24 \
 	"env LANG=C.UTF-8 $XPUTOP -d 0.3 --view npu --npu-probe-binary $DRV; echo EXITED rc=\$?; sleep 600"

@@ -54,6 +54,12 @@ t every_share_and_eight_function_rows_show_at_80x24
 shares_and_rows 80 24 8
 expect_grep "^ *0 IVPU_SUBMIT " "$T_TMP/screen" "the calls table's last row"
 
+t a_log_without_return_times_says_so_and_shows_no_latency_figures
+expect_grep "\[no latency in this log\]" "$T_TMP/screen" "the title's latency note"
+expect_grep "^DRIVER FUNCTION .* P99$" "$T_TMP/screen" "the P99 column at 80x24"
+grep -q "^ivpu_mmu_context_map_page  *memory management  *[0-9.]*  *4131  *4131  *N/A$" "$T_TMP/screen" ||
+	fail "map_page's P99 is not N/A: $(grep map_page "$T_TMP/screen")"
+
 t t_moves_the_keys_to_the_functions_table_which_scrolls
 grep -q "^ivpu_job_done_callback" "$T_TMP/screen" && fail "the last function row showed before scrolling"
 keys t

@@ -910,6 +910,122 @@ TEST(driver_functions_are_counted_by_name_with_category_and_share)
 	xpu_npu_snap_free(&s);
 }
 
+/* n calls of name timed at ns each (the source's bucket lower bound), or,
+ * with ns UINT64_MAX, n returns that could not be timed. */
+static void fn_lat(struct h *h, const char *name, uint64_t ns, uint32_t n)
+{
+	struct xpu_event ev = { .type = XPU_EV_NPU_FUNC_LAT, .source = XPU_SRC_NPU, .time = h->now };
+	ev.npu.code = xpu_dict_cstr(&h->dict, name);
+	ev.npu.count = n;
+	if (ns == UINT64_MAX)
+		ev.npu.aux = XPU_NPU_FLAT_UNTIMED;
+	else
+		ev.npu.dur_ns = xpu_npu_hist_lower(xpu_npu_hist_bucket(ns));
+	CHECK_INT(xpu_npu_model_event(&h->m, &h->dict, &ev), ==, 0);
+}
+
+static const struct xpu_cell *fn_snap(struct h *h, struct xpu_npu_snap *s, const char *name, enum xpu_window w)
+{
+	xpu_npu_snap_init(s);
+	if (xpu_npu_model_snapshot(&h->m, &h->dict, s, w))
+		return NULL;
+	return fn_row(s, name);
+}
+
+static int within_an_eighth(int64_t got, uint64_t want)
+{
+	return got >= (int64_t)(want - want / 8) && got <= (int64_t)(want + want / 8);
+}
+
+TEST(function_percentiles_come_from_its_histogram_within_an_eighth)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	fn(h, 0, "ivpu_bo_wait_ioctl", 0, 100);
+	fn_lat(h, "ivpu_bo_wait_ioctl", 2000000, 90);	/* 2 ms */
+	fn_lat(h, "ivpu_bo_wait_ioctl", 40000000, 10);	/* 40 ms */
+	until(h, h->now + TICK);
+	const struct xpu_cell *r = fn_snap(h, &s, "ivpu_bo_wait_ioctl", XPU_WIN_RECENT);
+	REQUIRE(r);
+	CHECK(!r[XPU_NPU_FCOL_P50].na && !r[XPU_NPU_FCOL_P99].na && !r[XPU_NPU_FCOL_MAX].na);
+	CHECK(within_an_eighth(r[XPU_NPU_FCOL_P50].i, 2000000));
+	CHECK(within_an_eighth(r[XPU_NPU_FCOL_P99].i, 40000000));
+	CHECK(within_an_eighth(r[XPU_NPU_FCOL_MAX].i, 40000000));
+	CHECK_INT(r[XPU_NPU_FCOL_TIMED].i, ==, 100);
+	CHECK_INT(r[XPU_NPU_FCOL_UNTIMED].i, ==, 0);
+	CHECK(s.fn_timed);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(the_p99_of_a_function_falls_where_the_99th_call_of_100_is)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	fn_lat(h, "ivpu_ipc_receive", 10000, 98);	/* 10 us */
+	fn_lat(h, "ivpu_ipc_receive", 1000000, 2);	/* 1 ms: the 99th and 100th */
+	until(h, h->now + TICK);
+	const struct xpu_cell *r = fn_snap(h, &s, "ivpu_ipc_receive", XPU_WIN_RECENT);
+	REQUIRE(r);
+	CHECK(within_an_eighth(r[XPU_NPU_FCOL_P50].i, 10000));
+	CHECK(within_an_eighth(r[XPU_NPU_FCOL_P99].i, 1000000));
+	xpu_npu_snap_free(&s);
+	fn_lat(h, "ivpu_ipc_receive", 10000, 100);	/* now 1 in 100 over the window */
+	until(h, h->now + TICK);
+	r = fn_snap(h, &s, "ivpu_ipc_receive", XPU_WIN_RECENT);
+	REQUIRE(r);
+	CHECK(within_an_eighth(r[XPU_NPU_FCOL_P99].i, 10000));
+	xpu_npu_snap_free(&s);
+}
+
+TEST(a_function_never_timed_shows_na_not_zero)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	fn(h, 0, "ivpu_hw_ip_db_set", 0, 5);
+	until(h, h->now + TICK);
+	const struct xpu_cell *r = fn_snap(h, &s, "ivpu_hw_ip_db_set", XPU_WIN_RECENT);
+	REQUIRE(r);
+	CHECK(r[XPU_NPU_FCOL_P50].na && r[XPU_NPU_FCOL_P99].na && r[XPU_NPU_FCOL_MAX].na);
+	CHECK(r[XPU_NPU_FCOL_TIMED].na && r[XPU_NPU_FCOL_UNTIMED].na);
+	CHECK(!s.fn_timed);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(returns_not_timed_are_counted_apart_and_move_no_percentile)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	fn_lat(h, "ivpu_submit_ioctl", 50000, 10);
+	fn_lat(h, "ivpu_submit_ioctl", UINT64_MAX, 3);
+	until(h, h->now + TICK);
+	const struct xpu_cell *r = fn_snap(h, &s, "ivpu_submit_ioctl", XPU_WIN_RECENT);
+	REQUIRE(r);
+	CHECK_INT(r[XPU_NPU_FCOL_TIMED].i, ==, 10);
+	CHECK_INT(r[XPU_NPU_FCOL_UNTIMED].i, ==, 3);
+	CHECK_INT(s.fn_untimed, ==, 3);
+	CHECK(within_an_eighth(r[XPU_NPU_FCOL_P50].i, 50000));
+	CHECK(r[XPU_NPU_FCOL_MAX].i <= 50000);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(function_latency_leaves_the_window_and_stays_in_the_totals)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	fn_lat(h, "ivpu_bo_wait_ioctl", 2000000, 4);
+	until(h, h->now + 30 * TICK);	/* past the 20-tick window */
+	const struct xpu_cell *r = fn_snap(h, &s, "ivpu_bo_wait_ioctl", XPU_WIN_RECENT);
+	REQUIRE(r);
+	CHECK(r[XPU_NPU_FCOL_P50].na);
+	CHECK_INT(r[XPU_NPU_FCOL_TIMED].i, ==, 0);
+	xpu_npu_snap_free(&s);
+	r = fn_snap(h, &s, "ivpu_bo_wait_ioctl", XPU_WIN_ALL);
+	REQUIRE(r);
+	CHECK(within_an_eighth(r[XPU_NPU_FCOL_P50].i, 2000000));
+	CHECK_INT(r[XPU_NPU_FCOL_TIMED].i, ==, 4);
+	xpu_npu_snap_free(&s);
+}
+
 TEST(since_start_category_shares_stand_beside_the_windows)
 {
 	struct h *h = setup(NULL);	/* a window of 20 ticks */

@@ -207,6 +207,7 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 		ev.npu.count = (uint32_t)(rnd(s) % 2);
 		break;
 	case XPU_EV_NPU_FUNC:
+	case XPU_EV_NPU_FUNC_LAT:
 		ev.npu.comm = pick(s, ns);
 		ev.npu.code = pick(s, ns);
 		break;
@@ -231,7 +232,7 @@ static const uint16_t types[] = {
 	XPU_EV_GPU_MEMCPY, XPU_EV_GPU_PROC, XPU_EV_NPU_IOCTL, XPU_EV_NPU_IPC, XPU_EV_NPU_JOB, XPU_EV_NPU_MEM,
 	XPU_EV_NPU_PM, XPU_EV_NPU_L0, XPU_EV_NPU_BUSY, XPU_EV_GPU_DEV, XPU_EV_GPU_DEV_LINK, XPU_EV_GPU_DEV_PROC,
 	XPU_EV_NPU_FUNC, XPU_EV_NPU_DEV, XPU_EV_NPU_CLIENT, XPU_EV_PROC_STAT, XPU_EV_SYS_STAT,
-	XPU_EV_THREAD_STAT, XPU_EV_CPU_STAT,
+	XPU_EV_THREAD_STAT, XPU_EV_CPU_STAT, XPU_EV_NPU_FUNC_LAT,
 };
 
 struct session {
