@@ -10,9 +10,12 @@
 #include "model_npu.h"
 #include "snapshot.h"
 
-/* NPU tracks get thread ids of their own, far above real thread ids: a
- * queue's jobs that overlap (several in flight) go on lanes of their own,
- * so that every track's slices follow each other, as viewers need. */
+/* NPU tracks get thread ids of their own, far above real thread ids and
+ * below 2^32 (Perfetto reads them as 32-bit): one per lane of each queue in
+ * the trace, numbered in order, not by the queue's number (a fence context
+ * can be large).  A queue's jobs that overlap (several in flight) go on
+ * lanes of their own, so that every track's slices follow each other, as
+ * viewers need. */
 #define NPU_TID_BASE 2000000000u
 #define LANES 64u
 
@@ -26,9 +29,9 @@ static int by_track_and_time(const void *a, const void *b, void *ctx)
 	return x->submit_ns < y->submit_ns ? -1 : x->submit_ns > y->submit_ns;
 }
 
-static uint64_t track_tid(uint32_t queue, uint32_t lane)
+static uint64_t track_tid(uint32_t group, uint32_t lane)
 {
-	return NPU_TID_BASE + (uint64_t)queue * LANES + lane;
+	return NPU_TID_BASE + (uint64_t)group * LANES + lane;
 }
 
 static void meta(struct xpu_json *j, const char *what, uint32_t pid, uint64_t tid, const char *name)
@@ -131,7 +134,7 @@ static void write_jobs(struct xpu_json *j, const struct xpu_npu_jobrec *v, const
 		       const struct xpu_dict *d, uint64_t origin)
 {
 	uint64_t ends[LANES];
-	uint32_t nlanes = 0;
+	uint32_t nlanes = 0, group = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct xpu_npu_jobrec *r = &v[order[k]], *prev = k ? &v[order[k - 1]] : NULL;
 		char name[64];
@@ -143,17 +146,19 @@ static void write_jobs(struct xpu_json *j, const struct xpu_npu_jobrec *v, const
 				snprintf(name, sizeof(name), "[no process]");
 			meta(j, "process_name", r->pid, 0, name);
 		}
-		if (!prev || prev->pid != r->pid || prev->queue != r->queue)
+		if (prev && (prev->pid != r->pid || prev->queue != r->queue)) {
+			group++;
 			nlanes = 0;
+		}
 		uint32_t lane = lane_for(ends, &nlanes, r, &opened);
 		if (opened) {
 			if (lane)
 				snprintf(name, sizeof(name), "NPU queue %u (%u)", r->queue, lane + 1);
 			else
 				snprintf(name, sizeof(name), "NPU queue %u", r->queue);
-			meta(j, "thread_name", r->pid, track_tid(r->queue, lane), name);
+			meta(j, "thread_name", r->pid, track_tid(group, lane), name);
 		}
-		job(j, r, track_tid(r->queue, lane), d, origin);
+		job(j, r, track_tid(group, lane), d, origin);
 	}
 }
 

@@ -222,17 +222,28 @@ TEST(each_npu_job_is_a_slice_of_its_process_and_overlapping_jobs_get_lanes)
 	npu_job(&m, &d, 0, XPU_NPU_JOB_DONE, t0 + 5000, 18);
 	npu_job(&m, &d, 42, XPU_NPU_JOB_SUBMIT, t0 + 6000, 0);	/* after both: the first lane again */
 	npu_job(&m, &d, 0, XPU_NPU_JOB_DONE, t0 + 9000, 19);
+	/* a queue with a large number (a fence context) still gets a 32-bit track */
+	struct xpu_event big = { .type = XPU_EV_NPU_JOB, .source = XPU_SRC_NPU, .pid = 42, .time = t0 + 9500 };
+	big.npu.code = XPU_NPU_JOB_SUBMIT;
+	big.npu.aux = 4000000000u;
+	big.npu.arg = 5;
+	xpu_npu_model_event(&m, &d, &big);
+	big.npu.code = XPU_NPU_JOB_DONE;
+	big.time = t0 + 9700;
+	xpu_npu_model_event(&m, &d, &big);
 	FILE *f = open_memstream(&text, &len);
 	REQUIRE(f != NULL);
-	CHECK_INT(xpu_npu_trace_write(f, &m, &d, NULL), ==, 3);
+	CHECK_INT(xpu_npu_trace_write(f, &m, &d, NULL), ==, 4);
 	fclose(f);
-	CHECK_INT(count(text, "\"cat\":\"npu_job\""), ==, 3);
+	CHECK_INT(count(text, "\"cat\":\"npu_job\""), ==, 4);
+	CHECK(strstr(text, "\"name\":\"job 5\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000064,") != NULL);
+	CHECK(strstr(text, "\"queue\":4000000000,") != NULL);
 	CHECK(strstr(text, "\"args\":{\"name\":\"infer (42)\"}") != NULL);
-	CHECK(strstr(text, "{\"name\":\"job 17\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000064,"
+	CHECK(strstr(text, "{\"name\":\"job 17\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000000,"
 			   "\"ts\":0.000,\"dur\":3.000,\"args\":{\"job_id\":17,\"queue\":1,\"status\":\"done\","
 			   "\"job_status\":0,\"command\":\"infer\"}}") != NULL);
-	CHECK(strstr(text, "\"name\":\"job 18\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000065,") != NULL);
-	CHECK(strstr(text, "\"name\":\"job 19\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000064,") != NULL);
+	CHECK(strstr(text, "\"name\":\"job 18\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000001,") != NULL);
+	CHECK(strstr(text, "\"name\":\"job 19\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000000,") != NULL);
 	CHECK_INT(count(text, "\"NPU queue 1\""), ==, 1);
 	CHECK_INT(count(text, "\"NPU queue 1 (2)\""), ==, 1);
 	free(text);
