@@ -133,8 +133,8 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 			      n->aborted_total);
 	/* Whose the completions' IRQ/IPC work is (the calls table's irq rows). */
 	if (k > 0 && (size_t)k < sizeof(buf) && n->irq_linked)
-		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "  IRQ/IPC: %" PRIu64 " completions to their jobs' "
-			      "processes", n->irq_linked);
+		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "  IRQ/IPC: %" PRIu64 " charged to jobs' processes",
+			      n->irq_linked);
 	else if (k > 0 && (size_t)k < sizeof(buf) && n->irq_unlinked)
 		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "  IRQ/IPC: no process (no job ids to match)");
 	if (k > 0 && (size_t)k < sizeof(buf) && n->jobs_dropped)
