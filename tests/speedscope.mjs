@@ -10,7 +10,9 @@
 // bare context up to the end of that module's initializer; nothing of the
 // importer is reimplemented here.
 //   *.folded      collapsed stacks: the self weight of every stack
-//   *.trace.json  trace events: per thread, every frame's calls and time
+//   *.trace.json  trace events: per thread, every frame's calls and time (a
+//                 frame is named after the event's name and args, as speedscope
+//                 names it)
 // Any warning speedscope prints while importing counts as a failure.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -108,10 +110,12 @@ function checkTrace(file, text, group, errors) {
 			t.names.push(e.args.name);
 		if (e.ph !== 'X')
 			continue;
-		const f = t.frames.get(e.name) || { calls: 0, us: 0 };
+		// speedscope names a frame after the event's name and its args.
+		const name = e.args ? `${e.name} ${JSON.stringify(e.args)}` : e.name;
+		const f = t.frames.get(name) || { calls: 0, us: 0 };
 		f.calls++;
 		f.us += e.dur;
-		t.frames.set(e.name, f);
+		t.frames.set(name, f);
 	}
 	const withEvents = [...threads].filter(([, t]) => t.frames.size);
 	if (group.profiles.length !== withEvents.length)

@@ -128,9 +128,18 @@ static void line_jobs(int y, const struct xpu_rect *r, const struct xpu_npu_snap
 	else if (n->jobs_by_order && k > 0)
 		k += snprintf(buf + k, sizeof(buf) - (size_t)k, " (matched by order)");
 	if (k > 0)
-		snprintf(buf + k, sizeof(buf) - (size_t)k, "  latency p50 %s p99 %s max %s  aborted %" PRIu64,
-			 n->lat_valid ? p50 : "N/A", n->lat_valid ? p99 : "N/A", n->lat_valid ? max : "N/A",
-			 n->aborted_total);
+		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "  latency p50 %s p99 %s max %s  aborted %" PRIu64,
+			      n->lat_valid ? p50 : "N/A", n->lat_valid ? p99 : "N/A", n->lat_valid ? max : "N/A",
+			      n->aborted_total);
+	/* Whose the completions' IRQ/IPC work is (the calls table's irq rows). */
+	if (k > 0 && (size_t)k < sizeof(buf) && n->irq_linked)
+		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "  IRQ/IPC: %" PRIu64 " charged to jobs' processes",
+			      n->irq_linked);
+	else if (k > 0 && (size_t)k < sizeof(buf) && n->irq_unlinked)
+		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "  IRQ/IPC: no process (no job ids to match)");
+	if (k > 0 && (size_t)k < sizeof(buf) && n->jobs_dropped)
+		snprintf(buf + k, sizeof(buf) - (size_t)k, "  trace export: last %" PRIu64 " jobs, %" PRIu64
+			 " older dropped", n->jobs_kept, n->jobs_dropped);
 	text_at(y, x, r, buf);
 }
 

@@ -197,6 +197,7 @@ void xpu_npu_model_free(struct xpu_npu_model *m)
 	xpu_win_hist_free(&m->job_lat);
 	free(m->calls);
 	free(m->jobs);
+	free(m->ring);
 	xpu_ticks_free(&m->ticks);
 	xpu_htab_free(&m->idx);
 	memset(m, 0, sizeof(*m));
@@ -342,6 +343,8 @@ static uint32_t fn_get(struct xpu_npu_model *m, const struct xpu_dict *d, uint32
 	f->ioctl = xpu_npu_fn_ioctl(text);
 	if (!strcmp(text, "ivpu_mmu_context_map_page"))
 		m->fn_map_page = m->nfns + 1;
+	if (!strcmp(text, "ivpu_job_done_callback"))
+		m->fn_job_done = m->nfns + 1;
 	xpu_win_hist_init(&f->lat, m->ticks.window, XPU_NPU_HIST_BUCKETS);
 	if (xpu_win_count_init(&f->calls, m->ticks.window) < 0)
 		return UINT32_MAX;
@@ -386,6 +389,15 @@ static void chain_add(struct xpu_npu_model *m, const struct xpu_event *ev, uint3
 	if (ev->npu.comm)
 		m->chains[i].comm = ev->npu.comm;
 	m->chains[i].calls.open += n;
+}
+
+uint64_t xpu_npu_fn_unchained(const struct xpu_npu_model *m, uint32_t fn)
+{
+	uint64_t n = fn < m->nfns ? m->fns[fn].calls.total : 0;
+	for (uint32_t k = 0; k < m->nchains && n; k++)
+		if (m->chains[k].fn == fn)
+			n -= m->chains[k].calls.total < n ? m->chains[k].calls.total : n;
+	return n;
 }
 
 static void on_func(struct xpu_npu_model *m, const struct xpu_dict *d, const struct xpu_event *ev,
@@ -547,8 +559,10 @@ static const char *call_name(const struct xpu_npu_call *c, char *buf, size_t siz
 		n = xpu_npu_ioctl_name(c->code);
 	else if (c->kind == XPU_NPU_KIND_L0)
 		n = xpu_npu_l0_name(c->code);
-	else
+	else if (c->kind == XPU_NPU_KIND_JOB)
 		n = "jobs (submit to done)";
+	else
+		n = "job completions (IRQ/IPC)";
 	if (!n) {
 		snprintf(buf, size, c->kind == XPU_NPU_KIND_IOCTL ? "ioctl 0x%04x" : "API %u", c->code);
 		n = buf;
@@ -597,7 +611,7 @@ static void err_text(const struct xpu_npu_call *c, char *buf, size_t size)
 static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_table *t,
 		       enum xpu_window w)
 {
-	static const char *kinds[] = { "", "ioctl", "L0", "jobs" };
+	static const char *kinds[] = { "", "ioctl", "L0", "jobs", "irq" };
 	uint64_t span = xpu_win_span(&m->ticks, w);
 
 	xpu_table_reset(t);
@@ -615,7 +629,7 @@ static int calls_table(const struct xpu_npu_model *m, const struct xpu_dict *d, 
 		err_text(c, err, sizeof(err));
 		row[XPU_NPU_COL_PID].i = c->pid;
 		row[XPU_NPU_COL_COMM].s = xpu_table_strdup(t, c->comm ? xpu_dict_str_get(d, c->comm) : "?");
-		row[XPU_NPU_COL_KIND].s = kinds[c->kind < 4 ? c->kind : 0];
+		row[XPU_NPU_COL_KIND].s = kinds[c->kind < 5 ? c->kind : 0];
 		row[XPU_NPU_COL_CALL].s = xpu_table_strdup(t, call_name(c, name, sizeof(name)));
 		row[XPU_NPU_COL_RATE].d = xpu_win_per_s(c->calls.last, m->ticks.tick_ns);
 		row[XPU_NPU_COL_AVG].d = xpu_win_per_s(n, span);
@@ -752,6 +766,32 @@ static const char *ctx_name(uint32_t what, int l0, char *buf, size_t size)
 	return buf;
 }
 
+/* The completions delivered for each process's jobs (its irq calls row) are
+ * its calls of ivpu_job_done_callback, out of those no process made. */
+static int irq_chains(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_table *t)
+{
+	uint64_t left = m->fn_job_done ? xpu_npu_fn_unchained(m, m->fn_job_done - 1) : 0;
+	for (uint32_t i = 0; i < m->ncalls && left; i++) {
+		const struct xpu_npu_call *c = &m->calls[i];
+		uint64_t n = c->kind != XPU_NPU_KIND_IRQ ? 0 : c->calls.total < left ? c->calls.total : left;
+		if (!n)
+			continue;
+		left -= n;
+		struct xpu_cell *row = xpu_table_add(t, (uint64_t)1 << 32 | i);
+		if (!row)
+			return -ENOMEM;
+		row[XPU_NPU_CCOL_PID].i = c->pid;
+		row[XPU_NPU_CCOL_COMM].s = xpu_table_strdup(t, c->comm ? xpu_dict_str_get(d, c->comm) : "?");
+		row[XPU_NPU_CCOL_L0].s = "IRQ/IPC: its job's completion";
+		row[XPU_NPU_CCOL_IOCTL].s = "-";
+		row[XPU_NPU_CCOL_FUNC].s = xpu_table_strdup(t, xpu_dict_str_get(d, m->fns[m->fn_job_done - 1].name));
+		row[XPU_NPU_CCOL_RATE].d = xpu_win_per_s(c->calls.last, m->ticks.tick_ns);
+		row[XPU_NPU_CCOL_RATE].na = (uint8_t)m->untimed;
+		row[XPU_NPU_CCOL_TOTAL].i = (int64_t)n;
+	}
+	return 0;
+}
+
 static int chains_table(const struct xpu_npu_model *m, const struct xpu_dict *d, struct xpu_npu_snap *s)
 {
 	struct xpu_table *t = &s->chains;
@@ -774,7 +814,7 @@ static int chains_table(const struct xpu_npu_model *m, const struct xpu_dict *d,
 		row[XPU_NPU_CCOL_RATE].na = (uint8_t)m->untimed;
 		row[XPU_NPU_CCOL_TOTAL].i = (int64_t)c->calls.total;
 	}
-	return 0;
+	return irq_chains(m, d, t);
 }
 
 static void snap_device(const struct xpu_npu_model *m, const struct xpu_dict *d,

@@ -12,7 +12,8 @@
  *              arg = heartbeat value with XPU_NPU_IPC_HB; dur_ns = receive wait.
  *   NPU_JOB    code = XPU_NPU_JOB_*; aux = queue (doorbell, fence context,
  *              context id); arg = job key (0 = the queue's oldest job);
- *              result = job status (DONE; 256 = aborted) or XPU_NPU_ABORT_* (ABORT).
+ *              result = job status (DONE; 256 = aborted) or XPU_NPU_ABORT_* (ABORT);
+ *              id = the job id a DONE reported (0: the trace has none).
  *   NPU_MEM    code = XPU_NPU_MEM_*; arg = bytes (BO_CREATE) or device address.
  *   NPU_PM     code = XPU_NPU_PM_*; aux = dict string (recovery reason or the
  *              power event's name); arg = milliseconds (TDR).
@@ -154,7 +155,9 @@ struct xpu_npu_chain {
 	struct xpu_win_count calls;
 };
 
-enum xpu_npu_kind { XPU_NPU_KIND_IOCTL = 1, XPU_NPU_KIND_L0 = 2, XPU_NPU_KIND_JOB = 3 };
+/* KIND_IRQ: the completions of the process's jobs the IRQ / IPC path
+ * delivered, charged to it by the job id the completion carried. */
+enum xpu_npu_kind { XPU_NPU_KIND_IOCTL = 1, XPU_NPU_KIND_L0 = 2, XPU_NPU_KIND_JOB = 3, XPU_NPU_KIND_IRQ = 4 };
 
 /* One row of the calls table: a process's ioctl command, Level Zero API or jobs. */
 #define XPU_NPU_MAX_CALL_ROWS 8192u	/* (process, call) rows */
@@ -178,6 +181,19 @@ struct xpu_npu_job {
 	uint64_t exited;		/* when its process exited (0: alive); the job stays a
 					 * TDR more: the driver still holds it */
 	uint32_t queue, pid, comm, call;	/* call: index of the process's job row + 1 */
+};
+
+/* A finished job (or one still outstanding, as the trace export writes it):
+ * kept in a ring of the XPU_NPU_JOB_RING most recent, for the trace export. */
+#define XPU_NPU_JOB_RING 4096u
+enum { XPU_NPU_JOBREC_DONE = 1, XPU_NPU_JOBREC_ABORTED = 2, XPU_NPU_JOBREC_OUTSTANDING = 3 };
+struct xpu_npu_jobrec {
+	uint64_t submit_ns, end_ns;	/* end: completion or abort */
+	uint64_t job_id;		/* the id the trace reported; 0: none */
+	uint32_t pid, comm, queue;
+	uint32_t state;			/* XPU_NPU_JOBREC_* */
+	int32_t status;			/* the job status a completion reported */
+	uint32_t pad;
 };
 
 /* What happened to a stalled job after the stall was raised. */
@@ -275,6 +291,13 @@ struct xpu_npu_model {
 	uint64_t jobs_forgotten;	/* outstanding jobs dropped from a full list */
 	uint64_t jobs_by_order;		/* completions matched without a job id: the queue's oldest */
 	uint64_t jobs_by_id;		/* completions matched by job id */
+	/* The completions' IRQ / IPC work charged to the job's process (the
+	 * completion named its job), and the rest (no job id, or no pid). */
+	uint64_t irq_linked, irq_unlinked;
+	uint32_t fn_job_done;		/* ivpu_job_done_callback's index + 1; 0: not seen */
+	/* Recent finished jobs (a ring, allocated at the first), the trace export's */
+	struct xpu_npu_jobrec *ring;
+	uint64_t ring_n;		/* jobs ever put in it; past XPU_NPU_JOB_RING the oldest go */
 	/* BO_WAIT calls since the oldest outstanding job's submit, by its process */
 	uint64_t wait_for;		/* that job's submit time */
 	uint32_t waits;
@@ -340,6 +363,13 @@ void xpu_npu_model_source(struct xpu_npu_model *m, const char *name, int state, 
  * no completion, abort or recovery by then they are no longer counted (the
  * word of their end was lost), and the stall clears saying so. */
 void xpu_npu_model_exit(struct xpu_npu_model *m, uint32_t pid, uint64_t now);
+/* The jobs the trace export writes, oldest first: the ring's finished jobs,
+ * then those outstanding (state OUTSTANDING, end_ns = now).  malloc'd, *n of
+ * them; NULL with *n = 0 when there are none or memory is out (-ENOMEM in *err). */
+struct xpu_npu_jobrec *xpu_npu_model_jobs(const struct xpu_npu_model *m, uint32_t *n, int *err);
+/* Calls of driver function fn (its index) no chain holds: made with no
+ * process known, since the start. */
+uint64_t xpu_npu_fn_unchained(const struct xpu_npu_model *m, uint32_t fn);
 /* The TDR the rules use, and where it came from ("--npu-tdr", "driver", "default"). */
 uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin);
 
@@ -427,6 +457,9 @@ struct xpu_npu_snap {
 	uint32_t outstanding;
 	uint64_t oldest_ns;		/* age of the oldest outstanding job */
 	int jobs_by_order;		/* some completions were matched by order, not job id */
+	uint64_t irq_linked, irq_unlinked;	/* completions whose IRQ / IPC work was charged
+						 * to their job's process; the others */
+	uint64_t jobs_kept, jobs_dropped;	/* finished jobs in the trace export's ring; gone from it */
 	struct xpu_npu_stall_snap stall;
 	int lat_valid;			/* p50/p99/max over the window exist */
 	uint64_t p50_ns, p99_ns, max_ns;
@@ -473,6 +506,9 @@ void xpu_npu_snap_free(struct xpu_npu_snap *s);
 int xpu_npu_model_snapshot(const struct xpu_npu_model *m, const struct xpu_dict *d,
 			   struct xpu_npu_snap *s, enum xpu_window w);
 
+/* How the completions' IRQ / IPC work was matched to jobs, in words:
+ * "by job id", "unavailable: ...", ... */
+const char *xpu_npu_irq_matching(const struct xpu_npu_snap *s);
 /* Names: "IVPU_SUBMIT", "DRM_VERSION", or NULL for a command it does not know. */
 const char *xpu_npu_ioctl_name(uint32_t cmd);
 /* Names: "JOB_DONE", ... or NULL. */

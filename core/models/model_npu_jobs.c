@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <linux/types.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alerts.h"
@@ -91,6 +92,39 @@ static void stalled_job_ended(struct xpu_npu_model *m, const struct xpu_npu_job 
 		xpu_npu_stall_after(m, XPU_NPU_AFTER_DONE, now, "the job completed late, %s after its submit", late);
 }
 
+/* A finished job goes in the trace export's ring, its memory taken at the
+ * first; without it the job counts as dropped. */
+static void ring_put(struct xpu_npu_model *m, const struct xpu_npu_job *j, uint64_t end, uint64_t job_id,
+		     uint32_t state, int32_t status)
+{
+	if (!m->ring)
+		m->ring = calloc(XPU_NPU_JOB_RING, sizeof(*m->ring));
+	if (m->ring)
+		m->ring[m->ring_n % XPU_NPU_JOB_RING] = (struct xpu_npu_jobrec){
+			.submit_ns = j->submit_ns, .end_ns = end > j->submit_ns ? end : j->submit_ns,
+			.job_id = job_id, .pid = j->pid, .comm = j->comm, .queue = j->queue,
+			.state = state, .status = status,
+		};
+	m->ring_n++;
+}
+
+/* The IRQ / IPC work that delivered a completion is its job's process's
+ * when the completion named the job and its submit named the process: one
+ * completion on the process's irq row (and, read from it, its share of
+ * ivpu_job_done_callback's calls).  A trace without job ids (a bpftrace log
+ * of names) leaves it with no process. */
+static void charge_irq(struct xpu_npu_model *m, const struct xpu_npu_job *j, uint64_t job_id)
+{
+	if (!j || !j->pid || !job_id) {
+		m->irq_unlinked++;
+		return;
+	}
+	m->irq_linked++;
+	uint32_t c = xpu_npu_call_get(m, j->pid, XPU_NPU_KIND_IRQ, 0, j->comm);
+	if (c != UINT32_MAX)
+		m->calls[c].calls.open++;
+}
+
 static int job_done(struct xpu_npu_model *m, const struct xpu_event *ev)
 {
 	int aborted = ev->npu.result == XPU_NPU_JOB_STATUS_ABORTED;
@@ -98,15 +132,20 @@ static int job_done(struct xpu_npu_model *m, const struct xpu_event *ev)
 	struct xpu_npu_job j = { 0 };
 	int rc = 0;
 
+	uint64_t job_id = ev->npu.id ? ev->npu.id : ev->npu.arg;
+
 	if (i < 0) {
 		m->jobs_unmatched++;
 	} else {
 		j = m->jobs[i];
+		ring_put(m, &j, ev->time, job_id ? job_id : j.key,
+			 aborted ? XPU_NPU_JOBREC_ABORTED : XPU_NPU_JOBREC_DONE, ev->npu.result);
 		if (is_stalled(m, &j))
 			stalled_job_ended(m, &j, aborted, ev->time);
 		memmove(m->jobs + i, m->jobs + i + 1, (m->njobs - (uint32_t)i - 1) * sizeof(*m->jobs));
 		m->njobs--;
 	}
+	charge_irq(m, i >= 0 ? &j : NULL, job_id);
 	if (aborted) {
 		char what[96];
 		m->g[XPU_NPU_C_ABORTED].open++;
@@ -148,6 +187,7 @@ static void job_abort(struct xpu_npu_model *m, const struct xpu_event *ev)
 			m->calls[m->jobs[i].call - 1].errors.open++;
 		if (is_stalled(m, &m->jobs[i]))
 			stalled_job_ended(m, &m->jobs[i], 1, ev->time);
+		ring_put(m, &m->jobs[i], ev->time, m->jobs[i].key, XPU_NPU_JOBREC_ABORTED, XPU_NPU_JOB_STATUS_ABORTED);
 	}
 	m->njobs = 0;
 	m->g[XPU_NPU_C_ABORTED].open += n;
@@ -239,6 +279,10 @@ void xpu_npu_snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, en
 	s->aborted_recent = m->g[XPU_NPU_C_ABORTED].recent;
 	s->outstanding = m->njobs;
 	s->jobs_by_order = m->jobs_by_order > 0;
+	s->irq_linked = m->irq_linked;
+	s->irq_unlinked = m->irq_unlinked;
+	s->jobs_kept = m->ring ? (m->ring_n < XPU_NPU_JOB_RING ? m->ring_n : XPU_NPU_JOB_RING) : 0;
+	s->jobs_dropped = m->ring_n - s->jobs_kept;
 	s->oldest_ns = m->njobs && m->now > m->jobs[0].submit_ns ? m->now - m->jobs[0].submit_ns : 0;
 	s->lat_valid = xpu_npu_lat_quantiles(l, w, &s->p50_ns, &s->p99_ns);
 	s->max_ns = s->lat_valid ? xpu_win_max_get(&l->max, w, m->ticks.window) : 0;
@@ -247,4 +291,41 @@ void xpu_npu_snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, en
 		s->p99_ns = s->max_ns;
 	if (s->p50_ns > s->max_ns)
 		s->p50_ns = s->max_ns;
+}
+
+struct xpu_npu_jobrec *xpu_npu_model_jobs(const struct xpu_npu_model *m, uint32_t *n, int *err)
+{
+	uint64_t kept = m->ring ? (m->ring_n < XPU_NPU_JOB_RING ? m->ring_n : XPU_NPU_JOB_RING) : 0;
+	struct xpu_npu_jobrec *v;
+	*n = 0;
+	*err = 0;
+	if (!kept && !m->njobs)
+		return NULL;
+	if (!(v = malloc((kept + m->njobs) * sizeof(*v)))) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (uint64_t i = m->ring_n - kept; i < m->ring_n; i++)
+		v[(*n)++] = m->ring[i % XPU_NPU_JOB_RING];
+	for (uint32_t i = 0; i < m->njobs; i++) {
+		const struct xpu_npu_job *j = &m->jobs[i];
+		v[(*n)++] = (struct xpu_npu_jobrec){
+			.submit_ns = j->submit_ns, .end_ns = m->now > j->submit_ns ? m->now : j->submit_ns,
+			.job_id = j->key, .pid = j->pid, .comm = j->comm, .queue = j->queue,
+			.state = XPU_NPU_JOBREC_OUTSTANDING,
+		};
+	}
+	return v;
+}
+
+const char *xpu_npu_irq_matching(const struct xpu_npu_snap *s)
+{
+	if (s->irq_linked && s->irq_unlinked)
+		return "by job id; completions without one (or whose submit had no process) stay with no process";
+	if (s->irq_linked)
+		return "by job id";
+	if (s->irq_unlinked)
+		return "unavailable: the completions carry no job id (or their submits no process), so their "
+		       "IRQ/IPC work stays with no process";
+	return "no completions yet";
 }

@@ -80,6 +80,11 @@ static void json_jobs(struct xpu_json *j, const struct xpu_npu_snap *n)
 	num_or_null(j, "max_ns", n->lat_valid, (double)n->max_ns);
 	xpu_json_uint(j, "aborted_total", n->aborted_total);
 	xpu_json_bool(j, "matched_by_order", n->jobs_by_order);
+	xpu_json_uint(j, "irq_linked", n->irq_linked);
+	xpu_json_uint(j, "irq_unlinked", n->irq_unlinked);
+	xpu_json_str(j, "irq_matching", xpu_npu_irq_matching(n));
+	xpu_json_uint(j, "trace_kept", n->jobs_kept);
+	xpu_json_uint(j, "trace_dropped", n->jobs_dropped);
 	xpu_json_end(j, '}');
 }
 
@@ -315,6 +320,10 @@ void xpu_batch_npu_text(FILE *f, const struct xpu_snapshot *s)
 			fprintf(f, ", latency p50 %.2fms p99 %.2fms max %.2fms", (double)n->p50_ns / 1e6,
 				(double)n->p99_ns / 1e6, (double)n->max_ns / 1e6);
 		fputc('\n', f);
+		fprintf(f, "  job completions' IRQ/IPC work: %" PRIu64 " charged to their jobs' processes, %" PRIu64
+			" with no process; matching %s\n", n->irq_linked, n->irq_unlinked, xpu_npu_irq_matching(n));
+		fprintf(f, "  jobs kept for the trace export: %" PRIu64 " (%" PRIu64 " older dropped, ring of %u)\n",
+			n->jobs_kept, n->jobs_dropped, XPU_NPU_JOB_RING);
 	}
 	if (n->shares_valid)
 		fprintf(f, "  shares: memory management %s, IPC %s, buffer management %s\n", n->share_mm_text,

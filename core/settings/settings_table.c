@@ -200,7 +200,7 @@ const struct xpu_setting xpu_settings_table[] = {
 	{ "read", 'r', "FILE", XPU_SK_STRING, O(replay),
 	  .help = "replay a recording instead of watching this machine" },
 	{ "export", 0, NULL, XPU_SK_FLAG, O(export_at_end),
-	  .help = "batch mode: write the folded stack export on exit" },
+	  .help = "batch mode: write the current view's export on exit (NPU: functions, jobs trace, alerts)" },
 	{ "window", 0, "SECS", XPU_SK_DOUBLE, 0.1, 86400, "seconds", .def = "10", O(window_s),
 	  FILE_KEY(XPU_SET_WINDOW, window_s), .help = "length of the recent window" },
 	{ "view", 0, "VIEW", XPU_SK_ENUM, .names = views, .flags = XPU_SF_UNSET, O(view),

@@ -161,8 +161,9 @@ static uint32_t str_id(struct xpu_session *s, const char *p, size_t max)
 	return len ? xpu_dict_str(&s->dict, p, len) : 0;
 }
 
-static void emit(struct npu_source *n, const struct xpu_npu_rec *r, uint16_t type, uint32_t code,
-		 uint32_t aux)
+/* id: the job id a completion reported (0: none). */
+static void emit_id(struct npu_source *n, const struct xpu_npu_rec *r, uint16_t type, uint32_t code,
+		    uint32_t aux, uint32_t id)
 {
 	struct xpu_event ev = {
 		.type = type, .source = XPU_SRC_NPU, .pid = r->pid, .tid = r->tid, .time = r->time_ns,
@@ -174,7 +175,14 @@ static void emit(struct npu_source *n, const struct xpu_npu_rec *r, uint16_t typ
 	ev.npu.dur_ns = r->dur_ns;
 	ev.npu.count = 1;
 	ev.npu.comm = str_id(n->sess, r->comm, sizeof(r->comm));
+	ev.npu.id = id;
 	xpu_session_emit(n->sess, &ev);
+}
+
+static void emit(struct npu_source *n, const struct xpu_npu_rec *r, uint16_t type, uint32_t code,
+		 uint32_t aux)
+{
+	emit_id(n, r, type, code, aux, 0);
 }
 
 /* A received message counts in the rates unless a lower-level counter
@@ -204,7 +212,7 @@ static void on_job_done(struct npu_source *n, const struct xpu_npu_rec *r)
 	done.arg = 0;
 	if (n->submit_ioctl)
 		done.aux = 0;
-	emit(n, &done, XPU_EV_NPU_JOB, XPU_NPU_JOB_DONE, done.aux);
+	emit_id(n, &done, XPU_EV_NPU_JOB, XPU_NPU_JOB_DONE, done.aux, (uint32_t)r->arg);
 }
 
 static void on_tp_job(struct npu_source *n, const struct xpu_npu_rec *r)
@@ -212,7 +220,7 @@ static void on_tp_job(struct npu_source *n, const struct xpu_npu_rec *r)
 	if (strcmp(r->str, "submit") == 0)
 		emit(n, r, XPU_EV_NPU_JOB, XPU_NPU_JOB_SUBMIT, r->aux);
 	else if (strcmp(r->str, "done") == 0)
-		emit(n, r, XPU_EV_NPU_JOB, XPU_NPU_JOB_DONE, r->aux);
+		emit_id(n, r, XPU_EV_NPU_JOB, XPU_NPU_JOB_DONE, r->aux, (uint32_t)r->arg);
 }
 
 static void on_tp_jsm(struct npu_source *n, const struct xpu_npu_rec *r)

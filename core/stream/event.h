@@ -227,7 +227,7 @@ struct xpu_ev_npu {
 	uint32_t comm;		/* dict string: process name, 0 = none */
 	uint32_t aux;		/* queue, direction flags; NPU_PM: dict string */
 	uint32_t count;		/* calls or messages this event stands for; 0 reads as 1 */
-	uint32_t pad;
+	uint32_t id;		/* NPU_JOB DONE: the job id the trace reported (0: none) */
 };
 
 /* NPU device payloads (sysfs and fdinfo, read about once a second); the

@@ -2,7 +2,8 @@
 # The exports open unchanged in the tools they are written for, showing what
 # the files hold: every folded export (CPU view, GPU view, GPU merged with CPU
 # samples) in FlameGraph's flamegraph.pl and in speedscope, the GPU view's
-# Chrome trace in speedscope (its own importer, tests/speedscope.mjs).  The
+# and the NPU view's Chrome traces in speedscope (its own importer,
+# tests/speedscope.mjs).  The
 # files come from real runs: CPU sampling of a busy program, and the GPU path
 # through the stand-in CUPTI.  Needs root.
 # test-from: private.sh
@@ -50,6 +51,20 @@ GPU=$(ls "$T_TMP"/gpu/xputop-gpu-2*.folded 2> /dev/null)
 MERGED=$(ls "$T_TMP"/gpu/xputop-gpu-merged-*.folded 2> /dev/null)
 TRACE=$(ls "$T_TMP"/gpu/xputop-gpu-*.trace.json 2> /dev/null)
 
+# The NPU view's files, from the stand-in driver (tests/progs/npu_driver.c)
+# under the ivpu_* programs attached as uprobes: inference bursts whose
+# JOB_DONE messages carry their job ids.
+cp "$OUT/tests/progs/npu_driver" "$T_TMP/npu_driver"
+mkdir -p "$T_TMP/npu"
+"$XPUTOP" -b -j -d 0.5 -n 10 --view npu --npu-probe-binary "$T_TMP/npu_driver" --export -o "$T_TMP/npu" \
+	> "$T_TMP/npu.json" 2> "$T_TMP/npu.err" &
+X=$!
+wait_json "$T_TMP/npu.json"
+"$T_TMP/npu_driver" normal 3 > /dev/null || fail "npu_driver failed"
+xp_ok $X
+NPU_FOLDED=$(ls "$T_TMP"/npu/xputop-npu-functions-*.folded 2> /dev/null)
+NPU_TRACE=$(ls "$T_TMP"/npu/xputop-npu-jobs-*.trace.json 2> /dev/null)
+
 t the_runs_wrote_every_export
 [ -n "$CPU" ] || fail "no CPU export: $(cat "$T_TMP/cpu.err")"
 [ -n "$GPU" ] && [ -n "$MERGED" ] && [ -n "$TRACE" ] || fail "GPU exports missing: $(ls "$T_TMP/gpu") $(cat "$T_TMP/gpu.err")"
@@ -77,6 +92,39 @@ if have "$TRACE" "the GPU trace"; then
 	expect_grep "ok  .*trace.json: 2 threads" "$T_TMP/ss.out" "speedscope's import"
 fi
 
+t the_npu_jobs_trace_holds_every_job_as_a_slice_of_its_process_with_its_id
+if have "$NPU_TRACE" "the NPU jobs trace: $(cat "$T_TMP/npu.err")"; then
+	python3 - "$NPU_TRACE" "$T_TMP/npu.json" <<'PY' || fail "the NPU jobs trace"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+s = json.loads(open(sys.argv[2]).read().splitlines()[-1])["npu"]
+pid = {r["pid"] for r in s["calls"] if r["api"] == "jobs"}
+jobs = [e for e in ev if e.get("cat") == "npu_job"]
+assert len(jobs) == s["jobs"]["done_total"] == s["jobs"]["trace_kept"] > 100, (len(jobs), s["jobs"])
+assert all(e["ph"] == "X" and e["args"]["status"] == "done" and e["args"]["command"] == "npu_driver"
+           for e in jobs), jobs[:2]
+assert {e["pid"] for e in jobs} == pid, ({e["pid"] for e in jobs}, pid)
+# the stand-in numbers its jobs from 1: each once, as its JOB_DONE said
+assert sorted(e["args"]["job_id"] for e in jobs) == list(range(1, len(jobs) + 1)), "job ids"
+assert all(e["name"] == f"job {e['args']['job_id']}" for e in jobs)
+# each takes the ~3 ms the stand-in's jobs take
+assert all(2900 <= e["dur"] < 100000 for e in jobs), sorted(e["dur"] for e in jobs)[:3]
+names = {e["args"]["name"] for e in ev if e["ph"] == "M"}
+assert f"npu_driver ({pid.pop()})" in names and "NPU queue 1" in names, names
+PY
+	in_speedscope "$NPU_TRACE"
+	expect_grep "ok  .*trace.json: 1 threads, [0-9]* calls" "$T_TMP/ss.out" "speedscope's import"
+fi
+
+t the_npu_export_charges_each_jobs_completion_ipc_to_its_process
+if have "$NPU_FOLDED" "the NPU functions export: $(cat "$T_TMP/npu.err")"; then
+	expect_grep "^npu_driver-[0-9]*;\[IRQ/IPC: its job's completion\];\[no ioctl\];ivpu_job_done_callback [0-9]*\$" \
+		"$NPU_FOLDED" "the folded stacks"
+	grep -q "^\[no process\];.*;ivpu_job_done_callback " "$NPU_FOLDED" &&
+		fail "completions left with no process: $(grep ivpu_job_done_callback "$NPU_FOLDED")"
+	in_flamegraph "$NPU_FOLDED"
+fi
+
 t an_export_of_a_view_with_no_data_writes_nothing_and_says_so
 # An NPU bpftrace log holds no GPU activity and no CPU samples (a live run
 # would see the CUDA programs other tests run on this machine).
@@ -87,6 +135,7 @@ for v in gpu cpu; do
 	expect_grep "nothing to export" "$T_TMP/empty.err"
 	[ -z "$(ls "$T_TMP/empty-$v")" ] || fail "$v: wrote $(ls "$T_TMP/empty-$v")"
 done
+# The NPU view's: tests/bpf/npu_probes.sh.
 
 t with_no_gpu_the_gpu_view_says_so
 if ! grep -qs 0x10de /sys/bus/pci/devices/*/vendor; then

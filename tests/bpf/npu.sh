@@ -44,6 +44,27 @@ $Q npu_value ipc.tx_total ge 5 < "$T_TMP/normal.json" || fail "IPC tx (heartbeat
 $Q npu_value memory.bo_create_total ge 15 < "$T_TMP/normal.json" || fail "buffer objects"
 $Q npu_value power.resumes ge 2 < "$T_TMP/normal.json" || fail "runtime resumes"
 
+t the_ipc_work_delivering_each_jobs_completion_is_charged_to_the_jobs_process
+# The stand-in's JOB_DONE messages carry their job ids: each completion's
+# IRQ/IPC work (ivpu_job_done_callback, outside any call of the process) is
+# the stand-in's, by name, where it was [no process].
+python3 - "$T_TMP/normal.json" <<'PY' || fail "the completions' IRQ/IPC work"
+import json, sys
+s = json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]
+jobs = s["jobs"]
+assert jobs["irq_matching"] == "by job id", jobs
+assert jobs["irq_linked"] == jobs["done_total"] > 0 and jobs["irq_unlinked"] == 0, jobs
+submitter = {r["pid"] for r in s["calls"] if r["api"] == "jobs"}
+irq = [r for r in s["calls"] if r["api"] == "irq"]
+assert [(r["pid"], r["comm"], r["call"]) for r in irq] == \
+    [(next(iter(submitter)), "npu_driver", "job completions (IRQ/IPC)")], (irq, submitter)
+fn = {r["function"]: r["total"] for r in s["functions"]["rows"]}
+ch = [c for c in s["functions"]["chains"] if c["function"] == "ivpu_job_done_callback"]
+assert [(c["pid"], c["comm"], c["l0"], c["ioctl"]) for c in ch] == \
+    [(irq[0]["pid"], "npu_driver", "IRQ/IPC: its job's completion", "-")], ch
+assert ch[0]["total"] == fn["ivpu_job_done_callback"], (ch, fn)   # none left with no process
+PY
+
 # stuck_job_then_exit JSON: the stand-in's stuck job stayed outstanding
 # while the stall was raised, and once its process had exited a TDR before
 # with no word of the job, it went and the stall cleared saying so.

@@ -34,7 +34,7 @@ if [ ! -e /sys/module/intel_vpu ] && ! ls /dev/accel/accel* > /dev/null 2>&1; th
 	mkdir -p "$T_TMP/empty"
 	"$XPUTOP" -b -n 2 -d 0.3 --view npu --export -o "$T_TMP/empty" > /dev/null 2> "$T_TMP/empty.err" ||
 		fail "exit status $?: $(cat "$T_TMP/empty.err")"
-	expect_grep "nothing to export: the NPU view has no driver function calls and no alerts" "$T_TMP/empty.err"
+	expect_grep "nothing to export: the NPU view has no driver function calls, no jobs and no alerts" "$T_TMP/empty.err"
 	[ -z "$(ls "$T_TMP/empty")" ] || fail "wrote $(ls "$T_TMP/empty")"
 fi
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then

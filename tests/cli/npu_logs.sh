@@ -175,12 +175,12 @@ replay normal
 $Q npu_alerts < "$T_TMP/normal.json" || fail "alerts"
 $Q npu_value jobs.done_total eq 800 < "$T_TMP/normal.json" || fail "jobs"
 
-t an_export_without_alerts_writes_only_the_function_stacks
+t an_export_without_alerts_writes_no_alert_log_and_says_so
 mkdir -p "$T_TMP/exp-tut"
 "$XPUTOP" -r "$T_TMP/tutorial.log" -b -d 0.5 --view npu --export -o "$T_TMP/exp-tut" > /dev/null 2> "$T_TMP/exp-tut.err" ||
 	fail "export failed: $(cat "$T_TMP/exp-tut.err")"
-expect_grep "(no alerts to export)" "$T_TMP/exp-tut.err" "the message"
-[ "$(ls "$T_TMP/exp-tut")" = "$(cd "$T_TMP/exp-tut" && ls xputop-npu-functions-*.folded)" ] ||
+expect_grep "exported [0-9]* function stacks, 1 job (no alerts to export): " "$T_TMP/exp-tut.err" "the message"
+[ "$(ls "$T_TMP/exp-tut")" = "$(cd "$T_TMP/exp-tut" && ls xputop-npu-functions-*.folded xputop-npu-jobs-*.trace.json)" ] ||
 	fail "files: $(ls -l "$T_TMP/exp-tut")"
 
 t the_export_holds_the_function_counts_as_folded_stacks_and_the_alerts_as_json_lines
@@ -200,6 +200,32 @@ python3 - "$A" <<'PY' || fail "the alert log"
 import json, sys
 rules = [json.loads(line)["rule"] for line in open(sys.argv[1])]
 sys.exit(0 if rules == ["npu.ipc_silent", "npu.stall"] else f"alerts {rules}")
+PY
+
+t a_name_only_log_keeps_completions_ipc_with_no_process_and_says_matching_is_unavailable
+# A bpftrace log of function names carries no job ids: the IRQ/IPC work of
+# each completion cannot be tied to a job, so none is charged to a process.
+expect_grep "^\[no process\];\[no Level Zero call\];\[no ioctl\];ivpu_job_done_callback 10\$" "$F" "the folded stacks"
+grep -q "IRQ/IPC" "$F" && fail "completions charged without job ids: $(grep IRQ/IPC "$F")"
+"$XPUTOP" -r "$T_TMP/stall.log" -b -j -d 0.5 > "$T_TMP/stall-irq.json" 2> /dev/null || fail "replay failed"
+$Q npu_value jobs.irq_linked eq 0 < "$T_TMP/stall-irq.json" || fail "completions charged"
+$Q npu_value jobs.irq_unlinked eq 10 < "$T_TMP/stall-irq.json" || fail "completions not counted"
+grep -q '"irq_matching":"unavailable: the completions carry no job id' "$T_TMP/stall-irq.json" ||
+	fail "the matching is not said to be unavailable"
+"$XPUTOP" -r "$T_TMP/stall.log" -b -d 0.5 --view npu > "$T_TMP/stall-irq.txt" 2> /dev/null || fail "replay failed"
+expect_grep "job completions' IRQ/IPC work: 0 charged to their jobs' processes, 10 with no process; matching unavailable" \
+	"$T_TMP/stall-irq.txt" "batch text"
+
+t the_jobs_trace_of_a_log_holds_its_jobs_and_the_stalled_one_outstanding
+T=$(ls "$T_TMP"/exp/xputop-npu-jobs-*.trace.json 2> /dev/null)
+have "$T" "the jobs trace" && python3 - "$T" <<'PY' || fail "the jobs trace"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+jobs = [e for e in ev if e.get("cat") == "npu_job"]
+states = [e["args"]["status"] for e in jobs]
+assert states == ["done"] * 10 + ["outstanding"], states
+assert all(e["args"]["job_id"] is None and e["name"] == "job (no id)" for e in jobs), jobs[0]
+assert [e["name"] for e in ev if e.get("cat") == "npu_alert"] == ["npu.ipc_silent", "npu.stall"]
 PY
 
 finish

@@ -32,6 +32,12 @@ grep -q "[▁▂▃▄▅▆▇█]" "$T_TMP/screen" || fail "no sparkline"
 expect_grep "Jobs  *submitted [1-9][0-9]*/s" "$T_TMP/screen" "the job rates"
 expect_grep "latency p50 [0-9.]*ms" "$T_TMP/screen" "the job latency"
 
+t the_completions_ipc_work_is_listed_under_the_stand_ins_process
+# each JOB_DONE names its job: the IRQ/IPC work that delivered it is
+# npu_driver's (a row of its own in the calls table), not [no process]'s
+wait_for "job completions (IRQ/IPC)"
+expect_grep "^ *[0-9][0-9]* npu_driver  *irq  *job completions (IRQ/IPC)" "$T_TMP/screen" "the process's irq row"
+
 t a_recovery_lights_the_alert_bar_and_fills_the_alert_log
 wait_for "NPU recovery (reason: WDT NCE IRQ)" 120
 wait_for "Alert log  2 alerts, 2 active"

@@ -29,7 +29,7 @@ expect_grep "Alert log  0 alerts" "$T_TMP/screen" "no alert in the tutorial's ru
 
 t s_exports_the_functions_and_no_empty_alert_file
 keys s
-wait_for "(no alerts to export)"
+wait_for "no alerts to export)"
 F=$(ls "$T_TMP"/xputop-npu-functions-*.folded 2> /dev/null)
 [ -f "$F" ] || fail "no folded file in $T_TMP"
 expect_grep "^\[no process\];\[no Level Zero call\];\[no ioctl\];ivpu_mmu_context_map_page 4131\$" "$F" "the folded file"

@@ -8,6 +8,8 @@
 #include "dict.h"
 #include "folded.h"
 #include "model_gpu.h"
+#include "model_npu.h"
+#include "npu_trace.h"
 #include "stacks.h"
 
 struct fixture {
@@ -182,4 +184,87 @@ TEST(a_leaf_ending_in_a_number_is_not_read_as_a_second_count)
 		CHECK_STR(out, cases[i][1]);
 		free(out);
 	}
+}
+
+/* ---- the NPU jobs trace ---- */
+
+static void npu_job(struct xpu_npu_model *m, struct xpu_dict *d, uint32_t pid, uint16_t code, uint64_t t,
+		    uint32_t id)
+{
+	struct xpu_event ev = { .type = XPU_EV_NPU_JOB, .source = XPU_SRC_NPU, .pid = pid, .time = t };
+	ev.npu.code = code;
+	ev.npu.aux = 1;
+	ev.npu.id = id;
+	ev.npu.comm = pid ? xpu_dict_cstr(d, "infer") : 0;
+	xpu_npu_model_event(m, d, &ev);
+}
+
+static int count(const char *text, const char *what)
+{
+	int n = 0;
+	for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+		n++;
+	return n;
+}
+
+TEST(each_npu_job_is_a_slice_of_its_process_and_overlapping_jobs_get_lanes)
+{
+	struct xpu_npu_model m;
+	struct xpu_dict d;
+	char *text = NULL;
+	size_t len;
+	uint64_t t0 = 7000000000ull;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_npu_model_init(&m, NULL, 10, NULL) == 0);
+	npu_job(&m, &d, 42, XPU_NPU_JOB_SUBMIT, t0, 0);
+	npu_job(&m, &d, 42, XPU_NPU_JOB_SUBMIT, t0 + 1000, 0);		/* in flight with the first */
+	npu_job(&m, &d, 0, XPU_NPU_JOB_DONE, t0 + 3000, 17);
+	npu_job(&m, &d, 0, XPU_NPU_JOB_DONE, t0 + 5000, 18);
+	npu_job(&m, &d, 42, XPU_NPU_JOB_SUBMIT, t0 + 6000, 0);	/* after both: the first lane again */
+	npu_job(&m, &d, 0, XPU_NPU_JOB_DONE, t0 + 9000, 19);
+	/* a queue with a large number (a fence context) still gets a 32-bit track */
+	struct xpu_event big = { .type = XPU_EV_NPU_JOB, .source = XPU_SRC_NPU, .pid = 42, .time = t0 + 9500 };
+	big.npu.code = XPU_NPU_JOB_SUBMIT;
+	big.npu.aux = 4000000000u;
+	big.npu.arg = 5;
+	xpu_npu_model_event(&m, &d, &big);
+	big.npu.code = XPU_NPU_JOB_DONE;
+	big.time = t0 + 9700;
+	xpu_npu_model_event(&m, &d, &big);
+	FILE *f = open_memstream(&text, &len);
+	REQUIRE(f != NULL);
+	CHECK_INT(xpu_npu_trace_write(f, &m, &d, NULL), ==, 4);
+	fclose(f);
+	CHECK_INT(count(text, "\"cat\":\"npu_job\""), ==, 4);
+	CHECK(strstr(text, "\"name\":\"job 5\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000064,") != NULL);
+	CHECK(strstr(text, "\"queue\":4000000000,") != NULL);
+	CHECK(strstr(text, "\"args\":{\"name\":\"infer (42)\"}") != NULL);
+	CHECK(strstr(text, "{\"name\":\"job 17\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000000,"
+			   "\"ts\":0.000,\"dur\":3.000,\"args\":{\"job_id\":17,\"queue\":1,\"status\":\"done\","
+			   "\"job_status\":0,\"command\":\"infer\"}}") != NULL);
+	CHECK(strstr(text, "\"name\":\"job 18\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000001,") != NULL);
+	CHECK(strstr(text, "\"name\":\"job 19\",\"cat\":\"npu_job\",\"ph\":\"X\",\"pid\":42,\"tid\":2000000000,") != NULL);
+	CHECK_INT(count(text, "\"NPU queue 1\""), ==, 1);
+	CHECK_INT(count(text, "\"NPU queue 1 (2)\""), ==, 1);
+	free(text);
+	xpu_npu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
+TEST(with_no_npu_jobs_the_trace_writes_nothing)
+{
+	struct xpu_npu_model m;
+	struct xpu_dict d;
+	char *text = NULL;
+	size_t len;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_npu_model_init(&m, NULL, 10, NULL) == 0);
+	FILE *f = open_memstream(&text, &len);
+	REQUIRE(f != NULL);
+	CHECK_INT(xpu_npu_trace_write(f, &m, &d, NULL), ==, 0);
+	fclose(f);
+	CHECK_INT(len, ==, 0);
+	free(text);
+	xpu_npu_model_free(&m);
+	xpu_dict_free(&d);
 }

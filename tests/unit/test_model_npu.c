@@ -1178,3 +1178,131 @@ TEST(a_client_not_reported_for_three_seconds_is_forgotten)
 	until(h, h->now + 2 * S);
 	CHECK_INT(h->m.nclients, ==, 0);
 }
+
+/* ---- job completions' IRQ/IPC work, and the jobs the trace export writes ---- */
+
+#define IRQ_KEY(pid) ((uint64_t)(pid) << 32 | (uint64_t)XPU_NPU_KIND_IRQ << 24)
+
+/* A completion as the driver's JOB_DONE reports it: in interrupt context (no
+ * process), the job id in the message (0: the trace has none). */
+static void done_id(struct h *h, uint32_t queue, uint32_t id)
+{
+	struct xpu_event ev = { .type = XPU_EV_NPU_JOB, .source = XPU_SRC_NPU, .time = h->now };
+	ev.npu.code = XPU_NPU_JOB_DONE;
+	ev.npu.aux = queue;
+	ev.npu.id = id;
+	CHECK_INT(xpu_npu_model_event(&h->m, &h->dict, &ev), ==, 0);
+	fn(h, 0, "ivpu_job_done_callback", 0, 1);
+}
+
+static const struct xpu_cell *chain_of(const struct xpu_npu_snap *s, uint32_t pid, const char *func)
+{
+	for (uint32_t r = 0; r < s->chains.nrows; r++) {
+		const struct xpu_cell *c = xpu_table_row(&s->chains, r);
+		if (c[XPU_NPU_CCOL_PID].i == pid && !strcmp(c[XPU_NPU_CCOL_FUNC].s, func))
+			return c;
+	}
+	return NULL;
+}
+
+TEST(a_completion_naming_its_job_charges_its_irq_work_to_the_jobs_process)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	for (uint32_t id = 1; id <= 3; id++) {
+		submit(h, 42, 1);
+		until(h, h->now + 3 * MS);
+		done_id(h, 1, id);
+	}
+	until(h, h->last_tick + TICK);
+	xpu_npu_snap_init(&s);
+	REQUIRE(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT) == 0);
+	CHECK_INT(s.irq_linked, ==, 3);
+	CHECK_INT(s.irq_unlinked, ==, 0);
+	CHECK_STR(xpu_npu_irq_matching(&s), "by job id");
+	const struct xpu_cell *r = row(&s, IRQ_KEY(42));
+	REQUIRE(r != NULL);
+	CHECK_STR(r[XPU_NPU_COL_COMM].s, "app");
+	CHECK_STR(r[XPU_NPU_COL_KIND].s, "irq");
+	CHECK_INT(r[XPU_NPU_COL_TOTAL].i, ==, 3);
+	/* the calls that delivered them are the process's, not "no process"'s */
+	const struct xpu_cell *c = chain_of(&s, 42, "ivpu_job_done_callback");
+	REQUIRE(c != NULL);
+	CHECK_STR(c[XPU_NPU_CCOL_COMM].s, "app");
+	CHECK_STR(c[XPU_NPU_CCOL_L0].s, "IRQ/IPC: its job's completion");
+	CHECK_INT(c[XPU_NPU_CCOL_TOTAL].i, ==, 3);
+	CHECK_INT(xpu_npu_fn_unchained(&h->m, h->m.fn_job_done - 1), ==, 3);	/* the export's [no process] less these */
+	xpu_npu_snap_free(&s);
+}
+
+TEST(completions_without_job_ids_leave_their_irq_work_with_no_process_and_say_so)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	submit(h, 42, 1);
+	until(h, h->now + 3 * MS);
+	done_id(h, 1, 0);
+	until(h, h->last_tick + TICK);
+	xpu_npu_snap_init(&s);
+	REQUIRE(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT) == 0);
+	CHECK_INT(s.done_total, ==, 1);
+	CHECK_INT(s.irq_linked, ==, 0);
+	CHECK_INT(s.irq_unlinked, ==, 1);
+	CHECK(strncmp(xpu_npu_irq_matching(&s), "unavailable:", 12) == 0);
+	CHECK(row(&s, IRQ_KEY(42)) == NULL);
+	CHECK(chain_of(&s, 42, "ivpu_job_done_callback") == NULL);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(the_jobs_ring_keeps_the_newest_jobs_and_counts_those_dropped)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_snap s;
+	struct xpu_npu_jobrec *v;
+	uint32_t n;
+	int err;
+	for (uint32_t id = 1; id <= XPU_NPU_JOB_RING + 10; id++) {
+		submit(h, 42, 1);
+		until(h, h->now + 1 * MS);
+		done_id(h, 1, id);
+	}
+	uint64_t at = h->now;
+	submit(h, 43, 2);	/* outstanding */
+	until(h, h->last_tick + TICK);	/* to the tick: the newest time the model has seen */
+	xpu_npu_snap_init(&s);
+	REQUIRE(xpu_npu_model_snapshot(&h->m, &h->dict, &s, XPU_WIN_RECENT) == 0);
+	CHECK_INT(s.jobs_kept, ==, XPU_NPU_JOB_RING);
+	CHECK_INT(s.jobs_dropped, ==, 10);
+	v = xpu_npu_model_jobs(&h->m, &n, &err);
+	REQUIRE(v != NULL);
+	CHECK_INT(n, ==, XPU_NPU_JOB_RING + 1);
+	CHECK_INT(v[0].job_id, ==, 11);
+	CHECK_INT(v[0].pid, ==, 42);
+	CHECK_INT(v[0].state, ==, XPU_NPU_JOBREC_DONE);
+	CHECK_INT(v[0].end_ns - v[0].submit_ns, ==, 1 * MS);
+	CHECK_INT(v[n - 2].job_id, ==, XPU_NPU_JOB_RING + 10);
+	CHECK_INT(v[n - 1].pid, ==, 43);
+	CHECK_INT(v[n - 1].state, ==, XPU_NPU_JOBREC_OUTSTANDING);
+	CHECK_INT(v[n - 1].submit_ns, ==, at);
+	CHECK_INT(v[n - 1].end_ns, ==, h->last_tick);
+	free(v);
+	xpu_npu_snap_free(&s);
+}
+
+TEST(jobs_aborted_together_are_kept_as_aborted)
+{
+	struct h *h = setup(NULL);
+	struct xpu_npu_jobrec *v;
+	uint32_t n;
+	int err;
+	submit(h, 42, 1);
+	submit(h, 42, 1);
+	until(h, h->now + 7 * MS);
+	emit(h, XPU_EV_NPU_JOB, 0, XPU_NPU_JOB_ABORT, XPU_NPU_ABORT_ALL, 0, 0, 0, 1);
+	v = xpu_npu_model_jobs(&h->m, &n, &err);
+	REQUIRE(v != NULL);
+	CHECK_INT(n, ==, 2);
+	CHECK_INT(v[1].state, ==, XPU_NPU_JOBREC_ABORTED);
+	CHECK_INT(v[1].end_ns - v[1].submit_ns, ==, 7 * MS);
+	free(v);
+}
