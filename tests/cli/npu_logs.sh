@@ -47,9 +47,12 @@ t at_the_end_of_a_replay_functions_gone_from_the_window_are_in_order_of_their_to
 python3 - "$T_TMP/window.txt" <<'PY' || fail "the last table's order"
 import sys
 text = open(sys.argv[1]).read()
-rows = [l.split() for l in text[text.rindex("DRIVER FUNCTION"):].splitlines()[1:] if l.startswith(" ivpu_")]
-# FUNCTION CATEGORY... CALLS/s COUNT TOTAL SHARE%: the last four fields
-gone = [(r[0], int(r[-2])) for r in rows if int(r[-3]) == 0]
+table = text[text.rindex("DRIVER FUNCTION"):].splitlines()
+rows = [l.split() for l in table[1:] if l.startswith(" ivpu_")]
+# COUNT and TOTAL counted from the right (a category has spaces)
+hdr = table[0].split()
+count, total = hdr.index("COUNT") - len(hdr), hdr.index("TOTAL") - len(hdr)
+gone = [(r[0], int(r[total])) for r in rows if int(r[count]) == 0]
 if not gone or gone[0] != ("ivpu_mmu_context_map_page", 4131):
     sys.exit(f"first of the functions gone from the window: {gone[:3]}")
 if [t for _, t in gone] != sorted((t for _, t in gone), reverse=True):
