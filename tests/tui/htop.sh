@@ -255,13 +255,14 @@ wait_gone "Send signal:"
 kill -0 "$B" 2> /dev/null || fail "busy was signalled after Esc"
 stop_busy
 
-# two_busy: xputop (every process) with A (busy) and B2 (busy, 10 s) among
+# two_busy: xputop (every process) with A (busy) and B2 (busy, ended by the
+# test) among
 # them; select_b: the cursor moved onto B2's row (other processes may sort
 # between them on a loaded machine).
 two_busy() {
 	"$OUT/tests/progs/busy" 60 2 > /dev/null 2>&1 &
 	A=$!
-	"$OUT/tests/progs/busy" 10 > /dev/null 2>&1 &
+	"$OUT/tests/progs/busy" 60 > /dev/null 2>&1 &
 	B2=$!
 	new_terminal 120 16 "env LANG=C.UTF-8 $XPUTOP -d 0.3; echo EXITED rc=\$?; sleep 600"
 	wait_for "(pid " 150
@@ -285,7 +286,7 @@ two_busy
 select_b
 POS=$(grep -oE " [0-9]+/[0-9]+ *$" "$T_TMP/screen" | head -n 1 | cut -d/ -f1)
 [ -n "$POS" ] || fail "no scroll position shown"
-wait "$B2"
+kill "$B2"; wait "$B2" 2> /dev/null
 sleep 2
 screen
 grep -q "(pid $B2)" "$T_TMP/screen" && fail "the cursor went with the exited process"
@@ -299,10 +300,10 @@ keys F
 i=0
 until screen && grep -q " F [0-9]*/" "$T_TMP/screen"; do
 	i=$((i + 1))
-	[ $i -lt 30 ] || { fail "F: no 'F' beside the position"; break; }
+	[ $i -lt 80 ] || { fail "F: no 'F' beside the position: $(grep -oE ' [0-9]+/[0-9]+ *$' "$T_TMP/screen")"; break; }
 	sleep 0.1
 done
-wait "$B2"
+kill "$B2"; wait "$B2" 2> /dev/null
 sleep 2
 screen
 grep -q " F [0-9]*/" "$T_TMP/screen" && fail "still following an exited process"

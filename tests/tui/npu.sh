@@ -71,8 +71,19 @@ screen
 expect_grep "^DRIVER FUNCTION .* P99$" "$T_TMP/screen" "the P99 column"
 grep -q "^ivpu_bo_wait_ioctl .* [2-9][.0-9]*ms$\|^ivpu_bo_wait_ioctl .* [1-4][0-9][.0-9]*ms$" "$T_TMP/screen" ||
 	fail "bo_wait's p99 is not 2-50 ms: $(grep bo_wait "$T_TMP/screen")"
-grep -q "^ivpu_hw_ip_db_set .* [0-9.]*[nu]s$" "$T_TMP/screen" ||
-	fail "db_set's p99 is not under a millisecond: $(grep db_set "$T_TMP/screen")"
+# db_set's p99 under a millisecond on a quiet machine; under load a
+# preemption between its entry and return reaches the p99 (1.7 ms once, in
+# a loaded sanitizer run): well below bo_wait's is what must hold.
+python3 - "$T_TMP/screen" <<'PY' || fail "db_set's p99 is not well below bo_wait's: $(grep -e db_set -e bo_wait "$T_TMP/screen")"
+import re, sys
+unit = {"ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1e3}
+p99 = {}
+for l in open(sys.argv[1]):
+    m = re.match(r"^(ivpu_hw_ip_db_set|ivpu_bo_wait_ioctl) .* ([0-9.]+)(ns|us|ms|s)$", l.rstrip())
+    if m:
+        p99[m[1]] = float(m[2]) * unit[m[3]]
+sys.exit(len(p99) != 2 or p99["ivpu_hw_ip_db_set"] > p99["ivpu_bo_wait_ioctl"] / 2)
+PY
 wait $DP
 keys q
 wait_for "EXITED rc=0"
