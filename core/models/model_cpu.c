@@ -124,7 +124,8 @@ int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev)
 	p->comm = s->comm;
 	p->user = s->user;
 	p->uid = s->uid;
-	p->exited = 0;
+	if (p->exited && ev->time > p->exit_ns)
+		p->exited = 0;	/* the pid taken again */
 	p->samples.open++;
 	struct xpu_cpu_task *t = task_get(m, ev->pid, ev->tid);
 	if (!t)
@@ -137,13 +138,14 @@ int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev)
 	return xpu_stacks_add(&m->stacks, ev->pid, ev->tid, s->stack, s->comm, 1);
 }
 
-void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid)
+void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid, uint64_t time_ns)
 {
 	struct key k = { pid, 0 };
 	uint32_t i = xpu_htab_find(&m->idx, task_hash(pid, 0), task_eq, m, &k);
 	if (i == UINT32_MAX)
 		return;
 	m->tasks[i].exited = 1;
+	m->tasks[i].exit_ns = time_ns;
 	m->exits_pending = 1;
 	xpu_stacks_retire(&m->stacks, pid);
 }

@@ -25,6 +25,7 @@ struct xpu_cpu_task {
 	uint32_t comm, user;	/* dict strings */
 	uint32_t uid;
 	uint32_t exited;
+	uint64_t exit_ns;	/* when (event time): a sample taken before it does not revive it */
 	struct xpu_win_count samples;
 	/* From /proc (PROC_STAT events; process rows only), as last read. */
 	int has_stat;
@@ -100,7 +101,10 @@ int xpu_cpu_model_init(struct xpu_cpu_model *m, uint32_t hz, uint32_t window_tic
 void xpu_cpu_model_free(struct xpu_cpu_model *m);
 /* Takes one CPU_SAMPLE event. Returns 0 or -ENOMEM. */
 int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev);
-void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid);
+/* The process pid exited at time_ns (its event's time).  A sample of it
+ * taken after that is a new process with the pid; one taken before it and
+ * delivered after (held while its stack's symbols were read) is not. */
+void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid, uint64_t time_ns);
 /* Takes a PROC_STAT, THREAD_STAT, SYS_STAT, CPU_STAT or PROC_CMDLINE event;
  * one of a process without a row is ignored. */
 void xpu_cpu_model_stat(struct xpu_cpu_model *m, const struct xpu_event *ev);

@@ -289,7 +289,7 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 		xpu_cpu_model_stat(&s->cpu, ev);
 		break;
 	case XPU_EV_PROC_EXIT:
-		xpu_cpu_model_exit(&s->cpu, ev->pid);
+		xpu_cpu_model_exit(&s->cpu, ev->pid, ev->time);
 		xpu_gpu_model_exit(&s->gpu, ev->pid);
 		xpu_npu_model_exit(&s->npu, ev->pid, ev->time);
 		break;

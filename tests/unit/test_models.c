@@ -246,6 +246,33 @@ TEST(cpu_percent_is_samples_over_a_busy_cpus_worth)
 	xpu_dict_free(&d);
 }
 
+/* A sample taken before its process exited but delivered after the exit
+ * (held while its stack's symbols were read) leaves it exited; a sample
+ * after the exit is a new process with the pid.  The first made a followed
+ * process that had ended look alive (state R), so F kept following it. */
+TEST(a_late_sample_does_not_revive_an_exited_process_a_later_one_does)
+{
+	struct xpu_dict d;
+	struct xpu_cpu_model m;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_cpu_model_init(&m, 99, 10) == 0);
+	uint32_t st = xpu_dict_stack(&d, NULL, 0);
+	struct xpu_event ev = sample(&d, 8, 8, "busy", "busy", st);
+	ev.time = 5;
+	xpu_cpu_model_sample(&m, &ev);
+	xpu_cpu_model_exit(&m, 8, 10);
+	ev.time = 9;
+	xpu_cpu_model_sample(&m, &ev);
+	const struct xpu_cpu_task *p = xpu_cpu_model_task(&m, 8, 0);
+	REQUIRE(p);
+	CHECK(p->exited);
+	ev.time = 11;
+	xpu_cpu_model_sample(&m, &ev);
+	CHECK(!xpu_cpu_model_task(&m, 8, 0)->exited);
+	xpu_cpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(cpu_thread_rows_of_an_exited_process_go_once_idle)
 {
 	struct xpu_dict d;
@@ -261,7 +288,7 @@ TEST(cpu_thread_rows_of_an_exited_process_go_once_idle)
 	xpu_cpu_model_sample(&m, &other);
 	xpu_cpu_model_tick(&m, 1000000000ULL);
 	CHECK_INT(m.ntasks, ==, 7);	/* 2 processes, 5 threads */
-	xpu_cpu_model_exit(&m, 8);
+	xpu_cpu_model_exit(&m, 8, 0);
 	xpu_cpu_model_tick(&m, 1000000000ULL);
 	CHECK_INT(m.ntasks, ==, 7);	/* still in the window */
 	xpu_cpu_model_tick(&m, 1000000000ULL);

@@ -199,7 +199,7 @@ TEST(an_exited_process_is_dead_with_no_memory_and_keeps_its_cpu_time)
 	struct xpu_event ps = { .type = XPU_EV_PROC_STAT, .pid = 10 };
 	ps.pstat = (struct xpu_ev_proc_stat){ .rss_bytes = 5 << 20, .cpu_ns = 2000000000ULL, .state = 'R' };
 	xpu_cpu_model_stat(&m, &ps);
-	xpu_cpu_model_exit(&m, 10);
+	xpu_cpu_model_exit(&m, 10, 0);
 	xpu_cpu_model_tick(&m, 1000000000);
 	REQUIRE(xpu_cpu_model_table(&m, &d, &t, 0, XPU_WIN_RECENT) == 0);
 	const struct xpu_cell *r = row_for(&t, 10);
@@ -225,7 +225,7 @@ TEST(only_processes_with_a_row_in_the_window_are_read)
 	xpu_cpu_model_tick(&m, 1000000000);
 	CHECK_INT(xpu_cpu_model_shown_pids(&m, pids, 8), ==, 2);
 	CHECK_INT(xpu_cpu_model_shown_pids(&m, pids, 1), ==, 1);	/* bounded */
-	xpu_cpu_model_exit(&m, 20);
+	xpu_cpu_model_exit(&m, 20, 0);
 	int n = xpu_cpu_model_shown_pids(&m, pids, 8);
 	CHECK_INT(n, ==, 1);
 	CHECK_INT(pids[0], ==, 10);
