@@ -44,6 +44,21 @@ wait_for() {
 	return 1
 }
 
+# wait_for_re REGEX [TENTHS]: until a line of the screen matches REGEX
+# (grep -E).
+wait_for_re() {
+	i=0
+	while [ $i -lt "${2:-200}" ]; do
+		screen
+		grep -qE -- "$1" "$T_TMP/screen" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "the screen never matched '$1'"
+	sed 's/^/    | /' "$T_TMP/screen" >&2
+	return 1
+}
+
 # wait_gone TEXT: until the screen no longer shows TEXT.
 wait_gone() {
 	i=0

@@ -27,7 +27,7 @@ static uint64_t track(const struct xpu_gpu_trace_rec *r)
  * wide so that a flow can start in it. */
 #define LAUNCH_NS 1000u
 
-static void meta(struct xpu_json *j, const char *what, uint32_t pid, uint64_t tid, const char *name)
+void xpu_chrome_trace_meta(struct xpu_json *j, const char *what, uint32_t pid, uint64_t tid, const char *name)
 {
 	xpu_json_obj(j, NULL);
 	xpu_json_str(j, "ph", "M");
@@ -158,7 +158,7 @@ long xpu_chrome_trace_write(FILE *f, const struct xpu_gpu_model *m, const struct
 	for (uint32_t p = 0; p < m->nprocs; p++) {
 		char name[64];
 		snprintf(name, sizeof(name), "%s (%u)", xpu_dict_str_get(d, m->procs[p].comm), m->procs[p].pid);
-		meta(&j, "process_name", m->procs[p].pid, 0, name);
+		xpu_chrome_trace_meta(&j, "process_name", m->procs[p].pid, 0, name);
 	}
 	for (uint64_t i = 0; i < n; i++) {
 		struct xpu_gpu_trace_rec *r = &v[i];
@@ -176,7 +176,7 @@ long xpu_chrome_trace_write(FILE *f, const struct xpu_gpu_model *m, const struct
 		    xpu_htab_put(&tracks, th, (uint32_t)i) == 0) {
 			char track[64];
 			snprintf(track, sizeof(track), "GPU %u stream %u", r->device, r->stream);
-			meta(&j, "thread_name", r->pid, gpu_tid(r), track);
+			xpu_chrome_trace_meta(&j, "thread_name", r->pid, gpu_tid(r), track);
 		}
 		/* One arrow per launch: to its first kernel (a graph has several). */
 		uint32_t at = xpu_htab_find(&launches, h, launch_eq, v, &k);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chrome_trace.h"
 #include "dict.h"
 #include "json.h"
 #include "model_npu.h"
@@ -32,20 +33,6 @@ static int by_track_and_time(const void *a, const void *b, void *ctx)
 static uint64_t track_tid(uint32_t group, uint32_t lane)
 {
 	return NPU_TID_BASE + (uint64_t)group * LANES + lane;
-}
-
-static void meta(struct xpu_json *j, const char *what, uint32_t pid, uint64_t tid, const char *name)
-{
-	xpu_json_obj(j, NULL);
-	xpu_json_str(j, "ph", "M");
-	xpu_json_str(j, "name", what);
-	xpu_json_uint(j, "pid", pid);
-	if (tid)
-		xpu_json_uint(j, "tid", tid);
-	xpu_json_obj(j, "args");
-	xpu_json_str(j, "name", name);
-	xpu_json_end(j, '}');
-	xpu_json_end(j, '}');
 }
 
 static const char *comm_of(const struct xpu_dict *d, uint32_t comm)
@@ -144,7 +131,7 @@ static void write_jobs(struct xpu_json *j, const struct xpu_npu_jobrec *v, const
 				snprintf(name, sizeof(name), "%s (%u)", comm_of(d, r->comm), r->pid);
 			else
 				snprintf(name, sizeof(name), "[no process]");
-			meta(j, "process_name", r->pid, 0, name);
+			xpu_chrome_trace_meta(j, "process_name", r->pid, 0, name);
 		}
 		if (prev && (prev->pid != r->pid || prev->queue != r->queue)) {
 			group++;
@@ -156,7 +143,7 @@ static void write_jobs(struct xpu_json *j, const struct xpu_npu_jobrec *v, const
 				snprintf(name, sizeof(name), "NPU queue %u (%u)", r->queue, lane + 1);
 			else
 				snprintf(name, sizeof(name), "NPU queue %u", r->queue);
-			meta(j, "thread_name", r->pid, track_tid(group, lane), name);
+			xpu_chrome_trace_meta(j, "thread_name", r->pid, track_tid(group, lane), name);
 		}
 		job(j, r, track_tid(group, lane), d, origin);
 	}

@@ -30,20 +30,6 @@ start() {
 	new_terminal "$cols" "$rows" "env LANG=C.UTF-8 $XPUTOP -d 0.3 --no-config $*; echo EXITED rc=\$?; sleep 600"
 }
 
-# wait_for_re REGEX: until a line of the screen matches REGEX (grep -E).
-wait_for_re() {
-	i=0
-	while [ $i -lt 200 ]; do
-		screen
-		grep -qE -- "$1" "$T_TMP/screen" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	fail "the screen never matched '$1'"
-	sed 's/^/    | /' "$T_TMP/screen" >&2
-	return 1
-}
-
 t o_lists_the_hottest_functions_with_their_share_at_80x24
 busy
 start 80 24 -p "$B"
