@@ -124,8 +124,12 @@ int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev)
 	p->comm = s->comm;
 	p->user = s->user;
 	p->uid = s->uid;
-	if (p->exited && ev->time > p->exit_ns)
-		p->exited = 0;	/* the pid taken again */
+	/* The pid taken again.  Not by a sample taken before the exit and
+	 * delivered after it (held for its stack's symbols), nor by one of the
+	 * other threads of a process whose leader has exited: exit_group()
+	 * ends them after it, later still under load. */
+	if (p->exited && ev->time > p->exit_ns + XPU_CPU_EXIT_GRACE_NS)
+		p->exited = 0;
 	p->samples.open++;
 	struct xpu_cpu_task *t = task_get(m, ev->pid, ev->tid);
 	if (!t)

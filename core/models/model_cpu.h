@@ -101,9 +101,12 @@ int xpu_cpu_model_init(struct xpu_cpu_model *m, uint32_t hz, uint32_t window_tic
 void xpu_cpu_model_free(struct xpu_cpu_model *m);
 /* Takes one CPU_SAMPLE event. Returns 0 or -ENOMEM. */
 int xpu_cpu_model_sample(struct xpu_cpu_model *m, const struct xpu_event *ev);
-/* The process pid exited at time_ns (its event's time).  A sample of it
- * taken after that is a new process with the pid; one taken before it and
- * delivered after (held while its stack's symbols were read) is not. */
+/* The process pid exited at time_ns (its event's time: its leader's exit).
+ * A sample of it taken more than XPU_CPU_EXIT_GRACE_NS after that is a new
+ * process with the pid; one taken before it and delivered after (held while
+ * its stack's symbols were read), or one of its other threads, dying after
+ * the leader, is not. */
+#define XPU_CPU_EXIT_GRACE_NS 1000000000ULL
 void xpu_cpu_model_exit(struct xpu_cpu_model *m, uint32_t pid, uint64_t time_ns);
 /* Takes a PROC_STAT, THREAD_STAT, SYS_STAT, CPU_STAT or PROC_CMDLINE event;
  * one of a process without a row is ignored. */

@@ -247,8 +247,9 @@ TEST(cpu_percent_is_samples_over_a_busy_cpus_worth)
 }
 
 /* A sample taken before its process exited but delivered after the exit
- * (held while its stack's symbols were read) leaves it exited; a sample
- * after the exit is a new process with the pid.  The first made a followed
+ * (held while its stack's symbols were read), or one of another thread
+ * dying just after the leader, leaves it exited; a sample a second after
+ * the exit is a new process with the pid.  The first made a followed
  * process that had ended look alive (state R), so F kept following it. */
 TEST(a_late_sample_does_not_revive_an_exited_process_a_later_one_does)
 {
@@ -266,7 +267,10 @@ TEST(a_late_sample_does_not_revive_an_exited_process_a_later_one_does)
 	const struct xpu_cpu_task *p = xpu_cpu_model_task(&m, 8, 0);
 	REQUIRE(p);
 	CHECK(p->exited);
-	ev.time = 11;
+	ev.time = 10 + XPU_CPU_EXIT_GRACE_NS / 2;	/* another thread, dying after the leader */
+	xpu_cpu_model_sample(&m, &ev);
+	CHECK(xpu_cpu_model_task(&m, 8, 0)->exited);
+	ev.time = 11 + XPU_CPU_EXIT_GRACE_NS;
 	xpu_cpu_model_sample(&m, &ev);
 	CHECK(!xpu_cpu_model_task(&m, 8, 0)->exited);
 	xpu_cpu_model_free(&m);
