@@ -348,7 +348,8 @@ static uint32_t fn_get(struct xpu_npu_model *m, const struct xpu_dict *d, uint32
 	xpu_win_hist_init(&f->lat, m->ticks.window, XPU_NPU_HIST_BUCKETS);
 	if (xpu_win_count_init(&f->calls, m->ticks.window) < 0)
 		return UINT32_MAX;
-	if (xpu_win_count_init(&f->untimed, m->ticks.window) < 0 || xpu_htab_put(&m->fn_idx, h, m->nfns) < 0) {
+	if (xpu_win_count_init(&f->untimed, m->ticks.window) < 0 ||
+	    xpu_htab_put(&m->fn_idx, h, m->nfns) < 0) {
 		xpu_win_count_free(&f->calls);
 		xpu_win_count_free(&f->untimed);
 		return UINT32_MAX;
@@ -397,6 +398,14 @@ uint64_t xpu_npu_fn_unchained(const struct xpu_npu_model *m, uint32_t fn)
 	for (uint32_t k = 0; k < m->nchains && n; k++)
 		if (m->chains[k].fn == fn)
 			n -= m->chains[k].calls.total < n ? m->chains[k].calls.total : n;
+	return n;
+}
+
+uint64_t xpu_npu_irq_take(const struct xpu_npu_model *m, uint32_t i, uint64_t *left)
+{
+	const struct xpu_npu_call *c = &m->calls[i];
+	uint64_t n = c->kind != XPU_NPU_KIND_IRQ ? 0 : c->calls.total < *left ? c->calls.total : *left;
+	*left -= n;
 	return n;
 }
 
@@ -773,18 +782,18 @@ static int irq_chains(const struct xpu_npu_model *m, const struct xpu_dict *d, s
 	uint64_t left = m->fn_job_done ? xpu_npu_fn_unchained(m, m->fn_job_done - 1) : 0;
 	for (uint32_t i = 0; i < m->ncalls && left; i++) {
 		const struct xpu_npu_call *c = &m->calls[i];
-		uint64_t n = c->kind != XPU_NPU_KIND_IRQ ? 0 : c->calls.total < left ? c->calls.total : left;
+		uint64_t n = xpu_npu_irq_take(m, i, &left);
 		if (!n)
 			continue;
-		left -= n;
 		struct xpu_cell *row = xpu_table_add(t, (uint64_t)1 << 32 | i);
 		if (!row)
 			return -ENOMEM;
 		row[XPU_NPU_CCOL_PID].i = c->pid;
 		row[XPU_NPU_CCOL_COMM].s = xpu_table_strdup(t, c->comm ? xpu_dict_str_get(d, c->comm) : "?");
-		row[XPU_NPU_CCOL_L0].s = "IRQ/IPC: its job's completion";
+		row[XPU_NPU_CCOL_L0].s = XPU_NPU_IRQ_FRAME;
 		row[XPU_NPU_CCOL_IOCTL].s = "-";
-		row[XPU_NPU_CCOL_FUNC].s = xpu_table_strdup(t, xpu_dict_str_get(d, m->fns[m->fn_job_done - 1].name));
+		row[XPU_NPU_CCOL_FUNC].s =
+			xpu_table_strdup(t, xpu_dict_str_get(d, m->fns[m->fn_job_done - 1].name));
 		row[XPU_NPU_CCOL_RATE].d = xpu_win_per_s(c->calls.last, m->ticks.tick_ns);
 		row[XPU_NPU_CCOL_RATE].na = (uint8_t)m->untimed;
 		row[XPU_NPU_CCOL_TOTAL].i = (int64_t)n;

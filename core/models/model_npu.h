@@ -370,6 +370,12 @@ struct xpu_npu_jobrec *xpu_npu_model_jobs(const struct xpu_npu_model *m, uint32_
 /* Calls of driver function fn (its index) no chain holds: made with no
  * process known, since the start. */
 uint64_t xpu_npu_fn_unchained(const struct xpu_npu_model *m, uint32_t fn);
+/* Of *left ivpu_job_done_callback calls no chain holds, those that
+ * delivered call row i's completions (an irq row's, as many as it has):
+ * taken from *left and returned; 0 for any other row.  The chains table and
+ * the folded export charge them to the process under this frame: */
+uint64_t xpu_npu_irq_take(const struct xpu_npu_model *m, uint32_t i, uint64_t *left);
+#define XPU_NPU_IRQ_FRAME "IRQ/IPC: its job's completion"
 /* The TDR the rules use, and where it came from ("--npu-tdr", "driver", "default"). */
 uint32_t xpu_npu_model_tdr_ms(const struct xpu_npu_model *m, const char **origin);
 

@@ -92,6 +92,12 @@ static void stalled_job_ended(struct xpu_npu_model *m, const struct xpu_npu_job 
 		xpu_npu_stall_after(m, XPU_NPU_AFTER_DONE, now, "the job completed late, %s after its submit", late);
 }
 
+/* Finished jobs the trace export's ring holds now. */
+static uint64_t ring_kept(const struct xpu_npu_model *m)
+{
+	return m->ring ? (m->ring_n < XPU_NPU_JOB_RING ? m->ring_n : XPU_NPU_JOB_RING) : 0;
+}
+
 /* A finished job goes in the trace export's ring, its memory taken at the
  * first; without it the job counts as dropped. */
 static void ring_put(struct xpu_npu_model *m, const struct xpu_npu_job *j, uint64_t end, uint64_t job_id,
@@ -187,7 +193,8 @@ static void job_abort(struct xpu_npu_model *m, const struct xpu_event *ev)
 			m->calls[m->jobs[i].call - 1].errors.open++;
 		if (is_stalled(m, &m->jobs[i]))
 			stalled_job_ended(m, &m->jobs[i], 1, ev->time);
-		ring_put(m, &m->jobs[i], ev->time, m->jobs[i].key, XPU_NPU_JOBREC_ABORTED, XPU_NPU_JOB_STATUS_ABORTED);
+		ring_put(m, &m->jobs[i], ev->time, m->jobs[i].key, XPU_NPU_JOBREC_ABORTED,
+			 XPU_NPU_JOB_STATUS_ABORTED);
 	}
 	m->njobs = 0;
 	m->g[XPU_NPU_C_ABORTED].open += n;
@@ -281,7 +288,7 @@ void xpu_npu_snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, en
 	s->jobs_by_order = m->jobs_by_order > 0;
 	s->irq_linked = m->irq_linked;
 	s->irq_unlinked = m->irq_unlinked;
-	s->jobs_kept = m->ring ? (m->ring_n < XPU_NPU_JOB_RING ? m->ring_n : XPU_NPU_JOB_RING) : 0;
+	s->jobs_kept = ring_kept(m);
 	s->jobs_dropped = m->ring_n - s->jobs_kept;
 	s->oldest_ns = m->njobs && m->now > m->jobs[0].submit_ns ? m->now - m->jobs[0].submit_ns : 0;
 	s->lat_valid = xpu_npu_lat_quantiles(l, w, &s->p50_ns, &s->p99_ns);
@@ -295,7 +302,7 @@ void xpu_npu_snap_jobs(const struct xpu_npu_model *m, struct xpu_npu_snap *s, en
 
 struct xpu_npu_jobrec *xpu_npu_model_jobs(const struct xpu_npu_model *m, uint32_t *n, int *err)
 {
-	uint64_t kept = m->ring ? (m->ring_n < XPU_NPU_JOB_RING ? m->ring_n : XPU_NPU_JOB_RING) : 0;
+	uint64_t kept = ring_kept(m);
 	struct xpu_npu_jobrec *v;
 	*n = 0;
 	*err = 0;

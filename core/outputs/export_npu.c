@@ -56,15 +56,14 @@ static uint64_t write_irq(FILE *f, const struct xpu_npu_model *m, const struct x
 {
 	for (uint32_t i = 0; i < m->ncalls && n; i++) {
 		const struct xpu_npu_call *c = &m->calls[i];
-		uint64_t k = c->kind != XPU_NPU_KIND_IRQ ? 0 : c->calls.total < n ? c->calls.total : n;
+		uint64_t k = xpu_npu_irq_take(m, i, &n);
 		if (!k)
 			continue;
 		frame(f, c->comm ? xpu_dict_str_get(d, c->comm) : "?");
-		fprintf(f, "-%u;[IRQ/IPC: its job's completion];[no ioctl];", c->pid);
+		fprintf(f, "-%u;[" XPU_NPU_IRQ_FRAME "];[no ioctl];", c->pid);
 		frame(f, xpu_dict_str_get(d, m->fns[m->fn_job_done - 1].name));
 		fprintf(f, " %" PRIu64 "\n", k);
 		(*lines)++;
-		n -= k;
 	}
 	return n;
 }
