@@ -462,15 +462,15 @@ static void npu_tick(struct xpu_source *src, struct xpu_session *s)
 	struct npu_bpf__bss *b = n->skel->bss;
 
 	read_ioctls(n, now);
-	if (n->fns_attached)
+	if (n->fns_attached) {
 		xpu_npu_fns_read(n->fns, bpf_map__fd(n->skel->maps.funcs), s, now);
-	if (n->fns_attached)
 		xpu_npu_fns_read_lat(n->fns, bpf_map__fd(n->skel->maps.fn_lat), s, now);
+	}
 	xpu_npu_sysfs_read(n->sysfs, s, now);
 	xpu_npu_sysfs_uevents(n->sysfs, s, now, !n->use[P_RECOVERY]);
 	xpu_session_drops(s, XPU_SRC_NPU,
-			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + b->dropped_funcs + b->dropped_fn_starts +
-				  n->bad_records + recursion_misses(n),
+			  b->dropped_records + b->dropped_ioctls + b->dropped_starts + b->dropped_funcs +
+				  b->dropped_fn_starts + n->bad_records + recursion_misses(n),
 			  &n->seen_drops);
 }
 

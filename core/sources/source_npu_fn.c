@@ -281,24 +281,36 @@ static struct prev *prev_get(struct xpu_npu_fns *f, const struct xpu_npu_fn_key 
 	return &f->prev[f->nprev++];
 }
 
+/* Function fn's name as a dict string, made at its first event. */
+static uint32_t fn_id(struct xpu_npu_fns *f, struct xpu_session *s, uint32_t fn)
+{
+	if (!f->ids[fn])
+		f->ids[fn] = xpu_dict_cstr(&s->dict, f->names[fn]);
+	return f->ids[fn];
+}
+
+/* ev for d calls: as many events as a count field, 32 bits wide, needs. */
+static void emit_count(struct xpu_session *s, struct xpu_event *ev, uint64_t d)
+{
+	while (d) {
+		ev->npu.count = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+		d -= ev->npu.count;
+		xpu_session_emit(s, ev);
+	}
+}
+
 static void emit(struct xpu_npu_fns *f, struct xpu_session *s, const struct xpu_npu_fn_key *k,
 		 const struct xpu_npu_fn_val *v, uint64_t d, uint64_t now)
 {
-	if (!f->ids[k->fn])
-		f->ids[k->fn] = xpu_dict_cstr(&s->dict, f->names[k->fn]);
 	/* Stamped with the latest call, not the read: a stall is judged from
 	 * the last IPC handled, which a refresh's delay would move later. */
 	uint64_t t = v->last_ns && v->last_ns <= now ? v->last_ns : now;
 	struct xpu_event ev = { .type = XPU_EV_NPU_FUNC, .source = XPU_SRC_NPU, .pid = k->pid, .time = t };
 	size_t clen = strnlen(v->comm, sizeof(v->comm));
-	ev.npu.code = f->ids[k->fn];
+	ev.npu.code = fn_id(f, s, k->fn);
 	ev.npu.aux = k->ctx;
 	ev.npu.comm = clen ? xpu_dict_str(&s->dict, v->comm, clen) : 0;
-	while (d) {	/* a count field is 32 bits wide */
-		ev.npu.count = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
-		d -= ev.npu.count;
-		xpu_session_emit(s, &ev);
-	}
+	emit_count(s, &ev, d);
 }
 
 void xpu_npu_fns_read(struct xpu_npu_fns *f, int mapfd, struct xpu_session *s, uint64_t now)
@@ -322,16 +334,10 @@ static void emit_lat(struct xpu_npu_fns *f, struct xpu_session *s, uint32_t fn, 
 		     uint32_t aux, uint64_t now)
 {
 	struct xpu_event ev = { .type = XPU_EV_NPU_FUNC_LAT, .source = XPU_SRC_NPU, .time = now };
-	if (!f->ids[fn])
-		f->ids[fn] = xpu_dict_cstr(&s->dict, f->names[fn]);
-	ev.npu.code = f->ids[fn];
+	ev.npu.code = fn_id(f, s, fn);
 	ev.npu.dur_ns = dur;
 	ev.npu.aux = aux;
-	while (d) {	/* a count field is 32 bits wide */
-		ev.npu.count = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
-		d -= ev.npu.count;
-		xpu_session_emit(s, &ev);
-	}
+	emit_count(s, &ev, d);
 }
 
 static int lat_moved(const struct xpu_npu_fn_lat *v)
