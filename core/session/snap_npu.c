@@ -6,7 +6,16 @@
 #include "session.h"
 #include "snapshot.h"
 
-extern const struct xpu_snap_view xpu_snap_view_npu;
+/* Further table k (functions, clients, chains) by the --sort column where
+ * it is one of its own, else by def; ties by then (-1: none). */
+static void sort_more(struct xpu_table *t, int k, const struct xpu_viewstate *vs, int def, int then)
+{
+	int col = xpu_snap_more_col(xpu_snap_views[XPU_VIEW_NPU], k, vs->sort_col[XPU_VIEW_NPU]);
+	if (col >= 0)
+		xpu_table_sort_then(t, col, then, vs->reverse[XPU_VIEW_NPU]);
+	else
+		xpu_table_sort_then(t, def, then, 0);
+}
 
 static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
@@ -19,19 +28,9 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 	 * by default it is by the window's count, and where that ties (nothing
 	 * in the window at the end of a replay) by the count since the start:
 	 * a table sorted by zeros would leave the busiest function anywhere. */
-	int col = vs->sort_col[XPU_VIEW_NPU], rev = vs->reverse[XPU_VIEW_NPU];
-	int fcol = xpu_snap_more_col(&xpu_snap_view_npu, 0, col);
-	if (fcol >= 0)
-		xpu_table_sort_then(&s->npu.model.funcs, fcol, XPU_NPU_FCOL_TOTAL, rev);
-	else
-		xpu_table_sort_then(&s->npu.model.funcs, XPU_NPU_FCOL_COUNT, XPU_NPU_FCOL_TOTAL, 0);
-	int kcol = xpu_snap_more_col(&xpu_snap_view_npu, 1, col);
-	xpu_table_sort(&s->npu.model.clients, kcol >= 0 ? kcol : XPU_NPU_KCOL_TOTAL, kcol >= 0 && rev);
-	int ccol = xpu_snap_more_col(&xpu_snap_view_npu, 2, col);
-	if (ccol >= 0)
-		xpu_table_sort_then(&s->npu.model.chains, ccol, XPU_NPU_CCOL_TOTAL, rev);
-	else
-		xpu_table_sort(&s->npu.model.chains, XPU_NPU_CCOL_TOTAL, 0);
+	sort_more(&s->npu.model.funcs, 0, vs, XPU_NPU_FCOL_COUNT, XPU_NPU_FCOL_TOTAL);
+	sort_more(&s->npu.model.clients, 1, vs, XPU_NPU_KCOL_TOTAL, -1);
+	sort_more(&s->npu.model.chains, 2, vs, XPU_NPU_CCOL_TOTAL, XPU_NPU_CCOL_TOTAL);
 	return 0;
 }
 
