@@ -30,34 +30,28 @@ screen() { tm capture-pane -p -t 0 > "$T_TMP/screen" 2> /dev/null; }
 keys() { tm send-keys -t 0 "$@"; }
 alternate_screen() { tm display-message -p -t 0 '#{alternate_on}'; }
 
-# wait_for TEXT [TENTHS]: until the screen shows TEXT (fixed string).
-wait_for() {
+# wait_screen GREP_FLAG PATTERN TENTHS VERB: until grep -q GREP_FLAG finds
+# PATTERN on the screen, at most TENTHS tenths of a second; else the test
+# fails saying "the screen never VERB 'PATTERN'" and shows the screen.
+wait_screen() {
 	i=0
-	while [ $i -lt "${2:-80}" ]; do
+	while [ $i -lt "$3" ]; do
 		screen
-		grep -qF -- "$1" "$T_TMP/screen" && return 0
+		grep -q"$1" -- "$2" "$T_TMP/screen" && return 0
 		sleep 0.1
 		i=$((i + 1))
 	done
-	fail "the screen never showed '$1'"
+	fail "the screen never $4 '$2'"
 	sed 's/^/    | /' "$T_TMP/screen" >&2
 	return 1
 }
 
+# wait_for TEXT [TENTHS]: until the screen shows TEXT (fixed string).
+wait_for() { wait_screen F "$1" "${2:-80}" showed; }
+
 # wait_for_re REGEX [TENTHS]: until a line of the screen matches REGEX
 # (grep -E).
-wait_for_re() {
-	i=0
-	while [ $i -lt "${2:-200}" ]; do
-		screen
-		grep -qE -- "$1" "$T_TMP/screen" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	fail "the screen never matched '$1'"
-	sed 's/^/    | /' "$T_TMP/screen" >&2
-	return 1
-}
+wait_for_re() { wait_screen E "$1" "${2:-200}" matched; }
 
 # wait_gone TEXT: until the screen no longer shows TEXT.
 wait_gone() {
