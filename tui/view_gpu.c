@@ -9,9 +9,9 @@
 #include "draw.h"
 #include "event.h"
 #include "flame_view.h"
+#include "keys.h"
 #include "pane.h"
 #include "tui.h"
-#include "keys.h"
 #include "view_gpudev.h"
 #include "views.h"
 

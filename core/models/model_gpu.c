@@ -789,8 +789,8 @@ static struct xpu_gpu_est estimate(const struct xpu_gpu_sd *s, uint64_t total, d
 	if (!sampled)
 		return (struct xpu_gpu_est){ (double)total, 0, 1 };
 	struct xpu_gpu_est e = { (double)total * scale, 0, 0 };
-	if (s->n < XPU_GPU_EST_MIN_TICKS || s->hits < XPU_GPU_EST_MIN_HITS || !s->seen || s->t <= 0 || s->y <= 0 ||
-	    scale <= 0)
+	if (s->n < XPU_GPU_EST_MIN_TICKS || s->hits < XPU_GPU_EST_MIN_HITS || !s->seen || s->t <= 0 ||
+	    s->y <= 0 || scale <= 0)
 		return e;
 	double r = s->y / s->t, q = s->dyy - 2 * r * s->dyt + r * r * s->dtt;
 	double var = q > 0 ? (double)s->n * q / (2.0 * (double)(s->n - 1) * s->t * s->t) : 0;

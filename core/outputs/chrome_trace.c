@@ -27,7 +27,8 @@ static uint64_t track(const struct xpu_gpu_trace_rec *r)
  * wide so that a flow can start in it. */
 #define LAUNCH_NS 1000u
 
-void xpu_chrome_trace_meta(struct xpu_json *j, const char *what, uint32_t pid, uint64_t tid, const char *name)
+void xpu_chrome_trace_meta(struct xpu_json *j, const char *what, uint32_t pid, uint64_t tid,
+			   const char *name)
 {
 	xpu_json_obj(j, NULL);
 	xpu_json_str(j, "ph", "M");

@@ -187,7 +187,8 @@ static void col_list(int view, char *buf, size_t size)
 	for (int k = 0; k < XPU_SNAP_MORE_MAX; k++) {
 		for (uint32_t i = 0; i < d->more[k].n && used < size; i++)
 			if (find_col(view, d->more[k].cols[i].key) == at + (int)i)
-				used += (size_t)snprintf(buf + used, size - used, ", %s", d->more[k].cols[i].key);
+				used += (size_t)snprintf(buf + used, size - used, ", %s",
+							 d->more[k].cols[i].key);
 		at += (int)d->more[k].n;
 	}
 }

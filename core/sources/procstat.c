@@ -113,7 +113,6 @@ int xpu_procstat_parse_meminfo(const char *text, uint64_t *total_kib, uint64_t *
 	return 0;
 }
 
-/* A small /proc file into buf, NUL-terminated; -1 when it cannot be read. */
 /* /proc/stat, as much as fits: a line per CPU (about 60 bytes). */
 #define STAT_BYTES (32 * 1024)
 
@@ -128,7 +127,8 @@ void xpu_procstat_init(struct xpu_procstat *p)
 	if (!p->cpu_busy || !p->cpu_total)
 		xpu_procstat_free(p);
 	/* The first refresh's busy shares are measured from here. */
-	if (!buf || xpu_read_small("/proc/stat", buf, STAT_BYTES) < 0 || xpu_procstat_parse_cpu(buf, &p->busy, &p->total))
+	if (!buf || xpu_read_small("/proc/stat", buf, STAT_BYTES) < 0 ||
+	    xpu_procstat_parse_cpu(buf, &p->busy, &p->total))
 		p->busy = p->total = 0;
 	else if (p->cpu_busy)
 		xpu_procstat_parse_cpus(buf, p->cpu_busy, p->cpu_total, XPU_PROCSTAT_CPUS);
@@ -180,7 +180,8 @@ static void sys_stat(struct xpu_procstat *p, struct xpu_session *s, uint64_t now
 	    xpu_procstat_parse_loadavg(buf, ev.sys.load100) == 0)
 		ev.sys.flags |= XPU_SYS_LOAD;
 	/* "cpu ..." comes first, then a line per CPU. */
-	if (stat && xpu_read_small("/proc/stat", stat, STAT_BYTES) >= 0 && xpu_procstat_parse_cpu(stat, &busy, &total) == 0) {
+	if (stat && xpu_read_small("/proc/stat", stat, STAT_BYTES) >= 0 &&
+	    xpu_procstat_parse_cpu(stat, &busy, &total) == 0) {
 		if (p->total && total > p->total && busy >= p->busy) {
 			ev.sys.busy_pct100 = busy_share(busy, total, p->busy, p->total);
 			ev.sys.flags |= XPU_SYS_BUSY;
