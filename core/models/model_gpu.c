@@ -1104,10 +1104,14 @@ int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 }
 
 /* The scale of a device's figures: its kernels' processes' scales, weighted
- * by their GPU time on it (1 when none was sampled). */
-static double device_scale(const struct xpu_gpu_model *m, uint32_t d, enum xpu_window w)
+ * by their GPU time on it (1 when none was sampled); *err_pct, the
+ * uncertainty of its scaled GPU time: each process's part of it carries the
+ * process's GPU time's (its kernels' together, one scale), the processes
+ * independent (0 exact, -1 where a sampled one has none). */
+static double device_scale(const struct xpu_gpu_model *m, uint32_t d, enum xpu_window w, double *err_pct)
 {
-	double raw = 0, scaled = 0;
+	double raw = 0, scaled = 0, var = 0;
+	int unknown = 0;
 	for (uint32_t i = 0; i < m->nkernels; i++) {
 		const struct xpu_gpu_kernel *k = &m->kernels[i];
 		if (k->device != d)
@@ -1116,6 +1120,17 @@ static double device_scale(const struct xpu_gpu_model *m, uint32_t d, enum xpu_w
 		raw += ns;
 		scaled += ns * xpu_gpu_model_scale(m, k->pid, w);
 	}
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		const struct xpu_gpu_proc *p = &m->procs[i];
+		const struct xpu_gpu_est *e = &p->est[w][XPU_GPU_EST_NS];
+		double ns = 0;
+		for (uint32_t j = 0; p->sampled[w] && j < m->nkernels; j++)
+			if (m->kernels[j].device == d && m->kernels[j].pid == p->pid)
+				ns += (double)kernel_counts(m, &m->kernels[j], w).ns * p->scale[w];
+		var += (ns * e->err_pct / 100) * (ns * e->err_pct / 100);
+		unknown |= ns > 0 && !e->ok;
+	}
+	*err_pct = unknown ? -1 : scaled > 0 ? 100 * sqrt(var) / scaled : 0;
 	return raw > 0 ? scaled / raw : 1;
 }
 
@@ -1130,12 +1145,14 @@ int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
 			continue;
 		uint64_t busy = w == XPU_WIN_ALL ? v->busy_all
 						 : busy_since(v, m->now > span ? m->now - span : 0, m->now);
-		double f = device_scale(m, (uint32_t)d, w);
+		double err;
+		double f = device_scale(m, (uint32_t)d, w, &err);
 		struct xpu_gpu_device_sum *s = &out[n++];
 		s->device = (uint32_t)d;
 		s->kernel_pct = span ? 100.0 * (double)busy * f / (double)span : 0;
 		if (s->kernel_pct > 100)
 			s->kernel_pct = 100;
+		s->kernel_err_pct = err;
 		s->kernels_per_s = xpu_win_per_s(v->kernels.last, m->ticks.tick_ns);
 		if (f != 1)	/* sampled: one tick's count says little, the window's says more */
 			s->kernels_per_s = span ? (double)v->kernels.recent * f * 1e9 / (double)m->ticks.window_ns : 0;

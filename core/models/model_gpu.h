@@ -226,6 +226,7 @@ int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 struct xpu_gpu_device_sum {
 	uint32_t device;
 	double kernel_pct;	/* traced kernel time (union of intervals) over the window, scaled when sampled: not NVML's utilization */
+	double kernel_err_pct;	/* its uncertainty, percent of it: 0 exact, -1 where none can be stated */
 	double kernels_per_s;	/* over the last tick */
 	uint64_t memcpy_ns, memcpy_bytes;	/* in the window */
 	uint64_t kernels;	/* in the window */

@@ -588,6 +588,11 @@ TEST(sampled_figures_are_scaled_by_the_share_of_time_traced)
 	REQUIRE(big);
 	double off = fabs((double)big[XPU_GPU_COL_CALLS].i - (double)calls[0]);
 	CHECK(off <= 3 * big[XPU_GPU_COL_CALLS_ERR].d / 100 * (double)big[XPU_GPU_COL_CALLS].i);
+	/* the device's kernel time carries its process's GPU time's */
+	struct xpu_gpu_device_sum dev;
+	REQUIRE(xpu_gpu_model_devices(&m, XPU_WIN_ALL, &dev, 1) == 1);
+	CHECK(fabs(dev.kernel_err_pct - m.procs[0].est[XPU_WIN_ALL][XPU_GPU_EST_NS].err_pct) < 0.01);
+	CHECK(dev.kernel_err_pct > 0);
 	xpu_table_free(&t);
 	xpu_gpu_model_free(&m);
 	xpu_dict_free(&d);
@@ -613,6 +618,9 @@ TEST(exact_figures_are_the_counts_themselves)
 	CHECK(!big[XPU_GPU_COL_TOTAL_ERR].na && big[XPU_GPU_COL_TOTAL_ERR].d == 0);
 	CHECK(!big[XPU_GPU_COL_CALLS_ERR].na && big[XPU_GPU_COL_CALLS_ERR].d == 0);
 	CHECK(!big[XPU_GPU_COL_SHARE_ERR].na && big[XPU_GPU_COL_SHARE_ERR].d == 0);
+	struct xpu_gpu_device_sum dev;
+	REQUIRE(xpu_gpu_model_devices(&m, XPU_WIN_ALL, &dev, 1) == 1);
+	CHECK(dev.kernel_err_pct == 0);
 	xpu_table_free(&t);
 	xpu_gpu_model_free(&m);
 	xpu_dict_free(&d);
