@@ -801,10 +801,10 @@ static void sd_add(struct xpu_gpu_sd *s, double y, double t, uint64_t count)
 	s->n++;
 }
 
-/* total seen, scaled up by scale when sampled.  The uncertainty of the
- * ratio (seen per traced ns) from the successive differences of its
- * ticks, as for a systematic sample (one slice at a random point of each
- * period), and a Poisson term for the things seen, added in quadrature. */
+/* The uncertainty (percent, one standard error; -1: too few ticks) of the
+ * ratio seen per traced ns, from the successive differences of its ticks,
+ * as for a systematic sample (one slice at a random point of each period),
+ * and a Poisson term for the things seen, added in quadrature. */
 static double sd_err_pct(const struct xpu_gpu_sd *s)
 {
 	if (s->n < XPU_GPU_EST_MIN_TICKS || s->hits < XPU_GPU_EST_MIN_HITS || !s->seen || s->t <= 0 ||
@@ -815,6 +815,7 @@ static double sd_err_pct(const struct xpu_gpu_sd *s)
 	return 100 * sqrt(var / (r * r) + 1.0 / (double)s->seen);
 }
 
+/* total seen, scaled up by scale when sampled, with its uncertainty. */
 static struct xpu_gpu_est estimate(const struct xpu_gpu_sd *s, uint64_t total, double scale, int sampled)
 {
 	if (!sampled)
