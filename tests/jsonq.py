@@ -419,6 +419,28 @@ def gpu_within_stated(snaps, expected_path, sigmas, most_pct):
                      f"and {most_pct}% of the {true} that ran")
 
 
+def gpu_kernel_within_stated(snaps, expected_path, kernel, other, ratio_pct, most_pct):
+    """KERNEL's calls, estimated in the last snapshot, are within twice the
+    uncertainty its row states (calls_err_pct) and MOST_PCT percent of what
+    the program reported (EXPECTED_PATH: its kernel totals), and its calls
+    against OTHER's (launched in the same steps, so their estimates share
+    the slices' luck) within RATIO_PCT percent of the true ratio."""
+    want = {w["kernel"]: w for w in _lines(expected_path, "kernel totals") if "kernel" in w}
+    rows = {k["mangled"]: k for k in snaps[-1]["gpu"]["kernels"]}
+    for name in (kernel, other):
+        if name not in rows or name not in want:
+            sys.exit(f"kernel {name} missing: rows {sorted(rows)}, ran {sorted(want)}")
+    k, true = rows[kernel], want[kernel]["calls"]
+    est, err = k["calls"], k["calls_err_pct"]
+    ratio = est / rows[other]["calls"] / (true / want[other]["calls"])
+    print(f"  {kernel}: {est} calls +-{err}%, {true} ran ({100 * (est - true) / true:+.1f}%); "
+          f"against {other}: {ratio:.3f} of the true ratio")
+    if err is None or abs(est - true) > min(2 * est * err, float(most_pct) * true) / 100:
+        sys.exit(f"{kernel}: {est} calls +-{err}% is not within twice its uncertainty and {most_pct}% of {true}")
+    if abs(ratio - 1) > float(ratio_pct) / 100:
+        sys.exit(f"{kernel}: {ratio:.3f} of the true ratio to {other}'s calls, not within {ratio_pct}%")
+
+
 def stand(_, path, *exprs):
     """The stand-in CUPTI's counters (the program's {"stand_cupti": ...} line
     in PATH) make each of EXPRS true: Python expressions over their names."""
@@ -889,7 +911,7 @@ def gpu_devices_below(snaps, n):
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
-                                  gpu_traced_pct, gpu_within_stated, stand, gpu_proc, stand_account,
+                                  gpu_traced_pct, gpu_within_stated, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
                                   gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest, self_cpu_within,

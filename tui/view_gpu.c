@@ -105,8 +105,14 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 		const struct xpu_gpu_device_sum *d = &s->gpu.devices[i];
 		/* The union of the kernels traced: never called busy, which is
 		 * NVML's utilization in the panel above. */
-		snprintf(buf, sizeof(buf), "GPU%u  kernel time (traced) %s%5.1f%%  %8.0f kernels/s  memcpy %.1f ms (%.1f MB)",
-			 d->device, s->gpu.sampled ? "~" : "", d->kernel_pct, d->kernels_per_s,
+		char err[16] = "";
+		if (d->kernel_err_pct > 0)
+			snprintf(err, sizeof(err), " %s%.0f%%", pm(), d->kernel_err_pct);
+		else if (d->kernel_err_pct < 0)
+			snprintf(err, sizeof(err), " %s?", pm());
+		snprintf(buf, sizeof(buf),
+			 "GPU%u  kernel time (traced) %s%5.1f%%%s  %8.0f kernels/s  memcpy %.1f ms (%.1f MB)",
+			 d->device, s->gpu.sampled ? "~" : "", d->kernel_pct, err, d->kernels_per_s,
 			 (double)d->memcpy_ns / 1e6, (double)d->memcpy_bytes / 1e6);
 		line(r, y++, XPU_ROLE_DEFAULT, buf);
 	}

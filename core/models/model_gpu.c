@@ -22,19 +22,27 @@
  * much longer than the window so late ones still merge correctly. */
 #define LATE_NS (2ULL * 1000000000ULL)
 
-const struct xpu_col xpu_gpu_cols[XPU_GPU_NCOLS] = {
-	[XPU_GPU_COL_KERNEL] = { "KERNEL", "kernel", XPU_CELL_STR, 24, XPU_COL_LEFT | XPU_COL_FLEX },
-	[XPU_GPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },
-	[XPU_GPU_COL_PROC] = { "PROCESS", "comm", XPU_CELL_STR, 12, XPU_COL_LEFT },
-	[XPU_GPU_COL_DEV] = { "DEV", "device", XPU_CELL_INT, 3, 0 },
-	[XPU_GPU_COL_CALLS] = { "CALLS", "calls", XPU_CELL_INT, 8, 0 },
-	[XPU_GPU_COL_TOTAL] = { "TOTAL", "total_ns", XPU_CELL_NS, 9, 0 },
-	[XPU_GPU_COL_AVG] = { "AVG", "avg_ns", XPU_CELL_NS, 9, 0 },
-	[XPU_GPU_COL_MAX] = { "MAX", "max_ns", XPU_CELL_NS, 9, 0 },
-	[XPU_GPU_COL_SHARE] = { "SHARE%", "share_pct", XPU_CELL_PCT, 6, 0 },
-	[XPU_GPU_COL_NAME] = { "NAME", "name", XPU_CELL_STR, 0, XPU_COL_JSON_ONLY },
-	[XPU_GPU_COL_MANGLED] = { "MANGLED", "mangled", XPU_CELL_STR, 0, XPU_COL_JSON_ONLY },
-};
+/* The uncertainty of each row's total is on screen where a row is sampled
+ * (and there is room); in JSON always, 0 when exact. */
+#define GPU_COLS(total_err_flags)                                                                            \
+	{                                                                                                    \
+		[XPU_GPU_COL_KERNEL] = { "KERNEL", "kernel", XPU_CELL_STR, 24, XPU_COL_LEFT | XPU_COL_FLEX }, \
+		[XPU_GPU_COL_PID] = { "PID", "pid", XPU_CELL_INT, 7, 0 },                                     \
+		[XPU_GPU_COL_PROC] = { "PROCESS", "comm", XPU_CELL_STR, 12, XPU_COL_LEFT },                   \
+		[XPU_GPU_COL_DEV] = { "DEV", "device", XPU_CELL_INT, 3, 0 },                                  \
+		[XPU_GPU_COL_CALLS] = { "CALLS", "calls", XPU_CELL_INT, 8, 0 },                               \
+		[XPU_GPU_COL_TOTAL] = { "TOTAL", "total_ns", XPU_CELL_NS, 9, 0 },                             \
+		[XPU_GPU_COL_TOTAL_ERR] = { "+-", "total_ns_err_pct", XPU_CELL_ERR, 5, total_err_flags },     \
+		[XPU_GPU_COL_AVG] = { "AVG", "avg_ns", XPU_CELL_NS, 9, 0 },                                   \
+		[XPU_GPU_COL_MAX] = { "MAX", "max_ns", XPU_CELL_NS, 9, 0 },                                   \
+		[XPU_GPU_COL_SHARE] = { "SHARE%", "share_pct", XPU_CELL_PCT, 6, 0 },                          \
+		[XPU_GPU_COL_NAME] = { "NAME", "name", XPU_CELL_STR, 0, XPU_COL_JSON_ONLY },                  \
+		[XPU_GPU_COL_MANGLED] = { "MANGLED", "mangled", XPU_CELL_STR, 0, XPU_COL_JSON_ONLY },         \
+		[XPU_GPU_COL_CALLS_ERR] = { "CALLS+-", "calls_err_pct", XPU_CELL_ERR, 0, XPU_COL_JSON_ONLY }, \
+		[XPU_GPU_COL_SHARE_ERR] = { "SHARE+-", "share_err_pct", XPU_CELL_ERR, 0, XPU_COL_JSON_ONLY }, \
+	}
+const struct xpu_col xpu_gpu_cols[XPU_GPU_NCOLS] = GPU_COLS(XPU_COL_SPARE);
+static const struct xpu_col exact_cols[XPU_GPU_NCOLS] = GPU_COLS(XPU_COL_JSON_ONLY);
 
 static void proc_free(struct xpu_gpu_proc *p)
 {
@@ -217,7 +225,7 @@ static struct xpu_gpu_kernel *kernel_get(struct xpu_gpu_model *m, uint32_t pid, 
 
 /* ---- processes ---- */
 
-static struct xpu_gpu_proc *proc_find(struct xpu_gpu_model *m, uint32_t pid)
+static struct xpu_gpu_proc *proc_find(const struct xpu_gpu_model *m, uint32_t pid)
 {
 	for (uint32_t i = 0; i < m->nprocs; i++)
 		if (m->procs[i].pid == pid)
@@ -539,15 +547,28 @@ static int graph_launch_api(struct xpu_gpu_model *m, uint32_t api)
 	return is;
 }
 
+/* A new kernel row: the ticks its process traced before saw none of it. */
+static void kernel_seed(struct xpu_gpu_kernel *r, const struct xpu_gpu_proc *p)
+{
+	const struct xpu_gpu_sd *t = &p->sd[XPU_GPU_EST_KERNELS], *ns = &p->sd[XPU_GPU_EST_NS];
+	r->sd[XPU_GPU_KEST_CALLS] = (struct xpu_gpu_sd){ .n = t->n, .t = t->t, .pt = t->pt, .dtt = t->dtt };
+	r->sd[XPU_GPU_KEST_NS] = r->sd[XPU_GPU_KEST_CALLS];
+	r->sd[XPU_GPU_KEST_SHARE] =
+		(struct xpu_gpu_sd){ .n = ns->n, .t = ns->y, .pt = ns->py, .dtt = ns->dyy };
+}
+
 static int on_kernel(struct xpu_gpu_model *m, const struct xpu_event *ev)
 {
 	const struct xpu_ev_gpu_kernel *k = &ev->kernel;
 	uint64_t dur = k->end > ev->time ? k->end - ev->time : 0;
+	uint32_t rows = m->nkernels;
 	struct xpu_gpu_kernel *r = kernel_get(m, ev->pid, k->name, k->device, k->comm);
 	struct xpu_gpu_device *v = device(m, k->device);
 	struct xpu_gpu_proc *p = proc_get(m, ev->pid, k->comm);
 	if (!r)
 		return -ENOMEM;
+	if (p && m->nkernels > rows)
+		kernel_seed(r, p);
 	if (p) {
 		p->kernels++;
 		p->seen[XPU_GPU_EST_KERNELS].open++;
@@ -780,37 +801,54 @@ static void sd_add(struct xpu_gpu_sd *s, double y, double t, uint64_t count)
 	s->n++;
 }
 
-/* total seen, scaled up by scale when sampled.  The uncertainty of the
- * ratio (seen per traced ns) from the successive differences of its
- * ticks, as for a systematic sample (one slice at a random point of each
- * period), and a Poisson term for the things seen, added in quadrature. */
+/* The uncertainty (percent, one standard error; -1: too few ticks) of the
+ * ratio seen per traced ns, from the successive differences of its ticks,
+ * as for a systematic sample (one slice at a random point of each period),
+ * and a Poisson term for the things seen, added in quadrature. */
+static double sd_err_pct(const struct xpu_gpu_sd *s)
+{
+	if (s->n < XPU_GPU_EST_MIN_TICKS || s->hits < XPU_GPU_EST_MIN_HITS || !s->seen || s->t <= 0 ||
+	    s->y <= 0)
+		return -1;
+	double r = s->y / s->t, q = s->dyy - 2 * r * s->dyt + r * r * s->dtt;
+	double var = q > 0 ? (double)s->n * q / (2.0 * (double)(s->n - 1) * s->t * s->t) : 0;
+	return 100 * sqrt(var / (r * r) + 1.0 / (double)s->seen);
+}
+
+/* total seen, scaled up by scale when sampled, with its uncertainty. */
 static struct xpu_gpu_est estimate(const struct xpu_gpu_sd *s, uint64_t total, double scale, int sampled)
 {
 	if (!sampled)
 		return (struct xpu_gpu_est){ (double)total, 0, 1 };
 	struct xpu_gpu_est e = { (double)total * scale, 0, 0 };
-	if (s->n < XPU_GPU_EST_MIN_TICKS || s->hits < XPU_GPU_EST_MIN_HITS || !s->seen || s->t <= 0 ||
-	    s->y <= 0 || scale <= 0)
-		return e;
-	double r = s->y / s->t, q = s->dyy - 2 * r * s->dyt + r * r * s->dtt;
-	double var = q > 0 ? (double)s->n * q / (2.0 * (double)(s->n - 1) * s->t * s->t) : 0;
-	e.err_pct = 100 * sqrt(var / (r * r) + 1.0 / (double)s->seen);
-	e.ok = 1;
+	double err = scale > 0 ? sd_err_pct(s) : -1;
+	if (err >= 0) {
+		e.err_pct = err;
+		e.ok = 1;
+	}
 	return e;
+}
+
+/* The series of the window's ticks: y seen in t, count things (rings of
+ * the window's slots). */
+static struct xpu_gpu_sd sd_window(const struct xpu_ticks *ticks, const uint64_t *y, const uint64_t *t,
+				   const uint64_t *count)
+{
+	struct xpu_gpu_sd w = { 0 };
+	uint32_t n = ticks->filled, first = (ticks->head + ticks->window - n) % ticks->window;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t slot = (first + i) % ticks->window;
+		sd_add(&w, (double)y[slot], (double)t[slot], count[slot]);
+	}
+	return w;
 }
 
 /* Each figure's estimate over the window and since the start. */
 static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 {
-	uint32_t n = m->ticks.filled, first = (m->ticks.head + m->ticks.window - n) % m->ticks.window;
 	for (int e = 0; e < XPU_GPU_NEST; e++) {
-		struct xpu_gpu_sd w = { 0 };
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t slot = (first + i) % m->ticks.window;
-			uint64_t y = p->seen[e].ring[slot];
-			uint64_t k = e == XPU_GPU_EST_NS ? p->seen[XPU_GPU_EST_KERNELS].ring[slot] : y;
-			sd_add(&w, (double)y, (double)p->traced.ring[slot], k);
-		}
+		const uint64_t *k = p->seen[e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e].ring;
+		struct xpu_gpu_sd w = sd_window(&m->ticks, p->seen[e].ring, p->traced.ring, k);
 		p->est[XPU_WIN_RECENT][e] = estimate(&w, p->seen[e].recent, p->scale[XPU_WIN_RECENT],
 						     p->sampled[XPU_WIN_RECENT]);
 		p->est[XPU_WIN_ALL][e] = estimate(&p->sd[e], p->seen[e].total, p->scale[XPU_WIN_ALL],
@@ -847,13 +885,27 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 	estimates(m, p);
 }
 
+/* The tick's figures of a kernel row, before its process's tick closes. */
+static void kernel_sd_add(struct xpu_gpu_kernel *k, const struct xpu_gpu_proc *p)
+{
+	double calls = (double)k->calls.open, ns = (double)k->ns.open;
+	sd_add(&k->sd[XPU_GPU_KEST_CALLS], calls, (double)p->traced.open, k->calls.open);
+	sd_add(&k->sd[XPU_GPU_KEST_NS], ns, (double)p->traced.open, k->calls.open);
+	sd_add(&k->sd[XPU_GPU_KEST_SHARE], ns, (double)p->seen[XPU_GPU_EST_NS].open, k->calls.open);
+}
+
 void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval_ns)
 {
 	int full;
 	uint32_t slot = xpu_ticks_close(&m->ticks, interval_ns, &full);
 	m->now = now;
+	const struct xpu_gpu_proc *kp = NULL;
 	for (uint32_t i = 0; i < m->nkernels; i++) {
 		struct xpu_gpu_kernel *k = &m->kernels[i];
+		if (!kp || kp->pid != k->pid)
+			kp = proc_find(m, k->pid);
+		if (kp)
+			kernel_sd_add(k, kp);
 		xpu_win_count_close(&k->calls, slot, full);
 		xpu_win_count_close(&k->ns, slot, full);
 		xpu_win_max_close(&k->max, slot);
@@ -970,12 +1022,54 @@ static int64_t scaled_i64(uint64_t v, double f)
 	return x >= 9.2e18 ? INT64_MAX : (int64_t)x;
 }
 
+/* A cell of a row's uncertainty: 0 when exact, N/A where none can be
+ * stated. */
+static void err_cell(struct xpu_cell *c, int sampled, double err_pct)
+{
+	c->d = !sampled ? 0 : err_pct >= 0 ? err_pct : 0;
+	c->na = sampled && err_pct < 0;
+}
+
+/* The uncertainties of a kernel row's calls, GPU time and share in window
+ * w (percent; -1: none), as the process figures' (estimate()).  The share
+ * is the kernel's part of its process's GPU time (seen in the same slices),
+ * times the process's part of all of it: with the process's GPU time P
+ * (relative error e_P), the others' O (variance V_O) and T = P + O, the
+ * share's relative variance is e_kP^2 + (O/T)^2 e_P^2 + V_O / T^2. */
+static void kernel_errs(const struct xpu_gpu_model *m, const struct xpu_gpu_kernel *k,
+			const struct xpu_gpu_proc *p, enum xpu_window w, struct xpu_gpu_est all, double err[3])
+{
+	struct xpu_gpu_sd sd[XPU_GPU_NKEST];
+	const struct xpu_gpu_est *pe = &p->est[w][XPU_GPU_EST_NS];
+	if (w == XPU_WIN_ALL) {
+		memcpy(sd, k->sd, sizeof(sd));
+	} else {
+		sd[XPU_GPU_KEST_CALLS] = sd_window(&m->ticks, k->calls.ring, p->traced.ring, k->calls.ring);
+		sd[XPU_GPU_KEST_NS] = sd_window(&m->ticks, k->ns.ring, p->traced.ring, k->calls.ring);
+		sd[XPU_GPU_KEST_SHARE] = sd_window(&m->ticks, k->ns.ring, p->seen[XPU_GPU_EST_NS].ring,
+						   k->calls.ring);
+	}
+	for (int e = 0; e < XPU_GPU_NKEST; e++)
+		err[e] = !p->sampled[w] ? 0 : p->scale[w] > 0 ? sd_err_pct(&sd[e]) : -1;
+	double v_all = all.value * all.err_pct / 100, v_p = pe->value * pe->err_pct / 100;
+	double others = v_all * v_all - v_p * v_p, o = all.value - pe->value;
+	if (err[XPU_GPU_KEST_SHARE] < 0 || !all.ok || !pe->ok || all.value <= 0) {
+		err[XPU_GPU_KEST_SHARE] = p->sampled[w] || !all.ok ? -1 : 0;
+		return;
+	}
+	double e_kp = err[XPU_GPU_KEST_SHARE] / 100, f = o > 0 ? o / all.value : 0;
+	double var = e_kp * e_kp + f * f * pe->err_pct * pe->err_pct / 1e4 +
+		     (others > 0 ? others : 0) / (all.value * all.value);
+	err[XPU_GPU_KEST_SHARE] = 100 * sqrt(var);
+}
+
 int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 			struct xpu_table *t, enum xpu_window w)
 {
 	double all = xpu_gpu_model_gpu_ns_est(m, w);
+	struct xpu_gpu_est all_err = xpu_gpu_model_gpu_ns_err(m, w);
 	xpu_table_reset(t);
-	t->cols = xpu_gpu_cols;
+	t->cols = xpu_gpu_model_sampled(m, w, NULL) ? xpu_gpu_cols : exact_cols;
 	t->ncols = XPU_GPU_NCOLS;
 	for (uint32_t i = 0; i < m->nkernels; i++) {
 		const struct xpu_gpu_kernel *k = &m->kernels[i];
@@ -997,15 +1091,28 @@ int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 		r[XPU_GPU_COL_SHARE].d = all > 0 ? 100.0 * (double)c.ns * f / all : 0;
 		r[XPU_GPU_COL_NAME].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->full_name));
 		r[XPU_GPU_COL_MANGLED].s = xpu_table_strdup(t, xpu_dict_str_get(d, k->name));
+		const struct xpu_gpu_proc *p = proc_find(m, k->pid);
+		double err[3] = { 0, 0, 0 };
+		if (p)
+			kernel_errs(m, k, p, w, all_err, err);
+		int sampled = p && p->sampled[w];
+		err_cell(&r[XPU_GPU_COL_CALLS_ERR], sampled, err[XPU_GPU_KEST_CALLS]);
+		err_cell(&r[XPU_GPU_COL_TOTAL_ERR], sampled, err[XPU_GPU_KEST_NS]);
+		err_cell(&r[XPU_GPU_COL_SHARE_ERR], sampled || err[XPU_GPU_KEST_SHARE] < 0,
+			 err[XPU_GPU_KEST_SHARE]);
 	}
 	return 0;
 }
 
 /* The scale of a device's figures: its kernels' processes' scales, weighted
- * by their GPU time on it (1 when none was sampled). */
-static double device_scale(const struct xpu_gpu_model *m, uint32_t d, enum xpu_window w)
+ * by their GPU time on it (1 when none was sampled); *err_pct, the
+ * uncertainty of its scaled GPU time: each process's part of it carries the
+ * process's GPU time's (its kernels' together, one scale), the processes
+ * independent (0 exact, -1 where a sampled one has none). */
+static double device_scale(const struct xpu_gpu_model *m, uint32_t d, enum xpu_window w, double *err_pct)
 {
-	double raw = 0, scaled = 0;
+	double raw = 0, scaled = 0, var = 0;
+	int unknown = 0;
 	for (uint32_t i = 0; i < m->nkernels; i++) {
 		const struct xpu_gpu_kernel *k = &m->kernels[i];
 		if (k->device != d)
@@ -1014,6 +1121,17 @@ static double device_scale(const struct xpu_gpu_model *m, uint32_t d, enum xpu_w
 		raw += ns;
 		scaled += ns * xpu_gpu_model_scale(m, k->pid, w);
 	}
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		const struct xpu_gpu_proc *p = &m->procs[i];
+		const struct xpu_gpu_est *e = &p->est[w][XPU_GPU_EST_NS];
+		double ns = 0;
+		for (uint32_t j = 0; p->sampled[w] && j < m->nkernels; j++)
+			if (m->kernels[j].device == d && m->kernels[j].pid == p->pid)
+				ns += (double)kernel_counts(m, &m->kernels[j], w).ns * p->scale[w];
+		var += (ns * e->err_pct / 100) * (ns * e->err_pct / 100);
+		unknown |= ns > 0 && !e->ok;
+	}
+	*err_pct = unknown ? -1 : scaled > 0 ? 100 * sqrt(var) / scaled : 0;
 	return raw > 0 ? scaled / raw : 1;
 }
 
@@ -1028,12 +1146,14 @@ int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
 			continue;
 		uint64_t busy = w == XPU_WIN_ALL ? v->busy_all
 						 : busy_since(v, m->now > span ? m->now - span : 0, m->now);
-		double f = device_scale(m, (uint32_t)d, w);
+		double err;
+		double f = device_scale(m, (uint32_t)d, w, &err);
 		struct xpu_gpu_device_sum *s = &out[n++];
 		s->device = (uint32_t)d;
 		s->kernel_pct = span ? 100.0 * (double)busy * f / (double)span : 0;
 		if (s->kernel_pct > 100)
 			s->kernel_pct = 100;
+		s->kernel_err_pct = err;
 		s->kernels_per_s = xpu_win_per_s(v->kernels.last, m->ticks.tick_ns);
 		if (f != 1)	/* sampled: one tick's count says little, the window's says more */
 			s->kernels_per_s = span ? (double)v->kernels.recent * f * 1e9 / (double)m->ticks.window_ns : 0;

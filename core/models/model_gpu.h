@@ -48,6 +48,19 @@ struct xpu_gpu_counts {
 	uint64_t calls, ns, max;
 };
 
+/* Successive differences of a per-tick series (count y in traced time t),
+ * for the variance of a ratio estimated from systematic samples. */
+struct xpu_gpu_sd {
+	uint64_t n, seen;	/* ticks with anything traced; things seen (counts) */
+	uint64_t hits;		/* ticks that saw something */
+	double y, t, py, pt, dyy, dyt, dtt;
+};
+
+/* A kernel row's estimated figures: its calls and GPU time against the
+ * time its process traced, its share against the GPU time its process was
+ * seen to take (the same slices: the scale cancels). */
+enum { XPU_GPU_KEST_CALLS, XPU_GPU_KEST_NS, XPU_GPU_KEST_SHARE, XPU_GPU_NKEST };
+
 struct xpu_gpu_kernel {
 	uint32_t pid, name, device, comm;	/* name: dict string, as CUPTI gave it */
 	uint32_t frame;		/* the GPU frame (demangled name) */
@@ -55,6 +68,7 @@ struct xpu_gpu_kernel {
 	uint32_t full_name;	/* dict string: demangled */
 	struct xpu_win_count calls, ns;
 	struct xpu_win_max max;		/* the longest kernel */
+	struct xpu_gpu_sd sd[XPU_GPU_NKEST];	/* what its process's slices saw of it, since the start */
 };
 
 struct xpu_gpu_interval { uint64_t start, end; };
@@ -82,14 +96,6 @@ struct xpu_gpu_est {
 enum { XPU_GPU_EST_LAUNCHES, XPU_GPU_EST_KERNELS, XPU_GPU_EST_NS, XPU_GPU_NEST };
 #define XPU_GPU_EST_MIN_TICKS 4	/* ticks with a slice, at the least, for an estimate */
 #define XPU_GPU_EST_MIN_HITS 2	/* ticks that saw something, at the least (one gives no variance) */
-
-/* Successive differences of a per-tick series (count y in traced time t),
- * for the variance of a ratio estimated from systematic samples. */
-struct xpu_gpu_sd {
-	uint64_t n, seen;	/* ticks with anything traced; things seen (counts) */
-	uint64_t hits;		/* ticks that saw something */
-	double y, t, py, pt, dyy, dyt, dtt;
-};
 
 struct xpu_gpu_proc {
 	uint32_t pid, comm;
@@ -204,20 +210,23 @@ void xpu_gpu_model_prune(struct xpu_gpu_model *m);
 
 enum xpu_gpu_col {
 	XPU_GPU_COL_KERNEL, XPU_GPU_COL_PID, XPU_GPU_COL_PROC, XPU_GPU_COL_DEV, XPU_GPU_COL_CALLS,
-	XPU_GPU_COL_TOTAL, XPU_GPU_COL_AVG, XPU_GPU_COL_MAX, XPU_GPU_COL_SHARE, XPU_GPU_COL_NAME,
-	XPU_GPU_COL_MANGLED, XPU_GPU_NCOLS
+	XPU_GPU_COL_TOTAL, XPU_GPU_COL_TOTAL_ERR, XPU_GPU_COL_AVG, XPU_GPU_COL_MAX, XPU_GPU_COL_SHARE,
+	XPU_GPU_COL_NAME, XPU_GPU_COL_MANGLED, XPU_GPU_COL_CALLS_ERR, XPU_GPU_COL_SHARE_ERR, XPU_GPU_NCOLS
 };
 extern const struct xpu_col xpu_gpu_cols[XPU_GPU_NCOLS];
 
 /* Kernel rows with GPU time in window w (key = kernel index + 1), unsorted.
  * Calls, total and share of a sampled process are estimates (its figures
- * scaled by 1 / coverage); average and max are as measured. */
+ * scaled by 1 / coverage), each with its uncertainty (the *_ERR columns:
+ * one standard error in percent, as the process figures'; 0 when exact, N/A
+ * where none can be stated); average and max are as measured. */
 int xpu_gpu_model_table(const struct xpu_gpu_model *m, const struct xpu_dict *d,
 			struct xpu_table *t, enum xpu_window w);
 
 struct xpu_gpu_device_sum {
 	uint32_t device;
 	double kernel_pct;	/* traced kernel time (union of intervals) over the window, scaled when sampled: not NVML's utilization */
+	double kernel_err_pct;	/* its uncertainty, percent of it: 0 exact, -1 where none can be stated */
 	double kernels_per_s;	/* over the last tick */
 	uint64_t memcpy_ns, memcpy_bytes;	/* in the window */
 	uint64_t kernels;	/* in the window */

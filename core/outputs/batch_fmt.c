@@ -201,7 +201,7 @@ void xpu_batch_json_cells(struct xpu_json *j, const struct xpu_table *t, uint32_
 			xpu_json_null(j, col->key);
 		else if (col->kind == XPU_CELL_STR)
 			xpu_json_str(j, col->key, row[c].s);
-		else if (col->kind == XPU_CELL_PCT || col->kind == XPU_CELL_RATE)
+		else if (col->kind == XPU_CELL_PCT || col->kind == XPU_CELL_RATE || col->kind == XPU_CELL_ERR)
 			xpu_json_num(j, col->key, row[c].d);
 		else
 			xpu_json_int(j, col->key, row[c].i);

@@ -60,6 +60,10 @@ static void json_devices(struct xpu_json *j, const struct xpu_snapshot *s)
 		xpu_json_obj(j, NULL);
 		xpu_json_uint(j, "device", d->device);
 		xpu_json_num(j, "kernel_time_pct", d->kernel_pct);
+		if (d->kernel_err_pct < 0)
+			xpu_json_null(j, "kernel_time_err_pct");
+		else
+			xpu_json_num(j, "kernel_time_err_pct", d->kernel_err_pct);
 		xpu_json_num(j, "kernels_per_s", d->kernels_per_s);
 		xpu_json_uint(j, "kernels", d->kernels);
 		xpu_json_uint(j, "memcpy_ns", d->memcpy_ns);
@@ -251,8 +255,14 @@ void xpu_batch_gpu_text(FILE *f, const struct xpu_snapshot *s)
 	fprintf(f, "GPU: %s\n", s->gpu.status.text[0] ? s->gpu.status.text : "no data");
 	for (int i = 0; i < s->gpu.ndevices; i++) {
 		const struct xpu_gpu_device_sum *d = &s->gpu.devices[i];
-		fprintf(f, "  device %u: kernel time (traced) %.1f%%, %.0f kernels/s, memcpy %.2f ms (%" PRIu64 " bytes)\n",
-			d->device, d->kernel_pct, d->kernels_per_s, (double)d->memcpy_ns / 1e6, d->memcpy_bytes);
+		char err[16] = "";
+		if (d->kernel_err_pct > 0)
+			snprintf(err, sizeof(err), " +-%.0f%%", d->kernel_err_pct);
+		else if (d->kernel_err_pct < 0)
+			snprintf(err, sizeof(err), " +-?");
+		fprintf(f, "  device %u: kernel time (traced) %.1f%%%s, %.0f kernels/s, memcpy %.2f ms",
+			d->device, d->kernel_pct, err, d->kernels_per_s, (double)d->memcpy_ns / 1e6);
+		fprintf(f, " (%" PRIu64 " bytes)\n", d->memcpy_bytes);
 	}
 	for (int i = 0; i < s->gpu.nprocs; i++) {
 		const struct xpu_gpu_proc *p = &s->gpu.procs[i];

@@ -90,6 +90,7 @@ static int cmp_cell(const struct xpu_col *c, const struct xpu_cell *a, const str
 		return strcasecmp(a->s ? a->s : "", b->s ? b->s : "");
 	case XPU_CELL_PCT:
 	case XPU_CELL_RATE:
+	case XPU_CELL_ERR:
 		return a->d < b->d ? 1 : a->d > b->d ? -1 : 0;
 	default:
 		return a->i < b->i ? 1 : a->i > b->i ? -1 : 0;
@@ -282,7 +283,7 @@ size_t xpu_cell_format(const struct xpu_col *col, const struct xpu_cell *c, char
 	if (!size)
 		return 0;
 	if (c->na)
-		n = snprintf(buf, size, "N/A");
+		n = snprintf(buf, size, col->kind == XPU_CELL_ERR ? "?" : "N/A");
 	else
 		switch (col->kind) {
 		case XPU_CELL_STR:
@@ -302,6 +303,9 @@ size_t xpu_cell_format(const struct xpu_col *col, const struct xpu_cell *c, char
 			break;
 		case XPU_CELL_CPUTIME:
 			n = format_cputime(buf, size, c->i);
+			break;
+		case XPU_CELL_ERR:
+			n = c->d > 0 ? snprintf(buf, size, "+-%.0f%%", c->d) : snprintf(buf, size, "%s", "");
 			break;
 		default:
 			n = snprintf(buf, size, "%" PRId64, c->i);

@@ -19,6 +19,8 @@ enum xpu_cell_kind {
 	XPU_CELL_RATE = 4,	/* per second, double */
 	XPU_CELL_BYTES = 5,	/* size in bytes, shown scaled */
 	XPU_CELL_CPUTIME = 6,	/* CPU time in nanoseconds, shown as htop's TIME+ */
+	XPU_CELL_ERR = 7,	/* an estimate's uncertainty, percent, double: "+-4%", blank when 0
+				 * (exact), "?" when unknown (na) */
 };
 
 enum {

@@ -6,12 +6,15 @@
  * CUDA does, and launches kernels at a steady rate from functions with
  * known names.
  *
- * Usage: cupti_standin [-e] [-o] [-q] [-x] [-g SECS] [-T MS] [-r RATE] STAND_LIB SECONDS
+ * Usage: cupti_standin [-e] [-o] [-q] [-x] [-g SECS] [-l MS] [-T MS] [-r RATE] STAND_LIB SECONDS
  *   -r RATE  launches a second (default 30000), made every millisecond
  *   -e       the first launch waits for kernel activity, not only for the
  *            library to attach (exact mode: then every kernel is traced)
  *   -q       a deep queue: a first kernel of 1.5 s, then as much GPU time
  *            as launch interval, so the GPU stays 1.5 s behind the launches
+ *   -l MS    the GPU MS ms behind, as -q (a first kernel of MS ms, then as
+ *            much GPU time as launch interval, the graph's kernel counted in
+ *            from the start: use it with -g 0)
  *   -x       exits with the GPU still busy (no cudaDeviceSynchronize)
  *   -g SECS  from SECS into the run, a CUDA graph is instantiated and each
  *            step replays it too (graph_kernel, from standin_graph)
@@ -89,9 +92,11 @@ static void run_kernel(const char *name, uint64_t ns)
 	count_kernel(name, ns);
 }
 
+static uint64_t prefill_ns = 1500000000ULL;	/* -q, -l */
+
 __attribute__((noinline)) void standin_prefill(void)
 {
-	run_kernel("prefill_kernel", 1500000000ULL);
+	run_kernel("prefill_kernel", prefill_ns);
 }
 
 __attribute__((noinline)) void standin_gemm(void)
@@ -210,10 +215,10 @@ static void play(double secs, uint64_t rate)
 
 int main(int argc, char **argv)
 {
-	int exact = 0, deep = 0, nosync = 0, with_other = 0, c;
+	int exact = 0, deep = 0, lag = 0, nosync = 0, with_other = 0, c;
 	uint64_t teardown_ms = 0;
 	uint64_t rate = 30000;
-	while ((c = getopt(argc, argv, "eoqxg:T:r:")) != -1) {
+	while ((c = getopt(argc, argv, "eoqxg:l:T:r:")) != -1) {
 		switch (c) {
 		case 'e':
 			exact = 1;
@@ -226,6 +231,10 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			nosync = 1;
+			break;
+		case 'l':
+			deep = lag = 1;
+			prefill_ns = (uint64_t)(atof(optarg) * 1e6);
 			break;
 		case 'r':
 			rate = strtoull(optarg, NULL, 10);
@@ -245,7 +254,7 @@ int main(int argc, char **argv)
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	if (argc - optind != 2 || !rate || !inj || !*inj) {
 		fprintf(stderr, "usage: CUDA_INJECTION64_PATH=LIB cupti_standin [-e] [-o] [-q] [-x] [-g SECS] "
-				"[-T MS] [-r RATE] STAND_LIB SECONDS\n");
+				"[-l MS] [-T MS] [-r RATE] STAND_LIB SECONDS\n");
 		return 2;
 	}
 	/* Global, so that the library's dlopen("libcupti.so.13", RTLD_NOLOAD)
@@ -282,10 +291,11 @@ int main(int argc, char **argv)
 	}
 	/* A step of three launches takes 0.6 of its three launch intervals on
 	 * the GPU (busy a fifth of the time), or with -q all three (the queue
-	 * the first kernel made stays as deep). */
+	 * the first kernel made stays as deep; with -l the graph's kernel is
+	 * one of them). */
 	uint64_t interval = 1000000000ULL / rate;
-	gemm_ns = deep ? 2 * interval : 4 * interval / 10;
 	softmax_ns = deep ? interval / 2 : interval / 10;
+	gemm_ns = deep ? 3 * interval - (lag ? 3 : 2) * softmax_ns : 4 * interval / 10;
 	if (deep)
 		standin_prefill();
 	play(atof(argv[optind + 1]), rate);

@@ -96,6 +96,21 @@ keys y
 wait_for "GPU: every kernel traced for 60 s (e: back to sampled)"
 wait_for "GPU exact 60s"
 
+t sampled_kernel_rows_state_their_uncertainty_where_there_is_room
+# Sampled (the default): each row's total with its uncertainty ("+-4%"), "?"
+# until enough slices saw it; at 80x24 that column gives way first.
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 30 > /dev/null 2>&1 &
+S=$!
+new_terminal 120 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -d 0.3 --view gpu; sleep 600"
+wait_for "gpu_standin" 60
+wait_for_re "^matmul_kernel  *$S gpu_standin  *0  *[0-9]+  *[0-9.]+[mun]?s  *[+]-[0-9]+%  " 300
+expect_grep "TOTAL  *+- " "$T_TMP/screen" "the uncertainty's heading"
+tm resize-window -t 0 -x 80 -y 24
+wait_gone "+-"
+expect_grep "^matmul_kernel" "$T_TMP/screen" "the matmul row at 80x24"
+kill $S 2> /dev/null
+wait $S 2> /dev/null
+
 t a_program_that_cannot_load_its_library_is_named_on_the_status_line
 # Started by hand as uid 65534, launching through the real libcudart, with a
 # CUDA_INJECTION64_PATH it cannot reach (T_TMP is 0700).

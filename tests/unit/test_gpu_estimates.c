@@ -302,6 +302,7 @@ static uint32_t slices(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[
 struct truth {
 	uint64_t launches, kernels, gpu_ns;
 	uint64_t name_ns[MAX_NAMES];	/* by kernel name */
+	uint64_t name_calls[MAX_NAMES];
 };
 
 #define PID 4242
@@ -319,6 +320,7 @@ static void count(struct truth *tr, const struct launch *l)
 	for (uint32_t j = 0; j < l->nk; j++) {
 		tr->gpu_ns += l->k[j].dur_ns;
 		tr->name_ns[l->k[j].name] += l->k[j].dur_ns;
+		tr->name_calls[l->k[j].name]++;
 	}
 }
 
@@ -424,12 +426,17 @@ static void sample_probed(struct work *w, const struct names *nm, uint64_t start
 	}
 }
 
+enum { ROW_CALLS, ROW_NS, ROW_SHARE, ROW_FIGS };
+
 struct estimate {
 	double launches, launches_err;
 	double kernels, kernels_err;	/* injected only */
 	double gpu_ns, gpu_ns_err;	/* injected only */
 	int launches_ok, kernels_ok, gpu_ns_ok;	/* an estimate was made */
 	double share[MAX_NAMES];	/* percent of the GPU time, by kernel name (the GPU view's table) */
+	/* The table's row of each kernel name: calls, total, share, and the
+	 * uncertainty it states of each (-1: none stated, "?", or no row) */
+	double row[MAX_NAMES][ROW_FIGS], row_err[MAX_NAMES][ROW_FIGS];
 };
 
 static void read_estimates(const struct xpu_gpu_model *m, const struct names *nm, uint32_t nnames,
@@ -456,11 +463,24 @@ static void read_estimates(const struct xpu_gpu_model *m, const struct names *nm
 	xpu_table_init(&t, xpu_gpu_cols, XPU_GPU_NCOLS);
 	if (xpu_gpu_model_table(m, m->dict, &t, XPU_WIN_ALL) < 0)
 		abort();
+	for (uint32_t j = 0; j < nnames; j++)	/* a kernel never seen has no row */
+		for (int f = 0; f < ROW_FIGS; f++)
+			e->row_err[j][f] = -1;
+	static const int value_col[ROW_FIGS] = { XPU_GPU_COL_CALLS, XPU_GPU_COL_TOTAL, XPU_GPU_COL_SHARE };
+	static const int err_col[ROW_FIGS] = { XPU_GPU_COL_CALLS_ERR, XPU_GPU_COL_TOTAL_ERR,
+					       XPU_GPU_COL_SHARE_ERR };
 	for (uint32_t r = 0; r < t.nrows; r++) {
 		uint32_t name = m->kernels[t.keys[r] - 1].name;
-		for (uint32_t j = 0; j < nnames; j++)
-			if (nm->kernel[j] == name)
-				e->share[j] += xpu_table_row(&t, r)[XPU_GPU_COL_SHARE].d;
+		const struct xpu_cell *c = xpu_table_row(&t, r);
+		for (uint32_t j = 0; j < nnames; j++) {
+			if (nm->kernel[j] != name)
+				continue;
+			e->share[j] += c[XPU_GPU_COL_SHARE].d;
+			for (int f = 0; f < ROW_FIGS; f++) {
+				e->row[j][f] = f == ROW_SHARE ? c[value_col[f]].d : (double)c[value_col[f]].i;
+				e->row_err[j][f] = c[err_col[f]].na ? -1 : c[err_col[f]].d;
+			}
+		}
 	}
 	xpu_table_free(&t);
 }
@@ -578,7 +598,22 @@ struct shares {
 	double mean[SHARE_TOP];	/* est - truth, points, summed */
 	double worst;		/* the largest difference of a run, points */
 	uint32_t within, runs;	/* runs whose every top kernel is within 1 point */
+	/* The top kernels' rows, each figure: the uncertainty stated (summed),
+	 * rows with one, and of those the rows within twice it of the truth. */
+	double row_err[ROW_FIGS];
+	uint32_t rows_stated[ROW_FIGS], rows_covered[ROW_FIGS], rows;
 };
+
+/* Whether a row's figure est is within twice the uncertainty it states
+ * (relative to the estimate, as the process figures') of the truth. */
+static void judge_row(struct shares *v, int f, double truth, double est, double err_pct)
+{
+	if (err_pct < 0)
+		return;
+	v->row_err[f] += err_pct;
+	v->rows_stated[f]++;
+	v->rows_covered[f] += fabs(est - truth) <= 2 * err_pct / 100 * est;
+}
 
 static void judge_shares(struct shares *v, const struct truth *tr, const struct estimate *e, uint32_t nnames)
 {
@@ -599,6 +634,11 @@ static void judge_shares(struct shares *v, const struct truth *tr, const struct 
 		uint32_t j = v->top[i];
 		double d = e->share[j] - 100.0 * (double)tr->name_ns[j] / (double)tr->gpu_ns;
 		v->mean[i] += d;
+		double truth[ROW_FIGS] = { (double)tr->name_calls[j], (double)tr->name_ns[j],
+					   100.0 * (double)tr->name_ns[j] / (double)tr->gpu_ns };
+		for (int f = 0; f < ROW_FIGS; f++)
+			judge_row(v, f, truth[f], e->row[j][f], e->row_err[j][f]);
+		v->rows++;
 		run_worst = fmax(run_worst, fabs(d));
 	}
 	v->worst = fmax(v->worst, run_worst);
@@ -618,6 +658,12 @@ static void report_shares(const struct work *w, struct shares *v, const struct t
 		w->seconds, v->ntop, v->ntop ? 100.0 * (double)tr->name_ns[v->top[0]] / (double)tr->gpu_ns : 0,
 		v->ntop ? 100.0 * (double)tr->name_ns[v->top[v->ntop - 1]] / (double)tr->gpu_ns : 0, mean_worst,
 		v->worst, v->within, v->runs);
+	static const char *const fig[ROW_FIGS] = { "calls", "total", "share" };
+	for (int f = 0; f < ROW_FIGS; f++)
+		fprintf(stderr, "    rows' %-5s stated +-%4.1f%% (mean), within twice it %5u/%u, "
+			"%u without one\n",
+			fig[f], v->rows_stated[f] ? v->row_err[f] / v->rows_stated[f] : 0, v->rows_covered[f],
+			v->rows_stated[f], v->rows - v->rows_stated[f]);
 	for (uint32_t i = 0; i < v->ntop; i++)
 		if (fabs(v->mean[i]) > 1.0)
 			fprintf(stderr, "    %s: %.1f%% of the GPU time, estimated %+.2f points off on average\n",
@@ -669,6 +715,9 @@ static void check_work(struct work *w, uint32_t seeds, int need_precise)
 	for (uint32_t i = 0; i < sh.ntop; i++)
 		CHECK(fabs(sh.mean[i]) <= 1.0);
 	CHECK_INT(sh.within, >=, sh.runs * 9 / 10);
+	/* each kernel row's stated uncertainty covers its true figure */
+	for (int f = 0; f < ROW_FIGS; f++)
+		CHECK_INT(sh.rows_covered[f], >=, sh.rows_stated[f] * 9 / 10);
 }
 
 /* The workload SHAPE for SECONDS, with the library and seen by the launch

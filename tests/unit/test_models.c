@@ -3,6 +3,7 @@
 #include "check.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -571,6 +572,27 @@ TEST(sampled_figures_are_scaled_by_the_share_of_time_traced)
 	/* the shares, 75% and 25%, within 2 points */
 	CHECK(big[XPU_GPU_COL_SHARE].d > 73 && big[XPU_GPU_COL_SHARE].d < 77);
 	CHECK(small[XPU_GPU_COL_SHARE].d > 23 && small[XPU_GPU_COL_SHARE].d < 27);
+	/* each row states its uncertainty, as the process figures do, in both
+	 * windows; the calls' covers their true count */
+	for (int w = 0; w < 2; w++) {
+		REQUIRE(xpu_gpu_model_table(&m, &d, &t, (enum xpu_window)w) == 0);
+		big = kernel_row(&t, "big");
+		REQUIRE(big);
+		static const int errs[] = { XPU_GPU_COL_CALLS_ERR, XPU_GPU_COL_TOTAL_ERR,
+					    XPU_GPU_COL_SHARE_ERR };
+		for (int c = 0; c < 3; c++)
+			CHECK(!big[errs[c]].na && big[errs[c]].d > 0 && big[errs[c]].d < 50);
+	}
+	REQUIRE(xpu_gpu_model_table(&m, &d, &t, XPU_WIN_ALL) == 0);
+	big = kernel_row(&t, "big");
+	REQUIRE(big);
+	double off = fabs((double)big[XPU_GPU_COL_CALLS].i - (double)calls[0]);
+	CHECK(off <= 3 * big[XPU_GPU_COL_CALLS_ERR].d / 100 * (double)big[XPU_GPU_COL_CALLS].i);
+	/* the device's kernel time carries its process's GPU time's */
+	struct xpu_gpu_device_sum dev;
+	REQUIRE(xpu_gpu_model_devices(&m, XPU_WIN_ALL, &dev, 1) == 1);
+	CHECK(fabs(dev.kernel_err_pct - m.procs[0].est[XPU_WIN_ALL][XPU_GPU_EST_NS].err_pct) < 0.01);
+	CHECK(dev.kernel_err_pct > 0);
 	xpu_table_free(&t);
 	xpu_gpu_model_free(&m);
 	xpu_dict_free(&d);
@@ -592,6 +614,13 @@ TEST(exact_figures_are_the_counts_themselves)
 	CHECK(!xpu_gpu_model_sampled(&m, XPU_WIN_ALL, NULL));
 	CHECK_INT(big[XPU_GPU_COL_CALLS].i, ==, (int64_t)calls[0]);
 	CHECK_INT(big[XPU_GPU_COL_TOTAL].i, ==, (int64_t)calls[0] * 3000000);
+	/* no uncertainty: 0, not unknown */
+	CHECK(!big[XPU_GPU_COL_TOTAL_ERR].na && big[XPU_GPU_COL_TOTAL_ERR].d == 0);
+	CHECK(!big[XPU_GPU_COL_CALLS_ERR].na && big[XPU_GPU_COL_CALLS_ERR].d == 0);
+	CHECK(!big[XPU_GPU_COL_SHARE_ERR].na && big[XPU_GPU_COL_SHARE_ERR].d == 0);
+	struct xpu_gpu_device_sum dev;
+	REQUIRE(xpu_gpu_model_devices(&m, XPU_WIN_ALL, &dev, 1) == 1);
+	CHECK(dev.kernel_err_pct == 0);
 	xpu_table_free(&t);
 	xpu_gpu_model_free(&m);
 	xpu_dict_free(&d);
