@@ -79,6 +79,7 @@ __u64 lost_stacks = 0;		/* new launch sites counted without a stack */
 __u64 dropped_launches = 0;	/* launches not counted (the counts map full) */
 __u64 dropped_files = 0;	/* CUDA files not reported (ring full) */
 __u64 dropped_waits = 0;	/* waiter entries or returns not reported (ring full) */
+__u64 dropped_nodes = 0;	/* node creations or runs not reported (ring over its share) */
 
 static __always_inline void fill_hdr(struct xpu_gpu_rec_hdr *h, void *ctx, __u32 type)
 {
@@ -195,6 +196,68 @@ int gpu_wait_end(struct pt_regs *ctx)
 	e.sp = ctx->sp;
 	if (bpf_ringbuf_output(&gpu_events, &e, sizeof(e), 0) < 0)
 		__sync_fetch_and_add(&dropped_waits, 1);
+	return 0;
+}
+
+/* The node a node probe's function is given (its cookie says where). */
+static __always_inline __u64 node_arg(struct pt_regs *ctx)
+{
+	__u64 c = bpf_get_attach_cookie(ctx), v;
+
+	switch (c & 0xff) {
+	case 0: v = ctx->di; break;
+	case 1: v = ctx->si; break;
+	case 2: v = ctx->dx; break;
+	case 3: v = ctx->cx; break;
+	case 4: v = ctx->r8; break;
+	default: v = ctx->r9; break;
+	}
+	if ((c & XPU_GPU_NODE_DEREF) && bpf_probe_read_user(&v, sizeof(v), (void *)v) < 0)
+		return 0;
+	return v;
+}
+
+/* gpu_node: autograd's forward makes a node (set_gradient_edge); the
+ * making thread's stack is captured as a wait's is.  A forward pass makes
+ * hundreds, so they take at most a quarter of the ring: call sites and
+ * waits keep the rest. */
+SEC("uprobe")
+int gpu_node(struct pt_regs *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct xpu_gpu_site *s;
+	__u64 node;
+
+	if (!bpf_map_lookup_elem(&injected, &pid) || !(node = node_arg(ctx)))
+		return 0;
+	if (bpf_ringbuf_query(&gpu_events, BPF_RB_AVAIL_DATA) > RING_BYTES / 4 ||
+	    !(s = bpf_ringbuf_reserve(&gpu_events, sizeof(*s), 0))) {
+		__sync_fetch_and_add(&dropped_nodes, 1);
+		return 0;
+	}
+	fill_hdr(&s->h, ctx, XPU_GPU_REC_NODE);
+	s->h.site = (__u32)node;
+	s->h.corr = node >> 32;
+	s->h.api = 0;
+	capture(s, ctx);
+	bpf_ringbuf_submit(s, 0);
+	return 0;
+}
+
+/* gpu_node_run: the engine runs a node (evaluate_function); timed only. */
+SEC("uprobe")
+int gpu_node_run(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct xpu_gpu_node_run r = { .type = XPU_GPU_REC_RUN, .pid = id >> 32, .tid = (__u32)id };
+
+	if (!bpf_map_lookup_elem(&injected, &r.pid) || !(r.node = node_arg(ctx)))
+		return 0;
+	r.time_ns = bpf_ktime_get_ns();
+	r.sp = ctx->sp;
+	if (bpf_probe_read_user(&r.ret, sizeof(r.ret), (void *)ctx->sp) < 0 ||
+	    bpf_ringbuf_output(&gpu_events, &r, sizeof(r), 0) < 0)
+		__sync_fetch_and_add(&dropped_nodes, 1);
 	return 0;
 }
 

@@ -96,7 +96,8 @@ struct xpu_gpu_probes {
 	uint32_t nreturns;
 	struct looked looked[MAX_RETURNS];	/* return addresses looked up */
 	uint32_t nlooked;
-	uint64_t tokens;			/* waits reported so far */
+	uint64_t tokens;			/* waits and nodes reported so far */
+	struct xpu_gpu_nodes nodes;		/* the node probes (gpu_stitch.h) */
 	struct xpu_gpu_probe_stats st;
 };
 
@@ -294,11 +295,51 @@ static void on_wait(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 
 static void on_wait_end(struct xpu_gpu_probes *p, const struct xpu_gpu_wait_end *e)
 {
-	if (e->waiter >= (uint32_t)p->nwaiters || !p->sink.wait_end) {
+	if ((e->waiter >= (uint32_t)p->nwaiters && e->waiter != XPU_GPU_RUN_WAITER) || !p->sink.wait_end) {
 		p->st.bad++;
 		return;
 	}
 	p->sink.wait_end(p->sink.arg, e->pid, e->tid, e->time_ns, e->sp);
+}
+
+static struct looked *looked_find(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr);
+static void looked_add(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, int on);
+
+/* A thread made an autograd node: its stack is unwound as a wait's is. */
+static void on_node(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+{
+	uint64_t node = (uint64_t)r->h.corr << 32 | r->h.site;
+	if (!p->sink.node_made || !node) {
+		p->st.bad++;
+		return;
+	}
+	uint64_t token = ++p->tokens;
+	p->st.nodes++;
+	p->sink.node_made(p->sink.arg, r->h.pid, r->h.tid, r->h.time_ns, node, token);
+	on_site(p, r, token);
+}
+
+static int probe_at(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, uint32_t waiter);
+static int still_inside(uint32_t pid, uint32_t tid, uint64_t entry_sp, uint64_t addr);
+
+/* The engine began running a node: its end is seen where the call returns
+ * to, probed the first time a run returns there (so that run is blind). */
+static void on_run(struct xpu_gpu_probes *p, const struct xpu_gpu_node_run *r)
+{
+	if (!p->sink.node_run || !r->node) {
+		p->st.bad++;
+		return;
+	}
+	const struct looked *l = looked_find(p, r->pid, r->ret);
+	int seen = l ? l->on : 0;
+	if (!l) {
+		int rc = probe_at(p, r->pid, r->ret, XPU_GPU_RUN_WAITER);
+		looked_add(p, r->pid, r->ret, rc >= 0);
+		seen = rc == 1 || (rc == 0 && still_inside(r->pid, r->tid, r->sp, r->ret));
+	}
+	p->st.runs++;
+	p->st.runs_blind += !seen;
+	p->sink.node_run(p->sink.arg, r->pid, r->tid, r->time_ns, r->sp, r->node, !seen);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -314,6 +355,10 @@ static int on_record(void *ctx, void *data, size_t size)
 		on_wait(p, data);
 	else if (type == XPU_GPU_REC_WAIT_END && size >= sizeof(struct xpu_gpu_wait_end))
 		on_wait_end(p, data);
+	else if (type == XPU_GPU_REC_NODE && size >= sizeof(struct xpu_gpu_site))
+		on_node(p, data);
+	else if (type == XPU_GPU_REC_RUN && size >= sizeof(struct xpu_gpu_node_run))
+		on_run(p, data);
 	else if (type == XPU_GPU_REC_LAUNCH_SITE && size >= sizeof(struct xpu_gpu_launch_site))
 		on_launch_site(p, data);
 	else if (type == XPU_GPU_REC_MAPPED && size >= sizeof(struct xpu_gpu_mapped))
@@ -538,6 +583,11 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+void xpu_gpu_probes_nodes(struct xpu_gpu_probes *p, const struct xpu_gpu_nodes *n)
+{
+	p->nodes = *n;
+}
+
 void xpu_gpu_probes_waiters(struct xpu_gpu_probes *p, const struct xpu_gpu_waiter *w, int n)
 {
 	p->nwaiters = n < XPU_GPU_MAX_WAITERS ? n : XPU_GPU_MAX_WAITERS;
@@ -688,14 +738,40 @@ static int probe_waiter(struct xpu_gpu_probes *p, const char *path, const char *
 	return done;
 }
 
-/* The waiter functions of the files pid maps with code, each file once. */
+/* The node probe f (create or run) if the file is f's; returns how many
+ * functions it went on. */
+static int probe_node_fn(struct xpu_gpu_probes *p, const char *path, const char *shown,
+			 const struct xpu_gpu_node_fn *f, struct bpf_program *prog)
+{
+	uint64_t off;
+	if (!p->nodes.on || strncmp(base_name(shown), f->file, strlen(f->file)) != 0 ||
+	    xpu_func_offsets_prefix(path, f->sym, 1, &off, 1) != 1)
+		return 0;
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = (uint64_t)f->arg | (f->deref ? XPU_GPU_NODE_DEREF : 0));
+	int err = keep(p, bpf_program__attach_uprobe_opts(prog, -1, path, off, &o));
+	if (err < 0) {
+		xpu_warn("cannot probe %s in %s: %s; backward kernels are not shown under their forward call",
+			 f->sym, shown, xpu_sys_bpf_hint(err));
+		return 0;
+	}
+	return 1;
+}
+
+static int node_file(const struct xpu_gpu_probes *p, const char *b)
+{
+	return p->nodes.on && (strncmp(b, p->nodes.create.file, strlen(p->nodes.create.file)) == 0 ||
+			       strncmp(b, p->nodes.run.file, strlen(p->nodes.run.file)) == 0);
+}
+
+/* The waiter and node functions of the files pid maps with code, each file
+ * once. */
 static void probe_waiters(struct xpu_gpu_probes *p, uint32_t pid, const struct xpu_maps *maps)
 {
-	for (size_t i = 0; i < maps->n && p->nwaiters; i++) {
+	for (size_t i = 0; i < maps->n && (p->nwaiters || p->nodes.on); i++) {
 		const struct xpu_map *m = &maps->v[i];
 		struct file_id id = { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode };
 		const char *b = base_name(m->path);
-		int match = 0;
+		int match = node_file(p, b);
 		for (int k = 0; k < p->nwaiters; k++)
 			match |= strncmp(b, p->waiters[k].file, strlen(p->waiters[k].file)) == 0;
 		if (!match || m->perms[2] != 'x' || known(p->waited, p->nwaited, id) || p->nwaited == MAX_FILES)
@@ -706,6 +782,8 @@ static void probe_waiters(struct xpu_gpu_probes *p, uint32_t pid, const struct x
 		for (int k = 0; k < p->nwaiters; k++)
 			if (strncmp(b, p->waiters[k].file, strlen(p->waiters[k].file)) == 0)
 				p->st.waiter_fns += (uint32_t)probe_waiter(p, path, m->path, k);
+		p->st.node_fns += (uint32_t)probe_node_fn(p, path, m->path, &p->nodes.create, p->skel->progs.gpu_node);
+		p->st.node_fns += (uint32_t)probe_node_fn(p, path, m->path, &p->nodes.run, p->skel->progs.gpu_node_run);
 	}
 }
 
@@ -882,6 +960,7 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 		st->launch_probe_failed = l.failed;
 	}
 	st->lost_stacks = p->skel->bss->lost_stacks + ls.stacks_lost;
+	st->dropped_nodes = p->skel->bss->dropped_nodes;
 	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches + p->skel->bss->dropped_waits +
 		      p->skel->bss->dropped_files + p->st.files_dropped;
 }
