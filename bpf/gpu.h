@@ -30,12 +30,20 @@ enum xpu_gpu_rec_type {
 					 * function (struct xpu_gpu_site, api = its index) */
 	XPU_GPU_REC_WAIT_END = 5,	/* it returned from one (struct xpu_gpu_wait_end) */
 	XPU_GPU_REC_NODE = 6,		/* a thread of an injected process made an autograd
-					 * node (struct xpu_gpu_site: site and corr are the
-					 * node's address, low and high half) */
+					 * node from a making site not seen before (struct
+					 * xpu_gpu_site: site and corr are the node's address,
+					 * low and high half; api the site's key) */
 	XPU_GPU_REC_RUN = 7,		/* a thread began running a node (struct xpu_gpu_node_run);
 					 * its return comes as a WAIT_END of waiter
 					 * XPU_GPU_RUN_WAITER */
+	XPU_GPU_REC_NODE_SEEN = 8,	/* a node made from a making site seen before
+					 * (struct xpu_gpu_node_seen), or not captured */
 };
+
+/* Making sites counted per process before its new ones go without a stack
+ * (key 0): a program that makes nodes without ever running backward() (a
+ * forward with grad on, in a loop) would otherwise send a stack a node. */
+#define XPU_GPU_NODE_SITES_PER_PROC 8192
 
 /* The node probes' cookie: which argument holds the node (0-5: rdi rsi rdx
  * rcx r8 r9), plus XPU_GPU_NODE_DEREF when the argument points to it. */
@@ -131,7 +139,19 @@ struct xpu_gpu_node_run {
 	__u64 ret;
 };
 
+/* A node made from a known making site: key is the site's (the api of the
+ * NODE record that brought its stack), 0 when its stack was not captured. */
+struct xpu_gpu_node_seen {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__u32 key;
+	__u64 time_ns;
+	__u64 node;
+};
+
 _Static_assert(sizeof(struct xpu_gpu_wait_end) == 32, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_node_seen) == 32, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_node_run) == 48, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_rec_hdr) == 56 + 8 * XPU_GPU_MAX_DEPTH, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_site) ==

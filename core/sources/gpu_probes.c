@@ -305,18 +305,31 @@ static void on_wait_end(struct xpu_gpu_probes *p, const struct xpu_gpu_wait_end 
 static struct looked *looked_find(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr);
 static void looked_add(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, int on);
 
-/* A thread made an autograd node: its stack is unwound as a wait's is. */
+/* A thread made an autograd node from a making site not seen before: the
+ * site's stack is unwound as a wait's is. */
 static void on_node(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 {
 	uint64_t node = (uint64_t)r->h.corr << 32 | r->h.site;
-	if (!p->sink.node_made || !node) {
+	if (!p->sink.node_made || !node || !r->h.api) {
 		p->st.bad++;
 		return;
 	}
 	uint64_t token = ++p->tokens;
 	p->st.nodes++;
-	p->sink.node_made(p->sink.arg, r->h.pid, r->h.tid, r->h.time_ns, node, token);
+	p->st.node_sites++;
+	p->sink.node_made(p->sink.arg, r->h.pid, r->h.tid, r->h.time_ns, node, r->h.api, token);
 	on_site(p, r, token);
+}
+
+/* A node from a known making site (or one whose stack was not taken). */
+static void on_node_seen(struct xpu_gpu_probes *p, const struct xpu_gpu_node_seen *r)
+{
+	if (!p->sink.node_made || !r->node) {
+		p->st.bad++;
+		return;
+	}
+	p->st.nodes++;
+	p->sink.node_made(p->sink.arg, r->pid, r->tid, r->time_ns, r->node, r->key, 0);
 }
 
 static int probe_at(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, uint32_t waiter);
@@ -357,6 +370,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		on_wait_end(p, data);
 	else if (type == XPU_GPU_REC_NODE && size >= sizeof(struct xpu_gpu_site))
 		on_node(p, data);
+	else if (type == XPU_GPU_REC_NODE_SEEN && size >= sizeof(struct xpu_gpu_node_seen))
+		on_node_seen(p, data);
 	else if (type == XPU_GPU_REC_RUN && size >= sizeof(struct xpu_gpu_node_run))
 		on_run(p, data);
 	else if (type == XPU_GPU_REC_LAUNCH_SITE && size >= sizeof(struct xpu_gpu_launch_site))
@@ -961,6 +976,7 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 	}
 	st->lost_stacks = p->skel->bss->lost_stacks + ls.stacks_lost;
 	st->dropped_nodes = p->skel->bss->dropped_nodes;
+	st->node_sites_lost = p->skel->bss->node_sites_lost;
 	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches + p->skel->bss->dropped_waits +
 		      p->skel->bss->dropped_files + p->st.files_dropped;
 }

@@ -40,9 +40,11 @@ struct xpu_gpu_probe_sink {
 	/* It returned from one, or from a node run: sp is the stack pointer
 	 * after the return. */
 	void (*wait_end)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp);
-	/* A thread made an autograd node (the node probes, gpu_stitch.h); its
-	 * frames follow as wait_frames(token). */
-	void (*node_made)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t node, uint64_t token);
+	/* A thread made an autograd node (the node probes, gpu_stitch.h) from
+	 * the making site key (0: its stack not taken).  token non-zero: the
+	 * site is new, its frames follow as wait_frames(token). */
+	void (*node_made)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t node, uint32_t key,
+			  uint64_t token);
 	/* A thread began running node at time with stack pointer sp; blind:
 	 * its return may go unseen. */
 	void (*node_run)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp, uint64_t node,
@@ -72,6 +74,8 @@ struct xpu_gpu_probe_stats {
 	uint64_t waits_blind;		/* of which with no probe on their return yet */
 	uint32_t waiter_fns;		/* waiter functions probed (per file) */
 	uint64_t nodes;			/* node makings reported */
+	uint64_t node_sites;		/* of which from new making sites, with their stack */
+	uint64_t node_sites_lost;	/* from new making sites past a process's limit, no stack */
 	uint64_t runs;			/* node runs reported */
 	uint64_t runs_blind;		/* of which with no probe on their return yet */
 	uint64_t dropped_nodes;		/* node makings and runs lost (ring over its share) */

@@ -46,20 +46,28 @@ struct tail {
  * (pid, address), a few slots tried per key; a new node takes a free slot,
  * one of its own process or one not used for NODE_OLD_NS, else it is not
  * kept (one process's flood cannot push out another's nodes).  An address
- * that a later node reuses is simply taken over. */
+ * that a later node reuses is simply taken over.  Each node names its
+ * making site (the BPF program's key); the sites, with their stacks, are a
+ * second such table by (pid, key). */
 #define NODE_SLOTS 65536
+#define SITE_SLOTS 16384
 #define NODE_TRIES 8
 #define NODE_OLD_NS (60ULL * 1000000000ULL)
-/* Node makings whose frames are being unwound, and runs kept (the newest). */
+/* Making sites whose frames are being unwound, and runs kept (the newest). */
 #define NODE_PENDING 1024
 #define MAX_RUNS 8192
 
 struct node {
-	uint32_t pid;
+	uint32_t pid, key;
+	uint64_t addr, time;
+};
+
+struct msite {
+	uint32_t pid, key;
 	uint32_t stack;		/* the making thread's frames (a dictionary stack) */
 	int have;		/* they came */
 	uint32_t pending;	/* the frame that stands for them in stacks made before */
-	uint64_t addr, token, time;
+	uint64_t token, time;	/* time: its last making */
 };
 
 struct run {
@@ -71,6 +79,7 @@ struct run {
 struct xpu_gpu_waits {
 	struct xpu_dict *d;
 	struct node *nodes;		/* NODE_SLOTS */
+	struct msite *sites;		/* SITE_SLOTS */
 	struct { uint64_t token; uint32_t slot; } pend[NODE_PENDING];
 	uint32_t npend;
 	struct run runs[MAX_RUNS];	/* a ring, nruns the next one's place */
@@ -91,7 +100,9 @@ struct xpu_gpu_waits *xpu_gpu_waits_new(struct xpu_dict *d)
 	if (!w)
 		return NULL;
 	w->d = d;
-	if (!(w->nodes = calloc(NODE_SLOTS, sizeof(*w->nodes)))) {
+	if (!(w->nodes = calloc(NODE_SLOTS, sizeof(*w->nodes))) ||
+	    !(w->sites = calloc(SITE_SLOTS, sizeof(*w->sites)))) {
+		free(w->nodes);
 		free(w);
 		return NULL;
 	}
@@ -111,12 +122,12 @@ static void settle(struct xpu_gpu_waits *w, struct wait *x)
 	free(x->frames);
 }
 
-/* A node's slot goes (taken over, or its process left). */
-static void node_settle(struct xpu_gpu_waits *w, struct node *x)
+/* A making site's slot goes (taken over, or its process left). */
+static void site_settle(struct xpu_gpu_waits *w, struct msite *x)
 {
 	if (x->pending && !x->have)
 		xpu_dict_frame_expand(w->d, x->pending, &w->lost, 1);
-	*x = (struct node){ 0 };
+	*x = (struct msite){ 0 };
 }
 
 void xpu_gpu_waits_free(struct xpu_gpu_waits *w)
@@ -125,11 +136,12 @@ void xpu_gpu_waits_free(struct xpu_gpu_waits *w)
 		return;
 	for (uint32_t i = 0; i < w->n; i++)
 		free(w->v[i].frames);
-	for (uint32_t i = 0; i < NODE_SLOTS && w->nodes; i++)
-		node_settle(w, &w->nodes[i]);
+	for (uint32_t i = 0; i < SITE_SLOTS && w->sites; i++)
+		site_settle(w, &w->sites[i]);
 	free(w->v);
 	free(w->t);
 	free(w->nodes);
+	free(w->sites);
 	free(w);
 }
 
@@ -184,7 +196,7 @@ static void node_frames(struct xpu_gpu_waits *w, uint64_t token, const uint32_t 
 	for (uint32_t i = 0; i < w->npend; i++) {
 		if (w->pend[i].token != token)
 			continue;
-		struct node *x = &w->nodes[w->pend[i].slot];
+		struct msite *x = &w->sites[w->pend[i].slot];
 		w->pend[i] = w->pend[--w->npend];
 		if (x->token != token)	/* taken over meanwhile */
 			return;
@@ -200,38 +212,66 @@ static void node_frames(struct xpu_gpu_waits *w, uint64_t token, const uint32_t 
 	}
 }
 
-static uint32_t node_slot(uint32_t pid, uint64_t addr, int k)
+static uint32_t slot_of(uint32_t pid, uint64_t addr, int k, uint32_t slots)
 {
-	return (uint32_t)((xpu_hash_u64(addr ^ (uint64_t)pid << 48) + (uint64_t)k) % NODE_SLOTS);
+	return (uint32_t)((xpu_hash_u64(addr ^ (uint64_t)pid << 48) + (uint64_t)k) % slots);
 }
 
 static struct node *node_find(struct xpu_gpu_waits *w, uint32_t pid, uint64_t addr)
 {
 	for (int k = 0; k < NODE_TRIES; k++) {
-		struct node *x = &w->nodes[node_slot(pid, addr, k)];
+		struct node *x = &w->nodes[slot_of(pid, addr, k, NODE_SLOTS)];
 		if (x->addr == addr && x->pid == pid)
 			return x;
 	}
 	return NULL;
 }
 
+static struct msite *site_find(struct xpu_gpu_waits *w, uint32_t pid, uint32_t key)
+{
+	for (int k = 0; k < NODE_TRIES && key; k++) {
+		struct msite *x = &w->sites[slot_of(pid, key, k, SITE_SLOTS)];
+		if (x->key == key && x->pid == pid)
+			return x;
+	}
+	return NULL;
+}
+
+/* The slot for a new making site (its stack to come as token). */
+static int site_new(struct xpu_gpu_waits *w, uint32_t pid, uint32_t key, uint64_t time, uint64_t token)
+{
+	struct msite *x = site_find(w, pid, key);
+	for (int k = 0; k < NODE_TRIES && !x; k++) {
+		struct msite *y = &w->sites[slot_of(pid, key, k, SITE_SLOTS)];
+		if (!y->key || y->time + NODE_OLD_NS < time)
+			x = y;
+	}
+	if (!x || w->npend == NODE_PENDING)
+		return -1;
+	site_settle(w, x);
+	*x = (struct msite){ .pid = pid, .key = key, .token = token, .time = time };
+	w->pend[w->npend++] = (typeof(w->pend[0])){ token, (uint32_t)(x - w->sites) };
+	return 0;
+}
+
 void xpu_gpu_waits_node(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t addr,
-			uint64_t token)
+			uint32_t key, uint64_t token)
 {
 	struct node *x = node_find(w, pid, addr);
 	for (int k = 0; k < NODE_TRIES && !x; k++) {
-		struct node *y = &w->nodes[node_slot(pid, addr, k)];
+		struct node *y = &w->nodes[slot_of(pid, addr, k, NODE_SLOTS)];
 		if (!y->addr || (y->pid == pid && y->time < time) || y->time + NODE_OLD_NS < time)
 			x = y;
 	}
 	w->st.nodes++;
-	if (!x || w->npend == NODE_PENDING) {
+	if (!x || (token && site_new(w, pid, key, time, token) < 0)) {
 		w->st.nodes_dropped++;
 		return;
 	}
-	node_settle(w, x);
-	*x = (struct node){ .pid = pid, .addr = addr, .token = token, .time = time };
-	w->pend[w->npend++] = (typeof(w->pend[0])){ token, (uint32_t)(x - w->nodes) };
+	*x = (struct node){ .pid = pid, .key = key, .addr = addr, .time = time };
+	struct msite *m = site_find(w, pid, key);
+	if (m)
+		m->time = time;
 }
 
 /* Runs of the thread entered at or below sp are over (as waits). */
@@ -254,8 +294,9 @@ void xpu_gpu_waits_run(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint
 	w->st.runs++;
 }
 
-/* The node that tid of pid ran at time (the innermost run), made where seen. */
-static struct node *node_at(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time)
+/* The making site of the node that tid of pid ran at time (the innermost
+ * run), where its making was seen. */
+static struct msite *node_at(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	uint64_t n = w->nruns < MAX_RUNS ? w->nruns : MAX_RUNS;
 	for (uint64_t i = 0; i < n; i++) {
@@ -266,8 +307,8 @@ static struct node *node_at(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid,
 			continue;
 		if (r->blind)
 			return NULL;
-		struct node *x = node_find(w, pid, r->node);
-		return x && x->time < r->begin ? x : NULL;
+		const struct node *x = node_find(w, pid, r->node);
+		return x && x->time < r->begin ? site_find(w, pid, x->key) : NULL;
 	}
 	return NULL;
 }
@@ -398,7 +439,7 @@ static uint32_t site_part(struct xpu_gpu_waits *w, uint32_t site, uint32_t *out)
 
 /* The stack of a launch a node made while its run: under the frames of the
  * forward call that made the node. */
-static uint32_t node_stitch(struct xpu_gpu_waits *w, struct node *x, uint32_t site, uint32_t api)
+static uint32_t node_stitch(struct xpu_gpu_waits *w, struct msite *x, uint32_t site, uint32_t api)
 {
 	uint32_t frames[2 * PART_MAX + 2], n = 1;
 	uint32_t slot = (uint32_t)(xpu_hash_u64(x->token ^ ((uint64_t)site << 32 | api)) % CACHE);
@@ -432,7 +473,7 @@ uint32_t xpu_gpu_waits_stitch(struct xpu_gpu_waits *w, uint32_t pid, uint32_t ti
 {
 	uint32_t frames[2 * PART_MAX + 2], n = 0;
 	struct wait *x;
-	struct node *made;
+	struct msite *made;
 	if (site && w->nruns && (made = node_at(w, pid, tid, time))) {
 		uint32_t stack = node_stitch(w, made, site, api);
 		if (stack)
@@ -470,9 +511,9 @@ void xpu_gpu_waits_mark(const struct xpu_gpu_waits *w, struct xpu_dict *d)
 {
 	for (uint32_t i = 0; w && i < CACHE; i++)
 		xpu_dict_mark_stack(d, w->cache[i].stack);
-	for (uint32_t i = 0; w && i < NODE_SLOTS; i++)
-		if (w->nodes[i].have)
-			xpu_dict_mark_stack(d, w->nodes[i].stack);
+	for (uint32_t i = 0; w && i < SITE_SLOTS; i++)
+		if (w->sites[i].have)
+			xpu_dict_mark_stack(d, w->sites[i].stack);
 }
 
 /* Expands the tail of a call site whose names all came (trimmed), or that
@@ -521,7 +562,10 @@ void xpu_gpu_waits_forget(struct xpu_gpu_waits *w, uint32_t pid)
 {
 	for (uint32_t i = 0; w && i < NODE_SLOTS; i++)
 		if (w->nodes[i].pid == pid)
-			node_settle(w, &w->nodes[i]);
+			w->nodes[i] = (struct node){ 0 };
+	for (uint32_t i = 0; w && i < SITE_SLOTS; i++)
+		if (w->sites[i].pid == pid)
+			site_settle(w, &w->sites[i]);
 	for (uint32_t i = 0; w && i < MAX_RUNS; i++)
 		if (w->runs[i].pid == pid)
 			w->runs[i].pid = 0;

@@ -46,10 +46,11 @@ void xpu_gpu_waits_frames(struct xpu_gpu_waits *w, uint64_t token, const uint32_
 void xpu_gpu_waits_end(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp);
 
 /* The node probes (gpu_stitch.h): thread tid of pid made the node at
- * address addr at time; the making thread's frames will come as
+ * address addr at time, from the making site key (0: none known); token
+ * non-zero: a new site, whose frames will come as
  * xpu_gpu_waits_frames(token). */
 void xpu_gpu_waits_node(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t addr,
-			uint64_t token);
+			uint32_t key, uint64_t token);
 /* Thread tid began running node at time with stack pointer sp; it ends
  * with xpu_gpu_waits_end() above sp.  blind: its end may go unseen (not
  * stitched under). */

@@ -843,10 +843,12 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 	if (st.node_fns && n > 0 && (size_t)n < size) {
 		struct xpu_gpu_waits_stats ws;
 		xpu_gpu_waits_stats(g->stitch, &ws);
-		n += snprintf(buf + n, size - (size_t)n, "; nodes: %u function%s probed, %" PRIu64 " made (%" PRIu64
-			      " lost, %" PRIu64 " not kept), %" PRIu64 " runs (%" PRIu64 " with no end probe yet), %"
-			      PRIu64 " launches under their forward site", st.node_fns, st.node_fns == 1 ? "" : "s",
-			      st.nodes, st.dropped_nodes, ws.nodes_dropped, st.runs, st.runs_blind, ws.node_stitched);
+		n += snprintf(buf + n, size - (size_t)n,
+			      "; nodes: %u function%s probed, %" PRIu64 " made from %" PRIu64 " making sites (%" PRIu64
+			      " lost, %" PRIu64 " not kept, %" PRIu64 " from sites past the limit), %" PRIu64
+			      " runs (%" PRIu64 " with no end probe yet), %" PRIu64 " launches under their forward site",
+			      st.node_fns, st.node_fns == 1 ? "" : "s", st.nodes, st.node_sites, st.dropped_nodes,
+			      ws.nodes_dropped, st.node_sites_lost, st.runs, st.runs_blind, ws.node_stitched);
 	}
 	if (g->problem[0] && n > 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, "; %s", g->problem);
@@ -1081,10 +1083,11 @@ static void probe_wait_end(void *arg, uint32_t pid, uint32_t tid, uint64_t time,
 	xpu_gpu_waits_end(g->stitch, pid, tid, time, sp);
 }
 
-static void probe_node_made(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t node, uint64_t token)
+static void probe_node_made(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t node, uint32_t key,
+			    uint64_t token)
 {
 	struct gpu_source *g = arg;
-	xpu_gpu_waits_node(g->stitch, pid, tid, time, node, token);
+	xpu_gpu_waits_node(g->stitch, pid, tid, time, node, key, token);
 }
 
 static void probe_node_run(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp, uint64_t node,

@@ -138,6 +138,17 @@ $Q gpu_stitched "$T_TMP/nodes.expected" node_b_kernel "forward site" main standi
 	fail "node B's kernels are not under layer_b_forward"
 $Q gpu_stacks_lack "$T_TMP/nodes.expected" node_b_kernel layer_a_forward < "$T_TMP/nodes.json" ||
 	fail "node B's kernels under layer_a_forward"
+# Nodes E and F: one class, made by one function at one depth, from two
+# callers (as one Python module's forward serves two modules): each under
+# its own.
+$Q gpu_stitched "$T_TMP/nodes.expected" node_e_kernel "forward site" main standin_step layer_e_forward \
+	standin_linear standin_make_node "[backward]" standin_evaluate_function < "$T_TMP/nodes.json" ||
+	fail "node E's kernels are not under layer_e_forward"
+$Q gpu_stitched "$T_TMP/nodes.expected" node_f_kernel "forward site" main standin_step layer_f_forward \
+	standin_linear standin_make_node "[backward]" standin_evaluate_function < "$T_TMP/nodes.json" ||
+	fail "node F's kernels are not under layer_f_forward"
+$Q gpu_stacks_lack "$T_TMP/nodes.expected" node_f_kernel layer_e_forward < "$T_TMP/nodes.json" ||
+	fail "node F's kernels under layer_e_forward"
 # (and the forward's own kernels beside them, launched by the main thread)
 $Q gpu_stitched "$T_TMP/nodes.expected" a_forward_kernel "same thread" main standin_step layer_a_forward \
 	cudaLaunchKernel < "$T_TMP/nodes.json" || fail "layer A's forward kernels"
@@ -152,13 +163,17 @@ t d_nodes_keep_every_kernel_and_the_status_counts_them
 $Q gpu_stack_pct 100 < "$T_TMP/nodes.json" || fail "kernels without their launch"
 $Q gpu_pid_kernels "$T_TMP/nodes.expected" < "$T_TMP/nodes.json" || fail "the kernel totals"
 $Q gpu_status_had "nodes: 2 functions probed, " < "$T_TMP/nodes.json" || fail "no node probes in the status"
-$Q gpu_status_had " lost, 0 not kept)" < "$T_TMP/nodes.json" || fail "nodes not kept"
+$Q gpu_status_had " lost, 0 not kept, 0 from sites past the limit)" < "$T_TMP/nodes.json" ||
+	fail "nodes not kept"
+# A stack is taken once a making site, not once a node: four sites, every
+# step making the same four nodes (A, B, E, F) again.
+$Q gpu_status_last " made from 4 making sites " < "$T_TMP/nodes.json" || fail "making sites not told apart"
 $Q gpu_status_had " launches under their forward site" < "$T_TMP/nodes.json" || fail "no count of them"
 
 t e_a_replay_shows_the_same_forward_sites
 "$XPUTOP" -r "$T_TMP/nodes.xpr" -b -j --window 60 > "$T_TMP/nreplay.json" 2> "$T_TMP/nreplay.err" ||
 	fail "replay failed: $(cat "$T_TMP/nreplay.err")"
-for k in node_a_kernel node_b_kernel; do
+for k in node_a_kernel node_b_kernel node_e_kernel node_f_kernel; do
 	L=$(echo "$k" | sed 's/node_\(.\)_kernel/layer_\1_forward/')
 	$Q gpu_stitched "$T_TMP/nodes.expected" $k "forward site" main "$L" "[backward]" standin_evaluate_function \
 		< "$T_TMP/nreplay.json" || fail "the replay's $k"

@@ -16,7 +16,9 @@
  *         (standin_make_node, given an edge whose first word is the node);
  *         the worker runs nodes A, B and C, never made
  *         (standin_evaluate_function, given the node), each launching its
- *         kernel, while the main thread waits in the waiter.
+ *         kernel, while the main thread waits in the waiter.  Nodes E and F
+ *         are made alike from layer_e_forward and layer_f_forward, but for
+ *         the caller's caller (standin_linear below).
  * Prints the kernels' totals as JSON lines, as gpu_standin does. */
 #include <pthread.h>
 #include <stdint.h>
@@ -53,7 +55,8 @@ struct edge {
 	uint64_t input_nr;
 };
 static struct node node_a = { &node_a, "node_a_kernel" }, node_b = { &node_b, "node_b_kernel" },
-		   node_c = { &node_c, "node_c_kernel" };
+		   node_c = { &node_c, "node_c_kernel" }, node_e = { &node_e, "node_e_kernel" },
+		   node_f = { &node_e, "node_f_kernel" };
 
 static uint64_t now(void)
 {
@@ -118,8 +121,8 @@ __attribute__((noinline)) void standin_evaluate_function(void *graph_task, struc
 /* From one call site, as autograd's thread_main loop. */
 __attribute__((noinline)) void standin_run_nodes(void)
 {
-	struct node *ready[] = { &node_a, &node_b, &node_c };
-	for (int i = 0; i < 3; i++)
+	struct node *ready[] = { &node_a, &node_b, &node_c, &node_e, &node_f };
+	for (int i = 0; i < 5; i++)
 		standin_evaluate_function(NULL, ready[i]);
 }
 
@@ -210,6 +213,29 @@ __attribute__((noinline)) void layer_b_forward(void)
 	standin_make_node(&e, &e);
 }
 
+/* Nodes E and F are of one class (one vtable), made by one function
+ * (standin_linear, as a Python module's forward makes the same node from
+ * whichever module calls it) at the same depth: only the order of the
+ * makings tells them apart. */
+__attribute__((noinline)) void standin_linear(struct node *n)
+{
+	struct edge e = { n, 0 };
+	standin_make_node(&e, &e);
+	__asm__ volatile("" : : : "memory");
+}
+
+__attribute__((noinline)) void layer_e_forward(void)
+{
+	standin_linear(&node_e);
+	__asm__ volatile("" : : : "memory");
+}
+
+__attribute__((noinline)) void layer_f_forward(void)
+{
+	standin_linear(&node_f);
+	__asm__ volatile("" : : : "memory");
+}
+
 /* mode: 0, 1 (free) or 2 (nodes). */
 __attribute__((noinline)) void standin_backward(int free_mode)
 {
@@ -227,6 +253,8 @@ __attribute__((noinline)) void standin_step(int free_mode)
 	if (free_mode == 2) {
 		layer_a_forward();
 		layer_b_forward();
+		layer_e_forward();
+		layer_f_forward();
 	}
 	standin_backward(free_mode);
 	standin_poll_worker(JOB_OUTSIDE);
@@ -253,6 +281,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpu_waiter: cannot start the worker\n");
 		return 1;
 	}
+	/* A training script builds its model before its first step: xputop,
+	 * loaded, probes the node functions meanwhile (makings before that
+	 * are not seen, and their nodes keep the waiter's stack). */
+	if (free_mode == 2)
+		usleep(1000000);
 	uint64_t end = now() + (uint64_t)(atof(argv[2]) * 1e9);
 	while (now() < end) {
 		standin_step(free_mode);
