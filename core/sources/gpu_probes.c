@@ -31,6 +31,12 @@
 /* Site stacks being unwound on the service thread at most (256 KiB each):
  * beyond, a site gets its frame-pointer stack at once. */
 #define SITE_JOBS 64
+/* Of which node making sites at most (the node probes): a forward pass
+ * brings hundreds of new ones at once, and the launch call sites, captured
+ * once each, must not fall back to their frame pointers behind them.  A
+ * making site past it is left for a later making (its key forgotten in
+ * BPF, so the next making of it captures again). */
+#define NODE_JOBS (SITE_JOBS / 2)
 /* CUDA files reported and not probed yet.  A report comes as the mapping is
  * made, so the process's maps may show it only a moment later: it is looked
  * for again at the next refreshes, this many times. */
@@ -153,7 +159,8 @@ struct site_job {
 	struct xpu_service_job job;
 	struct xpu_gpu_probes *p;
 	uint32_t pid, tid, site;
-	uint64_t token;				/* a wait's (site 0) */
+	uint64_t token;				/* a wait's or a node making site's (site 0) */
+	int node;				/* a node making site's */
 	int nfp, ndw;
 	uint64_t fp[XPU_GPU_MAX_DEPTH];		/* the frame-pointer walk BPF did */
 	uint64_t regs[XPU_GPU_NREGS];
@@ -203,13 +210,14 @@ static void site_done(struct xpu_service_job *job)
 {
 	struct site_job *j = (struct site_job *)job;
 	j->p->st.sites_unwinding--;
+	j->p->st.nodes_unwinding -= (uint32_t)j->node;
 	site_frames(j->p, j);
 	free(j->stack);
 	free(j);
 }
 
-/* A site's capture, or a wait's (token > 0). */
-static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r, uint64_t token)
+/* A site's capture, a wait's (token > 0) or a node making site's (node). */
+static void site_capture(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r, uint64_t token, int node)
 {
 	struct site_job *j = calloc(1, sizeof(*j));
 	if (!j) {
@@ -218,28 +226,36 @@ static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r, uint
 	}
 	*j = (struct site_job){ .job = { .work = site_work, .done = site_done }, .p = p,
 				.pid = r->h.pid, .tid = r->h.tid, .site = r->h.site, .token = token,
-				.nfp = fp_depth(r->h.ulen) };
+				.node = node, .nfp = fp_depth(r->h.ulen) };
 	memcpy(j->fp, r->h.ustack, (size_t)j->nfp * sizeof(uint64_t));
 	memcpy(j->regs, r->regs, sizeof(j->regs));
 	j->copied = r->h.copied <= XPU_GPU_STACK_COPY ? r->h.copied : 0;
 	if (j->copied && p->st.sites_unwinding < SITE_JOBS && (j->stack = malloc(j->copied))) {
 		memcpy(j->stack, r->stack, j->copied);
+		p->st.sites_unwinding++;
+		p->st.nodes_unwinding += (uint32_t)node;
 		if (!p->svc) {
 			site_work(&j->job);
-			p->st.sites_unwinding++;
 			site_done(&j->job);
 			return;
 		}
-		if (xpu_service_submit(p->svc, &j->job) == 0) {
-			p->st.sites_unwinding++;
+		if (xpu_service_submit(p->svc, &j->job) == 0)
 			return;
-		}
+		p->st.sites_unwinding--;
+		p->st.nodes_unwinding -= (uint32_t)node;
+		free(j->stack);
+		j->stack = NULL;
 	}
 	/* Too many unwinds wait already: the frame pointers will do. */
 	p->st.sites_fp_only++;
 	site_frames(p, j);
 	free(j->stack);
 	free(j);
+}
+
+static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r, uint64_t token)
+{
+	site_capture(p, r, token, 0);
 }
 
 /* The first launch from a key of a process without the library: its stack,
@@ -314,11 +330,20 @@ static void on_node(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 		p->st.bad++;
 		return;
 	}
-	uint64_t token = ++p->tokens;
 	p->st.nodes++;
+	if (p->st.nodes_unwinding >= NODE_JOBS || p->st.sites_unwinding >= SITE_JOBS || !r->h.copied) {
+		/* Left for a later making of the site: its node keeps the
+		 * waiter's stack. */
+		uint64_t seen = (uint64_t)r->h.pid << 32 | r->h.api;
+		bpf_map__delete_elem(p->skel->maps.node_seen, &seen, sizeof(seen), 0);
+		p->st.node_sites_deferred++;
+		p->sink.node_made(p->sink.arg, r->h.pid, r->h.tid, r->h.time_ns, node, 0, 0);
+		return;
+	}
+	uint64_t token = ++p->tokens;
 	p->st.node_sites++;
 	p->sink.node_made(p->sink.arg, r->h.pid, r->h.tid, r->h.time_ns, node, r->h.api, token);
-	on_site(p, r, token);
+	site_capture(p, r, token, 1);
 }
 
 /* A node from a known making site (or one whose stack was not taken). */

@@ -57,6 +57,7 @@ struct xpu_gpu_probe_stats {
 	uint64_t sites_dwarf;		/* of which unwound with DWARF */
 	uint64_t sites_fp_only;		/* frame pointers only: too many unwinds waited */
 	uint32_t sites_unwinding;	/* waiting for the service thread now */
+	uint32_t nodes_unwinding;	/* of which node making sites */
 	uint64_t launches;		/* launches counted by the launch-only probes */
 	uint64_t launch_stacks;		/* call-site stacks they captured */
 	uint64_t lost_stacks;		/* call sites counted without a stack */
@@ -76,6 +77,7 @@ struct xpu_gpu_probe_stats {
 	uint64_t nodes;			/* node makings reported */
 	uint64_t node_sites;		/* of which from new making sites, with their stack */
 	uint64_t node_sites_lost;	/* from new making sites past a process's limit, no stack */
+	uint64_t node_sites_deferred;	/* new making sites left for a later making (unwinds busy) */
 	uint64_t runs;			/* node runs reported */
 	uint64_t runs_blind;		/* of which with no probe on their return yet */
 	uint64_t dropped_nodes;		/* node makings and runs lost (ring over its share) */

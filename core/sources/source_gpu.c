@@ -845,10 +845,11 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 		xpu_gpu_waits_stats(g->stitch, &ws);
 		n += snprintf(buf + n, size - (size_t)n,
 			      "; nodes: %u function%s probed, %" PRIu64 " made from %" PRIu64 " making sites (%" PRIu64
-			      " lost, %" PRIu64 " not kept, %" PRIu64 " from sites past the limit), %" PRIu64
+			      " lost, %" PRIu64 " taken again later, %" PRIu64 " not kept, %" PRIu64
+			      " from sites past the limit), %" PRIu64
 			      " runs (%" PRIu64 " with no end probe yet), %" PRIu64 " launches under their forward site",
 			      st.node_fns, st.node_fns == 1 ? "" : "s", st.nodes, st.node_sites, st.dropped_nodes,
-			      ws.nodes_dropped, st.node_sites_lost, st.runs, st.runs_blind, ws.node_stitched);
+			      st.node_sites_deferred, ws.nodes_dropped, st.node_sites_lost, st.runs, st.runs_blind, ws.node_stitched);
 	}
 	if (g->problem[0] && n > 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, "; %s", g->problem);

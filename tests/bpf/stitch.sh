@@ -126,14 +126,14 @@ wait_json "$T_TMP/nodes.json"
 as_nobody "$PROG" "$FAKE" 3 nodes > "$T_TMP/nodes.expected" 2> "$T_TMP/nodes.perr" ||
 	fail "the program failed: $(cat "$T_TMP/nodes.perr")"
 xp_ok $X
-$Q gpu_stitched "$T_TMP/nodes.expected" node_a_kernel "forward site" main standin_step layer_a_forward \
+$Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_a_kernel 90 "forward site" main standin_step layer_a_forward \
 	standin_make_node "[backward]" standin_engine_thread standin_run_nodes standin_evaluate_function \
 	cudaLaunchKernel < "$T_TMP/nodes.json" || fail "node A's kernels are not under layer_a_forward"
-$Q gpu_stacks_lack "$T_TMP/nodes.expected" node_a_kernel layer_b_forward standin_wait_for_worker \
-	"[launched for]" start_thread < "$T_TMP/nodes.json" || fail "node A's kernels under something else too"
+$Q gpu_stacks_lack "$T_TMP/nodes.expected" node_a_kernel layer_b_forward layer_e_forward layer_f_forward \
+	start_thread < "$T_TMP/nodes.json" || fail "node A's kernels under something else too"
 
 t b_each_node_sits_under_its_own_forward_call
-$Q gpu_stitched "$T_TMP/nodes.expected" node_b_kernel "forward site" main standin_step layer_b_forward \
+$Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_b_kernel 90 "forward site" main standin_step layer_b_forward \
 	standin_make_node "[backward]" standin_evaluate_function < "$T_TMP/nodes.json" ||
 	fail "node B's kernels are not under layer_b_forward"
 $Q gpu_stacks_lack "$T_TMP/nodes.expected" node_b_kernel layer_a_forward < "$T_TMP/nodes.json" ||
@@ -141,10 +141,10 @@ $Q gpu_stacks_lack "$T_TMP/nodes.expected" node_b_kernel layer_a_forward < "$T_T
 # Nodes E and F: one class, made by one function at one depth, from two
 # callers (as one Python module's forward serves two modules): each under
 # its own.
-$Q gpu_stitched "$T_TMP/nodes.expected" node_e_kernel "forward site" main standin_step layer_e_forward \
+$Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_e_kernel 90 "forward site" main standin_step layer_e_forward \
 	standin_linear standin_make_node "[backward]" standin_evaluate_function < "$T_TMP/nodes.json" ||
 	fail "node E's kernels are not under layer_e_forward"
-$Q gpu_stitched "$T_TMP/nodes.expected" node_f_kernel "forward site" main standin_step layer_f_forward \
+$Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_f_kernel 90 "forward site" main standin_step layer_f_forward \
 	standin_linear standin_make_node "[backward]" standin_evaluate_function < "$T_TMP/nodes.json" ||
 	fail "node F's kernels are not under layer_f_forward"
 $Q gpu_stacks_lack "$T_TMP/nodes.expected" node_f_kernel layer_e_forward < "$T_TMP/nodes.json" ||
@@ -163,7 +163,7 @@ t d_nodes_keep_every_kernel_and_the_status_counts_them
 $Q gpu_stack_pct 100 < "$T_TMP/nodes.json" || fail "kernels without their launch"
 $Q gpu_pid_kernels "$T_TMP/nodes.expected" < "$T_TMP/nodes.json" || fail "the kernel totals"
 $Q gpu_status_had "nodes: 2 functions probed, " < "$T_TMP/nodes.json" || fail "no node probes in the status"
-$Q gpu_status_had " lost, 0 not kept, 0 from sites past the limit)" < "$T_TMP/nodes.json" ||
+$Q gpu_status_had " lost, 0 taken again later, 0 not kept, 0 from sites past the limit)" < "$T_TMP/nodes.json" ||
 	fail "nodes not kept"
 # A stack is taken once a making site, not once a node: four sites, every
 # step making the same four nodes (A, B, E, F) again.
@@ -175,7 +175,7 @@ t e_a_replay_shows_the_same_forward_sites
 	fail "replay failed: $(cat "$T_TMP/nreplay.err")"
 for k in node_a_kernel node_b_kernel node_e_kernel node_f_kernel; do
 	L=$(echo "$k" | sed 's/node_\(.\)_kernel/layer_\1_forward/')
-	$Q gpu_stitched "$T_TMP/nodes.expected" $k "forward site" main "$L" "[backward]" standin_evaluate_function \
+	$Q gpu_stitched_mostly "$T_TMP/nodes.expected" $k 90 "forward site" main "$L" "[backward]" standin_evaluate_function \
 		< "$T_TMP/nreplay.json" || fail "the replay's $k"
 done
 $Q gpu_stitched "$T_TMP/nodes.expected" node_c_kernel "launched for" "[launched for]" \
