@@ -79,6 +79,7 @@ __u64 lost_stacks = 0;		/* new launch sites counted without a stack */
 __u64 dropped_launches = 0;	/* launches not counted (the counts map full) */
 __u64 dropped_files = 0;	/* CUDA files not reported (ring full) */
 __u64 dropped_waits = 0;	/* waiter entries or returns not reported (ring full) */
+__u64 dropped_nodes = 0;	/* node creations or runs not reported (ring over its share) */
 
 static __always_inline void fill_hdr(struct xpu_gpu_rec_hdr *h, void *ctx, __u32 type)
 {
@@ -154,6 +155,93 @@ int BPF_KPROBE(gpu_site, __u32 site, __u32 corr, __u32 cbid)
 	return 0;
 }
 
+/* The node probes' making sites.  A forward pass makes hundreds of nodes,
+ * the same ones step after step: a node's making site is keyed by what
+ * tells one making from another without a stack walk (libtorch keeps no
+ * frame pointers, and the Python frames above it look alike for every
+ * Python line of one function): the node's class (its vtable), the direct
+ * caller, the stack pointer (the call's depth), and the making's place in
+ * the thread's order since its process last entered a waiter (a step's
+ * backward()).  A site's stack is captured the first time its key is
+ * seen; later makings send the key alone. */
+struct node_thread {
+	__u32 epoch;		/* the process's waiter entries when the count began */
+	__u32 ord;		/* makings since */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);		/* tid */
+	__type(value, struct node_thread);
+} node_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);		/* pid */
+	__type(value, __u32);		/* waiter entries */
+} node_epochs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);		/* a making site's key with its pid */
+	__type(value, __u8);
+} node_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);		/* pid */
+	__type(value, __u32);		/* making sites captured */
+} node_sites SEC(".maps");
+
+__u64 node_sites_lost = 0;	/* makings from new sites past a process's limit */
+
+/* Mixes one return address into a call site's hash. */
+static __always_inline __u64 mix(__u64 h, __u64 ret)
+{
+	h ^= ret;
+	h *= 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+/* A waiter entered: the process's makings are counted anew. */
+static __always_inline void node_epoch_next(__u32 pid)
+{
+	__u32 one = 1, *e = bpf_map_lookup_elem(&node_epochs, &pid);
+
+	if (e)
+		__sync_fetch_and_add(e, 1);
+	else
+		bpf_map_update_elem(&node_epochs, &pid, &one, BPF_ANY);
+}
+
+/* The making site's key (never 0), or 0 when it cannot be read. */
+static __always_inline __u32 node_key(struct pt_regs *ctx, __u32 pid, __u32 tid, __u64 node)
+{
+	__u32 *e = bpf_map_lookup_elem(&node_epochs, &pid), epoch = e ? *e : 0;
+	struct node_thread *t = bpf_map_lookup_elem(&node_threads, &tid), fresh = { epoch, 0 };
+	__u64 vtable = 0, caller = 0, h;
+
+	if (!t) {
+		bpf_map_update_elem(&node_threads, &tid, &fresh, BPF_ANY);
+		if (!(t = bpf_map_lookup_elem(&node_threads, &tid)))
+			return 0;
+	}
+	if (t->epoch != epoch) {
+		t->epoch = epoch;
+		t->ord = 0;
+	}
+	t->ord++;
+	if (bpf_probe_read_user(&vtable, sizeof(vtable), (void *)node) < 0 ||
+	    bpf_probe_read_user(&caller, sizeof(caller), (void *)ctx->sp) < 0)
+		return 0;
+	h = mix(mix(mix(mix(0xcbf29ce484222325ULL, t->ord), vtable), caller), ctx->sp);
+	return (__u32)(h ^ (h >> 32)) | 1;
+}
+
 /* The waiter probes fire in every process that maps the file; only the
  * injected ones (whose launches carry correlation ids) are reported. */
 SEC("uprobe")
@@ -164,6 +252,7 @@ int gpu_wait(struct pt_regs *ctx)
 
 	if (!bpf_map_lookup_elem(&injected, &pid))
 		return 0;
+	node_epoch_next(pid);
 	/* A program calling a waiter thousands of times a second must not
 	 * take the ring from the call sites, each captured only once: waits
 	 * use its first half only. */
@@ -198,12 +287,87 @@ int gpu_wait_end(struct pt_regs *ctx)
 	return 0;
 }
 
-/* Mixes one return address into a call site's hash. */
-static __always_inline __u64 mix(__u64 h, __u64 ret)
+/* The node a node probe's function is given (its cookie says where). */
+static __always_inline __u64 node_arg(struct pt_regs *ctx)
 {
-	h ^= ret;
-	h *= 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 29);
+	__u64 c = bpf_get_attach_cookie(ctx), v;
+
+	switch (c & 0xff) {
+	case 0: v = ctx->di; break;
+	case 1: v = ctx->si; break;
+	case 2: v = ctx->dx; break;
+	case 3: v = ctx->cx; break;
+	case 4: v = ctx->r8; break;
+	default: v = ctx->r9; break;
+	}
+	if ((c & XPU_GPU_NODE_DEREF) && bpf_probe_read_user(&v, sizeof(v), (void *)v) < 0)
+		return 0;
+	return v;
+}
+
+/* gpu_node: autograd's forward makes a node (set_gradient_edge).  A new
+ * making site's stack is captured as a wait's is, in at most a quarter of
+ * the ring (call sites and waits keep the rest); a known one sends its key. */
+SEC("uprobe")
+int gpu_node(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct xpu_gpu_node_seen r = { .type = XPU_GPU_REC_NODE_SEEN, .pid = id >> 32, .tid = (__u32)id };
+	struct xpu_gpu_site *s;
+	__u32 *count, one = 1;
+	__u64 seen_key;
+	__u8 yes = 1;
+
+	if (!bpf_map_lookup_elem(&injected, &r.pid) || !(r.node = node_arg(ctx)))
+		return 0;
+	r.time_ns = bpf_ktime_get_ns();
+	r.key = node_key(ctx, r.pid, r.tid, r.node);
+	seen_key = (__u64)r.pid << 32 | r.key;
+	if (r.key && !bpf_map_lookup_elem(&node_seen, &seen_key)) {
+		count = bpf_map_lookup_elem(&node_sites, &r.pid);
+		if (count && *count >= XPU_GPU_NODE_SITES_PER_PROC) {
+			__sync_fetch_and_add(&node_sites_lost, 1);
+			r.key = 0;
+		} else if (bpf_ringbuf_query(&gpu_events, BPF_RB_AVAIL_DATA) > RING_BYTES / 4 ||
+			   !(s = bpf_ringbuf_reserve(&gpu_events, sizeof(*s), 0))) {
+			__sync_fetch_and_add(&dropped_nodes, 1);	/* the next making tries again */
+			return 0;
+		} else {
+			fill_hdr(&s->h, ctx, XPU_GPU_REC_NODE);
+			s->h.time_ns = r.time_ns;
+			s->h.site = (__u32)r.node;
+			s->h.corr = r.node >> 32;
+			s->h.api = r.key;
+			capture(s, ctx);
+			bpf_ringbuf_submit(s, 0);
+			bpf_map_update_elem(&node_seen, &seen_key, &yes, BPF_ANY);
+			if (count)
+				__sync_fetch_and_add(count, 1);
+			else
+				bpf_map_update_elem(&node_sites, &r.pid, &one, BPF_ANY);
+			return 0;
+		}
+	}
+	if (bpf_ringbuf_output(&gpu_events, &r, sizeof(r), 0) < 0)
+		__sync_fetch_and_add(&dropped_nodes, 1);
+	return 0;
+}
+
+/* gpu_node_run: the engine runs a node (evaluate_function); timed only. */
+SEC("uprobe")
+int gpu_node_run(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct xpu_gpu_node_run r = { .type = XPU_GPU_REC_RUN, .pid = id >> 32, .tid = (__u32)id };
+
+	if (!bpf_map_lookup_elem(&injected, &r.pid) || !(r.node = node_arg(ctx)))
+		return 0;
+	r.time_ns = bpf_ktime_get_ns();
+	r.sp = ctx->sp;
+	if (bpf_probe_read_user(&r.ret, sizeof(r.ret), (void *)ctx->sp) < 0 ||
+	    bpf_ringbuf_output(&gpu_events, &r, sizeof(r), 0) < 0)
+		__sync_fetch_and_add(&dropped_nodes, 1);
+	return 0;
 }
 
 /* The top of the launching thread's stack, read in one copy: the frames of

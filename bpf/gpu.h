@@ -29,7 +29,27 @@ enum xpu_gpu_rec_type {
 	XPU_GPU_REC_WAIT = 4,		/* a thread of an injected process enters a waiter
 					 * function (struct xpu_gpu_site, api = its index) */
 	XPU_GPU_REC_WAIT_END = 5,	/* it returned from one (struct xpu_gpu_wait_end) */
+	XPU_GPU_REC_NODE = 6,		/* a thread of an injected process made an autograd
+					 * node from a making site not seen before (struct
+					 * xpu_gpu_site: site and corr are the node's address,
+					 * low and high half; api the site's key) */
+	XPU_GPU_REC_RUN = 7,		/* a thread began running a node (struct xpu_gpu_node_run);
+					 * its return comes as a WAIT_END of waiter
+					 * XPU_GPU_RUN_WAITER */
+	XPU_GPU_REC_NODE_SEEN = 8,	/* a node made from a making site seen before
+					 * (struct xpu_gpu_node_seen), or not captured */
 };
+
+/* Making sites counted per process before its new ones go without a stack
+ * (key 0): a program that makes nodes without ever running backward() (a
+ * forward with grad on, in a loop) would otherwise send a stack a node. */
+#define XPU_GPU_NODE_SITES_PER_PROC 8192
+
+/* The node probes' cookie: which argument holds the node (0-5: rdi rsi rdx
+ * rcx r8 r9), plus XPU_GPU_NODE_DEREF when the argument points to it. */
+#define XPU_GPU_NODE_DEREF 0x100
+/* The WAIT_END cookie of a node run's return (above every waiter index). */
+#define XPU_GPU_RUN_WAITER 0xffff
 
 /* Header of the two stack records. */
 struct xpu_gpu_rec_hdr {
@@ -107,7 +127,32 @@ struct xpu_gpu_wait_end {
 	__u64 sp;
 };
 
+/* A node run began: ret is the return address at sp, where the run ends. */
+struct xpu_gpu_node_run {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__u32 pad;
+	__u64 time_ns;
+	__u64 sp;
+	__u64 node;
+	__u64 ret;
+};
+
+/* A node made from a known making site: key is the site's (the api of the
+ * NODE record that brought its stack), 0 when its stack was not captured. */
+struct xpu_gpu_node_seen {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__u32 key;
+	__u64 time_ns;
+	__u64 node;
+};
+
 _Static_assert(sizeof(struct xpu_gpu_wait_end) == 32, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_node_seen) == 32, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_node_run) == 48, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_rec_hdr) == 56 + 8 * XPU_GPU_MAX_DEPTH, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_site) ==
 	       sizeof(struct xpu_gpu_rec_hdr) + 8 * XPU_GPU_NREGS + XPU_GPU_STACK_COPY, "gpu ABI");

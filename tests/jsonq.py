@@ -256,6 +256,23 @@ def gpu_stitched(snaps, expected_path, kernel, kind, *frames):
                 sys.exit(f"{kernel}: stack {st['frames']} ({st.get('stitched')}), expected {kind} with {frames}")
 
 
+def gpu_stitched_mostly(snaps, expected_path, kernel, pct, kind, *frames):
+    """At least PCT% of the GPU time of KERNEL in the process of
+    EXPECTED_PATH has stacks stitched as KIND holding FRAMES in order; the
+    rest only under the waiter ("launched for", "backward of": what a node
+    whose making came before the probes keeps)."""
+    got = total = 0
+    for k in _pid_rows(snaps, expected_path, kernel):
+        for st in k["stacks"]:
+            total += st["gpu_ns"]
+            if st.get("stitched") == kind and _in_order(st["frames"], frames):
+                got += st["gpu_ns"]
+            elif st.get("stitched") not in ("launched for", "backward of"):
+                sys.exit(f"{kernel}: stack {st['frames']} ({st.get('stitched')}), expected {kind} with {frames}")
+    if got < float(pct) / 100 * total:
+        sys.exit(f"{kernel}: {100 * got / max(total, 1):.1f}% of its GPU time {kind} with {frames}, expected {pct}%")
+
+
 def gpu_stacks_lack(snaps, expected_path, kernel, *frames):
     """No stack of KERNEL in the process of EXPECTED_PATH holds any of FRAMES."""
     for k in _pid_rows(snaps, expected_path, kernel):
@@ -559,6 +576,12 @@ def gpu_status_had(snaps, text):
     """Some snapshot's GPU status holds TEXT."""
     if not any(text in s["gpu"]["status"] for s in snaps):
         sys.exit(f"no GPU status held {text!r}; the last: {snaps[-1]['gpu']['status']!r}")
+
+
+def gpu_status_last(snaps, text):
+    """The last snapshot's GPU status holds TEXT."""
+    if text not in snaps[-1]["gpu"]["status"]:
+        sys.exit(f"the last GPU status does not hold {text!r}: {snaps[-1]['gpu']['status']!r}")
 
 
 def gpu_status_lacks(snaps, text):
@@ -909,11 +932,11 @@ def gpu_devices_below(snaps, n):
 
 
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
-                                  gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
+                                  gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stitched_mostly, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_traced_pct, gpu_within_stated, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
-                                  gpu_status_had, gpu_status_lacks, gpu_estimates, gpu_modes,
+                                  gpu_status_had, gpu_status_last, gpu_status_lacks, gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest, self_cpu_within,
                                   cpu_sorted_by, cpu_view, hot_function, proc_stat, thread_stats, system_matches, cpu_busy_at_least,
                                   gpu_only_pids, stacks_distinct, npu_alerts, npu_alerts_within, npu_alerts_due, npu_alert_severity, npu_call,

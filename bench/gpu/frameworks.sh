@@ -17,7 +17,8 @@
 # loop1024 (matmul + relu + sum).  Default: all of these.  Also, named:
 # train, train_compiled, train_ddp (bench/gpu/train_gpt2.py: GPT-2-style
 # training eager, torch.compile'd, and with DDP on two GPUs: issue 26, the
-# backward's kernels under train_step).
+# backward's kernels under train_step).  XPUTOP_ARGS: more xputop options
+# (e.g. --gpu-nodes).
 set -u
 BUILD=$(realpath "${1:-build}")
 OUTD=$(realpath "${2:-/tmp/xputop-frameworks}")
@@ -60,7 +61,7 @@ for w in $WORK; do
 	# PYTHONPERFSUPPORT as well as -X perf: spawned workers inherit it.
 	# --gpu-exact: the checks count every kernel (sampled figures are
 	# estimates: bench/gpu/modes.sh measures those).
-	(cd "$HERE" && PYTHONPERFSUPPORT=1 "$X" -b -j -d 1 --window 600 --view gpu --gpu-exact --export -o "$D" -- \
+	(cd "$HERE" && PYTHONPERFSUPPORT=1 "$X" -b -j -d 1 --window 600 --view gpu --gpu-exact ${XPUTOP_ARGS:-} --export -o "$D" -- \
 		python3 -X perf "$script" "$@" --out "$D/run.jsonl") > "$D/xputop.json" 2> "$D/xputop.err" ||
 		{ echo "$w: the run under xputop failed"; tail -5 "$D/xputop.err"; status=1; continue; }
 	graphs=""

@@ -6,8 +6,9 @@
 
 #include "dict.h"
 
-static const char *const names[XPU_STITCH_KINDS] = { "same thread", "backward of", "launched for" };
-static const char *const markers[XPU_STITCH_KINDS] = { NULL, "[backward of]", "[launched for]" };
+static const char *const names[XPU_STITCH_KINDS] = { "same thread", "backward of", "launched for",
+						       "forward site" };
+static const char *const markers[XPU_STITCH_KINDS] = { NULL, "[backward of]", "[launched for]", "[backward]" };
 
 const char *xpu_gpu_stitch_name(int kind)
 {
@@ -85,4 +86,61 @@ int xpu_gpu_waiters_parse(const char *spec, struct xpu_gpu_waiter *w, int max, c
 		n++;
 	}
 	return n;
+}
+
+static int parse_node_fn(char *val, struct xpu_gpu_node_fn *f, char *err, size_t errlen)
+{
+	char *sym = strchr(val, ':'), *arg = strrchr(val, ':');
+	unsigned idx;
+	char end;
+	if (!sym || arg == sym || sym == val || arg == sym + 1) {
+		snprintf(err, errlen, "'%s' is not FILE:SYMBOL:ARG", val);
+		return -1;
+	}
+	*sym++ = '\0';
+	*arg++ = '\0';
+	int deref = *arg == '*';
+	if (sscanf(arg + deref, "arg%u%c", &idx, &end) != 1 || idx > 5) {
+		snprintf(err, errlen, "'%s': ARG is argN or *argN, N from 0 to 5", arg);
+		return -1;
+	}
+	if (strlen(val) >= sizeof(f->file) || strlen(sym) >= sizeof(f->sym)) {
+		snprintf(err, errlen, "'%s:%s': the name is too long", val, sym);
+		return -1;
+	}
+	snprintf(f->file, sizeof(f->file), "%s", val);
+	snprintf(f->sym, sizeof(f->sym), "%s", sym);
+	f->arg = (int)idx;
+	f->deref = deref;
+	return 0;
+}
+
+int xpu_gpu_nodes_parse(const char *spec, struct xpu_gpu_nodes *n, char *err, size_t errlen)
+{
+	char buf[1024];
+	int have = 0;
+	memset(n, 0, sizeof(*n));
+	if (strcmp(spec, "off") == 0)
+		return 0;
+	if (strlen(spec) >= sizeof(buf)) {
+		snprintf(err, errlen, "the list is longer than %zu bytes", sizeof(buf) - 1);
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int run = strncmp(tok, "run=", 4) == 0;
+		if (!run && strncmp(tok, "create=", 7) != 0) {
+			snprintf(err, errlen, "'%s': expected create=FILE:SYMBOL:ARG or run=FILE:SYMBOL:ARG", tok);
+			return -1;
+		}
+		if (parse_node_fn(tok + (run ? 4 : 7), run ? &n->run : &n->create, err, errlen) < 0)
+			return -1;
+		have |= run ? 2 : 1;
+	}
+	if (have != 3) {
+		snprintf(err, errlen, "both create= and run= are needed");
+		return -1;
+	}
+	n->on = 1;
+	return 0;
 }

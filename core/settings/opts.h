@@ -40,6 +40,7 @@ struct xpu_opts {
 	const char *gpu_waiters_spec;	/* --gpu-waiters, NULL = XPU_GPU_WAITERS_DEFAULT */
 	struct xpu_gpu_waiter gpu_waiters[XPU_GPU_MAX_WAITERS];	/* parsed (set at start) */
 	int ngpu_waiters;
+	struct xpu_gpu_nodes gpu_nodes;	/* --gpu-nodes (off unless given) */
 	const char *npu_dev;	/* --npu-dev */
 	const char *npu_probe_binary;	/* --npu-probe-binary */
 	const char *npu_sysfs;		/* --npu-sysfs */

@@ -31,6 +31,12 @@
 /* Site stacks being unwound on the service thread at most (256 KiB each):
  * beyond, a site gets its frame-pointer stack at once. */
 #define SITE_JOBS 64
+/* Of which node making sites at most (the node probes): a forward pass
+ * brings hundreds of new ones at once, and the launch call sites, captured
+ * once each, must not fall back to their frame pointers behind them.  A
+ * making site past it is left for a later making (its key forgotten in
+ * BPF, so the next making of it captures again). */
+#define NODE_JOBS (SITE_JOBS / 2)
 /* CUDA files reported and not probed yet.  A report comes as the mapping is
  * made, so the process's maps may show it only a moment later: it is looked
  * for again at the next refreshes, this many times. */
@@ -96,7 +102,8 @@ struct xpu_gpu_probes {
 	uint32_t nreturns;
 	struct looked looked[MAX_RETURNS];	/* return addresses looked up */
 	uint32_t nlooked;
-	uint64_t tokens;			/* waits reported so far */
+	uint64_t tokens;			/* waits and nodes reported so far */
+	struct xpu_gpu_nodes nodes;		/* the node probes (gpu_stitch.h) */
 	struct xpu_gpu_probe_stats st;
 };
 
@@ -152,7 +159,8 @@ struct site_job {
 	struct xpu_service_job job;
 	struct xpu_gpu_probes *p;
 	uint32_t pid, tid, site;
-	uint64_t token;				/* a wait's (site 0) */
+	uint64_t token;				/* a wait's or a node making site's (site 0) */
+	int node;				/* a node making site's */
 	int nfp, ndw;
 	uint64_t fp[XPU_GPU_MAX_DEPTH];		/* the frame-pointer walk BPF did */
 	uint64_t regs[XPU_GPU_NREGS];
@@ -202,13 +210,14 @@ static void site_done(struct xpu_service_job *job)
 {
 	struct site_job *j = (struct site_job *)job;
 	j->p->st.sites_unwinding--;
+	j->p->st.nodes_unwinding -= (uint32_t)j->node;
 	site_frames(j->p, j);
 	free(j->stack);
 	free(j);
 }
 
-/* A site's capture, or a wait's (token > 0). */
-static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r, uint64_t token)
+/* A site's capture, a wait's (token > 0) or a node making site's (node). */
+static void site_capture(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r, uint64_t token, int node)
 {
 	struct site_job *j = calloc(1, sizeof(*j));
 	if (!j) {
@@ -217,28 +226,36 @@ static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r, uint
 	}
 	*j = (struct site_job){ .job = { .work = site_work, .done = site_done }, .p = p,
 				.pid = r->h.pid, .tid = r->h.tid, .site = r->h.site, .token = token,
-				.nfp = fp_depth(r->h.ulen) };
+				.node = node, .nfp = fp_depth(r->h.ulen) };
 	memcpy(j->fp, r->h.ustack, (size_t)j->nfp * sizeof(uint64_t));
 	memcpy(j->regs, r->regs, sizeof(j->regs));
 	j->copied = r->h.copied <= XPU_GPU_STACK_COPY ? r->h.copied : 0;
 	if (j->copied && p->st.sites_unwinding < SITE_JOBS && (j->stack = malloc(j->copied))) {
 		memcpy(j->stack, r->stack, j->copied);
+		p->st.sites_unwinding++;
+		p->st.nodes_unwinding += (uint32_t)node;
 		if (!p->svc) {
 			site_work(&j->job);
-			p->st.sites_unwinding++;
 			site_done(&j->job);
 			return;
 		}
-		if (xpu_service_submit(p->svc, &j->job) == 0) {
-			p->st.sites_unwinding++;
+		if (xpu_service_submit(p->svc, &j->job) == 0)
 			return;
-		}
+		p->st.sites_unwinding--;
+		p->st.nodes_unwinding -= (uint32_t)node;
+		free(j->stack);
+		j->stack = NULL;
 	}
 	/* Too many unwinds wait already: the frame pointers will do. */
 	p->st.sites_fp_only++;
 	site_frames(p, j);
 	free(j->stack);
 	free(j);
+}
+
+static void on_site(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r, uint64_t token)
+{
+	site_capture(p, r, token, 0);
 }
 
 /* The first launch from a key of a process without the library: its stack,
@@ -294,11 +311,73 @@ static void on_wait(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
 
 static void on_wait_end(struct xpu_gpu_probes *p, const struct xpu_gpu_wait_end *e)
 {
-	if (e->waiter >= (uint32_t)p->nwaiters || !p->sink.wait_end) {
+	if ((e->waiter >= (uint32_t)p->nwaiters && e->waiter != XPU_GPU_RUN_WAITER) || !p->sink.wait_end) {
 		p->st.bad++;
 		return;
 	}
 	p->sink.wait_end(p->sink.arg, e->pid, e->tid, e->time_ns, e->sp);
+}
+
+static struct looked *looked_find(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr);
+static void looked_add(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, int on);
+
+/* A thread made an autograd node from a making site not seen before: the
+ * site's stack is unwound as a wait's is. */
+static void on_node(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r)
+{
+	uint64_t node = (uint64_t)r->h.corr << 32 | r->h.site;
+	if (!p->sink.node_made || !node || !r->h.api) {
+		p->st.bad++;
+		return;
+	}
+	p->st.nodes++;
+	if (p->st.nodes_unwinding >= NODE_JOBS || p->st.sites_unwinding >= SITE_JOBS || !r->h.copied) {
+		/* Left for a later making of the site: its node keeps the
+		 * waiter's stack. */
+		uint64_t seen = (uint64_t)r->h.pid << 32 | r->h.api;
+		bpf_map__delete_elem(p->skel->maps.node_seen, &seen, sizeof(seen), 0);
+		p->st.node_sites_deferred++;
+		p->sink.node_made(p->sink.arg, r->h.pid, r->h.tid, r->h.time_ns, node, 0, 0);
+		return;
+	}
+	uint64_t token = ++p->tokens;
+	p->st.node_sites++;
+	p->sink.node_made(p->sink.arg, r->h.pid, r->h.tid, r->h.time_ns, node, r->h.api, token);
+	site_capture(p, r, token, 1);
+}
+
+/* A node from a known making site (or one whose stack was not taken). */
+static void on_node_seen(struct xpu_gpu_probes *p, const struct xpu_gpu_node_seen *r)
+{
+	if (!p->sink.node_made || !r->node) {
+		p->st.bad++;
+		return;
+	}
+	p->st.nodes++;
+	p->sink.node_made(p->sink.arg, r->pid, r->tid, r->time_ns, r->node, r->key, 0);
+}
+
+static int probe_at(struct xpu_gpu_probes *p, uint32_t pid, uint64_t addr, uint32_t waiter);
+static int still_inside(uint32_t pid, uint32_t tid, uint64_t entry_sp, uint64_t addr);
+
+/* The engine began running a node: its end is seen where the call returns
+ * to, probed the first time a run returns there (so that run is blind). */
+static void on_run(struct xpu_gpu_probes *p, const struct xpu_gpu_node_run *r)
+{
+	if (!p->sink.node_run || !r->node) {
+		p->st.bad++;
+		return;
+	}
+	const struct looked *l = looked_find(p, r->pid, r->ret);
+	int seen = l ? l->on : 0;
+	if (!l) {
+		int rc = probe_at(p, r->pid, r->ret, XPU_GPU_RUN_WAITER);
+		looked_add(p, r->pid, r->ret, rc >= 0);
+		seen = rc == 1 || (rc == 0 && still_inside(r->pid, r->tid, r->sp, r->ret));
+	}
+	p->st.runs++;
+	p->st.runs_blind += !seen;
+	p->sink.node_run(p->sink.arg, r->pid, r->tid, r->time_ns, r->sp, r->node, !seen);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -314,6 +393,12 @@ static int on_record(void *ctx, void *data, size_t size)
 		on_wait(p, data);
 	else if (type == XPU_GPU_REC_WAIT_END && size >= sizeof(struct xpu_gpu_wait_end))
 		on_wait_end(p, data);
+	else if (type == XPU_GPU_REC_NODE && size >= sizeof(struct xpu_gpu_site))
+		on_node(p, data);
+	else if (type == XPU_GPU_REC_NODE_SEEN && size >= sizeof(struct xpu_gpu_node_seen))
+		on_node_seen(p, data);
+	else if (type == XPU_GPU_REC_RUN && size >= sizeof(struct xpu_gpu_node_run))
+		on_run(p, data);
 	else if (type == XPU_GPU_REC_LAUNCH_SITE && size >= sizeof(struct xpu_gpu_launch_site))
 		on_launch_site(p, data);
 	else if (type == XPU_GPU_REC_MAPPED && size >= sizeof(struct xpu_gpu_mapped))
@@ -538,6 +623,11 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+void xpu_gpu_probes_nodes(struct xpu_gpu_probes *p, const struct xpu_gpu_nodes *n)
+{
+	p->nodes = *n;
+}
+
 void xpu_gpu_probes_waiters(struct xpu_gpu_probes *p, const struct xpu_gpu_waiter *w, int n)
 {
 	p->nwaiters = n < XPU_GPU_MAX_WAITERS ? n : XPU_GPU_MAX_WAITERS;
@@ -688,14 +778,40 @@ static int probe_waiter(struct xpu_gpu_probes *p, const char *path, const char *
 	return done;
 }
 
-/* The waiter functions of the files pid maps with code, each file once. */
+/* The node probe f (create or run) if the file is f's; returns how many
+ * functions it went on. */
+static int probe_node_fn(struct xpu_gpu_probes *p, const char *path, const char *shown,
+			 const struct xpu_gpu_node_fn *f, struct bpf_program *prog)
+{
+	uint64_t off;
+	if (!p->nodes.on || strncmp(base_name(shown), f->file, strlen(f->file)) != 0 ||
+	    xpu_func_offsets_prefix(path, f->sym, 1, &off, 1) != 1)
+		return 0;
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = (uint64_t)f->arg | (f->deref ? XPU_GPU_NODE_DEREF : 0));
+	int err = keep(p, bpf_program__attach_uprobe_opts(prog, -1, path, off, &o));
+	if (err < 0) {
+		xpu_warn("cannot probe %s in %s: %s; backward kernels are not shown under their forward call",
+			 f->sym, shown, xpu_sys_bpf_hint(err));
+		return 0;
+	}
+	return 1;
+}
+
+static int node_file(const struct xpu_gpu_probes *p, const char *b)
+{
+	return p->nodes.on && (strncmp(b, p->nodes.create.file, strlen(p->nodes.create.file)) == 0 ||
+			       strncmp(b, p->nodes.run.file, strlen(p->nodes.run.file)) == 0);
+}
+
+/* The waiter and node functions of the files pid maps with code, each file
+ * once. */
 static void probe_waiters(struct xpu_gpu_probes *p, uint32_t pid, const struct xpu_maps *maps)
 {
-	for (size_t i = 0; i < maps->n && p->nwaiters; i++) {
+	for (size_t i = 0; i < maps->n && (p->nwaiters || p->nodes.on); i++) {
 		const struct xpu_map *m = &maps->v[i];
 		struct file_id id = { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode };
 		const char *b = base_name(m->path);
-		int match = 0;
+		int match = node_file(p, b);
 		for (int k = 0; k < p->nwaiters; k++)
 			match |= strncmp(b, p->waiters[k].file, strlen(p->waiters[k].file)) == 0;
 		if (!match || m->perms[2] != 'x' || known(p->waited, p->nwaited, id) || p->nwaited == MAX_FILES)
@@ -706,6 +822,8 @@ static void probe_waiters(struct xpu_gpu_probes *p, uint32_t pid, const struct x
 		for (int k = 0; k < p->nwaiters; k++)
 			if (strncmp(b, p->waiters[k].file, strlen(p->waiters[k].file)) == 0)
 				p->st.waiter_fns += (uint32_t)probe_waiter(p, path, m->path, k);
+		p->st.node_fns += (uint32_t)probe_node_fn(p, path, m->path, &p->nodes.create, p->skel->progs.gpu_node);
+		p->st.node_fns += (uint32_t)probe_node_fn(p, path, m->path, &p->nodes.run, p->skel->progs.gpu_node_run);
 	}
 }
 
@@ -882,6 +1000,8 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 		st->launch_probe_failed = l.failed;
 	}
 	st->lost_stacks = p->skel->bss->lost_stacks + ls.stacks_lost;
+	st->dropped_nodes = p->skel->bss->dropped_nodes;
+	st->node_sites_lost = p->skel->bss->node_sites_lost;
 	st->dropped = p->skel->bss->dropped_sites + p->skel->bss->dropped_launches + p->skel->bss->dropped_waits +
 		      p->skel->bss->dropped_files + p->st.files_dropped;
 }

@@ -15,6 +15,7 @@ struct xpu_service;
 struct xpu_symbolizer;
 struct xpu_gpu_probes;
 struct xpu_gpu_waiter;
+struct xpu_gpu_nodes;
 
 struct xpu_gpu_probe_sink {
 	/* A call site's CPU frames (root first, launch machinery trimmed),
@@ -36,8 +37,18 @@ struct xpu_gpu_probe_sink {
 	void (*wait_begin)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp, int kind,
 			   int blind, uint64_t token);
 	void (*wait_frames)(void *arg, uint64_t token, const uint32_t *frames, uint32_t n);
-	/* It returned from one: sp is the stack pointer after the return. */
+	/* It returned from one, or from a node run: sp is the stack pointer
+	 * after the return. */
 	void (*wait_end)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp);
+	/* A thread made an autograd node (the node probes, gpu_stitch.h) from
+	 * the making site key (0: its stack not taken).  token non-zero: the
+	 * site is new, its frames follow as wait_frames(token). */
+	void (*node_made)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t node, uint32_t key,
+			  uint64_t token);
+	/* A thread began running node at time with stack pointer sp; blind:
+	 * its return may go unseen. */
+	void (*node_run)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp, uint64_t node,
+			 int blind);
 	void *arg;
 };
 
@@ -46,6 +57,7 @@ struct xpu_gpu_probe_stats {
 	uint64_t sites_dwarf;		/* of which unwound with DWARF */
 	uint64_t sites_fp_only;		/* frame pointers only: too many unwinds waited */
 	uint32_t sites_unwinding;	/* waiting for the service thread now */
+	uint32_t nodes_unwinding;	/* of which node making sites */
 	uint64_t launches;		/* launches counted by the launch-only probes */
 	uint64_t launch_stacks;		/* call-site stacks they captured */
 	uint64_t lost_stacks;		/* call sites counted without a stack */
@@ -62,6 +74,14 @@ struct xpu_gpu_probe_stats {
 	uint64_t waits;			/* waiter entries reported */
 	uint64_t waits_blind;		/* of which with no probe on their return yet */
 	uint32_t waiter_fns;		/* waiter functions probed (per file) */
+	uint64_t nodes;			/* node makings reported */
+	uint64_t node_sites;		/* of which from new making sites, with their stack */
+	uint64_t node_sites_lost;	/* from new making sites past a process's limit, no stack */
+	uint64_t node_sites_deferred;	/* new making sites left for a later making (unwinds busy) */
+	uint64_t runs;			/* node runs reported */
+	uint64_t runs_blind;		/* of which with no probe on their return yet */
+	uint64_t dropped_nodes;		/* node makings and runs lost (ring over its share) */
+	uint32_t node_fns;		/* node functions probed (per file) */
 	int watching;			/* new mappings of CUDA files are seen */
 	int no_launch_only;		/* the launch-only programs did not load */
 };
@@ -82,6 +102,8 @@ int xpu_gpu_probes_drain(struct xpu_gpu_probes *p);
 /* The waiter functions (gpu_stitch.h) to probe in the files injected
  * processes map from now on. */
 void xpu_gpu_probes_waiters(struct xpu_gpu_probes *p, const struct xpu_gpu_waiter *w, int n);
+/* The node probes (gpu_stitch.h) likewise. */
+void xpu_gpu_probes_nodes(struct xpu_gpu_probes *p, const struct xpu_gpu_nodes *n);
 /* A process connected: probe the library copy it has mapped (once per file)
  * and the waiter functions of the files it maps, and leave its launches to
  * CUPTI.  Returns 0 or -1 (reported). */

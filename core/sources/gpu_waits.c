@@ -42,14 +42,54 @@ struct tail {
 	int given_up;
 };
 
+/* The node probes (gpu_stitch.h).  Nodes made: a table of fixed size by
+ * (pid, address), a few slots tried per key; a new node takes a free slot,
+ * one of its own process or one not used for NODE_OLD_NS, else it is not
+ * kept (one process's flood cannot push out another's nodes).  An address
+ * that a later node reuses is simply taken over.  Each node names its
+ * making site (the BPF program's key); the sites, with their stacks, are a
+ * second such table by (pid, key). */
+#define NODE_SLOTS 65536
+#define SITE_SLOTS 16384
+#define NODE_TRIES 8
+#define NODE_OLD_NS (60ULL * 1000000000ULL)
+/* Making sites whose frames are being unwound, and runs kept (the newest). */
+#define NODE_PENDING 1024
+#define MAX_RUNS 8192
+
+struct node {
+	uint32_t pid, key;
+	uint64_t addr, time;
+};
+
+struct msite {
+	uint32_t pid, key;
+	uint32_t stack;		/* the making thread's frames (a dictionary stack) */
+	int have;		/* they came */
+	uint32_t pending;	/* the frame that stands for them in stacks made before */
+	uint64_t token, time;	/* time: its last making */
+};
+
+struct run {
+	uint32_t pid, tid;
+	int blind;
+	uint64_t node, begin, end, sp;
+};
+
 struct xpu_gpu_waits {
 	struct xpu_dict *d;
+	struct node *nodes;		/* NODE_SLOTS */
+	struct msite *sites;		/* SITE_SLOTS */
+	struct { uint64_t token; uint32_t slot; } pend[NODE_PENDING];
+	uint32_t npend;
+	struct run runs[MAX_RUNS];	/* a ring, nruns the next one's place */
+	uint64_t nruns;
 	struct wait *v;
 	uint32_t n, cap;
 	struct tail *t;
 	uint32_t nt, tcap;
 	uint32_t marker[XPU_STITCH_KINDS];
-	uint32_t waiting_label, tail_label, lost;
+	uint32_t waiting_label, tail_label, making_label, lost;
 	struct { uint64_t token; uint32_t site, api, stack; } cache[CACHE];
 	struct xpu_gpu_waits_stats st;
 };
@@ -60,10 +100,17 @@ struct xpu_gpu_waits *xpu_gpu_waits_new(struct xpu_dict *d)
 	if (!w)
 		return NULL;
 	w->d = d;
+	if (!(w->nodes = calloc(NODE_SLOTS, sizeof(*w->nodes))) ||
+	    !(w->sites = calloc(SITE_SLOTS, sizeof(*w->sites)))) {
+		free(w->nodes);
+		free(w);
+		return NULL;
+	}
 	for (int k = 1; k < XPU_STITCH_KINDS; k++)
 		w->marker[k] = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, xpu_gpu_stitch_marker(k)), 0);
 	w->waiting_label = xpu_dict_cstr(d, "[waiting thread's stack]");
 	w->tail_label = xpu_dict_cstr(d, "[launching thread's frames]");
+	w->making_label = xpu_dict_cstr(d, "[forward stack of the node]");
 	w->lost = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[stack not captured]"), 0);
 	return w;
 }
@@ -75,14 +122,26 @@ static void settle(struct xpu_gpu_waits *w, struct wait *x)
 	free(x->frames);
 }
 
+/* A making site's slot goes (taken over, or its process left). */
+static void site_settle(struct xpu_gpu_waits *w, struct msite *x)
+{
+	if (x->pending && !x->have)
+		xpu_dict_frame_expand(w->d, x->pending, &w->lost, 1);
+	*x = (struct msite){ 0 };
+}
+
 void xpu_gpu_waits_free(struct xpu_gpu_waits *w)
 {
 	if (!w)
 		return;
 	for (uint32_t i = 0; i < w->n; i++)
 		free(w->v[i].frames);
+	for (uint32_t i = 0; i < SITE_SLOTS && w->sites; i++)
+		site_settle(w, &w->sites[i]);
 	free(w->v);
 	free(w->t);
+	free(w->nodes);
+	free(w->sites);
 	free(w);
 }
 
@@ -132,14 +191,138 @@ void xpu_gpu_waits_begin(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, ui
 	w->st.waits++;
 }
 
+static void node_frames(struct xpu_gpu_waits *w, uint64_t token, const uint32_t *frames, uint32_t n)
+{
+	for (uint32_t i = 0; i < w->npend; i++) {
+		if (w->pend[i].token != token)
+			continue;
+		struct msite *x = &w->sites[w->pend[i].slot];
+		w->pend[i] = w->pend[--w->npend];
+		if (x->token != token)	/* taken over meanwhile */
+			return;
+		if (n > PART_MAX)
+			frames += n - PART_MAX, n = PART_MAX;
+		if (!n)
+			frames = &w->lost, n = 1;
+		x->stack = xpu_dict_stack(w->d, frames, n);
+		x->have = 1;
+		if (x->pending)
+			xpu_dict_frame_expand(w->d, x->pending, frames, n);
+		return;
+	}
+}
+
+static uint32_t slot_of(uint32_t pid, uint64_t addr, int k, uint32_t slots)
+{
+	return (uint32_t)((xpu_hash_u64(addr ^ (uint64_t)pid << 48) + (uint64_t)k) % slots);
+}
+
+static struct node *node_find(struct xpu_gpu_waits *w, uint32_t pid, uint64_t addr)
+{
+	for (int k = 0; k < NODE_TRIES; k++) {
+		struct node *x = &w->nodes[slot_of(pid, addr, k, NODE_SLOTS)];
+		if (x->addr == addr && x->pid == pid)
+			return x;
+	}
+	return NULL;
+}
+
+static struct msite *site_find(struct xpu_gpu_waits *w, uint32_t pid, uint32_t key)
+{
+	for (int k = 0; k < NODE_TRIES && key; k++) {
+		struct msite *x = &w->sites[slot_of(pid, key, k, SITE_SLOTS)];
+		if (x->key == key && x->pid == pid)
+			return x;
+	}
+	return NULL;
+}
+
+/* The slot for a new making site (its stack to come as token). */
+static int site_new(struct xpu_gpu_waits *w, uint32_t pid, uint32_t key, uint64_t time, uint64_t token)
+{
+	struct msite *x = site_find(w, pid, key);
+	for (int k = 0; k < NODE_TRIES && !x; k++) {
+		struct msite *y = &w->sites[slot_of(pid, key, k, SITE_SLOTS)];
+		if (!y->key || y->time + NODE_OLD_NS < time)
+			x = y;
+	}
+	if (!x || w->npend == NODE_PENDING)
+		return -1;
+	site_settle(w, x);
+	*x = (struct msite){ .pid = pid, .key = key, .token = token, .time = time };
+	w->pend[w->npend++] = (typeof(w->pend[0])){ token, (uint32_t)(x - w->sites) };
+	return 0;
+}
+
+void xpu_gpu_waits_node(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t addr,
+			uint32_t key, uint64_t token)
+{
+	struct node *x = node_find(w, pid, addr);
+	for (int k = 0; k < NODE_TRIES && !x; k++) {
+		struct node *y = &w->nodes[slot_of(pid, addr, k, NODE_SLOTS)];
+		if (!y->addr || (y->pid == pid && y->time < time) || y->time + NODE_OLD_NS < time)
+			x = y;
+	}
+	w->st.nodes++;
+	if (!x || (token && site_new(w, pid, key, time, token) < 0)) {
+		w->st.nodes_dropped++;
+		return;
+	}
+	*x = (struct node){ .pid = pid, .key = key, .addr = addr, .time = time };
+	struct msite *m = site_find(w, pid, key);
+	if (m)
+		m->time = time;
+}
+
+/* Runs of the thread entered at or below sp are over (as waits). */
+static void runs_close(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp,
+		       int inclusive)
+{
+	for (uint32_t i = 0; i < MAX_RUNS && i < w->nruns; i++) {
+		struct run *r = &w->runs[i];
+		if (r->pid == pid && r->tid == tid && !r->end && (r->sp < sp || (inclusive && r->sp == sp)))
+			r->end = time > r->begin ? time : r->begin + 1;
+	}
+}
+
+void xpu_gpu_waits_run(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp,
+		       uint64_t node, int blind)
+{
+	runs_close(w, pid, tid, time, sp, 1);
+	w->runs[w->nruns++ % MAX_RUNS] = (struct run){ .pid = pid, .tid = tid, .blind = blind, .node = node,
+						       .begin = time, .sp = sp };
+	w->st.runs++;
+}
+
+/* The making site of the node that tid of pid ran at time (the innermost
+ * run), where its making was seen. */
+static struct msite *node_at(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	uint64_t n = w->nruns < MAX_RUNS ? w->nruns : MAX_RUNS;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct run *r = &w->runs[(w->nruns - 1 - i) % MAX_RUNS];
+		if (r->begin + 2 * KEEP_NS < time)
+			break;
+		if (r->pid != pid || r->tid != tid || r->begin > time || (r->end && time >= r->end))
+			continue;
+		if (r->blind)
+			return NULL;
+		const struct node *x = node_find(w, pid, r->node);
+		return x && x->time < r->begin ? site_find(w, pid, x->key) : NULL;
+	}
+	return NULL;
+}
+
 void xpu_gpu_waits_frames(struct xpu_gpu_waits *w, uint64_t token, const uint32_t *frames, uint32_t n)
 {
 	struct wait *x = NULL;
 	for (uint32_t i = 0; i < w->n && !x; i++)
 		if (w->v[i].token == token && !w->v[i].have)
 			x = &w->v[i];
-	if (!x)
+	if (!x) {
+		node_frames(w, token, frames, n);
 		return;
+	}
 	if (n > PART_MAX)	/* the leaf end, where the waiter is */
 		frames += n - PART_MAX, n = PART_MAX;
 	if (!n)
@@ -156,6 +339,7 @@ void xpu_gpu_waits_frames(struct xpu_gpu_waits *w, uint64_t token, const uint32_
 void xpu_gpu_waits_end(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp)
 {
 	close_below(w, pid, tid, time, sp, 0);
+	runs_close(w, pid, tid, time, sp, 0);
 }
 
 static const struct wait *wait_at(const struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time)
@@ -253,11 +437,48 @@ static uint32_t site_part(struct xpu_gpu_waits *w, uint32_t site, uint32_t *out)
 	return 1;
 }
 
+/* The stack of a launch a node made while its run: under the frames of the
+ * forward call that made the node. */
+static uint32_t node_stitch(struct xpu_gpu_waits *w, struct msite *x, uint32_t site, uint32_t api)
+{
+	uint32_t frames[2 * PART_MAX + 2], n = 1;
+	uint32_t slot = (uint32_t)(xpu_hash_u64(x->token ^ ((uint64_t)site << 32 | api)) % CACHE);
+	w->st.node_stitched++;
+	if (w->cache[slot].token == x->token && w->cache[slot].site == site && w->cache[slot].api == api &&
+	    xpu_dict_stack_valid(w->d, w->cache[slot].stack))
+		return w->cache[slot].stack;
+	if (x->have) {
+		const uint32_t *made = xpu_dict_stack_get(w->d, x->stack, &n);
+		if (!made || n > PART_MAX)
+			return 0;
+		memcpy(frames, made, n * sizeof(uint32_t));
+	} else if (x->pending || (x->pending = xpu_dict_frame_pending(w->d, XPU_FRAME_INFO, w->making_label, 0))) {
+		frames[0] = x->pending;
+	} else {
+		return 0;
+	}
+	frames[n++] = w->marker[XPU_STITCH_NODE];
+	uint32_t k = site_part(w, site, frames + n);
+	int final = x->have && !(k == 1 && xpu_dict_frame_get(w->d, frames[n])->name == w->tail_label);
+	n += k;
+	frames[n++] = api;
+	uint32_t stack = xpu_dict_stack(w->d, frames, n);
+	if (stack && final)
+		w->cache[slot] = (typeof(w->cache[0])){ x->token, site, api, stack };
+	return stack;
+}
+
 uint32_t xpu_gpu_waits_stitch(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time,
 			      uint32_t site, uint32_t api)
 {
 	uint32_t frames[2 * PART_MAX + 2], n = 0;
 	struct wait *x;
+	struct msite *made;
+	if (site && w->nruns && (made = node_at(w, pid, tid, time))) {
+		uint32_t stack = node_stitch(w, made, site, api);
+		if (stack)
+			return stack;
+	}
 	if (!w->n || !site || !(x = (struct wait *)wait_at(w, pid, tid, time)))
 		return 0;
 	w->st.stitched++;
@@ -290,6 +511,9 @@ void xpu_gpu_waits_mark(const struct xpu_gpu_waits *w, struct xpu_dict *d)
 {
 	for (uint32_t i = 0; w && i < CACHE; i++)
 		xpu_dict_mark_stack(d, w->cache[i].stack);
+	for (uint32_t i = 0; w && i < SITE_SLOTS; i++)
+		if (w->sites[i].have)
+			xpu_dict_mark_stack(d, w->sites[i].stack);
 }
 
 /* Expands the tail of a call site whose names all came (trimmed), or that
@@ -336,6 +560,15 @@ void xpu_gpu_waits_tick(struct xpu_gpu_waits *w, uint64_t now)
 
 void xpu_gpu_waits_forget(struct xpu_gpu_waits *w, uint32_t pid)
 {
+	for (uint32_t i = 0; w && i < NODE_SLOTS; i++)
+		if (w->nodes[i].pid == pid)
+			w->nodes[i] = (struct node){ 0 };
+	for (uint32_t i = 0; w && i < SITE_SLOTS; i++)
+		if (w->sites[i].pid == pid)
+			site_settle(w, &w->sites[i]);
+	for (uint32_t i = 0; w && i < MAX_RUNS; i++)
+		if (w->runs[i].pid == pid)
+			w->runs[i].pid = 0;
 	for (uint32_t i = 0; w && i < w->n;) {
 		if (w->v[i].pid == pid)
 			drop(w, i);

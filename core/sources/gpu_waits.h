@@ -24,6 +24,10 @@ struct xpu_gpu_waits_stats {
 	uint64_t stitched;	/* launches given a stitched stack */
 	uint64_t dropped;	/* waits not kept (too many open at once) */
 	uint64_t untrimmed;	/* call sites stitched whole: their names never all came */
+	uint64_t nodes;		/* node makings seen */
+	uint64_t nodes_dropped;	/* not kept (their slots taken, or too many unwinding) */
+	uint64_t runs;		/* node runs seen */
+	uint64_t node_stitched;	/* launches given their node's forward stack */
 };
 
 struct xpu_gpu_waits *xpu_gpu_waits_new(struct xpu_dict *d);
@@ -41,10 +45,23 @@ void xpu_gpu_waits_frames(struct xpu_gpu_waits *w, uint64_t token, const uint32_
  * waits entered below it are over. */
 void xpu_gpu_waits_end(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp);
 
+/* The node probes (gpu_stitch.h): thread tid of pid made the node at
+ * address addr at time, from the making site key (0: none known); token
+ * non-zero: a new site, whose frames will come as
+ * xpu_gpu_waits_frames(token). */
+void xpu_gpu_waits_node(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t addr,
+			uint32_t key, uint64_t token);
+/* Thread tid began running node at time with stack pointer sp; it ends
+ * with xpu_gpu_waits_end() above sp.  blind: its end may go unseen (not
+ * stitched under). */
+void xpu_gpu_waits_run(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp,
+		       uint64_t node, int blind);
+
 /* The stack of a launch by tid of pid at time from the call site whose
  * frame is site (root-first frames, expanded in place) with the launch API
- * frame api: stitched under the earliest wait of another thread of pid
- * open at that time, or 0 when there is none. */
+ * frame api: under the forward stack of the node tid ran at that time when
+ * its making was seen, else under the earliest wait of another thread of
+ * pid open at that time, or 0 when there is none. */
 uint32_t xpu_gpu_waits_stitch(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time,
 			      uint32_t site, uint32_t api);
 

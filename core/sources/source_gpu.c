@@ -840,6 +840,17 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 			      " with no end probe yet), %" PRIu64 " launches stitched", st.waiter_fns,
 			      st.waiter_fns == 1 ? "" : "s", ws.waits, st.waits_blind, ws.stitched);
 	}
+	if (st.node_fns && n > 0 && (size_t)n < size) {
+		struct xpu_gpu_waits_stats ws;
+		xpu_gpu_waits_stats(g->stitch, &ws);
+		n += snprintf(buf + n, size - (size_t)n,
+			      "; nodes: %u function%s probed, %" PRIu64 " made from %" PRIu64 " making sites (%" PRIu64
+			      " lost, %" PRIu64 " taken again later, %" PRIu64 " not kept, %" PRIu64
+			      " from sites past the limit), %" PRIu64
+			      " runs (%" PRIu64 " with no end probe yet), %" PRIu64 " launches under their forward site",
+			      st.node_fns, st.node_fns == 1 ? "" : "s", st.nodes, st.node_sites, st.dropped_nodes,
+			      st.node_sites_deferred, ws.nodes_dropped, st.node_sites_lost, st.runs, st.runs_blind, ws.node_stitched);
+	}
 	if (g->problem[0] && n > 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, "; %s", g->problem);
 	return st.launches;
@@ -1073,6 +1084,20 @@ static void probe_wait_end(void *arg, uint32_t pid, uint32_t tid, uint64_t time,
 	xpu_gpu_waits_end(g->stitch, pid, tid, time, sp);
 }
 
+static void probe_node_made(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t node, uint32_t key,
+			    uint64_t token)
+{
+	struct gpu_source *g = arg;
+	xpu_gpu_waits_node(g->stitch, pid, tid, time, node, key, token);
+}
+
+static void probe_node_run(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint64_t sp, uint64_t node,
+			   int blind)
+{
+	struct gpu_source *g = arg;
+	xpu_gpu_waits_run(g->stitch, pid, tid, time, sp, node, blind);
+}
+
 /* Each site's stacks stay in use for as long as the process launches. */
 static void mark_sites(void *arg, struct xpu_dict *d)
 {
@@ -1116,7 +1141,7 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		return NULL;
 	}
 	struct xpu_gpu_probe_sink ps = { probe_site, probe_launch, probe_span, probe_wait_begin, probe_wait_frames,
-					 probe_wait_end, g };
+					 probe_wait_end, probe_node_made, probe_node_run, g };
 	if (o->probes && xpu_gpu_probes_start(o->probes, &ps) == 0)
 		g->probes = o->probes;
 	else if (o->probes)
@@ -1129,6 +1154,8 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		probes_mode(g);
 		/* Without call sites there is no launch stack to stitch. */
 		xpu_gpu_probes_waiters(g->probes, o->waiters, o->no_stacks ? 0 : o->nwaiters);
+		if (o->nodes && !o->no_stacks)
+			xpu_gpu_probes_nodes(g->probes, o->nodes);
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_PROBES };
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, xpu_gpu_probes_fd(g->probes), &ev);
 	} else {

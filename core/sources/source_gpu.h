@@ -8,6 +8,7 @@
 
 struct xpu_gpu_probes;
 struct xpu_gpu_waiter;
+struct xpu_gpu_nodes;
 struct xpu_service;
 struct xpu_session;
 struct xpu_source;
@@ -40,6 +41,8 @@ struct xpu_gpu_source_opts {
 	 * waits in one are shown under its stack. */
 	const struct xpu_gpu_waiter *waiters;
 	int nwaiters;
+	/* The node probes (gpu_stitch.h), NULL: off. */
+	const struct xpu_gpu_nodes *nodes;
 };
 
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,

@@ -7,7 +7,7 @@
 # must show under the main thread's stack, those it launches while the main
 # thread waits elsewhere must not, and another process's must not either.
 # Needs root.
-# test-timeout: 120
+# test-timeout: 180
 . tests/lib.sh
 need_root
 Q="python3 tests/jsonq.py"
@@ -112,5 +112,84 @@ as_nobody "$THROW" "$FAKE" 10 > "$T_TMP/throw.out" 2> "$T_TMP/throw.prog" ||
 expect_grep '"caught": 5' "$T_TMP/throw.out"
 xp_ok $X
 $Q gpu_status_had "waiters: 1 function probed, 10 waits" < "$T_TMP/throw.json" || fail "the waiter was not probed"
+
+NODES=create=gpu_waiter:standin_make_node:*arg1,run=gpu_waiter:standin_evaluate_function:arg1
+
+t a_nodes_backward_kernels_show_under_the_forward_call_that_made_it
+# (the node probes, --gpu-nodes: the stand-in makes nodes A and B in
+# layer_a_forward and layer_b_forward, then its worker runs A, B and C,
+# never made, while the main thread waits)
+"$XPUTOP" -b -j --gpu-exact -n 10 -d 0.5 --window 60 --gpu-waiters "$WAITER" --gpu-nodes="$NODES" \
+	-w "$T_TMP/nodes.xpr" > "$T_TMP/nodes.json" 2> "$T_TMP/nodes.err" &
+X=$!
+wait_json "$T_TMP/nodes.json"
+as_nobody "$PROG" "$FAKE" 3 nodes > "$T_TMP/nodes.expected" 2> "$T_TMP/nodes.perr" ||
+	fail "the program failed: $(cat "$T_TMP/nodes.perr")"
+xp_ok $X
+$Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_a_kernel 90 "forward site" main standin_step layer_a_forward \
+	standin_make_node "[backward]" standin_engine_thread standin_run_nodes standin_evaluate_function \
+	cudaLaunchKernel < "$T_TMP/nodes.json" || fail "node A's kernels are not under layer_a_forward"
+$Q gpu_stacks_lack "$T_TMP/nodes.expected" node_a_kernel layer_b_forward layer_e_forward layer_f_forward \
+	start_thread < "$T_TMP/nodes.json" || fail "node A's kernels under something else too"
+
+t b_each_node_sits_under_its_own_forward_call
+$Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_b_kernel 90 "forward site" main standin_step layer_b_forward \
+	standin_make_node "[backward]" standin_evaluate_function < "$T_TMP/nodes.json" ||
+	fail "node B's kernels are not under layer_b_forward"
+$Q gpu_stacks_lack "$T_TMP/nodes.expected" node_b_kernel layer_a_forward < "$T_TMP/nodes.json" ||
+	fail "node B's kernels under layer_a_forward"
+# Nodes E and F: one class, made by one function at one depth, from two
+# callers (as one Python module's forward serves two modules): each under
+# its own.
+$Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_e_kernel 90 "forward site" main standin_step layer_e_forward \
+	standin_linear standin_make_node "[backward]" standin_evaluate_function < "$T_TMP/nodes.json" ||
+	fail "node E's kernels are not under layer_e_forward"
+$Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_f_kernel 90 "forward site" main standin_step layer_f_forward \
+	standin_linear standin_make_node "[backward]" standin_evaluate_function < "$T_TMP/nodes.json" ||
+	fail "node F's kernels are not under layer_f_forward"
+$Q gpu_stacks_lack "$T_TMP/nodes.expected" node_f_kernel layer_e_forward < "$T_TMP/nodes.json" ||
+	fail "node F's kernels under layer_e_forward"
+# (and the forward's own kernels beside them, launched by the main thread)
+$Q gpu_stitched "$T_TMP/nodes.expected" a_forward_kernel "same thread" main standin_step layer_a_forward \
+	cudaLaunchKernel < "$T_TMP/nodes.json" || fail "layer A's forward kernels"
+
+t c_a_node_never_seen_made_keeps_the_waiters_stack
+$Q gpu_stitched "$T_TMP/nodes.expected" node_c_kernel "launched for" main standin_wait_for_worker \
+	"[launched for]" standin_evaluate_function < "$T_TMP/nodes.json" || fail "node C's kernels"
+$Q gpu_stacks_lack "$T_TMP/nodes.expected" node_c_kernel "[backward]" layer_a_forward layer_b_forward \
+	< "$T_TMP/nodes.json" || fail "node C's kernels under a forward site"
+
+t d_nodes_keep_every_kernel_and_the_status_counts_them
+$Q gpu_stack_pct 100 < "$T_TMP/nodes.json" || fail "kernels without their launch"
+$Q gpu_pid_kernels "$T_TMP/nodes.expected" < "$T_TMP/nodes.json" || fail "the kernel totals"
+$Q gpu_status_had "nodes: 2 functions probed, " < "$T_TMP/nodes.json" || fail "no node probes in the status"
+$Q gpu_status_had " lost, 0 taken again later, 0 not kept, 0 from sites past the limit)" < "$T_TMP/nodes.json" ||
+	fail "nodes not kept"
+# A stack is taken once a making site, not once a node: four sites, every
+# step making the same four nodes (A, B, E, F) again.
+$Q gpu_status_last " made from 4 making sites " < "$T_TMP/nodes.json" || fail "making sites not told apart"
+$Q gpu_status_had " launches under their forward site" < "$T_TMP/nodes.json" || fail "no count of them"
+
+t e_a_replay_shows_the_same_forward_sites
+"$XPUTOP" -r "$T_TMP/nodes.xpr" -b -j --window 60 > "$T_TMP/nreplay.json" 2> "$T_TMP/nreplay.err" ||
+	fail "replay failed: $(cat "$T_TMP/nreplay.err")"
+for k in node_a_kernel node_b_kernel node_e_kernel node_f_kernel; do
+	L=$(echo "$k" | sed 's/node_\(.\)_kernel/layer_\1_forward/')
+	$Q gpu_stitched_mostly "$T_TMP/nodes.expected" $k 90 "forward site" main "$L" "[backward]" standin_evaluate_function \
+		< "$T_TMP/nreplay.json" || fail "the replay's $k"
+done
+$Q gpu_stitched "$T_TMP/nodes.expected" node_c_kernel "launched for" "[launched for]" \
+	< "$T_TMP/nreplay.json" || fail "the replay's node C"
+
+t f_without_the_node_probes_backward_kernels_stay_under_the_waiter
+"$XPUTOP" -b -j --gpu-exact -n 6 -d 0.5 --window 60 --gpu-waiters "$WAITER" > "$T_TMP/nonodes.json" \
+	2> "$T_TMP/nonodes.err" &
+X=$!
+wait_json "$T_TMP/nonodes.json"
+as_nobody "$PROG" "$FAKE" 1 nodes > "$T_TMP/nn.expected" 2> /dev/null || fail "the program failed"
+xp_ok $X
+$Q gpu_stitched "$T_TMP/nn.expected" node_a_kernel "launched for" standin_wait_for_worker "[launched for]" \
+	standin_evaluate_function < "$T_TMP/nonodes.json" || fail "node A's kernels without --gpu-nodes"
+$Q gpu_status_lacks "nodes: " < "$T_TMP/nonodes.json" || fail "node probes on without --gpu-nodes"
 
 finish

@@ -8,9 +8,17 @@
  * any wait.  The main thread launches one kernel inside the waiter itself.  Launches and kernels go through the fake-CUPTI injection
  * library (libxputop_inject_fake.so), as gpu_standin's do.
  *
- * Usage: gpu_waiter LIB SECONDS [free]
+ * Usage: gpu_waiter LIB SECONDS [free|nodes]
  *   free: the main thread never enters the waiter (it polls for every job),
  *         so none of the worker's launches is made inside a wait.
+ *   nodes: as autograd makes and runs nodes (the node probes, issue 26):
+ *         the forward's layer_a_forward and layer_b_forward each make a node
+ *         (standin_make_node, given an edge whose first word is the node);
+ *         the worker runs nodes A, B and C, never made
+ *         (standin_evaluate_function, given the node), each launching its
+ *         kernel, while the main thread waits in the waiter.  Nodes E and F
+ *         are made alike from layer_e_forward and layer_f_forward, but for
+ *         the caller's caller (standin_linear below).
  * Prints the kernels' totals as JSON lines, as gpu_standin does. */
 #include <pthread.h>
 #include <stdint.h>
@@ -25,7 +33,8 @@
 #define RUNTIME 2
 #define CBID_LAUNCH_KERNEL 211	/* cudaLaunchKernel_v7000 */
 
-enum { JOB_NONE, JOB_BACKWARD, JOB_OUTSIDE, JOB_QUIT };
+enum { JOB_NONE, JOB_BACKWARD, JOB_OUTSIDE, JOB_NODES, JOB_QUIT };
+#define KINDS 10
 
 static void (*launch)(uint32_t, uint32_t, uint32_t, const char *);
 static void (*kernel)(const char *, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t);
@@ -34,7 +43,20 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int job, done, first_backward = 1;
 static uint32_t corr;
 static uint64_t clock_ns;
-static struct { const char *name; uint64_t calls, ns; } totals[5];
+static struct { const char *name; uint64_t calls, ns; } totals[KINDS];
+
+/* autograd's Node (its vtable pointer first) and Edge (the node first). */
+struct node {
+	const void *vptr;
+	const char *kernel;
+};
+struct edge {
+	struct node *node;
+	uint64_t input_nr;
+};
+static struct node node_a = { &node_a, "node_a_kernel" }, node_b = { &node_b, "node_b_kernel" },
+		   node_c = { &node_c, "node_c_kernel" }, node_e = { &node_e, "node_e_kernel" },
+		   node_f = { &node_e, "node_f_kernel" };
 
 static uint64_t now(void)
 {
@@ -54,7 +76,7 @@ static void run_kernel(const char *name, uint64_t dur)
 	uint64_t start = clock_ns > now() ? clock_ns : now();
 	kernel(name, start, start + dur, c, 0, 7, 0);
 	clock_ns = start + dur;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < KINDS; i++) {
 		if (!totals[i].name || strcmp(totals[i].name, name) == 0) {
 			totals[i].name = name;
 			totals[i].calls++;
@@ -74,6 +96,34 @@ __attribute__((noinline)) void standin_mm_backward(void)
 __attribute__((noinline)) void standin_outside_launch(void)
 {
 	run_kernel("outside_kernel", 500000);
+}
+
+/* autograd's set_gradient_edge(const Tensor&, Edge): the forward made a node. */
+__attribute__((noinline)) void standin_make_node(const void *tensor, const struct edge *e)
+{
+	__asm__ volatile("" : : "r"(tensor), "r"(e) : "memory");
+}
+
+/* Engine::evaluate_function(graph_task, node): a node's backward.  The
+ * first takes as long as a real first one: xputop probes where it returns
+ * to when it sees it, and finds the worker still inside it. */
+__attribute__((noinline)) void standin_evaluate_function(void *graph_task, struct node *n)
+{
+	static int first = 1;
+	if (first) {
+		first = 0;
+		usleep(300000);
+	}
+	run_kernel(n->kernel, 300000);
+	__asm__ volatile("" : : "r"(graph_task) : "memory");
+}
+
+/* From one call site, as autograd's thread_main loop. */
+__attribute__((noinline)) void standin_run_nodes(void)
+{
+	struct node *ready[] = { &node_a, &node_b, &node_c, &node_e, &node_f };
+	for (int i = 0; i < 5; i++)
+		standin_evaluate_function(NULL, ready[i]);
 }
 
 /* The engine thread: runs the jobs the main thread posts. */
@@ -96,6 +146,8 @@ __attribute__((noinline)) void *standin_engine_thread(void *arg)
 		}
 		if (j == JOB_BACKWARD)
 			standin_mm_backward();
+		else if (j == JOB_NODES)
+			standin_run_nodes();
 		else
 			standin_outside_launch();
 		pthread_mutex_lock(&lock);
@@ -147,9 +199,49 @@ __attribute__((noinline)) void standin_forward(void)
 	run_kernel("forward_kernel", 2000000);
 }
 
+__attribute__((noinline)) void layer_a_forward(void)
+{
+	struct edge e = { &node_a, 0 };
+	run_kernel("a_forward_kernel", 200000);
+	standin_make_node(&e, &e);
+}
+
+__attribute__((noinline)) void layer_b_forward(void)
+{
+	struct edge e = { &node_b, 0 };
+	run_kernel("b_forward_kernel", 200000);
+	standin_make_node(&e, &e);
+}
+
+/* Nodes E and F are of one class (one vtable), made by one function
+ * (standin_linear, as a Python module's forward makes the same node from
+ * whichever module calls it) at the same depth: only the order of the
+ * makings tells them apart. */
+__attribute__((noinline)) void standin_linear(struct node *n)
+{
+	struct edge e = { n, 0 };
+	standin_make_node(&e, &e);
+	__asm__ volatile("" : : : "memory");
+}
+
+__attribute__((noinline)) void layer_e_forward(void)
+{
+	standin_linear(&node_e);
+	__asm__ volatile("" : : : "memory");
+}
+
+__attribute__((noinline)) void layer_f_forward(void)
+{
+	standin_linear(&node_f);
+	__asm__ volatile("" : : : "memory");
+}
+
+/* mode: 0, 1 (free) or 2 (nodes). */
 __attribute__((noinline)) void standin_backward(int free_mode)
 {
-	if (free_mode)
+	if (free_mode == 2)
+		standin_wait_for_worker(JOB_NODES);
+	else if (free_mode)
 		standin_poll_worker(JOB_BACKWARD);
 	else
 		standin_wait_for_worker(JOB_BACKWARD);
@@ -158,6 +250,12 @@ __attribute__((noinline)) void standin_backward(int free_mode)
 __attribute__((noinline)) void standin_step(int free_mode)
 {
 	standin_forward();
+	if (free_mode == 2) {
+		layer_a_forward();
+		layer_b_forward();
+		layer_e_forward();
+		layer_f_forward();
+	}
 	standin_backward(free_mode);
 	standin_poll_worker(JOB_OUTSIDE);
 }
@@ -165,7 +263,7 @@ __attribute__((noinline)) void standin_step(int free_mode)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: gpu_waiter LIB SECONDS [free]\n");
+		fprintf(stderr, "usage: gpu_waiter LIB SECONDS [free|nodes]\n");
 		return 2;
 	}
 	struct fake_lib fk;
@@ -173,7 +271,9 @@ int main(int argc, char **argv)
 		return 1;
 	launch = fk.launch;
 	kernel = fk.kernel;
-	int free_mode = argc > 3 && strcmp(argv[3], "free") == 0;
+	int free_mode = argc > 3 && strcmp(argv[3], "free") == 0   ? 1
+			: argc > 3 && strcmp(argv[3], "nodes") == 0 ? 2
+								    : 0;
 	if (fake_lib_connect(&fk, "gpu_waiter") < 0)
 		return 1;
 	pthread_t worker;
@@ -181,6 +281,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpu_waiter: cannot start the worker\n");
 		return 1;
 	}
+	/* A training script builds its model before its first step: xputop,
+	 * loaded, probes the node functions meanwhile (makings before that
+	 * are not seen, and their nodes keep the waiter's stack). */
+	if (free_mode == 2)
+		usleep(1000000);
 	uint64_t end = now() + (uint64_t)(atof(argv[2]) * 1e9);
 	while (now() < end) {
 		standin_step(free_mode);
@@ -188,7 +293,7 @@ int main(int argc, char **argv)
 	}
 	post(JOB_QUIT);
 	pthread_join(worker, NULL);
-	for (int i = 0; i < 5 && totals[i].name; i++)
+	for (int i = 0; i < KINDS && totals[i].name; i++)
 		printf("{\"kernel\":\"%s\",\"calls\":%llu,\"total_ns\":%llu,\"pid\":%d}\n", totals[i].name,
 		       (unsigned long long)totals[i].calls, (unsigned long long)totals[i].ns, (int)getpid());
 	fflush(stdout);

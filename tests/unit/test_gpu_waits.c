@@ -221,3 +221,101 @@ TEST(a_site_whose_names_never_all_come_is_stitched_whole_after_10s)
 	xpu_gpu_waits_free(w);
 	xpu_dict_free(&d);
 }
+
+/* The node probes: a node's making site, by the BPF program's key; its
+ * frames come once, with the first making of the site (token). */
+static void made_at(struct xpu_gpu_waits *w, struct xpu_dict *d, uint64_t token, const char *layer)
+{
+	uint32_t f[] = { fr(d, "train.py:step"), fr(d, layer), fr(d, "torch::autograd::impl::set_gradient_edge") };
+	xpu_gpu_waits_frames(w, token, f, 3);
+}
+
+#define MADE(layer) "train.py:step;" layer ";torch::autograd::impl::set_gradient_edge;[backward];" \
+		    "torch::autograd::generated::MmBackward0::apply(...);at::mm;cudaLaunchKernel"
+
+TEST(a_nodes_launches_go_under_its_making_site_and_a_known_site_needs_no_stack_again)
+{
+	struct xpu_dict d;
+	xpu_dict_init(&d);
+	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
+	uint32_t site = engine_site(&d), a = api(&d);
+	xpu_gpu_waits_begin(w, PID, MAIN, 90 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
+	main_frames(w, &d, 1);
+	/* Step 1: nodes 0xa0 (site 11) and 0xb0 (site 12) made, their stacks sent. */
+	xpu_gpu_waits_node(w, PID, MAIN, 80 * MS, 0xa0, 11, 2);
+	made_at(w, &d, 2, "model.py:attn");
+	xpu_gpu_waits_node(w, PID, MAIN, 81 * MS, 0xb0, 12, 3);
+	made_at(w, &d, 3, "model.py:mlp");
+	xpu_gpu_waits_run(w, PID, ENGINE, 100 * MS, 0x5000, 0xa0, 0);
+	uint32_t st = xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, site, a);
+	CHECK_STR(stack_text(&d, st), MADE("model.py:attn"));
+	CHECK_INT(xpu_gpu_stack_stitch(&d, st), ==, XPU_STITCH_NODE);
+	xpu_gpu_waits_end(w, PID, ENGINE, 102 * MS, 0x5008);
+	/* Outside a run: the waiter's stack. */
+	CHECK_STR(stack_text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 103 * MS, site, a)), STITCHED);
+	/* Step 2: the same sites make nodes at other addresses, keys alone. */
+	xpu_gpu_waits_node(w, PID, MAIN, 180 * MS, 0xc0, 12, 0);
+	xpu_gpu_waits_node(w, PID, MAIN, 181 * MS, 0xd0, 11, 0);
+	xpu_gpu_waits_run(w, PID, ENGINE, 200 * MS, 0x5000, 0xc0, 0);
+	CHECK_STR(stack_text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 201 * MS, site, a)), MADE("model.py:mlp"));
+	xpu_gpu_waits_run(w, PID, ENGINE, 202 * MS, 0x5000, 0xd0, 0);
+	CHECK_STR(stack_text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 203 * MS, site, a)), MADE("model.py:attn"));
+	struct xpu_gpu_waits_stats s;
+	xpu_gpu_waits_stats(w, &s);
+	CHECK_INT(s.nodes, ==, 4);
+	CHECK_INT(s.node_stitched, ==, 3);
+	xpu_gpu_waits_free(w);
+	xpu_dict_free(&d);
+}
+
+TEST(a_node_without_a_known_site_or_made_after_its_run_began_keeps_the_waiters_stack)
+{
+	struct xpu_dict d;
+	xpu_dict_init(&d);
+	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
+	uint32_t site = engine_site(&d), a = api(&d);
+	xpu_gpu_waits_begin(w, PID, MAIN, 90 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
+	main_frames(w, &d, 1);
+	xpu_gpu_waits_node(w, PID, MAIN, 80 * MS, 0xa0, 0, 0);		/* key 0: no stack taken */
+	xpu_gpu_waits_node(w, PID, MAIN, 81 * MS, 0xb0, 99, 0);		/* a site never sent */
+	xpu_gpu_waits_run(w, PID, ENGINE, 100 * MS, 0x5000, 0xa0, 0);
+	CHECK_STR(stack_text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, site, a)), STITCHED);
+	xpu_gpu_waits_run(w, PID, ENGINE, 102 * MS, 0x5000, 0xb0, 0);
+	CHECK_STR(stack_text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 103 * MS, site, a)), STITCHED);
+	/* A node at an address made again after its run began: not that one. */
+	xpu_gpu_waits_node(w, PID, MAIN, 110 * MS, 0xe0, 13, 2);
+	made_at(w, &d, 2, "model.py:attn");
+	xpu_gpu_waits_run(w, PID, ENGINE, 105 * MS, 0x5000, 0xe0, 0);
+	CHECK_STR(stack_text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 111 * MS, site, a)), STITCHED);
+	/* Another process's site of the same key is its own. */
+	xpu_gpu_waits_node(w, PID + 1, MAIN, 120 * MS, 0xf0, 13, 0);
+	xpu_gpu_waits_run(w, PID + 1, ENGINE, 121 * MS, 0x5000, 0xf0, 0);
+	CHECK_INT(xpu_gpu_waits_stitch(w, PID + 1, ENGINE, 122 * MS, site, a), ==, 0);
+	/* A process that ends takes its sites along. */
+	xpu_gpu_waits_node(w, PID, MAIN, 130 * MS, 0xe0, 13, 0);
+	xpu_gpu_waits_forget(w, PID);
+	xpu_gpu_waits_run(w, PID, ENGINE, 140 * MS, 0x5000, 0xe0, 0);
+	CHECK_INT(xpu_gpu_waits_stitch(w, PID, ENGINE, 141 * MS, site, a), ==, 0);
+	xpu_gpu_waits_free(w);
+	xpu_dict_free(&d);
+}
+
+TEST(the_node_probes_list_reads_both_functions_and_their_argument)
+{
+	struct xpu_gpu_nodes n;
+	char err[256];
+	CHECK_INT(xpu_gpu_nodes_parse(XPU_GPU_NODES_DEFAULT, &n, err, sizeof(err)), ==, 0);
+	CHECK_INT(n.on, ==, 1);
+	CHECK_STR(n.create.file, "libtorch_cpu.so");
+	CHECK_INT(n.create.arg, ==, 1);
+	CHECK_INT(n.create.deref, ==, 1);
+	CHECK_INT(n.run.arg, ==, 2);
+	CHECK_INT(n.run.deref, ==, 0);
+	CHECK_INT(xpu_gpu_nodes_parse("off", &n, err, sizeof(err)), ==, 0);
+	CHECK_INT(n.on, ==, 0);
+	CHECK_INT(xpu_gpu_nodes_parse("create=a.so:f:arg0", &n, err, sizeof(err)), ==, -1);
+	CHECK(strstr(err, "both") != NULL);
+	CHECK_INT(xpu_gpu_nodes_parse("create=a.so:f:arg9,run=a.so:g:arg1", &n, err, sizeof(err)), ==, -1);
+	CHECK_INT(xpu_gpu_nodes_parse("make=a.so:f:arg0,run=a.so:g:arg1", &n, err, sizeof(err)), ==, -1);
+	CHECK(strstr(err, "make=a.so") != NULL);
+}
