@@ -46,9 +46,18 @@ es, et = shares(e)
 line("GPU time (ns)", ps.get("gpu_ns_est"), ps.get("gpu_ns_est_err_pct"), et)
 print(f"  (sampled kernel table's total {st:,.0f} ns)")
 worst = 0.0
-print(f"  top {top} kernels by exact share: sampled share - exact share, points")
+covered = 0
+stated = {k["kernel"]: k.get("share_err_pct") for k in s.get("kernels", [])}
+print(f"  top {top} kernels by exact share: sampled share - exact share, points; the share's stated "
+      f"uncertainty (one standard error), points")
 for k in sorted(es, key=es.get, reverse=True)[:top]:
     d = ss.get(k, 0.0) - es[k]
     worst = max(worst, abs(d))
-    print(f"    {es[k]:6.2f}%  {d:+6.2f}  {k[:70]}")
-print(f"  largest share difference among them: {worst:.2f} points")
+    err = stated.get(k)
+    pts = ss.get(k, 0.0) * err / 100 if err is not None else None
+    ok = pts is not None and abs(d) <= 2 * pts
+    covered += ok
+    print(f"    {es[k]:6.2f}%  {d:+6.2f}  +-{pts if pts is None else f'{pts:.2f}'}{' ' if ok else ' outside 2x '}"
+          f" {k[:70]}")
+print(f"  largest share difference among them: {worst:.2f} points; {covered} of {min(top, len(es))} within "
+      f"twice the stated")
