@@ -437,41 +437,55 @@ static uint32_t site_part(struct xpu_gpu_waits *w, uint32_t site, uint32_t *out)
 	return 1;
 }
 
-/* The stack of a launch a node made while its run: under the frames of the
- * forward call that made the node. */
-static uint32_t node_stitch(struct xpu_gpu_waits *w, struct msite *x, uint32_t site, uint32_t api)
+/* A stitched stack: head (nhead frames: the waiting thread's or the
+ * node's making; NULL while they have not come, *pending then stands for
+ * them, made with label), the marker, the launching thread's part and the
+ * launch API.  Cached by (token, site, api) only once both parts are final
+ * (no stand-in frame left to trim by name): a stack holding one is
+ * rewritten in place anyway. */
+static uint32_t stitch_under(struct xpu_gpu_waits *w, uint64_t token, const uint32_t *head, uint32_t nhead,
+			     uint32_t *pending, uint32_t label, uint32_t marker, uint32_t site, uint32_t api)
 {
-	uint32_t frames[2 * PART_MAX + 2], n = 1;
-	uint32_t slot = (uint32_t)(xpu_hash_u64(x->token ^ ((uint64_t)site << 32 | api)) % CACHE);
-	w->st.node_stitched++;
-	if (w->cache[slot].token == x->token && w->cache[slot].site == site && w->cache[slot].api == api &&
+	uint32_t frames[2 * PART_MAX + 2], n = 0;
+	uint32_t slot = (uint32_t)(xpu_hash_u64(token ^ ((uint64_t)site << 32 | api)) % CACHE);
+	if (w->cache[slot].token == token && w->cache[slot].site == site && w->cache[slot].api == api &&
 	    xpu_dict_stack_valid(w->d, w->cache[slot].stack))
 		return w->cache[slot].stack;
-	if (x->have) {
-		const uint32_t *made = xpu_dict_stack_get(w->d, x->stack, &n);
-		if (!made || n > PART_MAX)
-			return 0;
-		memcpy(frames, made, n * sizeof(uint32_t));
-	} else if (x->pending || (x->pending = xpu_dict_frame_pending(w->d, XPU_FRAME_INFO, w->making_label, 0))) {
-		frames[0] = x->pending;
+	if (head) {
+		memcpy(frames, head, nhead * sizeof(uint32_t));
+		n = nhead;
 	} else {
-		return 0;
+		if (!*pending && !(*pending = xpu_dict_frame_pending(w->d, XPU_FRAME_INFO, label, 0)))
+			return 0;
+		frames[n++] = *pending;
 	}
-	frames[n++] = w->marker[XPU_STITCH_NODE];
+	frames[n++] = marker;
 	uint32_t k = site_part(w, site, frames + n);
-	int final = x->have && !(k == 1 && xpu_dict_frame_get(w->d, frames[n])->name == w->tail_label);
+	int final = head && !(k == 1 && xpu_dict_frame_get(w->d, frames[n])->name == w->tail_label);
 	n += k;
 	frames[n++] = api;
 	uint32_t stack = xpu_dict_stack(w->d, frames, n);
 	if (stack && final)
-		w->cache[slot] = (typeof(w->cache[0])){ x->token, site, api, stack };
+		w->cache[slot] = (typeof(w->cache[0])){ token, site, api, stack };
 	return stack;
+}
+
+/* The stack of a launch a node made while its run: under the frames of the
+ * forward call that made the node. */
+static uint32_t node_stitch(struct xpu_gpu_waits *w, struct msite *x, uint32_t site, uint32_t api)
+{
+	const uint32_t *made = NULL;
+	uint32_t n = 0;
+	w->st.node_stitched++;
+	if (x->have && (!(made = xpu_dict_stack_get(w->d, x->stack, &n)) || n > PART_MAX))
+		return 0;
+	return stitch_under(w, x->token, made, n, &x->pending, w->making_label, w->marker[XPU_STITCH_NODE], site,
+			    api);
 }
 
 uint32_t xpu_gpu_waits_stitch(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time,
 			      uint32_t site, uint32_t api)
 {
-	uint32_t frames[2 * PART_MAX + 2], n = 0;
 	struct wait *x;
 	struct msite *made;
 	if (site && w->nruns && (made = node_at(w, pid, tid, time))) {
@@ -482,29 +496,8 @@ uint32_t xpu_gpu_waits_stitch(struct xpu_gpu_waits *w, uint32_t pid, uint32_t ti
 	if (!w->n || !site || !(x = (struct wait *)wait_at(w, pid, tid, time)))
 		return 0;
 	w->st.stitched++;
-	/* Cached only once both parts are final (no stand-in frame left to
-	 * trim by name): a stack holding one is rewritten in place anyway. */
-	uint32_t slot = (uint32_t)(xpu_hash_u64(x->token ^ ((uint64_t)site << 32 | api)) % CACHE);
-	if (w->cache[slot].token == x->token && w->cache[slot].site == site && w->cache[slot].api == api &&
-	    xpu_dict_stack_valid(w->d, w->cache[slot].stack))
-		return w->cache[slot].stack;
-	if (x->have) {
-		memcpy(frames, x->frames, x->nframes * sizeof(uint32_t));
-		n = x->nframes;
-	} else {
-		if (!x->pending && !(x->pending = xpu_dict_frame_pending(w->d, XPU_FRAME_INFO, w->waiting_label, 0)))
-			return 0;
-		frames[n++] = x->pending;
-	}
-	frames[n++] = w->marker[x->kind];
-	uint32_t k = site_part(w, site, frames + n);
-	int final = x->have && !(k == 1 && xpu_dict_frame_get(w->d, frames[n])->name == w->tail_label);
-	n += k;
-	frames[n++] = api;
-	uint32_t stack = xpu_dict_stack(w->d, frames, n);
-	if (stack && final)
-		w->cache[slot] = (typeof(w->cache[0])){ x->token, site, api, stack };
-	return stack;
+	return stitch_under(w, x->token, x->have ? x->frames : NULL, x->nframes, &x->pending, w->waiting_label,
+			    w->marker[x->kind], site, api);
 }
 
 void xpu_gpu_waits_mark(const struct xpu_gpu_waits *w, struct xpu_dict *d)
