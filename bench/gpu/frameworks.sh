@@ -15,9 +15,9 @@
 # batch-1 greedy decoding), compiled (torch.compile reduce-overhead, CUDA
 # graphs), multiproc (two torch.multiprocessing workers), loop128, loop512,
 # loop1024 (matmul + relu + sum).  Default: all of these.  Also, named:
-# train, train_compiled, train_ddp (bench/gpu/train_gpt2.py: GPT-2-style
-# training eager, torch.compile'd, and with DDP on two GPUs: issue 26, the
-# backward's kernels under train_step).  XPUTOP_ARGS: more xputop options
+# train, train_compiled, train_ddp, train_fsdp (bench/gpu/train_gpt2.py:
+# GPT-2-style training eager, torch.compile'd, and with DDP or FSDP on two
+# GPUs: issue 26, the backward's kernels under train_step).  XPUTOP_ARGS: more xputop options
 # (e.g. --gpu-nodes).
 set -u
 BUILD=$(realpath "${1:-build}")
@@ -40,6 +40,7 @@ spec() {
 	train) echo "train_gpt2.py train_step --steps 20 --warmup 3" ;;
 	train_compiled) echo "train_gpt2.py train_step --steps 20 --warmup 3 --compile" ;;
 	train_ddp) echo "train_gpt2.py train_step --steps 20 --warmup 3 --ddp 2" ;;
+	train_fsdp) echo "train_gpt2.py train_step --steps 20 --warmup 3 --ddp 2 --fsdp" ;;
 	loop512) echo "torch_loop.py train_step --steps 3000 --warmup 20 --size 512" ;;
 	loop1024) echo "torch_loop.py train_step --steps 2000 --warmup 20 --size 1024" ;;
 	esac

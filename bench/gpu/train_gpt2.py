@@ -6,10 +6,12 @@ of a step's GPU time is launched by autograd's engine thread (backward).
 --compile trains the torch.compile'd model (inductor's Triton kernels, their
 backward from the compiled autograd function); --ddp N trains on N GPUs with
 DistributedDataParallel (NCCL), one process per GPU spawned from this one,
-each printing its own line (workload "train_gpt2_ddp[RANK]").
+each printing its own line (workload "train_gpt2_ddp[RANK]"); --ddp N
+--fsdp shards the model with FSDP2 (fully_shard) instead
+("train_gpt2_fsdp[RANK]").
 
   python3 -X perf train_gpt2.py [--steps N] [--batch B] [--seq S] [--profile]
-                                [--compile] [--ddp N]
+                                [--compile] [--ddp N [--fsdp]]
 """
 import os
 import sys
@@ -27,12 +29,20 @@ from transformers import GPT2Config, GPT2LMHeadModel  # noqa: E402
 import workload  # noqa: E402
 
 
-def build(compiled=False, rank=None):
+def build(compiled=False, rank=None, fsdp=False):
     cfg = GPT2Config(vocab_size=32000, n_positions=512, n_embd=512, n_layer=6, n_head=8)
     torch.manual_seed(0)
     model = GPT2LMHeadModel(cfg).to(device="cuda").train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    if rank is not None:
+    if rank is not None and fsdp:
+        # FSDP2: each GPT-2 block its own unit, then the whole model; the
+        # optimizer over the sharded parameters.
+        from torch.distributed.fsdp import fully_shard
+        for block in model.transformer.h:
+            fully_shard(block)
+        fully_shard(model)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    elif rank is not None:
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
     if compiled:
         model = torch.compile(model)
@@ -53,11 +63,11 @@ def train(args, rank=None):
         import torch.distributed as dist
         torch.cuda.set_device(rank)
         dist.init_process_group("nccl", rank=rank, world_size=args.ddp)
-        name = f"train_gpt2_ddp[{rank}]"
+        name = f"train_gpt2_{'fsdp' if args.fsdp else 'ddp'}[{rank}]"
 
     def setup():
         g = torch.Generator(device="cuda").manual_seed(1 + (rank or 0))
-        model, opt = build(args.compile, rank)
+        model, opt = build(args.compile, rank, args.fsdp)
         return model, opt, torch.randint(0, 32000, (args.batch, args.seq), device="cuda", generator=g)
 
     def step(state):
@@ -74,6 +84,7 @@ def main():
     p.add_argument("--seq", type=int, default=256)
     p.add_argument("--compile", action="store_true")
     p.add_argument("--ddp", type=int, default=0, help="GPUs, one process each")
+    p.add_argument("--fsdp", action="store_true", help="with --ddp N: FSDP (fully_shard) instead of DDP")
     args = p.parse_args()
     if not args.ddp:
         return train(args)
