@@ -111,6 +111,7 @@ while [ $i -lt 12 ]; do
 	[ "$dict" -gt 2000000 ] && break
 	i=$((i + 1))
 done
+BIG_DROPPED="s['collection']['clients']['attached'] == 0 and s['collection']['clients']['dropped_not_reading'] >= 10"
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$P_big/status"; }
 sleep 2
 before=$(rss)
@@ -122,16 +123,23 @@ python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY' &
 	    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 	    s.connect(sys.argv[1])
 	    socks.append(s)
-	time.sleep(14)
+	time.sleep(120)
 	PY
 HOLD=$!
+# Held until the collector has dropped them (each 10 s after it last sent it
+# anything: later where it attached and sent the dictionary late, on a
+# loaded machine) or for 60 s, and for 12 s at least, the RSS read meanwhile.
 peak=0
-for i in 1 2 3 4 5 6; do
+i=0
+while [ $i -lt 30 ]; do
 	sleep 2
 	r=$(rss)
 	[ "$r" -gt "$peak" ] && peak=$r
+	i=$((i + 1))
+	[ $i -ge 6 ] && holds big "$BIG_DROPPED" 2> /dev/null && break
 done
-wait $HOLD
+kill $HOLD 2> /dev/null
+wait $HOLD 2> /dev/null
 sleep 2
 after=$(rss)
 echo "  first second a client is sent: $dict bytes; RSS (KiB): before $before, peak with 20 non-reading clients $peak, after $after" >&2
@@ -142,7 +150,7 @@ last big "s['collection']['by'] == 'own probes'"
 # 16 attach, the others are turned away; a client dropped for the total cap
 # frees its place for one still connecting, so how many of each varies.
 last big "s['collection']['clients']['turned_away_full'] >= 1 and s['collection']['clients']['turned_away_by_uid'] == [{'uid': 0, 'count': s['collection']['clients']['turned_away']}]"
-last big "s['collection']['clients']['attached'] == 0 and s['collection']['clients']['dropped_not_reading'] >= 10"
+last big "$BIG_DROPPED"
 xstop big
 kill "$BC" 2> /dev/null
 wait "$BC" 2> /dev/null
