@@ -46,3 +46,12 @@ holds() {
 	sys.exit(0 if ok else 1)
 	PY
 }
+# within SECS CMD...: until CMD succeeds, at most SECS s (a check follows).
+within() {
+	w=$(($1 * 5))
+	shift
+	until "$@" > /dev/null 2>&1 || [ "$w" -le 0 ]; do
+		sleep 0.2
+		w=$((w - 1))
+	done
+}

@@ -112,7 +112,8 @@ $Q npu_alerts npu.ipc_silent npu.stall < "$T_TMP/old.json" || fail "stall alerts
 $Q npu_alerts_due "$ONSET" $TDR_MS < "$T_TMP/old.json" || fail "too late"
 stuck_job_then_exit "$T_TMP/old.json"
 [ "${DONE:-0}" -ge 100 ] || fail "the stand-in completed ${DONE:-no} jobs"
-$Q npu_value jobs.done_total eq "$DONE" < "$T_TMP/old.json" || fail "completions did not match their submissions"
+$Q npu_value jobs.done_total eq "$DONE" < "$T_TMP/old.json" ||
+	fail "completions did not match their submissions"
 
 t an_ipc_timeout_storm_raises_critical_and_a_rate_warning
 scenario storm 8 18

@@ -52,16 +52,17 @@ xrun gcol
 wait_json "$T_TMP/gcol.json"
 xrun gcli --gpu-exact --window 60
 wait_json "$T_TMP/gcli.json"
-sleep 3
+within 20 holds gcol "s['collection']['gpu_mode'] == 'exact'"
+within 20 holds gcli "s['collection']['gpu_mode'] == 'exact'"
 last gcli "s['collection']['gpu_mode'] == 'exact' and s['collection']['gpu_exact_asked']"
 last gcol "s['collection']['gpu_mode'] == 'exact' and not s['collection']['gpu_exact_asked']"
 # Every kernel the stand-in runs (as uid 65534, through the injection
 # library and the collector) is in the client's view, exact to the call.
 as_nobody "$STANDIN" "$FAKE" 2 > "$T_TMP/expected" 2> "$T_TMP/standin.err" || fail "stand-in failed: $(cat "$T_TMP/standin.err")"
-sleep 2
+within 20 sh -c '$0 gpu_kernels "$1" < "$2"' "$Q" "$T_TMP/expected" "$T_TMP/gcli.json"
 $Q gpu_kernels "$T_TMP/expected" < "$T_TMP/gcli.json" || fail "the client's kernels are not exact"
 xstop gcli
-sleep 2
+within 20 holds gcol "s['collection']['gpu_mode'] == 'sampled'"
 last gcol "s['collection']['gpu_mode'] == 'sampled'"
 
 t a_client_never_claims_exact_while_the_collector_traces_sampled
@@ -89,8 +90,8 @@ wait_json "$T_TMP/big.json"
 # reading client, 1 s); until it is several MB, which takes longer where
 # the program gets less of the CPUs.
 i=0
-while [ $i -lt 12 ]; do
-	sleep 4
+while [ $i -lt 24 ]; do
+	sleep 2
 	dict=$(python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY'
 		import socket, sys, time
 		s = socket.socket(socket.AF_UNIX)
@@ -111,7 +112,8 @@ while [ $i -lt 12 ]; do
 	[ "$dict" -gt 2000000 ] && break
 	i=$((i + 1))
 done
-BIG_DROPPED="s['collection']['clients']['attached'] == 0 and s['collection']['clients']['dropped_not_reading'] >= 10"
+BIG_DROPPED="(s['collection']['clients']['attached'] == 0 and
+	s['collection']['clients']['dropped_not_reading'] >= 10)"
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$P_big/status"; }
 sleep 2
 before=$(rss)

@@ -85,15 +85,6 @@ wait_json "$T_TMP/lcol.json"
 setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 60 /dev/null nowait > /dev/null \
 	2> "$T_TMP/standin3.err" &
 S=$!
-# within SECS CMD...: until CMD succeeds, at most SECS s (a check follows).
-within() {
-	w=$(($1 * 5))
-	shift
-	until "$@" > /dev/null 2>&1 || [ "$w" -le 0 ]; do
-		sleep 0.2
-		w=$((w - 1))
-	done
-}
 # more_than N: lcol.err says pid S's library is left dormant more than N times.
 more_than() { [ "$(grep -c "pid $S is not one -p watches" "$T_TMP/lcol.err")" -gt "$1" ]; }
 # The library connects, and is left dormant: no one watches it.
