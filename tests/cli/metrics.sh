@@ -222,7 +222,7 @@ t = [json.loads(l)["mono_ns"] for l in open(sys.argv[1])]
 gaps = [(b - a) / 1e9 for a, b in zip(t, t[1:])]
 slow = int(sys.argv[2])
 late = [g for g in gaps if g > 0.2 + 0.1 * slow]
-if len(late) > 1 or any(g > 0.4 + 0.1 * slow for g in gaps) or len(t) < 30:
+if len(late) > 1 or any(g > 0.3 + 0.1 * slow for g in gaps) or len(t) < 30:
     sys.exit(f"{len(t)} refreshes, gaps over {0.2 + 0.1 * slow:.1f} s: {late}")
 EOF
 
