@@ -76,7 +76,11 @@ t a_replay_of_sampled_tracing_gives_the_same_estimates
 $Q same_as "$T_TMP/sampled.json" < "$T_TMP/sampled-replay.json" || fail "the replay's estimates differ"
 
 t exact_tracing_for_a_few_seconds_then_sampled
-"$XPUTOP" -b -j -n 14 -d 0.5 --gpu-exact=3 > "$T_TMP/switch.json" 2>> "$T_TMP/xputop.err" &
+# The seconds count from xputop's start, before its sources load: a
+# sanitizer build's, beside other suites, took more than 3 s to its first
+# refresh (T_SLOW: 3 s for a plain build, 9 for a sanitizer build).
+"$XPUTOP" -b -j -n $((8 + 2 * 3 * T_SLOW)) -d 0.5 --gpu-exact=$((3 * T_SLOW)) > "$T_TMP/switch.json" \
+	2>> "$T_TMP/xputop.err" &
 X=$!
 wait_json "$T_TMP/switch.json"
 as_nobody "$STANDIN" "$FAKE" 5 > /dev/null 2>&1
