@@ -584,6 +584,15 @@ def gpu_status_last(snaps, text):
         sys.exit(f"the last GPU status does not hold {text!r}: {snaps[-1]['gpu']['status']!r}")
 
 
+def gpu_status_never(snaps, text):
+    """No snapshot's GPU status holds TEXT (there are snapshots)."""
+    if not snaps:
+        sys.exit("no snapshots")
+    for s in snaps:
+        if text in s["gpu"]["status"]:
+            sys.exit(f"a GPU status held {text!r}: {s['gpu']['status']!r}")
+
+
 def gpu_status_lacks(snaps, text):
     """The last snapshot's GPU status does not hold TEXT."""
     if text in snaps[-1]["gpu"]["status"]:
@@ -936,7 +945,8 @@ CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_traced_pct, gpu_within_stated, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
-                                  gpu_status_had, gpu_status_last, gpu_status_lacks, gpu_estimates, gpu_modes,
+                                  gpu_status_had, gpu_status_last, gpu_status_never, gpu_status_lacks,
+                                  gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest, self_cpu_within,
                                   cpu_sorted_by, cpu_view, hot_function, proc_stat, thread_stats, system_matches, cpu_busy_at_least,
                                   gpu_only_pids, stacks_distinct, npu_alerts, npu_alerts_within, npu_alerts_due, npu_alert_severity, npu_call,

@@ -14,7 +14,8 @@ REFRESH_MS=500
 TDR_MS=2000
 
 # scenario NAME SECONDS REFRESHES: plays a stand-in scenario under xputop;
-# leaves the snapshots in $T_TMP/NAME.json and the fault's onset in $ONSET.
+# leaves the snapshots in $T_TMP/NAME.json, the fault's onset in $ONSET and
+# the jobs the stand-in completed in $DONE.
 scenario() {
 	"$XPUTOP" -b -j -d 0.5 -n "$3" ${SCEN_ARGS:-} --npu-probe-binary "$DRV" > "$T_TMP/$1.json" 2> "$T_TMP/$1.json.err" &
 	xp=$!
@@ -22,6 +23,7 @@ scenario() {
 	"$DRV" "$1" "$2" > "$T_TMP/$1.onset" || fail "npu_driver $1 failed"
 	wait $xp || fail "xputop exited with $?: $(cat "$T_TMP/$1.json.err")"
 	ONSET=$(awk '/^onset/ { print $2 }' "$T_TMP/$1.onset")
+	DONE=$(awk '/^done/ { print $2 }' "$T_TMP/$1.onset")
 }
 
 # The alerts below are due at the TDR: raised by the first refresh after it

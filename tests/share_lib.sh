@@ -28,8 +28,10 @@ xstop() {
 	[ "$rc" -eq 143 ] || fail "xputop $1 exited $rc: $(tail -3 "$T_TMP/$1.err")"
 }
 # last NAME PYEXPR: PYEXPR (on s, the last snapshot; S, all) holds, else fails with what it saw.
-last() {
-	python3 - "$T_TMP/$1.json" "$2" <<-'PY' || fail "$1: $2 does not hold"
+last() { holds "$1" "$2" || fail "$1: $2 does not hold"; }
+# holds NAME PYEXPR: last's check, which only says (status, and what it saw on stderr).
+holds() {
+	python3 - "$T_TMP/$1.json" "$2" <<-'PY'
 	import json, sys
 	S = []
 	for l in open(sys.argv[1]):
@@ -43,4 +45,13 @@ last() {
 	    print("  saw:", json.dumps({k: s.get(k) for k in ("source", "collection", "cpu_info")}), file=sys.stderr)
 	sys.exit(0 if ok else 1)
 	PY
+}
+# within SECS CMD...: until CMD succeeds, at most SECS s (a check follows).
+within() {
+	w=$(($1 * 5))
+	shift
+	until "$@" > /dev/null 2>&1 || [ "$w" -le 0 ]; do
+		sleep 0.2
+		w=$((w - 1))
+	done
 }

@@ -8,12 +8,14 @@ Holds N connections to HOST:PORT, spread over the source addresses given:
 half of them idle, the other half sending a request one byte every 5 s (its
 headers never end).  A connection the server cuts is opened again (at most N
 a second).  Prints "ready" once N were opened (past the server's
-per-address limit they push each other out), and at the end
-"opened O cut C held H": connections opened, cut by the server, still held.
+per-address limit they push each other out), and at the end (S seconds, or
+a SIGTERM before) "opened O cut C held H": connections opened, cut by the
+server, still held.
 """
 import argparse
 import resource
 import selectors
+import signal
 import socket
 import time
 
@@ -50,9 +52,11 @@ def main():
         opened += 1
 
     end = time.monotonic() + a.seconds
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     ready = False
     budget, refill = 0, 0.0
-    while time.monotonic() < end:
+    while time.monotonic() < end and not stop:
         if time.monotonic() >= refill:  # N a second, a tenth every 0.1 s
             budget, refill = max(1, a.n // 10), time.monotonic() + 0.1
         while missing and budget:

@@ -1051,7 +1051,9 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 		calls -= ev.launch.count;
 		emit(g, &ev);
 	}
-	xpu_inject_diag_launch(g->diag, pid, time);
+	/* A process -p does not watch is none of this xputop's findings. */
+	if (xpu_session_watches(g->sess, pid))
+		xpu_inject_diag_launch(g->diag, pid, time);
 }
 
 /* The launch-only probes were on from start to end: a slice of every

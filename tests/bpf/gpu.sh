@@ -76,7 +76,11 @@ t a_replay_of_sampled_tracing_gives_the_same_estimates
 $Q same_as "$T_TMP/sampled.json" < "$T_TMP/sampled-replay.json" || fail "the replay's estimates differ"
 
 t exact_tracing_for_a_few_seconds_then_sampled
-"$XPUTOP" -b -j -n 14 -d 0.5 --gpu-exact=3 > "$T_TMP/switch.json" 2>> "$T_TMP/xputop.err" &
+# The seconds count from xputop's start, before its sources load: a
+# sanitizer build's, beside other suites, took more than 3 s to its first
+# refresh (T_SLOW: 3 s for a plain build, 9 for a sanitizer build).
+"$XPUTOP" -b -j -n $((8 + 2 * 3 * T_SLOW)) -d 0.5 --gpu-exact=$((3 * T_SLOW)) > "$T_TMP/switch.json" \
+	2>> "$T_TMP/xputop.err" &
 X=$!
 wait_json "$T_TMP/switch.json"
 as_nobody "$STANDIN" "$FAKE" 5 > /dev/null 2>&1
@@ -270,8 +274,13 @@ OTHER=$T_PUB/libother_tool.so	# a library by another name: another tool's
 cp "$FAKE" "$OTHER"
 setpriv --reuid=65534 --regid=65534 --clear-groups env CUDA_INJECTION64_PATH="$OTHER" "$LAUNCHER" -s 8 -i 1 > /dev/null 2>&1 &
 C=$!
-"$XPUTOP" -b -j -n 24 -d 0.5 > "$T_TMP/diag.json" 2> "$T_TMP/diag.err"
-wait $A $B $C
+# One like the first that this xputop does not watch (-p): what another
+# suite beside this one runs is as much none of its business.
+setpriv --reuid=65534 --regid=65534 --clear-groups \
+	env CUDA_INJECTION64_PATH="$T_TMP/hidden/libxputop_inject.so" "$LAUNCHER" -s 8 -i 1 > /dev/null 2>&1 &
+D=$!
+"$XPUTOP" -b -j -n 24 -d 0.5 -p "$A,$B,$C" > "$T_TMP/diag.json" 2> "$T_TMP/diag.err"
+wait $A $B $C $D
 
 t a_program_that_cannot_load_its_library_is_named_in_the_gpu_status_with_why
 $Q gpu_status_had "pid $A (cuda_launch) runs without xputop's library: uid 65534 cannot load its CUDA_INJECTION64_PATH ($T_TMP is not searchable by it: mode 0700, owner root)" < "$T_TMP/diag.json" ||
@@ -287,6 +296,10 @@ $Q gpu_status_had "pid $C (cuda_launch) runs without xputop's library: its CUDA_
 
 t the_other_findings_are_counted
 $Q gpu_status_had "(and 1 more); no CUDA process is connected" < "$T_TMP/diag.json" || fail "the second finding is not counted"
+
+t a_program_p_does_not_watch_is_no_finding
+$Q gpu_status_had "pid $A (cuda_launch)" < "$T_TMP/diag.json" || fail "no word of pid $A"
+$Q gpu_status_never "pid $D (" < "$T_TMP/diag.json" || fail "a finding about pid $D, which -p leaves out"
 
 t a_finding_goes_when_its_program_ends
 $Q gpu_status_lacks "runs without xputop's library" < "$T_TMP/diag.json" || fail "a finding outlived its program"

@@ -18,7 +18,8 @@ $Q npu_source jobs active "ivpu_hw_ip_db_set" < "$T_TMP/normal.json" || fail "jo
 t every_ivpu_function_of_the_stand_in_is_counted_by_the_multi_kprobe_program
 $Q npu_source "driver functions" active "uprobes on 22 ivpu_* functions of $DRV" < "$T_TMP/normal.json" ||
 	fail "the functions source"
-$Q npu_value functions.total ge 1000 < "$T_TMP/normal.json" || fail "function calls"
+# (each job: the submit ioctl, its doorbell, the IPC read and the completion)
+$Q npu_value functions.total ge $((4 * ${DONE:-250})) < "$T_TMP/normal.json" || fail "function calls"
 python3 - "$T_TMP/normal.json" <<'PY' || fail "the function counts disagree with the driver's own probes"
 import json, sys
 s = json.loads(open(sys.argv[1]).read().splitlines()[-1])["npu"]
@@ -35,13 +36,17 @@ $Q npu_alerts < "$T_TMP/normal.json" || fail "alerts in the normal burst"
 $Q count 20 < "$T_TMP/normal.json" || fail "snapshots"
 
 t ipc_jobs_and_memory_are_counted_from_the_stand_in
-$Q npu_value jobs.done_total ge 300 < "$T_TMP/normal.json" || fail "jobs done"
+# Every job the stand-in completed (about 100 a second of its bursts, fewer
+# where it gets less of the CPUs), and it completed enough to tell.
+[ "${DONE:-0}" -ge 100 ] || fail "the stand-in completed ${DONE:-no} jobs"
+$Q npu_value jobs.done_total eq "$DONE" < "$T_TMP/normal.json" || fail "jobs done"
 $Q npu_value jobs.outstanding eq 0 < "$T_TMP/normal.json" || fail "jobs left outstanding"
 $Q npu_value jobs.p50_ns ge 2900000 < "$T_TMP/normal.json" || fail "job latency p50 below the 3 ms jobs take"
 $Q npu_value jobs.p50_ns le 20000000 < "$T_TMP/normal.json" || fail "job latency p50 far above 3 ms"
-$Q npu_value ipc.rx_total ge 300 < "$T_TMP/normal.json" || fail "IPC rx"
+$Q npu_value ipc.rx_total ge "$DONE" < "$T_TMP/normal.json" || fail "IPC rx (one a job at least)"
 $Q npu_value ipc.tx_total ge 5 < "$T_TMP/normal.json" || fail "IPC tx (heartbeat queries)"
-$Q npu_value memory.bo_create_total ge 15 < "$T_TMP/normal.json" || fail "buffer objects"
+$Q npu_value memory.bo_create_total ge $(((${DONE:-300} + 19) / 20)) < "$T_TMP/normal.json" ||
+	fail "buffer objects (one every 20 jobs)"
 $Q npu_value power.resumes ge 2 < "$T_TMP/normal.json" || fail "runtime resumes"
 
 t the_ipc_work_delivering_each_jobs_completion_is_charged_to_the_jobs_process
@@ -100,12 +105,15 @@ wait_json "$T_TMP/old.json"
 "$OLD" stall 6 > "$T_TMP/old.onset" || fail "npu_driver_old stall failed"
 wait $xp || fail "xputop exited with $?: $(cat "$T_TMP/old.json.err")"
 ONSET=$(awk '/^onset/ { print $2 }' "$T_TMP/old.onset")
+DONE=$(awk '/^done/ { print $2 }' "$T_TMP/old.onset")
 $Q npu_source jobs active "ivpu_submit_ioctl" < "$T_TMP/old.json" || fail "jobs source"
 $Q npu_source "ivpu probes" active "ivpu_hw_ip_db_set" < "$T_TMP/old.json" || fail "the doorbell is not named missing"
 $Q npu_alerts npu.ipc_silent npu.stall < "$T_TMP/old.json" || fail "stall alerts"
 $Q npu_alerts_due "$ONSET" $TDR_MS < "$T_TMP/old.json" || fail "too late"
 stuck_job_then_exit "$T_TMP/old.json"
-$Q npu_value jobs.done_total ge 300 < "$T_TMP/old.json" || fail "completions did not match their submissions"
+[ "${DONE:-0}" -ge 100 ] || fail "the stand-in completed ${DONE:-no} jobs"
+$Q npu_value jobs.done_total eq "$DONE" < "$T_TMP/old.json" ||
+	fail "completions did not match their submissions"
 
 t an_ipc_timeout_storm_raises_critical_and_a_rate_warning
 scenario storm 8 18

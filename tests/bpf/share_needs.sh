@@ -52,16 +52,17 @@ xrun gcol
 wait_json "$T_TMP/gcol.json"
 xrun gcli --gpu-exact --window 60
 wait_json "$T_TMP/gcli.json"
-sleep 3
+within 20 holds gcol "s['collection']['gpu_mode'] == 'exact'"
+within 20 holds gcli "s['collection']['gpu_mode'] == 'exact'"
 last gcli "s['collection']['gpu_mode'] == 'exact' and s['collection']['gpu_exact_asked']"
 last gcol "s['collection']['gpu_mode'] == 'exact' and not s['collection']['gpu_exact_asked']"
 # Every kernel the stand-in runs (as uid 65534, through the injection
 # library and the collector) is in the client's view, exact to the call.
 as_nobody "$STANDIN" "$FAKE" 2 > "$T_TMP/expected" 2> "$T_TMP/standin.err" || fail "stand-in failed: $(cat "$T_TMP/standin.err")"
-sleep 2
+within 20 sh -c '$0 gpu_kernels "$1" < "$2"' "$Q" "$T_TMP/expected" "$T_TMP/gcli.json"
 $Q gpu_kernels "$T_TMP/expected" < "$T_TMP/gcli.json" || fail "the client's kernels are not exact"
 xstop gcli
-sleep 2
+within 20 holds gcol "s['collection']['gpu_mode'] == 'sampled'"
 last gcol "s['collection']['gpu_mode'] == 'sampled'"
 
 t a_client_never_claims_exact_while_the_collector_traces_sampled
@@ -89,8 +90,8 @@ wait_json "$T_TMP/big.json"
 # reading client, 1 s); until it is several MB, which takes longer where
 # the program gets less of the CPUs.
 i=0
-while [ $i -lt 12 ]; do
-	sleep 4
+while [ $i -lt 24 ]; do
+	sleep 2
 	dict=$(python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY'
 		import socket, sys, time
 		s = socket.socket(socket.AF_UNIX)
@@ -111,6 +112,8 @@ while [ $i -lt 12 ]; do
 	[ "$dict" -gt 2000000 ] && break
 	i=$((i + 1))
 done
+BIG_DROPPED="(s['collection']['clients']['attached'] == 0 and
+	s['collection']['clients']['dropped_not_reading'] >= 10)"
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$P_big/status"; }
 sleep 2
 before=$(rss)
@@ -122,16 +125,23 @@ python3 - "${XPUTOP_SOCKET%/*}/share.sock" <<-'PY' &
 	    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 	    s.connect(sys.argv[1])
 	    socks.append(s)
-	time.sleep(14)
+	time.sleep(120)
 	PY
 HOLD=$!
+# Held until the collector has dropped them (each 10 s after it last sent it
+# anything: later where it attached and sent the dictionary late, on a
+# loaded machine) or for 60 s, and for 12 s at least, the RSS read meanwhile.
 peak=0
-for i in 1 2 3 4 5 6; do
+i=0
+while [ $i -lt 30 ]; do
 	sleep 2
 	r=$(rss)
 	[ "$r" -gt "$peak" ] && peak=$r
+	i=$((i + 1))
+	[ $i -ge 6 ] && holds big "$BIG_DROPPED" 2> /dev/null && break
 done
-wait $HOLD
+kill $HOLD 2> /dev/null
+wait $HOLD 2> /dev/null
 sleep 2
 after=$(rss)
 echo "  first second a client is sent: $dict bytes; RSS (KiB): before $before, peak with 20 non-reading clients $peak, after $after" >&2
@@ -142,7 +152,7 @@ last big "s['collection']['by'] == 'own probes'"
 # 16 attach, the others are turned away; a client dropped for the total cap
 # frees its place for one still connecting, so how many of each varies.
 last big "s['collection']['clients']['turned_away_full'] >= 1 and s['collection']['clients']['turned_away_by_uid'] == [{'uid': 0, 'count': s['collection']['clients']['turned_away']}]"
-last big "s['collection']['clients']['attached'] == 0 and s['collection']['clients']['dropped_not_reading'] >= 10"
+last big "$BIG_DROPPED"
 xstop big
 kill "$BC" 2> /dev/null
 wait "$BC" 2> /dev/null

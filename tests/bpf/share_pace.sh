@@ -41,11 +41,27 @@ xrun dfast -d 0.25
 xrun dslow -d 2
 wait_json "$T_TMP/dfast.json"
 wait_json "$T_TMP/dslow.json"
-sleep 7
 # gaps NAME LO HI: the last refreshes of xputop NAME came LO to HI s apart.
 gaps() {
 	last "$1" "all($2 <= (b['mono_ns'] - a['mono_ns']) / 1e9 <= $3 for a, b in zip(S[-3:], S[-2:]))"
 }
+# settled SECS: until the collector ticks every SECS (at most 20 s), then
+# three more refreshes of dslow (at most 20 s): the refresh that spans the
+# change, later on a loaded machine, is none of the last two gaps.
+settled() {
+	i=0
+	until holds dcol "abs(s['collection']['interval_s'] - $1) < 0.05" 2> /dev/null || [ $i -ge 40 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	n=$(wc -l < "$T_TMP/dslow.json")
+	i=0
+	while [ "$(wc -l < "$T_TMP/dslow.json")" -lt $((n + 3)) ] && [ $i -lt 100 ]; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+}
+settled 0.25
 gaps dcol 0.85 1.15
 gaps dfast 0.2 0.3
 gaps dslow 1.8 2.2
@@ -56,7 +72,7 @@ last dslow "abs(s['collection']['interval_s'] - 0.25) < 0.05 and s['collection']
 last dslow "sum(x['cpu_info']['samples_tick'] for x in S[-2:]) / 2 > 300"
 last dcol "150 < sum(x['cpu_info']['samples_tick'] for x in S[-3:]) / 3 < 250"
 xstop dfast
-sleep 6	# past the refresh that spans the change back to 1 s ticks
+settled 1
 last dcol "s['collection']['interval_s'] == 1"
 gaps dslow 1.8 2.2
 xstop dslow
@@ -66,21 +82,25 @@ t a_library_woken_for_a_client_is_stopped_when_it_leaves
 xrun lcol -p "$B1" -v
 wait_json "$T_TMP/lcol.json"
 # (nowait: its library is dormant until a client asks for it; flat out, its rates to /dev/null)
-setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 18 /dev/null nowait > /dev/null \
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 60 /dev/null nowait > /dev/null \
 	2> "$T_TMP/standin3.err" &
 S=$!
-sleep 4	# the library connects, and is left dormant: no one watches it
+# more_than N: lcol.err says pid S's library is left dormant more than N times.
+more_than() { [ "$(grep -c "pid $S is not one -p watches" "$T_TMP/lcol.err")" -gt "$1" ]; }
+# The library connects, and is left dormant: no one watches it.
+within 20 grep -q "pid $S is not one -p watches: its injection library is left dormant" "$T_TMP/lcol.err"
 expect_grep "pid $S is not one -p watches: its injection library is left dormant" "$T_TMP/lcol.err"
 xrun lcli -p "$S"
 wait_json "$T_TMP/lcli.json"
-sleep 5	# it comes back within 3 s, and is started for the client
+# It comes back (within 3 s when on time), and is started for the client.
+within 20 holds lcli "any(p['pid'] == $S for p in s['gpu'].get('processes', []))"
 last lcli "any(p['pid'] == $S for p in s['gpu'].get('processes', []))"
 xstop lcli
-sleep 1
+within 20 grep -q "pid $S: no xputop watches it any more: its injection library is stopped" "$T_TMP/lcol.err"
 expect_grep "pid $S: no xputop watches it any more: its injection library is stopped" "$T_TMP/lcol.err"
 n=$(grep -c "pid $S is not one -p watches" "$T_TMP/lcol.err")
-sleep 4
-[ "$(grep -c "pid $S is not one -p watches" "$T_TMP/lcol.err")" -gt "$n" ] || fail "the stopped library did not come back dormant"
+within 20 more_than "$n"
+more_than "$n" || fail "the stopped library did not come back dormant"
 xstop lcol
 kill "$S" 2> /dev/null
 wait "$S" 2> /dev/null

@@ -28,7 +28,7 @@
  *
  * Prints "onset MONO_NS" (CLOCK_MONOTONIC) when the scenario's fault starts
  * (normal: when the first burst starts), then runs for SECONDS in all
- * (default 10).
+ * (default 10), and last prints "done N": the jobs it completed.
  *
  *   npu_driver rate N SECONDS
  *
@@ -210,8 +210,11 @@ static void onset(void)
 	fflush(stdout);
 }
 
+static uint32_t jobs_done;	/* printed at the end: what xputop must have counted */
+
 static void job_done(uint32_t db, uint32_t job_id, uint32_t status)
 {
+	jobs_done++;
 	struct ivpu_ipc_hdr hdr = { 0 };
 	struct vpu_jsm_msg msg = { .type = JSM_JOB_DONE };
 	msg.payload[0] = 0;		/* engine */
@@ -367,5 +370,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: npu_driver normal|stall|storm|recovery|latency|alloc [SECONDS] | rate N SECONDS\n");
 		return 2;
 	}
+	printf("done %u\n", jobs_done);
 	return 0;
 }
