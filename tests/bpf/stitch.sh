@@ -119,7 +119,7 @@ t a_nodes_backward_kernels_show_under_the_forward_call_that_made_it
 # (the node probes, --gpu-nodes: the stand-in makes nodes A and B in
 # layer_a_forward and layer_b_forward, then its worker runs A, B and C,
 # never made, while the main thread waits)
-"$XPUTOP" -b -j --gpu-exact -n 10 -d 0.5 --window 60 --gpu-waiters "$WAITER" --gpu-nodes="$NODES" \
+"$XPUTOP" -b -j --gpu-exact -n 16 -d 0.5 --window 60 --gpu-waiters "$WAITER" --gpu-nodes="$NODES" \
 	-w "$T_TMP/nodes.xpr" > "$T_TMP/nodes.json" 2> "$T_TMP/nodes.err" &
 X=$!
 wait_json "$T_TMP/nodes.json"
@@ -182,7 +182,7 @@ $Q gpu_stitched "$T_TMP/nodes.expected" node_c_kernel "launched for" "[launched 
 	< "$T_TMP/nreplay.json" || fail "the replay's node C"
 
 t f_without_the_node_probes_backward_kernels_stay_under_the_waiter
-"$XPUTOP" -b -j --gpu-exact -n 6 -d 0.5 --window 60 --gpu-waiters "$WAITER" > "$T_TMP/nonodes.json" \
+"$XPUTOP" -b -j --gpu-exact -n 12 -d 0.5 --window 60 --gpu-waiters "$WAITER" > "$T_TMP/nonodes.json" \
 	2> "$T_TMP/nonodes.err" &
 X=$!
 wait_json "$T_TMP/nonodes.json"
