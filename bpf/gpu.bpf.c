@@ -163,7 +163,8 @@ int BPF_KPROBE(gpu_site, __u32 site, __u32 corr, __u32 cbid)
  * caller, the stack pointer (the call's depth), and the making's place in
  * the thread's order since its process last entered a waiter (a step's
  * backward()).  A site's stack is captured the first time its key is
- * seen; later makings send the key alone. */
+ * seen; later makings send the key alone.  The process's start time is in
+ * the key too: a process that gets an ended one's pid sends its own. */
 struct node_thread {
 	__u32 epoch;		/* the process's waiter entries when the count began */
 	__u32 ord;		/* makings since */
@@ -223,7 +224,8 @@ static __always_inline __u32 node_key(struct pt_regs *ctx, __u32 pid, __u32 tid,
 {
 	__u32 *e = bpf_map_lookup_elem(&node_epochs, &pid), epoch = e ? *e : 0;
 	struct node_thread *t = bpf_map_lookup_elem(&node_threads, &tid), fresh = { epoch, 0 };
-	__u64 vtable = 0, caller = 0, h;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 vtable = 0, caller = 0, h, start = BPF_CORE_READ(task, group_leader, start_time);
 
 	if (!t) {
 		bpf_map_update_elem(&node_threads, &tid, &fresh, BPF_ANY);
@@ -238,7 +240,7 @@ static __always_inline __u32 node_key(struct pt_regs *ctx, __u32 pid, __u32 tid,
 	if (bpf_probe_read_user(&vtable, sizeof(vtable), (void *)node) < 0 ||
 	    bpf_probe_read_user(&caller, sizeof(caller), (void *)ctx->sp) < 0)
 		return 0;
-	h = mix(mix(mix(mix(0xcbf29ce484222325ULL, t->ord), vtable), caller), ctx->sp);
+	h = mix(mix(mix(mix(mix(0xcbf29ce484222325ULL, start), t->ord), vtable), caller), ctx->sp);
 	return (__u32)(h ^ (h >> 32)) | 1;
 }
 
