@@ -22,7 +22,7 @@ t a_helper_threads_kernels_show_under_the_waiting_threads_stack
 # Process A waits in the waiter every step; process B, beside it, runs the
 # same steps but polls instead (no waiter), so its worker launches while
 # A's main thread waits.
-"$XPUTOP" -b -j --gpu-exact -n 12 -d 0.5 --window 60 --gpu-waiters "$WAITER" -w "$T_TMP/rec.xpr" \
+"$XPUTOP" -b -j --gpu-exact -n 20 -d 0.5 --window 60 --gpu-waiters "$WAITER" -w "$T_TMP/rec.xpr" \
 	> "$T_TMP/w.json" 2> "$T_TMP/w.err" &
 X=$!
 wait_json "$T_TMP/w.json"
@@ -90,7 +90,8 @@ have "$F" "the folded export"
 expect_grep ';standin_wait_for_worker;\[launched for\];standin_engine_thread;standin_mm_backward;.*mm_backward_kernel_\[g\] [0-9]*$' "$F"
 
 t with_no_waiters_nothing_is_stitched
-"$XPUTOP" -b -j --gpu-exact -n 6 -d 0.5 --window 60 --gpu-waiters none > "$T_TMP/none.json" 2> "$T_TMP/none.err" &
+"$XPUTOP" -b -j --gpu-exact -n 12 -d 0.5 --window 60 --gpu-waiters none > "$T_TMP/none.json" \
+	2> "$T_TMP/none.err" &
 X=$!
 wait_json "$T_TMP/none.json"
 as_nobody "$PROG" "$FAKE" 1 > "$T_TMP/n.expected" 2> /dev/null || fail "the program failed"

@@ -44,10 +44,13 @@ stopped_by TERM; rc=$?
 t leaving_after_the_last_refresh_takes_well_under_a_second
 # From the snapshot on stdout to the end of the pipe (xputop gone, and
 # nothing it left behind holding the pipe): the uprobes' detaching (~70 ms
-# each, one after another in the kernel) is not waited for.
+# each, one after another in the kernel) is not waited for.  A sanitizer
+# build's exit adds LeakSanitizer's scan of the heap (554 ms once beside
+# other suites): 1 s there, still short of the probes' detaching.
 ms=$("$XPUTOP" -b -j -n 1 -d 0.3 2> "$T_TMP/err" | {
 	read -r line; t0=$(date +%s%N); cat > /dev/null; t1=$(date +%s%N); echo $(((t1 - t0) / 1000000)); })
-[ -n "$ms" ] && [ "$ms" -lt 500 ] || fail "xputop took $ms ms to end after its snapshot: $(cat "$T_TMP/err")"
+[ -n "$ms" ] && [ "$ms" -lt $((T_SLOW > 1 ? 1000 : 500)) ] ||
+	fail "xputop took $ms ms to end after its snapshot: $(cat "$T_TMP/err")"
 
 t the_helper_that_detaches_the_probes_is_gone_soon_after_exit
 # It is a fork of xputop with the same arguments: an -o directory of this
