@@ -26,7 +26,7 @@ t a_helper_threads_kernels_show_under_the_waiting_threads_stack
 	> "$T_TMP/w.json" 2> "$T_TMP/w.err" &
 X=$!
 wait_json "$T_TMP/w.json"
-as_nobody "$PROG" "$FAKE" 3 > "$T_TMP/a.expected" 2> "$T_TMP/a.err" &
+as_nobody env STANDIN_PROBED=waiter "$PROG" "$FAKE" 3 > "$T_TMP/a.expected" 2> "$T_TMP/a.err" &
 A=$!
 as_nobody "$PROG" "$FAKE" 3 free > "$T_TMP/b.expected" 2> "$T_TMP/b.err" || fail "B failed: $(cat "$T_TMP/b.err")"
 wait $A || fail "A failed: $(cat "$T_TMP/a.err")"
@@ -124,7 +124,8 @@ t a_nodes_backward_kernels_show_under_the_forward_call_that_made_it
 	-w "$T_TMP/nodes.xpr" > "$T_TMP/nodes.json" 2> "$T_TMP/nodes.err" &
 X=$!
 wait_json "$T_TMP/nodes.json"
-as_nobody "$PROG" "$FAKE" 3 nodes > "$T_TMP/nodes.expected" 2> "$T_TMP/nodes.perr" ||
+as_nobody env STANDIN_PROBED=waiter,nodes "$PROG" "$FAKE" 3 nodes > "$T_TMP/nodes.expected" \
+	2> "$T_TMP/nodes.perr" ||
 	fail "the program failed: $(cat "$T_TMP/nodes.perr")"
 xp_ok $X
 $Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_a_kernel 90 "forward site" main standin_step layer_a_forward \
@@ -187,7 +188,8 @@ t f_without_the_node_probes_backward_kernels_stay_under_the_waiter
 	2> "$T_TMP/nonodes.err" &
 X=$!
 wait_json "$T_TMP/nonodes.json"
-as_nobody "$PROG" "$FAKE" 1 nodes > "$T_TMP/nn.expected" 2> /dev/null || fail "the program failed"
+as_nobody env STANDIN_PROBED=waiter "$PROG" "$FAKE" 1 nodes > "$T_TMP/nn.expected" 2> /dev/null ||
+	fail "the program failed"
 xp_ok $X
 $Q gpu_stitched "$T_TMP/nn.expected" node_a_kernel "launched for" standin_wait_for_worker "[launched for]" \
 	standin_evaluate_function < "$T_TMP/nonodes.json" || fail "node A's kernels without --gpu-nodes"

@@ -285,8 +285,24 @@ int main(int argc, char **argv)
 	/* A training script builds its model before its first step: xputop,
 	 * loaded, probes the waiter and node functions meanwhile (waits and
 	 * makings before that are not seen: their launches keep their own
-	 * stack, their nodes the waiter's). */
-	usleep(1000000);
+	 * stack, their nodes the waiter's).  A uprobe shows in this process's
+	 * own copy of the code as a breakpoint (int3) on the function's first
+	 * byte.  STANDIN_PROBED=waiter or waiter,nodes: the steps begin once
+	 * those functions have it, or after 10 s (a loaded sanitizer build
+	 * took more than 1 s); else after 1 s. */
+	const char *want = getenv("STANDIN_PROBED");
+	const volatile uint8_t *probed[] = { (const volatile uint8_t *)(uintptr_t)standin_wait_for_worker,
+					     (const volatile uint8_t *)(uintptr_t)standin_make_node,
+					     (const volatile uint8_t *)(uintptr_t)standin_evaluate_function };
+	int nprobed = !want ? 0 : strstr(want, "nodes") ? 3 : 1;
+	for (int i = 0; i < (nprobed ? 100 : 10); i++) {
+		int on = 0;
+		for (int k = 0; k < nprobed; k++)
+			on += *probed[k] == 0xcc;
+		if (nprobed && on == nprobed)
+			break;
+		usleep(100000);
+	}
 	uint64_t end = now() + (uint64_t)(atof(argv[2]) * 1e9);
 	while (now() < end) {
 		standin_step(free_mode);

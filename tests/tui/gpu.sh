@@ -114,15 +114,15 @@ wait $S 2> /dev/null
 t a_program_that_cannot_load_its_library_is_named_on_the_status_line
 # Started by hand as uid 65534, launching through the real libcudart, with a
 # CUDA_INJECTION64_PATH it cannot reach (T_TMP is 0700).  The status line
-# names the newest finding: a program like it that another suite runs
-# beside this one (tests/bpf/gpu.sh's, from private.sh's clone) hides it
-# until that one ends, so it launches for longer than the wait.
+# names the newest finding: xputop watches this program alone (-p), so
+# that programs like it that other suites run beside this one (from
+# private.sh's clone) are none of its findings.
 mkdir -p "$T_TMP/hidden"
 cp "$OUT/libxputop_inject.so" "$T_TMP/hidden/"
 setpriv --reuid=65534 --regid=65534 --clear-groups env CUDA_INJECTION64_PATH="$T_TMP/hidden/libxputop_inject.so" \
 	"$(public "$OUT/tests/progs/cuda_launch")" -s 120 -i 1 > /dev/null 2>&1 &
 L=$!
-new_terminal 220 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP --gpu-exact -d 0.3 --view gpu -o $T_TMP; echo EXITED; sleep 600"
+new_terminal 220 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -p $L --gpu-exact -d 0.3 --view gpu -o $T_TMP; echo EXITED; sleep 600"
 wait_for "pid $L (cuda_launch) runs without xputop's library: uid 65534 cannot load its CUDA_INJECTION64_PATH ($T_TMP is not searchable by it: mode 0700, owner root)" 600
 kill $L 2> /dev/null
 wait $L 2> /dev/null
