@@ -476,11 +476,14 @@ static uint32_t node_stitch(struct xpu_gpu_waits *w, struct msite *x, uint32_t s
 {
 	const uint32_t *made = NULL;
 	uint32_t n = 0;
-	w->st.node_stitched++;
 	if (x->have && (!(made = xpu_dict_stack_get(w->d, x->stack, &n)) || n > PART_MAX))
 		return 0;
-	return stitch_under(w, x->token, made, n, &x->pending, w->making_label, w->marker[XPU_STITCH_NODE], site,
-			    api);
+	uint32_t stack = stitch_under(w, x->token, made, n, &x->pending, w->making_label,
+				      w->marker[XPU_STITCH_NODE], site, api);
+	/* Counted once it is so: a launch given the waiter's stack instead is
+	 * counted there. */
+	w->st.node_stitched += stack != 0;
+	return stack;
 }
 
 uint32_t xpu_gpu_waits_stitch(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint64_t time,
