@@ -114,6 +114,19 @@ static struct {
  * estimated 73-95% high.  That was CUPTI's ids stuck after the library
  * switched the callbacks off while staying attached, see ask_detach.) */
 static __thread uint32_t recorded_corr, recorded_epoch;
+
+/* Whether launches are being recorded (st.tracing), where xputop's CPU
+ * sampler can read it: at each sample of a launching thread its BPF program
+ * reads this word of the sampled process (core/sources/gpu_own.h), to tell
+ * the thread's own CPU time inside slices from that outside them.  Found by
+ * its symbol, never by what the library says. */
+XPU_INJ_API volatile uint32_t xputop_tracing;
+
+static void set_tracing(int on)
+{
+	__atomic_store_n(&st.tracing, on, __ATOMIC_RELEASE);
+	__atomic_store_n(&xputop_tracing, (uint32_t)on, __ATOMIC_RELEASE);
+}
 static __thread int recorded_any;
 
 static void graph_kinds_init(void);
@@ -577,7 +590,7 @@ int xpu_cupti_trace(int on)
 	pthread_mutex_lock(&st.lock);
 	if (!on) {
 		if (__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
+			set_tracing(0);
 			st.off_corr = __atomic_load_n(&st.last_corr, __ATOMIC_RELAXED);
 			/* A slice that recorded no launch. */
 			if (__atomic_exchange_n(&st.resume_due, 0, __ATOMIC_ACQ_REL))
@@ -602,7 +615,7 @@ int xpu_cupti_trace(int on)
 		/* The slice's first launch recorded ends the pause (on_launch). */
 		__atomic_store_n(&st.resume_due, 1, __ATOMIC_RELEASE);
 		st.draining = st.awaiting = 0;
-		__atomic_store_n(&st.tracing, 1, __ATOMIC_RELEASE);
+		set_tracing(1);
 		if (enable_launch_callbacks() < 0 || activity(1) < 0)
 			state = XPU_WIRE_STATE_CUPTI_ERROR;
 	}
@@ -629,7 +642,7 @@ void xpu_cupti_stop(void)
 	if (!st.loaded)
 		return;
 	pthread_mutex_lock(&st.lock);
-	__atomic_store_n(&st.tracing, 0, __ATOMIC_RELEASE);
+	set_tracing(0);
 	st.draining = st.awaiting = 0;
 	if (st.phase == ATTACHED && !__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE)) {
 		api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);

@@ -51,6 +51,7 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_THREAD_STAT:
 	case XPU_EV_SYS_STAT:
 	case XPU_EV_CPU_STAT:
+	case XPU_EV_GPU_OWN:
 		*n = 0;
 		return 0;
 	case XPU_EV_CPU_SAMPLE: *f = cpu_ids; *n = sizeof(cpu_ids) / sizeof(cpu_ids[0]); return 0;
@@ -202,6 +203,10 @@ int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const 
 	/* A slice's length weighs every estimate of its process. */
 	if (ev->type == XPU_EV_GPU_SLICE && (ev->slice.end < ev->time || ev->slice.end - ev->time > TICK_MAX_NS))
 		return bad(why, "a traced slice ends before it starts or lasts more than a day");
+	/* Own-time samples weigh every estimate of their process; a thread is
+	 * sampled at most at 100 kHz (core/sources/gpu_own.h). */
+	if (ev->type == XPU_EV_GPU_OWN && (!ev->pid || ev->gown.hz == 0 || ev->gown.hz > 100000))
+		return bad(why, "own-time samples without a process or with a rate of 0 or over 100 kHz");
 	switch (xpu_event_ids(&copy, defined, (void *)d)) {
 	case 0:
 		return 0;

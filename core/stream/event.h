@@ -43,6 +43,7 @@ enum xpu_ev_type {
 	XPU_EV_CPU_STAT = 26,	/* one CPU's busy share (sys, XPU_SYS_BUSY only; tid: the CPU's number) */
 	XPU_EV_PROC_CMDLINE = 27, /* a shown process's command line from /proc (pcmd) */
 	XPU_EV_NPU_FUNC_LAT = 28, /* how long calls of one NPU driver function took (model_npu.h) */
+	XPU_EV_GPU_OWN = 29,	/* CPU samples of an injected process's launching threads (gown) */
 	XPU_EV_TYPE_MAX
 };
 
@@ -139,6 +140,20 @@ struct xpu_ev_gpu_slice {
 };
 
 enum { XPU_GPU_MODE_EXACT = 0, XPU_GPU_MODE_SAMPLED = 1 };
+
+/* CPU samples of an injected process's launching threads, cumulative since
+ * xputop began watching the process (core/sources/gpu_own.h): where each
+ * landed, the process's own code or CUDA's (libcuda, libcudart, libcupti,
+ * the injection library, and the kernel on their behalf), and whether the
+ * library was tracing then ([1]) or not ([0]).  Tracing slows a launching
+ * thread inside CUDA's code; its own code runs as fast, so the launches
+ * outside a slice are those inside it times own[0] / own[1] (model_gpu.c). */
+struct xpu_ev_gpu_own {
+	uint64_t own[2];	/* samples in the process's own code: [0] not tracing, [1] tracing */
+	uint64_t cuda[2];	/* samples in CUDA's code */
+	uint32_t hz;		/* the sampling rate of each thread */
+	uint32_t threads;	/* launching threads watched */
+};
 enum { XPU_GPU_LAUNCH_ONLY = 1 };	/* xpu_ev_gpu_launch.flags: seen by uprobes, no CUPTI */
 enum { XPU_GPU_PROC_CONNECTED = 1, XPU_GPU_PROC_LEFT = 2, XPU_GPU_PROC_STATUS = 3 };
 /* xpu_ev_gpu_proc.detail: CUPTI stays attached between slices (CUDA graphs
@@ -322,6 +337,7 @@ struct xpu_event {
 		struct xpu_ev_gpu_memcpy memcpy;
 		struct xpu_ev_gpu_proc gproc;
 		struct xpu_ev_gpu_slice slice;
+		struct xpu_ev_gpu_own gown;
 		struct xpu_ev_npu npu;
 		struct xpu_ev_gpu_dev gdev;
 		struct xpu_ev_gpu_dev_link glink;
