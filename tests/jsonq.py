@@ -436,6 +436,23 @@ def gpu_within_stated(snaps, expected_path, sigmas, most_pct):
                      f"and {most_pct}% of the {true} that ran")
 
 
+def gpu_scaled(snaps, expected_path, scaled_by, lo_ratio, hi_ratio):
+    """The process of EXPECTED_PATH has its sampled figures scaled by
+    SCALED_BY (own_cpu or time) in the last snapshot, and its launches
+    estimated at LO_RATIO to HI_RATIO times what it made."""
+    want = [w for w in _lines(expected_path, "kernel totals") if "kernel" in w]
+    p = _gpu_proc(snaps, want[0]["pid"])
+    true = sum(w["calls"] for w in want)
+    est = p["launches_est"] or 0
+    print(f"  scaled by {p.get('scaled_by')}: launches {est:.0f} for {true} ({est / true:.3f}); own samples "
+          f"{p.get('own_samples_traced')} of {p.get('own_samples')} traced, CUDA's {p.get('cuda_samples_traced')} "
+          f"of {p.get('cuda_samples')}, time traced {p['traced_pct']:.2f}%")
+    if p.get("scaled_by") != scaled_by:
+        sys.exit(f"scaled by {p.get('scaled_by')}, not {scaled_by}")
+    if not float(lo_ratio) <= est / true <= float(hi_ratio):
+        sys.exit(f"launches estimated at {est / true:.3f} of what ran, not {lo_ratio} to {hi_ratio}")
+
+
 def gpu_kernel_within_stated(snaps, expected_path, kernel, other, ratio_pct, most_pct):
     """KERNEL's calls, estimated in the last snapshot, are within twice the
     uncertainty its row states (calls_err_pct) and MOST_PCT percent of what
@@ -943,7 +960,7 @@ def gpu_devices_below(snaps, n):
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stitched_mostly, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
-                                  gpu_traced_pct, gpu_within_stated, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
+                                  gpu_traced_pct, gpu_within_stated, gpu_scaled, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
                                   gpu_status_had, gpu_status_last, gpu_status_never, gpu_status_lacks,
                                   gpu_estimates, gpu_modes,

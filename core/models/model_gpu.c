@@ -48,8 +48,14 @@ static void proc_free(struct xpu_gpu_proc *p)
 {
 	xpu_win_count_free(&p->traced);
 	xpu_win_count_free(&p->sampled_slices);
-	for (int e = 0; e < XPU_GPU_NEST; e++)
+	xpu_win_count_free(&p->own_in);
+	xpu_win_count_free(&p->own_all);
+	xpu_win_count_free(&p->cuda_in);
+	xpu_win_count_free(&p->cuda_all);
+	for (int e = 0; e < XPU_GPU_NEST; e++) {
 		xpu_win_count_free(&p->seen[e]);
+		xpu_win_count_free(&p->oseen[e]);
+	}
 }
 
 static void kernel_free(struct xpu_gpu_kernel *k)
@@ -246,9 +252,14 @@ static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint
 	struct xpu_gpu_proc *p = &m->procs[m->nprocs];
 	*p = (struct xpu_gpu_proc){ .pid = pid, .comm = comm, .scale = { 1, 1 } };
 	int bad = xpu_win_count_init(&p->traced, m->ticks.window) < 0 ||
-		  xpu_win_count_init(&p->sampled_slices, m->ticks.window) < 0;
+		  xpu_win_count_init(&p->sampled_slices, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->own_in, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->own_all, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->cuda_in, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->cuda_all, m->ticks.window) < 0;
 	for (int e = 0; e < XPU_GPU_NEST; e++)
-		bad |= xpu_win_count_init(&p->seen[e], m->ticks.window) < 0;
+		bad |= xpu_win_count_init(&p->seen[e], m->ticks.window) < 0 ||
+		       xpu_win_count_init(&p->oseen[e], m->ticks.window) < 0;
 	if (bad) {
 		proc_free(p);
 		return NULL;
@@ -555,6 +566,9 @@ static void kernel_seed(struct xpu_gpu_kernel *r, const struct xpu_gpu_proc *p)
 	r->sd[XPU_GPU_KEST_NS] = r->sd[XPU_GPU_KEST_CALLS];
 	r->sd[XPU_GPU_KEST_SHARE] =
 		(struct xpu_gpu_sd){ .n = ns->n, .t = ns->y, .pt = ns->py, .dtt = ns->dyy };
+	t = &p->osd[XPU_GPU_EST_KERNELS];
+	r->osd[XPU_GPU_KEST_CALLS] = (struct xpu_gpu_sd){ .n = t->n, .t = t->t, .pt = t->pt, .dtt = t->dtt };
+	r->osd[XPU_GPU_KEST_NS] = r->osd[XPU_GPU_KEST_CALLS];
 }
 
 static int on_kernel(struct xpu_gpu_model *m, const struct xpu_event *ev)
@@ -680,6 +694,32 @@ static int on_slice(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	return 0;
 }
 
+/* The since-watched counts of a process's launching threads: what came
+ * since the last event goes into the open tick.  A count that went back (the
+ * sampler began again) starts from zero. */
+static int on_own(struct xpu_gpu_model *m, const struct xpu_event *ev)
+{
+	struct xpu_gpu_proc *p = proc_get(m, ev->pid, 0);
+	if (!p)
+		return -ENOMEM;
+	const struct xpu_ev_gpu_own *o = &ev->gown;
+	uint64_t d_own[2], d_cuda[2];
+	for (int i = 0; i < 2; i++) {
+		d_own[i] = o->own[i] >= p->own_last[i] ? o->own[i] - p->own_last[i] : o->own[i];
+		d_cuda[i] = o->cuda[i] >= p->cuda_last[i] ? o->cuda[i] - p->cuda_last[i] : o->cuda[i];
+		p->own_last[i] = o->own[i];
+		p->cuda_last[i] = o->cuda[i];
+	}
+	p->own_in.open += d_own[1];
+	p->own_all.open += d_own[0] + d_own[1];
+	p->cuda_in.open += d_cuda[1];
+	p->cuda_all.open += d_cuda[0] + d_cuda[1];
+	p->own_hz = o->hz;
+	p->own_threads = o->threads;
+	p->own_on = 1;
+	return 0;
+}
+
 int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev)
 {
 	switch (ev->type) {
@@ -695,6 +735,8 @@ int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev)
 		return 0;
 	case XPU_EV_GPU_SLICE:
 		return on_slice(m, ev);
+	case XPU_EV_GPU_OWN:
+		return on_own(m, ev);
 	default:
 		return 0;
 	}
@@ -843,16 +885,23 @@ static struct xpu_gpu_sd sd_window(const struct xpu_ticks *ticks, const uint64_t
 	return w;
 }
 
-/* Each figure's estimate over the window and since the start. */
+/* Each figure's estimate over the window and since the start: what the
+ * slices saw against the time they traced, or against the own CPU time
+ * sampled in them (by_own). */
 static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 {
 	for (int e = 0; e < XPU_GPU_NEST; e++) {
-		const uint64_t *k = p->seen[e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e].ring;
-		struct xpu_gpu_sd w = sd_window(&m->ticks, p->seen[e].ring, p->traced.ring, k);
-		p->est[XPU_WIN_RECENT][e] = estimate(&w, p->seen[e].recent, p->scale[XPU_WIN_RECENT],
+		int c = e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e;
+		int own = p->by_own[XPU_WIN_RECENT];
+		const struct xpu_win_count *y = own ? &p->oseen[e] : &p->seen[e];
+		struct xpu_gpu_sd w = sd_window(&m->ticks, y->ring, own ? p->own_in.ring : p->traced.ring,
+						own ? p->oseen[c].ring : p->seen[c].ring);
+		p->est[XPU_WIN_RECENT][e] = estimate(&w, y->recent, p->scale[XPU_WIN_RECENT],
 						     p->sampled[XPU_WIN_RECENT]);
-		p->est[XPU_WIN_ALL][e] = estimate(&p->sd[e], p->seen[e].total, p->scale[XPU_WIN_ALL],
-						  p->sampled[XPU_WIN_ALL]);
+		own = p->by_own[XPU_WIN_ALL];
+		p->est[XPU_WIN_ALL][e] = estimate(own ? &p->osd[e] : &p->sd[e],
+						  own ? p->oseen[e].total : p->seen[e].total,
+						  p->scale[XPU_WIN_ALL], p->sampled[XPU_WIN_ALL]);
 	}
 }
 
@@ -873,12 +922,18 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 			     connected(p, 0, now) };
 	uint64_t got[2] = { p->traced.recent, p->traced.total };
 	int was_sampled[2] = { p->sampled_slices.recent != 0, p->sampled_all != 0 };
+	uint64_t own_in[2] = { p->own_in.recent, p->own_in.total };
+	uint64_t own_all[2] = { p->own_all.recent, p->own_all.total };
 	for (int w = 0; w < 2; w++) {
 		double c = span[w] ? (double)got[w] / (double)span[w] : 0;
 		p->cover[w] = c > 1 ? 1 : c;
 		p->span_s[w] = (double)span[w] / 1e9;
 		p->sampled[w] = was_sampled[w];
-		p->scale[w] = !was_sampled[w] ? 1 : p->cover[w] > 0 ? 1 / p->cover[w] : 0;
+		p->own_cover[w] = own_all[w] ? (double)own_in[w] / (double)own_all[w] : 0;
+		p->by_own[w] = was_sampled[w] && p->own_on && own_in[w] >= XPU_GPU_OWN_MIN_IN;
+		p->scale[w] = !was_sampled[w] ? 1
+			      : p->by_own[w] ? 1 / p->own_cover[w]
+			      : p->cover[w] > 0 ? 1 / p->cover[w] : 0;
 		if (p->scale[w] > XPU_GPU_SCALE_MAX)
 			p->scale[w] = XPU_GPU_SCALE_MAX;
 	}
@@ -892,6 +947,10 @@ static void kernel_sd_add(struct xpu_gpu_kernel *k, const struct xpu_gpu_proc *p
 	sd_add(&k->sd[XPU_GPU_KEST_CALLS], calls, (double)p->traced.open, k->calls.open);
 	sd_add(&k->sd[XPU_GPU_KEST_NS], ns, (double)p->traced.open, k->calls.open);
 	sd_add(&k->sd[XPU_GPU_KEST_SHARE], ns, (double)p->seen[XPU_GPU_EST_NS].open, k->calls.open);
+	if (p->own_on) {
+		sd_add(&k->osd[XPU_GPU_KEST_CALLS], calls, (double)p->own_in.open, k->calls.open);
+		sd_add(&k->osd[XPU_GPU_KEST_NS], ns, (double)p->own_in.open, k->calls.open);
+	}
 }
 
 void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval_ns)
@@ -925,11 +984,21 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 		for (int e = 0; e < XPU_GPU_NEST; e++) {
 			uint64_t k = p->seen[e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e].open;
 			sd_add(&p->sd[e], (double)p->seen[e].open, (double)p->traced.open, k);
+			if (p->own_on) {
+				sd_add(&p->osd[e], (double)p->seen[e].open, (double)p->own_in.open, k);
+				p->oseen[e].open = p->seen[e].open;
+			}
 		}
 		xpu_win_count_close(&p->traced, slot, full);
 		xpu_win_count_close(&p->sampled_slices, slot, full);
-		for (int e = 0; e < XPU_GPU_NEST; e++)
+		xpu_win_count_close(&p->own_in, slot, full);
+		xpu_win_count_close(&p->own_all, slot, full);
+		xpu_win_count_close(&p->cuda_in, slot, full);
+		xpu_win_count_close(&p->cuda_all, slot, full);
+		for (int e = 0; e < XPU_GPU_NEST; e++) {
 			xpu_win_count_close(&p->seen[e], slot, full);
+			xpu_win_count_close(&p->oseen[e], slot, full);
+		}
 		coverage(m, p, now);
 	}
 	xpu_win_count_close(&m->joined, slot, full);
@@ -1041,11 +1110,14 @@ static void kernel_errs(const struct xpu_gpu_model *m, const struct xpu_gpu_kern
 {
 	struct xpu_gpu_sd sd[XPU_GPU_NKEST];
 	const struct xpu_gpu_est *pe = &p->est[w][XPU_GPU_EST_NS];
+	const uint64_t *t = p->by_own[w] ? p->own_in.ring : p->traced.ring;
 	if (w == XPU_WIN_ALL) {
 		memcpy(sd, k->sd, sizeof(sd));
+		if (p->by_own[w])
+			memcpy(sd, k->osd, sizeof(k->osd));
 	} else {
-		sd[XPU_GPU_KEST_CALLS] = sd_window(&m->ticks, k->calls.ring, p->traced.ring, k->calls.ring);
-		sd[XPU_GPU_KEST_NS] = sd_window(&m->ticks, k->ns.ring, p->traced.ring, k->calls.ring);
+		sd[XPU_GPU_KEST_CALLS] = sd_window(&m->ticks, k->calls.ring, t, k->calls.ring);
+		sd[XPU_GPU_KEST_NS] = sd_window(&m->ticks, k->ns.ring, t, k->calls.ring);
 		sd[XPU_GPU_KEST_SHARE] = sd_window(&m->ticks, k->ns.ring, p->seen[XPU_GPU_EST_NS].ring,
 						   k->calls.ring);
 	}

@@ -69,6 +69,9 @@ struct xpu_gpu_kernel {
 	struct xpu_win_count calls, ns;
 	struct xpu_win_max max;		/* the longest kernel */
 	struct xpu_gpu_sd sd[XPU_GPU_NKEST];	/* what its process's slices saw of it, since the start */
+	/* The same against its process's own CPU time in slices (GPU_OWN):
+	 * calls and ns (the share's is sd's). */
+	struct xpu_gpu_sd osd[XPU_GPU_KEST_SHARE];
 };
 
 struct xpu_gpu_interval { uint64_t start, end; };
@@ -126,7 +129,25 @@ struct xpu_gpu_proc {
 	double cover[2];	/* traced share of the time, 0..1 */
 	double span_s[2];	/* the time it was connected (or counted), seconds */
 	int sampled[2];		/* it traced sampled slices in that window */
+	/* Own CPU time (GPU_OWN): samples of its launching threads in its own
+	 * code, not CUDA's, inside slices (own_in) and in all (own_all), per
+	 * tick.  Tracing slows a launching thread in CUDA's code only, so where
+	 * enough was sampled (by_own) the figures scale by own_all / own_in,
+	 * not by time: a launch-bound thread launches fewer kernels in a slice
+	 * than its length would hold untraced (docs/gpu-estimates.md). */
+	int own_on;		/* GPU_OWN events came: oseen and osd count from then */
+	uint64_t own_last[2], cuda_last[2];	/* the last event's cumulative counts */
+	uint32_t own_hz, own_threads;
+	struct xpu_win_count own_in, own_all, cuda_in, cuda_all;
+	struct xpu_win_count oseen[XPU_GPU_NEST];	/* seen since own_on */
+	struct xpu_gpu_sd osd[XPU_GPU_NEST];
+	int by_own[2];		/* scale[w] is own_all / own_in */
+	double own_cover[2];	/* own_in / own_all */
 };
+/* Own-time samples inside slices, at the least, before the figures scale by
+ * them: 30 samples are a Poisson error of 18% on their own, which the
+ * stated uncertainty carries (sd_err_pct's successive differences). */
+#define XPU_GPU_OWN_MIN_IN 30
 
 /* A launch waiting for its kernels. */
 struct xpu_gpu_join {

@@ -137,6 +137,19 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		xpu_json_uint(j, "cupti_dropped", p->cupti_dropped);
 		xpu_json_str(j, "tracing", p->sampled[vs_window] ? "sampled" : "exact");
 		xpu_json_num(j, "traced_pct", 100 * p->cover[vs_window]);
+		/* What the sampled figures are scaled by: the time traced, or the
+		 * launching threads' own CPU time sampled inside and outside the
+		 * slices (GPU_OWN; model_gpu.h). */
+		xpu_json_str(j, "scaled_by", !p->sampled[vs_window] ? "exact" : p->by_own[vs_window] ? "own_cpu" : "time");
+		if (p->own_on) {
+			xpu_json_num(j, "own_traced_pct", 100 * p->own_cover[vs_window]);
+			xpu_json_uint(j, "own_samples", xpu_win_count_get(&p->own_all, vs_window));
+			xpu_json_uint(j, "own_samples_traced", xpu_win_count_get(&p->own_in, vs_window));
+			xpu_json_uint(j, "cuda_samples", xpu_win_count_get(&p->cuda_all, vs_window));
+			xpu_json_uint(j, "cuda_samples_traced", xpu_win_count_get(&p->cuda_in, vs_window));
+			xpu_json_uint(j, "own_hz", p->own_hz);
+			xpu_json_uint(j, "own_threads", p->own_threads);
+		}
 		/* Whether CUPTI's cost on every launch stays between slices (CUDA
 		 * graphs, exact mode) or only comes with them (inject/cupti.c). */
 		if (!p->launch_only)

@@ -50,7 +50,12 @@
  *
  * STAND_CUPTI_REPEAT=N: a launch's ENTER callback comes N times with its one
  * correlation id (as a runtime launch's nested driver launch carries the
- * runtime's id). */
+ * runtime's id).
+ * STAND_CUPTI_SLOW_US=N: a launch made with kernel activity on spins N us
+ * more on its thread, here in "CUDA's" code (this library is libcupti.so.13
+ * to xputop's own-time sampler): tracing's cost on a launching thread (on
+ * an H200 a GPT-2 training thread launched at 0.69 of its untraced pace
+ * inside slices, docs/gpu-cost.md). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -113,6 +118,7 @@ static struct {
 	pthread_mutex_t lock;
 	uint64_t attach_ns, flush_ns;
 	uint32_t notinit, notinit_left, repeat;
+	uint64_t slow_ns;	/* STAND_CUPTI_SLOW_US */
 	/* What cuptiFinalize forgets. */
 	int subscribed;
 	CUpti_SubscriberHandle sub;
@@ -158,6 +164,18 @@ static uint64_t mono(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
+/* Busy on the CPU for ns, in this library's code: the clock (the vDSO's
+ * code, not this library's) read once in 4,096 turns. */
+static __attribute__((noinline)) void spin_ns(uint64_t ns)
+{
+	uint64_t end = clock_ns(CLOCK_MONOTONIC) + ns;
+	volatile uint64_t x = 0;
+	do {
+		for (int i = 0; i < 4096; i++)
+			x = x + 1;
+	} while (clock_ns(CLOCK_MONOTONIC) < end);
+}
+
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
@@ -173,6 +191,8 @@ __attribute__((constructor)) static void knobs(void)
 	S.flush_ns = f ? strtoull(f, NULL, 10) * 1000ULL : 0;
 	S.notinit = n ? (uint32_t)strtoul(n, NULL, 10) : 0;
 	S.repeat = r ? (uint32_t)strtoul(r, NULL, 10) : 1;
+	const char *w = getenv("STAND_CUPTI_SLOW_US");
+	S.slow_ns = w ? strtoull(w, NULL, 10) * 1000ULL : 0;
 }
 
 static int kernel_activity(void)
@@ -622,7 +642,10 @@ static void api_call(CUpti_CallbackId cbid, const char *function, const char *sy
 		S.n.attached += S.attached;
 		run_kernel(kernel, gpu_ns, cd.correlationId, graph);
 	}
+	int slow = kernel && S.slow_ns && kernel_activity();
 	pthread_mutex_unlock(&S.lock);
+	if (slow)
+		spin_ns(S.slow_ns);
 	call_site(&cd, CUPTI_API_EXIT, cbid);
 }
 

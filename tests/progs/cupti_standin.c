@@ -6,7 +6,7 @@
  * CUDA does, and launches kernels at a steady rate from functions with
  * known names.
  *
- * Usage: cupti_standin [-e] [-o] [-q] [-x] [-g SECS] [-l MS] [-T MS] [-r RATE] STAND_LIB SECONDS
+ * Usage: cupti_standin [-e] [-o] [-q] [-x] [-b US] [-g SECS] [-l MS] [-T MS] [-r RATE] STAND_LIB SECONDS
  *   -r RATE  launches a second (default 30000), made every millisecond
  *   -e       the first launch waits for kernel activity, not only for the
  *            library to attach (exact mode: then every kernel is traced)
@@ -21,6 +21,9 @@
  *   -T MS    CUDA's teardown at exit takes MS ms, in an atexit handler
  *            registered once the library is initialized, as CUDA's runtime
  *            registers its own (the stand-in counts CUPTI calls during it)
+ *   -b US    launch-bound: no pace, each launch after US us of the
+ *            program's own work (a spin in its own code), as a PyTorch
+ *            thread between launches
  *   -o       plays another profiler too: it subscribes to the launches
  *            before the library is initialized, and counts them
  * It starts once the library has tried to subscribe to CUPTI (an xputop
@@ -190,12 +193,34 @@ static int wait_monitor(int exact, uint64_t calls_before)
 	return -1;
 }
 
+static uint64_t bound_ns;	/* -b */
+
+/* The program's own work: ns on the CPU in its own code, the clock (the
+ * vDSO's) read once in 4,096 turns. */
+__attribute__((noinline)) void standin_work(uint64_t ns)
+{
+	uint64_t end = now() + ns;
+	volatile uint64_t x = 0;
+	do {
+		for (int i = 0; i < 4096; i++)
+			x = x + 1;
+	} while (now() < end);
+}
+
 /* Launches RATE a second for secs, made every millisecond: a stall is made
- * up at once, so the rate holds over the run. */
+ * up at once, so the rate holds over the run.  Launch-bound (-b): as fast
+ * as its own work between launches lets it. */
 static void play(double secs, uint64_t rate)
 {
 	uint64_t t0 = now(), end = t0 + (uint64_t)(secs * 1e9), made = 0;
 	play_start = t0;
+	if (bound_ns) {
+		while (now() < end) {
+			standin_work(3 * bound_ns);
+			standin_step();
+		}
+		return;
+	}
 	struct timespec tick;
 	clock_gettime(CLOCK_MONOTONIC, &tick);
 	for (uint64_t t = t0; t < end; t = now()) {
@@ -218,7 +243,7 @@ int main(int argc, char **argv)
 	int exact = 0, deep = 0, lag = 0, nosync = 0, with_other = 0, c;
 	uint64_t teardown_ms = 0;
 	uint64_t rate = 30000;
-	while ((c = getopt(argc, argv, "eoqxg:l:T:r:")) != -1) {
+	while ((c = getopt(argc, argv, "eoqxb:g:l:T:r:")) != -1) {
 		switch (c) {
 		case 'e':
 			exact = 1;
@@ -239,6 +264,9 @@ int main(int argc, char **argv)
 		case 'r':
 			rate = strtoull(optarg, NULL, 10);
 			break;
+		case 'b':
+			bound_ns = strtoull(optarg, NULL, 10) * 1000ULL;
+			break;
 		case 'T':
 			teardown_ms = strtoull(optarg, NULL, 10);
 			break;
@@ -253,7 +281,7 @@ int main(int argc, char **argv)
 	}
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	if (argc - optind != 2 || !rate || !inj || !*inj) {
-		fprintf(stderr, "usage: CUDA_INJECTION64_PATH=LIB cupti_standin [-e] [-o] [-q] [-x] [-g SECS] "
+		fprintf(stderr, "usage: CUDA_INJECTION64_PATH=LIB cupti_standin [-e] [-o] [-q] [-x] [-b US] [-g SECS] "
 				"[-l MS] [-T MS] [-r RATE] STAND_LIB SECONDS\n");
 		return 2;
 	}
