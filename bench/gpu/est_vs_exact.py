@@ -27,6 +27,9 @@ s, e = last(sys.argv[1]), last(sys.argv[2])
 top = int(sys.argv[3]) if len(sys.argv) > 3 else 10
 ps, pe = busiest(s), busiest(e)
 t = s.get("tracing", {})
+print(f"sampled: scaled by {ps.get('scaled_by')}, own CPU samples {ps.get('own_samples_traced')} traced of "
+      f"{ps.get('own_samples')} ({ps.get('own_traced_pct')}%; CUDA's {ps.get('cuda_samples_traced')} of "
+      f"{ps.get('cuda_samples')}) at {ps.get('own_hz')} Hz on {ps.get('own_threads')} threads")
 print(f"sampled: estimated {t.get('estimated')}, traced {t.get('traced_pct', 0):.2f}% of the time; "
       f"exact: estimated {e.get('tracing', {}).get('estimated')}")
 

@@ -19,6 +19,8 @@
 #   attached   the same with XPUTOP_CUPTI_DETACH=0: CUPTI stays attached
 #              between slices (as before issue 25's detaching)
 #   noslice    the same with --gpu-sample 1/3600000: connected, never traced
+#   noown      default with --gpu-own-hz 0: no own-CPU-time sampler on the
+#              launching threads (its cost is default - noown)
 #   exact      xputop --gpu-exact
 #   cupti      xputop --gpu-exact --gpu-no-stacks (CUPTI alone, as xputop uses it)
 #   cost=X     no xputop; bench/gpu/cupti_cost.c's library with XPU_COST=X
@@ -50,6 +52,7 @@ xp_conf() {	# the xputop a mode needs: none, or BUILD|options
 	none|dormant|cost=*) echo none ;;
 	lo|default|attached) echo "$(build_of "$1")|" ;;
 	noslice) echo "$(build_of "$1")|--gpu-sample 1/3600000" ;;
+	noown) echo "$(build_of "$1")|--gpu-own-hz 0" ;;
 	exact) echo "$(build_of "$1")|--gpu-exact" ;;
 	cupti) echo "$(build_of "$1")|--gpu-exact --gpu-no-stacks" ;;
 	esac
