@@ -60,6 +60,16 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 	s->gpu.exact_left_s = s->gpu.tracing.exact_until > s->mono_ns
 				      ? (double)(s->gpu.tracing.exact_until - s->mono_ns) / 1e9 : 0;
 	s->gpu.sampled = xpu_gpu_model_sampled(m, vs->window, &s->gpu.cover);
+	s->gpu.by_own = 0;
+	s->gpu.own_cover = 0;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		if (m->procs[i].sampled[vs->window] && m->procs[i].by_own[vs->window]) {
+			s->gpu.by_own++;
+			s->gpu.own_cover += m->procs[i].own_cover[vs->window];
+		}
+	}
+	if (s->gpu.by_own)
+		s->gpu.own_cover /= s->gpu.by_own;
 	s->gpu.nprocs = m->nprocs < XPU_SNAP_GPU_PROCS ? (int)m->nprocs : XPU_SNAP_GPU_PROCS;
 	for (int i = 0; i < s->gpu.nprocs; i++)
 		s->gpu.procs[i] = m->procs[i];

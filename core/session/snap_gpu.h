@@ -73,6 +73,10 @@ struct xpu_snap_gpu {
 	double exact_left_s;		/* exact mode's time left, 0 = no limit */
 	int sampled;
 	double cover;			/* 0..1 */
+	/* Sampled processes whose figures scale by their launching threads'
+	 * own CPU time (model_gpu.h by_own), and its mean share traced. */
+	int by_own;
+	double own_cover;
 };
 
 /* A GPU device process's kind from its valid bits, as both front-ends say it:

@@ -194,6 +194,27 @@ $Q gpu_proc "$T_TMP/deep.stand" "kernels > 0" "cupti_dropped > 0" < "$T_TMP/deep
 	fail "no kernel complete, or none unfinished at the exit"
 $Q stand_account "$T_TMP/deep.stand" < "$T_TMP/deep.json" || fail "records unaccounted for"
 
+# The observer effect (issue 25): a launch-bound thread, each launch after
+# 20 us of its own work, that tracing slows in "CUDA's" code by 20 us a
+# launch more while kernel activity is on: inside a slice it launches at
+# about half its pace (a GPT-2 training thread ran at 0.69 on an H200).
+# Scaled by the share of the time traced its figures come out about half
+# what ran; scaled by its own CPU time (the sampler at 5 kHz: its own code,
+# not the stand-in libcupti.so.13 or the library, inside slices and out)
+# they hold.
+PROG_ENV="STAND_CUPTI_ATTACH_MS=10 STAND_CUPTI_SLOW_US=20"
+play slowed 20 "--gpu-own-hz 5000" -b 20 "$STAND" 8
+PROG_ENV="STAND_CUPTI_ATTACH_MS=10 STAND_CUPTI_SLOW_US=20"
+play slowed_by_time 20 "--gpu-own-hz 0" -b 20 "$STAND" 8
+
+t a_thread_that_tracing_slows_is_estimated_by_its_own_cpu_time
+$Q gpu_scaled "$T_TMP/slowed.expected" own_cpu 0.9 1.1 < "$T_TMP/slowed.json" || fail "not scaled by own CPU time"
+$Q gpu_within_stated "$T_TMP/slowed.expected" 3 10 < "$T_TMP/slowed.json" || fail "estimates"
+
+t scaled_by_the_time_traced_the_same_thread_comes_out_low
+$Q gpu_scaled "$T_TMP/slowed_by_time.expected" time 0.3 0.75 < "$T_TMP/slowed_by_time.json" ||
+	fail "the stand-in's slowing is not there to correct"
+
 # Another profiler subscribed before the library was initialized.
 PROG_ENV=STAND_CUPTI_ATTACH_MS=10
 play other 10 "" -o "$STAND" 3
