@@ -41,6 +41,7 @@ struct xpu_opts {
 	struct xpu_gpu_waiter gpu_waiters[XPU_GPU_MAX_WAITERS];	/* parsed (set at start) */
 	int ngpu_waiters;
 	struct xpu_gpu_nodes gpu_nodes;	/* --gpu-nodes (off unless given) */
+	uint32_t gpu_own_hz;	/* --gpu-own-hz, 0 = off */
 	const char *npu_dev;	/* --npu-dev */
 	const char *npu_probe_binary;	/* --npu-probe-binary */
 	const char *npu_sysfs;		/* --npu-sysfs */
