@@ -13,6 +13,9 @@
 #define XPU_MAX_PIDS 256
 #define XPU_MAX_PID_NAMES 16
 
+/* --gpu-own-hz when not given. */
+#define XPU_GPU_OWN_HZ_DEFAULT 1000
+
 struct xpu_opts {
 	double delay_s;		/* -d */
 	uint32_t pids[XPU_MAX_PIDS];	/* -p */
