@@ -301,8 +301,10 @@ static void tick_proc(struct xpu_gpu_own *o, struct proc *p, uint64_t now)
 {
 	uint64_t since = now - p->scanned;
 	if (since >= RESCAN_NS || ((p->rescan || !p->configured) && since >= RESCAN_MIN_NS)) {
-		if (p->configured)
+		if (p->configured) {
 			reap(p);
+			o->last_pid = o->last_tid = 0;	/* a reaped tid may come again */
+		}
 		if (scan(o, p, now) < 0 && !p->configured)
 			return;
 	}
