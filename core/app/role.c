@@ -296,7 +296,8 @@ static void share_warn_options(struct app *a)
 	    !o->npu_probe_binary && o->gpu_own_hz == XPU_GPU_OWN_HZ_DEFAULT)
 		return;
 	snprintf(a->role.share_warning, sizeof(a->role.share_warning), "this xputop reads the collector's stream "
-		 "(xputop pid %d): --gpu-slice, --gpu-period, --gpu-no-stacks, --gpu-waiters, --gpu-own-hz and --npu-* given here "
+		 "(xputop pid %d): --gpu-slice, --gpu-period, --gpu-no-stacks, --gpu-waiters, --gpu-own-hz and "
+		 "--npu-* given here "
 		 "apply only if it "
 		 "takes over (-p, -F, -d and --gpu-exact do apply)", (int)a->role.collector);
 	xpu_warn("%s", a->role.share_warning);

@@ -167,9 +167,9 @@ static int find_object(Elf *elf, Elf_Scn *scn, const char *name, uint64_t *value
 	for (size_t i = 1; i < count; i++) {
 		GElf_Sym sym;
 		const char *s;
-		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
-		    GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !(s = elf_strptr(elf, sh.sh_link, sym.st_name)) ||
-		    strcmp(s, name))
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_shndx >= SHN_LORESERVE || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+		    !(s = elf_strptr(elf, sh.sh_link, sym.st_name)) || strcmp(s, name))
 			continue;
 		*value = sym.st_value;
 		return 0;

@@ -184,8 +184,8 @@ static int find_flag(const struct xpu_maps *maps, uint32_t pid, uint64_t *addr)
 		uint64_t rel;
 		if (m->pgoff || strncmp(base_name(m->path), "libxputop_inject", 16))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)m->start,
-			 (unsigned long long)m->end);
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
 		if (xpu_func_object_offset(path, "xputop_tracing", &rel) < 0) {
 			snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
 			if (xpu_func_object_offset(path, "xputop_tracing", &rel) < 0)

@@ -827,13 +827,14 @@ static int own_text(struct gpu_source *g, char *buf, size_t size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " processes over the limit of %d",
 			      st.procs_over, XPU_GPU_OWN_PROCS);
 	if (st.not_own && n > 0 && (size_t)n < size)
-		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " threads refused (not the process's own)",
-			      st.not_own);
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64
+			      " threads refused (not the process's own)", st.not_own);
 	if (st.no_flag && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " without the library's tracing flag",
 			      st.no_flag);
 	if (st.unread && n > 0 && (size_t)n < size)
-		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " samples with the flag unreadable", st.unread);
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " samples with the flag unreadable",
+			      st.unread);
 	return n;
 }
 

@@ -21,7 +21,8 @@ FAKE=$(cd "$OUT" && pwd)/tests/own/libcupti.so.99
 STANDIN=$OUT/tests/progs/own_standin
 COUNTS=$OUT/tests/own_counts
 if [ ! -f "$LIB" ] || [ ! -f "$FAKE" ] || [ ! -x "$STANDIN" ] || [ ! -x "$COUNTS" ]; then
-	echo "FAIL $(basename "$0"): $OUT has no injection library or own-time test programs (built without the CUDA toolkit?)" >&2
+	echo "FAIL $(basename "$0"): $OUT has no injection library or own-time test programs" \
+		"(built without the CUDA toolkit?)" >&2
 	exit 1
 fi
 
