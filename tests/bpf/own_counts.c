@@ -33,6 +33,7 @@ static int dump(const char *path)
 	struct xpu_rec_reader *r = xpu_rec_open(path, &d, err, sizeof(err));
 	if (!r) {
 		fprintf(stderr, "own_counts: %s: %s\n", path, err);
+		xpu_dict_free(&d);
 		return 1;
 	}
 	while ((rc = xpu_rec_next(r, &ev)) > 0) {
@@ -44,6 +45,8 @@ static int dump(const char *path)
 	}
 	if (rc < 0)
 		fprintf(stderr, "own_counts: %s: %s\n", path, xpu_rec_error(r));
+	xpu_rec_close_reader(r);
+	xpu_dict_free(&d);
 	return rc < 0;
 }
 
