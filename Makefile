@@ -314,6 +314,18 @@ $(OUTPUT)/tests/test_tui_%: tests/unit/test_tui_%.c tests/unit/check.h $(TUI_OBJ
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -Itui $(NCURSES_CFLAGS) $< $(TUI_OBJS) $(LIBCORE) \
 		$(SANLD) $(LIBS) -o $@
 
+# The own-time sampler's test (tests/bpf/own.sh): a stand-in for CUDA's
+# code, named like CUPTI so the sampler counts it as CUDA's, and a driver of
+# the sampler linked with the core.
+OWN_CUDA := $(OUTPUT)/tests/own/libcupti.so.99
+OWN_COUNTS := $(OUTPUT)/tests/own_counts
+tests: $(OWN_CUDA) $(OWN_COUNTS)
+$(OWN_CUDA): tests/fake/own_cuda.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -fPIC -shared $< -o $@
+$(OWN_COUNTS): tests/bpf/own_counts.c $(LIBCORE) | $(OUTPUT)/tests
+	$(CC) $(CFLAGS) $(XCFLAGS) $< $(LIBCORE) $(SANLD) $(CORE_LIBS) -o $@
+
 # Test programs keep frame pointers in every function (gcc 12 drops them in
 # leaves at -O1 even with -mno-omit-leaf-frame-pointer) and their own names,
 # so stack tests can look for them.

@@ -21,7 +21,13 @@
  * gpu_mmap and gpu_maps find the files to put those uprobes on: every
  * mapping of a file named libcudart.so* or libcuda.so*, made from now on (as
  * the dynamic loader maps it) or already there with code (an iterator over
- * every process's mappings, run once at start). */
+ * every process's mappings, run once at start).
+ * gpu_own: a task-clock perf event on each launching thread of an injected
+ * process, so that a sample is a slice of that thread's CPU time.  It counts
+ * whether the thread was in its own code or in CUDA's (the ranges user space
+ * found in its maps), and whether the library was tracing then (its
+ * xputop_tracing word): tracing slows CUDA's code, not the process's own, so
+ * own time in and out of the slices scales what a slice saw (issue 25). */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -634,5 +640,71 @@ int gpu_maps(struct bpf_iter__task_vma *ctx)
 	if (!vma || !task || !(vma->vm_flags & VM_EXEC) || !vma->vm_file)
 		return 0;
 	report_file(vma->vm_file, task->tgid);
+	return 0;
+}
+
+/* Per process, written by user space (gpu.h); at most as many processes as
+ * connections the GPU socket takes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct xpu_gpu_own_config);
+} own_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct xpu_gpu_own_counts);
+} own_counts SEC(".maps");
+
+/* The pc the thread runs in user mode, or ran at when it entered the
+ * kernel: a system call made by CUDA's code (an ioctl to the driver) is
+ * CUDA's time, one made by the program is the program's. */
+static __always_inline __u64 user_pc(struct bpf_perf_event_data *ctx)
+{
+	/* A whole word: the verifier takes only 8-byte reads of the regs,
+	 * and this kernel's pt_regs has cs as a 2-byte field of a union. */
+	__u64 cs = *(volatile __u64 *)((void *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+	struct pt_regs *regs;
+
+	if ((cs & 3) == 3)
+		return ctx->regs.ip;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return regs ? BPF_CORE_READ(regs, ip) : 0;
+}
+
+SEC("perf_event")
+int gpu_own(struct bpf_perf_event_data *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct xpu_gpu_own_config *c = bpf_map_lookup_elem(&own_config, &pid);
+	struct xpu_gpu_own_counts *n = bpf_map_lookup_elem(&own_counts, &pid);
+	__u32 flag, cuda = 0;
+	__u64 pc;
+
+	if (!c || !n)
+		return 0;
+	/* Only this process's own memory is read, at the address user space
+	 * found in the library's file; a fault reading it is counted, never
+	 * taken for either state. */
+	if (bpf_probe_read_user(&flag, sizeof(flag), (void *)c->flag) < 0) {
+		__sync_fetch_and_add(&n->unread, 1);
+		return 0;
+	}
+	pc = user_pc(ctx);
+	for (__u32 i = 0; i < XPU_GPU_OWN_RANGES; i++) {
+		if (i >= c->nranges)
+			break;
+		if (pc >= c->lo[i] && pc < c->hi[i]) {
+			cuda = 1;
+			break;
+		}
+	}
+	if (cuda)
+		__sync_fetch_and_add(&n->cuda[flag ? 1 : 0], 1);
+	else
+		__sync_fetch_and_add(&n->own[flag ? 1 : 0], 1);
 	return 0;
 }

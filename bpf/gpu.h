@@ -162,4 +162,27 @@ _Static_assert(sizeof(struct xpu_gpu_launch_site) == sizeof(struct xpu_gpu_rec_h
 _Static_assert(sizeof(struct xpu_gpu_file_key) == 16, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_mapped) == 24 + XPU_GPU_NAME_LEN, "gpu ABI");
 
+/* The launching threads' own CPU time (gpu_own, issue 25).  user space
+ * writes a process's config when it watches its first thread; the program
+ * counts each sample of its threads into its counts, which user space made
+ * (zeroed) beside the config.  Ranges past nranges are ignored. */
+#define XPU_GPU_OWN_RANGES 16
+struct xpu_gpu_own_config {
+	__u64 flag;		/* address of the library's xputop_tracing word */
+	__u32 nranges;
+	__u32 pad;
+	__u64 lo[XPU_GPU_OWN_RANGES];	/* CUDA's code: [lo, hi) */
+	__u64 hi[XPU_GPU_OWN_RANGES];
+};
+
+/* [0]: the flag read 0 (not tracing), [1]: it read non-zero. */
+struct xpu_gpu_own_counts {
+	__u64 own[2];		/* the user-mode pc in the process's own code */
+	__u64 cuda[2];		/* in one of the CUDA ranges */
+	__u64 unread;		/* the flag could not be read: not counted above */
+};
+
+_Static_assert(sizeof(struct xpu_gpu_own_config) == 16 + 16 * XPU_GPU_OWN_RANGES, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_own_counts) == 40, "gpu ABI");
+
 #endif

@@ -293,10 +293,11 @@ static void share_warn_options(struct app *a)
 {
 	const struct xpu_opts *o = &a->o;
 	if (!o->gpu_no_stacks && !o->gpu_slice_ms && !o->gpu_period_ms && !o->gpu_waiters_spec && !o->npu_dev &&
-	    !o->npu_probe_binary)
+	    !o->npu_probe_binary && o->gpu_own_hz == XPU_GPU_OWN_HZ_DEFAULT)
 		return;
 	snprintf(a->role.share_warning, sizeof(a->role.share_warning), "this xputop reads the collector's stream "
-		 "(xputop pid %d): --gpu-slice, --gpu-period, --gpu-no-stacks, --gpu-waiters and --npu-* given here "
+		 "(xputop pid %d): --gpu-slice, --gpu-period, --gpu-no-stacks, --gpu-waiters, --gpu-own-hz and "
+		 "--npu-* given here "
 		 "apply only if it "
 		 "takes over (-p, -F, -d and --gpu-exact do apply)", (int)a->role.collector);
 	xpu_warn("%s", a->role.share_warning);

@@ -276,7 +276,7 @@ int app_start_probes(struct app *a)
 		.inject_lib = lib, .no_stacks = a->o.gpu_no_stacks, .no_bpf = !bpf, .locked = a->role.locked,
 		.probes = a->pre.gpu, .waiters = a->o.gpu_waiters,
 		.nwaiters = a->o.ngpu_waiters > 0 ? a->o.ngpu_waiters : 0,
-		.nodes = a->o.gpu_nodes.on ? &a->o.gpu_nodes : NULL,
+		.nodes = a->o.gpu_nodes.on ? &a->o.gpu_nodes : NULL, .own_hz = a->o.gpu_own_hz,
 	};
 	a->pre.gpu = NULL;
 	struct xpu_source *gpu = xpu_source_gpu_new(&a->sess, a->sym, a->svc, &go);

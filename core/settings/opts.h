@@ -13,6 +13,9 @@
 #define XPU_MAX_PIDS 256
 #define XPU_MAX_PID_NAMES 16
 
+/* --gpu-own-hz when not given. */
+#define XPU_GPU_OWN_HZ_DEFAULT 1000
+
 struct xpu_opts {
 	double delay_s;		/* -d */
 	uint32_t pids[XPU_MAX_PIDS];	/* -p */
@@ -41,6 +44,7 @@ struct xpu_opts {
 	struct xpu_gpu_waiter gpu_waiters[XPU_GPU_MAX_WAITERS];	/* parsed (set at start) */
 	int ngpu_waiters;
 	struct xpu_gpu_nodes gpu_nodes;	/* --gpu-nodes (off unless given) */
+	uint32_t gpu_own_hz;	/* --gpu-own-hz, 0 = off */
 	const char *npu_dev;	/* --npu-dev */
 	const char *npu_probe_binary;	/* --npu-probe-binary */
 	const char *npu_sysfs;		/* --npu-sysfs */

@@ -230,6 +230,9 @@ const struct xpu_setting xpu_settings_table[] = {
 	{ "gpu-nodes", 0, "[=LIST]", XPU_SK_HOOK, .flags = XPU_SF_OPEN, .parse = parse_nodes,
 	  .help = "backward kernels show under the forward call that made their autograd node (off; a "
 		  "uprobe trap a node made or run: ~+40% a step on a small launch-bound model)" },
+	{ "gpu-own-hz", 0, "HZ", XPU_SK_U32, 0, 10000, "Hz (0 turns it off)",
+	  .def = STR(XPU_GPU_OWN_HZ_DEFAULT), O(gpu_own_hz),
+	  .help = "scale sampled GPU slices by launching threads' own CPU time, sampled at HZ (0: by time)" },
 	{ "npu-dev", 0, "PATH", XPU_SK_STRING, O(npu_dev),
 	  .help = "also count ioctls on this device node as NPU ioctls" },
 	{ "npu-probe-binary", 0, "PATH", XPU_SK_STRING, O(npu_probe_binary),

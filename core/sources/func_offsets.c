@@ -139,3 +139,62 @@ int xpu_func_offsets_prefix(const char *path, const char *prefix, int exact, uin
 	close(fd);
 	return (int)n;
 }
+
+/* The p_vaddr of the loadable segment that starts the file (p_offset 0): the
+ * one whose mapping has file offset 0, where a load base is measured from. */
+static int first_load(Elf *elf, uint64_t *vaddr)
+{
+	size_t n;
+	if (elf_getphdrnum(elf, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0) {
+			*vaddr = ph.p_vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int find_object(Elf *elf, Elf_Scn *scn, const char *name, uint64_t *value)
+{
+	GElf_Shdr sh;
+	Elf_Data *d;
+	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+		return -1;
+	size_t count = sh.sh_size / sh.sh_entsize;
+	for (size_t i = 1; i < count; i++) {
+		GElf_Sym sym;
+		const char *s;
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_shndx >= SHN_LORESERVE || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+		    !(s = elf_strptr(elf, sh.sh_link, sym.st_name)) || strcmp(s, name))
+			continue;
+		*value = sym.st_value;
+		return 0;
+	}
+	return -1;
+}
+
+int xpu_func_object_offset(const char *path, const char *name, uint64_t *rel)
+{
+	int fd, rc = -1;
+	uint64_t value, base;
+	Elf *elf = open_elf(path, &fd);
+	if (!elf)
+		return -1;
+	Elf_Scn *scn = NULL;
+	while (rc < 0 && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
+			rc = find_object(elf, scn, name, &value);
+	}
+	if (rc == 0 && first_load(elf, &base) == 0 && value >= base)
+		*rel = value - base;
+	else
+		rc = -1, errno = ENOENT;
+	elf_end(elf);
+	close(fd);
+	return rc;
+}

@@ -19,4 +19,10 @@ int xpu_func_offsets(const char *path, const char *const *names, size_t n, uint6
  * cannot be read as ELF. */
 int xpu_func_offsets_prefix(const char *path, const char *prefix, int exact, uint64_t *offs, size_t max);
 
+/* Where the data object name (from the dynamic symbol table) lies from the
+ * start of the file's first mapping (the one at file offset 0): its address
+ * in a process is that mapping's start plus *rel.  Returns 0, or -1 (errno)
+ * when the file is not ELF or exports no such object. */
+int xpu_func_object_offset(const char *path, const char *name, uint64_t *rel);
+
 #endif

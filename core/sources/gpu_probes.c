@@ -86,6 +86,7 @@ struct xpu_gpu_probes {
 	struct xpu_gpu_launches *launches;
 	struct xpu_launch_probes *lp;	/* the launch-only uprobes, on a duty cycle */
 	int multi;			/* gpu_launch loaded for uprobe_multi links */
+	int no_own;			/* gpu_own did not load: no own-time sampling */
 	struct bpf_link *links[MAX_LINKS];
 	uint32_t nlinks;
 	struct file_id marker[MAX_FILES], runtime[MAX_FILES];
@@ -477,6 +478,7 @@ static int open_load(struct xpu_gpu_probes *p, int launch_only)
 	bpf_program__set_autoload(p->skel->progs.gpu_launch, launch_only > 0);
 	bpf_program__set_autoload(p->skel->progs.gpu_mmap, launch_only > 0);
 	bpf_program__set_autoload(p->skel->progs.gpu_maps, launch_only > 0);
+	bpf_program__set_autoload(p->skel->progs.gpu_own, !p->no_own);
 	if (launch_only == 2)
 		bpf_program__set_expected_attach_type(p->skel->progs.gpu_launch,
 						      (enum bpf_attach_type)XPU_BPF_TRACE_UPROBE_MULTI);
@@ -487,7 +489,7 @@ static int open_load(struct xpu_gpu_probes *p, int launch_only)
  * iterator, BTF tracepoints), and 6.6 to be turned on and off cheaply
  * (uprobe_multi links); where they do not load, the site probe of
  * injected processes still does. */
-static int load(struct xpu_gpu_probes *p)
+static int load_launch(struct xpu_gpu_probes *p)
 {
 	int err = xpu_uprobe_multi_allowed() ? open_load(p, 2) : -EOPNOTSUPP;
 	if (err == 0) {
@@ -502,6 +504,22 @@ static int load(struct xpu_gpu_probes *p)
 	xpu_warn("processes without the xputop library will not be seen: the launch-only probes did not "
 		 "load (%s)", xpu_sys_bpf_hint(err));
 	p->st.no_launch_only = 1;
+	return 0;
+}
+
+/* The own-time sampler (gpu_own.h) is a perf_event program reading the
+ * task's user registers (Linux 5.15): where it does not load, the rest
+ * loads without it and the GPU model scales slices by time alone. */
+static int load(struct xpu_gpu_probes *p)
+{
+	int err = load_launch(p);
+	if (err == 0 || p->no_own)
+		return err;
+	p->no_own = 1;
+	if (load_launch(p) < 0)
+		return err;
+	xpu_warn("launching threads' own CPU time will not be sampled: its BPF program did not load (%s)",
+		 xpu_sys_bpf_hint(err));
 	return 0;
 }
 
@@ -983,6 +1001,17 @@ void xpu_gpu_probes_mode(struct xpu_gpu_probes *p, int exact, uint32_t slice_ms,
 void xpu_gpu_probes_mark(const struct xpu_gpu_probes *p, struct xpu_dict *d)
 {
 	xpu_gpu_launches_mark(p->launches, d);
+}
+
+int xpu_gpu_probes_own_parts(struct xpu_gpu_probes *p, struct bpf_program **prog, int *config_fd,
+			     int *counts_fd)
+{
+	if (p->no_own)
+		return -1;
+	*prog = p->skel->progs.gpu_own;
+	*config_fd = bpf_map__fd(p->skel->maps.own_config);
+	*counts_fd = bpf_map__fd(p->skel->maps.own_counts);
+	return 0;
 }
 
 void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_stats *st)

@@ -16,6 +16,7 @@ struct xpu_symbolizer;
 struct xpu_gpu_probes;
 struct xpu_gpu_waiter;
 struct xpu_gpu_nodes;
+struct bpf_program;
 
 struct xpu_gpu_probe_sink {
 	/* A call site's CPU frames (root first, launch machinery trimmed),
@@ -118,5 +119,9 @@ void xpu_gpu_probes_mode(struct xpu_gpu_probes *p, int exact, uint32_t slice_ms,
 /* Marks the stack ids the probes hold (session holder). */
 void xpu_gpu_probes_mark(const struct xpu_gpu_probes *p, struct xpu_dict *d);
 void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_stats *st);
+/* The own-time sampler's program and maps (gpu_own.h), owned by the probes.
+ * Returns -1 where the program did not load. */
+int xpu_gpu_probes_own_parts(struct xpu_gpu_probes *p, struct bpf_program **prog, int *config_fd,
+			     int *counts_fd);
 
 #endif

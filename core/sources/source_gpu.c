@@ -16,6 +16,7 @@
 
 #include "err.h"
 #include "gpu_peers.h"
+#include "gpu_own.h"
 #include "gpu_probes.h"
 #include "gpu_waits.h"
 #include "gpu_wire.h"
@@ -83,6 +84,7 @@ struct gpu_source {
 	struct xpu_source base;
 	struct xpu_session *sess;
 	struct xpu_gpu_probes *probes;
+	struct xpu_gpu_own *own;	/* launching threads' own time; NULL: off */
 	struct xpu_inject_diag *diag;	/* why launching processes have no library */
 	int epfd, lfd;
 	int locked;		/* the collector lock is ours: replace a dying collector's socket */
@@ -454,6 +456,8 @@ static void on_launch(void *arg, const struct xpu_wire_launch *l)
 		x->c->bad++;
 		return;
 	}
+	if (!x->c->ignored)
+		xpu_gpu_own_watch(x->g->own, x->c->pid, l->tid);
 	emit_launch(x->g, x->c, l);
 }
 
@@ -636,6 +640,7 @@ static void close_conn(struct gpu_source *g, int slot)
 		proc_event(g, c, XPU_GPU_PROC_LEFT, 0, 0);
 		if (g->probes)
 			xpu_gpu_probes_left(g->probes, c->pid);
+		xpu_gpu_own_forget(g->own, c->pid);
 		xpu_gpu_waits_forget(g->stitch, c->pid);
 	}
 	if (!c->hello)
@@ -803,6 +808,36 @@ static void report_drops(struct gpu_source *g)
 	}
 }
 
+/* The launching threads' own time: what is sampled, and what could not be. */
+static int own_text(struct gpu_source *g, char *buf, size_t size)
+{
+	struct xpu_gpu_own_stats st;
+	xpu_gpu_own_stats(g->own, &st);
+	if (!st.procs && !st.open_failed && !st.attach_failed && !st.procs_over)
+		return 0;
+	int n = snprintf(buf, size, "; own time: %u launching thread%s of %u process%s sampled", st.threads,
+			 st.threads == 1 ? "" : "s", st.procs, st.procs == 1 ? "" : "es");
+	if (st.procs_full && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, " (%u with more than %d threads)", st.procs_full,
+			      XPU_GPU_OWN_THREADS);
+	if ((st.open_failed || st.attach_failed) && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " threads not sampled (%s)",
+			      st.open_failed + st.attach_failed, strerror(st.err));
+	if (st.procs_over && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " processes over the limit of %d",
+			      st.procs_over, XPU_GPU_OWN_PROCS);
+	if (st.not_own && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64
+			      " threads refused (not the process's own)", st.not_own);
+	if (st.no_flag && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " without the library's tracing flag",
+			      st.no_flag);
+	if (st.unread && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " samples with the flag unreadable",
+			      st.unread);
+	return n;
+}
+
 /* What the launch-only probes watch and did, or why there are none.
  * Returns the launches they counted. */
 static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
@@ -851,6 +886,8 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 			      st.node_fns, st.node_fns == 1 ? "" : "s", st.nodes, st.node_sites, st.dropped_nodes,
 			      st.node_sites_deferred, ws.nodes_dropped, st.node_sites_lost, st.runs, st.runs_blind, ws.node_stitched);
 	}
+	if (g->own && n > 0 && (size_t)n < size)
+		n += own_text(g, buf + n, size - (size_t)n);
 	if (g->problem[0] && n > 0 && (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, "; %s", g->problem);
 	return st.launches;
@@ -858,7 +895,7 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 
 static void describe(struct gpu_source *g)
 {
-	char probes[512], peers[200];
+	char probes[768], peers[200];
 	int n = 0, more;
 	for (int i = 0; i < MAX_CONNS; i++)
 		n += g->conns[i] && g->conns[i]->hello;
@@ -886,6 +923,15 @@ static void describe(struct gpu_source *g)
 				   g->inject_lib ? g->inject_lib : "libxputop_inject.so", *why ? none : "", probes);
 }
 
+/* The counts so far of a process's launching threads (cumulative: the
+ * model takes differences). */
+static void emit_own(void *arg, uint32_t pid, const struct xpu_ev_gpu_own *own)
+{
+	struct xpu_event ev = { .type = XPU_EV_GPU_OWN, .pid = pid, .time = xpu_now_mono() };
+	ev.gown = *own;
+	emit(arg, &ev);
+}
+
 static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 {
 	struct gpu_source *g = (struct gpu_source *)src;
@@ -895,6 +941,8 @@ static void gpu_tick(struct xpu_source *src, struct xpu_session *s)
 	send_mode(g, now);
 	if (g->probes)
 		xpu_gpu_probes_tick(g->probes, now);
+	xpu_gpu_own_tick(g->own, now);
+	xpu_gpu_own_each(g->own, emit_own, g);
 	if (g->stitch)
 		xpu_gpu_waits_tick(g->stitch, now);
 	xpu_inject_diag_tick(g->diag, now);
@@ -921,6 +969,7 @@ void xpu_source_gpu_narrow(struct xpu_source *src)
 		proc_event(g, c, XPU_GPU_PROC_LEFT, 0, 0);
 		if (g->probes)
 			xpu_gpu_probes_left(g->probes, c->pid);
+		xpu_gpu_own_forget(g->own, c->pid);
 		xpu_gpu_waits_forget(g->stitch, c->pid);
 	}
 }
@@ -944,6 +993,7 @@ static void gpu_destroy(struct xpu_source *src)
 	xpu_source_gpu_close(src);
 	if (g->epfd >= 0)
 		close(g->epfd);
+	xpu_gpu_own_free(g->own);	/* its links use the probes' program */
 	xpu_gpu_probes_free(g->probes);
 	xpu_gpu_waits_free(g->stitch);
 	free(g->waits);
@@ -1114,6 +1164,14 @@ static void mark_sites(void *arg, struct xpu_dict *d)
 	}
 }
 
+static void start_own(struct gpu_source *g, uint32_t hz)
+{
+	struct bpf_program *prog;
+	int config, counts;
+	if (hz && xpu_gpu_probes_own_parts(g->probes, &prog, &config, &counts) == 0)
+		g->own = xpu_gpu_own_new(prog, config, counts, hz);
+}
+
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
 				      struct xpu_service *svc, const struct xpu_gpu_source_opts *o)
 {
@@ -1160,6 +1218,7 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 			xpu_gpu_probes_nodes(g->probes, o->nodes);
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_PROBES };
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, xpu_gpu_probes_fd(g->probes), &ev);
+		start_own(g, o->own_hz);
 	} else {
 		snprintf(g->problem, sizeof(g->problem), "launch stacks unavailable (the GPU BPF probes did not load)");
 	}

@@ -6,6 +6,8 @@
 #ifndef XPU_SOURCE_GPU_H
 #define XPU_SOURCE_GPU_H
 
+#include <stdint.h>
+
 struct xpu_gpu_probes;
 struct xpu_gpu_waiter;
 struct xpu_gpu_nodes;
@@ -43,6 +45,9 @@ struct xpu_gpu_source_opts {
 	int nwaiters;
 	/* The node probes (gpu_stitch.h), NULL: off. */
 	const struct xpu_gpu_nodes *nodes;
+	/* --gpu-own-hz: launching threads' own time sampled at this rate
+	 * (gpu_own.h); 0: off. */
+	uint32_t own_hz;
 };
 
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
