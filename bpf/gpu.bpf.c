@@ -681,7 +681,7 @@ int gpu_own(struct bpf_perf_event_data *ctx)
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
 	struct xpu_gpu_own_config *c = bpf_map_lookup_elem(&own_config, &pid);
 	struct xpu_gpu_own_counts *n = bpf_map_lookup_elem(&own_counts, &pid);
-	__u32 flag, cuda = 0;
+	__u32 flag, cls = 0;	/* 0 own, 1 CUDA's, 2 shared */
 	__u64 pc;
 
 	if (!c || !n)
@@ -698,12 +698,14 @@ int gpu_own(struct bpf_perf_event_data *ctx)
 		if (i >= c->nranges)
 			break;
 		if (pc >= c->lo[i] && pc < c->hi[i]) {
-			cuda = 1;
+			cls = i < c->ncuda ? 1 : 2;
 			break;
 		}
 	}
-	if (cuda)
+	if (cls == 1)
 		__sync_fetch_and_add(&n->cuda[flag ? 1 : 0], 1);
+	else if (cls == 2)
+		__sync_fetch_and_add(&n->shared[flag ? 1 : 0], 1);
 	else
 		__sync_fetch_and_add(&n->own[flag ? 1 : 0], 1);
 	return 0;

@@ -165,13 +165,16 @@ _Static_assert(sizeof(struct xpu_gpu_mapped) == 24 + XPU_GPU_NAME_LEN, "gpu ABI"
 /* The launching threads' own CPU time (gpu_own, issue 25).  user space
  * writes a process's config when it watches its first thread; the program
  * counts each sample of its threads into its counts, which user space made
- * (zeroed) beside the config.  Ranges past nranges are ignored. */
-#define XPU_GPU_OWN_RANGES 16
+ * (zeroed) beside the config.  Ranges [0, ncuda) are CUDA's code, [ncuda,
+ * nranges) code both sides call (libc, the loader, libstdc++, the vDSO:
+ * CUPTI's locks, allocations and clock reads run there), counted apart;
+ * ranges past nranges are ignored. */
+#define XPU_GPU_OWN_RANGES 24
 struct xpu_gpu_own_config {
 	__u64 flag;		/* address of the library's xputop_tracing word */
 	__u32 nranges;
-	__u32 pad;
-	__u64 lo[XPU_GPU_OWN_RANGES];	/* CUDA's code: [lo, hi) */
+	__u32 ncuda;
+	__u64 lo[XPU_GPU_OWN_RANGES];	/* [lo, hi) */
 	__u64 hi[XPU_GPU_OWN_RANGES];
 };
 
@@ -180,9 +183,10 @@ struct xpu_gpu_own_counts {
 	__u64 own[2];		/* the user-mode pc in the process's own code */
 	__u64 cuda[2];		/* in one of the CUDA ranges */
 	__u64 unread;		/* the flag could not be read: not counted above */
+	__u64 shared[2];	/* in code both call (libc, ...): neither own nor CUDA's */
 };
 
 _Static_assert(sizeof(struct xpu_gpu_own_config) == 16 + 16 * XPU_GPU_OWN_RANGES, "gpu ABI");
-_Static_assert(sizeof(struct xpu_gpu_own_counts) == 40, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_own_counts) == 56, "gpu ABI");
 
 #endif

@@ -924,13 +924,18 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 	int was_sampled[2] = { p->sampled_slices.recent != 0, p->sampled_all != 0 };
 	uint64_t own_in[2] = { p->own_in.recent, p->own_in.total };
 	uint64_t own_all[2] = { p->own_all.recent, p->own_all.total };
+	/* Own time scales once its own series could give an estimate: a
+	 * short-lived process, watched from its first launch seen, keeps the
+	 * time's (estimate()'s too few ticks). */
+	const struct xpu_gpu_sd *os = &p->osd[XPU_GPU_EST_LAUNCHES];
+	int own_ready = p->own_on && os->n >= XPU_GPU_EST_MIN_TICKS && os->hits >= XPU_GPU_EST_MIN_HITS;
 	for (int w = 0; w < 2; w++) {
 		double c = span[w] ? (double)got[w] / (double)span[w] : 0;
 		p->cover[w] = c > 1 ? 1 : c;
 		p->span_s[w] = (double)span[w] / 1e9;
 		p->sampled[w] = was_sampled[w];
 		p->own_cover[w] = own_all[w] ? (double)own_in[w] / (double)own_all[w] : 0;
-		p->by_own[w] = was_sampled[w] && p->own_on && own_in[w] >= XPU_GPU_OWN_MIN_IN;
+		p->by_own[w] = was_sampled[w] && own_ready && own_in[w] >= XPU_GPU_OWN_MIN_IN;
 		p->scale[w] = !was_sampled[w] ? 1
 			      : p->by_own[w] ? 1 / p->own_cover[w]
 			      : p->cover[w] > 0 ? 1 / p->cover[w] : 0;

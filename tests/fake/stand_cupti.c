@@ -644,8 +644,13 @@ static void api_call(CUpti_CallbackId cbid, const char *function, const char *sy
 	}
 	int slow = kernel && S.slow_ns && kernel_activity();
 	pthread_mutex_unlock(&S.lock);
-	if (slow)
-		spin_ns(S.slow_ns);
+	if (slow) {	/* 0.5 to 1.5 times slow_ns, at random (cupti_standin's jitter()) */
+		static __thread uint64_t r = 0x2545F4914F6CDD1DULL;
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		spin_ns(S.slow_ns / 2 + r % (S.slow_ns + 1));
+	}
 	call_site(&cd, CUPTI_API_EXIT, cbid);
 }
 

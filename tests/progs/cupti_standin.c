@@ -194,17 +194,44 @@ static int wait_monitor(int exact, uint64_t calls_before)
 }
 
 static uint64_t bound_ns;	/* -b */
+static double turns_per_ns;	/* of standin_work's loop, measured at the start */
 
-/* The program's own work: ns on the CPU in its own code, the clock (the
- * vDSO's) read once in 4,096 turns. */
+/* The program's own work: a set number of turns in its own code, about ns
+ * of CPU (work, not a deadline: a thread kept off the CPU meanwhile does
+ * as much of it, as a real program would). */
 __attribute__((noinline)) void standin_work(uint64_t ns)
 {
-	uint64_t end = now() + ns;
 	volatile uint64_t x = 0;
-	do {
-		for (int i = 0; i < 4096; i++)
-			x = x + 1;
-	} while (now() < end);
+	for (uint64_t i = (uint64_t)((double)ns * turns_per_ns); i > 0; i--)
+		x = x + 1;
+}
+
+/* How many turns of standin_work's loop a ns takes: the fastest of a few
+ * tries of 20 million (the CPU time of one, not a preempted one's wall
+ * time). */
+static void calibrate(void)
+{
+	double best = 0;
+	turns_per_ns = 1;
+	for (int i = 0; i < 5; i++) {
+		uint64_t t0 = now();
+		standin_work(20000000);
+		double r = 2e7 / (double)(now() - t0);
+		best = r > best ? r : best;
+	}
+	turns_per_ns = best;
+}
+
+/* 0.5 to 1.5 times ns, at random: a program's steps are not all alike, and
+ * a loop of one length would fall on the samplers' periods (a sample every
+ * 200 us landing at one point of a 120 us loop). */
+static uint64_t jitter(uint64_t ns)
+{
+	static uint64_t s = 0x9E3779B97F4A7C15ULL;
+	s ^= s << 13;
+	s ^= s >> 7;
+	s ^= s << 17;
+	return ns / 2 + s % (ns + 1);
 }
 
 /* Launches RATE a second for secs, made every millisecond: a stall is made
@@ -215,8 +242,9 @@ static void play(double secs, uint64_t rate)
 	uint64_t t0 = now(), end = t0 + (uint64_t)(secs * 1e9), made = 0;
 	play_start = t0;
 	if (bound_ns) {
+		calibrate();
 		while (now() < end) {
-			standin_work(3 * bound_ns);
+			standin_work(jitter(3 * bound_ns));
 			standin_step();
 		}
 		return;
