@@ -6,7 +6,8 @@
  *
  *   own_counts [-z HZ] SECONDS PID TID...   samples those threads of PID for
  *       SECONDS, then prints {"pid", "own": [OUT, IN], "cuda": [OUT, IN],
- *       "hz", "threads", "unread", "open_failed", "not_own", "no_flag"}
+ *       "hz", "threads", "unread", "open_failed", "not_own", "no_flag",
+ *       "tick_ms_max", "cpu_ms": the threads' CPU time while sampled}
  *   own_counts -r FILE                       prints each GPU_OWN event of the
  *       recording: {"pid", "time", "own", "cuda", "hz", "threads"} */
 #include <inttypes.h>
@@ -50,6 +51,25 @@ static int dump(const char *path)
 	return rc < 0;
 }
 
+/* The CPU time the threads have had (/proc/PID/task/TID/schedstat, its
+ * first field), for the samples to be held to: a thread kept off the CPU by
+ * a loaded machine is sampled less, as it should be. */
+static uint64_t cpu_ns(uint32_t pid, int n, char **tids)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < n; i++) {
+		char path[64];
+		unsigned long long v = 0;
+		snprintf(path, sizeof(path), "/proc/%u/task/%s/schedstat", pid, tids[i]);
+		FILE *f = fopen(path, "r");
+		if (f && fscanf(f, "%llu", &v) == 1)
+			sum += v;
+		if (f)
+			fclose(f);
+	}
+	return sum;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t hz = 1000;
@@ -81,23 +101,29 @@ int main(int argc, char **argv)
 	for (int i = optind + 2; i < argc; i++)
 		xpu_gpu_own_watch(o, pid, (uint32_t)atoi(argv[i]));
 	uint64_t end = xpu_now_mono() + (uint64_t)(secs * 1e9);
-	uint64_t most = 0;
+	uint64_t most = 0, cpu0 = 0;
+	int first = 1;
 	while (xpu_now_mono() < end) {
 		uint64_t t = xpu_now_mono();
 		xpu_gpu_own_tick(o, t);
 		t = xpu_now_mono() - t;
 		most = t > most ? t : most;
+		if (first) {	/* the events are open from the first tick */
+			cpu0 = cpu_ns(pid, argc - optind - 2, argv + optind + 2);
+			first = 0;
+		}
 		usleep(100000);
 	}
+	uint64_t cpu = cpu_ns(pid, argc - optind - 2, argv + optind + 2) - cpu0;
 	struct xpu_ev_gpu_own g = { 0 };
 	struct xpu_gpu_own_stats st;
 	int got = xpu_gpu_own_read(o, pid, &g);
 	xpu_gpu_own_stats(o, &st);
 	printf("{\"pid\": %u, \"read\": %d, \"own\": [%" PRIu64 ", %" PRIu64 "], \"cuda\": [%" PRIu64 ", %" PRIu64
 	       "], \"hz\": %u, \"threads\": %u, \"unread\": %" PRIu64 ", \"open_failed\": %" PRIu64
-	       ", \"not_own\": %" PRIu64 ", \"no_flag\": %" PRIu64 ", \"tick_ms_max\": %.3f}\n", pid, got,
-	       g.own[0], g.own[1], g.cuda[0], g.cuda[1], g.hz, g.threads, st.unread, st.open_failed, st.not_own,
-	       st.no_flag, (double)most / 1e6);
+	       ", \"not_own\": %" PRIu64 ", \"no_flag\": %" PRIu64 ", \"tick_ms_max\": %.3f, \"cpu_ms\": %.1f}\n",
+	       pid, got, g.own[0], g.own[1], g.cuda[0], g.cuda[1], g.hz, g.threads, st.unread, st.open_failed,
+	       st.not_own, st.no_flag, (double)most / 1e6, (double)cpu / 1e6);
 	xpu_gpu_own_forget(o, pid);
 	xpu_gpu_own_free(o);
 	xpu_gpu_probes_free(p);
