@@ -166,15 +166,9 @@ void xpu_gpu_own_forget(struct xpu_gpu_own *o, uint32_t pid)
 		o->last_pid = o->last_tid = 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
 static int any_prefix(const char *path, const char *const *v, size_t n)
 {
-	const char *b = base_name(path);
+	const char *b = xpu_base_name(path);
 	for (size_t i = 0; i < n; i++)
 		if (!strncmp(b, v[i], strlen(v[i])))
 			return 1;
@@ -200,7 +194,7 @@ static int find_flag(const struct xpu_maps *maps, uint32_t pid, uint64_t *addr)
 		const struct xpu_map *m = &maps->v[i];
 		char path[4200];
 		uint64_t rel;
-		if (m->pgoff || strncmp(base_name(m->path), "libxputop_inject", 16))
+		if (m->pgoff || strncmp(xpu_base_name(m->path), "libxputop_inject", 16))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
 			 (unsigned long long)m->start, (unsigned long long)m->end);

@@ -635,12 +635,6 @@ static void proc_path(char *buf, size_t size, uint32_t pid, const char *path)
 	snprintf(buf, size, "/proc/%u/root%s", pid, path);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
 void xpu_gpu_probes_nodes(struct xpu_gpu_probes *p, const struct xpu_gpu_nodes *n)
 {
 	p->nodes = *n;
@@ -802,7 +796,7 @@ static int probe_node_fn(struct xpu_gpu_probes *p, const char *path, const char 
 			 const struct xpu_gpu_node_fn *f, struct bpf_program *prog)
 {
 	uint64_t off;
-	if (!p->nodes.on || strncmp(base_name(shown), f->file, strlen(f->file)) != 0 ||
+	if (!p->nodes.on || strncmp(xpu_base_name(shown), f->file, strlen(f->file)) != 0 ||
 	    xpu_func_offsets_prefix(path, f->sym, 1, &off, 1) != 1)
 		return 0;
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = (uint64_t)f->arg | (f->deref ? XPU_GPU_NODE_DEREF : 0));
@@ -828,7 +822,7 @@ static void probe_waiters(struct xpu_gpu_probes *p, uint32_t pid, const struct x
 	for (size_t i = 0; i < maps->n && (p->nwaiters || p->nodes.on); i++) {
 		const struct xpu_map *m = &maps->v[i];
 		struct file_id id = { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode };
-		const char *b = base_name(m->path);
+		const char *b = xpu_base_name(m->path);
 		int match = node_file(p, b);
 		for (int k = 0; k < p->nwaiters; k++)
 			match |= strncmp(b, p->waiters[k].file, strlen(p->waiters[k].file)) == 0;
@@ -858,7 +852,7 @@ int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid)
 	for (size_t i = 0; i < maps.n; i++) {
 		const struct xpu_map *m = &maps.v[i];
 		struct file_id id = { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode };
-		if (!strstr(base_name(m->path), "libxputop_inject") || m->perms[2] != 'x')
+		if (!strstr(xpu_base_name(m->path), "libxputop_inject") || m->perms[2] != 'x')
 			continue;
 		if (known(p->marker, p->nmarker, id)) {
 			rc = 0;
@@ -918,7 +912,7 @@ static int scan(struct xpu_gpu_probes *p, uint32_t pid)
 		return -1;
 	for (size_t i = 0; i < maps.n; i++) {
 		const struct xpu_map *m = &maps.v[i];
-		const char *b = base_name(m->path);
+		const char *b = xpu_base_name(m->path);
 		int runtime = strncmp(b, "libcudart.so", 12) == 0;
 		int driver = strncmp(b, "libcuda.so", 10) == 0;
 		struct file_id id = { ((uint64_t)m->dev_major << 32) | m->dev_minor, m->inode };

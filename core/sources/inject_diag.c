@@ -17,6 +17,7 @@
 #include "gpu_wire.h"
 #include "loadable.h"
 #include "symbolize.h"
+#include "sys.h"
 
 #define TRACKED 64
 /* The library looks for an xputop once a second: later than this, it is not coming. */
@@ -147,12 +148,6 @@ static void read_env(uint32_t pid, char **lib, char **sock)
 		fclose(f);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
 /* Whether pid has a file named like lib mapped executable: CUDA loaded it. */
 static int loaded(uint32_t pid, const char *lib)
 {
@@ -161,7 +156,7 @@ static int loaded(uint32_t pid, const char *lib)
 	if (xpu_maps_read(pid, &m, NULL) < 0)
 		return 0;
 	for (size_t i = 0; i < m.n && !found; i++)
-		found = m.v[i].perms[2] == 'x' && strcmp(base_name(m.v[i].path), base_name(lib)) == 0;
+		found = m.v[i].perms[2] == 'x' && strcmp(xpu_base_name(m.v[i].path), xpu_base_name(lib)) == 0;
 	xpu_maps_free(&m);
 	return found;
 }
@@ -213,7 +208,7 @@ static void find_out(struct xpu_inject_diag *d, struct tracked *e, const char *l
 	struct xpu_creds who;
 	int skip = lib_path(e->pid, lib, path, sizeof(path));
 	comm_of(e->pid, comm, sizeof(comm));
-	if (!strstr(base_name(lib), "libxputop_inject")) {	/* as the launch probes tell it */
+	if (!strstr(xpu_base_name(lib), "libxputop_inject")) {	/* as the launch probes tell it */
 		say(e, comm, "runs without xputop's library: its CUDA_INJECTION64_PATH is another tool's, %s", lib);
 		return;
 	}

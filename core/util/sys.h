@@ -5,7 +5,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
+
+/* A path's last component ("libcuda.so.1" of /usr/lib/libcuda.so.1). */
+static inline const char *xpu_base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
 
 uint64_t xpu_now_mono(void);	/* CLOCK_MONOTONIC ns (bpf_ktime_get_ns's clock) */
 uint64_t xpu_now_wall(void);	/* CLOCK_REALTIME ns */
