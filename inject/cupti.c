@@ -71,6 +71,7 @@ static struct {
 	/* What attaching again (agent) and detaching (a launching thread)
 	 * took: XPUTOP_INJECT_STATS=1 prints them at exit. */
 	uint64_t attach_ns, attach_max, attaches, fin_ns, fin_max;
+	uint64_t enable_ns, enable_max, enables;	/* switching callbacks and activity on */
 	int loaded;
 	int registered;
 	CUpti_SubscriberHandle sub;
@@ -615,9 +616,19 @@ int xpu_cupti_trace(int on)
 		/* The slice's first launch recorded ends the pause (on_launch). */
 		__atomic_store_n(&st.resume_due, 1, __ATOMIC_RELEASE);
 		st.draining = st.awaiting = 0;
-		set_tracing(1);
+		uint64_t t0 = xpu_inj_now();
 		if (enable_launch_callbacks() < 0 || activity(1) < 0)
 			state = XPU_WIRE_STATE_CUPTI_ERROR;
+		uint64_t d = xpu_inj_now() - t0;
+		st.enable_ns += d;
+		st.enable_max = d > st.enable_max ? d : st.enable_max;
+		st.enables++;
+		/* Only now: the launching threads' CPU time is counted inside the
+		 * slice from here (xputop_tracing), as its time is (inject.c's
+		 * slice starts when this returns).  Before, the word was up while
+		 * CUPTI switched callbacks and activity on, launches not yet
+		 * recorded: that own time was counted traced with no launch. */
+		set_tracing(1);
 	}
 	pthread_mutex_unlock(&st.lock);
 	return state;
@@ -686,10 +697,11 @@ void xpu_cupti_print_stats(void)
 	uint32_t n = __atomic_load_n(&st.detaches, __ATOMIC_RELAXED);
 	fprintf(stderr, "{\"xputop_inject\": {\"pid\": %d, \"attaches\": %llu, \"attach_ms_avg\": %.3f, "
 		"\"attach_ms_max\": %.3f, \"detaches\": %u, \"detach_ms_avg\": %.3f, \"detach_ms_max\": %.3f, "
-		"\"stays_attached\": %d}}\n",
+		"\"enable_ms_avg\": %.3f, \"enable_ms_max\": %.3f, \"stays_attached\": %d}}\n",
 		(int)getpid(), (unsigned long long)st.attaches,
 		st.attaches ? (double)st.attach_ns / (double)st.attaches / 1e6 : 0.0, (double)st.attach_max / 1e6, n,
 		n ? (double)st.fin_ns / n / 1e6 : 0.0, (double)st.fin_max / 1e6,
+		st.enables ? (double)st.enable_ns / (double)st.enables / 1e6 : 0.0, (double)st.enable_max / 1e6,
 		__atomic_load_n(&st.no_detach, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&st.lock);
 }

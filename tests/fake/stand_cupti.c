@@ -51,6 +51,9 @@
  * STAND_CUPTI_REPEAT=N: a launch's ENTER callback comes N times with its one
  * correlation id (as a runtime launch's nested driver launch carries the
  * runtime's id).
+ * STAND_CUPTI_ENABLE_MS=N: switching kernel activity on takes N ms on the
+ * calling thread (the library's agent), launches going on meanwhile
+ * without it, so that what the library counts as traced then shows.
  * STAND_CUPTI_SLOW_US=N: a launch made with kernel activity on spins N us
  * more on its thread, here in "CUDA's" code (this library is libcupti.so.13
  * to xputop's own-time sampler): tracing's cost on a launching thread (on
@@ -119,6 +122,7 @@ static struct {
 	uint64_t attach_ns, flush_ns;
 	uint32_t notinit, notinit_left, repeat;
 	uint64_t slow_ns;	/* STAND_CUPTI_SLOW_US */
+	uint64_t enable_ns;	/* STAND_CUPTI_ENABLE_MS */
 	/* What cuptiFinalize forgets. */
 	int subscribed;
 	CUpti_SubscriberHandle sub;
@@ -193,6 +197,8 @@ __attribute__((constructor)) static void knobs(void)
 	S.repeat = r ? (uint32_t)strtoul(r, NULL, 10) : 1;
 	const char *w = getenv("STAND_CUPTI_SLOW_US");
 	S.slow_ns = w ? strtoull(w, NULL, 10) * 1000ULL : 0;
+	const char *e = getenv("STAND_CUPTI_ENABLE_MS");
+	S.enable_ns = e ? strtoull(e, NULL, 10) * 1000000ULL : 0;
 }
 
 static int kernel_activity(void)
@@ -341,6 +347,10 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, int on)
 
 CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 {
+	/* Taking its time without the lock: launches go on meanwhile. */
+	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+	    !__atomic_load_n(&S.kinds[kind], __ATOMIC_RELAXED))
+		sleep_ns(S.enable_ns);
 	return set_kind(kind, 1);
 }
 
