@@ -857,13 +857,22 @@ static double sd_err_pct(const struct xpu_gpu_sd *s)
 	return 100 * sqrt(var / (r * r) + 1.0 / (double)s->seen);
 }
 
+/* A stated uncertainty with own-time scaling's bias (XPU_GPU_OWN_SYS_PCT)
+ * added in quadrature where own time scaled it; -1 stays none. */
+static double with_own_bias(double err_pct, int by_own)
+{
+	return err_pct >= 0 && by_own ? sqrt(err_pct * err_pct + XPU_GPU_OWN_SYS_PCT * XPU_GPU_OWN_SYS_PCT)
+				       : err_pct;
+}
+
 /* total seen, scaled up by scale when sampled, with its uncertainty. */
-static struct xpu_gpu_est estimate(const struct xpu_gpu_sd *s, uint64_t total, double scale, int sampled)
+static struct xpu_gpu_est estimate(const struct xpu_gpu_sd *s, uint64_t total, double scale, int sampled,
+				   int by_own)
 {
 	if (!sampled)
 		return (struct xpu_gpu_est){ (double)total, 0, 1 };
 	struct xpu_gpu_est e = { (double)total * scale, 0, 0 };
-	double err = scale > 0 ? sd_err_pct(s) : -1;
+	double err = scale > 0 ? with_own_bias(sd_err_pct(s), by_own) : -1;
 	if (err >= 0) {
 		e.err_pct = err;
 		e.ok = 1;
@@ -897,11 +906,11 @@ static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 		struct xpu_gpu_sd w = sd_window(&m->ticks, y->ring, own ? p->own_in.ring : p->traced.ring,
 						own ? p->oseen[c].ring : p->seen[c].ring);
 		p->est[XPU_WIN_RECENT][e] = estimate(&w, y->recent, p->scale[XPU_WIN_RECENT],
-						     p->sampled[XPU_WIN_RECENT]);
+						     p->sampled[XPU_WIN_RECENT], own);
 		own = p->by_own[XPU_WIN_ALL];
 		p->est[XPU_WIN_ALL][e] = estimate(own ? &p->osd[e] : &p->sd[e],
 						  own ? p->oseen[e].total : p->seen[e].total,
-						  p->scale[XPU_WIN_ALL], p->sampled[XPU_WIN_ALL]);
+						  p->scale[XPU_WIN_ALL], p->sampled[XPU_WIN_ALL], own);
 	}
 }
 
@@ -1126,8 +1135,11 @@ static void kernel_errs(const struct xpu_gpu_model *m, const struct xpu_gpu_kern
 		sd[XPU_GPU_KEST_SHARE] = sd_window(&m->ticks, k->ns.ring, p->seen[XPU_GPU_EST_NS].ring,
 						   k->calls.ring);
 	}
+	/* A row's share is of its process's GPU time, seen in the same slices:
+	 * own-time scaling's bias cancels there, not in its calls and total. */
 	for (int e = 0; e < XPU_GPU_NKEST; e++)
-		err[e] = !p->sampled[w] ? 0 : p->scale[w] > 0 ? sd_err_pct(&sd[e]) : -1;
+		err[e] = !p->sampled[w] ? 0 : p->scale[w] > 0
+			 ? with_own_bias(sd_err_pct(&sd[e]), p->by_own[w] && e != XPU_GPU_KEST_SHARE) : -1;
 	double v_all = all.value * all.err_pct / 100, v_p = pe->value * pe->err_pct / 100;
 	double others = v_all * v_all - v_p * v_p, o = all.value - pe->value;
 	if (err[XPU_GPU_KEST_SHARE] < 0 || !all.ok || !pe->ok || all.value <= 0) {

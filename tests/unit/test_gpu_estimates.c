@@ -77,8 +77,9 @@ struct work {
 	 * `pace` (0 reads as 1) of its untraced speed, its own code as fast as
 	 * ever and CUDA's slower (docs/gpu-estimates.md).  With own_hz the
 	 * sampler's GPU_OWN events come: each launch's own_us of own CPU time,
-	 * sampled at own_hz. */
-	double pace;
+	 * sampled at own_hz, and own_slow more of it inside a slice (the
+	 * program's own code slowed too, which own time cannot correct). */
+	double pace, own_slow;
 	uint32_t own_hz;
 	uint32_t own_us;
 };
@@ -481,7 +482,7 @@ static void sample_injected(struct work *w, const struct names *nm, uint64_t sta
 		int in = k < ns && r.t >= sl[k][0];
 		if (w->own_hz) {
 			own_emit_until(&own, w, r.t, out);
-			own.own[in] += poisson(&own.rng, own_mean);
+			own.own[in] += poisson(&own.rng, in ? own_mean * (1 + w->own_slow) : own_mean);
 			/* CUDA's part: as much again untraced, more inside */
 			own.cuda[in] += poisson(&own.rng, in ? own_mean / (w->pace > 0 ? w->pace : 1) : own_mean);
 		}
@@ -865,6 +866,33 @@ TEST(a_loop_slowed_in_its_slices_is_estimated_by_its_own_cpu_time)
 	}
 	report("launches", &t, &v);
 	CHECK(v.bias < -0.3);	/* the observer effect is there to correct */
+}
+
+/* The same loop with its own code 14% slower inside a slice as well: on
+ * an H200 own-time figures came out 12.5% low (18 runs of training, decode
+ * and a loop, docs/gpu-estimates.md), a bias no split by code sees.  The
+ * stated uncertainty carries it (XPU_GPU_OWN_SYS_PCT) where the samples'
+ * alone, +-3% here, would not. */
+TEST(own_code_slowed_in_its_slices_stays_within_the_uncertainty_stated)
+{
+	struct work w = { "own code x1.14 in slices", STEADY, 0, 60 };
+	w.pace = 0.6;
+	w.own_hz = 1000;
+	w.own_us = 150;
+	w.own_slow = 0.14;
+	struct verdict v = { 0 }, vk = { 0 };
+	struct truth tr;
+	for (uint32_t i = 0; i < 10; i++) {
+		struct estimate e;
+		run_once(&w, 2 * i + 1, &tr, &e);
+		judge(&v, (double)tr.launches, e.launches, e.launches_err, e.launches_ok);
+		judge(&vk, (double)tr.kernels, e.kernels, e.kernels_err, e.kernels_ok);
+	}
+	report("launches", &w, &v);
+	report("calls", &w, &vk);
+	CHECK(v.bias < -0.08);	/* the bias is there */
+	CHECK_INT(v.honest, >=, v.runs * 9 / 10);
+	CHECK_INT(vk.honest, >=, vk.runs * 9 / 10);
 }
 
 TEST(too_few_slices_give_no_estimate)

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""One line for bench/gpu/variants.sh: a sampled run (RUN.json, RUN.err)
+against the exact run (EXACT.json): launches, kernels and GPU time of the
+busiest process estimated, against exact, with the uncertainty stated; the
+time and the own CPU time traced; what the library's switching took
+(XPUTOP_INJECT_STATS).
+
+  python3 bench/gpu/variants_sum.py RUN EXACT
+"""
+import json
+import sys
+
+from snapjson import last_gpu as last
+
+
+def busiest(g):
+    procs = [p for p in g.get("processes", []) if p.get("kernels", 0) or p.get("launches", 0)]
+    return max(procs, key=lambda p: p.get("launches", 0)) if procs else {}
+
+
+def pct(est, true):
+    return f"{100 * (est / true - 1):+.1f}%" if est is not None and true else "?"
+
+
+run, exact = sys.argv[1], sys.argv[2]
+ge = last(exact + ".json")
+ps, pe = busiest(last(run + ".json")), busiest(ge)
+truth = {"launches_est": pe.get("launches"), "kernels_est": pe.get("kernels"),
+         "gpu_ns_est": sum(k.get("total_ns", 0) for k in ge.get("kernels", []))}
+stats = {}
+try:
+    for line in open(run + ".err", errors="replace"):
+        if line.startswith('{"xputop_inject"'):
+            stats = json.loads(line)["xputop_inject"]
+except OSError:
+    pass
+out = [run.rsplit("/", 1)[-1]]
+for key, true in truth.items():
+    out.append(f"{key.split('_')[0]} {pct(ps.get(key), true)} +-{ps.get(key + '_err_pct') or 0:.1f}")
+out.append(f"by {ps.get('scaled_by')} traced {ps.get('traced_pct') or 0:.2f}% own {ps.get('own_traced_pct') or 0:.2f}%"
+           f" ({ps.get('own_samples_traced')}/{ps.get('own_samples')})")
+if stats:
+    out.append(f"attach {stats.get('attach_ms_avg')}/{stats.get('attach_ms_max')} ms enable "
+               f"{stats.get('enable_ms_avg', '-')}/{stats.get('enable_ms_max', '-')} ms detach "
+               f"{stats.get('detach_ms_avg')} ms x{stats.get('detaches')}")
+print("  ".join(out))
