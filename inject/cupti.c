@@ -84,6 +84,7 @@ static struct {
 	struct xpu_gaps gaps;
 	int tracing;		/* launches are recorded (a slice) */
 	int draining;		/* a slice ended; its kernels are awaited with activity on */
+	int slice_graph;	/* the slice launched a CUDA graph: its kernels need the drain */
 	int awaiting;		/* activity off; the slice's kernels are awaited to detach */
 	uint64_t detach_by;
 	int resume_due;		/* a slice began; its first launch recorded ends the pause */
@@ -292,6 +293,9 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_Callbac
 	int graph = graph_call(dom, cbid);
 	if (graph && !__atomic_load_n(&st.no_detach, __ATOMIC_RELAXED))
 		__atomic_store_n(&st.no_detach, 1, __ATOMIC_RELEASE);
+	if (graph == 1 && __atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&st.slice_graph, __ATOMIC_RELAXED))
+		__atomic_store_n(&st.slice_graph, 1, __ATOMIC_RELEASE);
 	if (graph == 2 || cd->callbackSite != CUPTI_API_ENTER || !st.chan)
 		return;
 	/* Seen after a slice too, while its kernels are awaited: where the
@@ -553,6 +557,19 @@ static void ask_detach(void)
 	__atomic_store_n(&st.phase, DETACH_ASKED, __ATOMIC_RELEASE);
 }
 
+/* Under st.lock: kernel activity off, the slice's kernels awaited to
+ * detach. */
+static void activity_done(void)
+{
+	/* What is complete now gets its times while CUPTI still traces. */
+	api.flush_all(0);
+	activity(0);
+	st.draining = 0;
+	xpu_gaps_activity_off(&st.gaps, xpu_inj_now());
+	st.awaiting = 1;
+	st.detach_by = xpu_inj_now() + DETACH_WAIT_NS;
+}
+
 /* Under st.lock, a slice over: kernel activity and the launch callbacks
  * stay on until a kernel launched after the slice has run (or ACT_MAX_NS),
  * so the slice's kernels, a graph's included, are timed to their own ends;
@@ -565,13 +582,7 @@ static void drain(void)
 	if (st.draining) {
 		if (!ran && xpu_inj_now() < st.act_until)
 			return;
-		/* What is complete now gets its times while CUPTI still traces. */
-		api.flush_all(0);
-		activity(0);
-		st.draining = 0;
-		xpu_gaps_activity_off(&st.gaps, xpu_inj_now());
-		st.awaiting = 1;
-		st.detach_by = xpu_inj_now() + DETACH_WAIT_NS;
+		activity_done();
 	}
 	if (st.awaiting &&
 	    ((int32_t)(__atomic_load_n(&st.last_record_corr, __ATOMIC_RELAXED) - st.off_corr) >= 0 ||
@@ -599,6 +610,17 @@ int xpu_cupti_trace(int on)
 			xpu_gaps_pause(&st.gaps, st.off_corr);
 			st.act_until = xpu_inj_now() + ACT_MAX_NS;
 			st.draining = 1;
+			/* Only a graph's kernels need activity on to their ends
+			 * (inject/gaps.c); a kernel launched by itself keeps the
+			 * times it runs at with activity off.  Otherwise the drain
+			 * kept activity on until a default flush found a buffer
+			 * with every record complete, which a thread still
+			 * launching seldom leaves: some 20 ms after each slice on
+			 * the stand-in, up to ACT_MAX_NS for a GPU-bound one.  (Not
+			 * while the process exits: CUDA may be torn down.) */
+			if (!__atomic_load_n(&st.slice_graph, __ATOMIC_ACQUIRE) &&
+			    !__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE))
+				activity_done();
 		}
 		pthread_mutex_unlock(&st.lock);
 		return state;
@@ -616,6 +638,7 @@ int xpu_cupti_trace(int on)
 		/* The slice's first launch recorded ends the pause (on_launch). */
 		__atomic_store_n(&st.resume_due, 1, __ATOMIC_RELEASE);
 		st.draining = st.awaiting = 0;
+		__atomic_store_n(&st.slice_graph, 0, __ATOMIC_RELEASE);
 		uint64_t t0 = xpu_inj_now();
 		if (enable_launch_callbacks() < 0 || activity(1) < 0)
 			state = XPU_WIRE_STATE_CUPTI_ERROR;
@@ -632,6 +655,14 @@ int xpu_cupti_trace(int on)
 	}
 	pthread_mutex_unlock(&st.lock);
 	return state;
+}
+
+int xpu_cupti_settling(void)
+{
+	pthread_mutex_lock(&st.lock);
+	int r = st.phase == ATTACHED && (st.draining || st.awaiting);
+	pthread_mutex_unlock(&st.lock);
+	return r;
 }
 
 void xpu_cupti_flush(int forced)

@@ -21,6 +21,8 @@
 
 #define CHAN_BYTES (4u << 20)
 #define STATUS_EVERY_NS 1000000000ULL
+/* How often the agent looks at a slice's kernels after it, until CUPTI is detached. */
+#define SETTLE_MS 2
 /* At exit, how long the process may wait for a slow xputop to take what is
  * left and the final count (only when one is connected and behind). */
 #define EXIT_WAIT_NS 500000000ULL
@@ -213,7 +215,11 @@ static int run_schedule(void)
 		switch_tracing(act);
 	report_exact(now);
 	uint64_t wait = xpu_sched_wait(&g.sched, xpu_inj_now());
-	return wait < (uint64_t)g.flush_ms * 1000000ULL ? (int)(wait / 1000000ULL) + 1 : (int)g.flush_ms;
+	int ms = wait < (uint64_t)g.flush_ms * 1000000ULL ? (int)(wait / 1000000ULL) + 1 : (int)g.flush_ms;
+	/* After a slice, CUPTI's cost stays on every launch until the slice's
+	 * kernels have their records and it is detached: looked at every
+	 * SETTLE_MS then, not only at the flushes. */
+	return ms > SETTLE_MS && xpu_cupti_settling() ? SETTLE_MS : ms;
 }
 
 static void set_active(int fd, int active)

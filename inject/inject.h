@@ -71,6 +71,9 @@ int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags);
 int xpu_cupti_trace(int on);
 /* Flushes completed activity buffers into the channel. */
 void xpu_cupti_flush(int forced);
+/* A slice is over and its kernels are awaited (activity on or off) before
+ * CUPTI is detached: the agent looks sooner than every flush. */
+int xpu_cupti_settling(void);
 /* Disables everything; CUPTI is detached at the next launch's return. */
 void xpu_cupti_stop(void);
 /* The process exits: CUPTI is not detached any more. */

@@ -66,10 +66,12 @@ t sampled_estimates_hold_within_the_uncertainty_xputop_states
 $Q gpu_within_stated "$T_TMP/sampled.expected" 3 10 < "$T_TMP/sampled.json" || fail "estimates"
 
 t kernel_activity_is_off_between_slices
-# On for a slice and until its kernels have run (a flush or two, 100 ms at
-# most): some 6% of the launches get a record, where activity left on would
-# give all of them one.
-$Q stand "$T_TMP/sampled.stand" "traced < 0.15 * launches" "traced > 0" ||
+# On for the slice only where it launched no CUDA graph (a kernel launched
+# by itself keeps its times with activity off): about 2% of the launches
+# get a record.  Activity left on would give all of them one; left on until
+# a flush found every record of a buffer complete (as it was for every
+# slice), 6%.
+$Q stand "$T_TMP/sampled.stand" "traced < 0.045 * launches" "traced > 0" ||
 	fail "kernel activity stays on between slices"
 
 t cupti_is_detached_between_slices_where_its_header_asks
