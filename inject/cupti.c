@@ -8,8 +8,10 @@
  *
  * Between slices CUPTI is detached, not only switched off: once it has
  * traced, CUPTI leaves about 1.4 us on every launch until cuptiFinalize
- * (H100, docs/gpu-cost.md).  A slice's end, once its kernels have run
- * (drain), asks for the detach; the next launch API call to return does it,
+ * (H100, docs/gpu-cost.md).  A slice's end turns kernel activity off (a
+ * slice that launched a CUDA graph: once its kernels have run, the drain)
+ * and, once the slice's kernels have their records, asks for the detach;
+ * the next launch API call to return does it,
  * as CUPTI's header asks: a forced flush (without it the slice's last
  * records go with CUPTI), then cuptiFinalize.  The next slice attaches
  * again.  A process seen using CUDA graphs while CUPTI was attached is
@@ -570,9 +572,9 @@ static void activity_done(void)
 	st.detach_by = xpu_inj_now() + DETACH_WAIT_NS;
 }
 
-/* Under st.lock, a slice over: kernel activity and the launch callbacks
- * stay on until a kernel launched after the slice has run (or ACT_MAX_NS),
- * so the slice's kernels, a graph's included, are timed to their own ends;
+/* Under st.lock, a slice over that launched a CUDA graph: kernel activity
+ * and the launch callbacks stay on until a kernel launched after the slice
+ * has run (or ACT_MAX_NS), so the graph's kernels are timed to their own ends;
  * the kernels of the launches made meanwhile are left out (put_kernel).
  * Then CUPTI is detached at the next launch's return, once the slice's
  * last launch has its record (or DETACH_WAIT_NS). */

@@ -12,10 +12,10 @@
  * sampled shares of a compiled model came out flat, 28 points off.  Kernels
  * launched one by one are not affected.
  *
- * So kernel activity stays on after a slice until its kernels have run
- * (inject/cupti.c), and a graph kernel launched before activity went off
- * (its correlation id no later than the slice's last launch) whose record
- * ends after it went off is dropped and counted.  A slice is the launches
+ * So kernel activity stays on after a slice that launched a graph until
+ * its kernels have run (inject/cupti.c), and a graph kernel launched before
+ * activity went off (its correlation id no later than the slice's last
+ * launch) whose record ends after it went off is dropped and counted.  A slice is the launches
  * made in it: the kernels of launches made while activity was still on
  * after it, in the pause, are left out (not traced, not dropped), as a
  * launch made before a slice is not traced at all. */
