@@ -104,4 +104,21 @@ echo "  $lines warning lines for 200 false HELLOs, 100 idle connections and 42 b
 [ "$lines" -ge 1 ] && [ "$lines" -le 2 ] || fail "$lines warning lines: $(head -5 "$T_TMP/warn.err")"
 $Q gpu_peers_refused bad_hello eq 200 65534 < "$T_TMP/warn.json" || fail "false HELLOs not all counted"
 
+t own_time_samples_at_most_64_threads_a_process_and_none_of_another_process
+# The launching threads' own CPU time is sampled (core/sources/gpu_own.c)
+# for the threads a connected process names in its launches: a peer that
+# maps the library (so its tracing flag is found) and names init's thread,
+# the agent's own and 80 threads of its own has the first two refused and
+# counted, and 64 of its names taken at most, the rest counted.
+[ -f "$OUT/libxputop_inject.so" ] || fail "$OUT has no injection library (built without the CUDA toolkit?)"
+LIB=$(public "$OUT/libxputop_inject.so")
+agent tids -j -n 12 -d 0.5
+r=$(as_nobody "$FORGER" "$XPUTOP_SOCKET" tids "$LIB" 80 4 1 "$X")
+[ "$r" = "80 threads" ] || fail "the forger made: $r"
+done_ok tids
+$Q gpu_status_had "2 threads refused (not the process's own)" < "$T_TMP/tids.json" || fail "foreign threads not refused"
+$Q gpu_status_had "62 launching threads of 1 process sampled (1 with more than 64 threads)" < "$T_TMP/tids.json" ||
+	fail "not 64 threads at most"
+$Q gpu_status_never "63 launching threads" < "$T_TMP/tids.json" || fail "a foreign thread was sampled"
+
 finish

@@ -12,16 +12,26 @@
  *              for SECONDS (default 5)
  *   bad-hellos N connections in turn, each claiming to be pid 1 (the next
  *              once xputop has closed the one before)
+ *   tids       (gpu_forger SOCKET tids LIB N SECONDS [TID...]) the real
+ *              injection library LIB mapped (dlopen: dormant, CUDA never
+ *              starts it), a HELLO, then a launch named by each TID (other
+ *              processes' threads) and by each of N threads of its own,
+ *              held for SECONDS: what the own-time sampler is asked to
+ *              sample (core/sources/gpu_own.c)
  * Prints "refused" if xputop closed the connection, "open" otherwise; idle
  * prints how many connections it made and how many xputop closed
  * ("accepted A closed C"). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../inject/wire.h"
@@ -129,6 +139,56 @@ static void devices(int fd, long n, const char *kname)
 	}
 }
 
+static int closed(int fd, int ms);
+
+static uint32_t tid_of[4096];
+static long ntids;
+
+static void *sleeper(void *arg)
+{
+	__atomic_store_n(&tid_of[(long)arg], (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	__atomic_add_fetch(&ntids, 1, __ATOMIC_ACQ_REL);
+	for (;;)
+		pause();
+	return arg;
+}
+
+static void launch(int fd, uint32_t tid, uint32_t corr)
+{
+	char buf[256];
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	struct xpu_wire_launch l = { .time = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec,
+				     .corr = corr, .tid = tid, .cbid = 211, .domain = 1 };
+	send(fd, buf, packet(buf, XPU_WIRE_LAUNCH, &l, sizeof(l)), MSG_NOSIGNAL);
+}
+
+/* The library mapped, launches named by other processes' threads and by n
+ * threads of its own, held for hold seconds. */
+static int tids(int fd, const char *lib, long n, int hold, char **other, int nother)
+{
+	if (!dlopen(lib, RTLD_NOW)) {
+		fprintf(stderr, "gpu_forger: %s\n", dlerror());
+		return 1;
+	}
+	send_hello(fd, "gpu_forger");
+	uint32_t corr = 1;
+	for (int i = 0; i < nother; i++)
+		launch(fd, (uint32_t)atol(other[i]), corr++);
+	long made = 0;
+	for (pthread_t t; made < n && made < (long)(sizeof(tid_of) / sizeof(tid_of[0])); made++)
+		if (pthread_create(&t, NULL, sleeper, (void *)made) != 0)
+			break;
+	while (__atomic_load_n(&ntids, __ATOMIC_ACQUIRE) < made)
+		usleep(1000);
+	for (long i = 0; i < made; i++)
+		launch(fd, tid_of[i], corr++);
+	printf("%ld threads\n", made);
+	fflush(stdout);
+	closed(fd, hold * 1000);
+	return 0;
+}
+
 /* Whether xputop has closed fd (within ms). */
 static int closed(int fd, int ms)
 {
@@ -193,6 +253,8 @@ int main(int argc, char **argv)
 		perror("connect");
 		return 1;
 	}
+	if (strcmp(argv[2], "tids") == 0)
+		return argc < 6 ? 2 : tids(fd, argv[3], atol(argv[4]), atoi(argv[5]), argv + 6, argc - 6);
 	if (strcmp(argv[2], "flood") == 0 || strcmp(argv[2], "devices") == 0 || strcmp(argv[2], "name") == 0) {
 		send_hello(fd, "systemd");
 		if (strcmp(argv[2], "flood") == 0)
