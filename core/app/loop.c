@@ -327,6 +327,14 @@ int app_run_loop(struct app *a)
 				on_timer(a);
 			} else if (tag == TAG_SIGNAL) {
 				on_signal(a);
+			} else if (tag == TAG_TTY && (evs[i].events & (EPOLLHUP | EPOLLERR))) {
+				/* The terminal is gone (its emulator or ssh session
+				 * closed) without a SIGHUP reaching xputop: in a session
+				 * of its own (setsid), or with the hangup left to a shell
+				 * that did not pass it on.  It ends as on SIGHUP, rather
+				 * than refresh for nobody, its reads failing at once. */
+				a->quit = 1;
+				a->status = 128 + SIGHUP;
 			} else if (tag == TAG_TTY) {
 				on_tty(a);
 			} else if (tag == TAG_SERVICE) {

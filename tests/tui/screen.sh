@@ -174,6 +174,26 @@ pid=$(pgrep -P "$(tm display-message -p -t 0 '#{pane_pid}')" -x xputop)
 wait_for "EXITED rc="
 [ "$(alternate_screen)" = 0 ] || fail "still on the alternate screen after SIGTERM"
 
+t a_terminal_gone_without_a_hangup_ends_it_with_its_recording_whole
+# Its own session (setsid), so no SIGHUP reaches it when the terminal goes
+# (as after a dropped ssh session where the hangup was not passed on): it
+# must end, not refresh for nobody on a dead terminal (it spun at 60% of a
+# CPU, parent 1, until killed), and finish what it writes.
+new_terminal 100 30 "env LANG=C.UTF-8 setsid -w $XPUTOP -d 0.3 -o $T_TMP -w $T_TMP/gone.xpr; echo EXITED rc=\$?; sleep 600"
+wait_for "GPU · NPU · CPU"
+pid=$(pgrep -f -- "-w $T_TMP/gone.xpr" | while read -r p; do [ "$(cat "/proc/$p/comm" 2> /dev/null)" = xputop ] && echo "$p"; done)
+[ -n "$pid" ] || fail "cannot find the xputop in its own session"
+tm kill-server
+i=0
+while [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -n "$pid" ] && kill -0 "$pid" 2> /dev/null; then
+	fail "still running 10 s after its terminal went: $(ps -o pid,ppid,pcpu,stat,args -p "$pid" | tail -n 1)"
+	kill -9 "$pid"
+fi
+"$XPUTOP" -b -j -r "$T_TMP/gone.xpr" > "$T_TMP/gone.json" 2> "$T_TMP/gone.err" ||
+	fail "its recording cannot be replayed: $(tail -n 3 "$T_TMP/gone.err")"
+[ -s "$T_TMP/gone.json" ] || fail "its recording replays to nothing"
+
 t no_color_draws_without_colours
 start 100 30 NO_COLOR=1 -- ""
 wait_for "GPU · NPU · CPU"
