@@ -20,32 +20,55 @@ static int to_offset(Elf *elf, size_t ndx, uint64_t addr, uint64_t *off)
 	return 0;
 }
 
-static size_t scan(Elf *elf, Elf_Scn *scn, const char *const *names, size_t n, uint64_t *offs)
+/* Calls match with each defined symbol (and its name) of the sections of type sh_type, in order, until
+ * match returns nonzero; returns that value, or 0 when every symbol was seen. One walker serves the
+ * lookups by name, by prefix and of a data object; each match picks the symbol types it wants. */
+typedef int (*sym_match)(Elf *elf, const GElf_Sym *sym, const char *name, void *ctx);
+
+static int walk_symbols(Elf *elf, Elf64_Word sh_type, sym_match match, void *ctx)
 {
-	GElf_Shdr sh;
-	Elf_Data *d;
-	size_t found = 0;
-	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-		return 0;
-	size_t count = sh.sh_size / sh.sh_entsize;
-	for (size_t i = 1; i < count; i++) {
-		GElf_Sym sym;
-		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
-		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != sh_type || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
 			continue;
-		const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (!name)
-			continue;
-		/* Versioned names in .symtab read "name@@VER". */
-		size_t len = strcspn(name, "@");
-		for (size_t k = 0; k < n; k++) {
-			if (offs[k] || strncmp(name, names[k], len) || names[k][len])
+		size_t count = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 1; i < count; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    sym.st_shndx >= SHN_LORESERVE || !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
 				continue;
-			if (to_offset(elf, sym.st_shndx, sym.st_value, &offs[k]) == 0)
-				found++;
+			int rc = match(elf, &sym, name, ctx);
+			if (rc)
+				return rc;
 		}
 	}
-	return found;
+	return 0;
+}
+
+struct by_name {
+	const char *const *names;
+	size_t n, found;
+	uint64_t *offs;
+};
+
+static int match_name(Elf *elf, const GElf_Sym *sym, const char *name, void *ctx)
+{
+	struct by_name *c = ctx;
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC && GELF_ST_TYPE(sym->st_info) != STT_GNU_IFUNC)
+		return 0;
+	/* Versioned names in .symtab read "name@@VER". */
+	size_t len = strcspn(name, "@");
+	for (size_t k = 0; k < c->n; k++) {
+		if (c->offs[k] || strncmp(name, c->names[k], len) || c->names[k][len])
+			continue;
+		if (to_offset(elf, sym->st_shndx, sym->st_value, &c->offs[k]) == 0)
+			c->found++;
+	}
+	return c->found == c->n;
 }
 
 static Elf *open_elf(const char *path, int *fd)
@@ -71,18 +94,12 @@ int xpu_func_offsets(const char *path, const char *const *names, size_t n, uint6
 	Elf *elf = open_elf(path, &fd);
 	if (!elf)
 		return -1;
-	size_t found = 0;
-	for (int pass = 0; pass < 2 && found < n; pass++) {
-		Elf_Scn *scn = NULL;
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			if (gelf_getshdr(scn, &sh) && sh.sh_type == (pass ? SHT_SYMTAB : SHT_DYNSYM))
-				found += scan(elf, scn, names, n, offs);
-		}
-	}
+	struct by_name c = {.names = names, .n = n, .offs = offs};
+	for (int pass = 0; pass < 2 && c.found < n; pass++)
+		walk_symbols(elf, pass ? SHT_SYMTAB : SHT_DYNSYM, match_name, &c);
 	elf_end(elf);
 	close(fd);
-	return (int)found;
+	return (int)c.found;
 }
 
 static int listed(const uint64_t *offs, size_t n, uint64_t off)
@@ -93,31 +110,27 @@ static int listed(const uint64_t *offs, size_t n, uint64_t off)
 	return 0;
 }
 
-static size_t scan_prefix(Elf *elf, Elf_Scn *scn, const char *prefix, int exact, uint64_t *offs, size_t n,
-			  size_t max)
+struct by_prefix {
+	const char *prefix;
+	size_t plen, n, max;
+	int exact;
+	uint64_t *offs;
+};
+
+static int match_prefix(Elf *elf, const GElf_Sym *sym, const char *name, void *ctx)
 {
-	GElf_Shdr sh;
-	Elf_Data *d;
-	size_t plen = strlen(prefix);
-	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-		return n;
-	size_t count = sh.sh_size / sh.sh_entsize;
-	for (size_t i = 1; i < count && n < max; i++) {
-		GElf_Sym sym;
-		uint64_t off;
-		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
-		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-			continue;
-		const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (!name || strncmp(name, prefix, plen) || strchr(name, '.'))
-			continue;
-		size_t len = strcspn(name, "@");
-		if ((exact && len != plen) || to_offset(elf, sym.st_shndx, sym.st_value, &off) < 0 ||
-		    listed(offs, n, off))
-			continue;
-		offs[n++] = off;
-	}
-	return n;
+	struct by_prefix *c = ctx;
+	uint64_t off;
+	if (c->n >= c->max)
+		return 1;
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || strncmp(name, c->prefix, c->plen) || strchr(name, '.'))
+		return 0;
+	size_t len = strcspn(name, "@");
+	if ((c->exact && len != c->plen) || to_offset(elf, sym->st_shndx, sym->st_value, &off) < 0 ||
+	    listed(c->offs, c->n, off))
+		return 0;
+	c->offs[c->n++] = off;
+	return 0;
 }
 
 int xpu_func_offsets_prefix(const char *path, const char *prefix, int exact, uint64_t *offs, size_t max)
@@ -126,18 +139,12 @@ int xpu_func_offsets_prefix(const char *path, const char *prefix, int exact, uin
 	Elf *elf = open_elf(path, &fd);
 	if (!elf)
 		return -1;
-	size_t n = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		Elf_Scn *scn = NULL;
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			if (gelf_getshdr(scn, &sh) && sh.sh_type == (pass ? SHT_SYMTAB : SHT_DYNSYM))
-				n = scan_prefix(elf, scn, prefix, exact, offs, n, max);
-		}
-	}
+	struct by_prefix c = {.prefix = prefix, .plen = strlen(prefix), .max = max, .exact = exact, .offs = offs};
+	for (int pass = 0; pass < 2; pass++)
+		walk_symbols(elf, pass ? SHT_SYMTAB : SHT_DYNSYM, match_prefix, &c);
 	elf_end(elf);
 	close(fd);
-	return (int)n;
+	return (int)c.n;
 }
 
 /* The p_vaddr of the loadable segment that starts the file (p_offset 0): the
@@ -157,41 +164,33 @@ static int first_load(Elf *elf, uint64_t *vaddr)
 	return -1;
 }
 
-static int find_object(Elf *elf, Elf_Scn *scn, const char *name, uint64_t *value)
+struct by_object {
+	const char *name;
+	uint64_t value;
+};
+
+static int match_object(Elf *elf, const GElf_Sym *sym, const char *name, void *ctx)
 {
-	GElf_Shdr sh;
-	Elf_Data *d;
-	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-		return -1;
-	size_t count = sh.sh_size / sh.sh_entsize;
-	for (size_t i = 1; i < count; i++) {
-		GElf_Sym sym;
-		const char *s;
-		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-		    sym.st_shndx >= SHN_LORESERVE || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
-		    !(s = elf_strptr(elf, sh.sh_link, sym.st_name)) || strcmp(s, name))
-			continue;
-		*value = sym.st_value;
+	(void)elf;
+	struct by_object *c = ctx;
+	if (GELF_ST_TYPE(sym->st_info) != STT_OBJECT || strcmp(name, c->name))
 		return 0;
-	}
-	return -1;
+	c->value = sym->st_value;
+	return 1;
 }
 
 int xpu_func_object_offset(const char *path, const char *name, uint64_t *rel)
 {
 	int fd, rc = -1;
-	uint64_t value, base;
+	uint64_t base;
+	struct by_object c = {.name = name};
 	Elf *elf = open_elf(path, &fd);
 	if (!elf)
 		return -1;
-	Elf_Scn *scn = NULL;
-	while (rc < 0 && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNSYM)
-			rc = find_object(elf, scn, name, &value);
-	}
-	if (rc == 0 && first_load(elf, &base) == 0 && value >= base)
-		*rel = value - base;
+	if (walk_symbols(elf, SHT_DYNSYM, match_object, &c))
+		rc = 0;
+	if (rc == 0 && first_load(elf, &base) == 0 && c.value >= base)
+		*rel = c.value - base;
 	else
 		rc = -1, errno = ENOENT;
 	elf_end(elf);
