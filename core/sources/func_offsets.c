@@ -20,12 +20,13 @@ static int to_offset(Elf *elf, size_t ndx, uint64_t addr, uint64_t *off)
 	return 0;
 }
 
-/* Calls match with each defined symbol (and its name) of the sections of type sh_type, in order, until
- * match returns nonzero; returns that value, or 0 when every symbol was seen. One walker serves the
- * lookups by name, by prefix and of a data object; each match picks the symbol types it wants. */
+/* Calls match with each defined symbol (and its name) of the sections of type sh_type whose type is
+ * in types (a mask of 1 << STT_*), in order, until match returns nonzero; returns that value, or 0
+ * when every symbol was seen.  One walker serves the lookups by name, by prefix and of a data object.
+ * The type is checked before the name is looked up: libtorch's tables hold 100,000s of symbols. */
 typedef int (*sym_match)(Elf *elf, const GElf_Sym *sym, const char *name, void *ctx);
 
-static int walk_symbols(Elf *elf, Elf64_Word sh_type, sym_match match, void *ctx)
+static int walk_symbols(Elf *elf, Elf64_Word sh_type, unsigned types, sym_match match, void *ctx)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -39,7 +40,8 @@ static int walk_symbols(Elf *elf, Elf64_Word sh_type, sym_match match, void *ctx
 			GElf_Sym sym;
 			const char *name;
 			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-			    sym.st_shndx >= SHN_LORESERVE || !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
+			    sym.st_shndx >= SHN_LORESERVE || !(types & (1u << GELF_ST_TYPE(sym.st_info))) ||
+			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
 				continue;
 			int rc = match(elf, &sym, name, ctx);
 			if (rc)
@@ -58,8 +60,6 @@ struct by_name {
 static int match_name(Elf *elf, const GElf_Sym *sym, const char *name, void *ctx)
 {
 	struct by_name *c = ctx;
-	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC && GELF_ST_TYPE(sym->st_info) != STT_GNU_IFUNC)
-		return 0;
 	/* Versioned names in .symtab read "name@@VER". */
 	size_t len = strcspn(name, "@");
 	for (size_t k = 0; k < c->n; k++) {
@@ -96,7 +96,8 @@ int xpu_func_offsets(const char *path, const char *const *names, size_t n, uint6
 		return -1;
 	struct by_name c = {.names = names, .n = n, .offs = offs};
 	for (int pass = 0; pass < 2 && c.found < n; pass++)
-		walk_symbols(elf, pass ? SHT_SYMTAB : SHT_DYNSYM, match_name, &c);
+		walk_symbols(elf, pass ? SHT_SYMTAB : SHT_DYNSYM, 1u << STT_FUNC | 1u << STT_GNU_IFUNC, match_name,
+			     &c);
 	elf_end(elf);
 	close(fd);
 	return (int)c.found;
@@ -123,7 +124,7 @@ static int match_prefix(Elf *elf, const GElf_Sym *sym, const char *name, void *c
 	uint64_t off;
 	if (c->n >= c->max)
 		return 1;
-	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || strncmp(name, c->prefix, c->plen) || strchr(name, '.'))
+	if (strncmp(name, c->prefix, c->plen) || strchr(name, '.'))
 		return 0;
 	size_t len = strcspn(name, "@");
 	if ((c->exact && len != c->plen) || to_offset(elf, sym->st_shndx, sym->st_value, &off) < 0 ||
@@ -141,7 +142,7 @@ int xpu_func_offsets_prefix(const char *path, const char *prefix, int exact, uin
 		return -1;
 	struct by_prefix c = {.prefix = prefix, .plen = strlen(prefix), .max = max, .exact = exact, .offs = offs};
 	for (int pass = 0; pass < 2; pass++)
-		walk_symbols(elf, pass ? SHT_SYMTAB : SHT_DYNSYM, match_prefix, &c);
+		walk_symbols(elf, pass ? SHT_SYMTAB : SHT_DYNSYM, 1u << STT_FUNC, match_prefix, &c);
 	elf_end(elf);
 	close(fd);
 	return (int)c.n;
@@ -173,7 +174,7 @@ static int match_object(Elf *elf, const GElf_Sym *sym, const char *name, void *c
 {
 	(void)elf;
 	struct by_object *c = ctx;
-	if (GELF_ST_TYPE(sym->st_info) != STT_OBJECT || strcmp(name, c->name))
+	if (strcmp(name, c->name))
 		return 0;
 	c->value = sym->st_value;
 	return 1;
@@ -187,7 +188,7 @@ int xpu_func_object_offset(const char *path, const char *name, uint64_t *rel)
 	Elf *elf = open_elf(path, &fd);
 	if (!elf)
 		return -1;
-	if (walk_symbols(elf, SHT_DYNSYM, match_object, &c))
+	if (walk_symbols(elf, SHT_DYNSYM, 1u << STT_OBJECT, match_object, &c))
 		rc = 0;
 	if (rc == 0 && first_load(elf, &base) == 0 && c.value >= base)
 		*rel = c.value - base;
