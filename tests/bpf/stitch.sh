@@ -7,9 +7,6 @@
 # must show under the main thread's stack, those it launches while the main
 # thread waits elsewhere must not, and another process's must not either.
 # Needs root.
-# test-lane: quiet (a wait's probe and the launches in it are joined in time:
-# beside own.sh's and cupti.sh's launch-bound stand-ins, each a CPU's worth,
-# the --gpu-nodes cases lost them in clean-clone CI and passed alone)
 # test-timeout: 180
 . tests/lib.sh
 need_root
