@@ -610,19 +610,22 @@ int xpu_cupti_trace(int on)
 			if (__atomic_exchange_n(&st.resume_due, 0, __ATOMIC_ACQ_REL))
 				xpu_gaps_resume(&st.gaps, st.off_corr);
 			xpu_gaps_pause(&st.gaps, st.off_corr);
-			st.act_until = xpu_inj_now() + ACT_MAX_NS;
-			st.draining = 1;
 			/* Only a graph's kernels need activity on to their ends
-			 * (inject/gaps.c); a kernel launched by itself keeps the
-			 * times it runs at with activity off.  Otherwise the drain
-			 * kept activity on until a default flush found a buffer
-			 * with every record complete, which a thread still
-			 * launching seldom leaves: some 20 ms after each slice on
-			 * the stand-in, up to ACT_MAX_NS for a GPU-bound one.  (Not
-			 * while the process exits: CUDA may be torn down.) */
-			if (!__atomic_load_n(&st.slice_graph, __ATOMIC_ACQUIRE) &&
-			    !__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE))
+			 * (the drain, inject/gaps.c); a kernel launched by itself
+			 * keeps the times it runs at with activity off.  The drain
+			 * for every slice kept activity on until a default flush
+			 * found a buffer with every record complete, which a thread
+			 * still launching seldom leaves: some 20 ms after each
+			 * slice on the stand-in, up to ACT_MAX_NS for a GPU-bound
+			 * one.  (While the process exits CUPTI is not called: CUDA
+			 * may be torn down; the exit flush takes what is left.) */
+			if (__atomic_load_n(&st.slice_graph, __ATOMIC_ACQUIRE) ||
+			    __atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE)) {
+				st.act_until = xpu_inj_now() + ACT_MAX_NS;
+				st.draining = 1;
+			} else {
 				activity_done();
+			}
 		}
 		pthread_mutex_unlock(&st.lock);
 		return state;

@@ -182,15 +182,14 @@ static int match_object(Elf *elf, const GElf_Sym *sym, const char *name, void *c
 
 int xpu_func_object_offset(const char *path, const char *name, uint64_t *rel)
 {
-	int fd, rc = -1;
+	int fd, rc = 0;
 	uint64_t base;
 	struct by_object c = {.name = name};
 	Elf *elf = open_elf(path, &fd);
 	if (!elf)
 		return -1;
-	if (walk_symbols(elf, SHT_DYNSYM, 1u << STT_OBJECT, match_object, &c))
-		rc = 0;
-	if (rc == 0 && first_load(elf, &base) == 0 && c.value >= base)
+	if (walk_symbols(elf, SHT_DYNSYM, 1u << STT_OBJECT, match_object, &c) && first_load(elf, &base) == 0 &&
+	    c.value >= base)
 		*rel = c.value - base;
 	else
 		rc = -1, errno = ENOENT;
