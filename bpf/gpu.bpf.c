@@ -86,6 +86,12 @@ __u64 dropped_launches = 0;	/* launches not counted (the counts map full) */
 __u64 dropped_files = 0;	/* CUDA files not reported (ring full) */
 __u64 dropped_waits = 0;	/* waiter entries or returns not reported (ring full) */
 __u64 dropped_nodes = 0;	/* node creations or runs not reported (ring over its share) */
+/* Set by user space (core/sources/launch_probes.c) around a sampled slice's
+ * attaching and detaching: a probe that fires then is not counted.  Taking a
+ * uprobe out of a process waits for its mmap lock, which CUDA's threads hold
+ * often: on an H200 a slice's probes stayed in for 120 ms after its 10 ms,
+ * and the launches they counted there made the estimates 5 times too high. */
+__u32 launches_paused = 0;
 
 static __always_inline void fill_hdr(struct xpu_gpu_rec_hdr *h, void *ctx, __u32 type)
 {
@@ -568,7 +574,7 @@ int gpu_launch(struct pt_regs *ctx)
 	struct xpu_gpu_launch_key k = { .pid = id >> 32, .tid = (__u32)id };
 	struct xpu_gpu_launch_count *c;
 
-	if (bpf_map_lookup_elem(&injected, &k.pid))
+	if (launches_paused || bpf_map_lookup_elem(&injected, &k.pid))
 		return 0;
 	k.api = (__u32)bpf_get_attach_cookie(ctx);
 	k.site = site_hash(ctx, &ret0);

@@ -563,8 +563,9 @@ def gpu_launch_estimate(snaps, pid, made, lo_pct, hi_pct, err_pct):
     """PID's process row in the last snapshot: the launches counted are
     between LO_PCT and HI_PCT percent of MADE (the probes were on that
     share of the time), it says so (tracing sampled, traced_pct in the same
-    range) and its estimate is within ERR_PCT percent of MADE, or within
-    twice the uncertainty it states (launches_est_err_pct)."""
+    range), the share counted is within a quarter of the share traced, and
+    its estimate is within ERR_PCT percent of MADE, or within twice the
+    uncertainty it states (launches_est_err_pct)."""
     rows = [p for p in snaps[-1]["gpu"]["processes"] if p["pid"] == int(pid)]
     if len(rows) != 1:
         sys.exit(f"no single process row for {pid}: {snaps[-1]['gpu']['processes']}")
@@ -576,6 +577,10 @@ def gpu_launch_estimate(snaps, pid, made, lo_pct, hi_pct, err_pct):
         sys.exit(f"{got} of {made} launches counted: not {lo_pct}-{hi_pct}%")
     if p.get("tracing") != "sampled" or not float(lo_pct) <= p.get("traced_pct", 0) <= float(hi_pct):
         sys.exit(f"the row says {p.get('tracing')} {p.get('traced_pct')}%")
+    # The launches counted are those of the time the row says was traced,
+    # not of the time the probes were in (they go in and out slowly).
+    if not 0.75 <= 100 * got / made / p["traced_pct"] <= 1.25:
+        sys.exit(f"{100 * got / made:.1f}% of the launches counted in {p['traced_pct']:.1f}% of the time")
     # Within ERR_PCT, or within twice the uncertainty the estimate states
     # (on a loaded machine the launcher's pace under a few slices varies).
     if abs(est - made) > made * max(float(err_pct), 2 * err) / 100:

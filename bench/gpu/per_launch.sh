@@ -21,6 +21,8 @@
 #   noslice    the same with --gpu-sample 1/3600000: connected, never traced
 #   noown      default with --gpu-own-hz 0: no own-CPU-time sampler on the
 #              launching threads (its cost is default - noown)
+#   loexact    xputop --gpu-exact watching, the workload without the library:
+#              the launch-only probes on every launch (a trap's cost)
 #   exact      xputop --gpu-exact
 #   cupti      xputop --gpu-exact --gpu-no-stacks (CUPTI alone, as xputop uses it)
 #   cost=X     no xputop; bench/gpu/cupti_cost.c's library with XPU_COST=X
@@ -53,7 +55,7 @@ xp_conf() {	# the xputop a mode needs: none, or BUILD|options
 	lo|default|attached) echo "$(build_of "$1")|" ;;
 	noslice) echo "$(build_of "$1")|--gpu-sample 1/3600000" ;;
 	noown) echo "$(build_of "$1")|--gpu-own-hz 0" ;;
-	exact) echo "$(build_of "$1")|--gpu-exact" ;;
+	exact|loexact) echo "$(build_of "$1")|--gpu-exact" ;;
 	cupti) echo "$(build_of "$1")|--gpu-exact --gpu-no-stacks" ;;
 	esac
 }
@@ -84,7 +86,7 @@ run() {	# run MODE -> "wall cpu sys" per launch (us) or step (ms)
 	m=${1%.old}
 	b=$(build_of "$1")
 	case $m in
-	none|lo) set -- env -u CUDA_INJECTION64_PATH ;;
+	none|lo|loexact) set -- env -u CUDA_INJECTION64_PATH ;;
 	dormant) set -- env CUDA_INJECTION64_PATH="$b/libxputop_inject.so" XPUTOP_SOCKET="$OUTD/nobody.sock" ;;
 	cost=*) set -- env CUDA_INJECTION64_PATH="$PROGS/cupti_cost.so" XPU_COST="${m#cost=}" ;;
 	attached) set -- env CUDA_INJECTION64_PATH="$b/libxputop_inject.so" XPUTOP_CUPTI_DETACH=0 ;;

@@ -569,7 +569,8 @@ int xpu_gpu_probes_start(struct xpu_gpu_probes *p, const struct xpu_gpu_probe_si
 		return -1;
 	p->no_stack = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[stack not captured]"), 0);
 	if (!p->st.no_launch_only) {
-		if (!(p->lp = xpu_launch_probes_new(p->skel->progs.gpu_launch, p->multi)))
+		if (!(p->lp = xpu_launch_probes_new(p->skel->progs.gpu_launch, p->multi,
+							   &p->skel->bss->launches_paused)))
 			return -1;
 		watch_mappings(p);
 	}

@@ -39,6 +39,7 @@ struct span { uint64_t start, end; int exact; };
 struct xpu_launch_probes {
 	struct bpf_program *prog;
 	int multi;	/* prog attaches as uprobe_multi links */
+	volatile uint32_t *paused;	/* prog counts nothing while set */
 	pthread_t thread;
 	int started;
 	pthread_mutex_t lock;
@@ -130,6 +131,12 @@ static void detach_files(struct xpu_launch_probes *lp)
 	lp->attached = 0;
 }
 
+static void set_paused(struct xpu_launch_probes *lp, uint32_t v)
+{
+	if (lp->paused)
+		__atomic_store_n(lp->paused, v, __ATOMIC_SEQ_CST);
+}
+
 static struct timespec at(uint64_t ns)
 {
 	return (struct timespec){ (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
@@ -163,18 +170,23 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
 	uint64_t start = period + (room ? next_random(lp) % (room + 1) : 0);
 	if (wait_until(lp, start) || !lp->nfiles)
 		return period + len;
+	/* The slice counts from when its probes are all in to when they start
+	 * going out: the program is paused around both.  Probes go in and out
+	 * one by one, each waiting for the mmap lock of every process that
+	 * maps the file (its breakpoints are written there); a busy CUDA
+	 * process holds it often enough to keep a slice's probes in for
+	 * 100 ms after it (bench/RESULTS.md). */
 	uint64_t t0 = xpu_now_mono();
+	set_paused(lp, 1);
 	attach_files(lp);
 	uint64_t t1 = xpu_now_mono();
-	/* A slice is on from the middle of its attaching to the start of its
-	 * detaching: a uprobe_multi link takes its breakpoints out first, then
-	 * waits for the probes running (an RCU grace period, most of the time
-	 * a detach takes). */
+	set_paused(lp, 0);
 	wait_until(lp, t1 + slice);
+	set_paused(lp, 1);
 	uint64_t t2 = xpu_now_mono();
 	detach_files(lp);
 	uint64_t t3 = xpu_now_mono();
-	add_span(lp, t0 + (t1 - t0) / 2, lp->multi ? t2 : t2 + (t3 - t2) / 2, 0);
+	add_span(lp, t1, t2, 0);
 	lp->st.slices++;
 	lp->st.attach_ns += t1 - t0;
 	lp->st.detach_ns += t3 - t2;
@@ -194,6 +206,7 @@ static void *run(void *arg)
 	while (!lp->stop) {
 		lp->changed = 0;
 		if (lp->exact) {
+			set_paused(lp, 0);
 			attach_files(lp);
 			if (lp->attached && !lp->exact_since)
 				lp->exact_since = xpu_now_mono();
@@ -202,6 +215,7 @@ static void *run(void *arg)
 			continue;
 		}
 		if (lp->attached) {	/* from exact to sampled */
+			set_paused(lp, 1);
 			uint64_t t = xpu_now_mono();
 			detach_files(lp);
 			if (lp->exact_since)
@@ -216,7 +230,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi)
+struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi, volatile uint32_t *paused)
 {
 	struct xpu_launch_probes *lp = calloc(1, sizeof(*lp));
 	pthread_condattr_t ca;
@@ -224,6 +238,7 @@ struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int mu
 		return NULL;
 	lp->prog = prog;
 	lp->multi = multi;
+	lp->paused = paused;
 	lp->exact = 1;
 	lp->rng = xpu_now_mono() | 1;
 	pthread_mutex_init(&lp->lock, NULL);

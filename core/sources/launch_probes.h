@@ -8,7 +8,11 @@
  * CUPTI on; in the exact mode they stay on.  A thread of their own attaches
  * and detaches them (a few ms a slice), off the ingest path; the spans they
  * were on reach the model as GPU_SLICE events (pid 0: every launch-only
- * process), which scales the counts as it does an injected process's. */
+ * process), which scales the counts as it does an injected process's.  A
+ * slice's span is when its probes count, not when they are in: the program
+ * counts nothing while *paused (bpf/gpu.bpf.c's launches_paused), which is
+ * set while the slice's probes go in and out (taking them out can wait for
+ * the process's mmap lock for 100 ms and more). */
 #ifndef XPU_LAUNCH_PROBES_H
 #define XPU_LAUNCH_PROBES_H
 
@@ -31,7 +35,7 @@ struct xpu_launch_probes_stats {
  * XPU_BPF_TRACE_UPROBE_MULTI, uprobe_multi.h; Linux 6.6); else one
  * perf-event uprobe a function, whose detach waits for RCU (slow to turn on
  * and off). */
-struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi);
+struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi, volatile uint32_t *paused);
 void xpu_launch_probes_free(struct xpu_launch_probes *lp);
 /* A file to probe: n functions at file offsets offs (0: absent), function i
  * with the BPF cookie cookie0 + i.  Returns 0, or -1 (no function, no room). */

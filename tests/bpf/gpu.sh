@@ -400,9 +400,13 @@ t sampled_launch_probes_are_on_a_fifth_of_the_time_and_estimate_the_launches
 # --gpu-sample 50/250: the launch probes go on for 50 ms of every 250 ms (the
 # default is 10/500), so the counts are about a fifth of the launches, and
 # the estimate scales them back.  A launcher that sleeps between launches
-# makes them at a rate the probes do not change.
+# makes them at a rate the probes do not change.  The other process mapping
+# the library keeps its mmap lock busy (-m), as CUDA's driver threads do, so
+# each slice's probes take long to go in and out (they are written into every
+# process that maps the file, under its lock): the launches they meet then
+# are not the slice's (on an H200 they made the estimates 5 times too high).
 own_cudart sampled
-LD_LIBRARY_PATH=$T_TMP/sampled "$CL" -s 60 -i 50 > /dev/null 2>&1 &
+LD_LIBRARY_PATH=$T_TMP/sampled "$CL" -s 60 -i 50 -m 64 > /dev/null 2>&1 &
 H=$!
 "$XPUTOP" -b -j -n 14 -d 0.5 --window 60 --gpu-sample 50/250 > "$T_TMP/lsampled.json" 2> "$T_TMP/lsampled.err" &
 X=$!
@@ -415,7 +419,7 @@ wait $X || fail "xputop failed: $(cat "$T_TMP/lsampled.err")"
 kill $H
 wait $H 2> /dev/null
 MADE=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$T_TMP/lsampled.out")
-$Q gpu_launch_estimate $S "$MADE" 10 35 30 < "$T_TMP/lsampled.json" || fail "estimate of $MADE launches"
+$Q gpu_launch_estimate $S "$MADE" 5 35 30 < "$T_TMP/lsampled.json" || fail "estimate of $MADE launches"
 $Q gpu_status_had "slices (" < "$T_TMP/lsampled.json" || fail "the status says nothing of the slices"
 
 t the_launch_export_weights_each_call_site_by_its_count

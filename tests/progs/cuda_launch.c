@@ -4,22 +4,29 @@
  * launch probes still see it: the test and the benchmark of xputop's
  * launch-only path.
  *
- * Usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS]
+ * Usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS] [-m MIB]
  *   Each thread launches until SECONDS have passed (default 5) or it made
  *   LAUNCHES, sleeping INTERVAL_MS between launches (default: none).  Three
  *   launches in four come from app_model_step, one from app_model_eval (two
  *   call sites); the last line says how many of each, the wall time per launch
- *   (per thread) and the process's CPU time per launch (uprobes run in it). */
+ *   (per thread) and the process's CPU time per launch (uprobes run in it).
+ *   -m MIB: one more thread maps MIB of memory and fills it, over and over,
+ *   holding the process's mmap lock as CUDA's driver threads do (a uprobe
+ *   is taken out of a process under that lock: its launch probes stay in
+ *   for longer after their slice). */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 static double seconds = 5, interval_ms;
 static long limit;
 static long step_calls, eval_calls, failures;
+static size_t churn_bytes;
+static volatile int churn_stop;
 
 __attribute__((noinline)) void app_kernel_stub(void)
 {
@@ -70,23 +77,38 @@ static void *launcher(void *arg)
 	return arg;
 }
 
+static void *churn(void *arg)
+{
+	while (!churn_stop) {
+		void *p = mmap(NULL, churn_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+			       -1, 0);
+		if (p == MAP_FAILED)
+			break;
+		munmap(p, churn_bytes);
+	}
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	int threads = 1, c;
-	while ((c = getopt(argc, argv, "s:n:i:t:")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:i:t:m:")) != -1) {
 		switch (c) {
 		case 's': seconds = atof(optarg); break;
 		case 'n': limit = atol(optarg); break;
 		case 'i': interval_ms = atof(optarg); break;
 		case 't': threads = atoi(optarg); break;
+		case 'm': churn_bytes = (size_t)atol(optarg) << 20; break;
 		default:
-			fprintf(stderr, "usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS]\n");
+			fprintf(stderr, "usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS] [-m MIB]\n");
 			return 2;
 		}
 	}
 	pthread_t tids[64];
 	if (threads < 1 || threads > 64)
 		threads = 1;
+	pthread_t churner;
+	int churning = churn_bytes && pthread_create(&churner, NULL, churn, NULL) == 0;
 	double t0 = now();
 	struct timespec c0, c1;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
@@ -97,6 +119,9 @@ int main(int argc, char **argv)
 		pthread_join(tids[i], NULL);
 	double t = now() - t0;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	churn_stop = 1;
+	if (churning)
+		pthread_join(churner, NULL);
 	double cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
 	long total = step_calls + eval_calls;
 	fprintf(stderr, "%ld launches failed (no GPU here, as expected)\n", failures);
