@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -109,6 +110,55 @@ static int listed(const uint64_t *offs, size_t n, uint64_t off)
 		if (offs[i] == off)
 			return 1;
 	return 0;
+}
+
+/* The file offset a function at off jumps to when that is all it does,
+ * else 0.  A jump's displacement is the same in the file as in memory
+ * (one segment). */
+static uint64_t jump_target(int fd, uint64_t off)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa }, frame[] = { 0x55, 0x48, 0x89, 0xe5, 0x5d };
+	uint8_t b[16];
+	size_t i = 0;
+	if (pread(fd, b, sizeof(b), (off_t)off) != (ssize_t)sizeof(b))
+		return 0;
+	if (memcmp(b, endbr64, sizeof(endbr64)) == 0)
+		i += sizeof(endbr64);
+	if (memcmp(b + i, frame, sizeof(frame)) == 0)	/* push %rbp; mov %rsp,%rbp; pop %rbp */
+		i += sizeof(frame);
+	if (b[i] == 0xe9) {
+		int32_t rel;
+		memcpy(&rel, b + i + 1, sizeof(rel));
+		return off + i + 5 + (uint64_t)(int64_t)rel;
+	}
+	if (b[i] == 0xeb)
+		return off + i + 2 + (uint64_t)(int64_t)(int8_t)b[i + 1];
+	return 0;
+}
+
+int xpu_func_drop_jumps(const char *path, uint64_t *offs, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), dropped = 0;
+	uint64_t *to = fd < 0 ? NULL : calloc(n, sizeof(*to));
+	if (!to) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)	/* all first: a jump to a jump is one too */
+		to[i] = offs[i] ? jump_target(fd, offs[i]) : 0;
+	for (size_t i = 0; i < n; i++) {
+		if (to[i] && to[i] != offs[i] && listed(offs, n, to[i])) {
+			to[i] = UINT64_MAX;
+			dropped++;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (to[i] == UINT64_MAX)
+			offs[i] = 0;
+	free(to);
+	close(fd);
+	return dropped;
 }
 
 struct by_prefix {

@@ -12,6 +12,12 @@
  * ELF. */
 int xpu_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offs);
 
+/* Leaves out (sets to 0) each offs[i] whose function only jumps to another
+ * of offs (an optional endbr64 and an empty frame, then a jmp): one probe
+ * there would count each call twice (CUDA 13's __cudaLaunchKernel, which
+ * nvcc's <<<>>> calls, jumps to cudaLaunchKernel).  Returns how many. */
+int xpu_func_drop_jumps(const char *path, uint64_t *offs, size_t n);
+
 /* The distinct file offsets (at most max) of the functions whose names
  * start with prefix, or equal it when exact; names with a '.' (gcc's
  * "fn.cold" parts, which are no function's entry) are left out, so a

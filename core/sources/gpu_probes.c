@@ -895,6 +895,8 @@ static void probe_runtime_file(struct xpu_gpu_probes *p, const char *path, int d
 	uint64_t offs[NRUNTIME > NDRIVER ? NRUNTIME : NDRIVER];
 	uint64_t t = xpu_now_mono();
 	int found = xpu_func_offsets(path, fns, n, offs);
+	if (found > 0)		/* counted where they jump to */
+		found -= xpu_func_drop_jumps(path, offs, n);
 	if (found <= 0 || !p->lp || xpu_launch_probes_add(p->lp, path, offs, n, driver ? NRUNTIME : 0) < 0) {
 		xpu_warn("no launch function of %s could be probed%s", path, found < 0 ? ": not an ELF file" : "");
 		return;

@@ -435,6 +435,26 @@ else
 	[ "$total" = 40000 ] && [ "$step" = 30000 ] || fail "exported $total launches, $step from the step site: $(cat "$F")"
 fi
 
+t a_launch_through_nvccs_stub_is_counted_once
+# nvcc's <<<>>> calls __cudaLaunchKernel since CUDA 13, which only jumps to
+# cudaLaunchKernel: a probe on both counted a PyTorch launch twice (launch-
+# only estimates 1.5 times the truth on an H200).  The stub is left out.
+own_cudart stub
+LD_LIBRARY_PATH=$T_TMP/stub "$CL" -s 60 -i 50 -k > /dev/null 2>&1 &
+H=$!
+"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 --gpu-exact > "$T_TMP/stub.json" 2>> "$T_TMP/xputop.err" &
+X=$!
+wait_json "$T_TMP/stub.json"
+wait_launches "$T_TMP/stub.json" $H cudaLaunchKernel
+LD_LIBRARY_PATH=$T_TMP/stub "$CL" -n 3000 -k > "$T_TMP/stub.out" 2> /dev/null &
+N=$!
+wait $N
+xp_ok $X
+kill $H
+wait $H 2> /dev/null
+grep -q "^launches 3000 " "$T_TMP/stub.out" || fail "the launcher: $(cat "$T_TMP/stub.out")"
+$Q gpu_launch_calls $N 3000 < "$T_TMP/stub.json" || fail "total"
+
 t a_driver_launch_made_by_the_runtime_is_not_counted_twice
 # A stand-in runtime whose cudaLaunchKernel calls the driver's cuLaunchKernel
 # (the toolkit's stub), and a program that also calls cuLaunchKernel itself.

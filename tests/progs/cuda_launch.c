@@ -4,7 +4,7 @@
  * launch probes still see it: the test and the benchmark of xputop's
  * launch-only path.
  *
- * Usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS] [-m MIB]
+ * Usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS] [-m MIB] [-k]
  *   Each thread launches until SECONDS have passed (default 5) or it made
  *   LAUNCHES, sleeping INTERVAL_MS between launches (default: none).  Three
  *   launches in four come from app_model_step, one from app_model_eval (two
@@ -13,8 +13,10 @@
  *   -m MIB: one more thread maps MIB of memory and fills it, over and over,
  *   holding the process's mmap lock as CUDA's driver threads do (a uprobe
  *   is taken out of a process under that lock: its launch probes stay in
- *   for longer after their slice). */
+ *   for longer after their slice).  -k: launch through __cudaLaunchKernel,
+ *   as nvcc's <<<>>> does since CUDA 13 (it jumps to cudaLaunchKernel). */
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@ static double seconds = 5, interval_ms;
 static long limit;
 static long step_calls, eval_calls, failures;
 static size_t churn_bytes;
+static cudaError_t (*stub_launch)(const void *, dim3, dim3, void **, size_t, cudaStream_t);
 static volatile int churn_stop;
 
 __attribute__((noinline)) void app_kernel_stub(void)
@@ -36,7 +39,8 @@ __attribute__((noinline)) void app_launch_layer(void)
 {
 	void *args[1] = { NULL };
 	dim3 grid = { 1, 1, 1 }, block = { 32, 1, 1 };
-	if (cudaLaunchKernel((const void *)app_kernel_stub, grid, block, args, 0, 0) != cudaSuccess)
+	if ((stub_launch ? stub_launch((const void *)app_kernel_stub, grid, block, args, 0, 0)
+			 : cudaLaunchKernel((const void *)app_kernel_stub, grid, block, args, 0, 0)) != cudaSuccess)
 		__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
 }
 
@@ -92,15 +96,21 @@ static void *churn(void *arg)
 int main(int argc, char **argv)
 {
 	int threads = 1, c;
-	while ((c = getopt(argc, argv, "s:n:i:t:m:")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:i:t:m:k")) != -1) {
 		switch (c) {
 		case 's': seconds = atof(optarg); break;
 		case 'n': limit = atol(optarg); break;
 		case 'i': interval_ms = atof(optarg); break;
 		case 't': threads = atoi(optarg); break;
 		case 'm': churn_bytes = (size_t)atol(optarg) << 20; break;
+		case 'k':
+			if (!(*(void **)&stub_launch = dlsym(RTLD_DEFAULT, "__cudaLaunchKernel"))) {
+				fprintf(stderr, "this libcudart has no __cudaLaunchKernel\n");
+				return 2;
+			}
+			break;
 		default:
-			fprintf(stderr, "usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS] [-m MIB]\n");
+			fprintf(stderr, "usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS] [-m MIB] [-k]\n");
 			return 2;
 		}
 	}
