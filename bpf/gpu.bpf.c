@@ -53,6 +53,16 @@ struct {
 	__type(value, __u8);
 } injected SEC(".maps");
 
+/* Launches of injected processes counted while the sampled probes are on
+ * (pid -> launches since it was injected): their pace untraced by CUPTI,
+ * which scales what CUPTI's slices saw (core/models/model_gpu.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} probed_launches SEC(".maps");
+
 /* Launch-only counts (gpu.h).  Grows as keys come: most processes have a
  * few hundred. */
 struct {
@@ -567,6 +577,22 @@ static __always_inline void new_key(struct pt_regs *ctx, struct xpu_gpu_launch_k
 		proc_took(k->pid);
 }
 
+/* A launch of an injected process: counted as the launch-only ones are (a
+ * driver launch the runtime made is the runtime launch's), under its pid. */
+static __always_inline void count_probed(struct pt_regs *ctx, __u32 pid, __u32 api)
+{
+	__u64 one = 1, *n, ret0 = 0;
+
+	if (api >= XPU_GPU_NRUNTIME && (bpf_probe_read_user(&ret0, sizeof(ret0), (void *)ctx->sp) < 0 ||
+					 called_by_runtime(ret0)))
+		return;
+	n = bpf_map_lookup_elem(&probed_launches, &pid);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else if (bpf_map_update_elem(&probed_launches, &pid, &one, BPF_NOEXIST))
+		__sync_fetch_and_add(&dropped_launches, 1);
+}
+
 SEC("uprobe")
 int gpu_launch(struct pt_regs *ctx)
 {
@@ -574,9 +600,13 @@ int gpu_launch(struct pt_regs *ctx)
 	struct xpu_gpu_launch_key k = { .pid = id >> 32, .tid = (__u32)id };
 	struct xpu_gpu_launch_count *c;
 
-	if (launches_paused || bpf_map_lookup_elem(&injected, &k.pid))
+	if (launches_paused)
 		return 0;
 	k.api = (__u32)bpf_get_attach_cookie(ctx);
+	if (bpf_map_lookup_elem(&injected, &k.pid)) {
+		count_probed(ctx, k.pid, k.api);
+		return 0;
+	}
 	k.site = site_hash(ctx, &ret0);
 	c = bpf_map_lookup_elem(&launch_counts, &k);
 	if (c) {

@@ -438,7 +438,7 @@ def gpu_within_stated(snaps, expected_path, sigmas, most_pct):
 
 def gpu_scaled(snaps, expected_path, scaled_by, lo_ratio, hi_ratio):
     """The process of EXPECTED_PATH has its sampled figures scaled by
-    SCALED_BY (own_cpu or time) in the last snapshot, and its launches
+    SCALED_BY (own_cpu, launch_probes or time) in the last snapshot, and its launches
     estimated at LO_RATIO to HI_RATIO times what it made."""
     want = [w for w in _lines(expected_path, "kernel totals") if "kernel" in w]
     p = _gpu_proc(snaps, want[0]["pid"])
@@ -446,7 +446,8 @@ def gpu_scaled(snaps, expected_path, scaled_by, lo_ratio, hi_ratio):
     est = p["launches_est"] or 0
     print(f"  scaled by {p.get('scaled_by')}: launches {est:.0f} for {true} ({est / true:.3f}); own samples "
           f"{p.get('own_samples_traced')} of {p.get('own_samples')} traced, CUDA's {p.get('cuda_samples_traced')} "
-          f"of {p.get('cuda_samples')}, time traced {p['traced_pct']:.2f}%")
+          f"of {p.get('cuda_samples')}, time traced {p['traced_pct']:.2f}%; the launch probes counted "
+          f"{p.get('probed_launches')} in {p.get('probed_pct') or 0:.2f}% of the time")
     if p.get("scaled_by") != scaled_by:
         sys.exit(f"scaled by {p.get('scaled_by')}, not {scaled_by}")
     if not float(lo_ratio) <= est / true <= float(hi_ratio):

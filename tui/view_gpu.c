@@ -137,6 +137,13 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 	if (s->gpu.joined_pct >= 0 && s->gpu.sampled && !s->gpu.ns_err.ok)
 		snprintf(buf, sizeof(buf), "GPU time not estimated yet: too few slices traced (%.1f%% of the time; "
 			 "e: trace every kernel); %.1f ms seen", 100 * s->gpu.cover, (double)s->gpu.ns / 1e6);
+	else if (s->gpu.joined_pct >= 0 && s->gpu.sampled && s->gpu.by_probe)
+		/* Scaled by the launches the launch probes counted, which CUPTI
+		 * does not slow (model_gpu.h). */
+		snprintf(buf, sizeof(buf), "GPU time ~%.1f ms %s%.0f%%, estimated from %.1f%% of the time traced and "
+			 "the launches counted in %.1f%% (e: trace every kernel); %.1f%% of it with the launching CPU stack",
+			 s->gpu.ns_est / 1e6, pm(), s->gpu.ns_err.err_pct, 100 * s->gpu.cover, 100 * s->gpu.probe_cover,
+			 s->gpu.joined_pct);
 	else if (s->gpu.joined_pct >= 0 && s->gpu.sampled && s->gpu.by_own)
 		/* Scaled by the launching threads' own CPU time, which tracing
 		 * does not slow (model_gpu.h): the share of it traced. */

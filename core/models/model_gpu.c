@@ -52,6 +52,8 @@ static void proc_free(struct xpu_gpu_proc *p)
 	xpu_win_count_free(&p->own_all);
 	xpu_win_count_free(&p->cuda_in);
 	xpu_win_count_free(&p->cuda_all);
+	xpu_win_count_free(&p->pseen);
+	xpu_win_count_free(&p->ptraced);
 	for (int e = 0; e < XPU_GPU_NEST; e++) {
 		xpu_win_count_free(&p->seen[e]);
 		xpu_win_count_free(&p->oseen[e]);
@@ -256,7 +258,9 @@ static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint
 		  xpu_win_count_init(&p->own_in, m->ticks.window) < 0 ||
 		  xpu_win_count_init(&p->own_all, m->ticks.window) < 0 ||
 		  xpu_win_count_init(&p->cuda_in, m->ticks.window) < 0 ||
-		  xpu_win_count_init(&p->cuda_all, m->ticks.window) < 0;
+		  xpu_win_count_init(&p->cuda_all, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->pseen, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->ptraced, m->ticks.window) < 0;
 	for (int e = 0; e < XPU_GPU_NEST; e++)
 		bad |= xpu_win_count_init(&p->seen[e], m->ticks.window) < 0 ||
 		       xpu_win_count_init(&p->oseen[e], m->ticks.window) < 0;
@@ -519,6 +523,10 @@ static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	uint32_t calls = ev->launch.count ? ev->launch.count : 1;
 	if (!p)
 		return -ENOMEM;
+	if (ev->launch.flags & XPU_GPU_LAUNCH_PROBED) {
+		p->pseen.open += calls;
+		return 0;
+	}
 	p->launches.open += calls;
 	p->seen[XPU_GPU_EST_LAUNCHES].open += calls;
 	/* Launches seen by the launch-only probes are counted, not timed: they
@@ -682,9 +690,15 @@ static int on_slice(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	if (ev->slice.end < ev->time)
 		return 0;
 	if (ev->pid == 0) {
-		for (uint32_t i = 0; i < m->nprocs; i++)
-			if (m->procs[i].launch_only)
-				slice_add(&m->procs[i], ev);
+		for (uint32_t i = 0; i < m->nprocs; i++) {
+			struct xpu_gpu_proc *p = &m->procs[i];
+			uint64_t from = p->since > ev->time ? p->since : ev->time;
+			if (p->launch_only)
+				slice_add(p, ev);
+			else if (ev->slice.mode == XPU_GPU_MODE_SAMPLED && p->since && !p->left_at &&
+				 from < ev->slice.end)
+				p->ptraced.open += ev->slice.end - from;
+		}
 		return 0;
 	}
 	struct xpu_gpu_proc *p = proc_get(m, ev->pid, ev->slice.comm);
@@ -897,6 +911,22 @@ static struct xpu_gpu_sd sd_window(const struct xpu_ticks *ticks, const uint64_t
 /* Each figure's estimate over the window and since the start: what the
  * slices saw against the time they traced, or against the own CPU time
  * sampled in them (by_own). */
+/* An estimate scaled by the probes' count (by_probe): its launches' error
+ * (the count against the probes' time, ps) and, for kernels and GPU time,
+ * that of their ratio to the launches the slices saw (rs), independent. */
+static struct xpu_gpu_est probe_estimate(const struct xpu_gpu_sd *ps, const struct xpu_gpu_sd *rs, int e,
+					 uint64_t total, double scale, double launches)
+{
+	/* The launches are the probes' own estimate, whatever the slices saw. */
+	struct xpu_gpu_est est = { e == XPU_GPU_EST_LAUNCHES ? launches : (double)total * scale, 0, 0 };
+	double pe = sd_err_pct(ps), re = e == XPU_GPU_EST_LAUNCHES ? 0 : sd_err_pct(rs);
+	if (pe >= 0 && re >= 0 && (scale > 0 || e == XPU_GPU_EST_LAUNCHES)) {
+		est.err_pct = sqrt(pe * pe + re * re);
+		est.ok = 1;
+	}
+	return est;
+}
+
 static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 {
 	for (int e = 0; e < XPU_GPU_NEST; e++) {
@@ -911,6 +941,21 @@ static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 		p->est[XPU_WIN_ALL][e] = estimate(own ? &p->osd[e] : &p->sd[e],
 						  own ? p->oseen[e].total : p->seen[e].total,
 						  p->scale[XPU_WIN_ALL], p->sampled[XPU_WIN_ALL], own);
+	}
+	/* The probes' launches wherever they were on; the rest by them where
+	 * the slices saw enough launches to tell what each brought. */
+	for (int e = 0; e < XPU_GPU_NEST; e++) {
+		int c = e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e;
+		if (p->by_probe[XPU_WIN_RECENT]) {
+			struct xpu_gpu_sd ps = sd_window(&m->ticks, p->pseen.ring, p->ptraced.ring, p->pseen.ring);
+			struct xpu_gpu_sd rs = sd_window(&m->ticks, p->seen[e].ring,
+							 p->seen[XPU_GPU_EST_LAUNCHES].ring, p->seen[c].ring);
+			p->est[XPU_WIN_RECENT][e] = probe_estimate(&ps, &rs, e, p->seen[e].recent,
+								   p->scale[XPU_WIN_RECENT], p->probe_est[XPU_WIN_RECENT]);
+		}
+		if (p->by_probe[XPU_WIN_ALL])
+			p->est[XPU_WIN_ALL][e] = probe_estimate(&p->psd, &p->rsd[e], e, p->seen[e].total,
+								p->scale[XPU_WIN_ALL], p->probe_est[XPU_WIN_ALL]);
 	}
 }
 
@@ -938,14 +983,27 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 	 * time's (estimate()'s too few ticks). */
 	const struct xpu_gpu_sd *os = &p->osd[XPU_GPU_EST_LAUNCHES];
 	int own_ready = p->own_on && os->n >= XPU_GPU_EST_MIN_TICKS && os->hits >= XPU_GPU_EST_MIN_HITS;
+	/* The probes' count scales once they were on in a few ticks: whatever
+	 * they counted (a choice by the count, say 30 launches at the least,
+	 * picks the runs whose probes caught a burst: +16% on a mostly idle
+	 * process, tests/unit/test_gpu_estimates.c).  Too little counted
+	 * states no uncertainty ("?"), as any estimate. */
+	int probe_ready = !p->launch_only && p->psd.n >= XPU_GPU_EST_MIN_TICKS;
+	uint64_t pgot[2] = { p->pseen.recent, p->pseen.total }, pt[2] = { p->ptraced.recent, p->ptraced.total };
+	uint64_t lseen[2] = { p->seen[XPU_GPU_EST_LAUNCHES].recent, p->seen[XPU_GPU_EST_LAUNCHES].total };
 	for (int w = 0; w < 2; w++) {
 		double c = span[w] ? (double)got[w] / (double)span[w] : 0;
 		p->cover[w] = c > 1 ? 1 : c;
 		p->span_s[w] = (double)span[w] / 1e9;
 		p->sampled[w] = was_sampled[w];
 		p->own_cover[w] = own_all[w] ? (double)own_in[w] / (double)own_all[w] : 0;
-		p->by_own[w] = was_sampled[w] && own_ready && own_in[w] >= XPU_GPU_OWN_MIN_IN;
+		p->probe_cover[w] = span[w] ? (double)pt[w] / (double)span[w] : 0;
+		int probed = was_sampled[w] && probe_ready && pt[w] && span[w];
+		p->probe_est[w] = probed ? (double)pgot[w] * (double)span[w] / (double)pt[w] : -1;
+		p->by_probe[w] = probed && lseen[w] >= XPU_GPU_PROBE_MIN && pgot[w] >= XPU_GPU_PROBE_MIN;
+		p->by_own[w] = was_sampled[w] && !p->by_probe[w] && own_ready && own_in[w] >= XPU_GPU_OWN_MIN_IN;
 		p->scale[w] = !was_sampled[w] ? 1
+			      : p->by_probe[w] ? p->probe_est[w] / (double)lseen[w]
 			      : p->by_own[w] ? 1 / p->own_cover[w]
 			      : p->cover[w] > 0 ? 1 / p->cover[w] : 0;
 		if (p->scale[w] > XPU_GPU_SCALE_MAX)
@@ -961,6 +1019,8 @@ static void kernel_sd_add(struct xpu_gpu_kernel *k, const struct xpu_gpu_proc *p
 	sd_add(&k->sd[XPU_GPU_KEST_CALLS], calls, (double)p->traced.open, k->calls.open);
 	sd_add(&k->sd[XPU_GPU_KEST_NS], ns, (double)p->traced.open, k->calls.open);
 	sd_add(&k->sd[XPU_GPU_KEST_SHARE], ns, (double)p->seen[XPU_GPU_EST_NS].open, k->calls.open);
+	sd_add(&k->rsd[XPU_GPU_KEST_CALLS], calls, (double)p->seen[XPU_GPU_EST_LAUNCHES].open, k->calls.open);
+	sd_add(&k->rsd[XPU_GPU_KEST_NS], ns, (double)p->seen[XPU_GPU_EST_LAUNCHES].open, k->calls.open);
 	if (p->own_on) {
 		sd_add(&k->osd[XPU_GPU_KEST_CALLS], calls, (double)p->own_in.open, k->calls.open);
 		sd_add(&k->osd[XPU_GPU_KEST_NS], ns, (double)p->own_in.open, k->calls.open);
@@ -998,11 +1058,15 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 		for (int e = 0; e < XPU_GPU_NEST; e++) {
 			uint64_t k = p->seen[e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e].open;
 			sd_add(&p->sd[e], (double)p->seen[e].open, (double)p->traced.open, k);
+			sd_add(&p->rsd[e], (double)p->seen[e].open, (double)p->seen[XPU_GPU_EST_LAUNCHES].open, k);
 			if (p->own_on) {
 				sd_add(&p->osd[e], (double)p->seen[e].open, (double)p->own_in.open, k);
 				p->oseen[e].open = p->seen[e].open;
 			}
 		}
+		sd_add(&p->psd, (double)p->pseen.open, (double)p->ptraced.open, p->pseen.open);
+		xpu_win_count_close(&p->pseen, slot, full);
+		xpu_win_count_close(&p->ptraced, slot, full);
 		xpu_win_count_close(&p->traced, slot, full);
 		xpu_win_count_close(&p->sampled_slices, slot, full);
 		xpu_win_count_close(&p->own_in, slot, full);
@@ -1140,6 +1204,16 @@ static void kernel_errs(const struct xpu_gpu_model *m, const struct xpu_gpu_kern
 	for (int e = 0; e < XPU_GPU_NKEST; e++)
 		err[e] = !p->sampled[w] ? 0 : p->scale[w] > 0
 			 ? with_own_bias(sd_err_pct(&sd[e]), p->by_own[w] && e != XPU_GPU_KEST_SHARE) : -1;
+	/* Scaled by the probes' count: its calls and total are their ratio to
+	 * the launches seen times the launches estimated (errors independent). */
+	const struct xpu_gpu_est *pl = &p->est[w][XPU_GPU_EST_LAUNCHES];
+	for (int e = 0; p->sampled[w] && p->by_probe[w] && e < XPU_GPU_KEST_SHARE; e++) {
+		struct xpu_gpu_sd r = w == XPU_WIN_ALL ? k->rsd[e]
+				      : sd_window(&m->ticks, e == XPU_GPU_KEST_CALLS ? k->calls.ring : k->ns.ring,
+						  p->seen[XPU_GPU_EST_LAUNCHES].ring, k->calls.ring);
+		double re = sd_err_pct(&r);
+		err[e] = re >= 0 && pl->ok ? sqrt(re * re + pl->err_pct * pl->err_pct) : -1;
+	}
 	double v_all = all.value * all.err_pct / 100, v_p = pe->value * pe->err_pct / 100;
 	double others = v_all * v_all - v_p * v_p, o = all.value - pe->value;
 	if (err[XPU_GPU_KEST_SHARE] < 0 || !all.ok || !pe->ok || all.value <= 0) {

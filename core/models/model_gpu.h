@@ -72,6 +72,8 @@ struct xpu_gpu_kernel {
 	/* The same against its process's own CPU time in slices (GPU_OWN):
 	 * calls and ns (the share's is sd's). */
 	struct xpu_gpu_sd osd[XPU_GPU_KEST_SHARE];
+	/* Calls and ns against its process's launches seen in slices (by_probe). */
+	struct xpu_gpu_sd rsd[XPU_GPU_KEST_SHARE];
 };
 
 struct xpu_gpu_interval { uint64_t start, end; };
@@ -143,7 +145,24 @@ struct xpu_gpu_proc {
 	struct xpu_gpu_sd osd[XPU_GPU_NEST];
 	int by_own[2];		/* scale[w] is own_all / own_in */
 	double own_cover[2];	/* own_in / own_all */
+	/* The launch probes' count of an injected process (GPU_LAUNCH with
+	 * XPU_GPU_LAUNCH_PROBED) and the time they were on while it was
+	 * connected (pid 0's sampled GPU_SLICE spans), per tick: its launch
+	 * pace where CUPTI does not slow it.  Where enough was counted
+	 * (by_probe, before by_own), its launches are the probes' count scaled
+	 * by time, and every figure scales as they do: scale[w] = that
+	 * estimate / the launches its slices saw (docs/gpu-estimates.md). */
+	struct xpu_win_count pseen, ptraced;
+	struct xpu_gpu_sd psd;			/* pseen against ptraced, since the start */
+	struct xpu_gpu_sd rsd[XPU_GPU_NEST];	/* seen[e] against seen launches, since the start */
+	int by_probe[2];
+	double probe_cover[2];	/* ptraced / the time connected */
+	double probe_est[2];	/* launches: pseen scaled by the time (-1: none) */
 };
+/* Launches the slices saw, at the least, before their kernels and GPU time
+ * scale by the probes' count: their ratio to launches from fewer is biased
+ * (a mostly idle process's came out 21% low with none required). */
+#define XPU_GPU_PROBE_MIN 30
 /* Own-time samples inside slices, at the least, before the figures scale by
  * them: 30 samples are a Poisson error of 18% on their own, which the
  * stated uncertainty carries (sd_err_pct's successive differences). */

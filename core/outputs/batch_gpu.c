@@ -137,10 +137,17 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		xpu_json_uint(j, "cupti_dropped", p->cupti_dropped);
 		xpu_json_str(j, "tracing", p->sampled[vs_window] ? "sampled" : "exact");
 		xpu_json_num(j, "traced_pct", 100 * p->cover[vs_window]);
-		/* What the sampled figures are scaled by: the time traced, or the
+		/* What the sampled figures are scaled by: the time traced, the
 		 * launching threads' own CPU time sampled inside and outside the
-		 * slices (GPU_OWN; model_gpu.h). */
-		xpu_json_str(j, "scaled_by", !p->sampled[vs_window] ? "exact" : p->by_own[vs_window] ? "own_cpu" : "time");
+		 * slices (GPU_OWN), or the launches the launch probes counted
+		 * (model_gpu.h). */
+		xpu_json_str(j, "scaled_by", !p->sampled[vs_window] ? "exact"
+					     : p->by_probe[vs_window] ? "launch_probes"
+					     : p->by_own[vs_window] ? "own_cpu" : "time");
+		if (!p->launch_only && (p->pseen.total || p->ptraced.total)) {
+			xpu_json_uint(j, "probed_launches", xpu_win_count_get(&p->pseen, vs_window));
+			xpu_json_num(j, "probed_pct", 100 * p->probe_cover[vs_window]);
+		}
 		if (p->own_on) {
 			xpu_json_num(j, "own_traced_pct", 100 * p->own_cover[vs_window]);
 			xpu_json_uint(j, "own_samples", xpu_win_count_get(&p->own_all, vs_window));

@@ -70,6 +70,16 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 	}
 	if (s->gpu.by_own)
 		s->gpu.own_cover /= s->gpu.by_own;
+	s->gpu.by_probe = 0;
+	s->gpu.probe_cover = 0;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		if (m->procs[i].sampled[vs->window] && m->procs[i].by_probe[vs->window]) {
+			s->gpu.by_probe++;
+			s->gpu.probe_cover += m->procs[i].probe_cover[vs->window];
+		}
+	}
+	if (s->gpu.by_probe)
+		s->gpu.probe_cover /= s->gpu.by_probe;
 	s->gpu.nprocs = m->nprocs < XPU_SNAP_GPU_PROCS ? (int)m->nprocs : XPU_SNAP_GPU_PROCS;
 	for (int i = 0; i < s->gpu.nprocs; i++)
 		s->gpu.procs[i] = m->procs[i];

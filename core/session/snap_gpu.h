@@ -77,6 +77,10 @@ struct xpu_snap_gpu {
 	 * own CPU time (model_gpu.h by_own), and its mean share traced. */
 	int by_own;
 	double own_cover;
+	/* Processes scaled by the launch probes' count (model_gpu.h by_probe),
+	 * and the mean share of the time the probes were on. */
+	int by_probe;
+	double probe_cover;
 };
 
 /* A GPU device process's kind from its valid bits, as both front-ends say it:

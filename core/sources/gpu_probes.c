@@ -105,8 +105,15 @@ struct xpu_gpu_probes {
 	uint32_t nlooked;
 	uint64_t tokens;			/* waits and nodes reported so far */
 	struct xpu_gpu_nodes nodes;		/* the node probes (gpu_stitch.h) */
+	/* Injected processes' launches the probes counted (probed_launches),
+	 * as last read, by pid; the next read into spare. */
+	struct probed *probed, *spare;
+	uint32_t nprobed;
 	struct xpu_gpu_probe_stats st;
 };
+
+struct probed { uint32_t pid; uint64_t n; };
+#define MAX_PROBED 4096	/* probed_launches' max_entries */
 
 /* Frames of the launch machinery (the library, CUPTI, the CUDA runtime and
  * driver) are cut from the leaf end: the stack ends at the caller's code and
@@ -593,6 +600,8 @@ void xpu_gpu_probes_free(struct xpu_gpu_probes *p)
 	if (!p)
 		return;
 	xpu_launch_probes_free(p->lp);
+	free(p->probed);
+	free(p->spare);
 	for (uint32_t i = 0; i < p->nlinks; i++)
 		bpf_link__destroy(p->links[i]);
 	xpu_gpu_launches_free(p->launches);
@@ -883,6 +892,7 @@ int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid)
 void xpu_gpu_probes_left(struct xpu_gpu_probes *p, uint32_t pid)
 {
 	bpf_map__delete_elem(p->skel->maps.injected, &pid, sizeof(pid), 0);
+	bpf_map__delete_elem(p->skel->maps.probed_launches, &pid, sizeof(pid), 0);
 }
 
 /* Probes every launch function the file exports; missing ones are normal
@@ -980,11 +990,48 @@ static void on_span(void *arg, uint64_t start, uint64_t end, int exact)
 		p->sink.span(p->sink.arg, start, end, exact);
 }
 
+static int probed_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct probed *)a)->pid, y = ((const struct probed *)b)->pid;
+	return x < y ? -1 : x > y;
+}
+
+/* Hands on what the probes counted of each injected process since the
+ * last refresh (a count that went back, a pid used again, starts from 0). */
+static void collect_probed(struct xpu_gpu_probes *p, uint64_t now)
+{
+	int fd = bpf_map__fd(p->skel->maps.probed_launches);
+	uint32_t key, next, n = 0;
+	if (!p->sink.probed)
+		return;
+	if (!p->spare && !(p->spare = malloc(MAX_PROBED * sizeof(*p->spare))))
+		return;
+	for (void *prev = NULL; n < MAX_PROBED && bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
+		uint64_t c;
+		if (bpf_map_lookup_elem(fd, &next, &c) == 0)
+			p->spare[n++] = (struct probed){ next, c };
+		key = next;
+	}
+	qsort(p->spare, n, sizeof(*p->spare), probed_cmp);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct probed *was = p->nprobed ? bsearch(&p->spare[i], p->probed, p->nprobed,
+								 sizeof(*p->probed), probed_cmp) : NULL;
+		uint64_t d = was && was->n <= p->spare[i].n ? p->spare[i].n - was->n : p->spare[i].n;
+		if (d)
+			p->sink.probed(p->sink.arg, p->spare[i].pid, now, d);
+	}
+	struct probed *v = p->probed;
+	p->probed = p->spare;
+	p->nprobed = n;
+	p->spare = v;
+}
+
 void xpu_gpu_probes_tick(struct xpu_gpu_probes *p, uint64_t now)
 {
 	discover(p, now);
 	if (xpu_gpu_launches_collect(p->launches, now, on_counted, p) < 0)
 		xpu_debug("cannot read the launch counts: %s", strerror(errno));
+	collect_probed(p, now);
 	if (p->lp)
 		xpu_launch_probes_spans(p->lp, now, on_span, p);
 }

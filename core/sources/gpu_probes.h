@@ -27,6 +27,10 @@ struct xpu_gpu_probe_sink {
 	 * frame. */
 	void (*launch)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint32_t comm,
 		       uint32_t api, uint32_t stack, uint64_t calls);
+	/* calls launches of injected process pid the launch probes counted
+	 * since the last refresh (bpf/gpu.bpf.c's probed_launches): its pace
+	 * untraced by CUPTI.  NULL: not told. */
+	void (*probed)(void *arg, uint32_t pid, uint64_t time, uint64_t calls);
 	/* The launch probes were on from start to end (sampled: one slice;
 	 * exact: since the last refresh).  NULL: not told. */
 	void (*span)(void *arg, uint64_t start, uint64_t end, int exact);

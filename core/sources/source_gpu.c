@@ -1118,8 +1118,22 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 		xpu_inject_diag_launch(g->diag, pid, time);
 }
 
+/* Launches of an injected process the launch probes counted. */
+static void probe_probed(void *arg, uint32_t pid, uint64_t time, uint64_t calls)
+{
+	struct gpu_source *g = arg;
+	struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .pid = pid, .tid = pid, .time = time };
+	ev.launch.flags = XPU_GPU_LAUNCH_PROBED;
+	while (calls) {
+		ev.launch.count = calls > UINT32_MAX ? UINT32_MAX : (uint32_t)calls;
+		calls -= ev.launch.count;
+		emit(g, &ev);
+	}
+}
+
 /* The launch-only probes were on from start to end: a slice of every
- * launch-only process (pid 0), which the model scales their counts by. */
+ * launch-only process (pid 0), which the model scales their counts by, and
+ * of the probes' count of every injected one. */
 static void probe_span(void *arg, uint64_t start, uint64_t end, int exact)
 {
 	struct gpu_source *g = arg;
@@ -1212,8 +1226,10 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		gpu_destroy(&g->base);
 		return NULL;
 	}
-	struct xpu_gpu_probe_sink ps = { probe_site, probe_launch, probe_span, probe_wait_begin, probe_wait_frames,
-					 probe_wait_end, probe_node_made, probe_node_run, g };
+	struct xpu_gpu_probe_sink ps = { .site = probe_site, .launch = probe_launch, .probed = probe_probed,
+					 .span = probe_span, .wait_begin = probe_wait_begin,
+					 .wait_frames = probe_wait_frames, .wait_end = probe_wait_end,
+					 .node_made = probe_node_made, .node_run = probe_node_run, .arg = g };
 	if (o->probes && xpu_gpu_probes_start(o->probes, &ps) == 0)
 		g->probes = o->probes;
 	else if (o->probes)

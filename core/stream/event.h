@@ -154,7 +154,10 @@ struct xpu_ev_gpu_own {
 	uint32_t hz;		/* the sampling rate of each thread */
 	uint32_t threads;	/* launching threads watched */
 };
-enum { XPU_GPU_LAUNCH_ONLY = 1 };	/* xpu_ev_gpu_launch.flags: seen by uprobes, no CUPTI */
+/* xpu_ev_gpu_launch.flags: LAUNCH_ONLY seen by uprobes, no CUPTI; PROBED:
+ * count launches of an injected process the launch probes counted while
+ * they were on (its pace untraced by CUPTI; no stack, no API) */
+enum { XPU_GPU_LAUNCH_ONLY = 1, XPU_GPU_LAUNCH_PROBED = 2 };
 enum { XPU_GPU_PROC_CONNECTED = 1, XPU_GPU_PROC_LEFT = 2, XPU_GPU_PROC_STATUS = 3 };
 /* xpu_ev_gpu_proc.detail: CUPTI stays attached between slices (CUDA graphs
  * seen, XPUTOP_CUPTI_DETACH=0, exact mode), paying its cost on every launch */

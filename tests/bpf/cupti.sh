@@ -217,6 +217,23 @@ t a_thread_that_tracing_slows_is_estimated_by_its_own_cpu_time
 $Q gpu_scaled "$T_TMP/slowed.expected" own_cpu 0.9 1.1 < "$T_TMP/slowed.json" || fail "not scaled by own CPU time"
 $Q gpu_within_stated "$T_TMP/slowed.expected" 3 10 < "$T_TMP/slowed.json" || fail "estimates"
 
+# The same thread, its own work 100 us a launch and each launch calling the
+# real libcudart's cudaLaunchKernel too: the launch probes (on in slices of
+# their own, 25 ms in 250) trap it, at a fraction of the slices' cost
+# (about 6 us a trap on this VM, against 100 us more in a slice), and
+# count its launches.  Where they and the slices saw enough, its figures
+# scale by the probes' count, not by its own time.
+mkdir -p "$T_TMP/cudart"
+cp "$(ldd "$OUT/tests/progs/cuda_launch" | awk '/libcudart/ { print $3 }')" "$T_TMP/cudart/"
+PROG_ENV="STAND_CUPTI_ATTACH_MS=10 STAND_CUPTI_SLOW_US=100"
+play slowed_probed 20 "--gpu-own-hz 5000 --gpu-sample 25/250" -b 100 -c "$(ls "$T_TMP"/cudart/libcudart.so.*)" \
+	"$STAND" 8
+
+t a_thread_that_tracing_slows_is_estimated_by_the_launch_probes_count
+$Q gpu_scaled "$T_TMP/slowed_probed.expected" launch_probes 0.85 1.1 < "$T_TMP/slowed_probed.json" ||
+	fail "not scaled by the launch probes' count"
+$Q gpu_within_stated "$T_TMP/slowed_probed.expected" 3 15 < "$T_TMP/slowed_probed.json" || fail "estimates"
+
 t scaled_by_the_time_traced_the_same_thread_comes_out_low
 $Q gpu_scaled "$T_TMP/slowed_by_time.expected" time 0.3 0.75 < "$T_TMP/slowed_by_time.json" ||
 	fail "the stand-in's slowing is not there to correct"

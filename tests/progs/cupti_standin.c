@@ -6,7 +6,8 @@
  * CUDA does, and launches kernels at a steady rate from functions with
  * known names.
  *
- * Usage: cupti_standin [-e] [-o] [-q] [-x] [-b US] [-g SECS] [-l MS] [-T MS] [-r RATE] STAND_LIB SECONDS
+ * Usage: cupti_standin [-e] [-o] [-q] [-x] [-b US] [-c LIBCUDART] [-g SECS] [-l MS] [-T MS] [-r RATE]
+ *                      STAND_LIB SECONDS
  *   -r RATE  launches a second (default 30000), made every millisecond
  *   -e       the first launch waits for kernel activity, not only for the
  *            library to attach (exact mode: then every kernel is traced)
@@ -24,6 +25,9 @@
  *   -b US    launch-bound: no pace, each launch after US us of the
  *            program's own work (a spin in its own code), as a PyTorch
  *            thread between launches
+ *   -c LIBCUDART  each launch also calls that libcudart's cudaLaunchKernel
+ *            (which fails without a GPU): xputop's launch probes trap it,
+ *            as they trap a PyTorch process's launches
  *   -o       plays another profiler too: it subscribes to the launches
  *            before the library is initialized, and counts them
  * It starts once the library has tried to subscribe to CUPTI (an xputop
@@ -36,6 +40,7 @@
  * subscribed, and those its callback saw.  (The library keeps CUPTI for a
  * whole connection, so a profiler that comes later cannot subscribe: only
  * one that came first is played.) */
+#include <cuda_runtime_api.h>
 #include <cupti.h>
 #include <dlfcn.h>
 #include <stdint.h>
@@ -88,8 +93,18 @@ static void count_kernel(const char *name, uint64_t ns)
 	}
 }
 
+static cudaError_t (*real_launch)(const void *, dim3, dim3, void **, size_t, cudaStream_t);	/* -c */
+
+__attribute__((noinline)) void standin_kernel_stub(void)
+{
+}
+
 static void run_kernel(const char *name, uint64_t ns)
 {
+	if (real_launch) {
+		dim3 grid = { 1, 1, 1 }, block = { 32, 1, 1 };
+		real_launch((const void *)standin_kernel_stub, grid, block, NULL, 0, 0);
+	}
 	launch(name, ns);
 	other.launches += other.on;
 	count_kernel(name, ns);
@@ -281,7 +296,8 @@ int main(int argc, char **argv)
 	int exact = 0, deep = 0, lag = 0, nosync = 0, with_other = 0, c;
 	uint64_t teardown_ms = 0;
 	uint64_t rate = 30000;
-	while ((c = getopt(argc, argv, "eoqxb:g:l:T:r:")) != -1) {
+	const char *cudart = NULL;
+	while ((c = getopt(argc, argv, "eoqxb:c:g:l:T:r:")) != -1) {
 		switch (c) {
 		case 'e':
 			exact = 1;
@@ -305,6 +321,9 @@ int main(int argc, char **argv)
 		case 'b':
 			bound_ns = strtoull(optarg, NULL, 10) * 1000ULL;
 			break;
+		case 'c':
+			cudart = optarg;
+			break;
 		case 'T':
 			teardown_ms = strtoull(optarg, NULL, 10);
 			break;
@@ -319,9 +338,17 @@ int main(int argc, char **argv)
 	}
 	const char *inj = getenv("CUDA_INJECTION64_PATH");
 	if (argc - optind != 2 || !rate || !inj || !*inj) {
-		fprintf(stderr, "usage: CUDA_INJECTION64_PATH=LIB cupti_standin [-e] [-o] [-q] [-x] [-b US] [-g SECS] "
-				"[-l MS] [-T MS] [-r RATE] STAND_LIB SECONDS\n");
+		fprintf(stderr, "usage: CUDA_INJECTION64_PATH=LIB cupti_standin [-e] [-o] [-q] [-x] [-b US] "
+				"[-c LIBCUDART] [-g SECS] [-l MS] [-T MS] [-r RATE] STAND_LIB SECONDS\n");
 		return 2;
+	}
+	if (cudart) {
+		void *rt = dlopen(cudart, RTLD_NOW);
+		if (!rt) {
+			fprintf(stderr, "cupti_standin: %s\n", dlerror());
+			return 1;
+		}
+		*(void **)&real_launch = sym(rt, "cudaLaunchKernel");
 	}
 	/* Global, so that the library's dlopen("libcupti.so.13", RTLD_NOLOAD)
 	 * finds it, as it finds the libcupti a PyTorch process already has. */

@@ -82,6 +82,10 @@ struct work {
 	double pace, own_slow;
 	uint32_t own_hz;
 	uint32_t own_us;
+	/* The launch probes count an injected process too: its launches in
+	 * their slices (placed as xputop places them, from its start), read
+	 * at each refresh, the spans after (core/sources/gpu_probes.c). */
+	int probes;
 };
 
 /* One launch as the workload made it: its time, thread and kernels. */
@@ -446,6 +450,24 @@ static void own_emit_until(struct own_feed *o, const struct work *w, uint64_t t,
 	}
 }
 
+/* A refresh's read of the probes' count of an injected process, then the
+ * probes' spans that ended. */
+static void probed_tick(const struct names *nm, uint64_t tick, uint64_t *count, uint64_t (*pl)[2], uint32_t np,
+			uint32_t *spans, struct stream *out)
+{
+	struct xpu_event ev;
+	if (*count) {
+		launch_event(&ev, nm, tick, PID, 0, 0, (uint32_t)*count, 0);
+		ev.launch.flags = XPU_GPU_LAUNCH_PROBED;
+		put(out, tick, &ev);
+		*count = 0;
+	}
+	for (; *spans < np && pl[*spans][1] <= tick; (*spans)++) {
+		slice_event(&ev, 0, pl[*spans][0], pl[*spans][1], 0);
+		put(out, tick, &ev);
+	}
+}
+
 /* An injected process: connected at start, its slices' launches and
  * kernels a flush later, each slice when it ends; it exits at end. */
 static void sample_injected(struct work *w, const struct names *nm, uint64_t start, uint64_t end, uint64_t seed,
@@ -467,6 +489,10 @@ static void sample_injected(struct work *w, const struct names *nm, uint64_t sta
 	ev = (struct xpu_event){ .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = PID, .time = end };
 	ev.gproc.state = XPU_GPU_PROC_LEFT;
 	put(out, end + FLUSH, &ev);
+	static uint64_t pl[MAX_SLICES][2];
+	uint32_t np = w->probes ? slices(seed * 0x9E3779B97F4A7C15ULL | 1, T0, end + TICK, pl, MAX_SLICES) : 0;
+	uint32_t pk = 0, spans = 0;
+	uint64_t ptick = T0 + TICK, pcount = 0;
 	struct launch l;
 	for (int more = next(w, start, end, &l, 1); more; more = next(w, start, end, &l, 0)) {
 		struct launch r = l;	/* l.t: the workload's time, r.t: real time */
@@ -477,6 +503,11 @@ static void sample_injected(struct work *w, const struct names *nm, uint64_t sta
 			r.k = &r.one;
 		count(tr, &r);
 		corr++;
+		for (; w->probes && ptick <= r.t; ptick += TICK)
+			probed_tick(nm, ptick, &pcount, pl, np, &spans, out);
+		while (pk < np && pl[pk][1] <= r.t)
+			pk++;
+		pcount += pk < np && r.t >= pl[pk][0];
 		while (k < ns && sl[k][1] <= r.t)
 			k++;
 		int in = k < ns && r.t >= sl[k][0];
@@ -492,6 +523,8 @@ static void sample_injected(struct work *w, const struct names *nm, uint64_t sta
 	}
 	if (w->own_hz)
 		own_emit_until(&own, w, end, out);
+	for (; w->probes && ptick <= end + TICK; ptick += TICK)
+		probed_tick(nm, ptick, &pcount, pl, np, &spans, out);
 }
 
 /* A process the launch probes count: the probes' slices from xputop's
@@ -895,6 +928,40 @@ TEST(own_code_slowed_in_its_slices_stays_within_the_uncertainty_stated)
 	CHECK_INT(vk.honest, >=, vk.runs * 9 / 10);
 }
 
+/* The same loop (its launches at 0.6 of their pace in CUPTI's slices, its
+ * own code 14% slower there) counted by the launch probes as well: where
+ * the probes counted enough, the figures scale by their count of launches
+ * (their pace where CUPTI does not slow them), the kernels and GPU time by
+ * what the slices saw of each launch.  No bias left, and all of the loop's
+ * figures within 5%. */
+TEST(the_launch_probes_count_gives_the_launches_a_slowed_slice_misses)
+{
+	struct work w = { "slowed loop, probes' count", STEADY, 0, 60 };
+	w.pace = 0.6;
+	w.own_hz = 1000;
+	w.own_us = 150;
+	w.own_slow = 0.14;
+	w.probes = 1;
+	struct verdict v = { 0 }, vk = { 0 }, vg = { 0 };
+	struct truth tr;
+	for (uint32_t i = 0; i < 10; i++) {
+		struct estimate e;
+		run_once(&w, 2 * i + 1, &tr, &e);
+		judge(&v, (double)tr.launches, e.launches, e.launches_err, e.launches_ok);
+		judge(&vk, (double)tr.kernels, e.kernels, e.kernels_err, e.kernels_ok);
+		judge(&vg, (double)tr.gpu_ns, e.gpu_ns, e.gpu_ns_err, e.gpu_ns_ok);
+	}
+	report("launches", &w, &v);
+	report("calls", &w, &vk);
+	report("GPU time", &w, &vg);
+	CHECK(fabs(v.bias) < 0.02 && fabs(vk.bias) < 0.02 && fabs(vg.bias) < 0.02);
+	CHECK_INT(v.precise, ==, v.runs);	/* made, and within 5% */
+	CHECK_INT(vk.precise, ==, vk.runs);
+	CHECK_INT(vg.precise, ==, vg.runs);
+	CHECK_INT(v.honest, ==, v.runs);
+	CHECK_INT(vg.honest, ==, vg.runs);
+}
+
 TEST(too_few_slices_give_no_estimate)
 {
 	struct work w = { "steady loop, 3 s", STEADY, 0, 3 };
@@ -908,8 +975,10 @@ TEST(too_few_slices_give_no_estimate)
 
 /* A recorded workload (tests/fixtures/README.md) replayed from the start
  * of a run of SECONDS, a copy of it every TILE_MS, with the library and
- * seen by the launch probes only, each over SEEDS runs. */
-static void check_recorded(const char *name, const char *path, uint64_t tile_ms, uint64_t seconds, uint32_t seeds)
+ * seen by the launch probes only, each over SEEDS runs; and with the
+ * library and counted by the launch probes too (PROBE_SEEDS runs, 0: not). */
+static void check_recorded(const char *name, const char *path, uint64_t tile_ms, uint64_t seconds, uint32_t seeds,
+			   uint32_t probe_seeds)
 {
 	struct fixture *fx = fixture_load(path);
 	CHECK(fx != NULL);
@@ -924,10 +993,16 @@ static void check_recorded(const char *name, const char *path, uint64_t tile_ms,
 	char inj[64], lo[64];
 	snprintf(inj, sizeof(inj), "%s, injected", name);
 	snprintf(lo, sizeof(lo), "%s, probes", name);
+	char pr[64];
+	snprintf(pr, sizeof(pr), "%s, + probes", name);
 	struct work wi = { inj, RECORDED, 0, seconds, fx, tile_ms * MS };
 	struct work wl = { lo, RECORDED, 1, seconds, fx, tile_ms * MS };
+	struct work wp = { pr, RECORDED, 0, seconds, fx, tile_ms * MS };
+	wp.probes = 1;	/* injected, scaled by the probes' count where it can be */
 	check_work(&wi, seeds, 0);
 	check_work(&wl, seeds, 0);
+	if (probe_seeds)
+		check_work(&wp, probe_seeds, 0);
 	fixture_free(fx);
 }
 
@@ -939,25 +1014,35 @@ static void check_recorded(const char *name, const char *path, uint64_t tile_ms,
  * which keeps its bursts 10 s apart. */
 TEST(recorded_training_is_estimated_within_5_percent)
 {
-	check_recorded("GPT-2 training", "tests/fixtures/gpu-train.fx.gz", 899, 60, RECORDED_SEEDS);
+	check_recorded("GPT-2 training", "tests/fixtures/gpu-train.fx.gz", 899, 60, RECORDED_SEEDS,
+		       RECORDED_SEEDS / 2);
 }
 
 TEST(recorded_batch1_decode_is_estimated_within_5_percent)
 {
-	check_recorded("HF decode, batch 1", "tests/fixtures/gpu-decode.fx.gz", 1433, 60, RECORDED_SEEDS);
+	check_recorded("HF decode, batch 1", "tests/fixtures/gpu-decode.fx.gz", 1433, 60, RECORDED_SEEDS,
+		       RECORDED_SEEDS / 2);
 }
 
 TEST(recorded_cuda_graphs_are_estimated_within_5_percent)
 {
-	check_recorded("torch.compile, graphs", "tests/fixtures/gpu-compiled.fx.gz", 133, 60, RECORDED_SEEDS);
+	check_recorded("torch.compile, graphs", "tests/fixtures/gpu-compiled.fx.gz", 133, 60, RECORDED_SEEDS,
+		       RECORDED_SEEDS / 2);
 }
 
 TEST(a_recorded_mostly_idle_process_is_estimated_without_bias)
 {
-	check_recorded("mostly idle (recorded)", "tests/fixtures/gpu-idle.fx.gz", 12050, 60, IDLE_SEEDS);
+	/* Not scaled by the probes' count as well: that needs 30 launches seen
+	 * by the slices and 30 counted by the probes, which a mostly idle
+	 * process seldom gives.  Run so (5,000 seeds) it held the bias (-0.9%)
+	 * but left another set of runs with an estimate of the GPU time, whose
+	 * top kernels' shares were within 1 point in 87.5% of them (91.9%
+	 * here): not the shares' doing (the scale cancels in them). */
+	check_recorded("mostly idle (recorded)", "tests/fixtures/gpu-idle.fx.gz", 12050, 60, IDLE_SEEDS, 0);
 }
 
 TEST(a_recorded_bursty_process_is_estimated_within_its_uncertainty)
 {
-	check_recorded("busy 1 s in 10 (recorded)", "tests/fixtures/gpu-bursty.fx.gz", 20000, 600, RECORDED_SEEDS);
+	check_recorded("busy 1 s in 10 (recorded)", "tests/fixtures/gpu-bursty.fx.gz", 20000, 600, RECORDED_SEEDS,
+		       RECORDED_SEEDS / 2);
 }
