@@ -921,7 +921,7 @@ static struct xpu_gpu_est probe_estimate(const struct xpu_gpu_sd *ps, const stru
 	struct xpu_gpu_est est = { e == XPU_GPU_EST_LAUNCHES ? launches : (double)total * scale, 0, 0 };
 	double pe = sd_err_pct(ps), re = e == XPU_GPU_EST_LAUNCHES ? 0 : sd_err_pct(rs);
 	if (pe >= 0 && re >= 0 && (scale > 0 || e == XPU_GPU_EST_LAUNCHES)) {
-		est.err_pct = sqrt(pe * pe + re * re);
+		est.err_pct = sqrt(pe * pe + re * re + XPU_GPU_PROBE_SYS_PCT * XPU_GPU_PROBE_SYS_PCT);
 		est.ok = 1;
 	}
 	return est;
@@ -1211,7 +1211,7 @@ static void kernel_errs(const struct xpu_gpu_model *m, const struct xpu_gpu_kern
 		struct xpu_gpu_sd r = w == XPU_WIN_ALL ? k->rsd[e]
 				      : sd_window(&m->ticks, e == XPU_GPU_KEST_CALLS ? k->calls.ring : k->ns.ring,
 						  p->seen[XPU_GPU_EST_LAUNCHES].ring, k->calls.ring);
-		double re = sd_err_pct(&r);
+		double re = sd_err_pct(&r);	/* pl's carries XPU_GPU_PROBE_SYS_PCT */
 		err[e] = re >= 0 && pl->ok ? sqrt(re * re + pl->err_pct * pl->err_pct) : -1;
 	}
 	double v_all = all.value * all.err_pct / 100, v_p = pe->value * pe->err_pct / 100;
