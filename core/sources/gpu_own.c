@@ -15,6 +15,7 @@
 #include "err.h"
 #include "func_offsets.h"
 #include "gpu.h"
+#include "service.h"
 #include "symfiles.h"
 #include "sys.h"
 
@@ -47,8 +48,11 @@ struct thread {
 	int tried;
 };
 
+struct scan_job;
+
 struct proc {
 	uint32_t pid;
+	struct scan_job *job;	/* its scan on the service thread, or NULL */
 	int configured;		/* its config and counts are in the maps */
 	int no_flag;		/* counted in no_flag already */
 	int full;		/* a thread came past XPU_GPU_OWN_THREADS */
@@ -61,6 +65,7 @@ struct proc {
 
 struct xpu_gpu_own {
 	struct bpf_program *prog;
+	struct xpu_service *svc;	/* scans run there (NULL: on the caller's thread) */
 	int config_fd, counts_fd;
 	uint32_t hz;
 	struct proc *procs[XPU_GPU_OWN_PROCS];
@@ -69,12 +74,14 @@ struct xpu_gpu_own {
 	struct xpu_gpu_own_stats st;
 };
 
-struct xpu_gpu_own *xpu_gpu_own_new(struct bpf_program *prog, int config_fd, int counts_fd, uint32_t hz)
+struct xpu_gpu_own *xpu_gpu_own_new(struct bpf_program *prog, int config_fd, int counts_fd, uint32_t hz,
+				    struct xpu_service *svc)
 {
 	struct xpu_gpu_own *o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
 	o->prog = prog;
+	o->svc = svc;
 	o->config_fd = config_fd;
 	o->counts_fd = counts_fd;
 	o->hz = hz;
@@ -97,9 +104,37 @@ static void close_thread(struct proc *p, uint32_t i)
 	p->t[i] = p->t[--p->nthreads];
 }
 
+/* A process's maps read and its library's flag looked up, and its new
+ * threads' perf events opened, on the service thread (a PyTorch process maps
+ * thousands of files; the first sampling event of a machine patches the
+ * kernel's text: 5-13 ms on the 2-CPU test machine; rule 4).  The result is
+ * applied, and the events attached, on the main thread, unless the process
+ * went (cancelled). */
+struct opened { uint32_t tid; int fd, err, not_own, tried; };
+
+struct scan_job {
+	struct xpu_service_job job;
+	struct xpu_gpu_own *o;	/* NULL: cancelled */
+	struct proc *p;
+	uint32_t pid, hz;
+	int do_scan;		/* read the maps (else only open events) */
+	int configured;		/* in: the process has its config already */
+	uint64_t flag;		/* in: the flag known already (0: look it up) */
+	int rc;			/* out: 0, or -1 (maps unreadable) */
+	int no_flag;		/* out: no flag found */
+	uint32_t ranges_over;
+	struct xpu_gpu_own_config cfg;
+	uint32_t nopen;
+	struct opened open[XPU_GPU_OWN_THREADS];	/* in: tids; out: their events */
+};
+
 static void drop(struct xpu_gpu_own *o, int slot)
 {
 	struct proc *p = o->procs[slot];
+	if (p->job) {		/* its scan's done() frees the job alone */
+		p->job->o = NULL;
+		p->job->p = NULL;
+	}
 	while (p->nthreads)
 		close_thread(p, p->nthreads - 1);
 	bpf_map_delete_elem(o->config_fd, &p->pid);
@@ -209,57 +244,128 @@ static int find_flag(const struct xpu_maps *maps, uint32_t pid, uint64_t *addr)
 	return -1;
 }
 
-/* Reads the process's maps: the flag's address (once) and CUDA's code. */
-static int scan(struct xpu_gpu_own *o, struct proc *p, uint64_t now)
+/* Reads the process's maps: the flag's address (once) and CUDA's code.
+ * Touches nothing but the job. */
+static int thread_of(uint32_t pid, uint32_t tid);
+static void open_events(struct scan_job *j);
+
+static void scan_work(struct xpu_service_job *job)
 {
+	struct scan_job *j = (struct scan_job *)job;
 	struct xpu_maps maps;
-	struct xpu_gpu_own_config cfg = { 0 };
 	uint64_t flag;
-	p->scanned = now;
-	p->rescan = 0;
-	if (xpu_maps_read(p->pid, &maps, NULL) < 0)
-		return -1;
-	if (p->cfg.flag)
-		cfg.flag = p->cfg.flag;
-	else if (find_flag(&maps, p->pid, &flag) == 0)
-		cfg.flag = flag;
-	else if (!p->no_flag) {
-		p->no_flag = 1;
-		o->st.no_flag++;
-		xpu_debug("GPU process %u: no xputop_tracing in a libxputop_inject library in its maps: its "
-			  "launching threads' own time is not sampled", p->pid);
+	j->rc = -1;
+	if (!j->do_scan) {
+		open_events(j);
+		return;
 	}
+	if (xpu_maps_read(j->pid, &maps, NULL) < 0)
+		return;
+	j->cfg = (struct xpu_gpu_own_config){ 0 };
+	if (j->flag)
+		j->cfg.flag = j->flag;
+	else if (find_flag(&maps, j->pid, &flag) == 0)
+		j->cfg.flag = flag;
+	else
+		j->no_flag = 1;
 	/* CUDA's ranges first, then the shared ones (gpu.h) */
 	for (int shared = 0; shared < 2; shared++) {
 		for (size_t i = 0; i < maps.n; i++) {
 			const struct xpu_map *m = &maps.v[i];
 			if (m->perms[2] != 'x' || !(shared ? shared_file(m->path) : cuda_file(m->path)))
 				continue;
-			if (cfg.nranges == XPU_GPU_OWN_RANGES) {
-				o->st.ranges_over++;
+			if (j->cfg.nranges == XPU_GPU_OWN_RANGES) {
+				j->ranges_over++;
 				break;
 			}
-			cfg.lo[cfg.nranges] = m->start;
-			cfg.hi[cfg.nranges++] = m->end;
+			j->cfg.lo[j->cfg.nranges] = m->start;
+			j->cfg.hi[j->cfg.nranges++] = m->end;
 		}
 		if (!shared)
-			cfg.ncuda = cfg.nranges;
+			j->cfg.ncuda = j->cfg.nranges;
 	}
 	xpu_maps_free(&maps);
-	if (!cfg.flag)
-		return -1;
-	if (p->configured && !memcmp(&cfg, &p->cfg, sizeof(cfg)))
-		return 0;
+	j->rc = 0;
+	if (j->cfg.flag)
+		open_events(j);
+}
+
+/* A scan's result into the BPF maps (main thread). */
+static void scan_apply(struct xpu_gpu_own *o, struct proc *p, const struct scan_job *j)
+{
+	o->st.ranges_over += j->ranges_over;
+	if (j->rc < 0)
+		return;
+	if (j->no_flag && !p->no_flag) {
+		p->no_flag = 1;
+		o->st.no_flag++;
+		xpu_debug("GPU process %u: no xputop_tracing in a libxputop_inject library in its maps: its "
+			  "launching threads' own time is not sampled", p->pid);
+	}
+	if (!j->cfg.flag || (p->configured && !memcmp(&j->cfg, &p->cfg, sizeof(j->cfg))))
+		return;
 	if (!p->configured) {
 		struct xpu_gpu_own_counts zero = { 0 };
 		if (bpf_map_update_elem(o->counts_fd, &p->pid, &zero, BPF_NOEXIST) < 0 && errno != EEXIST)
-			return -1;
+			return;
 	}
-	if (bpf_map_update_elem(o->config_fd, &p->pid, &cfg, BPF_ANY) < 0)
-		return -1;
-	p->cfg = cfg;
+	if (bpf_map_update_elem(o->config_fd, &p->pid, &j->cfg, BPF_ANY) < 0)
+		return;
+	p->cfg = j->cfg;
 	p->configured = 1;
-	return 0;
+}
+
+static void attach_event(struct xpu_gpu_own *o, struct proc *p, const struct opened *e);
+
+static void scan_done(struct xpu_service_job *job)
+{
+	struct scan_job *j = (struct scan_job *)job;
+	if (j->o && j->p) {
+		j->p->job = NULL;
+		if (job->ran && j->do_scan)
+			scan_apply(j->o, j->p, j);
+		for (uint32_t i = 0; i < j->nopen; i++) {
+			if (!job->ran)
+				j->open[i].tried = 0;
+			attach_event(j->o, j->p, &j->open[i]);
+		}
+	} else {
+		for (uint32_t i = 0; job->ran && i < j->nopen; i++)
+			if (j->open[i].fd >= 0)
+				close(j->open[i].fd);
+	}
+	free(j);
+}
+
+/* Starts a job for p: a scan (do_scan) and the events of its threads not
+ * tried yet, on the service thread where there is one (done with a later
+ * poll), else here.  A full queue tries again next tick. */
+static void submit(struct xpu_gpu_own *o, struct proc *p, int do_scan, uint64_t now)
+{
+	struct scan_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return;
+	*j = (struct scan_job){ .job = { .work = scan_work, .done = scan_done }, .o = o, .p = p, .pid = p->pid,
+				.hz = o->hz, .do_scan = do_scan, .configured = p->configured, .flag = p->cfg.flag };
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		if (!p->t[i].tried)
+			j->open[j->nopen++] = (struct opened){ .tid = p->t[i].tid, .fd = -1 };
+	if (o->svc && xpu_service_submit(o->svc, &j->job) < 0) {
+		free(j);
+		return;
+	}
+	for (uint32_t i = 0; i < p->nthreads; i++)
+		p->t[i].tried = 1;
+	if (do_scan) {
+		p->scanned = now;
+		p->rescan = 0;
+	}
+	p->job = j;
+	if (!o->svc) {
+		scan_work(&j->job);
+		j->job.ran = 1;
+		scan_done(&j->job);
+	}
 }
 
 /* A thread of process pid: tids are the machine's, so one the library
@@ -274,32 +380,60 @@ static int thread_of(uint32_t pid, uint32_t tid)
 /* The tid comes from the library, so from the process: the event opened is
  * kept only if the thread is still one of its own after the open (the
  * kernel bound the event to that task then; a tid reused in between would
- * have to be reused again). */
-static void open_thread(struct xpu_gpu_own *o, struct proc *p, struct thread *t)
+ * have to be reused again).  On the service thread: the job's alone. */
+static void open_events(struct scan_job *j)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_SOFTWARE, .size = sizeof(a), .config = PERF_COUNT_SW_TASK_CLOCK,
-		.freq = 1, .sample_freq = o->hz,
+		.freq = 1, .sample_freq = j->hz,
 	};
-	t->tried = 1;
-	int fd = (int)syscall(__NR_perf_event_open, &a, (pid_t)t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0) {
-		if (errno != ESRCH) {	/* a thread that exited already is no failure */
+	for (uint32_t i = 0; i < j->nopen; i++) {
+		struct opened *e = &j->open[i];
+		e->tried = 1;
+		e->fd = (int)syscall(__NR_perf_event_open, &a, (pid_t)e->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (e->fd < 0) {
+			e->err = errno;
+			continue;
+		}
+		if (!thread_of(j->pid, e->tid)) {
+			e->not_own = 1;
+			close(e->fd);
+			e->fd = -1;
+		}
+	}
+}
+
+/* An event opened for a thread of p, attached to the program (main
+ * thread); closed where the thread went meanwhile or p has no config. */
+static void attach_event(struct xpu_gpu_own *o, struct proc *p, const struct opened *e)
+{
+	struct thread *t = NULL;
+	for (uint32_t i = 0; i < p->nthreads && !t; i++)
+		if (p->t[i].tid == e->tid)
+			t = &p->t[i];
+	if (!e->tried) {	/* no flag found yet: the next scan tries it */
+		if (t)
+			t->tried = 0;
+		return;
+	}
+	if (e->fd < 0) {
+		if (e->not_own)
+			o->st.not_own++;
+		else if (e->err && e->err != ESRCH) {	/* a thread that exited already is no failure */
 			o->st.open_failed++;
-			o->st.err = errno;
+			o->st.err = e->err;
 		}
 		return;
 	}
-	if (!thread_of(p->pid, t->tid)) {
-		o->st.not_own++;
-		close(fd);
+	if (!t || t->link || !p->configured) {
+		close(e->fd);
 		return;
 	}
-	t->link = bpf_program__attach_perf_event(o->prog, fd);
+	t->link = bpf_program__attach_perf_event(o->prog, e->fd);
 	if (!t->link) {
 		o->st.attach_failed++;
 		o->st.err = errno;
-		close(fd);
+		close(e->fd);
 		return;
 	}
 	p->open++;
@@ -317,6 +451,8 @@ static void reap(struct proc *p)
 static void tick_proc(struct xpu_gpu_own *o, struct proc *p, uint64_t now)
 {
 	uint64_t since = now - p->scanned;
+	if (p->job)		/* its scan is under way */
+		return;
 	/* A process without the library's word (another injection library,
 	 * the tests' fake) is looked at again only every RESCAN_NS: reading its
 	 * maps and ELF files each second held the loop up to 25 ms in a
@@ -327,12 +463,15 @@ static void tick_proc(struct xpu_gpu_own *o, struct proc *p, uint64_t now)
 			reap(p);
 			o->last_pid = o->last_tid = 0;	/* a reaped tid may come again */
 		}
-		if (scan(o, p, now) < 0 && !p->configured)
-			return;
+		submit(o, p, 1, now);
+		return;
 	}
-	for (uint32_t i = 0; i < p->nthreads; i++)
-		if (!p->t[i].tried)
-			open_thread(o, p, &p->t[i]);
+	for (uint32_t i = 0; p->configured && i < p->nthreads; i++) {
+		if (!p->t[i].tried) {
+			submit(o, p, 0, now);
+			return;
+		}
+	}
 }
 
 void xpu_gpu_own_tick(struct xpu_gpu_own *o, uint64_t now)

@@ -38,9 +38,15 @@ struct xpu_gpu_own_stats {
 	int err;
 };
 
+struct xpu_service;
+
 /* The sampler over the GPU probes' program and maps
- * (xpu_gpu_probes_own_parts()), each thread at hz.  NULL when out of memory. */
-struct xpu_gpu_own *xpu_gpu_own_new(struct bpf_program *prog, int config_fd, int counts_fd, uint32_t hz);
+ * (xpu_gpu_probes_own_parts()), each thread at hz.  A process's maps and
+ * its library's flag are read on svc's thread (NULL: in the tick), the
+ * result applied, and its new threads' events opened, when the job's done()
+ * runs (xpu_service_poll()).  NULL when out of memory. */
+struct xpu_gpu_own *xpu_gpu_own_new(struct bpf_program *prog, int config_fd, int counts_fd, uint32_t hz,
+				    struct xpu_service *svc);
 void xpu_gpu_own_free(struct xpu_gpu_own *o);
 /* A launch of tid in process pid came: its thread is sampled from the next
  * tick on.  Cheap and idempotent (called on the ingest path for every
@@ -48,10 +54,11 @@ void xpu_gpu_own_free(struct xpu_gpu_own *o);
 void xpu_gpu_own_watch(struct xpu_gpu_own *o, uint32_t pid, uint32_t tid);
 /* The process left: its events are closed, its counts dropped. */
 void xpu_gpu_own_forget(struct xpu_gpu_own *o, uint32_t pid);
-/* Once per refresh: finds the flag and CUDA's code of new processes, opens
- * the new threads' events, reads the ranges again (at most once a second a
- * process, sooner when a thread came) and closes exited threads' events,
- * within a time budget. */
+/* Once per refresh: has the flag and CUDA's code of new processes found and
+ * the new threads' events opened (a job on the service thread, one a
+ * process at a time, attached when it is done), the ranges read again (at
+ * most once a second a process, sooner when a thread came), and closes
+ * exited threads' events. */
 void xpu_gpu_own_tick(struct xpu_gpu_own *o, uint64_t now);
 /* The counts of pid so far (hz and threads filled).  Returns 0, or -1 when
  * it is not sampled (yet). */

@@ -1190,12 +1190,12 @@ static void mark_sites(void *arg, struct xpu_dict *d)
 	}
 }
 
-static void start_own(struct gpu_source *g, uint32_t hz)
+static void start_own(struct gpu_source *g, uint32_t hz, struct xpu_service *svc)
 {
 	struct bpf_program *prog;
 	int config, counts;
 	if (hz && xpu_gpu_probes_own_parts(g->probes, &prog, &config, &counts) == 0)
-		g->own = xpu_gpu_own_new(prog, config, counts, hz);
+		g->own = xpu_gpu_own_new(prog, config, counts, hz, svc);
 }
 
 struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symbolizer *sym,
@@ -1246,7 +1246,7 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 			xpu_gpu_probes_nodes(g->probes, o->nodes);
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = TAG_PROBES };
 		epoll_ctl(g->epfd, EPOLL_CTL_ADD, xpu_gpu_probes_fd(g->probes), &ev);
-		start_own(g, o->own_hz);
+		start_own(g, o->own_hz, svc);
 	} else {
 		snprintf(g->problem, sizeof(g->problem), "launch stacks unavailable (the GPU BPF probes did not load)");
 	}

@@ -22,6 +22,7 @@
 #include "gpu_own.h"
 #include "gpu_probes.h"
 #include "record.h"
+#include "service.h"
 #include "sys.h"
 
 static int dump(const char *path)
@@ -97,7 +98,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "own_counts: the GPU probes' gpu_own program did not load\n");
 		return 1;
 	}
-	struct xpu_gpu_own *o = xpu_gpu_own_new(prog, config, counts, hz);
+	/* The processes' maps are read on a service thread, as in xputop: the
+	 * tick's time (tick_ms_max) is the main loop's part. */
+	struct xpu_service *svc = xpu_service_new(64);
+	if (!svc) {
+		fprintf(stderr, "own_counts: no service thread\n");
+		return 1;
+	}
+	struct xpu_gpu_own *o = xpu_gpu_own_new(prog, config, counts, hz, svc);
 	for (int i = optind + 2; i < argc; i++)
 		xpu_gpu_own_watch(o, pid, (uint32_t)atoi(argv[i]));
 	uint64_t end = xpu_now_mono() + (uint64_t)(secs * 1e9);
@@ -106,13 +114,16 @@ int main(int argc, char **argv)
 	while (xpu_now_mono() < end) {
 		uint64_t t = xpu_now_mono();
 		xpu_gpu_own_tick(o, t);
+		xpu_service_poll(svc);	/* scans done: their events open here */
 		t = xpu_now_mono() - t;
 		most = t > most ? t : most;
-		if (first) {	/* the events are open from the first tick */
+		struct xpu_gpu_own_stats now;
+		xpu_gpu_own_stats(o, &now);
+		if (first && now.threads) {	/* the events are open */
 			cpu0 = cpu_ns(pid, argc - optind - 2, argv + optind + 2);
 			first = 0;
 		}
-		usleep(100000);
+		usleep(first ? 10000 : 100000);
 	}
 	uint64_t cpu = cpu_ns(pid, argc - optind - 2, argv + optind + 2) - cpu0;
 	struct xpu_ev_gpu_own g = { 0 };
@@ -126,6 +137,7 @@ int main(int argc, char **argv)
 	       st.not_own, st.no_flag, (double)most / 1e6, (double)cpu / 1e6);
 	xpu_gpu_own_forget(o, pid);
 	xpu_gpu_own_free(o);
+	xpu_service_free(svc, 1000);
 	xpu_gpu_probes_free(p);
 	xpu_dict_free(&d);
 	return 0;
