@@ -33,6 +33,25 @@ static int by_state(const void *a, const void *b)
 		return x->launch_only - y->launch_only;
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
+/* The sampled processes of window w scaled by their own CPU time (probes
+ * 0) or by the launch probes' count (1): how many, and the mean share of
+ * it traced in *cover. */
+static int scaled_by(const struct xpu_gpu_model *m, enum xpu_window w, int probes, double *cover)
+{
+	int n = 0;
+	*cover = 0;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
+		const struct xpu_gpu_proc *p = &m->procs[i];
+		if (p->sampled[w] && (probes ? p->by_probe[w] : p->by_own[w])) {
+			n++;
+			*cover += probes ? p->probe_cover[w] : p->own_cover[w];
+		}
+	}
+	if (n)
+		*cover /= n;
+	return n;
+}
+
 
 static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
 {
@@ -60,26 +79,8 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 	s->gpu.exact_left_s = s->gpu.tracing.exact_until > s->mono_ns
 				      ? (double)(s->gpu.tracing.exact_until - s->mono_ns) / 1e9 : 0;
 	s->gpu.sampled = xpu_gpu_model_sampled(m, vs->window, &s->gpu.cover);
-	s->gpu.by_own = 0;
-	s->gpu.own_cover = 0;
-	for (uint32_t i = 0; i < m->nprocs; i++) {
-		if (m->procs[i].sampled[vs->window] && m->procs[i].by_own[vs->window]) {
-			s->gpu.by_own++;
-			s->gpu.own_cover += m->procs[i].own_cover[vs->window];
-		}
-	}
-	if (s->gpu.by_own)
-		s->gpu.own_cover /= s->gpu.by_own;
-	s->gpu.by_probe = 0;
-	s->gpu.probe_cover = 0;
-	for (uint32_t i = 0; i < m->nprocs; i++) {
-		if (m->procs[i].sampled[vs->window] && m->procs[i].by_probe[vs->window]) {
-			s->gpu.by_probe++;
-			s->gpu.probe_cover += m->procs[i].probe_cover[vs->window];
-		}
-	}
-	if (s->gpu.by_probe)
-		s->gpu.probe_cover /= s->gpu.by_probe;
+	s->gpu.by_own = scaled_by(m, vs->window, 0, &s->gpu.own_cover);
+	s->gpu.by_probe = scaled_by(m, vs->window, 1, &s->gpu.probe_cover);
 	s->gpu.nprocs = m->nprocs < XPU_SNAP_GPU_PROCS ? (int)m->nprocs : XPU_SNAP_GPU_PROCS;
 	for (int i = 0; i < s->gpu.nprocs; i++)
 		s->gpu.procs[i] = m->procs[i];
