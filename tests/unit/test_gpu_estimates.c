@@ -915,6 +915,19 @@ static struct work slowed_loop(const char *name, int probes)
 	return w;
 }
 
+/* n runs of w (odd seeds): its launches, kernels and GPU time judged. */
+static void judge_runs(struct work *w, uint32_t n, struct verdict *v, struct verdict *vk, struct verdict *vg)
+{
+	struct truth tr;
+	for (uint32_t i = 0; i < n; i++) {
+		struct estimate e;
+		run_once(w, 2 * i + 1, &tr, &e);
+		judge(v, (double)tr.launches, e.launches, e.launches_err, e.launches_ok);
+		judge(vk, (double)tr.kernels, e.kernels, e.kernels_err, e.kernels_ok);
+		judge(vg, (double)tr.gpu_ns, e.gpu_ns, e.gpu_ns_err, e.gpu_ns_ok);
+	}
+}
+
 /* The same loop with its own code 14% slower inside a slice as well: on
  * an H200 own-time figures came out 12.5% low (18 runs of training, decode
  * and a loop, docs/gpu-estimates.md), a bias no split by code sees.  The
@@ -923,14 +936,8 @@ static struct work slowed_loop(const char *name, int probes)
 TEST(own_code_slowed_in_its_slices_stays_within_the_uncertainty_stated)
 {
 	struct work w = slowed_loop("own code x1.14 in slices", 0);
-	struct verdict v = { 0 }, vk = { 0 };
-	struct truth tr;
-	for (uint32_t i = 0; i < 10; i++) {
-		struct estimate e;
-		run_once(&w, 2 * i + 1, &tr, &e);
-		judge(&v, (double)tr.launches, e.launches, e.launches_err, e.launches_ok);
-		judge(&vk, (double)tr.kernels, e.kernels, e.kernels_err, e.kernels_ok);
-	}
+	struct verdict v = { 0 }, vk = { 0 }, vg = { 0 };
+	judge_runs(&w, 10, &v, &vk, &vg);
 	report("launches", &w, &v);
 	report("calls", &w, &vk);
 	CHECK(v.bias < -0.08);	/* the bias is there */
@@ -948,14 +955,7 @@ TEST(the_launch_probes_count_gives_the_launches_a_slowed_slice_misses)
 {
 	struct work w = slowed_loop("slowed loop, probes' count", 1);
 	struct verdict v = { 0 }, vk = { 0 }, vg = { 0 };
-	struct truth tr;
-	for (uint32_t i = 0; i < 10; i++) {
-		struct estimate e;
-		run_once(&w, 2 * i + 1, &tr, &e);
-		judge(&v, (double)tr.launches, e.launches, e.launches_err, e.launches_ok);
-		judge(&vk, (double)tr.kernels, e.kernels, e.kernels_err, e.kernels_ok);
-		judge(&vg, (double)tr.gpu_ns, e.gpu_ns, e.gpu_ns_err, e.gpu_ns_ok);
-	}
+	judge_runs(&w, 10, &v, &vk, &vg);
 	report("launches", &w, &v);
 	report("calls", &w, &vk);
 	report("GPU time", &w, &vg);
