@@ -3,7 +3,8 @@
  * gpu_launch), and when they are on.  A uprobe costs the process it fires in
  * a trap on every call whether its program counts the launch or turns it
  * away (an injected process): 2-3 us a launch, 20% of a batch-1 LLM decode
- * on the H200 (bench/RESULTS.md).  So in the sampled mode the probes are
+ * on the H200 when first measured; 0.83 us a launch on back-to-back empty
+ * kernels there since (bench/RESULTS.md, the eighth session).  So in the sampled mode the probes are
  * attached for a slice of each period only, as the injection library turns
  * CUPTI on; in the exact mode they stay on.  A thread of their own attaches
  * and detaches them (a few ms a slice), off the ingest path; the spans they
