@@ -9,10 +9,33 @@ printf 'set -g default-terminal screen-256color\nset -g escape-time 0\n' > "$T_T
 
 tm() { tmux -u -L "$SOCK" -f "$T_TMP/tmux.conf" "$@"; }
 
+# tm_end SOCKET: what its panes run ends first (SIGTERM, then up to 10 s),
+# then the server.  A terminal that goes under a running xputop orphans its
+# process group, and the kernel's SIGHUP and SIGCONT to it can discard the
+# SIGSTOP a sanitizer build's leak check at exit stops the process with:
+# that xputop then spun at 95% of a CPU for good (the strays left after
+# CI's sanitizer pass, `-r rec.xpr` and `-r dev.xpr --view gpu`, their
+# LeakSanitizer tracer waiting in waitpid).
+tm_end() {
+	for p in $(tmux -L "$1" list-panes -a -F '#{pane_pid}' 2> /dev/null); do
+		kids=$(pgrep -P "$p")
+		[ -n "$kids" ] || continue
+		kill -TERM $kids 2> /dev/null
+		for k in $kids; do
+			i=0
+			while kill -0 "$k" 2> /dev/null && [ $i -lt 100 ]; do
+				sleep 0.1
+				i=$((i + 1))
+			done
+		done
+	done
+	tmux -L "$1" kill-server 2> /dev/null
+}
+
 # Every terminal this suite made goes when it ends, however it ends.
 tm_cleanup() {
 	for s in "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/xputop-test-$$-"*; do
-		[ -S "$s" ] && tmux -L "${s##*/}" kill-server 2> /dev/null
+		[ -S "$s" ] && tm_end "${s##*/}"
 	done
 }
 T_CLEANUP="$T_CLEANUP tm_cleanup"
@@ -20,7 +43,7 @@ T_CLEANUP="$T_CLEANUP tm_cleanup"
 # new_terminal COLS ROWS COMMAND: a fresh server with one pane running COMMAND
 # (a dying server can take a new session with it, so each gets its own).
 new_terminal() {
-	tm kill-server 2> /dev/null
+	tm_end "$SOCK"
 	NTERM=$((NTERM + 1))
 	SOCK="xputop-test-$$-$NTERM"
 	tm new-session -d -x "$1" -y "$2" "$3"

@@ -62,7 +62,7 @@ expect_sgr "48;5;214" "user frames"
 keys q
 
 t tmux_with_minus_2_and_its_own_default_terminal
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 NTERM=$((NTERM + 1))
 SOCK="xputop-test-$$-$NTERM"
 printf 'set -g default-terminal tmux-256color\nset -g escape-time 0\n' > "$T_TMP/tmux2.conf"
@@ -121,5 +121,5 @@ tm capture-pane -J -p -t 0 > "$T_TMP/after"	# long lines joined
 expect_grep "oops.theme:2: unknown colour or attribute 'purple', line skipped" "$T_TMP/after" "the terminal after q"
 expect_grep "oops.theme:3: unknown role 'no_such_role', line skipped" "$T_TMP/after" "the terminal after q"
 
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 finish

@@ -126,6 +126,6 @@ new_terminal 220 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -p $L
 wait_for "pid $L (cuda_launch) runs without xputop's library: uid 65534 cannot load its CUDA_INJECTION64_PATH ($T_TMP is not searchable by it: mode 0700, owner root)" 600
 kill $L 2> /dev/null
 wait $L 2> /dev/null
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 rm -rf "$SOCKDIR"
 finish

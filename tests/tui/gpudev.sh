@@ -79,7 +79,7 @@ expect_grep "nvmlInit failed: Driver Not Loaded" "$T_TMP/screen" "the reason"
 t a_replay_shows_the_recorded_devices
 # The earlier tests' xputops go first: one still running would be the
 # collector the recording xputop attaches to, with its own NVML scenario.
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 sleep 0.5
 devices 1
 XPUTOP_NVML=$FAKE "$XPUTOP" -b -n 4 -d 0.4 -w "$T_TMP/dev.xpr" > /dev/null 2>&1 || fail "cannot record"
@@ -89,5 +89,5 @@ expect_grep "devices active  replaying" "$T_TMP/screen" "the state line"
 expect_grep "pid $HOST .* sleep" "$T_TMP/screen" "the process line"
 
 kill $HOST
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 finish

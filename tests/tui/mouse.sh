@@ -141,5 +141,5 @@ wait_for "REPLAY"
 [ "$(flag mouse_any_flag)" = 0 ] || fail "mouse reporting is on"
 keys q
 
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 finish

@@ -116,7 +116,7 @@ expect_grep "^ivpu_bo_wait_ioctl  *jobs " "$T_TMP/screen" "the polling"
 keys q
 wait_for "EXITED rc=0"
 
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 t uniq_counts_show_as_counts_only_with_no_rates
 python3 tests/npu_logs.py tutorial uniq > "$T_TMP/uniq.log" || fail "npu_logs.py tutorial uniq"
 new_terminal 160 48 "env LANG=C.UTF-8 $XPUTOP -r $T_TMP/uniq.log --view npu -d 0.5; echo EXITED rc=\$?; sleep 600"

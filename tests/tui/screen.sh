@@ -310,6 +310,6 @@ if [ ! -e /sys/module/intel_vpu ] && ! ls /dev/accel/accel* > /dev/null 2>&1; th
 	keys q
 fi
 
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 kill $BUSY 2> /dev/null
 finish

@@ -168,7 +168,7 @@ if mount -t tmpfs -o size=64k tmpfs "$FULL"; then
 	cmp -s "$FULL/xputop/xputop.conf" "$T_TMP/before" || fail "the old file was changed"
 	[ "$(ls -A "$FULL/xputop")" = "xputop.conf" ] || fail "files were left: $(ls -A "$FULL/xputop" | tr '\n' ' ')"
 	quit
-	tm kill-server 2> /dev/null
+	tm_end "$SOCK"
 	umount "$FULL"
 else
 	fail "cannot mount a small tmpfs to fill"
@@ -207,5 +207,5 @@ quit
 expect_grep "cannot read it (Permission denied); started without it" "$T_TMP/screen" "the terminal after q"
 grep -q "secret-line" "$T_TMP/screen" && fail "the root-only file's text was shown"
 
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 finish

@@ -228,6 +228,6 @@ expect_grep "collector pid $AGENT" "$T_TMP/c1.json" "the second xputop's JSON"
 expect_grep "collector pid $AGENT" "$T_TMP/c2.json" "the third xputop's JSON"
 stop $AGENT
 
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 rm -rf "$SOCKDIR" "$W"
 finish

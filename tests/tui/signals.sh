@@ -97,5 +97,5 @@ done
 keys q
 kill $B 2> /dev/null; wait $B 2> /dev/null
 
-tm kill-server 2> /dev/null
+tm_end "$SOCK"
 finish
