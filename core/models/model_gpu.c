@@ -908,54 +908,53 @@ static struct xpu_gpu_sd sd_window(const struct xpu_ticks *ticks, const uint64_t
 	return w;
 }
 
-/* Each figure's estimate over the window and since the start: what the
- * slices saw against the time they traced, or against the own CPU time
- * sampled in them (by_own). */
-/* An estimate scaled by the probes' count (by_probe): its launches' error
- * (the count against the probes' time, ps) and, for kernels and GPU time,
- * that of their ratio to the launches the slices saw (rs), independent. */
+/* An estimate scaled by the probes' count (by_probe): what the slices saw
+ * times scale (for the launches, the probes' count scaled by their time),
+ * with the count's error against the probes' time (ps) and, for kernels and
+ * GPU time, that of their ratio to the launches the slices saw (rs),
+ * independent. */
 static struct xpu_gpu_est probe_estimate(const struct xpu_gpu_sd *ps, const struct xpu_gpu_sd *rs, int e,
-					 uint64_t total, double scale, double launches)
+					 uint64_t total, double scale)
 {
-	/* The launches are the probes' own estimate, whatever the slices saw. */
-	struct xpu_gpu_est est = { e == XPU_GPU_EST_LAUNCHES ? launches : (double)total * scale, 0, 0 };
+	struct xpu_gpu_est est = { (double)total * scale, 0, 0 };
 	double pe = sd_err_pct(ps), re = e == XPU_GPU_EST_LAUNCHES ? 0 : sd_err_pct(rs);
-	if (pe >= 0 && re >= 0 && (scale > 0 || e == XPU_GPU_EST_LAUNCHES)) {
+	if (pe >= 0 && re >= 0 && scale > 0) {
 		est.err_pct = sqrt(pe * pe + re * re + XPU_GPU_PROBE_SYS_PCT * XPU_GPU_PROBE_SYS_PCT);
 		est.ok = 1;
 	}
 	return est;
 }
 
+/* Each figure's estimate over the window and since the start: what the
+ * slices saw against the time they traced, against the own CPU time
+ * sampled in them (by_own), or against the launches the probes counted
+ * (by_probe). */
 static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 {
 	for (int e = 0; e < XPU_GPU_NEST; e++) {
 		int c = e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e;
 		int own = p->by_own[XPU_WIN_RECENT];
 		const struct xpu_win_count *y = own ? &p->oseen[e] : &p->seen[e];
-		struct xpu_gpu_sd w = sd_window(&m->ticks, y->ring, own ? p->own_in.ring : p->traced.ring,
-						own ? p->oseen[c].ring : p->seen[c].ring);
-		p->est[XPU_WIN_RECENT][e] = estimate(&w, y->recent, p->scale[XPU_WIN_RECENT],
-						     p->sampled[XPU_WIN_RECENT], own);
-		own = p->by_own[XPU_WIN_ALL];
-		p->est[XPU_WIN_ALL][e] = estimate(own ? &p->osd[e] : &p->sd[e],
-						  own ? p->oseen[e].total : p->seen[e].total,
-						  p->scale[XPU_WIN_ALL], p->sampled[XPU_WIN_ALL], own);
-	}
-	/* The probes' launches wherever they were on; the rest by them where
-	 * the slices saw enough launches to tell what each brought. */
-	for (int e = 0; e < XPU_GPU_NEST; e++) {
-		int c = e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e;
 		if (p->by_probe[XPU_WIN_RECENT]) {
 			struct xpu_gpu_sd ps = sd_window(&m->ticks, p->pseen.ring, p->ptraced.ring, p->pseen.ring);
 			struct xpu_gpu_sd rs = sd_window(&m->ticks, p->seen[e].ring,
 							 p->seen[XPU_GPU_EST_LAUNCHES].ring, p->seen[c].ring);
 			p->est[XPU_WIN_RECENT][e] = probe_estimate(&ps, &rs, e, p->seen[e].recent,
-								   p->scale[XPU_WIN_RECENT], p->probe_est[XPU_WIN_RECENT]);
+								   p->scale[XPU_WIN_RECENT]);
+		} else {
+			struct xpu_gpu_sd w = sd_window(&m->ticks, y->ring, own ? p->own_in.ring : p->traced.ring,
+							own ? p->oseen[c].ring : p->seen[c].ring);
+			p->est[XPU_WIN_RECENT][e] = estimate(&w, y->recent, p->scale[XPU_WIN_RECENT],
+							     p->sampled[XPU_WIN_RECENT], own);
 		}
+		own = p->by_own[XPU_WIN_ALL];
 		if (p->by_probe[XPU_WIN_ALL])
 			p->est[XPU_WIN_ALL][e] = probe_estimate(&p->psd, &p->rsd[e], e, p->seen[e].total,
-								p->scale[XPU_WIN_ALL], p->probe_est[XPU_WIN_ALL]);
+								p->scale[XPU_WIN_ALL]);
+		else
+			p->est[XPU_WIN_ALL][e] = estimate(own ? &p->osd[e] : &p->sd[e],
+							  own ? p->oseen[e].total : p->seen[e].total,
+							  p->scale[XPU_WIN_ALL], p->sampled[XPU_WIN_ALL], own);
 	}
 }
 
@@ -998,12 +997,12 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		p->sampled[w] = was_sampled[w];
 		p->own_cover[w] = own_all[w] ? (double)own_in[w] / (double)own_all[w] : 0;
 		p->probe_cover[w] = span[w] ? (double)pt[w] / (double)span[w] : 0;
-		int probed = was_sampled[w] && probe_ready && pt[w] && span[w];
-		p->probe_est[w] = probed ? (double)pgot[w] * (double)span[w] / (double)pt[w] : -1;
-		p->by_probe[w] = probed && lseen[w] >= XPU_GPU_PROBE_MIN && pgot[w] >= XPU_GPU_PROBE_MIN;
+		p->by_probe[w] = was_sampled[w] && probe_ready && pt[w] && span[w] && lseen[w] >= XPU_GPU_PROBE_MIN &&
+				 pgot[w] >= XPU_GPU_PROBE_MIN;
 		p->by_own[w] = was_sampled[w] && !p->by_probe[w] && own_ready && own_in[w] >= XPU_GPU_OWN_MIN_IN;
 		p->scale[w] = !was_sampled[w] ? 1
-			      : p->by_probe[w] ? p->probe_est[w] / (double)lseen[w]
+			      /* the probes' count scaled by their time, over the launches seen */
+			      : p->by_probe[w] ? (double)pgot[w] * (double)span[w] / ((double)pt[w] * (double)lseen[w])
 			      : p->by_own[w] ? 1 / p->own_cover[w]
 			      : p->cover[w] > 0 ? 1 / p->cover[w] : 0;
 		if (p->scale[w] > XPU_GPU_SCALE_MAX)
@@ -1201,18 +1200,22 @@ static void kernel_errs(const struct xpu_gpu_model *m, const struct xpu_gpu_kern
 	}
 	/* A row's share is of its process's GPU time, seen in the same slices:
 	 * own-time scaling's bias cancels there, not in its calls and total. */
-	for (int e = 0; e < XPU_GPU_NKEST; e++)
-		err[e] = !p->sampled[w] ? 0 : p->scale[w] > 0
-			 ? with_own_bias(sd_err_pct(&sd[e]), p->by_own[w] && e != XPU_GPU_KEST_SHARE) : -1;
-	/* Scaled by the probes' count: its calls and total are their ratio to
-	 * the launches seen times the launches estimated (errors independent). */
+	/* Scaled by the probes' count, a row's calls and total are their ratio
+	 * to the launches seen times the launches estimated (errors
+	 * independent; the launches' carries XPU_GPU_PROBE_SYS_PCT). */
 	const struct xpu_gpu_est *pl = &p->est[w][XPU_GPU_EST_LAUNCHES];
-	for (int e = 0; p->sampled[w] && p->by_probe[w] && e < XPU_GPU_KEST_SHARE; e++) {
-		struct xpu_gpu_sd r = w == XPU_WIN_ALL ? k->rsd[e]
-				      : sd_window(&m->ticks, e == XPU_GPU_KEST_CALLS ? k->calls.ring : k->ns.ring,
-						  p->seen[XPU_GPU_EST_LAUNCHES].ring, k->calls.ring);
-		double re = sd_err_pct(&r);	/* pl's carries XPU_GPU_PROBE_SYS_PCT */
-		err[e] = re >= 0 && pl->ok ? sqrt(re * re + pl->err_pct * pl->err_pct) : -1;
+	for (int e = 0; e < XPU_GPU_NKEST; e++) {
+		if (!p->sampled[w] || p->scale[w] <= 0) {
+			err[e] = p->sampled[w] ? -1 : 0;
+		} else if (p->by_probe[w] && e != XPU_GPU_KEST_SHARE) {
+			struct xpu_gpu_sd r = w == XPU_WIN_ALL ? k->rsd[e]
+					      : sd_window(&m->ticks, e == XPU_GPU_KEST_CALLS ? k->calls.ring : k->ns.ring,
+							  p->seen[XPU_GPU_EST_LAUNCHES].ring, k->calls.ring);
+			double re = sd_err_pct(&r);
+			err[e] = re >= 0 && pl->ok ? sqrt(re * re + pl->err_pct * pl->err_pct) : -1;
+		} else {
+			err[e] = with_own_bias(sd_err_pct(&sd[e]), p->by_own[w] && e != XPU_GPU_KEST_SHARE);
+		}
 	}
 	double v_all = all.value * all.err_pct / 100, v_p = pe->value * pe->err_pct / 100;
 	double others = v_all * v_all - v_p * v_p, o = all.value - pe->value;

@@ -157,7 +157,6 @@ struct xpu_gpu_proc {
 	struct xpu_gpu_sd rsd[XPU_GPU_NEST];	/* seen[e] against seen launches, since the start */
 	int by_probe[2];
 	double probe_cover[2];	/* ptraced / the time connected */
-	double probe_est[2];	/* launches: pseen scaled by the time (-1: none) */
 };
 /* Launches the slices saw, at the least, before their kernels and GPU time
  * scale by the probes' count: their ratio to launches from fewer is biased

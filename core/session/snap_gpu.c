@@ -33,6 +33,7 @@ static int by_state(const void *a, const void *b)
 		return x->launch_only - y->launch_only;
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
+
 /* The sampled processes of window w scaled by their own CPU time (probes
  * 0) or by the launch probes' count (1): how many, and the mean share of
  * it traced in *cover. */
@@ -51,7 +52,6 @@ static int scaled_by(const struct xpu_gpu_model *m, enum xpu_window w, int probe
 		*cover /= n;
 	return n;
 }
-
 
 static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct xpu_viewstate *vs)
 {

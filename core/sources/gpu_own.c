@@ -118,7 +118,6 @@ struct scan_job {
 	struct proc *p;
 	uint32_t pid, hz;
 	int do_scan;		/* read the maps (else only open events) */
-	int configured;		/* in: the process has its config already */
 	uint64_t flag;		/* in: the flag known already (0: look it up) */
 	int rc;			/* out: 0, or -1 (maps unreadable) */
 	int no_flag;		/* out: no flag found */
@@ -346,7 +345,7 @@ static void submit(struct xpu_gpu_own *o, struct proc *p, int do_scan, uint64_t 
 	if (!j)
 		return;
 	*j = (struct scan_job){ .job = { .work = scan_work, .done = scan_done }, .o = o, .p = p, .pid = p->pid,
-				.hz = o->hz, .do_scan = do_scan, .configured = p->configured, .flag = p->cfg.flag };
+				.hz = o->hz, .do_scan = do_scan, .flag = p->cfg.flag };
 	for (uint32_t i = 0; i < p->nthreads; i++)
 		if (!p->t[i].tried)
 			j->open[j->nopen++] = (struct opened){ .tid = p->t[i].tid, .fd = -1 };
