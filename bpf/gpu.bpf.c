@@ -54,13 +54,14 @@ struct {
 } injected SEC(".maps");
 
 /* Launches of injected processes counted while the sampled probes are on
- * (pid -> launches since it was injected): their pace untraced by CUPTI,
- * which scales what CUPTI's slices saw (core/models/model_gpu.c). */
+ * (pid -> launches and traps since it was injected): their pace untraced by
+ * CUPTI, which scales what CUPTI's slices saw (core/models/model_gpu.c), and
+ * the probes' own traps, whose time the model takes off the probes'. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct xpu_gpu_probed);
 } probed_launches SEC(".maps");
 
 /* Launch-only counts (gpu.h).  Grows as keys come: most processes have a
@@ -102,6 +103,11 @@ __u64 dropped_nodes = 0;	/* node creations or runs not reported (ring over its s
  * often: on an H200 a slice's probes stayed in for 120 ms after its 10 ms,
  * and the launches they counted there made the estimates 5 times too high. */
 __u32 launches_paused = 0;
+/* What a trap costs is measured on xputop's own function with the cookie
+ * XPU_GPU_API_CALIB (core/sources/launch_probes.c): the probe's hits by
+ * calib_pid, through the lookups an injected process's take. */
+__u32 calib_pid = 0;
+__u64 calib_hits = 0;
 
 static __always_inline void fill_hdr(struct xpu_gpu_rec_hdr *h, void *ctx, __u32 type)
 {
@@ -578,19 +584,36 @@ static __always_inline void new_key(struct pt_regs *ctx, struct xpu_gpu_launch_k
 }
 
 /* A launch of an injected process: counted as the launch-only ones are (a
- * driver launch the runtime made is the runtime launch's), under its pid. */
+ * driver launch the runtime made is the runtime launch's), under its pid;
+ * every probe's hit is a trap, counted too. */
 static __always_inline void count_probed(struct pt_regs *ctx, __u32 pid, __u32 api)
 {
-	__u64 one = 1, *n, ret0 = 0;
+	struct xpu_gpu_probed one = { 1, 1 }, *n;
+	__u64 ret0 = 0;
 
 	if (api >= XPU_GPU_NRUNTIME && (bpf_probe_read_user(&ret0, sizeof(ret0), (void *)ctx->sp) < 0 ||
 					 called_by_runtime(ret0)))
-		return;
+		one.launches = 0;
 	n = bpf_map_lookup_elem(&probed_launches, &pid);
-	if (n)
-		__sync_fetch_and_add(n, 1);
-	else if (bpf_map_update_elem(&probed_launches, &pid, &one, BPF_NOEXIST))
+	if (n) {
+		if (one.launches)
+			__sync_fetch_and_add(&n->launches, 1);
+		__sync_fetch_and_add(&n->traps, 1);
+	} else if (bpf_map_update_elem(&probed_launches, &pid, &one, BPF_NOEXIST)) {
 		__sync_fetch_and_add(&dropped_launches, 1);
+	}
+}
+
+/* The calibration's hit: the lookups count_probed makes, on keys no
+ * process has. */
+static __always_inline void count_calib(__u32 pid)
+{
+	__u32 none = 0;
+
+	if (pid != calib_pid || bpf_map_lookup_elem(&injected, &none) ||
+	    bpf_map_lookup_elem(&probed_launches, &none))
+		return;
+	__sync_fetch_and_add(&calib_hits, 1);
 }
 
 SEC("uprobe")
@@ -603,6 +626,10 @@ int gpu_launch(struct pt_regs *ctx)
 	if (launches_paused)
 		return 0;
 	k.api = (__u32)bpf_get_attach_cookie(ctx);
+	if (k.api == XPU_GPU_API_CALIB) {
+		count_calib(k.pid);
+		return 0;
+	}
 	if (bpf_map_lookup_elem(&injected, &k.pid)) {
 		count_probed(ctx, k.pid, k.api);
 		return 0;

@@ -11,6 +11,9 @@
 /* Launch-only probes: a launch API's index (the uprobe's cookie) below this
  * is a runtime function, at or above it a driver function. */
 #define XPU_GPU_NRUNTIME 11
+/* The cookie of the probe that measures what a trap costs (on xputop's own
+ * function, core/sources/launch_probes.c): no launch API's. */
+#define XPU_GPU_API_CALIB 0xffffu
 /* Return addresses hashed into a launch's call site: the caller's, then up
  * to this many more along the frame-pointer chain. */
 #define XPU_GPU_SITE_DEPTH 8
@@ -90,6 +93,14 @@ struct xpu_gpu_launch_count {
 	__u32 flags;		/* XPU_GPU_LAUNCH_* */
 	__u32 pad;
 	char comm[16];		/* the process's name when the key was made */
+};
+
+/* probed_launches' value: an injected process's launches the probes
+ * counted, and their hits (a driver launch the runtime made is a hit, not
+ * a launch). */
+struct xpu_gpu_probed {
+	__u64 launches;
+	__u64 traps;
 };
 
 struct xpu_gpu_launch_site {

@@ -447,11 +447,27 @@ def gpu_scaled(snaps, expected_path, scaled_by, lo_ratio, hi_ratio):
     print(f"  scaled by {p.get('scaled_by')}: launches {est:.0f} for {true} ({est / true:.3f}); own samples "
           f"{p.get('own_samples_traced')} of {p.get('own_samples')} traced, CUDA's {p.get('cuda_samples_traced')} "
           f"of {p.get('cuda_samples')}, time traced {p['traced_pct']:.2f}%; the launch probes counted "
-          f"{p.get('probed_launches')} in {p.get('probed_pct') or 0:.2f}% of the time")
+          f"{p.get('probed_launches')} in {p.get('probed_pct') or 0:.2f}% of the time, "
+          f"{p.get('probed_trap_pct') or 0:.2f}% of it in their traps, {p.get('probed_in_slices_pct') or 0:.2f}% in its slices")
     if p.get("scaled_by") != scaled_by:
         sys.exit(f"scaled by {p.get('scaled_by')}, not {scaled_by}")
     if not float(lo_ratio) <= est / true <= float(hi_ratio):
         sys.exit(f"launches estimated at {est / true:.3f} of what ran, not {lo_ratio} to {hi_ratio}")
+
+
+def gpu_trap_share(snaps, expected_path, lo_pct):
+    """The process of EXPECTED_PATH: the launch probes' traps took at least
+    LO_PCT percent of their time (what the model took off it), so the
+    estimate without that correction would have been as much lower."""
+    want = [w for w in _lines(expected_path, "kernel totals") if "kernel" in w]
+    p = _gpu_proc(snaps, want[0]["pid"])
+    share = p.get("probed_trap_pct") or 0
+    true = sum(w["calls"] for w in want)
+    est = p["launches_est"] or 0
+    print(f"  the traps took {share:.2f}% of the probes' time; without taking it off, launches "
+          f"{est * (1 - share / 100) / true:.3f} of what ran")
+    if share < float(lo_pct):
+        sys.exit(f"the traps took {share:.2f}% of the probes' time, not {lo_pct}% or more")
 
 
 def gpu_kernel_within_stated(snaps, expected_path, kernel, other, ratio_pct, most_pct):
@@ -966,7 +982,7 @@ def gpu_devices_below(snaps, n):
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stitched_mostly, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
-                                  gpu_traced_pct, gpu_within_stated, gpu_scaled, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
+                                  gpu_traced_pct, gpu_within_stated, gpu_scaled, gpu_trap_share, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
                                   gpu_status_had, gpu_status_last, gpu_status_never, gpu_status_lacks,
                                   gpu_estimates, gpu_modes,

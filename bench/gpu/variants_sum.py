@@ -39,7 +39,9 @@ for key, true in truth.items():
     out.append(f"{key.split('_')[0]} {pct(ps.get(key), true)} +-{ps.get(key + '_err_pct') or 0:.1f}")
 out.append(f"by {ps.get('scaled_by')} traced {ps.get('traced_pct') or 0:.2f}% own {ps.get('own_traced_pct') or 0:.2f}%"
            f" ({ps.get('own_samples_traced')}/{ps.get('own_samples')})"
-           + (f" probed {ps.get('probed_launches')} in {ps.get('probed_pct'):.2f}%" if 'probed_pct' in ps else ""))
+           + (f" probed {ps.get('probed_launches')} in {ps.get('probed_pct'):.2f}%" if 'probed_pct' in ps else "")
+           + (f" traps {ps.get('probed_trap_pct'):.2f}% in slices {ps.get('probed_in_slices_pct', 0):.2f}%"
+              if 'probed_trap_pct' in ps else ""))
 if stats:
     out.append(f"attach {stats.get('attach_ms_avg')}/{stats.get('attach_ms_max')} ms enable "
                f"{stats.get('enable_ms_avg', '-')}/{stats.get('enable_ms_max', '-')} ms detach "

@@ -102,6 +102,10 @@ enum { XPU_GPU_EST_LAUNCHES, XPU_GPU_EST_KERNELS, XPU_GPU_EST_NS, XPU_GPU_NEST }
 #define XPU_GPU_EST_MIN_TICKS 4	/* ticks with a slice, at the least, for an estimate */
 #define XPU_GPU_EST_MIN_HITS 2	/* ticks that saw something, at the least (one gives no variance) */
 
+/* Spans kept of each kind (a process's slices, the probes') to find where
+ * they overlap: both come within a refresh or two of their end. */
+#define XPU_GPU_SPANS_KEPT 16
+
 struct xpu_gpu_proc {
 	uint32_t pid, comm;
 	uint32_t state;		/* XPU_GPU_PROC_* of the last event */
@@ -151,12 +155,19 @@ struct xpu_gpu_proc {
 	 * pace where CUPTI does not slow it.  Where enough was counted
 	 * (by_probe, before by_own), its launches are the probes' count scaled
 	 * by time, and every figure scales as they do: scale[w] = that
-	 * estimate / the launches its slices saw (docs/gpu-estimates.md). */
-	struct xpu_win_count pseen, ptraced;
+	 * estimate / the launches its slices saw (docs/gpu-estimates.md).
+	 * ptrap: the time the probes' own traps took from it (the event's
+	 * trap_ns), which their time is taken as less of: the count is what
+	 * the rest of it launched.  pover: the probes' time inside its own
+	 * slices (where CUPTI slowed what they counted), told in JSON. */
+	struct xpu_win_count pseen, ptraced, ptrap, pover;
+	uint64_t slice_at[XPU_GPU_SPANS_KEPT][2];	/* its last sampled slices, for pover */
+	uint32_t nslice_at;
 	struct xpu_gpu_sd psd;			/* pseen against ptraced, since the start */
 	struct xpu_gpu_sd rsd[XPU_GPU_NEST];	/* seen[e] against seen launches, since the start */
 	int by_probe[2];
 	double probe_cover[2];	/* ptraced / the time connected */
+	double trap_share[2];	/* ptrap / ptraced, as the scale took it */
 };
 /* Launches the slices saw, at the least, before their kernels and GPU time
  * scale by the probes' count: their ratio to launches from fewer is biased
@@ -173,11 +184,14 @@ struct xpu_gpu_proc {
  * low on average (18 runs, standard error 0.9%, docs/gpu-estimates.md);
  * the stand-in's, whose own code tracing does not slow, within 3%. */
 #define XPU_GPU_OWN_SYS_PCT 13.0
-/* What scaling by the launch probes' count leaves, the same way: their trap
- * slows the launching thread while they are on.  On an H200 GPT-2 training
- * and HF decode came out 5.6% low on average (8 runs, SD 4.5%); not added
- * to a kernel row's share (the scale cancels there). */
-#define XPU_GPU_PROBE_SYS_PCT 6.0
+/* What scaling by the launch probes' count leaves, the same way, beside
+ * the traps' share of their time, which is taken off it as if the thread
+ * only launched (it may be up to that much too much): their spans inside
+ * the library's slices and its switching.  On an H200 GPT-2 training and
+ * HF decode came out 5.6% low on average with the traps' time left in (12
+ * runs: -3.7%), -0.8% with it taken off (4 runs, docs/gpu-estimates.md);
+ * not added to a kernel row's share (the scale cancels there). */
+#define XPU_GPU_PROBE_SYS_PCT 3.0
 
 /* A launch waiting for its kernels. */
 struct xpu_gpu_join {
@@ -197,6 +211,8 @@ struct xpu_gpu_trace_rec {
 
 struct xpu_gpu_model {
 	struct xpu_ticks ticks;
+	uint64_t probe_at[XPU_GPU_SPANS_KEPT][2];	/* the launch probes' last sampled spans */
+	uint32_t nprobe_at;
 	uint64_t now;		/* time of the last tick */
 
 	struct xpu_gpu_kernel *kernels;

@@ -147,6 +147,10 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		if (!p->launch_only && (p->pseen.total || p->ptraced.total)) {
 			xpu_json_uint(j, "probed_launches", xpu_win_count_get(&p->pseen, vs_window));
 			xpu_json_num(j, "probed_pct", 100 * p->probe_cover[vs_window]);
+			xpu_json_num(j, "probed_trap_pct", 100 * p->trap_share[vs_window]);
+			uint64_t pt = xpu_win_count_get(&p->ptraced, vs_window);
+			xpu_json_num(j, "probed_in_slices_pct",
+				     pt ? 100 * (double)xpu_win_count_get(&p->pover, vs_window) / (double)pt : 0);
 		}
 		if (p->own_on) {
 			xpu_json_num(j, "own_traced_pct", 100 * p->own_cover[vs_window]);

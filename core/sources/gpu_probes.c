@@ -112,7 +112,7 @@ struct xpu_gpu_probes {
 	struct xpu_gpu_probe_stats st;
 };
 
-struct probed { uint32_t pid; uint64_t n; };
+struct probed { uint32_t pid; struct xpu_gpu_probed n; };
 #define MAX_PROBED 4096	/* probed_launches' max_entries */
 
 /* Frames of the launch machinery (the library, CUPTI, the CUDA runtime and
@@ -577,7 +577,8 @@ int xpu_gpu_probes_start(struct xpu_gpu_probes *p, const struct xpu_gpu_probe_si
 	p->no_stack = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[stack not captured]"), 0);
 	if (!p->st.no_launch_only) {
 		if (!(p->lp = xpu_launch_probes_new(p->skel->progs.gpu_launch, p->multi,
-							   &p->skel->bss->launches_paused)))
+							   &p->skel->bss->launches_paused, &p->skel->bss->calib_pid,
+							   (volatile uint64_t *)&p->skel->bss->calib_hits)))
 			return -1;
 		watch_mappings(p);
 	}
@@ -1007,18 +1008,23 @@ static void collect_probed(struct xpu_gpu_probes *p, uint64_t now)
 	if (!p->spare && !(p->spare = malloc(MAX_PROBED * sizeof(*p->spare))))
 		return;
 	for (void *prev = NULL; n < MAX_PROBED && bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
-		uint64_t c;
+		struct xpu_gpu_probed c;
 		if (bpf_map_lookup_elem(fd, &next, &c) == 0)
 			p->spare[n++] = (struct probed){ next, c };
 		key = next;
 	}
 	qsort(p->spare, n, sizeof(*p->spare), probed_cmp);
+	/* The traps' time: their count by what one costs (0: not measured). */
+	uint64_t trap_ns = p->lp ? xpu_launch_probes_trap_ns(p->lp) : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct probed *was = p->nprobed ? bsearch(&p->spare[i], p->probed, p->nprobed,
 								 sizeof(*p->probed), probed_cmp) : NULL;
-		uint64_t d = was && was->n <= p->spare[i].n ? p->spare[i].n - was->n : p->spare[i].n;
-		if (d)
-			p->sink.probed(p->sink.arg, p->spare[i].pid, now, d);
+		const struct xpu_gpu_probed *c = &p->spare[i].n;
+		int again = was && was->n.launches <= c->launches && was->n.traps <= c->traps;
+		uint64_t d = again ? c->launches - was->n.launches : c->launches;
+		uint64_t t = again ? c->traps - was->n.traps : c->traps;
+		if (d || t)
+			p->sink.probed(p->sink.arg, p->spare[i].pid, now, d, t * trap_ns);
 	}
 	struct probed *v = p->probed;
 	p->probed = p->spare;
@@ -1068,6 +1074,8 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 		xpu_launch_probes_stats(p->lp, &l);
 		st->runtime_files = l.files;
 		st->launch_slices = l.slices;
+		st->trap_ns = l.trap_ns;
+		st->trap_measured = l.trap_measured;
 		st->launch_attach_ns = l.attach_ns;
 		st->launch_detach_ns = l.detach_ns;
 		st->launch_probe_failed = l.failed;

@@ -29,8 +29,10 @@ struct xpu_gpu_probe_sink {
 		       uint32_t api, uint32_t stack, uint64_t calls);
 	/* calls launches of injected process pid the launch probes counted
 	 * since the last refresh (bpf/gpu.bpf.c's probed_launches): its pace
-	 * untraced by CUPTI.  NULL: not told. */
-	void (*probed)(void *arg, uint32_t pid, uint64_t time, uint64_t calls);
+	 * untraced by CUPTI; trap_ns: the time their traps (a hit each, a
+	 * launch or the driver's call under one) took from it, by what one
+	 * costs as measured (0: not measured).  NULL: not told. */
+	void (*probed)(void *arg, uint32_t pid, uint64_t time, uint64_t calls, uint64_t trap_ns);
 	/* The launch probes were on from start to end (sampled: one slice;
 	 * exact: since the last refresh).  NULL: not told. */
 	void (*span)(void *arg, uint64_t start, uint64_t end, int exact);
@@ -73,6 +75,8 @@ struct xpu_gpu_probe_stats {
 	uint32_t marker_files;		/* library copies with the site probe */
 	uint32_t runtime_files;		/* CUDA runtime/driver copies with launch probes */
 	uint64_t launch_slices;		/* sampled slices the launch probes were on */
+	uint32_t trap_ns;		/* what a probe's trap costs a call, measured; 0: unknown */
+	int trap_measured;		/* the measuring is over */
 	uint64_t launch_attach_ns;	/* time their thread spent attaching them */
 	uint64_t launch_detach_ns;	/* and detaching them */
 	uint64_t launch_probe_failed;	/* launch probes that could not be attached */

@@ -16,6 +16,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "../../bpf/gpu.h"
+
 #include "err.h"
 #include "sys.h"
 #include "uprobe_multi.h"
@@ -40,6 +42,9 @@ struct xpu_launch_probes {
 	struct bpf_program *prog;
 	int multi;	/* prog attaches as uprobe_multi links */
 	volatile uint32_t *paused;	/* prog counts nothing while set */
+	volatile uint32_t *calib_pid;	/* prog counts the calibration's hits by this pid */
+	volatile uint64_t *calib_hits;	/* ... here */
+	uint32_t trap_ns;		/* what a trap costs, measured; 0: not (atomic) */
 	pthread_t thread;
 	int started;
 	pthread_mutex_t lock;
@@ -194,6 +199,125 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
 	return next < t3 ? t3 : next;
 }
 
+
+/* ---- what a trap costs ---- */
+
+#if defined(__x86_64__)
+/* The instructions the launch functions begin with (cudaLaunchKernel: push
+ * rbp; mov rsp,rbp), which the kernel emulates under a uprobe, and nothing
+ * else: a probe here costs what one on a launch function does. */
+__asm__(".pushsection .text\n"
+	".globl xpu_trap_target\n"
+	".hidden xpu_trap_target\n"
+	".type xpu_trap_target, @function\n"
+	"xpu_trap_target:\n"
+	"\tpush %rbp\n"
+	"\tmov %rsp, %rbp\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	".size xpu_trap_target, .-xpu_trap_target\n"
+	".popsection\n");
+void xpu_trap_target(void);
+#define TRAP_TARGET xpu_trap_target
+#else
+#define TRAP_TARGET NULL
+#endif
+
+#define CALIB_CALLS 1000
+#define CALIB_ROUNDS 7
+#define CALIB_WARM 16
+
+/* The file offset of this executable's code at addr, from /proc/self/maps;
+ * 0: not found. */
+static uint64_t self_offset(uintptr_t addr)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	uint64_t off = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, pgoff;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s %lx", &lo, &hi, perms, &pgoff) == 4 && addr >= lo && addr < hi) {
+			if (perms[2] == 'x')
+				off = addr - lo + pgoff;
+			break;
+		}
+	}
+	fclose(f);
+	return off;
+}
+
+static uint64_t time_calls(void (*volatile fn)(void), uint32_t n)
+{
+	uint64_t t0 = xpu_now_mono();
+	for (uint32_t i = 0; i < n; i++)
+		fn();
+	return xpu_now_mono() - t0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t median(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* What a probe's trap costs a call, on this machine, now: calls to
+ * xpu_trap_target timed without a probe, with one (the launch program,
+ * through the lookups an injected process's launch takes), and without
+ * again; the medians' difference.  Every probed call must have been a hit
+ * of this process's, or nothing is measured.  Runs on the probes' thread,
+ * before any slice: a few ms (7,000 traps). */
+static uint32_t measure_trap(struct xpu_launch_probes *lp)
+{
+	void (*volatile fn)(void) = TRAP_TARGET;
+	uint64_t off = fn ? self_offset((uintptr_t)fn) : 0;
+	uint64_t plain[2 * CALIB_ROUNDS], probed[CALIB_ROUNDS], cookie = XPU_GPU_API_CALIB;
+	struct bpf_link *link = NULL;
+	int mfd = -1;
+	if (!off || !lp->calib_pid || !lp->calib_hits)
+		return 0;
+	for (int r = 0; r < CALIB_ROUNDS; r++)
+		plain[r] = time_calls(fn, CALIB_CALLS);
+	*lp->calib_pid = (uint32_t)getpid();
+	uint64_t hits0 = __atomic_load_n(lp->calib_hits, __ATOMIC_SEQ_CST);
+	uint32_t was = lp->paused ? *lp->paused : 0;
+	set_paused(lp, 0);
+	if (lp->multi) {
+		mfd = xpu_uprobe_multi_attach(bpf_program__fd(lp->prog), "/proc/self/exe", &off, &cookie, 1, 0);
+	} else {
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie);
+		link = bpf_program__attach_uprobe_opts(lp->prog, getpid(), "/proc/self/exe", off, &o);
+	}
+	if (mfd < 0 && !link) {
+		set_paused(lp, was);
+		return 0;
+	}
+	time_calls(fn, CALIB_WARM);	/* a process's first hit makes its out-of-line area */
+	for (int r = 0; r < CALIB_ROUNDS; r++)
+		probed[r] = time_calls(fn, CALIB_CALLS);
+	uint64_t hits = __atomic_load_n(lp->calib_hits, __ATOMIC_SEQ_CST) - hits0;
+	if (mfd >= 0)
+		close(mfd);
+	bpf_link__destroy(link);
+	set_paused(lp, was);
+	*lp->calib_pid = 0;
+	for (int r = 0; r < CALIB_ROUNDS; r++)
+		plain[CALIB_ROUNDS + r] = time_calls(fn, CALIB_CALLS);
+	uint64_t p = median(probed, CALIB_ROUNDS), q = median(plain, 2 * CALIB_ROUNDS);
+	if (hits != (uint64_t)CALIB_WARM + (uint64_t)CALIB_ROUNDS * CALIB_CALLS || p <= q)
+		return 0;
+	uint64_t ns = (p - q + CALIB_CALLS / 2) / CALIB_CALLS;
+	return ns ? (uint32_t)(ns > UINT32_MAX ? UINT32_MAX : ns) : 1;
+}
+
 static void *run(void *arg)
 {
 	struct xpu_launch_probes *lp = arg;
@@ -201,7 +325,11 @@ static void *run(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	prctl(PR_SET_NAME, "xputop-launch");
+	uint32_t trap = measure_trap(lp);
+	__atomic_store_n(&lp->trap_ns, trap, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&lp->lock);
+	lp->st.trap_ns = trap;
+	lp->st.trap_measured = 1;
 	uint64_t period = xpu_now_mono();
 	while (!lp->stop) {
 		lp->changed = 0;
@@ -230,7 +358,8 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi, volatile uint32_t *paused)
+struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi, volatile uint32_t *paused,
+					       volatile uint32_t *calib_pid, volatile uint64_t *calib_hits)
 {
 	struct xpu_launch_probes *lp = calloc(1, sizeof(*lp));
 	pthread_condattr_t ca;
@@ -239,6 +368,8 @@ struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int mu
 	lp->prog = prog;
 	lp->multi = multi;
 	lp->paused = paused;
+	lp->calib_pid = calib_pid;
+	lp->calib_hits = calib_hits;
 	lp->exact = 1;
 	lp->rng = xpu_now_mono() | 1;
 	pthread_mutex_init(&lp->lock, NULL);
@@ -343,4 +474,9 @@ void xpu_launch_probes_stats(struct xpu_launch_probes *lp, struct xpu_launch_pro
 	pthread_mutex_lock(&lp->lock);
 	*st = lp->st;
 	pthread_mutex_unlock(&lp->lock);
+}
+
+uint32_t xpu_launch_probes_trap_ns(struct xpu_launch_probes *lp)
+{
+	return __atomic_load_n(&lp->trap_ns, __ATOMIC_ACQUIRE);
 }

@@ -4,7 +4,9 @@
  * a trap on every call whether its program counts the launch or turns it
  * away (an injected process): 2-3 us a launch, 20% of a batch-1 LLM decode
  * on the H200 when first measured; 0.83 us a launch on back-to-back empty
- * kernels there since (bench/RESULTS.md, the eighth session).  So in the sampled mode the probes are
+ * kernels there since (bench/RESULTS.md, the eighth session), and 846 ns
+ * as xputop measures it at its start (xpu_launch_probes_trap_ns: the model
+ * takes the traps' time off the probes').  So in the sampled mode the probes are
  * attached for a slice of each period only, as the injection library turns
  * CUPTI on; in the exact mode they stay on.  A thread of their own attaches
  * and detaches them (a few ms a slice), off the ingest path; the spans they
@@ -30,13 +32,16 @@ struct xpu_launch_probes_stats {
 	uint64_t attach_ns;	/* time spent attaching them (wall) */
 	uint64_t detach_ns;	/* and detaching them (wall: mostly waiting for RCU) */
 	uint64_t failed;	/* attaches that failed */
+	uint32_t trap_ns;	/* what a probe's trap costs a call (measured at the start); 0: unknown */
+	int trap_measured;	/* the measuring is over */
 };
 
 /* multi: prog was loaded as a uprobe_multi program (expected attach type
  * XPU_BPF_TRACE_UPROBE_MULTI, uprobe_multi.h; Linux 6.6); else one
  * perf-event uprobe a function, whose detach waits for RCU (slow to turn on
  * and off). */
-struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi, volatile uint32_t *paused);
+struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi, volatile uint32_t *paused,
+					       volatile uint32_t *calib_pid, volatile uint64_t *calib_hits);
 void xpu_launch_probes_free(struct xpu_launch_probes *lp);
 /* A file to probe: n functions at file offsets offs (0: absent), function i
  * with the BPF cookie cookie0 + i.  Returns 0, or -1 (no function, no room). */
@@ -49,5 +54,11 @@ void xpu_launch_probes_mode(struct xpu_launch_probes *lp, int exact, uint32_t sl
 void xpu_launch_probes_spans(struct xpu_launch_probes *lp, uint64_t now,
 			     void (*fn)(void *arg, uint64_t start, uint64_t end, int exact), void *arg);
 void xpu_launch_probes_stats(struct xpu_launch_probes *lp, struct xpu_launch_probes_stats *st);
+/* What a probe's trap costs a call, measured on this machine as the
+ * probes' thread starts (a few ms: calls to a function of xputop's own,
+ * without and with a probe running the launch program, calib_pid and
+ * calib_hits being its bpf/gpu.bpf.c globals); 0 until then or where it
+ * could not be measured.  Never waits. */
+uint32_t xpu_launch_probes_trap_ns(struct xpu_launch_probes *lp);
 
 #endif

@@ -880,6 +880,9 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 			      "detach each)", st.launch_slices,
 			      (double)st.launch_attach_ns / 1e6 / (double)st.launch_slices,
 			      (double)st.launch_detach_ns / 1e6 / (double)st.launch_slices);
+	if (st.trap_measured && n > 0 && (size_t)n < size)
+		n += st.trap_ns ? snprintf(buf + n, size - (size_t)n, ", a trap %u ns (measured)", st.trap_ns)
+				: snprintf(buf + n, size - (size_t)n, ", a trap's cost not measured");
 	if (st.launch_probe_failed && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " probes failed to attach", st.launch_probe_failed);
 	/* Issue 26: what shows that the waiters work on a real program. */
@@ -1118,17 +1121,20 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 		xpu_inject_diag_launch(g->diag, pid, time);
 }
 
-/* Launches of an injected process the launch probes counted. */
-static void probe_probed(void *arg, uint32_t pid, uint64_t time, uint64_t calls)
+/* Launches of an injected process the launch probes counted, and the time
+ * their traps took (on the first event). */
+static void probe_probed(void *arg, uint32_t pid, uint64_t time, uint64_t calls, uint64_t trap_ns)
 {
 	struct gpu_source *g = arg;
 	struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .pid = pid, .tid = pid, .time = time };
 	ev.launch.flags = XPU_GPU_LAUNCH_PROBED;
-	while (calls) {
+	ev.launch.trap_ns = trap_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)trap_ns;
+	do {
 		ev.launch.count = calls > UINT32_MAX ? UINT32_MAX : (uint32_t)calls;
 		calls -= ev.launch.count;
 		emit(g, &ev);
-	}
+		ev.launch.trap_ns = 0;
+	} while (calls);
 }
 
 /* The launch-only probes were on from start to end: a slice of every

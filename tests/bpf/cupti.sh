@@ -234,6 +234,22 @@ $Q gpu_scaled "$T_TMP/slowed_probed.expected" launch_probes 0.85 1.1 < "$T_TMP/s
 	fail "not scaled by the launch probes' count"
 $Q gpu_within_stated "$T_TMP/slowed_probed.expected" 3 15 < "$T_TMP/slowed_probed.json" || fail "estimates"
 
+# A launch of 2 us of its own work and the real libcudart's cudaLaunchKernel:
+# the probes' own trap (half a us on this VM, measured by xputop as it
+# starts: "a trap N ns (measured)") is a tenth of it and more, and the
+# probes count that much less in their slices.  Their time is taken as less
+# their traps' (the count is what the rest of it launched): the estimate
+# holds where the count alone came out low by the traps' share.
+PROG_ENV="STAND_CUPTI_ATTACH_MS=10"
+play trapped 20 "--gpu-own-hz 0 --gpu-sample 25/250" -b 2 -c "$(ls "$T_TMP"/cudart/libcudart.so.*)" "$STAND" 8
+
+t the_probes_own_traps_are_taken_off_their_time
+$Q gpu_status_had "ns (measured)" < "$T_TMP/trapped.json" || fail "what a trap costs was not measured"
+$Q gpu_scaled "$T_TMP/trapped.expected" launch_probes 0.92 1.08 < "$T_TMP/trapped.json" ||
+	fail "not scaled by the launch probes' count, or not within 8%"
+$Q gpu_trap_share "$T_TMP/trapped.expected" 8 < "$T_TMP/trapped.json" ||
+	fail "the traps' share is too small to tell a correction from none"
+
 t scaled_by_the_time_traced_the_same_thread_comes_out_low
 $Q gpu_scaled "$T_TMP/slowed_by_time.expected" time 0.3 0.75 < "$T_TMP/slowed_by_time.json" ||
 	fail "the stand-in's slowing is not there to correct"
