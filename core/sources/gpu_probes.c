@@ -1042,10 +1042,27 @@ void xpu_gpu_probes_tick(struct xpu_gpu_probes *p, uint64_t now)
 		xpu_launch_probes_spans(p->lp, now, on_span, p);
 }
 
+/* The probes' slices are XPU_GPU_PROBE_SLICE_X times the library's, at
+ * most a quarter of the period (never shorter than the library's): the
+ * probes' count is what an injected process's launches are estimated from,
+ * and a trap costs a launch a sixth of what CUPTI's slice does (0.85
+ * against 5 us on an H200).  Their cost is linear in their share of the
+ * time: on back-to-back empty kernels, launch-only, 0.022 us a launch of
+ * system time at 2% (10 ms in 500), 0.086 at 10% (5x); at 3x, 6%, about
+ * 0.05.  One run's estimates of training and decode spread by SD 2.7% at
+ * 10% where they did by 5-7% at 2% (bench/RESULTS.md, ninth session). */
+uint32_t xpu_gpu_probes_slice_ms(uint32_t slice_ms, uint32_t period_ms)
+{
+	uint64_t ms = (uint64_t)slice_ms * XPU_GPU_PROBE_SLICE_X;
+	if (ms > period_ms / 4)
+		ms = period_ms / 4;
+	return ms > slice_ms ? (uint32_t)ms : slice_ms;
+}
+
 void xpu_gpu_probes_mode(struct xpu_gpu_probes *p, int exact, uint32_t slice_ms, uint32_t period_ms)
 {
 	if (p->lp)
-		xpu_launch_probes_mode(p->lp, exact, slice_ms, period_ms);
+		xpu_launch_probes_mode(p->lp, exact, xpu_gpu_probes_slice_ms(slice_ms, period_ms), period_ms);
 }
 
 void xpu_gpu_probes_mark(const struct xpu_gpu_probes *p, struct xpu_dict *d)

@@ -124,6 +124,11 @@ void xpu_gpu_probes_tick(struct xpu_gpu_probes *p, uint64_t now);
 /* The launch-only probes: always on (exact), or on for slice_ms of every
  * period_ms (launch_probes.h). */
 void xpu_gpu_probes_mode(struct xpu_gpu_probes *p, int exact, uint32_t slice_ms, uint32_t period_ms);
+/* How long the probes' slice is where the library's is slice_ms of every
+ * period_ms: XPU_GPU_PROBE_SLICE_X times it, at most a quarter of the
+ * period, never less than slice_ms. */
+#define XPU_GPU_PROBE_SLICE_X 3
+uint32_t xpu_gpu_probes_slice_ms(uint32_t slice_ms, uint32_t period_ms);
 /* Marks the stack ids the probes hold (session holder). */
 void xpu_gpu_probes_mark(const struct xpu_gpu_probes *p, struct xpu_dict *d);
 void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_stats *st);

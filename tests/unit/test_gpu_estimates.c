@@ -26,6 +26,7 @@
 
 #include "dict.h"
 #include "event.h"
+#include "gpu_probes.h"
 #include "inject.h"
 #include "model_gpu.h"
 #include "table.h"
@@ -295,10 +296,11 @@ static int by_arrival(const void *a, const void *b)
 }
 
 /* The slices of the library's schedule from `from` to `to`. */
-static uint32_t slices(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[2], uint32_t max)
+static uint32_t slices_of(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[2], uint32_t max,
+			  uint32_t slice_ms)
 {
 	struct xpu_sched s = { 0 };
-	struct xpu_wire_mode mode = { XPU_WIRE_MODE_SAMPLED, XPU_SCHED_PERIOD_MS, XPU_SCHED_SLICE_MS, 0 };
+	struct xpu_wire_mode mode = { XPU_WIRE_MODE_SAMPLED, XPU_SCHED_PERIOD_MS, slice_ms, 0 };
 	uint32_t n = 0;
 	uint64_t now = from;
 	xpu_sched_mode(&s, &mode, now, seed);
@@ -311,6 +313,18 @@ static uint32_t slices(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[
 			v[n++][1] = now;
 	}
 	return n;
+}
+
+/* The library's slices (the default mode's). */
+static uint32_t slices(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[2], uint32_t max)
+{
+	return slices_of(seed, from, to, v, max, XPU_SCHED_SLICE_MS);
+}
+
+/* The launch probes' slices (core/sources/gpu_probes.c). */
+static uint32_t probe_slices(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[2], uint32_t max)
+{
+	return slices_of(seed, from, to, v, max, xpu_gpu_probes_slice_ms(XPU_SCHED_SLICE_MS, XPU_SCHED_PERIOD_MS));
 }
 
 #define MAX_NAMES 256
@@ -495,7 +509,7 @@ static void sample_injected(struct work *w, const struct names *nm, uint64_t sta
 	ev.gproc.state = XPU_GPU_PROC_LEFT;
 	put(out, end + FLUSH, &ev);
 	static uint64_t pl[MAX_SLICES][2];
-	uint32_t np = w->probes ? slices(seed * 0x9E3779B97F4A7C15ULL | 1, T0, end + TICK, pl, MAX_SLICES) : 0;
+	uint32_t np = w->probes ? probe_slices(seed * 0x9E3779B97F4A7C15ULL | 1, T0, end + TICK, pl, MAX_SLICES) : 0;
 	uint32_t pk = 0, spans = 0;
 	uint64_t ptick = T0 + TICK, pcount = 0, ptrap = 0, shift = 0;
 	struct launch l;
@@ -542,7 +556,7 @@ static void sample_probed(struct work *w, const struct names *nm, uint64_t start
 			  struct stream *out, struct truth *tr)
 {
 	static uint64_t sl[MAX_SLICES][2];
-	uint32_t ns = slices(seed, T0, end + TICK, sl, MAX_SLICES), k = 0, spans = 0;
+	uint32_t ns = probe_slices(seed, T0, end + TICK, sl, MAX_SLICES), k = 0, spans = 0;
 	uint64_t tick = T0 + TICK, counted = 0;
 	struct xpu_event ev;
 	struct launch l;
