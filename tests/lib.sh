@@ -105,6 +105,8 @@ t_stop_jobs() {
 t_cleanup() {
 	trap - EXIT INT TERM
 	t_stop_jobs
+	# XPU_TEST_KEEP=DIR: a copy of the suite's files, to look into a failure
+	[ -z "${XPU_TEST_KEEP:-}" ] || cp -a "$T_TMP" "$XPU_TEST_KEEP/$(basename "$0" .sh).$$" 2> /dev/null
 	rm -rf "$T_TMP" "$T_PUB" "$T_SAN" ${T_SOCK:+"$T_SOCK"}
 }
 trap 't_cleanup' EXIT
