@@ -636,6 +636,12 @@ int gpu_launch(struct pt_regs *ctx)
 	}
 	k.site = site_hash(ctx, &ret0);
 	c = bpf_map_lookup_elem(&launch_counts, &k);
+	/* The launch-only one's calibration: its hash and lookup, no count. */
+	if (k.api == XPU_GPU_API_CALIB_LO) {
+		if (k.pid == calib_pid && !c)
+			__sync_fetch_and_add(&calib_hits, 1);
+		return 0;
+	}
 	if (c) {
 		__sync_fetch_and_add(&c->calls, 1);
 		return 0;

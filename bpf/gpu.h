@@ -11,9 +11,11 @@
 /* Launch-only probes: a launch API's index (the uprobe's cookie) below this
  * is a runtime function, at or above it a driver function. */
 #define XPU_GPU_NRUNTIME 11
-/* The cookie of the probe that measures what a trap costs (on xputop's own
- * function, core/sources/launch_probes.c): no launch API's. */
+/* The cookies of the probes that measure what a trap costs (on xputop's
+ * own function, core/sources/launch_probes.c): an injected process's hit,
+ * and a launch-only one's (its call site hashed); no launch API's. */
 #define XPU_GPU_API_CALIB 0xffffu
+#define XPU_GPU_API_CALIB_LO 0xfffeu
 /* Return addresses hashed into a launch's call site: the caller's, then up
  * to this many more along the frame-pointer chain. */
 #define XPU_GPU_SITE_DEPTH 8

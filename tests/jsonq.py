@@ -470,6 +470,24 @@ def gpu_trap_share(snaps, expected_path, lo_pct):
         sys.exit(f"the traps took {share:.2f}% of the probes' time, not {lo_pct}% or more")
 
 
+def gpu_launch_trapped(snaps, pid, made, lo_pct, lo_ratio, hi_ratio):
+    """PID's launch-only row in the last snapshot: the probes' traps took
+    at least LO_PCT percent of their time, and its launches are estimated
+    at LO_RATIO to HI_RATIO of MADE (where, that time left in, they would
+    have come out as much lower)."""
+    rows = [p for p in snaps[-1]["gpu"]["processes"] if p["pid"] == int(pid)]
+    if len(rows) != 1:
+        sys.exit(f"no single process row for {pid}: {snaps[-1]['gpu']['processes']}")
+    p, made = rows[0], int(made)
+    share, est = p.get("probed_trap_pct") or 0, p.get("launches_est") or 0
+    print(f"  launches {est:.0f} of {made} ({est / made:.3f}), the traps {share:.1f}% of the probes' time "
+          f"(left in: {est * (1 - share / 100) / made:.3f}), stated +-{p.get('launches_est_err_pct')}")
+    if share < float(lo_pct):
+        sys.exit(f"the traps took {share:.1f}% of the probes' time, not {lo_pct}% or more")
+    if not float(lo_ratio) <= est / made <= float(hi_ratio):
+        sys.exit(f"estimated {est:.0f} launches of {made}: not {lo_ratio} to {hi_ratio} of them")
+
+
 def gpu_kernel_within_stated(snaps, expected_path, kernel, other, ratio_pct, most_pct):
     """KERNEL's calls, estimated in the last snapshot, are within twice the
     uncertainty its row states (calls_err_pct) and MOST_PCT percent of what
@@ -982,7 +1000,7 @@ def gpu_devices_below(snaps, n):
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stitched_mostly, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
-                                  gpu_traced_pct, gpu_within_stated, gpu_scaled, gpu_trap_share, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
+                                  gpu_traced_pct, gpu_within_stated, gpu_scaled, gpu_trap_share, gpu_launch_trapped, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
                                   gpu_status_had, gpu_status_last, gpu_status_never, gpu_status_lacks,
                                   gpu_estimates, gpu_modes,

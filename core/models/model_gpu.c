@@ -523,13 +523,21 @@ static void trace_add(struct xpu_gpu_model *m, const struct xpu_gpu_trace_rec *r
 
 static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
 {
-	struct xpu_gpu_proc *p = proc_get(m, ev->pid, ev->launch.comm);
 	uint32_t calls = ev->launch.count ? ev->launch.count : 1;
+	/* The traps alone (a launch-only process's driver launches under its
+	 * runtime ones): of a process already seen only. */
+	if ((ev->launch.flags & XPU_GPU_LAUNCH_PROBED) && !ev->launch.count) {
+		struct xpu_gpu_proc *q = proc_find(m, ev->pid);
+		if (q)
+			q->ptrap.open += ev->launch.trap_ns;
+		return 0;
+	}
+	struct xpu_gpu_proc *p = proc_get(m, ev->pid, ev->launch.comm);
 	if (!p)
 		return -ENOMEM;
+	p->ptrap.open += ev->launch.trap_ns;
 	if (ev->launch.flags & XPU_GPU_LAUNCH_PROBED) {
 		p->pseen.open += ev->launch.count;
-		p->ptrap.open += ev->launch.trap_ns;
 		return 0;
 	}
 	p->launches.open += calls;
@@ -913,14 +921,14 @@ static double with_own_bias(double err_pct, int by_own)
 
 /* total seen, scaled up by scale when sampled, with its uncertainty. */
 static struct xpu_gpu_est estimate(const struct xpu_gpu_sd *s, uint64_t total, double scale, int sampled,
-				   int by_own)
+				   int by_own, double trap_share)
 {
 	if (!sampled)
 		return (struct xpu_gpu_est){ (double)total, 0, 1 };
 	struct xpu_gpu_est e = { (double)total * scale, 0, 0 };
-	double err = scale > 0 ? with_own_bias(sd_err_pct(s), by_own) : -1;
+	double err = scale > 0 ? with_own_bias(sd_err_pct(s), by_own) : -1, te = 100 * trap_share;
 	if (err >= 0) {
-		e.err_pct = err;
+		e.err_pct = sqrt(err * err + te * te);
 		e.ok = 1;
 	}
 	return e;
@@ -978,7 +986,8 @@ static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 			struct xpu_gpu_sd w = sd_window(&m->ticks, y->ring, own ? p->own_in.ring : p->traced.ring,
 							own ? p->oseen[c].ring : p->seen[c].ring);
 			p->est[XPU_WIN_RECENT][e] = estimate(&w, y->recent, p->scale[XPU_WIN_RECENT],
-							     p->sampled[XPU_WIN_RECENT], own);
+							     p->sampled[XPU_WIN_RECENT], own,
+							     p->launch_only ? p->trap_share[XPU_WIN_RECENT] : 0);
 		}
 		own = p->by_own[XPU_WIN_ALL];
 		if (p->by_probe[XPU_WIN_ALL])
@@ -987,7 +996,8 @@ static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 		else
 			p->est[XPU_WIN_ALL][e] = estimate(own ? &p->osd[e] : &p->sd[e],
 							  own ? p->oseen[e].total : p->seen[e].total,
-							  p->scale[XPU_WIN_ALL], p->sampled[XPU_WIN_ALL], own);
+							  p->scale[XPU_WIN_ALL], p->sampled[XPU_WIN_ALL], own,
+							  p->launch_only ? p->trap_share[XPU_WIN_ALL] : 0);
 	}
 }
 
@@ -1025,18 +1035,20 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 	uint64_t trap[2] = { p->ptrap.recent, p->ptrap.total };
 	uint64_t lseen[2] = { p->seen[XPU_GPU_EST_LAUNCHES].recent, p->seen[XPU_GPU_EST_LAUNCHES].total };
 	for (int w = 0; w < 2; w++) {
+		/* The probes' count is what their time less their traps' launched
+		 * (a launching thread that waits for nothing else; at most 90%
+		 * of it taken off): a launch-only process's time traced is theirs.
+		 * An injected one's time inside its own slices (pover, where CUPTI
+		 * slowed what they counted) is told, not taken off: its pace there
+		 * is not known (docs/gpu-estimates.md). */
+		uint64_t base = p->launch_only ? got[w] : pt[w];
+		p->trap_share[w] = base && was_sampled[w] ? fmin((double)trap[w] / (double)base, 0.9) : 0;
 		double c = span[w] ? (double)got[w] / (double)span[w] : 0;
 		p->cover[w] = c > 1 ? 1 : c;
 		p->span_s[w] = (double)span[w] / 1e9;
 		p->sampled[w] = was_sampled[w];
 		p->own_cover[w] = own_all[w] ? (double)own_in[w] / (double)own_all[w] : 0;
 		p->probe_cover[w] = span[w] ? (double)pt[w] / (double)span[w] : 0;
-		/* The count is what the probes' time less their traps' launched
-		 * (a launching thread that waits for nothing else; at most 90%
-		 * of it taken off).  Their time inside the process's own slices
-		 * (pover, where CUPTI slowed what they counted) is told, not
-		 * taken off: its pace there is not known (docs/gpu-estimates.md). */
-		p->trap_share[w] = pt[w] ? fmin((double)trap[w] / (double)pt[w], 0.9) : 0;
 		double untrapped = (double)pt[w] * (1 - p->trap_share[w]);
 		p->by_probe[w] = was_sampled[w] && probe_ready && pt[w] && span[w] && lseen[w] >= XPU_GPU_PROBE_MIN &&
 				 pgot[w] >= XPU_GPU_PROBE_MIN;
@@ -1045,7 +1057,7 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 			      /* the probes' count scaled by their time, over the launches seen */
 			      : p->by_probe[w] ? (double)pgot[w] * (double)span[w] / (untrapped * (double)lseen[w])
 			      : p->by_own[w] ? 1 / p->own_cover[w]
-			      : p->cover[w] > 0 ? 1 / p->cover[w] : 0;
+			      : p->cover[w] > 0 ? 1 / (p->cover[w] * (1 - (p->launch_only ? p->trap_share[w] : 0))) : 0;
 		if (p->scale[w] > XPU_GPU_SCALE_MAX)
 			p->scale[w] = XPU_GPU_SCALE_MAX;
 	}

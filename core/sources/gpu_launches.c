@@ -119,8 +119,8 @@ void xpu_gpu_launches_stack(struct xpu_gpu_launches *l, const struct xpu_gpu_lau
 }
 
 /* Hands on what the key's count grew by.  A key counted with a stack waits
- * a few refreshes for it (not at its final reading); a nested driver launch
- * is never handed on. */
+ * a few refreshes for it (not at its final reading); a nested driver
+ * launch's is handed on as such, at once. */
 static void on_count(struct xpu_gpu_launches *l, const struct xpu_gpu_launch_key *k,
 		     const struct xpu_gpu_launch_count *c, uint64_t now, int final, xpu_gpu_launches_fn fn,
 		     void *arg)
@@ -132,7 +132,10 @@ static void on_count(struct xpu_gpu_launches *l, const struct xpu_gpu_launch_key
 		s->comm = xpu_dict_str(l->dict, c->comm, strnlen(c->comm, sizeof(c->comm)));
 	if (c->calls < s->seen)	/* the key was made anew */
 		s->seen = 0;
-	if (c->calls == s->seen || (c->flags & XPU_GPU_LAUNCH_NESTED)) {
+	if (c->calls == s->seen)
+		return;
+	if (c->flags & XPU_GPU_LAUNCH_NESTED) {
+		fn(arg, k, s->comm, 0, c->calls - s->seen, 1);
 		s->seen = c->calls;
 		return;
 	}
@@ -144,7 +147,7 @@ static void on_count(struct xpu_gpu_launches *l, const struct xpu_gpu_launch_key
 		s->lost = 1;
 		l->st.stacks_lost++;
 	}
-	fn(arg, k, s->comm, s->stack, c->calls - s->seen);
+	fn(arg, k, s->comm, s->stack, c->calls - s->seen, 0);
 	s->seen = c->calls;
 	s->checked = now;
 }

@@ -967,12 +967,21 @@ static void discover(struct xpu_gpu_probes *p, uint64_t now)
 
 /* Counted launches go to the sink; those counted without a stack get one
  * that says so, ending in their API. */
+/* A launch-only process's launches, and the time their traps took from it
+ * (by what a launch-only trap costs, measured): a nested driver launch's
+ * trap comes as time alone (the probed sink's, no launch). */
 static void on_counted(void *arg, const struct xpu_gpu_launch_key *k, uint32_t comm, uint32_t stack,
-		       uint64_t calls)
+		       uint64_t calls, int nested)
 {
 	struct xpu_gpu_probes *p = arg;
+	uint64_t trap_ns = calls * (p->lp ? xpu_launch_probes_trap_ns(p->lp, 1) : 0);
 	if (k->api >= NRUNTIME + NDRIVER) {
 		p->st.bad++;
+		return;
+	}
+	if (nested) {
+		if (p->sink.probed && trap_ns)
+			p->sink.probed(p->sink.arg, k->pid, xpu_now_mono(), 0, trap_ns);
 		return;
 	}
 	uint32_t api = p->api_str[k->api];
@@ -981,7 +990,7 @@ static void on_counted(void *arg, const struct xpu_gpu_launch_key *k, uint32_t c
 		stack = xpu_dict_stack(p->dict, frames, 2);
 	}
 	p->st.launches += calls;
-	p->sink.launch(p->sink.arg, k->pid, k->tid, xpu_now_mono(), comm, api, stack, calls);
+	p->sink.launch(p->sink.arg, k->pid, k->tid, xpu_now_mono(), comm, api, stack, calls, trap_ns);
 }
 
 static void on_span(void *arg, uint64_t start, uint64_t end, int exact)
@@ -1015,7 +1024,7 @@ static void collect_probed(struct xpu_gpu_probes *p, uint64_t now)
 	}
 	qsort(p->spare, n, sizeof(*p->spare), probed_cmp);
 	/* The traps' time: their count by what one costs (0: not measured). */
-	uint64_t trap_ns = p->lp ? xpu_launch_probes_trap_ns(p->lp) : 0;
+	uint64_t trap_ns = p->lp ? xpu_launch_probes_trap_ns(p->lp, 0) : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct probed *was = p->nprobed ? bsearch(&p->spare[i], p->probed, p->nprobed,
 								 sizeof(*p->probed), probed_cmp) : NULL;
@@ -1092,6 +1101,7 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 		st->runtime_files = l.files;
 		st->launch_slices = l.slices;
 		st->trap_ns = l.trap_ns;
+		st->trap_lo_ns = l.trap_lo_ns;
 		st->trap_measured = l.trap_measured;
 		st->launch_attach_ns = l.attach_ns;
 		st->launch_detach_ns = l.detach_ns;

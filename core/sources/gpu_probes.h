@@ -24,14 +24,16 @@ struct xpu_gpu_probe_sink {
 	void (*site)(void *arg, uint32_t pid, uint32_t site, const uint32_t *frames, uint32_t n);
 	/* calls launches counted by the launch-only probes since the last
 	 * refresh, from one thread, call site and API: stack includes the API
-	 * frame. */
+	 * frame; trap_ns the time their traps took (0: not measured). */
 	void (*launch)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint32_t comm,
-		       uint32_t api, uint32_t stack, uint64_t calls);
+		       uint32_t api, uint32_t stack, uint64_t calls, uint64_t trap_ns);
 	/* calls launches of injected process pid the launch probes counted
 	 * since the last refresh (bpf/gpu.bpf.c's probed_launches): its pace
 	 * untraced by CUPTI; trap_ns: the time their traps (a hit each, a
 	 * launch or the driver's call under one) took from it, by what one
-	 * costs as measured (0: not measured).  NULL: not told. */
+	 * costs as measured (0: not measured); for a launch-only process
+	 * calls is 0 (its driver launches under runtime ones: their traps).
+	 * NULL: not told. */
 	void (*probed)(void *arg, uint32_t pid, uint64_t time, uint64_t calls, uint64_t trap_ns);
 	/* The launch probes were on from start to end (sampled: one slice;
 	 * exact: since the last refresh).  NULL: not told. */
@@ -76,6 +78,7 @@ struct xpu_gpu_probe_stats {
 	uint32_t runtime_files;		/* CUDA runtime/driver copies with launch probes */
 	uint64_t launch_slices;		/* sampled slices the launch probes were on */
 	uint32_t trap_ns;		/* what a probe's trap costs a call, measured; 0: unknown */
+	uint32_t trap_lo_ns;		/* a launch-only process's (its call site hashed) */
 	int trap_measured;		/* the measuring is over */
 	uint64_t launch_attach_ns;	/* time their thread spent attaching them */
 	uint64_t launch_detach_ns;	/* and detaching them */

@@ -44,7 +44,8 @@ struct xpu_launch_probes {
 	volatile uint32_t *paused;	/* prog counts nothing while set */
 	volatile uint32_t *calib_pid;	/* prog counts the calibration's hits by this pid */
 	volatile uint64_t *calib_hits;	/* ... here */
-	uint32_t trap_ns;		/* what a trap costs, measured; 0: not (atomic) */
+	uint32_t trap_ns[2];		/* what a trap costs an injected process, a launch-only
+					 * one; 0: not measured (atomic) */
 	pthread_t thread;
 	int started;
 	pthread_mutex_t lock;
@@ -271,15 +272,17 @@ static uint64_t median(uint64_t *v, size_t n)
 
 /* What a probe's trap costs a call, on this machine, now: calls to
  * xpu_trap_target timed without a probe, with one (the launch program,
- * through the lookups an injected process's launch takes), and without
- * again; the medians' difference.  Every probed call must have been a hit
- * of this process's, or nothing is measured.  Runs on the probes' thread,
- * before any slice: a few ms (7,000 traps). */
-static uint32_t measure_trap(struct xpu_launch_probes *lp)
+ * through what an injected process's launch takes, cookie
+ * XPU_GPU_API_CALIB, or a launch-only one's, XPU_GPU_API_CALIB_LO: its
+ * call site hashed), and without again; the medians' difference.  Every
+ * probed call must have been a hit of this process's, or nothing is
+ * measured.  Runs on the probes' thread, before any slice: a few ms
+ * (7,000 traps). */
+static uint32_t measure_trap(struct xpu_launch_probes *lp, uint64_t cookie)
 {
 	void (*volatile fn)(void) = TRAP_TARGET;
 	uint64_t off = fn ? self_offset((uintptr_t)fn) : 0;
-	uint64_t plain[2 * CALIB_ROUNDS], probed[CALIB_ROUNDS], cookie = XPU_GPU_API_CALIB;
+	uint64_t plain[2 * CALIB_ROUNDS], probed[CALIB_ROUNDS];
 	struct bpf_link *link = NULL;
 	int mfd = -1;
 	if (!off || !lp->calib_pid || !lp->calib_hits)
@@ -325,10 +328,12 @@ static void *run(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	prctl(PR_SET_NAME, "xputop-launch");
-	uint32_t trap = measure_trap(lp);
-	__atomic_store_n(&lp->trap_ns, trap, __ATOMIC_RELEASE);
+	uint32_t trap = measure_trap(lp, XPU_GPU_API_CALIB), trap_lo = measure_trap(lp, XPU_GPU_API_CALIB_LO);
+	__atomic_store_n(&lp->trap_ns[0], trap, __ATOMIC_RELEASE);
+	__atomic_store_n(&lp->trap_ns[1], trap_lo, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&lp->lock);
 	lp->st.trap_ns = trap;
+	lp->st.trap_lo_ns = trap_lo;
 	lp->st.trap_measured = 1;
 	uint64_t period = xpu_now_mono();
 	while (!lp->stop) {
@@ -476,7 +481,7 @@ void xpu_launch_probes_stats(struct xpu_launch_probes *lp, struct xpu_launch_pro
 	pthread_mutex_unlock(&lp->lock);
 }
 
-uint32_t xpu_launch_probes_trap_ns(struct xpu_launch_probes *lp)
+uint32_t xpu_launch_probes_trap_ns(struct xpu_launch_probes *lp, int launch_only)
 {
-	return __atomic_load_n(&lp->trap_ns, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&lp->trap_ns[!!launch_only], __ATOMIC_ACQUIRE);
 }

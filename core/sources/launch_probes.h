@@ -32,7 +32,9 @@ struct xpu_launch_probes_stats {
 	uint64_t attach_ns;	/* time spent attaching them (wall) */
 	uint64_t detach_ns;	/* and detaching them (wall: mostly waiting for RCU) */
 	uint64_t failed;	/* attaches that failed */
-	uint32_t trap_ns;	/* what a probe's trap costs a call (measured at the start); 0: unknown */
+	uint32_t trap_ns;	/* what a probe's trap costs an injected process's launch
+				 * (measured at the start); 0: unknown */
+	uint32_t trap_lo_ns;	/* and a launch-only one's (its call site hashed) */
 	int trap_measured;	/* the measuring is over */
 };
 
@@ -54,11 +56,12 @@ void xpu_launch_probes_mode(struct xpu_launch_probes *lp, int exact, uint32_t sl
 void xpu_launch_probes_spans(struct xpu_launch_probes *lp, uint64_t now,
 			     void (*fn)(void *arg, uint64_t start, uint64_t end, int exact), void *arg);
 void xpu_launch_probes_stats(struct xpu_launch_probes *lp, struct xpu_launch_probes_stats *st);
-/* What a probe's trap costs a call, measured on this machine as the
- * probes' thread starts (a few ms: calls to a function of xputop's own,
- * without and with a probe running the launch program, calib_pid and
- * calib_hits being its bpf/gpu.bpf.c globals); 0 until then or where it
- * could not be measured.  Never waits. */
-uint32_t xpu_launch_probes_trap_ns(struct xpu_launch_probes *lp);
+/* What a probe's trap costs an injected process's launch, or a launch-only
+ * one's (its call site hashed), measured on this machine as the probes'
+ * thread starts (a few ms: calls to a function of xputop's own, without
+ * and with a probe running the launch program, calib_pid and calib_hits
+ * being its bpf/gpu.bpf.c globals); 0 until then or where it could not be
+ * measured.  Never waits. */
+uint32_t xpu_launch_probes_trap_ns(struct xpu_launch_probes *lp, int launch_only);
 
 #endif

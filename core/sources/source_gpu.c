@@ -881,7 +881,8 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 			      (double)st.launch_attach_ns / 1e6 / (double)st.launch_slices,
 			      (double)st.launch_detach_ns / 1e6 / (double)st.launch_slices);
 	if (st.trap_measured && n > 0 && (size_t)n < size)
-		n += st.trap_ns ? snprintf(buf + n, size - (size_t)n, ", a trap %u ns (measured)", st.trap_ns)
+		n += st.trap_ns ? snprintf(buf + n, size - (size_t)n, ", a trap %u ns (%u ns with the call site's hash, "
+					   "measured)", st.trap_ns, st.trap_lo_ns)
 				: snprintf(buf + n, size - (size_t)n, ", a trap's cost not measured");
 	if (st.launch_probe_failed && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " probes failed to attach", st.launch_probe_failed);
@@ -1103,7 +1104,7 @@ static void probe_site(void *arg, uint32_t pid, uint32_t site, const uint32_t *f
 }
 
 static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint32_t comm,
-			 uint32_t api, uint32_t stack, uint64_t calls)
+			 uint32_t api, uint32_t stack, uint64_t calls, uint64_t trap_ns)
 {
 	struct gpu_source *g = arg;
 	struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .pid = pid, .tid = tid, .time = time };
@@ -1111,10 +1112,12 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 	ev.launch.api = api;
 	ev.launch.comm = comm;
 	ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
+	ev.launch.trap_ns = trap_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)trap_ns;
 	while (calls) {
 		ev.launch.count = calls > UINT32_MAX ? UINT32_MAX : (uint32_t)calls;
 		calls -= ev.launch.count;
 		emit(g, &ev);
+		ev.launch.trap_ns = 0;
 	}
 	/* A process -p does not watch is none of this xputop's findings. */
 	if (xpu_session_watches(g->sess, pid))

@@ -100,8 +100,9 @@ struct xpu_ev_gpu_launch {
 	uint32_t flags;		/* XPU_GPU_LAUNCH_* */
 	uint32_t count;		/* launches this event stands for (LAUNCH_ONLY); 0 reads as 1,
 				 * but for PROBED, where it is the count */
-	uint32_t trap_ns;	/* PROBED: the time the probes' traps took from the process
-				 * (launch_probes.h), clamped; 0 in older recordings */
+	uint32_t trap_ns;	/* PROBED, LAUNCH_ONLY: the time the probes' traps took from
+				 * the process (launch_probes.h), clamped; 0 in older
+				 * recordings */
 };
 
 struct xpu_ev_gpu_kernel {

@@ -244,7 +244,7 @@ PROG_ENV="STAND_CUPTI_ATTACH_MS=10"
 play trapped 20 "--gpu-own-hz 0 --gpu-sample 25/250" -b 2 -c "$(ls "$T_TMP"/cudart/libcudart.so.*)" "$STAND" 8
 
 t the_probes_own_traps_are_taken_off_their_time
-$Q gpu_status_had "ns (measured)" < "$T_TMP/trapped.json" || fail "what a trap costs was not measured"
+$Q gpu_status_had " ns with the call site's hash, measured)" < "$T_TMP/trapped.json" || fail "what a trap costs was not measured"
 $Q gpu_scaled "$T_TMP/trapped.expected" launch_probes 0.92 1.08 < "$T_TMP/trapped.json" ||
 	fail "not scaled by the launch probes' count, or not within 8%"
 $Q gpu_trap_share "$T_TMP/trapped.expected" 8 < "$T_TMP/trapped.json" ||

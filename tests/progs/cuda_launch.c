@@ -4,12 +4,14 @@
  * launch probes still see it: the test and the benchmark of xputop's
  * launch-only path.
  *
- * Usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS] [-m MIB] [-k]
+ * Usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-b BUSY_US] [-t THREADS] [-m MIB] [-k]
  *   Each thread launches until SECONDS have passed (default 5) or it made
  *   LAUNCHES, sleeping INTERVAL_MS between launches (default: none).  Three
  *   launches in four come from app_model_step, one from app_model_eval (two
  *   call sites); the last line says how many of each, the wall time per launch
  *   (per thread) and the process's CPU time per launch (uprobes run in it).
+ *   -b BUSY_US: each launch after BUSY_US of the thread's own work (a spin
+ *   on the clock): a launch-bound thread whose pace a probe's trap slows.
  *   -m MIB: one more thread maps MIB of memory and fills it, over and over,
  *   holding the process's mmap lock as CUDA's driver threads do (a uprobe
  *   is taken out of a process under that lock: its launch probes stay in
@@ -24,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double seconds = 5, interval_ms;
+static double seconds = 5, interval_ms, busy_us;
 static long limit;
 static long step_calls, eval_calls, failures;
 static size_t churn_bytes;
@@ -67,6 +69,8 @@ static void *launcher(void *arg)
 	long i = 0, eval = 0;
 	struct timespec gap = { (time_t)(interval_ms / 1000), (long)(interval_ms * 1e6) % 1000000000L };
 	for (; (!limit || i < limit) && now() - t0 < seconds; i++) {
+		for (double b0 = busy_us > 0 ? now() : 0; busy_us > 0 && (now() - b0) * 1e6 < busy_us;)
+			;
 		if (i % 4 == 3) {
 			app_model_eval();
 			eval++;
@@ -96,11 +100,12 @@ static void *churn(void *arg)
 int main(int argc, char **argv)
 {
 	int threads = 1, c;
-	while ((c = getopt(argc, argv, "s:n:i:t:m:k")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:i:b:t:m:k")) != -1) {
 		switch (c) {
 		case 's': seconds = atof(optarg); break;
 		case 'n': limit = atol(optarg); break;
 		case 'i': interval_ms = atof(optarg); break;
+		case 'b': busy_us = atof(optarg); break;
 		case 't': threads = atoi(optarg); break;
 		case 'm': churn_bytes = (size_t)atol(optarg) << 20; break;
 		case 'k':
@@ -110,7 +115,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-t THREADS] [-m MIB] [-k]\n");
+			fprintf(stderr, "usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-b BUSY_US] [-t THREADS] "
+				"[-m MIB] [-k]\n");
 			return 2;
 		}
 	}
