@@ -91,7 +91,7 @@ static void launch_rate(char *buf, size_t size, const struct xpu_gpu_proc *p, do
 
 static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 {
-	char buf[720];
+	char buf[1100];
 	int y = r->y;
 	double per_s = s->interval_ns ? 1e9 / (double)s->interval_ns : 0;
 

@@ -20,7 +20,7 @@ enum xpu_src_state { XPU_SRC_OFF = 0, XPU_SRC_ACTIVE = 1, XPU_SRC_WAITING = 2, X
 
 struct xpu_src_status {
 	enum xpu_src_state state;
-	char text[640];		/* one line: what is active, or what is missing and how to fix it */
+	char text[1024];	/* one line: what is active, or what is missing and how to fix it */
 };
 
 /* A view's further table, sorted by --sort too. */

@@ -305,10 +305,13 @@ static struct msite *node_at(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid
 			break;
 		if (r->pid != pid || r->tid != tid || r->begin > time || (r->end && time >= r->end))
 			continue;
-		if (r->blind)
-			return NULL;
-		const struct node *x = node_find(w, pid, r->node);
-		return x && x->time < r->begin ? site_find(w, pid, x->key) : NULL;
+		const struct node *x = r->blind ? NULL : node_find(w, pid, r->node);
+		struct msite *m = x && x->time < r->begin ? site_find(w, pid, x->key) : NULL;
+		w->st.run_blind += r->blind;
+		w->st.run_unmade += !r->blind && !x;
+		w->st.run_made_late += x && x->time >= r->begin;
+		w->st.run_no_site += x && x->time < r->begin && !m;
+		return m;
 	}
 	return NULL;
 }

@@ -28,6 +28,10 @@ struct xpu_gpu_waits_stats {
 	uint64_t nodes_dropped;	/* not kept (their slots taken, or too many unwinding) */
 	uint64_t runs;		/* node runs seen */
 	uint64_t node_stitched;	/* launches given their node's forward stack */
+	/* launches in a node's run not given it, by why: the run was blind,
+	 * its node's making was not seen, came after the run began, or its
+	 * making site is not kept */
+	uint64_t run_blind, run_unmade, run_made_late, run_no_site;
 };
 
 struct xpu_gpu_waits *xpu_gpu_waits_new(struct xpu_dict *d);

@@ -904,6 +904,13 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 			      " runs (%" PRIu64 " with no end probe yet), %" PRIu64 " launches under their forward site",
 			      st.node_fns, st.node_fns == 1 ? "" : "s", st.nodes, st.node_sites, st.dropped_nodes,
 			      st.node_sites_deferred, ws.nodes_dropped, st.node_sites_lost, st.runs, st.runs_blind, ws.node_stitched);
+		/* Launches inside a run that did not get its forward site, by why. */
+		if (ws.run_blind + ws.run_unmade + ws.run_made_late + ws.run_no_site && n > 0 && (size_t)n < size)
+			n += snprintf(buf + n, size - (size_t)n,
+				      " (in runs, not: %" PRIu64 " in blind ones, %" PRIu64 " of nodes whose making was "
+				      "not seen, %" PRIu64 " made after their run began, %" PRIu64
+				      " whose making site is not kept)", ws.run_blind, ws.run_unmade, ws.run_made_late,
+				      ws.run_no_site);
 	}
 	if (g->own && n > 0 && (size_t)n < size)
 		n += own_text(g, buf + n, size - (size_t)n);
@@ -914,7 +921,7 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 
 static void describe(struct gpu_source *g)
 {
-	char probes[768], peers[200];
+	char probes[1024], peers[200];
 	int n = 0, more;
 	for (int i = 0; i < MAX_CONNS; i++)
 		n += g->conns[i] && g->conns[i]->hello;

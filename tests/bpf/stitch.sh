@@ -171,6 +171,9 @@ $Q gpu_status_had " lost, 0 taken again later, 0 not kept, 0 from sites past the
 # step making the same four nodes (A, B, E, F) again.
 $Q gpu_status_last " made from 4 making sites " < "$T_TMP/nodes.json" || fail "making sites not told apart"
 $Q gpu_status_had " launches under their forward site" < "$T_TMP/nodes.json" || fail "no count of them"
+# Node C's launches are in runs of a node never seen made, and the status
+# says so (why a launch in a run did not get its forward site).
+$Q gpu_status_had " of nodes whose making was not seen" < "$T_TMP/nodes.json" || fail "no word of node C's runs"
 
 t e_a_replay_shows_the_same_forward_sites
 "$XPUTOP" -r "$T_TMP/nodes.xpr" -b -j --window 60 > "$T_TMP/nreplay.json" 2> "$T_TMP/nreplay.err" ||
