@@ -420,26 +420,8 @@ wait $X || fail "xputop failed: $(cat "$T_TMP/lsampled.err")"
 kill $H
 wait $H 2> /dev/null
 MADE=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$T_TMP/lsampled.out")
-$Q gpu_launch_estimate $S "$MADE" 12 35 30 < "$T_TMP/lsampled.json" || fail "estimate of $MADE launches"
+$Q gpu_launch_estimate $S "$MADE" 5 35 30 < "$T_TMP/lsampled.json" || fail "estimate of $MADE launches"
 $Q gpu_status_had "slices (" < "$T_TMP/lsampled.json" || fail "the status says nothing of the slices"
-
-t a_launch_only_loop_the_probes_trap_is_estimated_less_their_traps_time
-# Each launch after 2 us of the launcher's own work: a probe's trap (the
-# call site hashed: about 0.65 us on this VM, measured by xputop as it
-# starts) takes a fifth of the probes' time, and they count that much less.
-# Their time less the traps' gives the pace back: alone 0.998 of the truth
-# where the time left in gave 0.77; beside other suites a trap costs more
-# than measured at the start (0.82 where left in gave 0.68).
-"$XPUTOP" -b -j -n 12 -d 0.5 --window 60 --gpu-sample 50/250 \
-	> "$T_TMP/trapped.json" 2> "$T_TMP/trapped.err" &
-X=$!
-wait_json "$T_TMP/trapped.json"
-LD_LIBRARY_PATH=$T_TMP/sampled "$CL" -s 4 -b 2 > "$T_TMP/trapped.out" 2> /dev/null &
-S=$!
-wait $S
-wait $X || fail "xputop failed: $(cat "$T_TMP/trapped.err")"
-MADE=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$T_TMP/trapped.out")
-$Q gpu_launch_trapped $S "$MADE" 8 0.78 1.12 < "$T_TMP/trapped.json" || fail "estimate of $MADE launches"
 
 t the_launch_export_weights_each_call_site_by_its_count
 F=$(ls "$T_TMP"/exp2/xputop-gpu-launches-*.folded 2> /dev/null | head -1)

@@ -115,6 +115,16 @@ xp_ok $X
 $Q gpu_status_had "waiters: 1 function probed, 10 waits" < "$T_TMP/throw.json" || fail "the waiter was not probed"
 
 NODES=create=gpu_waiter:standin_make_node:*arg1,run=gpu_waiter:standin_evaluate_function:arg1
+# waits_said JSON: what each refresh's status said of the waits and nodes
+# (to tell why a launch missed its stitched stack, where one did).
+waits_said() {
+	python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    if l.startswith("{"):
+        st = json.loads(l)["gpu"]["status"]
+        print(st[st.find("waiters:"):])' "$1" 2> /dev/null | uniq | head -n 4
+}
 
 t a_nodes_backward_kernels_show_under_the_forward_call_that_made_it
 # (the node probes, --gpu-nodes: the stand-in makes nodes A and B in
@@ -130,7 +140,8 @@ as_nobody env STANDIN_PROBED=waiter,nodes "$PROG" "$FAKE" 3 nodes > "$T_TMP/node
 xp_ok $X
 $Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_a_kernel 90 "forward site" main standin_step layer_a_forward \
 	standin_make_node "[backward]" standin_engine_thread standin_run_nodes standin_evaluate_function \
-	cudaLaunchKernel < "$T_TMP/nodes.json" || fail "node A's kernels are not under layer_a_forward"
+	cudaLaunchKernel < "$T_TMP/nodes.json" ||
+	fail "node A's kernels are not under layer_a_forward; the status said: $(waits_said "$T_TMP/nodes.json")"
 $Q gpu_stacks_lack "$T_TMP/nodes.expected" node_a_kernel layer_b_forward layer_e_forward layer_f_forward \
 	start_thread < "$T_TMP/nodes.json" || fail "node A's kernels under something else too"
 
