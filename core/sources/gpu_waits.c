@@ -70,9 +70,15 @@ struct msite {
 	uint64_t token, time;	/* time: its last making */
 };
 
+/* A node's run; key: its node's making site as the run began (0: its
+ * making not seen, or late: seen made after the run began).  Taken when
+ * the run comes, as the rings give makings and runs in their order: a
+ * launch read later (a library's batch behind the ring) would find the
+ * node's address made again by then, by a later step. */
 struct run {
 	uint32_t pid, tid;
-	int blind;
+	int blind, late;
+	uint32_t key;
 	uint64_t node, begin, end, sp;
 };
 
@@ -289,8 +295,11 @@ void xpu_gpu_waits_run(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid, uint
 		       uint64_t node, int blind)
 {
 	runs_close(w, pid, tid, time, sp, 1);
+	const struct node *x = node_find(w, pid, node);
 	w->runs[w->nruns++ % MAX_RUNS] = (struct run){ .pid = pid, .tid = tid, .blind = blind, .node = node,
-						       .begin = time, .sp = sp };
+						       .begin = time, .sp = sp,
+						       .key = x && x->time < time ? x->key : 0,
+						       .late = x && x->time >= time };
 	w->st.runs++;
 }
 
@@ -305,12 +314,11 @@ static struct msite *node_at(struct xpu_gpu_waits *w, uint32_t pid, uint32_t tid
 			break;
 		if (r->pid != pid || r->tid != tid || r->begin > time || (r->end && time >= r->end))
 			continue;
-		const struct node *x = r->blind ? NULL : node_find(w, pid, r->node);
-		struct msite *m = x && x->time < r->begin ? site_find(w, pid, x->key) : NULL;
+		struct msite *m = r->blind || !r->key ? NULL : site_find(w, pid, r->key);
 		w->st.run_blind += r->blind;
-		w->st.run_unmade += !r->blind && !x;
-		w->st.run_made_late += x && x->time >= r->begin;
-		w->st.run_no_site += x && x->time < r->begin && !m;
+		w->st.run_unmade += !r->blind && !r->key && !r->late;
+		w->st.run_made_late += !r->blind && r->late;
+		w->st.run_no_site += !r->blind && r->key && !m;
 		return m;
 	}
 	return NULL;

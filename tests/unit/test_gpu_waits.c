@@ -268,6 +268,40 @@ TEST(a_nodes_launches_go_under_its_making_site_and_a_known_site_needs_no_stack_a
 	xpu_dict_free(&d);
 }
 
+/* The ring gives makings and runs in their order, a library's launches
+ * come later (its batches, behind the ring on a busy machine): by the time
+ * a step's launch is read, a later step may have made a node at the same
+ * address from another site.  The run keeps the making it began after
+ * (beside gpu.sh, stitch.sh's first refresh lost every forward site so:
+ * "made after their run began"). */
+TEST(a_launch_read_after_its_nodes_address_was_made_again_keeps_the_making_its_run_began_after)
+{
+	struct xpu_dict d;
+	xpu_dict_init(&d);
+	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
+	uint32_t site = engine_site(&d), a = api(&d);
+	xpu_gpu_waits_begin(w, PID, MAIN, 90 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
+	main_frames(w, &d, 1);
+	xpu_gpu_waits_node(w, PID, MAIN, 80 * MS, 0xa0, 11, 2);
+	made_at(w, &d, 2, "model.py:attn");
+	xpu_gpu_waits_node(w, PID, MAIN, 81 * MS, 0xb0, 12, 3);
+	made_at(w, &d, 3, "model.py:mlp");
+	xpu_gpu_waits_run(w, PID, ENGINE, 100 * MS, 0x5000, 0xa0, 0);
+	xpu_gpu_waits_end(w, PID, ENGINE, 110 * MS, 0x5008);
+	/* the next step: 0xa0 made again, by the other site, and run */
+	xpu_gpu_waits_node(w, PID, MAIN, 180 * MS, 0xa0, 12, 0);
+	xpu_gpu_waits_run(w, PID, ENGINE, 200 * MS, 0x5000, 0xa0, 0);
+	/* then the first step's launch is read, and the second's */
+	CHECK_STR(stack_text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, site, a)), MADE("model.py:attn"));
+	CHECK_STR(stack_text(&d, xpu_gpu_waits_stitch(w, PID, ENGINE, 201 * MS, site, a)), MADE("model.py:mlp"));
+	struct xpu_gpu_waits_stats s;
+	xpu_gpu_waits_stats(w, &s);
+	CHECK_INT(s.run_made_late, ==, 0);
+	CHECK_INT(s.node_stitched, ==, 2);
+	xpu_gpu_waits_free(w);
+	xpu_dict_free(&d);
+}
+
 TEST(a_node_without_a_known_site_or_made_after_its_run_began_keeps_the_waiters_stack)
 {
 	struct xpu_dict d;
