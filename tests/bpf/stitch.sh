@@ -143,7 +143,7 @@ $Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_a_kernel 90 "forward site" m
 	cudaLaunchKernel < "$T_TMP/nodes.json" ||
 	fail "node A's kernels are not under layer_a_forward; the status said: $(waits_said "$T_TMP/nodes.json")"
 $Q gpu_stacks_lack "$T_TMP/nodes.expected" node_a_kernel layer_b_forward layer_e_forward layer_f_forward \
-	start_thread < "$T_TMP/nodes.json" || fail "node A's kernels under something else too"
+	< "$T_TMP/nodes.json" || fail "node A's kernels under something else too"
 
 t b_each_node_sits_under_its_own_forward_call
 $Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_b_kernel 90 "forward site" main standin_step layer_b_forward \
@@ -167,7 +167,10 @@ $Q gpu_stitched "$T_TMP/nodes.expected" a_forward_kernel "same thread" main stan
 	cudaLaunchKernel < "$T_TMP/nodes.json" || fail "layer A's forward kernels"
 
 t c_a_node_never_seen_made_keeps_the_waiters_stack
-$Q gpu_stitched "$T_TMP/nodes.expected" node_c_kernel "launched for" main standin_wait_for_worker \
+# (most of them, as every case here: the first wait or run of a process
+# returns where no probe is yet and stitches nothing, and on a busy machine
+# its end probe may go in after it returned)
+$Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_c_kernel 90 "launched for" main standin_wait_for_worker \
 	"[launched for]" standin_evaluate_function < "$T_TMP/nodes.json" || fail "node C's kernels"
 $Q gpu_stacks_lack "$T_TMP/nodes.expected" node_c_kernel "[backward]" layer_a_forward layer_b_forward \
 	< "$T_TMP/nodes.json" || fail "node C's kernels under a forward site"
@@ -194,7 +197,7 @@ for k in node_a_kernel node_b_kernel node_e_kernel node_f_kernel; do
 	$Q gpu_stitched_mostly "$T_TMP/nodes.expected" $k 90 "forward site" main "$L" "[backward]" standin_evaluate_function \
 		< "$T_TMP/nreplay.json" || fail "the replay's $k"
 done
-$Q gpu_stitched "$T_TMP/nodes.expected" node_c_kernel "launched for" "[launched for]" \
+$Q gpu_stitched_mostly "$T_TMP/nodes.expected" node_c_kernel 90 "launched for" "[launched for]" \
 	< "$T_TMP/nreplay.json" || fail "the replay's node C"
 
 t f_without_the_node_probes_backward_kernels_stay_under_the_waiter
@@ -205,7 +208,7 @@ wait_json "$T_TMP/nonodes.json"
 as_nobody env STANDIN_PROBED=waiter "$PROG" "$FAKE" 1 nodes > "$T_TMP/nn.expected" 2> /dev/null ||
 	fail "the program failed"
 xp_ok $X
-$Q gpu_stitched "$T_TMP/nn.expected" node_a_kernel "launched for" standin_wait_for_worker "[launched for]" \
+$Q gpu_stitched_mostly "$T_TMP/nn.expected" node_a_kernel 90 "launched for" standin_wait_for_worker "[launched for]" \
 	standin_evaluate_function < "$T_TMP/nonodes.json" || fail "node A's kernels without --gpu-nodes"
 $Q gpu_status_lacks "nodes: " < "$T_TMP/nonodes.json" || fail "node probes on without --gpu-nodes"
 
