@@ -233,19 +233,26 @@ static void made_at(struct xpu_gpu_waits *w, struct xpu_dict *d, uint64_t token,
 #define MADE(layer) "train.py:step;" layer ";torch::autograd::impl::set_gradient_edge;[backward];" \
 		    "torch::autograd::generated::MmBackward0::apply(...);at::mm;cudaLaunchKernel"
 
+/* The main thread waits in the backward (from 90 ms); step 1 made nodes
+ * 0xa0 (site 11, model.py:attn) and 0xb0 (site 12, model.py:mlp), their
+ * stacks sent. */
+static void first_step(struct xpu_gpu_waits *w, struct xpu_dict *d)
+{
+	xpu_gpu_waits_begin(w, PID, MAIN, 90 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
+	main_frames(w, d, 1);
+	xpu_gpu_waits_node(w, PID, MAIN, 80 * MS, 0xa0, 11, 2);
+	made_at(w, d, 2, "model.py:attn");
+	xpu_gpu_waits_node(w, PID, MAIN, 81 * MS, 0xb0, 12, 3);
+	made_at(w, d, 3, "model.py:mlp");
+}
+
 TEST(a_nodes_launches_go_under_its_making_site_and_a_known_site_needs_no_stack_again)
 {
 	struct xpu_dict d;
 	xpu_dict_init(&d);
 	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
 	uint32_t site = engine_site(&d), a = api(&d);
-	xpu_gpu_waits_begin(w, PID, MAIN, 90 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
-	main_frames(w, &d, 1);
-	/* Step 1: nodes 0xa0 (site 11) and 0xb0 (site 12) made, their stacks sent. */
-	xpu_gpu_waits_node(w, PID, MAIN, 80 * MS, 0xa0, 11, 2);
-	made_at(w, &d, 2, "model.py:attn");
-	xpu_gpu_waits_node(w, PID, MAIN, 81 * MS, 0xb0, 12, 3);
-	made_at(w, &d, 3, "model.py:mlp");
+	first_step(w, &d);
 	xpu_gpu_waits_run(w, PID, ENGINE, 100 * MS, 0x5000, 0xa0, 0);
 	uint32_t st = xpu_gpu_waits_stitch(w, PID, ENGINE, 101 * MS, site, a);
 	CHECK_STR(stack_text(&d, st), MADE("model.py:attn"));
@@ -280,12 +287,7 @@ TEST(a_launch_read_after_its_nodes_address_was_made_again_keeps_the_making_its_r
 	xpu_dict_init(&d);
 	struct xpu_gpu_waits *w = xpu_gpu_waits_new(&d);
 	uint32_t site = engine_site(&d), a = api(&d);
-	xpu_gpu_waits_begin(w, PID, MAIN, 90 * MS, 0x7000, XPU_STITCH_BACKWARD, 0, 1);
-	main_frames(w, &d, 1);
-	xpu_gpu_waits_node(w, PID, MAIN, 80 * MS, 0xa0, 11, 2);
-	made_at(w, &d, 2, "model.py:attn");
-	xpu_gpu_waits_node(w, PID, MAIN, 81 * MS, 0xb0, 12, 3);
-	made_at(w, &d, 3, "model.py:mlp");
+	first_step(w, &d);
 	xpu_gpu_waits_run(w, PID, ENGINE, 100 * MS, 0x5000, 0xa0, 0);
 	xpu_gpu_waits_end(w, PID, ENGINE, 110 * MS, 0x5008);
 	/* the next step: 0xa0 made again, by the other site, and run */
