@@ -245,11 +245,11 @@ play trapped 20 "--gpu-own-hz 0 --gpu-sample 25/250" -b 2 -c "$(ls "$T_TMP"/cuda
 
 t the_probes_own_traps_are_taken_off_their_time
 $Q gpu_status_had " ns with the call site's hash, measured)" < "$T_TMP/trapped.json" || fail "what a trap costs was not measured"
-# (xputop measures a trap in its own process: the sanitizer build's costs
-# more, about 1.4 times, and it takes off too much: 1.13 where the plain
-# build's gave 0.96-1.03)
-$Q gpu_scaled "$T_TMP/trapped.expected" launch_probes 0.9 1.15 < "$T_TMP/trapped.json" ||
-	fail "not scaled by the launch probes' count, or not within 0.9-1.15"
+# (xputop measures a trap at its start, alone: beside other suites a trap
+# costs the stand-in more or less than that, and the estimate moves with it:
+# 0.87 and 1.13 seen there, 0.96-1.03 alone; left in, 0.77-0.81)
+$Q gpu_scaled "$T_TMP/trapped.expected" launch_probes 0.85 1.15 < "$T_TMP/trapped.json" ||
+	fail "not scaled by the launch probes' count, or not within 0.85-1.15"
 $Q gpu_trap_share "$T_TMP/trapped.expected" 8 < "$T_TMP/trapped.json" ||
 	fail "the traps' share is too small to tell a correction from none"
 
