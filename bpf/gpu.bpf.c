@@ -623,13 +623,15 @@ int gpu_launch(struct pt_regs *ctx)
 	struct xpu_gpu_launch_key k = { .pid = id >> 32, .tid = (__u32)id };
 	struct xpu_gpu_launch_count *c;
 
-	if (launches_paused)
-		return 0;
+	/* The calibration's probe counts while a slice's probes go in or out
+	 * (it runs on a thread of its own, beside them). */
 	k.api = (__u32)bpf_get_attach_cookie(ctx);
 	if (k.api == XPU_GPU_API_CALIB) {
 		count_calib(k.pid);
 		return 0;
 	}
+	if (launches_paused && k.api != XPU_GPU_API_CALIB_LO)
+		return 0;
 	if (bpf_map_lookup_elem(&injected, &k.pid)) {
 		count_probed(ctx, k.pid, k.api);
 		return 0;

@@ -1103,6 +1103,8 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 		st->trap_ns = l.trap_ns;
 		st->trap_lo_ns = l.trap_lo_ns;
 		st->trap_measured = l.trap_measured;
+		st->trap_measure_ns = l.trap_measure_ns;
+		st->launch_probes_on = 1;
 		st->launch_attach_ns = l.attach_ns;
 		st->launch_detach_ns = l.detach_ns;
 		st->launch_probe_failed = l.failed;

@@ -80,6 +80,8 @@ struct xpu_gpu_probe_stats {
 	uint32_t trap_ns;		/* what a probe's trap costs a call, measured; 0: unknown */
 	uint32_t trap_lo_ns;		/* a launch-only process's (its call site hashed) */
 	int trap_measured;		/* the measuring is over */
+	uint64_t trap_measure_ns;	/* and took this long */
+	int launch_probes_on;		/* the launch probes' thread runs */
 	uint64_t launch_attach_ns;	/* time their thread spent attaching them */
 	uint64_t launch_detach_ns;	/* and detaching them */
 	uint64_t launch_probe_failed;	/* launch probes that could not be attached */

@@ -46,8 +46,8 @@ struct xpu_launch_probes {
 	volatile uint64_t *calib_hits;	/* ... here */
 	uint32_t trap_ns[2];		/* what a trap costs an injected process, a launch-only
 					 * one; 0: not measured (atomic) */
-	pthread_t thread;
-	int started;
+	pthread_t thread, calib;
+	int started, calib_started;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	/* under lock */
@@ -276,8 +276,12 @@ static uint64_t least(const uint64_t *v, size_t n)
  * XPU_GPU_API_CALIB, or a launch-only one's, XPU_GPU_API_CALIB_LO: its
  * call site hashed), and without again; the least rounds' difference.  Every
  * probed call must have been a hit of this process's, or nothing is
- * measured.  Runs on the probes' thread, before any slice: a few ms
- * (7,000 traps). */
+ * measured.  Counted whether or not the probes are paused (the program
+ * looks at the calibration's cookies first), so it runs beside the slices,
+ * on a thread of its own: its probe goes in and out as slowly as theirs
+ * (grace periods: 70-190 ms here, seconds on a slow machine), and the
+ * probes must not wait for it (ci38: a start delayed by it lost a
+ * program's first seconds). */
 static uint32_t measure_trap(struct xpu_launch_probes *lp, uint64_t cookie)
 {
 	void (*volatile fn)(void) = TRAP_TARGET;
@@ -291,18 +295,14 @@ static uint32_t measure_trap(struct xpu_launch_probes *lp, uint64_t cookie)
 		plain[r] = time_calls(fn, CALIB_CALLS);
 	*lp->calib_pid = (uint32_t)getpid();
 	uint64_t hits0 = __atomic_load_n(lp->calib_hits, __ATOMIC_SEQ_CST);
-	uint32_t was = lp->paused ? *lp->paused : 0;
-	set_paused(lp, 0);
 	if (lp->multi) {
 		mfd = xpu_uprobe_multi_attach(bpf_program__fd(lp->prog), "/proc/self/exe", &off, &cookie, 1, 0);
 	} else {
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = cookie);
 		link = bpf_program__attach_uprobe_opts(lp->prog, getpid(), "/proc/self/exe", off, &o);
 	}
-	if (mfd < 0 && !link) {
-		set_paused(lp, was);
+	if (mfd < 0 && !link)
 		return 0;
-	}
 	time_calls(fn, CALIB_WARM);	/* a process's first hit makes its out-of-line area */
 	for (int r = 0; r < CALIB_ROUNDS; r++)
 		probed[r] = time_calls(fn, CALIB_CALLS);
@@ -310,7 +310,6 @@ static uint32_t measure_trap(struct xpu_launch_probes *lp, uint64_t cookie)
 	if (mfd >= 0)
 		close(mfd);
 	bpf_link__destroy(link);
-	set_paused(lp, was);
 	*lp->calib_pid = 0;
 	for (int r = 0; r < CALIB_ROUNDS; r++)
 		plain[CALIB_ROUNDS + r] = time_calls(fn, CALIB_CALLS);
@@ -321,13 +320,14 @@ static uint32_t measure_trap(struct xpu_launch_probes *lp, uint64_t cookie)
 	return ns ? (uint32_t)(ns > UINT32_MAX ? UINT32_MAX : ns) : 1;
 }
 
-static void *run(void *arg)
+static void *calibrate(void *arg)
 {
 	struct xpu_launch_probes *lp = arg;
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	prctl(PR_SET_NAME, "xputop-launch");
+	prctl(PR_SET_NAME, "xputop-trapcal");
+	uint64_t t0 = xpu_now_mono();
 	uint32_t trap = measure_trap(lp, XPU_GPU_API_CALIB), trap_lo = measure_trap(lp, XPU_GPU_API_CALIB_LO);
 	__atomic_store_n(&lp->trap_ns[0], trap, __ATOMIC_RELEASE);
 	__atomic_store_n(&lp->trap_ns[1], trap_lo, __ATOMIC_RELEASE);
@@ -335,6 +335,19 @@ static void *run(void *arg)
 	lp->st.trap_ns = trap;
 	lp->st.trap_lo_ns = trap_lo;
 	lp->st.trap_measured = 1;
+	lp->st.trap_measure_ns = xpu_now_mono() - t0;
+	pthread_mutex_unlock(&lp->lock);
+	return NULL;
+}
+
+static void *run(void *arg)
+{
+	struct xpu_launch_probes *lp = arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	prctl(PR_SET_NAME, "xputop-launch");
+	pthread_mutex_lock(&lp->lock);
 	uint64_t period = xpu_now_mono();
 	while (!lp->stop) {
 		lp->changed = 0;
@@ -387,6 +400,8 @@ struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int mu
 		return NULL;
 	}
 	lp->started = 1;
+	/* Without it the probes' time is taken as the launches' (said). */
+	lp->calib_started = pthread_create(&lp->calib, NULL, calibrate, lp) == 0;
 	return lp;
 }
 
@@ -401,6 +416,8 @@ void xpu_launch_probes_free(struct xpu_launch_probes *lp)
 		pthread_mutex_unlock(&lp->lock);
 		pthread_join(lp->thread, NULL);
 	}
+	if (lp->calib_started)
+		pthread_join(lp->calib, NULL);
 	for (uint32_t i = 0; i < lp->nfiles; i++) {
 		free(lp->files[i].path);
 		close(lp->files[i].fd);

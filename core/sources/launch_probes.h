@@ -36,6 +36,7 @@ struct xpu_launch_probes_stats {
 				 * (measured at the start); 0: unknown */
 	uint32_t trap_lo_ns;	/* and a launch-only one's (its call site hashed) */
 	int trap_measured;	/* the measuring is over */
+	uint64_t trap_measure_ns;	/* and took this long (its probe's going in and out) */
 };
 
 /* multi: prog was loaded as a uprobe_multi program (expected attach type

@@ -880,10 +880,13 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 			      "detach each)", st.launch_slices,
 			      (double)st.launch_attach_ns / 1e6 / (double)st.launch_slices,
 			      (double)st.launch_detach_ns / 1e6 / (double)st.launch_slices);
-	if (st.trap_measured && n > 0 && (size_t)n < size)
-		n += st.trap_ns ? snprintf(buf + n, size - (size_t)n, ", a trap %u ns (%u ns with the call site's hash, "
-					   "measured)", st.trap_ns, st.trap_lo_ns)
-				: snprintf(buf + n, size - (size_t)n, ", a trap's cost not measured");
+	/* Until it is measured, the probes' traps are counted as the launches' time. */
+	if (st.launch_probes_on && n > 0 && (size_t)n < size)
+		n += !st.trap_measured ? snprintf(buf + n, size - (size_t)n, ", a trap's cost being measured")
+		     : st.trap_ns ? snprintf(buf + n, size - (size_t)n, ", a trap %u ns (%u ns with the call site's hash, "
+					     "measured in %.0f ms)", st.trap_ns, st.trap_lo_ns,
+					     (double)st.trap_measure_ns / 1e6)
+				  : snprintf(buf + n, size - (size_t)n, ", a trap's cost not measured");
 	if (st.launch_probe_failed && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " probes failed to attach", st.launch_probe_failed);
 	/* Issue 26: what shows that the waiters work on a real program. */

@@ -244,7 +244,7 @@ PROG_ENV="STAND_CUPTI_ATTACH_MS=10"
 play trapped 20 "--gpu-own-hz 0 --gpu-sample 25/250" -b 2 -c "$(ls "$T_TMP"/cudart/libcudart.so.*)" "$STAND" 8
 
 t the_probes_own_traps_are_taken_off_their_time
-$Q gpu_status_had " ns with the call site's hash, measured)" < "$T_TMP/trapped.json" || fail "what a trap costs was not measured"
+$Q gpu_status_had " ns with the call site's hash, measured in " < "$T_TMP/trapped.json" || fail "what a trap costs was not measured"
 # (xputop measures a trap at its start, alone: beside other suites a trap
 # costs the stand-in more or less than that, and the estimate moves with it:
 # 0.87 and 1.13 seen there, 0.96-1.03 alone; left in, 0.77-0.81)

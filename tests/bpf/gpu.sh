@@ -129,7 +129,8 @@ kill -0 $S 2> /dev/null || fail "the program died with its monitor"
 "$XPUTOP" -b -j --gpu-exact -n 10 -d 0.5 --window 60 > "$T_TMP/again.json" 2>> "$T_TMP/xputop.err" || xp_failed $?
 wait $S || fail "the program failed: $(cat "$T_TMP/standin2.err")"
 $Q gpu_process gpu_standin cupti < "$T_TMP/again.json" || fail "the new xputop does not see the program"
-$Q gpu_stack_pct 100 < "$T_TMP/again.json" || fail "call sites were not announced again to the new xputop"
+why=$($Q gpu_stack_pct 100 < "$T_TMP/again.json" 2>&1) ||
+	fail "call sites were not announced again to the new xputop: $why; $(grep -o 'launch probes on[^;]*' "$T_TMP/again.json" | head -1)"
 
 t p_shows_only_its_process_and_leaves_the_others_library_dormant
 # (setpriv itself, not as_nobody: $! must be the program's pid, not a subshell's)
@@ -282,9 +283,12 @@ D=$!
 "$XPUTOP" -b -j -n 24 -d 0.5 -p "$A,$B,$C" > "$T_TMP/diag.json" 2> "$T_TMP/diag.err"
 wait $A $B $C $D
 
+# What each refresh's GPU status led with (a failure's context).
+leads() { grep -o '"gpu":{"state":"[a-z]*","status":"[^;"]*' "$T_TMP/diag.json" | sed 's/.*"status":"//; s/ runs without.*(and \([0-9]*\) more)/ +\1 more/; s/ runs without.*/ +0 more/' | uniq -c | tr '\n' '|'; }
+
 t a_program_that_cannot_load_its_library_is_named_in_the_gpu_status_with_why
 $Q gpu_status_had "pid $A (cuda_launch) runs without xputop's library: uid 65534 cannot load its CUDA_INJECTION64_PATH ($T_TMP is not searchable by it: mode 0700, owner root)" < "$T_TMP/diag.json" ||
-	fail "no word of pid $A"
+	fail "no word of pid $A; the status led with: $(leads)"
 
 t a_program_whose_readable_library_was_never_loaded_is_told_what_to_check
 $Q gpu_status_had "pid $B (cuda_launch) runs without xputop's library: CUDA did not load its CUDA_INJECTION64_PATH, $FAKE, though uid 65534 can read it" < "$T_TMP/diag.json" ||
@@ -295,7 +299,7 @@ $Q gpu_status_had "pid $C (cuda_launch) runs without xputop's library: its CUDA_
 	fail "no word of pid $C"
 
 t the_other_findings_are_counted
-$Q gpu_status_had "(and 1 more); no CUDA process is connected" < "$T_TMP/diag.json" || fail "the second finding is not counted"
+$Q gpu_status_had "(and 1 more); no CUDA process is connected" < "$T_TMP/diag.json" || fail "the second finding is not counted; the status led with: $(leads)"
 
 t a_program_p_does_not_watch_is_no_finding
 $Q gpu_status_had "pid $A (cuda_launch)" < "$T_TMP/diag.json" || fail "no word of pid $A"
@@ -420,7 +424,8 @@ wait $X || fail "xputop failed: $(cat "$T_TMP/lsampled.err")"
 kill $H
 wait $H 2> /dev/null
 MADE=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$T_TMP/lsampled.out")
-$Q gpu_launch_estimate $S "$MADE" 5 35 30 < "$T_TMP/lsampled.json" || fail "estimate of $MADE launches"
+why=$($Q gpu_launch_estimate $S "$MADE" 5 35 30 < "$T_TMP/lsampled.json" 2>&1) ||
+	fail "estimate of $MADE launches: $why; $(grep -o 'launch probes on[^;]*' "$T_TMP/lsampled.json" | tail -1)"
 $Q gpu_status_had "slices (" < "$T_TMP/lsampled.json" || fail "the status says nothing of the slices"
 
 t the_launch_export_weights_each_call_site_by_its_count
