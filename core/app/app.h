@@ -69,7 +69,7 @@ struct app {
 
 /* events.c: the loop's epoll set (sources, the refresh timer, signals, the
  * terminal, the collector's stream) and its timer. */
-enum { TAG_TIMER = -1, TAG_SIGNAL = -2, TAG_TTY = -3, TAG_SERVICE = -4, TAG_SHARE = -5 };
+enum { TAG_TIMER = -1, TAG_SIGNAL = -2, TAG_TTY = -3, TAG_SERVICE = -4, TAG_SHARE = -5, TAG_KEEPER = -6 };
 int app_epoll_add(int epfd, int fd, int tag);
 void app_block_loop_signals(void);
 int app_poll_new_sources(struct app *a);

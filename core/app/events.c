@@ -136,6 +136,6 @@ int app_setup_loop(struct app *a)
 	if (a->svc)
 		app_epoll_add(a->epfd, xpu_service_fd(a->svc), TAG_SERVICE);
 	if (a->role.client)
-		app_epoll_add(a->epfd, xpu_share_client_fd(a->role.client), TAG_SHARE);
+		app_role_watch(a);
 	return app_poll_new_sources(a);
 }

@@ -341,6 +341,8 @@ int app_run_loop(struct app *a)
 				xpu_service_poll(a->svc);
 			} else if (tag == TAG_SHARE && a->role.client) {
 				app_role_input(a);
+			} else if (tag == TAG_KEEPER) {
+				app_role_keeper_gone(a);
 			}
 		}
 		if (a->sym)	/* names asked for while draining go to the service */

@@ -150,6 +150,9 @@ int main(int argc, char **argv)
 {
 	static struct app app;
 	struct app *a = &app;
+	if (argc == 2 && strcmp(argv[1], XPU_SHARE_KEEPER_ARG) == 0)
+		return xpu_share_keeper_main();	/* the collector lock's keeper (share.c) */
+	xpu_share_keeper_enable();
 	/* xputop is left running for days, and its large tables are freed and
 	 * rebuilt when they are trimmed or swept.  glibc would raise its mmap
 	 * threshold after the first such free and serve later tables from the

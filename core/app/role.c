@@ -4,6 +4,7 @@
  * client asks of its collector, each one's refresh, and a client's takeover
  * when the collector goes. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,7 +285,21 @@ static int share_attach(struct app *a, int fd, int wait_ms, int loud)
 	}
 	a->role.client = c;
 	a->role.collector = xpu_share_client_pid(c);
+	/* The keeper ends as the collector begins to die: the moment to take
+	 * over, before its stream ends (share.h). */
+	a->role.keeper_fd = xpu_share_keeper_pidfd(a->role.collector);
+	if (a->role.keeper_fd < 0)
+		xpu_debug("no lock keeper found for the collector (xputop pid %d): taking over when its "
+			  "stream ends", (int)a->role.collector);
 	return 0;
+}
+
+/* The client's descriptors in the loop's epoll set. */
+void app_role_watch(struct app *a)
+{
+	app_epoll_add(a->epfd, xpu_share_client_fd(a->role.client), TAG_SHARE);
+	if (a->role.keeper_fd >= 0)
+		app_epoll_add(a->epfd, a->role.keeper_fd, TAG_KEEPER);
 }
 
 /* -p, -F, -d and exact GPU tracing are asked of the collector, which
@@ -375,7 +390,7 @@ static int share_take_over(struct app *a)
 	a->role.locked = 1;
 	if (app_start_probes(a) < 0) {	/* some sources may have started: no second try */
 		xpu_err("cannot collect in the place of the collector that left (see above)");
-		close(lockfd);
+		xpu_share_unlock(lockfd);
 		a->quit = 1;
 		a->status = 1;
 		return -2;
@@ -414,17 +429,25 @@ void app_role_retry(struct app *a)
 		return;
 	}
 	app_arm_timer(a);
-	app_epoll_add(a->epfd, xpu_share_client_fd(a->role.client), TAG_SHARE);
+	app_role_watch(a);
 	a->sess.stream_hz = xpu_share_client_meta(a->role.client)->sample_hz;
 	share_tell_needs(a);
 	share_client_status(a);
 	share_count_gap(a, from);
 }
 
-static void share_collector_gone(struct app *a)
+static void share_collector_gone(struct app *a, int keeper)
 {
-	xpu_debug("the collector's stream ended: %s", xpu_share_client_error(a->role.client));
+	if (keeper)
+		xpu_debug("the collector's lock keeper ended: the collector is going");
+	else
+		xpu_debug("the collector's stream ended: %s", xpu_share_client_error(a->role.client));
 	epoll_ctl(a->epfd, EPOLL_CTL_DEL, xpu_share_client_fd(a->role.client), NULL);
+	if (a->role.keeper_fd >= 0) {
+		epoll_ctl(a->epfd, EPOLL_CTL_DEL, a->role.keeper_fd, NULL);
+		close(a->role.keeper_fd);
+		a->role.keeper_fd = -1;
+	}
 	xpu_share_client_free(a->role.client);
 	a->role.client = NULL;
 	xpu_session_status(&a->sess, XPU_SRC_GPU, XPU_SRC_WAITING,
@@ -437,6 +460,9 @@ static void share_collector_gone(struct app *a)
  * -d, shown. */
 void app_role_tick(struct app *a)
 {
+	if (xpu_share_lock_lost())
+		xpu_warn("the collector lock's keeper (xputop-lock) was killed: another xputop may now "
+			 "collect beside this one");
 	/* What the service finished goes in before the sources' last records. */
 	xpu_service_poll(a->svc);
 	for (int i = 0; i < a->sess.nsources; i++) {
@@ -478,7 +504,27 @@ void app_role_input(struct app *a)
 			return;
 	}
 	if (r < 0)
-		share_collector_gone(a);
+		share_collector_gone(a, 0);
+}
+
+/* The collector's lock keeper ended: its collector is dying (or quit). */
+void app_role_keeper_gone(struct app *a)
+{
+	/* (an event of the batch may be an earlier keeper's, closed since) */
+	struct pollfd p = { a->role.keeper_fd, POLLIN, 0 };
+	if (!a->role.client || a->role.keeper_fd < 0 || poll(&p, 1, 0) != 1)
+		return;
+	if (xpu_share_pid_exiting(a->role.collector) != 0) {
+		share_collector_gone(a, 1);
+		return;
+	}
+	/* A keeper killed by hand (its collector says so): the stream's end
+	 * still tells. */
+	xpu_debug("the collector's lock keeper ended, the collector (xputop pid %d) runs on",
+		  (int)a->role.collector);
+	epoll_ctl(a->epfd, EPOLL_CTL_DEL, a->role.keeper_fd, NULL);
+	close(a->role.keeper_fd);
+	a->role.keeper_fd = -1;
 }
 
 /* Quitting: the injection library's socket and the collector lock go first,
@@ -530,6 +576,7 @@ void app_role_switch_gpu_tracing(struct app *a)
 int app_role_start(struct app *a)
 {
 	int lockfd = -1;
+	a->role.keeper_fd = -1;
 	int role = choose_role(a, &lockfd);
 	if (role != 0)
 		return role < 0 ? -1 : 0;
@@ -540,8 +587,7 @@ int app_role_start(struct app *a)
 	a->sess.pace = 1;
 	if (app_start_services(a, &cfg) < 0 || (a->o.cmd && app_start_child(a, lib) < 0) ||
 	    app_watch_pids(a, CLIENT_WATCH) < 0 || app_start_probes(a) < 0) {
-		if (lockfd >= 0)
-			close(lockfd);
+		xpu_share_unlock(lockfd);
 		return -1;
 	}
 	share_serve(a, lockfd);

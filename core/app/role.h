@@ -21,6 +21,7 @@ struct app_role {
 	 * serves it. */
 	struct xpu_share_client *client;
 	pid_t collector;		/* the pid a client reads from, or last read from */
+	int keeper_fd;			/* a client's pidfd on the collector lock's keeper, or -1 */
 	struct xpu_source *server;
 	struct xpu_source *gpu;		/* this xputop's GPU source, closed before the lock goes */
 	int collecting;			/* the probes are this xputop's own */
@@ -47,6 +48,10 @@ int app_role_start(struct app *a);		/* live: collector or client */
 void app_role_needs(struct app *a, int force);	/* a collector applies all needs */
 void app_role_retry(struct app *a);		/* no collector: take over or attach */
 void app_role_tick(struct app *a);		/* a collector's refresh */
+/* A client's stream and its collector's lock keeper, into the loop's
+ * epoll set; the keeper's end (TAG_KEEPER) is the collector's. */
+void app_role_watch(struct app *a);
+void app_role_keeper_gone(struct app *a);
 void app_role_input(struct app *a);		/* a client reads the collector's stream */
 void app_role_stop(struct app *a);		/* quitting: the lock goes first */
 void app_role_switch_gpu_tracing(struct app *a);	/* the e key */

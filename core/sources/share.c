@@ -1,25 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "share.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dict.h"
 #include "err.h"
 #include "event.h"
+#include "readfile.h"
 #include "record.h"
 #include "session.h"
 #include "source.h"
@@ -139,20 +147,210 @@ void xpu_share_paths(char *sock, size_t sock_size, char *lock, size_t lock_size)
 		beside_gpu_socket(lock, lock_size, "collector.lock");
 }
 
-/* A killed collector's files are let go in the reverse order of their
- * numbers (the kernel closes them in order and releases them last-in
- * first-out), its probes' slowly.  The lock on the highest number goes
- * first, so the next collector need not wait for the probes. */
-static int last_fd(int fd)
+/* The collector lock is held by a keeper process of its own, which lets it
+ * go as soon as this xputop's main thread begins to die.  A lock this
+ * process held itself would be let go only when the kernel closes its
+ * files, after its last thread has ended: a killed collector's threads end
+ * as their system calls return, and one taking launch probes out (each
+ * going out waits for RCU grace periods) held the lock 0.6 s after a
+ * kill -9 on this machine, half the time, and about 5 s on CI's (ci38: an
+ * interactive view that stood still for 4.9 s before taking over).  The
+ * same holds for the thread that closes the files, so neither the end of a
+ * pipe nor PR_SET_PDEATHSIG (sent after the files are closed) is soon
+ * enough: the keeper waits on a robust mutex the main thread holds, which
+ * the kernel marks as its owner's death and wakes as that thread begins to
+ * exit (before its memory and files go).  The keeper is xputop itself,
+ * executed again (a fork alone would show this xputop's memory twice over
+ * in top), holding the lock on descriptor 3 and the mutex's memory on 4. */
+#define KEEPER_LOCK_FD 3
+#define KEEPER_MUTEX_FD 4
+
+static struct {
+	int on;			/* xputop's main() ran xpu_share_keeper_enable */
+	pthread_mutex_t *m;	/* in the memfd's page, locked by the main thread */
+	int memfd;		/* the handle */
+	pid_t pid;
+} keeper = { 0, NULL, -1, 0 };
+
+void xpu_share_keeper_enable(void)
 {
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < 64 || rl.rlim_cur > 65536)
-		return fd;
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)rl.rlim_cur - 1);
-	if (hi < 0)
-		return fd;
+	keeper.on = 1;
+}
+
+int xpu_share_keeper_main(void)
+{
+	prctl(PR_SET_NAME, "xputop-lock");
+	pthread_mutex_t *m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, KEEPER_MUTEX_FD, 0);
+	if (m == MAP_FAILED)
+		return 1;
+	/* 0: the collector let it go; EOWNERDEAD: its main thread died. */
+	pthread_mutex_lock(m);
+	return 0;
+}
+
+/* In the child between fork and exec: async-signal-safe calls only. */
+static void keeper_exec(int lockfd, int memfd, pid_t parent)
+{
+	static char arg0[] = "xputop-lock", arg1[] = XPU_SHARE_KEEPER_ARG;
+	char *argv[] = { arg0, arg1, NULL }, *envp[] = { NULL };
+	/* (a second way out, should the mutex's fail) */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(0);
+	/* Above 4 first, so that neither lands on the other's number. */
+	int l = fcntl(lockfd, F_DUPFD, 16), f = fcntl(memfd, F_DUPFD, 16);
+	if (l < 0 || f < 0 || dup2(l, KEEPER_LOCK_FD) < 0 || dup2(f, KEEPER_MUTEX_FD) < 0)
+		_exit(0);
+	int null = open("/dev/null", O_RDWR);
+	for (int fd = 0; fd < 3; fd++)
+		if (null >= 0 && null != fd)
+			dup2(null, fd);
+	syscall(SYS_close_range, KEEPER_MUTEX_FD + 1, ~0U, 0);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve("/proc/self/exe", argv, envp);
+	_exit(0);
+}
+
+static void keeper_drop_mutex(void)
+{
+	if (keeper.m) {
+		pthread_mutex_unlock(keeper.m);
+		munmap(keeper.m, sizeof(*keeper.m));
+	}
+	keeper.m = NULL;
+	if (keeper.memfd >= 0)
+		close(keeper.memfd);
+	keeper.memfd = -1;
+}
+
+/* Hands the lock on fd to a keeper: the handle, or fd itself where no
+ * keeper can start (then it goes as this process's files do). */
+static int hand_to_keeper(int fd)
+{
+	pthread_mutexattr_t ma;
+	if (!keeper.on || keeper.memfd >= 0)
+		return fd;	/* not xputop's binary (a test's); one lock a process */
+	keeper.memfd = (int)syscall(SYS_memfd_create, "xputop-lock", MFD_CLOEXEC);
+	if (keeper.memfd < 0 || ftruncate(keeper.memfd, sizeof(*keeper.m)) < 0)
+		goto no_keeper;
+	keeper.m = mmap(NULL, sizeof(*keeper.m), PROT_READ | PROT_WRITE, MAP_SHARED, keeper.memfd, 0);
+	if (keeper.m == MAP_FAILED) {
+		keeper.m = NULL;
+		goto no_keeper;
+	}
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	int rc = pthread_mutex_init(keeper.m, &ma);
+	pthread_mutexattr_destroy(&ma);
+	if (rc || pthread_mutex_lock(keeper.m)) {
+		munmap(keeper.m, sizeof(*keeper.m));
+		keeper.m = NULL;
+		goto no_keeper;
+	}
+	pid_t parent = getpid(), pid = fork();
+	if (pid == 0)
+		keeper_exec(fd, keeper.memfd, parent);
+	if (pid < 0)
+		goto no_keeper;
 	close(fd);
-	return hi;
+	keeper.pid = pid;
+	return keeper.memfd;
+no_keeper:
+	keeper_drop_mutex();
+	return fd;
+}
+
+void xpu_share_unlock(int handle)
+{
+	if (handle < 0)
+		return;
+	if (handle != keeper.memfd) {
+		close(handle);	/* the lock itself */
+		return;
+	}
+	keeper_drop_mutex();
+	/* It takes the mutex at once; a keeper not gone in 100 ms is left to
+	 * the kernel (a zombie while this xputop runs). */
+	for (int i = 0; keeper.pid > 0 && i < 100; i++) {
+		if (waitpid(keeper.pid, NULL, WNOHANG) != 0)
+			keeper.pid = 0;
+		else
+			usleep(1000);
+	}
+	keeper.pid = 0;
+}
+
+/* Whether pid's /proc/PID/stat says: comm xputop-lock, parent ppid. */
+static int is_keeper_of(pid_t pid, pid_t ppid)
+{
+	char path[64], *text = NULL;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (xpu_read_path(path, 1024, &text, &len) < 0)
+		return 0;
+	/* "PID (COMM) STATE PPID ...": the comm may hold anything but is kept
+	 * to 15 bytes by the kernel; the last ')' ends it. */
+	char *open = strchr(text, '('), *close_ = strrchr(text, ')');
+	int ok = 0, parent = 0;
+	char state;
+	if (open && close_ && close_ > open && sscanf(close_ + 1, " %c %d", &state, &parent) == 2)
+		ok = parent == (int)ppid && close_ - open - 1 == 11 && memcmp(open + 1, "xputop-lock", 11) == 0;
+	free(text);
+	return ok;
+}
+
+int xpu_share_keeper_pidfd(pid_t collector)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int fd = -1;
+	if (!d)
+		return -1;
+	while (fd < 0 && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		struct stat st;
+		char path[64];
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld", pid);
+		/* root's: anyone may name a process xputop-lock */
+		if (stat(path, &st) < 0 || st.st_uid != 0 || !is_keeper_of((pid_t)pid, collector))
+			continue;
+		fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+		/* the pid still the keeper's once held: not one reused in between */
+		if (fd >= 0 && !is_keeper_of((pid_t)pid, collector)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	closedir(d);
+	return fd;
+}
+
+int xpu_share_pid_exiting(pid_t pid)
+{
+	char path[64], *text = NULL;
+	size_t len;
+	unsigned long flags = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (xpu_read_path(path, 1024, &text, &len) < 0)
+		return -1;
+	/* after the comm: state ppid pgrp session tty_nr tpgid flags */
+	char *close_ = strrchr(text, ')');
+	int n = close_ ? sscanf(close_ + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) : 0;
+	free(text);
+	return n == 1 ? (flags & 0x4) != 0 : -1;	/* PF_EXITING */
+}
+
+int xpu_share_lock_lost(void)
+{
+	if (keeper.pid <= 0 || waitpid(keeper.pid, NULL, WNOHANG) != keeper.pid)
+		return 0;
+	keeper.pid = 0;
+	return 1;
 }
 
 int xpu_share_lock(void)
@@ -174,7 +372,7 @@ int xpu_share_lock(void)
 		errno = e;
 		return -1;
 	}
-	return last_fd(fd);
+	return hand_to_keeper(fd);
 }
 
 /* ---- the collector's side ---- */
@@ -555,7 +753,7 @@ struct xpu_source *xpu_share_server_new(struct xpu_session *s, int lockfd, const
 {
 	struct server *sv = calloc(1, sizeof(*sv));
 	if (!sv) {
-		close(lockfd);
+		xpu_share_unlock(lockfd);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
@@ -585,8 +783,7 @@ void xpu_share_server_stop(struct xpu_source *src)
 	struct server *sv = (struct server *)src;
 	if (sv->lfd >= 0)
 		unlink(sv->path);
-	if (sv->lockfd >= 0)
-		close(sv->lockfd);
+	xpu_share_unlock(sv->lockfd);
 	sv->lockfd = -1;
 	for (int i = 0; i < XPU_SHARE_MAX_CLIENTS; i++)
 		if (sv->peers[i])

@@ -110,10 +110,35 @@ void xpu_share_needs_add(struct xpu_share_needs *u, const struct xpu_share_need 
  * socket (XPUTOP_SOCKET moves all three). */
 void xpu_share_paths(char *sock, size_t sock_size, char *lock, size_t lock_size);
 
-/* Takes the collector lock: the descriptor holding it, or -1 with errno
- * EWOULDBLOCK when another xputop holds it (other errors: it cannot be
- * taken here, e.g. not root). */
+/* Takes the collector lock: a handle on it (a descriptor), or -1 with
+ * errno EWOULDBLOCK when another xputop holds it (other errors: it cannot
+ * be taken here, e.g. not root).  A keeper process holds the lock and lets
+ * it go when the handle is closed, by xpu_share_unlock, or when the calling
+ * thread dies: a killed collector lets it go at once, not when its last
+ * thread has ended (share.c).  Take it on the main thread. */
 int xpu_share_lock(void);
+void xpu_share_unlock(int handle);
+/* 1 once when the lock's keeper died while the handle was open (killed by
+ * root): the lock is gone, another xputop may take it. */
+int xpu_share_lock_lost(void);
+
+/* A pidfd on the keeper of the collector pid (root's, its child, named
+ * xputop-lock), readable once the keeper has let the lock go: a client
+ * takes over then, not when the collector's stream ends (its sockets close
+ * with its last files, after its probes).  -1: none found (an older
+ * collector, or one that holds the lock itself). */
+int xpu_share_keeper_pidfd(pid_t collector);
+
+/* 1 when pid's main thread has begun to exit (killed, or ending), 0 when
+ * not, -1 when there is no such process (gone). */
+int xpu_share_pid_exiting(pid_t pid);
+
+/* The keeper: xputop's main() runs it, before all else, when argv[1] is
+ * this, and otherwise enables it (without, as in a test's binary, the lock
+ * is held by the descriptor returned). */
+#define XPU_SHARE_KEEPER_ARG "--xputop-internal-hold-collector-lock"
+int xpu_share_keeper_main(void);
+void xpu_share_keeper_enable(void);
 
 /* The collector's side: listens on the stream socket and taps the
  * session's stream; a source (its descriptor is the listener's and the
