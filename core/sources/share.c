@@ -189,10 +189,10 @@ int xpu_share_keeper_main(void)
 }
 
 /* In the child between fork and exec: async-signal-safe calls only. */
-static void keeper_exec(int lockfd, int memfd, pid_t parent)
+static void keeper_exec(int lockfd, int memfd, pid_t parent, char **envp)
 {
 	static char arg0[] = "xputop-lock", arg1[] = XPU_SHARE_KEEPER_ARG;
-	char *argv[] = { arg0, arg1, NULL }, *envp[] = { NULL };
+	char *argv[] = { arg0, arg1, NULL };
 	/* (a second way out, should the mutex's fail) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(0);
@@ -249,9 +249,21 @@ static int hand_to_keeper(int fd)
 		keeper.m = NULL;
 		goto no_keeper;
 	}
+	/* Its environment is empty but for the sanitizers' settings (a
+	 * sanitizer build's reports go where the test harness looks). */
+	static const char *const keep_env[] = { "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS" };
+	char *envp[4] = { NULL };
+	for (size_t i = 0, n = 0; i < 3; i++) {
+		const char *v = getenv(keep_env[i]);
+		size_t len = v ? strlen(keep_env[i]) + strlen(v) + 2 : 0;
+		if (v && (envp[n] = malloc(len)))
+			snprintf(envp[n++], len, "%s=%s", keep_env[i], v);
+	}
 	pid_t parent = getpid(), pid = fork();
 	if (pid == 0)
-		keeper_exec(fd, keeper.memfd, parent);
+		keeper_exec(fd, keeper.memfd, parent, envp);
+	for (size_t i = 0; i < 3; i++)
+		free(envp[i]);
 	if (pid < 0)
 		goto no_keeper;
 	close(fd);
