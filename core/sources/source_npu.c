@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "err.h"
+#include "func_offsets.h"
 #include "grow.h"
 #include "htab.h"
 #include "model_npu.h"
@@ -136,6 +137,9 @@ struct npu_source {
 	struct xpu_npu_fns *fns;	/* every ivpu_* function, counted in `funcs` */
 	int fns_attached;
 	int fns_multi;		/* the stand-in's functions as uprobe_multi links */
+	int l0_multi;		/* the Level Zero entry points as uprobe_multi links */
+	int l0_fds[4];		/* those links (entries, returns; the library's, the stand-in's) */
+	int nl0_fds;
 	char fns_why[200];		/* why they are not */
 	uint32_t tp_names[3];		/* dict strings "vpu:job", "vpu:jsm", "vpu:pm" */
 	int nl0_binary;			/* Level Zero entry points probed in --npu-probe-binary */
@@ -479,6 +483,8 @@ static void npu_destroy(struct xpu_source *src)
 	struct npu_source *n = (struct npu_source *)src;
 	for (int i = 0; i < n->nlinks; i++)
 		bpf_link__destroy(n->links[i]);
+	for (int i = 0; i < n->nl0_fds; i++)
+		close(n->l0_fds[i]);
 	xpu_npu_fns_free(n->fns);
 	xpu_npu_sysfs_free(n->sysfs);
 	ring_buffer__free(n->ring);
@@ -718,10 +724,47 @@ static const char *find_ze_loader(char *buf, size_t size)
 	return NULL;
 }
 
+/* The entry points as two uprobe_multi links (Linux 6.6): each uprobe
+ * going in or out waits for RCU grace periods, and a link of all of them
+ * waits once (14 links one by one took 190-710 ms to attach beside a
+ * dying collector's or other suites' probes, where an xputop taking over
+ * must be quick; and as long again to go).  Returns how many functions,
+ * -1 where the links would not attach (then one by one). */
+static int attach_l0_multi(struct npu_source *n, const char *lib)
+{
+	const char *names[NL0];
+	uint64_t offs[NL0], o[NL0], c[NL0];
+	uint32_t k = 0;
+	for (size_t i = 0; i < NL0; i++)
+		names[i] = l0_apis[i].func;
+	if (n->nl0_fds + 2 > (int)(sizeof(n->l0_fds) / sizeof(n->l0_fds[0])) ||
+	    xpu_func_offsets(lib, names, NL0, offs) <= 0)
+		return -1;
+	for (size_t i = 0; i < NL0; i++)
+		if (offs[i]) {
+			o[k] = offs[i];
+			c[k++] = l0_apis[i].api;
+		}
+	int in = xpu_uprobe_multi_attach(bpf_program__fd(n->skel->progs.npu_l0_enter), lib, o, c, k, 0);
+	if (in < 0)
+		return -1;
+	int out = xpu_uprobe_multi_attach(bpf_program__fd(n->skel->progs.npu_l0_exit), lib, o, c, k, 1);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	n->l0_fds[n->nl0_fds++] = in;
+	n->l0_fds[n->nl0_fds++] = out;
+	return (int)k;
+}
+
 static int attach_l0(struct npu_source *n, const char *lib)
 {
 	int ok = 0;
-	for (size_t i = 0; i < NL0; i++) {
+	if (n->l0_multi && (ok = attach_l0_multi(n, lib)) >= 0)
+		return ok;
+	ok = 0;
+	for (size_t i = 0; !n->l0_multi && i < NL0; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = l0_apis[i].func, .bpf_cookie = l0_apis[i].api);
 		LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = l0_apis[i].func, .retprobe = true);
 		if (keep(n, bpf_program__attach_uprobe_opts(n->skel->progs.npu_l0_enter, -1, lib, 0, &in)) < 0)
@@ -987,6 +1030,7 @@ struct xpu_source *xpu_source_npu_load(struct xpu_session *s, const struct xpu_n
 	/* The stand-in's functions take the multi-kprobe programs as
 	 * uprobe_multi ones (Linux 6.6), else as plain uprobes. */
 	n->fns_multi = p->binary != NULL && xpu_uprobe_multi_allowed();
+	n->l0_multi = xpu_uprobe_multi_allowed();
 	for (;;) {
 		npu_bpf__destroy(n->skel);
 		n->skel = npu_bpf__open();
@@ -1000,6 +1044,9 @@ struct xpu_source *xpu_source_npu_load(struct xpu_session *s, const struct xpu_n
 			bpf_program__set_expected_attach_type(n->skel->progs.npu_func, t);
 			bpf_program__set_expected_attach_type(n->skel->progs.npu_func_ret, t);
 		}
+		enum bpf_attach_type l0 = (enum bpf_attach_type)(n->l0_multi ? XPU_BPF_TRACE_UPROBE_MULTI : 0);
+		bpf_program__set_expected_attach_type(n->skel->progs.npu_l0_enter, l0);
+		bpf_program__set_expected_attach_type(n->skel->progs.npu_l0_exit, l0);
 		n->skel->rodata->extra_rdev = p->rdev;
 		n->skel->rodata->fn_latency = !o->no_latency;
 		/* One latency histogram per function found, none past them. */
@@ -1007,9 +1054,9 @@ struct xpu_source *xpu_source_npu_load(struct xpu_session *s, const struct xpu_n
 		bpf_map__set_max_entries(n->skel->maps.fn_lat, nfns ? (uint32_t)nfns : 1);
 		set_autoload(n, p->ioctls, p->have_ze || p->binary);
 		err = npu_bpf__load(n->skel);
-		if (!err || !n->fns_multi)
+		if (!err || !(n->fns_multi || n->l0_multi))
 			break;
-		n->fns_multi = 0;
+		n->fns_multi = n->l0_multi = 0;
 	}
 	if (err) {
 		xpu_err("cannot load the NPU BPF programs: %s", xpu_sys_bpf_hint(err));
