@@ -22,9 +22,9 @@ t a_killed_collectors_client_takes_over_at_once_while_its_probes_go_out
 # collector's probes are going on and off it (its launch probes' slices,
 # the waiters): a killed process's files are closed by its last thread,
 # after those probes' grace periods.  Timed from the kill to the client's
-# "took over" (-v): the lock first, then its own probes.  Before the keeper,
-# one round in three or four took 800-1,000 ms here (the lock 600 ms after
-# the kill, then probes slowed by the dying collector's); with it, 50-75 ms.
+# "took over" (-v), less its own probes' going on.  Before the keeper, one
+# round in three or four took 800-1,000 ms here (the lock 500-600 ms after
+# the kill, then probes slowed by the dying collector's); with it, 20-70 ms.
 worst=0
 for r in 1 2 3 4 5 6; do
 	"$XPUTOP" -b -j -d 0.5 > "$T_TMP/a$r.json" 2> "$T_TMP/a$r.err" &
@@ -46,14 +46,20 @@ for r in 1 2 3 4 5 6; do
 	took=$(($(now_ms) - killed))
 	wait $A 2> /dev/null
 	gone=$(($(now_ms) - killed))
+	probes=$(sed -n 's/.*the probes took \([0-9]*\) ms.*/\1/p' "$T_TMP/c$r.err" | head -1)
 	echo "  round $r: took over after $took ms ($(grep -o 'the lock came.*' "$T_TMP/c$r.err")), the collector gone after $gone ms"
+	# The client's own probes going on are timed by the client: beside other
+	# suites, each uprobe waits for the grace periods of every other
+	# process's (713 ms in a loaded round); what is timed here is the rest,
+	# the collector's going and the lock.
+	took=$((took - ${probes:-0}))
 	[ $took -gt $worst ] && worst=$took
 	kill $C 2> /dev/null
 	wait $C $S 2> /dev/null
 done
 # Polling every 5 ms, on a loaded machine: the keeper's wakeup and exit,
-# and the client's probes going on.
-[ $worst -le 500 ] || fail "a client took over $worst ms after its collector was killed"
+# the client's pidfd and its lock.
+[ $worst -le 300 ] || fail "a client took over $worst ms after its collector was killed, its own probes' time aside"
 flock -n "$LOCK" true || fail "the lock is held after the last round"
 
 t the_keeper_holds_the_lock_and_nothing_else
