@@ -127,10 +127,11 @@ wait $A 2> /dev/null
 sleep 1
 kill -0 $S 2> /dev/null || fail "the program died with its monitor"
 "$XPUTOP" -b -j --gpu-exact -n 10 -d 0.5 --window 60 > "$T_TMP/again.json" 2>> "$T_TMP/xputop.err" || xp_failed $?
+after=$(kill -0 $S 2> /dev/null && echo "ran on after it" || echo "had ended by its end")
 wait $S || fail "the program failed: $(cat "$T_TMP/standin2.err")"
 $Q gpu_process gpu_standin cupti < "$T_TMP/again.json" || fail "the new xputop does not see the program"
 why=$($Q gpu_stack_pct 100 < "$T_TMP/again.json" 2>&1) ||
-	fail "call sites were not announced again to the new xputop: $why; $(grep -o 'launch probes on[^;]*' "$T_TMP/again.json" | head -1)"
+	fail "call sites were not announced again to the new xputop: $why; the program $after: $(tail -c 300 "$T_TMP/standin2.err" | tr '\n' ' '); its row: $(grep -o '"processes":\[{[^]]*' "$T_TMP/again.json" | tail -1 | cut -c1-400)"
 
 t p_shows_only_its_process_and_leaves_the_others_library_dormant
 # (setpriv itself, not as_nobody: $! must be the program's pid, not a subshell's)
