@@ -5,10 +5,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,7 +198,6 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
 	return next < t3 ? t3 : next;
 }
 
-
 /* ---- what a trap costs ---- */
 
 #if defined(__x86_64__)
@@ -323,10 +320,7 @@ static uint32_t measure_trap(struct xpu_launch_probes *lp, uint64_t cookie)
 static void *calibrate(void *arg)
 {
 	struct xpu_launch_probes *lp = arg;
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	prctl(PR_SET_NAME, "xputop-trapcal");
+	xpu_sys_thread_begin("xputop-trapcal");
 	uint64_t t0 = xpu_now_mono();
 	uint32_t trap = measure_trap(lp, XPU_GPU_API_CALIB), trap_lo = measure_trap(lp, XPU_GPU_API_CALIB_LO);
 	__atomic_store_n(&lp->trap_ns[0], trap, __ATOMIC_RELEASE);
@@ -343,10 +337,7 @@ static void *calibrate(void *arg)
 static void *run(void *arg)
 {
 	struct xpu_launch_probes *lp = arg;
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	prctl(PR_SET_NAME, "xputop-launch");
+	xpu_sys_thread_begin("xputop-launch");
 	pthread_mutex_lock(&lp->lock);
 	uint64_t period = xpu_now_mono();
 	while (!lp->stop) {

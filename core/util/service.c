@@ -7,12 +7,12 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
-#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "sys.h"
 
 struct xpu_service {
 	pthread_t thread;
@@ -55,10 +55,7 @@ static struct xpu_service_job *pop(struct xpu_service_job **head, struct xpu_ser
 static void *run(void *arg)
 {
 	struct xpu_service *s = arg;
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	prctl(PR_SET_NAME, "xputop-service");
+	xpu_sys_thread_begin("xputop-service");
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		while (!s->todo && !s->stop)

@@ -4,12 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pthread.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -280,6 +283,14 @@ void xpu_sys_detach_in_background(void)
 	if (pid < 0)
 		close(gone[1]);
 	/* gone[1] closes when xputop exits. */
+}
+
+void xpu_sys_thread_begin(const char *name)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	prctl(PR_SET_NAME, name);
 }
 
 static unsigned long read_hex(const char *path)

@@ -41,6 +41,10 @@ const char *xpu_sys_bpf_hint(int err);
  * see their end when xputop ends.  Call it when nothing is left to write. */
 void xpu_sys_detach_in_background(void);
 
+/* A helper thread's first call: every signal blocked (the main loop reads
+ * them from its signalfd) and the thread named (ps -L, top -H). */
+void xpu_sys_thread_begin(const char *name);
+
 /* NVIDIA display or 3D controllers on the PCI bus (cached after the first
  * look), so that a view can say there is none rather than wait for one. */
 int xpu_sys_nvidia_gpus(void);
