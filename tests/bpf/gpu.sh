@@ -116,7 +116,11 @@ else
 fi
 
 t a_program_outlives_a_killed_xputop_and_a_new_one_picks_it_up
-as_nobody "$STANDIN" "$FAKE" 12 > /dev/null 2> "$T_TMP/standin2.err" &
+# (it runs until the new xputop is done: on a loaded machine xputop's start
+# and end take seconds, and a program of a fixed 12 s ended in the new one's
+# first refresh, ci27)
+# (setpriv itself, not as_nobody: $! must be the program's pid.)
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 60 > /dev/null 2> "$T_TMP/standin2.err" &
 S=$!
 "$XPUTOP" -b -j --gpu-exact -d 0.5 > "$T_TMP/first.json" 2>> "$T_TMP/xputop.err" &
 A=$!
@@ -128,7 +132,9 @@ sleep 1
 kill -0 $S 2> /dev/null || fail "the program died with its monitor"
 "$XPUTOP" -b -j --gpu-exact -n 10 -d 0.5 --window 60 > "$T_TMP/again.json" 2>> "$T_TMP/xputop.err" || xp_failed $?
 after=$(kill -0 $S 2> /dev/null && echo "ran on after it" || echo "had ended by its end")
-wait $S || fail "the program failed: $(cat "$T_TMP/standin2.err")"
+kill -0 $S 2> /dev/null || fail "the program ended before the new xputop did: $(cat "$T_TMP/standin2.err")"
+kill $S 2> /dev/null
+wait $S 2> /dev/null
 $Q gpu_process gpu_standin cupti < "$T_TMP/again.json" || fail "the new xputop does not see the program"
 why=$($Q gpu_stack_pct 100 < "$T_TMP/again.json" 2>&1) ||
 	fail "call sites were not announced again to the new xputop: $why; the program $after: $(tail -c 300 "$T_TMP/standin2.err" | tr '\n' ' '); its row: $(grep -o '"processes":\[{[^]]*' "$T_TMP/again.json" | tail -1 | cut -c1-400)"
@@ -264,25 +270,41 @@ umount "$NX" && rmdir "$NX"
 # Programs started by hand as uid 65534, launching through the real
 # libcudart: one's CUDA_INJECTION64_PATH is where it cannot reach, the
 # other's is readable but CUDA never loads it (there is no CUDA driver here).
+# They launch until every finding has been said, then end: a loaded
+# machine can take seconds to start xputop (ci30: programs that ran 7-8 s
+# from before its start were never seen), so none has a fixed time.
 mkdir -p "$T_TMP/hidden"
 cp "$OUT/libxputop_inject.so" "$T_TMP/hidden/"
 # (setpriv itself, not as_nobody: $! must be the program's pid.)
 setpriv --reuid=65534 --regid=65534 --clear-groups \
-	env CUDA_INJECTION64_PATH="$T_TMP/hidden/libxputop_inject.so" "$LAUNCHER" -s 7 -i 1 > /dev/null 2>&1 &
+	env CUDA_INJECTION64_PATH="$T_TMP/hidden/libxputop_inject.so" "$LAUNCHER" -s 60 -i 1 > /dev/null 2>&1 &
 A=$!
-setpriv --reuid=65534 --regid=65534 --clear-groups env CUDA_INJECTION64_PATH="$FAKE" "$LAUNCHER" -s 8 -i 1 > /dev/null 2>&1 &
+setpriv --reuid=65534 --regid=65534 --clear-groups env CUDA_INJECTION64_PATH="$FAKE" "$LAUNCHER" -s 60 -i 1 > /dev/null 2>&1 &
 B=$!
 OTHER=$T_PUB/libother_tool.so	# a library by another name: another tool's
 cp "$FAKE" "$OTHER"
-setpriv --reuid=65534 --regid=65534 --clear-groups env CUDA_INJECTION64_PATH="$OTHER" "$LAUNCHER" -s 8 -i 1 > /dev/null 2>&1 &
+setpriv --reuid=65534 --regid=65534 --clear-groups env CUDA_INJECTION64_PATH="$OTHER" "$LAUNCHER" -s 60 -i 1 > /dev/null 2>&1 &
 C=$!
 # One like the first that this xputop does not watch (-p): what another
 # suite beside this one runs is as much none of its business.
 setpriv --reuid=65534 --regid=65534 --clear-groups \
-	env CUDA_INJECTION64_PATH="$T_TMP/hidden/libxputop_inject.so" "$LAUNCHER" -s 8 -i 1 > /dev/null 2>&1 &
+	env CUDA_INJECTION64_PATH="$T_TMP/hidden/libxputop_inject.so" "$LAUNCHER" -s 60 -i 1 > /dev/null 2>&1 &
 D=$!
-"$XPUTOP" -b -j -n 24 -d 0.5 -p "$A,$B,$C" > "$T_TMP/diag.json" 2> "$T_TMP/diag.err"
-wait $A $B $C $D
+"$XPUTOP" -b -j -n 120 -d 0.5 -p "$A,$B,$C" > "$T_TMP/diag.json" 2> "$T_TMP/diag.err" &
+X=$!
+# The three findings come one a refresh, each 2 s after its program's first
+# launch seen: until the third is said, and a refresh more.
+i=0
+until grep -q "(and 2 more)" "$T_TMP/diag.json" 2> /dev/null || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+kill $A $B $C $D 2> /dev/null
+wait $A $B $C $D 2> /dev/null
+# Until a refresh says none runs without the library, at most 10 s.
+i=0
+until tail -n 1 "$T_TMP/diag.json" | grep -q '"status":"no NVIDIA GPU' || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+kill -INT $X
+wait $X
 
 # What each refresh's GPU status led with (a failure's context).
 leads() { grep -o '"gpu":{"state":"[a-z]*","status":"[^;"]*' "$T_TMP/diag.json" | sed 's/.*"status":"//; s/ runs without.*(and \([0-9]*\) more)/ +\1 more/; s/ runs without.*/ +0 more/' | uniq -c | tr '\n' '|'; }
