@@ -15,6 +15,7 @@
 #include "child.h"
 #include "err.h"
 #include "inject_lib.h"
+#include "procs.h"
 #include "record.h"
 #include "role.h"
 #include "service.h"
@@ -514,7 +515,7 @@ void app_role_keeper_gone(struct app *a)
 	struct pollfd p = { a->role.keeper_fd, POLLIN, 0 };
 	if (!a->role.client || a->role.keeper_fd < 0 || poll(&p, 1, 0) != 1)
 		return;
-	if (xpu_share_pid_exiting(a->role.collector) != 0) {
+	if (xpu_procs_exiting((uint32_t)a->role.collector) != 0) {
 		share_collector_gone(a, 1);
 		return;
 	}

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 #include "share.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -26,7 +25,7 @@
 #include "dict.h"
 #include "err.h"
 #include "event.h"
-#include "readfile.h"
+#include "procs.h"
 #include "record.h"
 #include "session.h"
 #include "source.h"
@@ -293,67 +292,32 @@ void xpu_share_unlock(int handle)
 	keeper.pid = 0;
 }
 
-/* Whether pid's /proc/PID/stat says: comm xputop-lock, parent ppid. */
-static int is_keeper_of(pid_t pid, pid_t ppid)
+/* Whether pid is root's, named xputop-lock, and ppid's child: anyone may
+ * name a process so. */
+static int is_keeper_of(uint32_t pid, pid_t ppid)
 {
-	char path[64], *text = NULL;
-	size_t len;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (xpu_read_path(path, 1024, &text, &len) < 0)
-		return 0;
-	/* "PID (COMM) STATE PPID ...": the comm may hold anything but is kept
-	 * to 15 bytes by the kernel; the last ')' ends it. */
-	char *open = strchr(text, '('), *close_ = strrchr(text, ')');
-	int ok = 0, parent = 0;
-	char state;
-	if (open && close_ && close_ > open && sscanf(close_ + 1, " %c %d", &state, &parent) == 2)
-		ok = parent == (int)ppid && close_ - open - 1 == 11 && memcmp(open + 1, "xputop-lock", 11) == 0;
-	free(text);
-	return ok;
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return stat(path, &st) == 0 && st.st_uid == 0 && xpu_procs_ppid_at("/proc", pid) == (long)ppid &&
+	       xpu_procs_named(pid, "xputop-lock");
 }
 
 int xpu_share_keeper_pidfd(pid_t collector)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int fd = -1;
-	if (!d)
-		return -1;
-	while (fd < 0 && (e = readdir(d))) {
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-		struct stat st;
-		char path[64];
-		if (*end || pid <= 0)
+	uint32_t pids[16];
+	int n = xpu_procs_by_name("xputop-lock", pids, 16);
+	for (int i = 0; i < n && i < 16; i++) {
+		if (!is_keeper_of(pids[i], collector))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%ld", pid);
-		/* root's: anyone may name a process xputop-lock */
-		if (stat(path, &st) < 0 || st.st_uid != 0 || !is_keeper_of((pid_t)pid, collector))
-			continue;
-		fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+		int fd = (int)syscall(SYS_pidfd_open, (pid_t)pids[i], 0);
 		/* the pid still the keeper's once held: not one reused in between */
-		if (fd >= 0 && !is_keeper_of((pid_t)pid, collector)) {
+		if (fd >= 0 && is_keeper_of(pids[i], collector))
+			return fd;
+		if (fd >= 0)
 			close(fd);
-			fd = -1;
-		}
 	}
-	closedir(d);
-	return fd;
-}
-
-int xpu_share_pid_exiting(pid_t pid)
-{
-	char path[64], *text = NULL;
-	size_t len;
-	unsigned long flags = 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (xpu_read_path(path, 1024, &text, &len) < 0)
-		return -1;
-	/* after the comm: state ppid pgrp session tty_nr tpgid flags */
-	char *close_ = strrchr(text, ')');
-	int n = close_ ? sscanf(close_ + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) : 0;
-	free(text);
-	return n == 1 ? (flags & 0x4) != 0 : -1;	/* PF_EXITING */
+	return -1;
 }
 
 int xpu_share_lock_lost(void)

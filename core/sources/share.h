@@ -129,10 +129,6 @@ int xpu_share_lock_lost(void);
  * collector, or one that holds the lock itself). */
 int xpu_share_keeper_pidfd(pid_t collector);
 
-/* 1 when pid's main thread has begun to exit (killed, or ending), 0 when
- * not, -1 when there is no such process (gone). */
-int xpu_share_pid_exiting(pid_t pid);
-
 /* The keeper: xputop's main() runs it, before all else, when argv[1] is
  * this, and otherwise enables it (without, as in a test's binary, the lock
  * is held by the descriptor returned). */

@@ -729,7 +729,8 @@ static const char *find_ze_loader(char *buf, size_t size)
  * waits once (14 links one by one took 190-710 ms to attach beside a
  * dying collector's or other suites' probes, where an xputop taking over
  * must be quick; and as long again to go).  Returns how many functions,
- * -1 where the links would not attach (then one by one). */
+ * 0 where the links would not attach (the programs, loaded for such links,
+ * attach no other way). */
 static int attach_l0_multi(struct npu_source *n, const char *lib)
 {
 	const char *names[NL0];
@@ -739,7 +740,7 @@ static int attach_l0_multi(struct npu_source *n, const char *lib)
 		names[i] = l0_apis[i].func;
 	if (n->nl0_fds + 2 > (int)(sizeof(n->l0_fds) / sizeof(n->l0_fds[0])) ||
 	    xpu_func_offsets(lib, names, NL0, offs) <= 0)
-		return -1;
+		return 0;
 	for (size_t i = 0; i < NL0; i++)
 		if (offs[i]) {
 			o[k] = offs[i];
@@ -747,11 +748,11 @@ static int attach_l0_multi(struct npu_source *n, const char *lib)
 		}
 	int in = xpu_uprobe_multi_attach(bpf_program__fd(n->skel->progs.npu_l0_enter), lib, o, c, k, 0);
 	if (in < 0)
-		return -1;
+		return 0;
 	int out = xpu_uprobe_multi_attach(bpf_program__fd(n->skel->progs.npu_l0_exit), lib, o, c, k, 1);
 	if (out < 0) {
 		close(in);
-		return -1;
+		return 0;
 	}
 	n->l0_fds[n->nl0_fds++] = in;
 	n->l0_fds[n->nl0_fds++] = out;
@@ -761,10 +762,9 @@ static int attach_l0_multi(struct npu_source *n, const char *lib)
 static int attach_l0(struct npu_source *n, const char *lib)
 {
 	int ok = 0;
-	if (n->l0_multi && (ok = attach_l0_multi(n, lib)) >= 0)
-		return ok;
-	ok = 0;
-	for (size_t i = 0; !n->l0_multi && i < NL0; i++) {
+	if (n->l0_multi)
+		return attach_l0_multi(n, lib);
+	for (size_t i = 0; i < NL0; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, in, .func_name = l0_apis[i].func, .bpf_cookie = l0_apis[i].api);
 		LIBBPF_OPTS(bpf_uprobe_opts, out, .func_name = l0_apis[i].func, .retprobe = true);
 		if (keep(n, bpf_program__attach_uprobe_opts(n->skel->progs.npu_l0_enter, -1, lib, 0, &in)) < 0)

@@ -23,25 +23,43 @@ long xpu_procs_tgid(uint32_t id)
 	return tgid;
 }
 
-long xpu_procs_ppid_at(const char *root, uint32_t pid)
+/* The fields of root/pid/stat after the name, into line; NULL when none.
+ * "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
+static const char *stat_fields(const char *root, uint32_t pid, char *line, size_t size)
 {
-	char path[PATH_MAX], line[512];
+	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%u/stat", root, pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return -1;
-	int got = fgets(line, sizeof(line), f) != NULL;
+		return NULL;
+	int got = fgets(line, (int)size, f) != NULL;
 	fclose(f);
-	/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
 	char *close = got ? strrchr(line, ')') : NULL;
-	char state;
+	return close ? close + 1 : NULL;
+}
+
+long xpu_procs_ppid_at(const char *root, uint32_t pid)
+{
+	char line[512], state;
+	const char *rest = stat_fields(root, pid, line, sizeof(line));
 	long ppid;
-	if (!close || sscanf(close + 1, " %c %ld", &state, &ppid) != 2)
+	if (!rest || sscanf(rest, " %c %ld", &state, &ppid) != 2)
 		return -1;
 	return ppid;
 }
 
-static int named(uint32_t pid, const char *name)
+int xpu_procs_exiting(uint32_t pid)
+{
+	char line[512];
+	const char *rest = stat_fields("/proc", pid, line, sizeof(line));
+	unsigned long flags;
+	/* state ppid pgrp session tty_nr tpgid flags */
+	if (!rest || sscanf(rest, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return -1;
+	return (flags & 0x4) != 0;	/* PF_EXITING */
+}
+
+int xpu_procs_named(uint32_t pid, const char *name)
 {
 	char path[64], comm[64], exe[PATH_MAX];
 	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
@@ -74,7 +92,7 @@ int xpu_procs_by_name(const char *name, uint32_t *out, int max)
 	while ((e = readdir(d))) {
 		char *end;
 		unsigned long pid = strtoul(e->d_name, &end, 10);
-		if (*end || !pid || pid > UINT32_MAX || pid == self || !named((uint32_t)pid, name))
+		if (*end || !pid || pid > UINT32_MAX || pid == self || !xpu_procs_named((uint32_t)pid, name))
 			continue;
 		if (n < max)
 			out[n] = (uint32_t)pid;
