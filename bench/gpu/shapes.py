@@ -5,8 +5,9 @@
   idle:   a burst of 30-150 steps every 0.5-2.5 s (a mostly idle process)
   bursty: steps back to back for 1 s in every 10
 
-Usage: python3 -X perf shapes.py idle|bursty [--seconds S] [--seed N]
-Prints {"shape": ..., "steps": N, "launches_per_step": 3, "seconds": S}.
+Usage: python3 -X perf shapes.py idle|bursty [--seconds S] [--seed N] [--out FILE]
+Prints (or appends to FILE) {"shape": ..., "steps": N, "launches_per_step": 3,
+"seconds": S}: a step launches 3 kernels, so the run launched 3 N.
 """
 import argparse
 import json
@@ -29,6 +30,7 @@ def main():
     p.add_argument("shape", choices=["idle", "bursty"])
     p.add_argument("--seconds", type=float, default=12.0)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", help="append the JSON line to this file instead of stdout")
     args = p.parse_args()
     rng = random.Random(args.seed)
     a = torch.randn(128, 128, device="cuda")
@@ -52,7 +54,13 @@ def main():
             torch.cuda.synchronize()
             time.sleep(9.0)
     torch.cuda.synchronize()
-    print(json.dumps({"shape": args.shape, "steps": n, "seconds": time.perf_counter() - t0}), flush=True)
+    line = json.dumps({"shape": args.shape, "steps": n, "launches_per_step": 3,
+                       "seconds": time.perf_counter() - t0})
+    if args.out:
+        with open(args.out, "a") as f:
+            f.write(line + "\n")
+    else:
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

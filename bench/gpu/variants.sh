@@ -14,7 +14,10 @@
 # STATIC=1 OUTPUT=BUILD), ENV assignments for xputop and the workload (may
 # be empty), OPTIONS for xputop, PREFIX a command the workload runs under
 # (e.g. taskset -c 5; may be left out).  WORKLOAD as bench/gpu/est.sh's (train,
-# hf, loop128, compiled); STEPS for train.
+# hf, loop128, compiled), or idle or bursty (shapes.py, SECONDS_IDLE and
+# SECONDS_BURSTY long, 12 and 30 by default); STEPS for train.  A run is judged against the exact run's
+# figures times its own steps over the exact run's (shapes.py's runs last a
+# time, not a number of steps).
 set -u
 O=$(realpath "$1")
 shift
@@ -28,6 +31,8 @@ spec() {
 	hf) echo "hf_decode.py --steps 16 --tokens 64 --warmup 1" ;;
 	loop128) echo "torch_loop.py --steps 150000 --warmup 20 --size 128" ;;
 	compiled) echo "compiled.py --steps 20000 --warmup 5" ;;
+	idle) echo "shapes.py idle --seconds ${SECONDS_IDLE:-12}" ;;
+	bursty) echo "shapes.py bursty --seconds ${SECONDS_BURSTY:-30}" ;;
 	esac
 }
 one() {	# OUTNAME BUILD ENV OPTIONS WORKLOAD PREFIX

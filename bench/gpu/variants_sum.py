@@ -3,7 +3,10 @@
 against the exact run (EXACT.json): launches, kernels and GPU time of the
 busiest process estimated, against exact, with the uncertainty stated; the
 time and the own CPU time traced; what the library's switching took
-(XPUTOP_INJECT_STATS).
+(XPUTOP_INJECT_STATS).  Where both runs' workload lines (RUN.w, EXACT.w) say
+how many steps they did, the exact figures are taken times the run's steps
+over the exact run's: a workload that runs for a time (shapes.py) does as
+many steps as its pace under each mode allows.
 
   python3 bench/gpu/variants_sum.py RUN EXACT
 """
@@ -22,11 +25,21 @@ def pct(est, true):
     return f"{100 * (est / true - 1):+.1f}%" if est is not None and true else "?"
 
 
+def steps(path):
+    try:
+        lines = [json.loads(l) for l in open(path + ".w") if l.startswith("{")]
+        return lines[-1].get("steps") if lines else None
+    except (OSError, ValueError):
+        return None
+
+
 run, exact = sys.argv[1], sys.argv[2]
 ge = last(exact + ".json")
 ps, pe = busiest(last(run + ".json")), busiest(ge)
-truth = {"launches_est": pe.get("launches"), "kernels_est": pe.get("kernels"),
-         "gpu_ns_est": sum(k.get("total_ns", 0) for k in ge.get("kernels", []))}
+sr, se = steps(run), steps(exact)
+f = sr / se if sr and se else 1.0
+truth = {"launches_est": (pe.get("launches") or 0) * f, "kernels_est": (pe.get("kernels") or 0) * f,
+         "gpu_ns_est": f * sum(k.get("total_ns", 0) for k in ge.get("kernels", []))}
 stats = {}
 try:
     for line in open(run + ".err", errors="replace"):
@@ -34,7 +47,7 @@ try:
             stats = json.loads(line)["xputop_inject"]
 except OSError:
     pass
-out = [run.rsplit("/", 1)[-1]]
+out = [run.rsplit("/", 1)[-1] + (f" steps {sr}/{se}" if f != 1.0 else "")]
 for key, true in truth.items():
     out.append(f"{key.split('_')[0]} {pct(ps.get(key), true)} +-{ps.get(key + '_err_pct') or 0:.1f}")
 out.append(f"by {ps.get('scaled_by')} traced {ps.get('traced_pct') or 0:.2f}% own {ps.get('own_traced_pct') or 0:.2f}%"
