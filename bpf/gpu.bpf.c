@@ -97,12 +97,21 @@ __u64 dropped_launches = 0;	/* launches not counted (the counts map full) */
 __u64 dropped_files = 0;	/* CUDA files not reported (ring full) */
 __u64 dropped_waits = 0;	/* waiter entries or returns not reported (ring full) */
 __u64 dropped_nodes = 0;	/* node creations or runs not reported (ring over its share) */
-/* Set by user space (core/sources/launch_probes.c) around a sampled slice's
- * attaching and detaching: a probe that fires then is not counted.  Taking a
- * uprobe out of a process waits for its mmap lock, which CUDA's threads hold
- * often: on an H200 a slice's probes stayed in for 120 ms after its 10 ms,
- * and the launches they counted there made the estimates 5 times too high. */
-__u32 launches_paused = 0;
+/* XPU_GPU_PROBES_*, set by user space (core/sources/launch_probes.c):
+ * paused around a sampled slice's attaching and detaching, where a probe
+ * that fires is not counted.  Taking a uprobe out of a process waits for its
+ * mmap lock, which CUDA's threads hold often: on an H200 a slice's probes
+ * stayed in for 120 ms after its 10 ms, and the launches they counted there
+ * made the estimates 5 times too high. */
+__u32 probes_state = XPU_GPU_PROBES_SLICE;
+/* Hits counted (not paused), per CPU: what the traps cost, which decides
+ * whether the probes may stay on throughout. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} probe_hits SEC(".maps");
 /* What a trap costs is measured on xputop's own function with the cookie
  * XPU_GPU_API_CALIB (core/sources/launch_probes.c): the probe's hits by
  * calib_pid, through the lookups an injected process's take. */
@@ -583,25 +592,47 @@ static __always_inline void new_key(struct pt_regs *ctx, struct xpu_gpu_launch_k
 		proc_took(k->pid);
 }
 
-/* A launch of an injected process: counted as the launch-only ones are (a
- * driver launch the runtime made is the runtime launch's), under its pid;
- * every probe's hit is a trap, counted too. */
-static __always_inline void count_probed(struct pt_regs *ctx, __u32 pid, __u32 api)
+/* A launch of an injected process, or, while the probes are on throughout,
+ * of any: counted as the launch-only ones are (a driver launch the runtime
+ * made is the runtime launch's), under its pid, in a sampled slice's fields
+ * or the whole's; every probe's hit is a trap, counted too. */
+static __always_inline void count_probed(struct pt_regs *ctx, __u32 pid, __u32 api, int whole)
 {
-	struct xpu_gpu_probed one = { 1, 1 }, *n;
-	__u64 ret0 = 0;
+	struct xpu_gpu_probed one = { 0 }, *n;
+	__u64 ret0 = 0, launch = 1;
 
 	if (api >= XPU_GPU_NRUNTIME && (bpf_probe_read_user(&ret0, sizeof(ret0), (void *)ctx->sp) < 0 ||
 					 called_by_runtime(ret0)))
-		one.launches = 0;
+		launch = 0;
 	n = bpf_map_lookup_elem(&probed_launches, &pid);
-	if (n) {
-		if (one.launches)
+	if (n && whole) {
+		if (launch)
+			__sync_fetch_and_add(&n->whole_launches, 1);
+		__sync_fetch_and_add(&n->whole_traps, 1);
+	} else if (n) {
+		if (launch)
 			__sync_fetch_and_add(&n->launches, 1);
 		__sync_fetch_and_add(&n->traps, 1);
-	} else if (bpf_map_update_elem(&probed_launches, &pid, &one, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&dropped_launches, 1);
+	} else {
+		if (whole) {
+			one.whole_launches = launch;
+			one.whole_traps = 1;
+		} else {
+			one.launches = launch;
+			one.traps = 1;
+		}
+		if (bpf_map_update_elem(&probed_launches, &pid, &one, BPF_NOEXIST))
+			__sync_fetch_and_add(&dropped_launches, 1);
 	}
+}
+
+static __always_inline void count_hit(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&probe_hits, &zero);
+
+	if (n)
+		*n += 1;
 }
 
 /* The calibration's hit: the lookups count_probed makes, on keys no
@@ -622,6 +653,7 @@ int gpu_launch(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid(), ret0 = 0;
 	struct xpu_gpu_launch_key k = { .pid = id >> 32, .tid = (__u32)id };
 	struct xpu_gpu_launch_count *c;
+	__u32 state;
 
 	/* The calibration's probe counts while a slice's probes go in or out
 	 * (it runs on a thread of its own, beside them). */
@@ -630,12 +662,18 @@ int gpu_launch(struct pt_regs *ctx)
 		count_calib(k.pid);
 		return 0;
 	}
-	if (launches_paused && k.api != XPU_GPU_API_CALIB_LO)
+	state = probes_state;
+	if (state == XPU_GPU_PROBES_PAUSED && k.api != XPU_GPU_API_CALIB_LO)
 		return 0;
+	if (k.api != XPU_GPU_API_CALIB_LO)
+		count_hit();
 	if (bpf_map_lookup_elem(&injected, &k.pid)) {
-		count_probed(ctx, k.pid, k.api);
+		count_probed(ctx, k.pid, k.api, state == XPU_GPU_PROBES_WHOLE);
 		return 0;
 	}
+	/* A launch-only process's whole count, beside its call sites' */
+	if (state == XPU_GPU_PROBES_WHOLE && k.api != XPU_GPU_API_CALIB_LO)
+		count_probed(ctx, k.pid, k.api, 1);
 	k.site = site_hash(ctx, &ret0);
 	c = bpf_map_lookup_elem(&launch_counts, &k);
 	/* The launch-only one's calibration: its hash and lookup, no count. */

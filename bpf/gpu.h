@@ -23,6 +23,12 @@
  * a stack (site 0): a frame-pointer walk through code that uses rbp for
  * data could otherwise make every launch look new. */
 #define XPU_GPU_SITES_PER_PROC 8192
+/* bpf/gpu.bpf.c's probes_state, written by core/sources/launch_probes.c:
+ * counting in a sampled slice, paused (counting nothing: the probes going in
+ * or out), or on throughout (the machine launches so little that the traps
+ * of all its launches cost less than a budget: every launch counted, apart
+ * from a slice's, in probed_launches' whole_* fields). */
+enum { XPU_GPU_PROBES_SLICE = 0, XPU_GPU_PROBES_PAUSED = 1, XPU_GPU_PROBES_WHOLE = 2 };
 #define XPU_GPU_NAME_LEN 32
 
 enum xpu_gpu_rec_type {
@@ -98,11 +104,14 @@ struct xpu_gpu_launch_count {
 };
 
 /* probed_launches' value: an injected process's launches the probes
- * counted, and their hits (a driver launch the runtime made is a hit, not
- * a launch). */
+ * counted in sampled slices, and their hits (a driver launch the runtime
+ * made is a hit, not a launch); and any process's, injected or not, while
+ * the probes were on throughout (XPU_GPU_PROBES_WHOLE). */
 struct xpu_gpu_probed {
 	__u64 launches;
 	__u64 traps;
+	__u64 whole_launches;
+	__u64 whole_traps;
 };
 
 struct xpu_gpu_launch_site {

@@ -625,6 +625,28 @@ def gpu_launch_estimate(snaps, pid, made, lo_pct, hi_pct, err_pct):
                  f"{p['traced_pct']:.1f}% of the time)")
 
 
+def gpu_launch_whole(snaps, pid, made, whole_pct, err_pct):
+    """PID's process row in the last snapshot: the launch probes were on
+    throughout for at least WHOLE_PCT percent of its time, counted its
+    launches then (probed_whole_launches), and its launches are estimated,
+    with an uncertainty, within ERR_PCT percent of MADE or twice that
+    uncertainty."""
+    rows = [p for p in snaps[-1]["gpu"]["processes"] if p["pid"] == int(pid)]
+    if len(rows) != 1:
+        sys.exit(f"no single process row for {pid}: {snaps[-1]['gpu']['processes']}")
+    p, made = rows[0], int(made)
+    est, err = p.get("launches_est"), p.get("launches_est_err_pct")
+    whole, counted = p.get("probed_whole_pct") or 0, p.get("probed_whole_launches") or 0
+    print(f"  launches {est} +-{err}% of {made}; on throughout {whole:.1f}% of its time, "
+          f"{counted} counted then; {p.get('launches')} counted in all")
+    if whole < float(whole_pct) or not counted:
+        sys.exit(f"on throughout {whole:.1f}% of its time, {counted} counted: not {whole_pct}%")
+    if est is None or err is None:
+        sys.exit(f"no estimate with its uncertainty: {est} +-{err}")
+    if abs(est - made) > made * max(float(err_pct), 2 * err) / 100:
+        sys.exit(f"estimated {est:.0f} +-{err:.1f}% launches of {made}: not within {err_pct}% or twice that")
+
+
 def events_at_most(snaps, n):
     """The last snapshot counts at most N events since the start."""
     if snaps[-1]["events"] > int(n):
@@ -1003,7 +1025,8 @@ CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stitched_mostly, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
                                   gpu_traced_pct, gpu_within_stated, gpu_scaled, gpu_trap_share, gpu_launch_trapped, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
-                                  gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, events_at_most,
+                                  gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, gpu_launch_whole,
+                                  events_at_most,
                                   gpu_status_had, gpu_status_last, gpu_status_never, gpu_status_lacks,
                                   gpu_estimates, gpu_modes,
                                   dropped_at_least, first_refresh_bounded, self_cpu_honest, self_cpu_within,

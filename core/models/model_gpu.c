@@ -56,6 +56,9 @@ static void proc_free(struct xpu_gpu_proc *p)
 	xpu_win_count_free(&p->ptraced);
 	xpu_win_count_free(&p->ptrap);
 	xpu_win_count_free(&p->pover);
+	xpu_win_count_free(&p->wseen);
+	xpu_win_count_free(&p->wtime);
+	xpu_win_count_free(&p->wtrap);
 	for (int e = 0; e < XPU_GPU_NEST; e++) {
 		xpu_win_count_free(&p->seen[e]);
 		xpu_win_count_free(&p->oseen[e]);
@@ -264,7 +267,10 @@ static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint
 		  xpu_win_count_init(&p->pseen, m->ticks.window) < 0 ||
 		  xpu_win_count_init(&p->ptraced, m->ticks.window) < 0 ||
 		  xpu_win_count_init(&p->ptrap, m->ticks.window) < 0 ||
-		  xpu_win_count_init(&p->pover, m->ticks.window) < 0;
+		  xpu_win_count_init(&p->pover, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->wseen, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->wtime, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->wtrap, m->ticks.window) < 0;
 	for (int e = 0; e < XPU_GPU_NEST; e++)
 		bad |= xpu_win_count_init(&p->seen[e], m->ticks.window) < 0 ||
 		       xpu_win_count_init(&p->oseen[e], m->ticks.window) < 0;
@@ -524,6 +530,21 @@ static void trace_add(struct xpu_gpu_model *m, const struct xpu_gpu_trace_rec *r
 static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
 {
 	uint32_t calls = ev->launch.count ? ev->launch.count : 1;
+	/* Counted while the probes were on throughout: every launch, as it
+	 * is (a launch-only process's are in its launch events too). */
+	if ((ev->launch.flags & (XPU_GPU_LAUNCH_PROBED | XPU_GPU_LAUNCH_WHOLE)) ==
+	    (XPU_GPU_LAUNCH_PROBED | XPU_GPU_LAUNCH_WHOLE)) {
+		struct xpu_gpu_proc *q = proc_get(m, ev->pid, 0);
+		if (!q)
+			return -ENOMEM;
+		/* its launch events may come later (a key waits for its stack):
+		 * launch-only from now, so that the spans count for it */
+		if (ev->launch.flags & XPU_GPU_LAUNCH_ONLY)
+			q->launch_only = 1;
+		q->wseen.open += ev->launch.count;
+		q->wtrap.open += ev->launch.trap_ns;
+		return 0;
+	}
 	/* The traps alone (a launch-only process's driver launches under its
 	 * runtime ones): of a process already seen only. */
 	if ((ev->launch.flags & XPU_GPU_LAUNCH_PROBED) && !ev->launch.count) {
@@ -722,6 +743,17 @@ static int on_slice(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	int sampled = ev->slice.mode == XPU_GPU_MODE_SAMPLED;
 	if (ev->slice.end < ev->time)
 		return 0;
+	if (ev->pid == 0 && ev->slice.mode == XPU_GPU_MODE_WHOLE) {
+		for (uint32_t i = 0; i < m->nprocs; i++) {
+			struct xpu_gpu_proc *p = &m->procs[i];
+			if (p->launch_only && (!p->since || p->since > ev->time))
+				p->since = ev->time;
+			uint64_t from = p->since > ev->time ? p->since : ev->time;
+			if (p->launch_only || (p->since && !p->left_at && from < ev->slice.end))
+				p->wtime.open += ev->slice.end - from;
+		}
+		return 0;
+	}
 	if (ev->pid == 0) {
 		for (uint32_t i = 0; i < m->nprocs; i++) {
 			struct xpu_gpu_proc *p = &m->procs[i];
@@ -919,16 +951,31 @@ static double with_own_bias(double err_pct, int by_own)
 				       : err_pct;
 }
 
-/* total seen, scaled up by scale when sampled, with its uncertainty. */
+/* The uncertainty of the part of an estimate that was scaled (rest: its
+ * share of it; the rest is a count taken as it is): err of it, or, where
+ * that part came at the pace of the counted one (by_pace) or its own
+ * cannot be had, cap (percent of the whole estimate; -1: none). */
+static double rest_err(double err, double rest, int by_pace, double cap)
+{
+	if (!by_pace && err >= 0 && rest > 1e-9)
+		return err * rest;
+	if (cap >= 0)		/* a rest estimated at nothing may still hold some */
+		return cap;
+	return rest <= 1e-9 ? 0 : -1;
+}
+
+/* total seen, scaled up by scale when sampled, with its uncertainty: of
+ * the share rest of it that was scaled (the rest counted whole). */
 static struct xpu_gpu_est estimate(const struct xpu_gpu_sd *s, uint64_t total, double scale, int sampled,
-				   int by_own, double trap_share)
+				   int by_own, double trap_share, double rest, int by_pace, double cap)
 {
 	if (!sampled)
 		return (struct xpu_gpu_est){ (double)total, 0, 1 };
 	struct xpu_gpu_est e = { (double)total * scale, 0, 0 };
 	double err = scale > 0 ? with_own_bias(sd_err_pct(s), by_own) : -1, te = 100 * trap_share;
+	err = rest_err(err >= 0 ? sqrt(err * err + te * te) : -1, rest, by_pace, cap);
 	if (err >= 0) {
-		e.err_pct = sqrt(err * err + te * te);
+		e.err_pct = err;
 		e.ok = 1;
 	}
 	return e;
@@ -954,12 +1001,31 @@ static struct xpu_gpu_sd sd_window(const struct xpu_ticks *ticks, const uint64_t
  * GPU time, that of their ratio to the launches the slices saw (rs),
  * independent; and the traps' share taken off their time (trap_share). */
 static struct xpu_gpu_est probe_estimate(const struct xpu_gpu_sd *ps, const struct xpu_gpu_sd *rs, int e,
-					 uint64_t total, double scale, double trap_share)
+					 uint64_t total, double scale, double trap_share, double rest, int by_pace,
+					 double cap)
 {
 	struct xpu_gpu_est est = { (double)total * scale, 0, 0 };
 	double pe = sd_err_pct(ps), re = e == XPU_GPU_EST_LAUNCHES ? 0 : sd_err_pct(rs), te = 100 * trap_share;
+	pe = rest_err(pe >= 0 ? sqrt(pe * pe + te * te + XPU_GPU_PROBE_SYS_PCT * XPU_GPU_PROBE_SYS_PCT) : -1, rest,
+		      by_pace, cap);
 	if (pe >= 0 && re >= 0 && scale > 0) {
-		est.err_pct = sqrt(pe * pe + re * re + te * te + XPU_GPU_PROBE_SYS_PCT * XPU_GPU_PROBE_SYS_PCT);
+		est.err_pct = sqrt(pe * pe + re * re);
+		est.ok = 1;
+	}
+	return est;
+}
+
+/* An injected process's launches as the probes counted them, where their
+ * count can be had but the slices saw too few to scale the rest by it
+ * (a mostly idle process the probes counted on throughout). */
+static struct xpu_gpu_est probe_count(const struct xpu_gpu_proc *p, int w, struct xpu_gpu_sd ps)
+{
+	struct xpu_gpu_est est = { p->probe_launches[w], 0, 0 };
+	double pe = sd_err_pct(&ps), te = 100 * p->trap_share[w];
+	pe = rest_err(pe >= 0 ? sqrt(pe * pe + te * te + XPU_GPU_PROBE_SYS_PCT * XPU_GPU_PROBE_SYS_PCT) : -1,
+		      p->rest_share[w], p->rest_by_pace[w], p->rest_cap[w]);
+	if (pe >= 0) {
+		est.err_pct = pe;
 		est.ok = 1;
 	}
 	return est;
@@ -971,6 +1037,10 @@ static struct xpu_gpu_est probe_estimate(const struct xpu_gpu_sd *ps, const stru
  * (by_probe). */
 static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 {
+	/* Scaled by time or own time, an injected process's figures are its
+	 * slices' alone: the probes' count on throughout is a launch-only
+	 * process's part (or an injected one's launches, probe_count). */
+	int lo = p->launch_only;
 	for (int e = 0; e < XPU_GPU_NEST; e++) {
 		int c = e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e;
 		int own = p->by_own[XPU_WIN_RECENT];
@@ -981,23 +1051,38 @@ static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 							 p->seen[XPU_GPU_EST_LAUNCHES].ring, p->seen[c].ring);
 			p->est[XPU_WIN_RECENT][e] = probe_estimate(&ps, &rs, e, p->seen[e].recent,
 								   p->scale[XPU_WIN_RECENT],
-								   p->trap_share[XPU_WIN_RECENT]);
+								   p->trap_share[XPU_WIN_RECENT],
+								   p->rest_share[XPU_WIN_RECENT],
+								   p->rest_by_pace[XPU_WIN_RECENT], p->rest_cap[XPU_WIN_RECENT]);
 		} else {
 			struct xpu_gpu_sd w = sd_window(&m->ticks, y->ring, own ? p->own_in.ring : p->traced.ring,
 							own ? p->oseen[c].ring : p->seen[c].ring);
 			p->est[XPU_WIN_RECENT][e] = estimate(&w, y->recent, p->scale[XPU_WIN_RECENT],
 							     p->sampled[XPU_WIN_RECENT], own,
-							     p->launch_only ? p->trap_share[XPU_WIN_RECENT] : 0);
+							     p->launch_only ? p->trap_share[XPU_WIN_RECENT] : 0,
+							     lo ? p->rest_share[XPU_WIN_RECENT] : 1,
+							     lo && p->rest_by_pace[XPU_WIN_RECENT],
+							     lo ? p->rest_cap[XPU_WIN_RECENT] : -1);
 		}
 		own = p->by_own[XPU_WIN_ALL];
+		if (e == XPU_GPU_EST_LAUNCHES && !p->by_probe[XPU_WIN_RECENT] && p->probe_ok[XPU_WIN_RECENT])
+			p->est[XPU_WIN_RECENT][e] = probe_count(p, XPU_WIN_RECENT,
+								 sd_window(&m->ticks, p->pseen.ring, p->ptraced.ring,
+									   p->pseen.ring));
 		if (p->by_probe[XPU_WIN_ALL])
 			p->est[XPU_WIN_ALL][e] = probe_estimate(&p->psd, &p->rsd[e], e, p->seen[e].total,
-								p->scale[XPU_WIN_ALL], p->trap_share[XPU_WIN_ALL]);
+								p->scale[XPU_WIN_ALL], p->trap_share[XPU_WIN_ALL],
+								p->rest_share[XPU_WIN_ALL],
+								p->rest_by_pace[XPU_WIN_ALL], p->rest_cap[XPU_WIN_ALL]);
 		else
 			p->est[XPU_WIN_ALL][e] = estimate(own ? &p->osd[e] : &p->sd[e],
 							  own ? p->oseen[e].total : p->seen[e].total,
 							  p->scale[XPU_WIN_ALL], p->sampled[XPU_WIN_ALL], own,
-							  p->launch_only ? p->trap_share[XPU_WIN_ALL] : 0);
+							  p->launch_only ? p->trap_share[XPU_WIN_ALL] : 0,
+							  lo ? p->rest_share[XPU_WIN_ALL] : 1, lo && p->rest_by_pace[XPU_WIN_ALL],
+							  lo ? p->rest_cap[XPU_WIN_ALL] : -1);
+		if (e == XPU_GPU_EST_LAUNCHES && !p->by_probe[XPU_WIN_ALL] && p->probe_ok[XPU_WIN_ALL])
+			p->est[XPU_WIN_ALL][e] = probe_count(p, XPU_WIN_ALL, p->psd);
 	}
 }
 
@@ -1034,7 +1119,22 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 	uint64_t pgot[2] = { p->pseen.recent, p->pseen.total }, pt[2] = { p->ptraced.recent, p->ptraced.total };
 	uint64_t trap[2] = { p->ptrap.recent, p->ptrap.total };
 	uint64_t lseen[2] = { p->seen[XPU_GPU_EST_LAUNCHES].recent, p->seen[XPU_GPU_EST_LAUNCHES].total };
+	uint64_t ws[2] = { p->wseen.recent, p->wseen.total }, wt[2] = { p->wtime.recent, p->wtime.total };
+	uint64_t wtrap[2] = { p->wtrap.recent, p->wtrap.total };
 	for (int w = 0; w < 2; w++) {
+		/* On throughout: its count is taken as it is; the rest of the
+		 * time is estimated from the sampled slices in it.  A
+		 * launch-only process's traps there are in its launch events'
+		 * time too. */
+		if (wt[w] > span[w])
+			wt[w] = span[w];
+		uint64_t rest = span[w] - wt[w];
+		if (p->launch_only) {
+			trap[w] = trap[w] > wtrap[w] ? trap[w] - wtrap[w] : 0;
+			lseen[w] = lseen[w] > ws[w] ? lseen[w] - ws[w] : 0;
+		}
+		p->whole_cover[w] = span[w] ? (double)wt[w] / (double)span[w] : 0;
+		p->rest_share[w] = 1;
 		/* The probes' count is what their time less their traps' launched
 		 * (a launching thread that waits for nothing else; at most 90%
 		 * of it taken off): a launch-only process's time traced is theirs.
@@ -1050,12 +1150,50 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		p->own_cover[w] = own_all[w] ? (double)own_in[w] / (double)own_all[w] : 0;
 		p->probe_cover[w] = span[w] ? (double)pt[w] / (double)span[w] : 0;
 		double untrapped = (double)pt[w] * (1 - p->trap_share[w]);
-		p->by_probe[w] = was_sampled[w] && probe_ready && pt[w] && span[w] && lseen[w] >= XPU_GPU_PROBE_MIN &&
-				 pgot[w] >= XPU_GPU_PROBE_MIN;
+		/* The probes' launches: those on throughout, and the rest of
+		 * the time's from the sampled slices' count (or, with no slice
+		 * in it, at the pace on throughout); too little counted there,
+		 * the rest at most a tenth of the time, it is taken to be as
+		 * uncertain as rest_cap says. */
+		int sampled_count = probe_ready && pt[w] && pgot[w] >= XPU_GPU_PROBE_MIN;
+		int whole_enough = wt[w] && rest * 2 <= span[w];
+		double rest_est = pt[w] && untrapped > 0 ? (double)pgot[w] * (double)rest / untrapped
+				  : wt[w] ? (double)ws[w] * (double)rest / (double)wt[w] : 0;
+		double probe_launches = (double)ws[w] + rest_est;
+		p->by_probe[w] = was_sampled[w] && !p->launch_only && span[w] && lseen[w] >= XPU_GPU_PROBE_MIN &&
+				 (sampled_count || whole_enough) && probe_launches > 0;
 		p->by_own[w] = was_sampled[w] && !p->by_probe[w] && own_ready && own_in[w] >= XPU_GPU_OWN_MIN_IN;
+		/* A launch-only process's slices: the rest of the time's. */
+		double lo_cover = rest ? (double)got[w] / (double)rest : 0;
+		double lo_rest = lo_cover > 0 ? (double)lseen[w] / (lo_cover * (1 - p->trap_share[w])) : 0;
+		p->rest_by_pace[w] = 0;
+		p->rest_cap[w] = -1;
+		p->probe_ok[w] = 0;
+		/* As many launches as at the pace on throughout, or as its own
+		 * count gives, whichever is more: the uncertainty of the rest
+		 * (one standard error), at most half the time, where its own
+		 * count is too little to give one. */
+		double by_pace = wt[w] ? (double)ws[w] * (double)rest / (double)wt[w] : 0;
+		if (!p->launch_only && (sampled_count || whole_enough) && probe_launches > 0) {
+			p->probe_ok[w] = was_sampled[w];
+			p->probe_launches[w] = probe_launches;
+			p->rest_share[w] = rest_est / probe_launches;
+			p->rest_by_pace[w] = !sampled_count;
+			if (rest * 2 <= span[w])
+				p->rest_cap[w] = 100 * fmin(1, fmax(rest_est, by_pace) / probe_launches);
+		} else if (p->launch_only && wt[w]) {
+			p->probe_launches[w] = (double)ws[w] + (got[w] ? lo_rest : by_pace);
+			p->rest_share[w] = p->probe_launches[w] > 0 ? 1 - (double)ws[w] / p->probe_launches[w] : 0;
+			p->rest_by_pace[w] = !got[w];
+			if (rest * 2 <= span[w] && p->probe_launches[w] > 0)
+				p->rest_cap[w] = 100 * fmin(1, fmax(p->probe_launches[w] - (double)ws[w], by_pace) /
+								   p->probe_launches[w]);
+		}
+		double all_seen = (double)lseen[w] + (p->launch_only ? (double)ws[w] : 0);
 		p->scale[w] = !was_sampled[w] ? 1
 			      /* the probes' count scaled by their time, over the launches seen */
-			      : p->by_probe[w] ? (double)pgot[w] * (double)span[w] / (untrapped * (double)lseen[w])
+			      : p->by_probe[w] ? probe_launches / (double)lseen[w]
+			      : p->launch_only && wt[w] ? (all_seen > 0 ? p->probe_launches[w] / all_seen : 1)
 			      : p->by_own[w] ? 1 / p->own_cover[w]
 			      : p->cover[w] > 0 ? 1 / (p->cover[w] * (1 - (p->launch_only ? p->trap_share[w] : 0))) : 0;
 		if (p->scale[w] > XPU_GPU_SCALE_MAX)
@@ -1107,9 +1245,17 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 	for (uint32_t i = 0; i < m->nprocs; i++) {
 		struct xpu_gpu_proc *p = &m->procs[i];
 		xpu_win_count_close(&p->launches, slot, full);
+		/* A launch-only process's slices saw what it launched less what
+		 * the probes counted on throughout (not a sample). */
+		uint64_t lo_whole = p->launch_only ? p->wseen.open : 0;
 		for (int e = 0; e < XPU_GPU_NEST; e++) {
 			uint64_t k = p->seen[e == XPU_GPU_EST_NS ? XPU_GPU_EST_KERNELS : e].open;
-			sd_add(&p->sd[e], (double)p->seen[e].open, (double)p->traced.open, k);
+			uint64_t y = p->seen[e].open;
+			if (e == XPU_GPU_EST_LAUNCHES) {
+				y = y > lo_whole ? y - lo_whole : 0;
+				k = y;
+			}
+			sd_add(&p->sd[e], (double)y, (double)p->traced.open, k);
 			sd_add(&p->rsd[e], (double)p->seen[e].open, (double)p->seen[XPU_GPU_EST_LAUNCHES].open, k);
 			if (p->own_on) {
 				sd_add(&p->osd[e], (double)p->seen[e].open, (double)p->own_in.open, k);
@@ -1118,6 +1264,9 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 		}
 		sd_add(&p->psd, (double)p->pseen.open, (double)p->ptraced.open, p->pseen.open);
 		xpu_win_count_close(&p->pseen, slot, full);
+		xpu_win_count_close(&p->wseen, slot, full);
+		xpu_win_count_close(&p->wtime, slot, full);
+		xpu_win_count_close(&p->wtrap, slot, full);
 		xpu_win_count_close(&p->ptraced, slot, full);
 		xpu_win_count_close(&p->ptrap, slot, full);
 		xpu_win_count_close(&p->pover, slot, full);

@@ -168,6 +168,23 @@ struct xpu_gpu_proc {
 	int by_probe[2];
 	double probe_cover[2];	/* ptraced / the time connected */
 	double trap_share[2];	/* ptrap / ptraced, as the scale took it */
+	/* The launch probes on throughout (pid 0's XPU_GPU_MODE_WHOLE spans)
+	 * while it was connected, or since it was seen (launch-only): wseen,
+	 * the launches they counted there (XPU_GPU_LAUNCH_WHOLE), every one;
+	 * wtime, that time; wtrap, their traps' time there.  The estimates
+	 * take wseen as it is and scale only the rest of the time's, by its
+	 * sampled slices (a stratified estimate, docs/gpu-estimates.md):
+	 * rest_share, the share of the launches estimate so scaled, which
+	 * alone carries the sampling's uncertainty. */
+	struct xpu_win_count wseen, wtime, wtrap;
+	double whole_cover[2];	/* wtime / the time connected */
+	double rest_share[2];
+	int rest_by_pace[2];	/* the rest at the pace on throughout (no slice counted enough) */
+	double rest_cap[2];	/* its uncertainty (percent of the estimate) where its own
+				 * cannot be had and it is at most half the time; -1: none */
+	int probe_ok[2];	/* probe_launches holds (an injected process's launches
+				 * by the probes even where the slices saw too few to scale by) */
+	double probe_launches[2];	/* the probes' estimate of its launches (by_probe, launch-only) */
 };
 /* Launches the slices saw, at the least, before their kernels and GPU time
  * scale by the probes' count: their ratio to launches from fewer is biased

@@ -146,6 +146,11 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 					     : p->by_own[vs_window] ? "own_cpu" : "time");
 		if (p->launch_only)	/* the share of the probes' time their traps took */
 			xpu_json_num(j, "probed_trap_pct", 100 * p->trap_share[vs_window]);
+		/* The probes on throughout: every launch counted, taken as it is. */
+		if (p->wtime.total) {
+			xpu_json_uint(j, "probed_whole_launches", xpu_win_count_get(&p->wseen, vs_window));
+			xpu_json_num(j, "probed_whole_pct", 100 * p->whole_cover[vs_window]);
+		}
 		if (!p->launch_only && (p->pseen.total || p->ptraced.total)) {
 			xpu_json_uint(j, "probed_launches", xpu_win_count_get(&p->pseen, vs_window));
 			xpu_json_num(j, "probed_pct", 100 * p->probe_cover[vs_window]);

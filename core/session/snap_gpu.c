@@ -36,7 +36,7 @@ static int by_state(const void *a, const void *b)
 
 /* The sampled processes of window w scaled by their own CPU time (probes
  * 0) or by the launch probes' count (1): how many, and the mean share of
- * it traced in *cover. */
+ * it traced in *cover (the probes': in slices and on throughout). */
 static int scaled_by(const struct xpu_gpu_model *m, enum xpu_window w, int probes, double *cover)
 {
 	int n = 0;
@@ -45,7 +45,7 @@ static int scaled_by(const struct xpu_gpu_model *m, enum xpu_window w, int probe
 		const struct xpu_gpu_proc *p = &m->procs[i];
 		if (p->sampled[w] && (probes ? p->by_probe[w] : p->by_own[w])) {
 			n++;
-			*cover += probes ? p->probe_cover[w] : p->own_cover[w];
+			*cover += probes ? p->probe_cover[w] + p->whole_cover[w] : p->own_cover[w];
 		}
 	}
 	if (n)

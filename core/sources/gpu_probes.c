@@ -2,6 +2,7 @@
 #include "gpu_probes.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -577,7 +578,8 @@ int xpu_gpu_probes_start(struct xpu_gpu_probes *p, const struct xpu_gpu_probe_si
 	p->no_stack = xpu_dict_frame(d, XPU_FRAME_INFO, xpu_dict_cstr(d, "[stack not captured]"), 0);
 	if (!p->st.no_launch_only) {
 		if (!(p->lp = xpu_launch_probes_new(p->skel->progs.gpu_launch, p->multi,
-							   &p->skel->bss->launches_paused, &p->skel->bss->calib_pid,
+							   &p->skel->bss->probes_state,
+							   bpf_map__fd(p->skel->maps.probe_hits), &p->skel->bss->calib_pid,
 							   (volatile uint64_t *)&p->skel->bss->calib_hits)))
 			return -1;
 		watch_mappings(p);
@@ -981,7 +983,7 @@ static void on_counted(void *arg, const struct xpu_gpu_launch_key *k, uint32_t c
 	}
 	if (nested) {
 		if (p->sink.probed && trap_ns)
-			p->sink.probed(p->sink.arg, k->pid, xpu_now_mono(), 0, trap_ns);
+			p->sink.probed(p->sink.arg, k->pid, xpu_now_mono(), 0, trap_ns, 0);
 		return;
 	}
 	uint32_t api = p->api_str[k->api];
@@ -993,11 +995,11 @@ static void on_counted(void *arg, const struct xpu_gpu_launch_key *k, uint32_t c
 	p->sink.launch(p->sink.arg, k->pid, k->tid, xpu_now_mono(), comm, api, stack, calls, trap_ns);
 }
 
-static void on_span(void *arg, uint64_t start, uint64_t end, int exact)
+static void on_span(void *arg, uint64_t start, uint64_t end, int kind)
 {
 	struct xpu_gpu_probes *p = arg;
 	if (p->sink.span)
-		p->sink.span(p->sink.arg, start, end, exact);
+		p->sink.span(p->sink.arg, start, end, kind);
 }
 
 static int probed_cmp(const void *a, const void *b)
@@ -1006,8 +1008,11 @@ static int probed_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Hands on what the probes counted of each injected process since the
- * last refresh (a count that went back, a pid used again, starts from 0). */
+/* Hands on what the probes counted of each process since the last refresh:
+ * an injected one's in sampled slices, and any one's while they were on
+ * throughout (a count that went back, a pid used again, starts from 0).  A
+ * process that is not injected and has gone leaves the map once its last
+ * counts are handed on (an injected one's entry goes when it leaves). */
 static void collect_probed(struct xpu_gpu_probes *p, uint64_t now)
 {
 	int fd = bpf_map__fd(p->skel->maps.probed_launches);
@@ -1025,19 +1030,35 @@ static void collect_probed(struct xpu_gpu_probes *p, uint64_t now)
 	qsort(p->spare, n, sizeof(*p->spare), probed_cmp);
 	/* The traps' time: their count by what one costs (0: not measured). */
 	uint64_t trap_ns = p->lp ? xpu_launch_probes_trap_ns(p->lp, 0) : 0;
+	uint64_t trap_lo_ns = p->lp ? xpu_launch_probes_trap_ns(p->lp, 1) : 0;
+	uint32_t kept = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct probed *was = p->nprobed ? bsearch(&p->spare[i], p->probed, p->nprobed,
 								 sizeof(*p->probed), probed_cmp) : NULL;
 		const struct xpu_gpu_probed *c = &p->spare[i].n;
-		int again = was && was->n.launches <= c->launches && was->n.traps <= c->traps;
+		uint32_t pid = p->spare[i].pid;
+		int again = was && was->n.launches <= c->launches && was->n.traps <= c->traps &&
+			    was->n.whole_launches <= c->whole_launches && was->n.whole_traps <= c->whole_traps;
 		uint64_t d = again ? c->launches - was->n.launches : c->launches;
 		uint64_t t = again ? c->traps - was->n.traps : c->traps;
+		uint64_t wd = again ? c->whole_launches - was->n.whole_launches : c->whole_launches;
+		uint64_t wt = again ? c->whole_traps - was->n.whole_traps : c->whole_traps;
+		int injected = bpf_map__lookup_elem(p->skel->maps.injected, &pid, sizeof(pid), &(uint8_t){ 0 }, 1,
+						    0) == 0;
 		if (d || t)
-			p->sink.probed(p->sink.arg, p->spare[i].pid, now, d, t * trap_ns);
+			p->sink.probed(p->sink.arg, pid, now, d, t * trap_ns, 0);
+		if (wd || wt)
+			p->sink.probed(p->sink.arg, pid, now, wd, wt * (injected ? trap_ns : trap_lo_ns),
+				       injected ? 1 : 2);
+		if (!injected && !d && !t && !wd && !wt && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+			bpf_map_delete_elem(fd, &pid);
+			continue;
+		}
+		p->spare[kept++] = p->spare[i];
 	}
 	struct probed *v = p->probed;
 	p->probed = p->spare;
-	p->nprobed = n;
+	p->nprobed = kept;
 	p->spare = v;
 }
 
@@ -1068,10 +1089,24 @@ uint32_t xpu_gpu_probes_slice_ms(uint32_t slice_ms, uint32_t period_ms)
 	return ms > slice_ms ? (uint32_t)ms : slice_ms;
 }
 
+/* The probes stay on throughout while their traps cost at most this much a
+ * second: XPUTOP_PROBES_WHOLE_US, XPU_GPU_PROBE_WHOLE_US by default (0:
+ * never). */
+static uint64_t whole_budget_ns(void)
+{
+	const char *v = getenv("XPUTOP_PROBES_WHOLE_US");
+	char *end;
+	unsigned long long us = v && *v ? strtoull(v, &end, 10) : XPU_GPU_PROBE_WHOLE_US;
+	if (v && *v && (*end || us > 1000000))
+		us = XPU_GPU_PROBE_WHOLE_US;
+	return (uint64_t)us * 1000;
+}
+
 void xpu_gpu_probes_mode(struct xpu_gpu_probes *p, int exact, uint32_t slice_ms, uint32_t period_ms)
 {
 	if (p->lp)
-		xpu_launch_probes_mode(p->lp, exact, xpu_gpu_probes_slice_ms(slice_ms, period_ms), period_ms);
+		xpu_launch_probes_mode(p->lp, exact, xpu_gpu_probes_slice_ms(slice_ms, period_ms), period_ms,
+				       whole_budget_ns());
 }
 
 void xpu_gpu_probes_mark(const struct xpu_gpu_probes *p, struct xpu_dict *d)
@@ -1100,6 +1135,9 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 		xpu_launch_probes_stats(p->lp, &l);
 		st->runtime_files = l.files;
 		st->launch_slices = l.slices;
+		st->launch_wholes = l.wholes;
+		st->launch_whole_cuts = l.whole_cuts;
+		st->launch_whole_ns = l.whole_ns;
 		st->trap_ns = l.trap_ns;
 		st->trap_lo_ns = l.trap_lo_ns;
 		st->trap_measured = l.trap_measured;

@@ -28,16 +28,22 @@ struct xpu_gpu_probe_sink {
 	void (*launch)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint32_t comm,
 		       uint32_t api, uint32_t stack, uint64_t calls, uint64_t trap_ns);
 	/* calls launches of injected process pid the launch probes counted
-	 * since the last refresh (bpf/gpu.bpf.c's probed_launches): its pace
-	 * untraced by CUPTI; trap_ns: the time their traps (a hit each, a
-	 * launch or the driver's call under one) took from it, by what one
-	 * costs as measured (0: not measured); for a launch-only process
-	 * calls is 0 (its driver launches under runtime ones: their traps).
+	 * in sampled slices since the last refresh (bpf/gpu.bpf.c's
+	 * probed_launches): its pace untraced by CUPTI; trap_ns: the time
+	 * their traps (a hit each, a launch or the driver's call under one)
+	 * took from it, by what one costs as measured (0: not measured); for a
+	 * launch-only process calls is 0 (its driver launches under runtime
+	 * ones: their traps).  whole: counted while the probes were on
+	 * throughout, of any process (every launch it made then; a
+	 * launch-only one's, whole 2, are also in its launch events, with
+	 * their traps, which may come a few refreshes later: a key waits
+	 * for its stack).
 	 * NULL: not told. */
-	void (*probed)(void *arg, uint32_t pid, uint64_t time, uint64_t calls, uint64_t trap_ns);
-	/* The launch probes were on from start to end (sampled: one slice;
-	 * exact: since the last refresh).  NULL: not told. */
-	void (*span)(void *arg, uint64_t start, uint64_t end, int exact);
+	void (*probed)(void *arg, uint32_t pid, uint64_t time, uint64_t calls, uint64_t trap_ns, int whole);
+	/* The launch probes were on from start to end (XPU_LAUNCH_SPAN_*:
+	 * sampled, one slice; exact and on throughout, since the last
+	 * refresh).  NULL: not told. */
+	void (*span)(void *arg, uint64_t start, uint64_t end, int kind);
 	/* A thread of an injected process entered a waiter function of kind
 	 * (XPU_STITCH_*) at time with stack pointer sp; its frames (root
 	 * first, the waiter last) follow as wait_frames(token) once unwound.
@@ -77,6 +83,9 @@ struct xpu_gpu_probe_stats {
 	uint32_t marker_files;		/* library copies with the site probe */
 	uint32_t runtime_files;		/* CUDA runtime/driver copies with launch probes */
 	uint64_t launch_slices;		/* sampled slices the launch probes were on */
+	uint64_t launch_wholes;		/* spans they were on throughout */
+	uint64_t launch_whole_cuts;	/* of them, ended by their traps' cost */
+	uint64_t launch_whole_ns;	/* time on throughout (ended spans) */
 	uint32_t trap_ns;		/* what a probe's trap costs a call, measured; 0: unknown */
 	uint32_t trap_lo_ns;		/* a launch-only process's (its call site hashed) */
 	int trap_measured;		/* the measuring is over */
@@ -133,6 +142,10 @@ void xpu_gpu_probes_mode(struct xpu_gpu_probes *p, int exact, uint32_t slice_ms,
  * period_ms: XPU_GPU_PROBE_SLICE_X times it, at most a quarter of the
  * period, never less than slice_ms. */
 #define XPU_GPU_PROBE_SLICE_X 3
+/* Their traps' time a second, at most, for them to stay on throughout
+ * (launch_probes.h): 1 ms, 0.1% of a CPU, about 1,200 launches a second
+ * at 0.85 us a trap (an H200's). */
+#define XPU_GPU_PROBE_WHOLE_US 1000
 uint32_t xpu_gpu_probes_slice_ms(uint32_t slice_ms, uint32_t period_ms);
 /* Marks the stack ids the probes hold (session holder). */
 void xpu_gpu_probes_mark(const struct xpu_gpu_probes *p, struct xpu_dict *d);

@@ -24,6 +24,7 @@
 #define MAX_FNS 16
 #define MAX_SPANS 64
 #define NS_PER_MS 1000000ULL
+#define WHOLE_CHECK_MS 20	/* on throughout: how often their traps' cost is checked */
 
 struct file {
 	char *path;	/* /proc/self/fd/N: the file stays reachable after its process and its /proc go */
@@ -34,12 +35,15 @@ struct file {
 	uint32_t n;
 };
 
-struct span { uint64_t start, end; int exact; };
+struct span { uint64_t start, end; int kind; };	/* XPU_LAUNCH_SPAN_* */
 
 struct xpu_launch_probes {
 	struct bpf_program *prog;
 	int multi;	/* prog attaches as uprobe_multi links */
-	volatile uint32_t *paused;	/* prog counts nothing while set */
+	volatile uint32_t *state;	/* XPU_GPU_PROBES_*: prog counts nothing while paused */
+	int hits_fd;			/* probe_hits (per CPU), or -1 */
+	uint64_t *hits_v;		/* a value per possible CPU */
+	int ncpus;
 	volatile uint32_t *calib_pid;	/* prog counts the calibration's hits by this pid */
 	volatile uint64_t *calib_hits;	/* ... here */
 	uint32_t trap_ns[2];		/* what a trap costs an injected process, a launch-only
@@ -56,13 +60,16 @@ struct xpu_launch_probes {
 	struct span spans[MAX_SPANS];
 	uint32_t nspans;
 	uint64_t exact_since;		/* exact and attached since; 0: not */
+	uint64_t whole_since;		/* on throughout since; 0: not */
+	uint64_t whole_ns;		/* budget: their traps' time a second (0: never on throughout) */
+	int whole_tried;		/* on throughout once already (the first files go so) */
 	struct xpu_launch_probes_stats st;
 	/* the thread's own */
 	uint32_t attached;		/* files[0..attached) have their links */
 	uint64_t rng;
 };
 
-static void add_span(struct xpu_launch_probes *lp, uint64_t start, uint64_t end, int exact)
+static void add_span(struct xpu_launch_probes *lp, uint64_t start, uint64_t end, int kind)
 {
 	if (end <= start)
 		return;
@@ -71,7 +78,7 @@ static void add_span(struct xpu_launch_probes *lp, uint64_t start, uint64_t end,
 		memmove(lp->spans, lp->spans + 1, (MAX_SPANS - 1) * sizeof(lp->spans[0]));
 		lp->nspans--;
 	}
-	lp->spans[lp->nspans++] = (struct span){ start, end, exact };
+	lp->spans[lp->nspans++] = (struct span){ start, end, kind };
 }
 
 /* One uprobe_multi link (core/sources/uprobe_multi.h) for all of a file's
@@ -135,10 +142,31 @@ static void detach_files(struct xpu_launch_probes *lp)
 	lp->attached = 0;
 }
 
-static void set_paused(struct xpu_launch_probes *lp, uint32_t v)
+static void set_state(struct xpu_launch_probes *lp, uint32_t v)
 {
-	if (lp->paused)
-		__atomic_store_n(lp->paused, v, __ATOMIC_SEQ_CST);
+	if (lp->state)
+		__atomic_store_n(lp->state, v, __ATOMIC_SEQ_CST);
+}
+
+/* The probes' hits counted so far (all CPUs); 0 where they cannot be read. */
+static uint64_t hits_now(struct xpu_launch_probes *lp)
+{
+	uint32_t zero = 0;
+	uint64_t n = 0;
+	if (lp->hits_fd < 0 || !lp->hits_v || bpf_map_lookup_elem(lp->hits_fd, &zero, lp->hits_v) < 0)
+		return 0;
+	for (int i = 0; i < lp->ncpus; i++)
+		n += lp->hits_v[i];
+	return n;
+}
+
+/* What a trap costs (the dearer kind), for the budget: 1 us until measured. */
+static uint64_t budget_trap_ns(struct xpu_launch_probes *lp)
+{
+	uint32_t a = __atomic_load_n(&lp->trap_ns[0], __ATOMIC_ACQUIRE);
+	uint32_t b = __atomic_load_n(&lp->trap_ns[1], __ATOMIC_ACQUIRE);
+	uint32_t t = a > b ? a : b;
+	return t ? t : 1000;
 }
 
 static struct timespec at(uint64_t ns)
@@ -164,6 +192,51 @@ static uint64_t next_random(struct xpu_launch_probes *lp)
 	return lp->rng * 0x2545F4914F6CDD1DULL;
 }
 
+/* The probes on throughout from `from` (attached, paused), as long as their
+ * traps cost at most the budget: a bucket of one second's worth, refilled
+ * as time goes, drained by each check's hits times what a trap costs (the
+ * machine's pace can only be read between checks: a burst's first check
+ * may take WHOLE_CHECK_MS of its traps more).  Every launch is counted
+ * apart (probed_launches' whole_* fields), and the span reaches the model
+ * as such: what is counted there is the count, not a sample.  Returns when
+ * the next sampled period starts (now). */
+static uint64_t whole(struct xpu_launch_probes *lp, uint64_t from)
+{
+	double bucket = (double)lp->whole_ns;
+	uint64_t t = xpu_now_mono(), h = hits_now(lp);
+	set_state(lp, XPU_GPU_PROBES_WHOLE);
+	lp->whole_since = from;
+	lp->st.wholes++;
+	while (!lp->stop && !lp->changed) {
+		wait_until(lp, t + WHOLE_CHECK_MS * NS_PER_MS);
+		uint64_t t2 = xpu_now_mono(), h2 = hits_now(lp);
+		bucket += (double)lp->whole_ns * (double)(t2 - t) / 1e9;
+		if (bucket > (double)lp->whole_ns)
+			bucket = (double)lp->whole_ns;
+		bucket -= (double)(h2 - h) * (double)budget_trap_ns(lp);
+		t = t2;
+		h = h2;
+		if (bucket < 0) {
+			lp->st.whole_cuts++;
+			break;
+		}
+		if (lp->attached < lp->nfiles) {	/* a new file: its probes count once in */
+			attach_files(lp);
+			t = xpu_now_mono();
+		}
+	}
+	set_state(lp, XPU_GPU_PROBES_PAUSED);
+	uint64_t t2 = xpu_now_mono();
+	if (lp->whole_since && t2 > lp->whole_since)
+		add_span(lp, lp->whole_since, t2, XPU_LAUNCH_SPAN_WHOLE);
+	lp->st.whole_ns += t2 - from;
+	lp->whole_since = 0;
+	detach_files(lp);
+	uint64_t t3 = xpu_now_mono();
+	lp->st.detach_ns += t3 - t2;
+	return t3;
+}
+
 /* One sampled period from `period`: off, on for a slice at a random point
  * (as inject/sched.c places the library's), off.  Returns the next period's
  * start. */
@@ -172,6 +245,18 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
 	uint64_t slice = lp->slice_ms * NS_PER_MS, len = lp->period_ms * NS_PER_MS;
 	uint64_t room = len > slice ? len - slice : 0;
 	uint64_t start = period + (room ? next_random(lp) % (room + 1) : 0);
+	/* The first files go on throughout at once: a machine that launches
+	 * little is counted from its first launch, one that launches much
+	 * costs a budget's traps and goes to slices at the first check (the
+	 * choice is made before anything is counted). */
+	if (lp->whole_ns && !lp->whole_tried && lp->nfiles) {
+		lp->whole_tried = 1;
+		set_state(lp, XPU_GPU_PROBES_PAUSED);
+		uint64_t t0 = xpu_now_mono();
+		attach_files(lp);
+		lp->st.attach_ns += xpu_now_mono() - t0;
+		return whole(lp, xpu_now_mono());
+	}
 	if (wait_until(lp, start) || !lp->nfiles)
 		return period + len;
 	/* The slice counts from when its probes are all in to when they start
@@ -181,18 +266,31 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
 	 * process holds it often enough to keep a slice's probes in for
 	 * 100 ms after it (bench/RESULTS.md). */
 	uint64_t t0 = xpu_now_mono();
-	set_paused(lp, 1);
+	set_state(lp, XPU_GPU_PROBES_PAUSED);
 	attach_files(lp);
 	uint64_t t1 = xpu_now_mono();
-	set_paused(lp, 0);
+	uint64_t h1 = hits_now(lp);
+	set_state(lp, XPU_GPU_PROBES_SLICE);
 	wait_until(lp, t1 + slice);
-	set_paused(lp, 1);
+	set_state(lp, XPU_GPU_PROBES_PAUSED);
 	uint64_t t2 = xpu_now_mono();
-	detach_files(lp);
-	uint64_t t3 = xpu_now_mono();
-	add_span(lp, t1, t2, 0);
+	uint64_t h2 = hits_now(lp);
+	add_span(lp, t1, t2, XPU_LAUNCH_SPAN_SAMPLED);
 	lp->st.slices++;
 	lp->st.attach_ns += t1 - t0;
+	/* A slice whose traps, at its pace, would cost at most half the budget
+	 * a second: the probes stay in, paused to the period's end, then on
+	 * throughout.  Every sampled period is a whole one, its slice at a
+	 * random point of it: going on throughout right after a slice that saw
+	 * little ended each sampled stretch on such a slice, and a burst's
+	 * tail before it was taken at its pace (-14% on the recorded bursty
+	 * process, tests/unit/test_gpu_estimates.c). */
+	if (lp->whole_ns && !lp->stop && !lp->changed && t2 > t1 &&
+	    (double)(h2 - h1) * (double)budget_trap_ns(lp) * 1e9 / (double)(t2 - t1) <= (double)lp->whole_ns / 2 &&
+	    !wait_until(lp, period + len))
+		return whole(lp, xpu_now_mono());
+	detach_files(lp);
+	uint64_t t3 = xpu_now_mono();
 	lp->st.detach_ns += t3 - t2;
 	uint64_t next = period + len;
 	return next < t3 ? t3 : next;
@@ -343,7 +441,7 @@ static void *run(void *arg)
 	while (!lp->stop) {
 		lp->changed = 0;
 		if (lp->exact) {
-			set_paused(lp, 0);
+			set_state(lp, XPU_GPU_PROBES_SLICE);
 			attach_files(lp);
 			if (lp->attached && !lp->exact_since)
 				lp->exact_since = xpu_now_mono();
@@ -352,11 +450,11 @@ static void *run(void *arg)
 			continue;
 		}
 		if (lp->attached) {	/* from exact to sampled */
-			set_paused(lp, 1);
+			set_state(lp, XPU_GPU_PROBES_PAUSED);
 			uint64_t t = xpu_now_mono();
 			detach_files(lp);
 			if (lp->exact_since)
-				add_span(lp, lp->exact_since, t, 1);
+				add_span(lp, lp->exact_since, t, XPU_LAUNCH_SPAN_EXACT);
 			lp->exact_since = 0;
 			period = xpu_now_mono();
 		}
@@ -367,8 +465,8 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi, volatile uint32_t *paused,
-					       volatile uint32_t *calib_pid, volatile uint64_t *calib_hits)
+struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi, volatile uint32_t *state,
+					       int hits_fd, volatile uint32_t *calib_pid, volatile uint64_t *calib_hits)
 {
 	struct xpu_launch_probes *lp = calloc(1, sizeof(*lp));
 	pthread_condattr_t ca;
@@ -376,7 +474,11 @@ struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int mu
 		return NULL;
 	lp->prog = prog;
 	lp->multi = multi;
-	lp->paused = paused;
+	lp->state = state;
+	lp->hits_fd = hits_fd;
+	lp->ncpus = libbpf_num_possible_cpus();
+	if (lp->ncpus > 0)
+		lp->hits_v = calloc((size_t)lp->ncpus, sizeof(*lp->hits_v));
 	lp->calib_pid = calib_pid;
 	lp->calib_hits = calib_hits;
 	lp->exact = 1;
@@ -415,6 +517,7 @@ void xpu_launch_probes_free(struct xpu_launch_probes *lp)
 	}
 	pthread_cond_destroy(&lp->wake);
 	pthread_mutex_destroy(&lp->lock);
+	free(lp->hits_v);
 	free(lp);
 }
 
@@ -451,13 +554,16 @@ int xpu_launch_probes_add(struct xpu_launch_probes *lp, const char *path, const 
 	return 0;
 }
 
-void xpu_launch_probes_mode(struct xpu_launch_probes *lp, int exact, uint32_t slice_ms, uint32_t period_ms)
+void xpu_launch_probes_mode(struct xpu_launch_probes *lp, int exact, uint32_t slice_ms, uint32_t period_ms,
+			    uint64_t whole_ns)
 {
 	pthread_mutex_lock(&lp->lock);
-	if (lp->exact != !!exact || lp->slice_ms != slice_ms || lp->period_ms != period_ms) {
+	if (lp->exact != !!exact || lp->slice_ms != slice_ms || lp->period_ms != period_ms ||
+	    lp->whole_ns != whole_ns) {
 		lp->exact = !!exact;
 		lp->slice_ms = slice_ms;
 		lp->period_ms = period_ms > slice_ms ? period_ms : slice_ms + 1;
+		lp->whole_ns = whole_ns;
 		lp->changed = 1;
 		pthread_cond_signal(&lp->wake);
 	}
@@ -465,21 +571,25 @@ void xpu_launch_probes_mode(struct xpu_launch_probes *lp, int exact, uint32_t sl
 }
 
 void xpu_launch_probes_spans(struct xpu_launch_probes *lp, uint64_t now,
-			     void (*fn)(void *arg, uint64_t start, uint64_t end, int exact), void *arg)
+			     void (*fn)(void *arg, uint64_t start, uint64_t end, int kind), void *arg)
 {
-	struct span v[MAX_SPANS + 1];
+	struct span v[MAX_SPANS + 2];
 	uint32_t n;
 	pthread_mutex_lock(&lp->lock);
 	n = lp->nspans;
 	memcpy(v, lp->spans, n * sizeof(v[0]));
 	lp->nspans = 0;
 	if (lp->exact_since && now > lp->exact_since) {
-		v[n++] = (struct span){ lp->exact_since, now, 1 };
+		v[n++] = (struct span){ lp->exact_since, now, XPU_LAUNCH_SPAN_EXACT };
 		lp->exact_since = now;
+	}
+	if (lp->whole_since && now > lp->whole_since) {
+		v[n++] = (struct span){ lp->whole_since, now, XPU_LAUNCH_SPAN_WHOLE };
+		lp->whole_since = now;
 	}
 	pthread_mutex_unlock(&lp->lock);
 	for (uint32_t i = 0; i < n; i++)
-		fn(arg, v[i].start, v[i].end, v[i].exact);
+		fn(arg, v[i].start, v[i].end, v[i].kind);
 }
 
 void xpu_launch_probes_stats(struct xpu_launch_probes *lp, struct xpu_launch_probes_stats *st)

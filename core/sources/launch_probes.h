@@ -13,14 +13,28 @@
  * were on reach the model as GPU_SLICE events (pid 0: every launch-only
  * process), which scales the counts as it does an injected process's.  A
  * slice's span is when its probes count, not when they are in: the program
- * counts nothing while *paused (bpf/gpu.bpf.c's launches_paused), which is
- * set while the slice's probes go in and out (taking them out can wait for
- * the process's mmap lock for 100 ms and more). */
+ * counts nothing while *state is paused (bpf/gpu.bpf.c's probes_state),
+ * which it is while the slice's probes go in and out (taking them out can
+ * wait for the process's mmap lock for 100 ms and more).
+ *
+ * Where the machine launches so little that the traps of all its launches
+ * would cost at most a budget (whole_ns of trap time a second: a slice's
+ * pace at most half of it), the probes stay on after a slice, throughout,
+ * until their traps' cost outruns it (a bucket of one second's budget,
+ * checked every 20 ms): a mostly idle process's launches are then counted,
+ * every one, where 6% of the time would have caught a burst in few runs.
+ * Such a span comes as XPU_LAUNCH_SPAN_WHOLE, and the program counts in it
+ * apart (probed_launches' whole_* fields): the model takes what it counted
+ * there as it is, and scales only the rest of the time's by the sampled
+ * slices (a stratified estimate: the spans' kinds are chosen by the pace
+ * before them, the slices' places at random). */
 #ifndef XPU_LAUNCH_PROBES_H
 #define XPU_LAUNCH_PROBES_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+enum { XPU_LAUNCH_SPAN_SAMPLED = 0, XPU_LAUNCH_SPAN_EXACT = 1, XPU_LAUNCH_SPAN_WHOLE = 2 };
 
 struct bpf_program;
 struct xpu_launch_probes;
@@ -37,25 +51,33 @@ struct xpu_launch_probes_stats {
 	uint32_t trap_lo_ns;	/* and a launch-only one's (its call site hashed) */
 	int trap_measured;	/* the measuring is over */
 	uint64_t trap_measure_ns;	/* and took this long (its probe's going in and out) */
+	uint64_t wholes;	/* spans on throughout */
+	uint64_t whole_cuts;	/* of them, ended by their traps' cost */
+	uint64_t whole_ns;	/* time on throughout (ended spans) */
 };
 
 /* multi: prog was loaded as a uprobe_multi program (expected attach type
  * XPU_BPF_TRACE_UPROBE_MULTI, uprobe_multi.h; Linux 6.6); else one
  * perf-event uprobe a function, whose detach waits for RCU (slow to turn on
- * and off). */
-struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi, volatile uint32_t *paused,
-					       volatile uint32_t *calib_pid, volatile uint64_t *calib_hits);
+ * and off).  state: prog's XPU_GPU_PROBES_* word; hits_fd: its probe_hits
+ * map (hits per CPU), or -1 (never on throughout). */
+struct xpu_launch_probes *xpu_launch_probes_new(struct bpf_program *prog, int multi, volatile uint32_t *state,
+					       int hits_fd, volatile uint32_t *calib_pid,
+					       volatile uint64_t *calib_hits);
 void xpu_launch_probes_free(struct xpu_launch_probes *lp);
 /* A file to probe: n functions at file offsets offs (0: absent), function i
  * with the BPF cookie cookie0 + i.  Returns 0, or -1 (no function, no room). */
 int xpu_launch_probes_add(struct xpu_launch_probes *lp, const char *path, const uint64_t *offs, size_t n,
 			  uint64_t cookie0);
-/* exact: always on; else on for slice_ms at a random point of each period_ms. */
-void xpu_launch_probes_mode(struct xpu_launch_probes *lp, int exact, uint32_t slice_ms, uint32_t period_ms);
-/* Hands fn the spans the probes were on since the last call (exact: up to
- * now), oldest first. */
+/* exact: always on; else on for slice_ms at a random point of each
+ * period_ms, and throughout while their traps cost at most whole_ns a
+ * second (0: never). */
+void xpu_launch_probes_mode(struct xpu_launch_probes *lp, int exact, uint32_t slice_ms, uint32_t period_ms,
+			    uint64_t whole_ns);
+/* Hands fn the spans the probes were on since the last call (exact and on
+ * throughout: up to now), oldest first; kind: XPU_LAUNCH_SPAN_*. */
 void xpu_launch_probes_spans(struct xpu_launch_probes *lp, uint64_t now,
-			     void (*fn)(void *arg, uint64_t start, uint64_t end, int exact), void *arg);
+			     void (*fn)(void *arg, uint64_t start, uint64_t end, int kind), void *arg);
 void xpu_launch_probes_stats(struct xpu_launch_probes *lp, struct xpu_launch_probes_stats *st);
 /* What a probe's trap costs an injected process's launch, or a launch-only
  * one's (its call site hashed), measured on this machine as the probes'

@@ -18,6 +18,7 @@
 #include "gpu_peers.h"
 #include "gpu_own.h"
 #include "gpu_probes.h"
+#include "launch_probes.h"
 #include "gpu_waits.h"
 #include "gpu_wire.h"
 #include "grow.h"
@@ -880,6 +881,10 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 			      "detach each)", st.launch_slices,
 			      (double)st.launch_attach_ns / 1e6 / (double)st.launch_slices,
 			      (double)st.launch_detach_ns / 1e6 / (double)st.launch_slices);
+	if (st.launch_wholes && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", on throughout %" PRIu64 " time%s (%.1f s ended; %" PRIu64
+			      " ended by their traps' cost)", st.launch_wholes, st.launch_wholes == 1 ? "" : "s",
+			      (double)st.launch_whole_ns / 1e9, st.launch_whole_cuts);
 	/* Until it is measured, the probes' traps are counted as the launches' time. */
 	if (st.launch_probes_on && n > 0 && (size_t)n < size)
 		n += !st.trap_measured ? snprintf(buf + n, size - (size_t)n, ", a trap's cost being measured")
@@ -1134,13 +1139,15 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 		xpu_inject_diag_launch(g->diag, pid, time);
 }
 
-/* Launches of an injected process the launch probes counted, and the time
- * their traps took (on the first event). */
-static void probe_probed(void *arg, uint32_t pid, uint64_t time, uint64_t calls, uint64_t trap_ns)
+/* Launches of an injected process the launch probes counted in sampled
+ * slices, or of any process while they were on throughout (whole; 2: a
+ * launch-only one), and the time their traps took (on the first event). */
+static void probe_probed(void *arg, uint32_t pid, uint64_t time, uint64_t calls, uint64_t trap_ns, int whole)
 {
 	struct gpu_source *g = arg;
 	struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .pid = pid, .tid = pid, .time = time };
-	ev.launch.flags = XPU_GPU_LAUNCH_PROBED;
+	ev.launch.flags = XPU_GPU_LAUNCH_PROBED | (whole ? XPU_GPU_LAUNCH_WHOLE : 0) |
+			  (whole == 2 ? XPU_GPU_LAUNCH_ONLY : 0);
 	ev.launch.trap_ns = trap_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)trap_ns;
 	do {
 		ev.launch.count = calls > UINT32_MAX ? UINT32_MAX : (uint32_t)calls;
@@ -1153,12 +1160,13 @@ static void probe_probed(void *arg, uint32_t pid, uint64_t time, uint64_t calls,
 /* The launch-only probes were on from start to end: a slice of every
  * launch-only process (pid 0), which the model scales their counts by, and
  * of the probes' count of every injected one. */
-static void probe_span(void *arg, uint64_t start, uint64_t end, int exact)
+static void probe_span(void *arg, uint64_t start, uint64_t end, int kind)
 {
 	struct gpu_source *g = arg;
 	struct xpu_event ev = { .type = XPU_EV_GPU_SLICE, .pid = 0, .time = start };
 	ev.slice.end = end;
-	ev.slice.mode = exact ? XPU_GPU_MODE_EXACT : XPU_GPU_MODE_SAMPLED;
+	ev.slice.mode = kind == XPU_LAUNCH_SPAN_EXACT ? XPU_GPU_MODE_EXACT
+			: kind == XPU_LAUNCH_SPAN_WHOLE ? XPU_GPU_MODE_WHOLE : XPU_GPU_MODE_SAMPLED;
 	emit(g, &ev);
 }
 

@@ -143,7 +143,9 @@ struct xpu_ev_gpu_slice {
 	uint32_t comm;
 };
 
-enum { XPU_GPU_MODE_EXACT = 0, XPU_GPU_MODE_SAMPLED = 1 };
+/* WHOLE: a span of the launch probes (pid 0) only: on throughout, every
+ * launch of any process counted (XPU_GPU_LAUNCH_WHOLE), not sampled. */
+enum { XPU_GPU_MODE_EXACT = 0, XPU_GPU_MODE_SAMPLED = 1, XPU_GPU_MODE_WHOLE = 2 };
 
 /* CPU samples of an injected process's launching threads, cumulative since
  * xputop began watching the process (core/sources/gpu_own.h): where each
@@ -160,8 +162,11 @@ struct xpu_ev_gpu_own {
 };
 /* xpu_ev_gpu_launch.flags: LAUNCH_ONLY seen by uprobes, no CUPTI; PROBED:
  * count launches of an injected process the launch probes counted while
- * they were on (its pace untraced by CUPTI; no stack, no API) */
-enum { XPU_GPU_LAUNCH_ONLY = 1, XPU_GPU_LAUNCH_PROBED = 2 };
+ * they were on (its pace untraced by CUPTI; no stack, no API); with WHOLE:
+ * of any process, counted while the probes were on throughout (with
+ * LAUNCH_ONLY too, a launch-only process's, which are in its LAUNCH_ONLY
+ * events as well, their trap_ns likewise) */
+enum { XPU_GPU_LAUNCH_ONLY = 1, XPU_GPU_LAUNCH_PROBED = 2, XPU_GPU_LAUNCH_WHOLE = 4 };
 enum { XPU_GPU_PROC_CONNECTED = 1, XPU_GPU_PROC_LEFT = 2, XPU_GPU_PROC_STATUS = 3 };
 /* xpu_ev_gpu_proc.detail: CUPTI stays attached between slices (CUDA graphs
  * seen, XPUTOP_CUPTI_DETACH=0, exact mode), paying its cost on every launch */

@@ -433,10 +433,13 @@ t sampled_launch_probes_are_on_a_quarter_of_the_time_and_estimate_the_launches
 # each slice's probes take long to go in and out (they are written into every
 # process that maps the file, under its lock): the launches they meet then
 # are not the slice's (on an H200 they made the estimates 5 times too high).
+# The probes stay in slices here (XPUTOP_PROBES_WHOLE_US=0): the holder
+# alone launches so little that they would go on throughout (next case).
 own_cudart sampled
 LD_LIBRARY_PATH=$T_TMP/sampled "$CL" -s 60 -i 50 -m 64 > /dev/null 2>&1 &
 H=$!
-"$XPUTOP" -b -j -n 14 -d 0.5 --window 60 --gpu-sample 50/250 > "$T_TMP/lsampled.json" 2> "$T_TMP/lsampled.err" &
+XPUTOP_PROBES_WHOLE_US=0 "$XPUTOP" -b -j -n 14 -d 0.5 --window 60 --gpu-sample 50/250 \
+	> "$T_TMP/lsampled.json" 2> "$T_TMP/lsampled.err" &
 X=$!
 wait_json "$T_TMP/lsampled.json"
 wait_launches "$T_TMP/lsampled.json" $H cudaLaunchKernel
@@ -450,6 +453,37 @@ MADE=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$T_TMP/lsampled.out")
 why=$($Q gpu_launch_estimate $S "$MADE" 5 35 30 < "$T_TMP/lsampled.json" 2>&1) ||
 	fail "estimate of $MADE launches: $why; $(grep -o 'launch probes on[^;]*' "$T_TMP/lsampled.json" | tail -1)"
 $Q gpu_status_had "slices (" < "$T_TMP/lsampled.json" || fail "the status says nothing of the slices"
+
+t a_sparse_launcher_is_counted_throughout
+# About 190 launches a second (a 5 ms sleep between them) and a holder's 20:
+# their traps cost the machine a few hundredths of the budget (1 ms a
+# second), so the probes, on throughout from the start, stay so and count
+# every launch: the estimate is the count, where slices of 6% of the time
+# would give it +-10% or more.  A launcher that comes at full pace for a
+# moment (-n: 20,000 launches back to back) outruns the budget: the probes
+# go to slices (the status says how often they ended so) and back once their
+# slices see little; the sparse one's estimate still holds, within 3% or
+# twice the uncertainty it states for the time not counted throughout.
+own_cudart sparse
+LD_LIBRARY_PATH=$T_TMP/sparse "$CL" -s 60 -i 50 > /dev/null 2>&1 &
+H=$!
+"$XPUTOP" -b -j -n 24 -d 0.5 --window 60 > "$T_TMP/sparse.json" 2> "$T_TMP/sparse.err" &
+X=$!
+wait_json "$T_TMP/sparse.json"
+wait_launches "$T_TMP/sparse.json" $H cudaLaunchKernel
+LD_LIBRARY_PATH=$T_TMP/sparse "$CL" -s 7 -i 5 > "$T_TMP/sparse.out" 2> /dev/null &
+S=$!
+sleep 3
+LD_LIBRARY_PATH=$T_TMP/sparse "$CL" -n 20000 > /dev/null 2> /dev/null
+wait $S
+wait $X || fail "xputop failed: $(cat "$T_TMP/sparse.err")"
+kill $H
+wait $H 2> /dev/null
+MADE=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$T_TMP/sparse.out")
+$Q gpu_launch_whole $S "$MADE" 60 3 < "$T_TMP/sparse.json" ||
+	fail "estimate of $MADE launches; $(grep -o 'launch probes on[^;]*' "$T_TMP/sparse.json" | tail -1)"
+grep -qE "on throughout [0-9]+ times? \([0-9.]+ s ended; [1-9][0-9]* ended by their traps' cost\)" "$T_TMP/sparse.json" ||
+	fail "the status never said the probes went back to slices: $(grep -o 'launch probes on[^;]*' "$T_TMP/sparse.json" | tail -1)"
 
 t the_launch_export_weights_each_call_site_by_its_count
 F=$(ls "$T_TMP"/exp2/xputop-gpu-launches-*.folded 2> /dev/null | head -1)

@@ -695,6 +695,71 @@ TEST(launch_probe_slices_scale_every_launch_only_process)
 	xpu_dict_free(&d);
 }
 
+/* A launch-only process the probes counted on throughout for 5 s (every
+ * launch: 1,000 a second), then in slices (10 ms in 500, 20 counted a
+ * second), its launch events coming two refreshes after the probes' whole
+ * count (a key waits for its stack): what was counted throughout is taken as
+ * it is, only the rest of the time is scaled by its slices, and the whole
+ * count makes the process launch-only at once, so that the spans before its
+ * launch events count for it (they did not: the rest came out 2 s longer). */
+TEST(a_launch_only_process_counted_throughout_is_scaled_only_outside_it)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	const uint64_t ms = 1000000ULL, t0 = 1000 * ms;
+	xpu_dict_init(&d);
+	REQUIRE(xpu_gpu_model_init(&m, &d, 60) == 0);
+	uint32_t api = xpu_dict_cstr(&d, "cudaLaunchKernel");
+	uint32_t frames[] = { frame(&d, "main", XPU_FRAME_USER), xpu_dict_frame(&d, XPU_FRAME_LAUNCH, api, 0) };
+	uint32_t stack = xpu_dict_stack(&d, frames, 2);
+	uint32_t late[12] = { 0 };	/* launch events due at each second's tick */
+	for (int sec = 0; sec < 12; sec++) {
+		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
+		struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
+					.time = tick };
+		ev.launch.api = api;
+		ev.launch.comm = xpu_dict_cstr(&d, "app");
+		ev.launch.stack = stack;
+		if (sec < 5) {		/* on throughout: the whole count now, the launch events later */
+			ev.launch.flags = XPU_GPU_LAUNCH_PROBED | XPU_GPU_LAUNCH_WHOLE | XPU_GPU_LAUNCH_ONLY;
+			ev.launch.count = 1000;
+			CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+			late[sec + 2] += 1000;
+			struct xpu_event se = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = t };
+			se.slice.end = tick;
+			se.slice.mode = XPU_GPU_MODE_WHOLE;
+			CHECK_INT(xpu_gpu_model_event(&m, &se), ==, 0);
+		} else if (sec < 10) {
+			late[sec] += 20;
+			for (int half = 0; half < 2; half++) {
+				struct xpu_event se = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0,
+							.time = t + (uint64_t)half * 500 * ms + 100 * ms };
+				se.slice.end = se.time + 10 * ms;
+				se.slice.mode = XPU_GPU_MODE_SAMPLED;
+				CHECK_INT(xpu_gpu_model_event(&m, &se), ==, 0);
+			}
+		}
+		if (late[sec]) {
+			ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
+			ev.launch.count = late[sec];
+			CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+		}
+		if (sec < 10)
+			xpu_gpu_model_tick(&m, tick, 1000 * ms);
+	}
+	REQUIRE(m.nprocs == 1);
+	const struct xpu_gpu_proc *p = &m.procs[0];
+	CHECK(p->launch_only);
+	CHECK_INT(p->launches.total, ==, 5100);
+	CHECK_INT(p->wseen.total, ==, 5000);
+	CHECK(fabs(p->whole_cover[XPU_WIN_ALL] - 0.5) < 0.01);
+	const struct xpu_gpu_est *e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES];
+	/* 5,000 counted and 100 in 1% of the other 5 s: 10,000 */
+	CHECK(e->value > 9800 && e->value < 10200);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(a_sampled_process_that_left_keeps_its_estimate)
 {
 	struct xpu_dict d;

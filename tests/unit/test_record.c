@@ -926,6 +926,31 @@ TEST(event_check_catches_every_id_field)
 	xpu_dict_free(&d);
 }
 
+/* Counts taken as they are (the launch probes on throughout) weigh as much
+ * as a slice's length: a span of an unknown mode, or a process's own span
+ * claiming that mode, is refused. */
+TEST(event_check_takes_a_span_on_throughout_from_the_probes_only)
+{
+	struct xpu_dict d;
+	const char *why;
+	struct xpu_event ev = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .time = 1000 };
+
+	xpu_dict_init(&d);
+	ev.slice.end = 2000;
+	for (uint32_t mode = XPU_GPU_MODE_EXACT; mode <= XPU_GPU_MODE_WHOLE; mode++) {
+		ev.slice.mode = mode;
+		CHECK_INT(xpu_event_check(&ev, &d, &why), ==, 0);
+	}
+	ev.slice.mode = XPU_GPU_MODE_WHOLE + 1;
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
+	ev.slice.mode = XPU_GPU_MODE_WHOLE;
+	ev.pid = 42;
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
+	ev.slice.mode = XPU_GPU_MODE_SAMPLED;
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, 0);
+	xpu_dict_free(&d);
+}
+
 TEST(event_check_rejects_bad_type_source_and_tick)
 {
 	struct xpu_dict d;
