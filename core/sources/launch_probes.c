@@ -160,6 +160,12 @@ static uint64_t hits_now(struct xpu_launch_probes *lp)
 	return n;
 }
 
+/* On throughout only with a budget and the hits to hold it to. */
+static int whole_allowed(const struct xpu_launch_probes *lp)
+{
+	return lp->whole_ns && lp->hits_fd >= 0 && lp->hits_v;
+}
+
 /* What a trap costs (the dearer kind), for the budget: 1 us until measured. */
 static uint64_t budget_trap_ns(struct xpu_launch_probes *lp)
 {
@@ -249,7 +255,7 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
 	 * little is counted from its first launch, one that launches much
 	 * costs a budget's traps and goes to slices at the first check (the
 	 * choice is made before anything is counted). */
-	if (lp->whole_ns && !lp->whole_tried && lp->nfiles) {
+	if (whole_allowed(lp) && !lp->whole_tried && lp->nfiles) {
 		lp->whole_tried = 1;
 		set_state(lp, XPU_GPU_PROBES_PAUSED);
 		uint64_t t0 = xpu_now_mono();
@@ -285,7 +291,7 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
 	 * little ended each sampled stretch on such a slice, and a burst's
 	 * tail before it was taken at its pace (-14% on the recorded bursty
 	 * process, tests/unit/test_gpu_estimates.c). */
-	if (lp->whole_ns && !lp->stop && !lp->changed && t2 > t1 &&
+	if (whole_allowed(lp) && !lp->stop && !lp->changed && t2 > t1 &&
 	    (double)(h2 - h1) * (double)budget_trap_ns(lp) * 1e9 / (double)(t2 - t1) <= (double)lp->whole_ns / 2 &&
 	    !wait_until(lp, period + len))
 		return whole(lp, xpu_now_mono());
