@@ -27,7 +27,10 @@
  * apart (probed_launches' whole_* fields): the model takes what it counted
  * there as it is, and scales only the rest of the time's by the sampled
  * slices (a stratified estimate: the spans' kinds are chosen by the pace
- * before them, the slices' places at random). */
+ * before them, the slices' places at random in whole periods: after a
+ * slice that saw little they go on throughout from its period's end, and
+ * after their traps end a span on throughout the next period starts there,
+ * the probes left in while its slice is near). */
 #ifndef XPU_LAUNCH_PROBES_H
 #define XPU_LAUNCH_PROBES_H
 

@@ -333,6 +333,12 @@ static uint32_t slices(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[
  * (psim_refresh), as xpu_launch_probes_spans does. */
 #define PSIM_CHECK (20 * MS)
 #define PSIM_SPANS 8192
+/* After a span on throughout its traps ended, the probes stay in for a
+ * slice within PSIM_KEEP (launch_probes.c's KEEP_MS), and go out otherwise,
+ * which takes PSIM_DETACH (100-120 ms in a busy CUDA process on an H200): a
+ * slice placed before that is done begins when it is. */
+#define PSIM_KEEP (250 * MS)
+#define PSIM_DETACH (100 * MS)
 
 struct psim {
 	uint64_t rng, period, slice, len, budget, trap;
@@ -406,9 +412,12 @@ static void psim_until(struct psim *ps, uint64_t t)
 				     (double)(ps->hits - ps->mark) * trap;
 			ps->mark = ps->hits;
 			if (ps->bucket < 0) {
-				psim_span(ps, ps->from, ps->at, XPU_GPU_MODE_WHOLE);
-				ps->period = ps->at;
+				uint64_t cut = ps->at;
+				psim_span(ps, ps->from, cut, XPU_GPU_MODE_WHOLE);
+				ps->period = cut;
 				psim_place(ps);
+				if (ps->at > cut + PSIM_KEEP && ps->at < cut + PSIM_DETACH)
+					ps->at = cut + PSIM_DETACH;
 			} else {
 				ps->at += PSIM_CHECK;
 			}
