@@ -1153,7 +1153,7 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		/* The probes' launches: those on throughout, and the rest of
 		 * the time's from the sampled slices' count (or, with no slice
 		 * in it, at the pace on throughout); too little counted there,
-		 * the rest at most a tenth of the time, it is taken to be as
+		 * the rest at most half the time, it is taken to be as
 		 * uncertain as rest_cap says. */
 		int sampled_count = probe_ready && pt[w] && pgot[w] >= XPU_GPU_PROBE_MIN;
 		int whole_enough = wt[w] && rest * 2 <= span[w];

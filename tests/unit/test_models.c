@@ -626,6 +626,19 @@ TEST(exact_figures_are_the_counts_themselves)
 	xpu_dict_free(&d);
 }
 
+/* A GPU model of a 60 s window, and main -> cudaLaunchKernel as a launch's
+ * stack. */
+static int launch_model(struct xpu_dict *d, struct xpu_gpu_model *m, uint32_t *api, uint32_t *stack)
+{
+	xpu_dict_init(d);
+	if (xpu_gpu_model_init(m, d, 60) < 0)
+		return -1;
+	*api = xpu_dict_cstr(d, "cudaLaunchKernel");
+	uint32_t frames[] = { frame(d, "main", XPU_FRAME_USER), xpu_dict_frame(d, XPU_FRAME_LAUNCH, *api, 0) };
+	*stack = xpu_dict_stack(d, frames, 2);
+	return 0;
+}
+
 /* The launch-only probes' slices come with pid 0 and scale every process
  * they count, not the injected ones (their own slices do). */
 TEST(launch_probe_slices_scale_every_launch_only_process)
@@ -633,11 +646,8 @@ TEST(launch_probe_slices_scale_every_launch_only_process)
 	struct xpu_dict d;
 	struct xpu_gpu_model m;
 	const uint64_t ms = 1000000ULL, t0 = 1000 * ms;
-	xpu_dict_init(&d);
-	REQUIRE(xpu_gpu_model_init(&m, &d, 60) == 0);
-	uint32_t api = xpu_dict_cstr(&d, "cudaLaunchKernel");
-	uint32_t frames[] = { frame(&d, "main", XPU_FRAME_USER), xpu_dict_frame(&d, XPU_FRAME_LAUNCH, api, 0) };
-	uint32_t stack = xpu_dict_stack(&d, frames, 2);
+	uint32_t api, stack;
+	REQUIRE(launch_model(&d, &m, &api, &stack) == 0);
 	/* an injected process 7, traced exactly */
 	struct xpu_event pe = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 7, .time = t0 };
 	pe.gproc.state = XPU_GPU_PROC_CONNECTED;
@@ -707,11 +717,8 @@ TEST(a_launch_only_process_counted_throughout_is_scaled_only_outside_it)
 	struct xpu_dict d;
 	struct xpu_gpu_model m;
 	const uint64_t ms = 1000000ULL, t0 = 1000 * ms;
-	xpu_dict_init(&d);
-	REQUIRE(xpu_gpu_model_init(&m, &d, 60) == 0);
-	uint32_t api = xpu_dict_cstr(&d, "cudaLaunchKernel");
-	uint32_t frames[] = { frame(&d, "main", XPU_FRAME_USER), xpu_dict_frame(&d, XPU_FRAME_LAUNCH, api, 0) };
-	uint32_t stack = xpu_dict_stack(&d, frames, 2);
+	uint32_t api, stack;
+	REQUIRE(launch_model(&d, &m, &api, &stack) == 0);
 	uint32_t late[12] = { 0 };	/* launch events due at each second's tick */
 	for (int sec = 0; sec < 12; sec++) {
 		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
