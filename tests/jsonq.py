@@ -409,13 +409,18 @@ def _stand(path):
     return c
 
 
-def gpu_traced_pct(snaps, lo, hi):
-    """The last snapshot's figures are sampled estimates from between LO and
-    HI percent of the time traced."""
-    t = snaps[-1]["gpu"]["tracing"]
-    print(f"  traced {t['traced_pct']:.2f}% of the time")
-    if not t["estimated"] or not float(lo) <= t["traced_pct"] <= float(hi):
-        sys.exit(f"tracing {t}: expected estimates from {lo}-{hi}% of the time")
+def gpu_traced_pct(snaps, expected_path, lo, hi):
+    """The last snapshot's figures are sampled estimates, and the process of
+    EXPECTED_PATH (the program's kernel totals, naming its pid) traced
+    between LO and HI percent of its time.  Its own row: the summary's
+    share is the mean over every sampled process, and the launch probes
+    count other suites' programs too (their share is the probes')."""
+    want = [w for w in _lines(expected_path, "kernel totals") if "kernel" in w]
+    t, p = snaps[-1]["gpu"]["tracing"], _gpu_proc(snaps, want[0]["pid"])
+    print(f"  traced {p.get('traced_pct')}% of its time ({t['traced_pct']:.2f}% the mean of all)")
+    if not t["estimated"] or p.get("tracing") != "sampled" or not float(lo) <= p.get("traced_pct", -1) <= float(hi):
+        sys.exit(f"tracing {t}, its row {p.get('tracing')} {p.get('traced_pct')}%: "
+                 f"expected estimates from {lo}-{hi}% of the time")
 
 
 def gpu_within_stated(snaps, expected_path, sigmas, most_pct):

@@ -1143,7 +1143,8 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		 * is not known (docs/gpu-estimates.md). */
 		uint64_t base = p->launch_only ? got[w] : pt[w];
 		p->trap_share[w] = base && was_sampled[w] ? fmin((double)trap[w] / (double)base, 0.9) : 0;
-		double c = span[w] ? (double)got[w] / (double)span[w] : 0;
+		/* A launch-only process's share counted: in slices and throughout. */
+		double c = span[w] ? (double)(got[w] + (p->launch_only ? wt[w] : 0)) / (double)span[w] : 0;
 		p->cover[w] = c > 1 ? 1 : c;
 		p->span_s[w] = (double)span[w] / 1e9;
 		p->sampled[w] = was_sampled[w];
