@@ -1000,14 +1000,22 @@ static struct xpu_gpu_sd sd_window(const struct xpu_ticks *ticks, const uint64_t
  * with the count's error against the probes' time (ps) and, for kernels and
  * GPU time, that of their ratio to the launches the slices saw (rs),
  * independent; and the traps' share taken off their time (trap_share). */
-static struct xpu_gpu_est probe_estimate(const struct xpu_gpu_sd *ps, const struct xpu_gpu_sd *rs, int e,
-					 uint64_t total, double scale, double trap_share, double rest, int by_pace,
-					 double cap)
+/* The uncertainty of the probes' estimate of p's launches over window w
+ * (ps: their count against their sampled time), its scaled part's only,
+ * with the traps' share and XPU_GPU_PROBE_SYS_PCT; -1: none. */
+static double probe_err(const struct xpu_gpu_sd *ps, const struct xpu_gpu_proc *p, int w)
 {
+	double pe = sd_err_pct(ps), te = 100 * p->trap_share[w];
+	return rest_err(pe >= 0 ? sqrt(pe * pe + te * te + XPU_GPU_PROBE_SYS_PCT * XPU_GPU_PROBE_SYS_PCT) : -1,
+			p->rest_share[w], p->rest_by_pace[w], p->rest_cap[w]);
+}
+
+static struct xpu_gpu_est probe_estimate(const struct xpu_gpu_sd *ps, const struct xpu_gpu_sd *rs, int e,
+					 uint64_t total, const struct xpu_gpu_proc *p, int w)
+{
+	double scale = p->scale[w];
 	struct xpu_gpu_est est = { (double)total * scale, 0, 0 };
-	double pe = sd_err_pct(ps), re = e == XPU_GPU_EST_LAUNCHES ? 0 : sd_err_pct(rs), te = 100 * trap_share;
-	pe = rest_err(pe >= 0 ? sqrt(pe * pe + te * te + XPU_GPU_PROBE_SYS_PCT * XPU_GPU_PROBE_SYS_PCT) : -1, rest,
-		      by_pace, cap);
+	double pe = probe_err(ps, p, w), re = e == XPU_GPU_EST_LAUNCHES ? 0 : sd_err_pct(rs);
 	if (pe >= 0 && re >= 0 && scale > 0) {
 		est.err_pct = sqrt(pe * pe + re * re);
 		est.ok = 1;
@@ -1021,9 +1029,7 @@ static struct xpu_gpu_est probe_estimate(const struct xpu_gpu_sd *ps, const stru
 static struct xpu_gpu_est probe_count(const struct xpu_gpu_proc *p, int w, struct xpu_gpu_sd ps)
 {
 	struct xpu_gpu_est est = { p->probe_launches[w], 0, 0 };
-	double pe = sd_err_pct(&ps), te = 100 * p->trap_share[w];
-	pe = rest_err(pe >= 0 ? sqrt(pe * pe + te * te + XPU_GPU_PROBE_SYS_PCT * XPU_GPU_PROBE_SYS_PCT) : -1,
-		      p->rest_share[w], p->rest_by_pace[w], p->rest_cap[w]);
+	double pe = probe_err(&ps, p, w);
 	if (pe >= 0) {
 		est.err_pct = pe;
 		est.ok = 1;
@@ -1049,11 +1055,7 @@ static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 			struct xpu_gpu_sd ps = sd_window(&m->ticks, p->pseen.ring, p->ptraced.ring, p->pseen.ring);
 			struct xpu_gpu_sd rs = sd_window(&m->ticks, p->seen[e].ring,
 							 p->seen[XPU_GPU_EST_LAUNCHES].ring, p->seen[c].ring);
-			p->est[XPU_WIN_RECENT][e] = probe_estimate(&ps, &rs, e, p->seen[e].recent,
-								   p->scale[XPU_WIN_RECENT],
-								   p->trap_share[XPU_WIN_RECENT],
-								   p->rest_share[XPU_WIN_RECENT],
-								   p->rest_by_pace[XPU_WIN_RECENT], p->rest_cap[XPU_WIN_RECENT]);
+			p->est[XPU_WIN_RECENT][e] = probe_estimate(&ps, &rs, e, p->seen[e].recent, p, XPU_WIN_RECENT);
 		} else {
 			struct xpu_gpu_sd w = sd_window(&m->ticks, y->ring, own ? p->own_in.ring : p->traced.ring,
 							own ? p->oseen[c].ring : p->seen[c].ring);
@@ -1070,10 +1072,7 @@ static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 								 sd_window(&m->ticks, p->pseen.ring, p->ptraced.ring,
 									   p->pseen.ring));
 		if (p->by_probe[XPU_WIN_ALL])
-			p->est[XPU_WIN_ALL][e] = probe_estimate(&p->psd, &p->rsd[e], e, p->seen[e].total,
-								p->scale[XPU_WIN_ALL], p->trap_share[XPU_WIN_ALL],
-								p->rest_share[XPU_WIN_ALL],
-								p->rest_by_pace[XPU_WIN_ALL], p->rest_cap[XPU_WIN_ALL]);
+			p->est[XPU_WIN_ALL][e] = probe_estimate(&p->psd, &p->rsd[e], e, p->seen[e].total, p, XPU_WIN_ALL);
 		else
 			p->est[XPU_WIN_ALL][e] = estimate(own ? &p->osd[e] : &p->sd[e],
 							  own ? p->oseen[e].total : p->seen[e].total,
@@ -1158,8 +1157,9 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		 * uncertain as rest_cap says. */
 		int sampled_count = probe_ready && pt[w] && pgot[w] >= XPU_GPU_PROBE_MIN;
 		int whole_enough = wt[w] && rest * 2 <= span[w];
-		double rest_est = pt[w] && untrapped > 0 ? (double)pgot[w] * (double)rest / untrapped
-				  : wt[w] ? (double)ws[w] * (double)rest / (double)wt[w] : 0;
+		/* As many launches as at the pace on throughout. */
+		double by_pace = wt[w] ? (double)ws[w] * (double)rest / (double)wt[w] : 0;
+		double rest_est = pt[w] && untrapped > 0 ? (double)pgot[w] * (double)rest / untrapped : by_pace;
 		double probe_launches = (double)ws[w] + rest_est;
 		p->by_probe[w] = was_sampled[w] && !p->launch_only && span[w] && lseen[w] >= XPU_GPU_PROBE_MIN &&
 				 (sampled_count || whole_enough) && probe_launches > 0;
@@ -1174,7 +1174,6 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		 * count gives, whichever is more: the uncertainty of the rest
 		 * (one standard error), at most half the time, where its own
 		 * count is too little to give one. */
-		double by_pace = wt[w] ? (double)ws[w] * (double)rest / (double)wt[w] : 0;
 		if (!p->launch_only && (sampled_count || whole_enough) && probe_launches > 0) {
 			p->probe_ok[w] = was_sampled[w];
 			p->probe_launches[w] = probe_launches;
