@@ -802,6 +802,10 @@ int gpu_own(struct bpf_perf_event_data *ctx)
 		__sync_fetch_and_add(&n->unread, 1);
 		return 0;
 	}
+	/* 2: the library traces throughout, where what it sees is counted as
+	 * it is and nothing is scaled by own time (model_gpu.c): neither side. */
+	if (flag > 1)
+		return 0;
 	pc = user_pc(ctx);
 	for (__u32 i = 0; i < XPU_GPU_OWN_RANGES; i++) {
 		if (i >= c->nranges)

@@ -84,7 +84,7 @@ static struct {
 	uint64_t dropped;
 	uint32_t last_corr;	/* the latest launch the callbacks saw */
 	struct xpu_gaps gaps;
-	int tracing;		/* launches are recorded (a slice) */
+	int tracing;		/* launches are recorded: 1 a slice, 2 on throughout */
 	int draining;		/* a slice ended; its kernels are awaited with activity on */
 	int slice_graph;	/* the slice launched a CUDA graph: its kernels need the drain */
 	int awaiting;		/* activity off; the slice's kernels are awaited to detach */
@@ -119,11 +119,12 @@ static struct {
  * switched the callbacks off while staying attached, see ask_detach.) */
 static __thread uint32_t recorded_corr, recorded_epoch;
 
-/* Whether launches are being recorded (st.tracing), where xputop's CPU
- * sampler can read it: at each sample of a launching thread its BPF program
- * reads this word of the sampled process (core/sources/gpu_own.h), to tell
- * the thread's own CPU time inside slices from that outside them.  Found by
- * its symbol, never by what the library says. */
+/* Whether launches are being recorded (st.tracing: 1 in a slice, 2 on
+ * throughout), where xputop's CPU sampler can read it: at each sample of a
+ * launching thread its BPF program reads this word of the sampled process
+ * (core/sources/gpu_own.h), to tell the thread's own CPU time inside slices
+ * from that outside them (on throughout, neither: that time is not
+ * sampled).  Found by its symbol, never by what the library says. */
 XPU_INJ_API volatile uint32_t xputop_tracing;
 
 static void set_tracing(int on)
@@ -318,7 +319,8 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_Callbac
 	if (__atomic_load_n(&st.resume_due, __ATOMIC_ACQUIRE) &&
 	    __atomic_exchange_n(&st.resume_due, 0, __ATOMIC_ACQ_REL))
 		xpu_gaps_resume(&st.gaps, cd->correlationId - 1);
-	xpu_inj_launch(st.chan, cd->correlationId, cbid, dom, cd->functionName);
+	xpu_inj_launch(st.chan, cd->correlationId, cbid, dom, cd->functionName,
+		       __atomic_load_n(&st.tracing, __ATOMIC_RELAXED) == 2);
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -656,7 +658,7 @@ int xpu_cupti_trace(int on)
 		 * slice starts when this returns).  Before, the word was up while
 		 * CUPTI switched callbacks and activity on, launches not yet
 		 * recorded: that own time was counted traced with no launch. */
-		set_tracing(1);
+		set_tracing(on == 2 ? 2 : 1);
 	}
 	pthread_mutex_unlock(&st.lock);
 	return state;

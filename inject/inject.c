@@ -37,6 +37,7 @@ static struct {
 	int status_due;		/* the last status did not go out */
 	struct xpu_sched sched;	/* when CUPTI traces */
 	uint64_t slice_start;	/* while tracing: since when */
+	int whole_span;		/* the span traced now is on throughout (XPU_WIRE_WHOLE) */
 	uint64_t traced_ns, toggle_ns;
 	uint32_t toggles;
 	char path[108];
@@ -161,7 +162,7 @@ static void put_slice(uint64_t start, uint64_t end)
 {
 	struct xpu_wire_slice sl = { start, end };
 	if (end > start && g.state == XPU_WIRE_STATE_OK) {
-		xpu_chan_put(g.chan, XPU_WIRE_SLICE, &sl, sizeof(sl), NULL, 0);
+		xpu_chan_put(g.chan, g.whole_span ? XPU_WIRE_WHOLE : XPU_WIRE_SLICE, &sl, sizeof(sl), NULL, 0);
 		g.traced_ns += end - start;
 	}
 }
@@ -176,8 +177,9 @@ static void switch_tracing(int act)
 		put_slice(g.slice_start, t0);
 	/* A slice attaches CUPTI again; another profiler may have taken it
 	 * meanwhile (and may give it back): the state follows. */
-	if (g.state == XPU_WIRE_STATE_OK || (act == XPU_SCHED_ON && g.state == XPU_WIRE_STATE_OTHER_SUBSCRIBER)) {
-		uint32_t state = (uint32_t)xpu_cupti_trace(act == XPU_SCHED_ON);
+	int on = act != XPU_SCHED_OFF;
+	if (g.state == XPU_WIRE_STATE_OK || (on && g.state == XPU_WIRE_STATE_OTHER_SUBSCRIBER)) {
+		uint32_t state = (uint32_t)xpu_cupti_trace(act == XPU_SCHED_WHOLE ? 2 : on);
 		if (state != g.state) {
 			g.state = state;
 			g.status_due = 1;
@@ -185,21 +187,23 @@ static void switch_tracing(int act)
 	}
 	uint64_t t1 = xpu_inj_now();
 	g.toggle_ns += t1 - t0;
-	if (act == XPU_SCHED_ON) {
+	if (on) {
 		g.toggles++;
 		g.slice_start = t1;
+		g.whole_span = act == XPU_SCHED_WHOLE;
 		/* The slice is its length of tracing, switching on not counted. */
 		xpu_sched_started(&g.sched, t1);
 	}
 	pthread_mutex_unlock(&g.lock);
 }
 
-/* Exact mode's one long slice is reported in pieces at every flush, and
- * when the mode changes, so that xputop's coverage lags by one flush. */
+/* Exact mode's one long slice, and a span on throughout, are reported in
+ * pieces at every flush, and when the mode changes, so that xputop's
+ * coverage lags by one flush. */
 static void report_exact(uint64_t now)
 {
 	pthread_mutex_lock(&g.lock);
-	if (g.sched.on && g.sched.mode.mode == XPU_WIRE_MODE_EXACT) {
+	if (g.sched.on && (g.sched.mode.mode == XPU_WIRE_MODE_EXACT || g.whole_span)) {
 		put_slice(g.slice_start, now);
 		g.slice_start = now;
 	}
@@ -211,6 +215,7 @@ static int run_schedule(void)
 {
 	uint64_t now = xpu_inj_now();
 	int act;
+	g.sched.launches = xpu_inj_launches();
 	while ((act = xpu_sched_due(&g.sched, now)) != XPU_SCHED_NONE)
 		switch_tracing(act);
 	report_exact(now);
@@ -241,7 +246,8 @@ static void serve(int fd)
 	xpu_cupti_reset_counts();
 	g.traced_ns = g.toggle_ns = 0;
 	g.toggles = 0;
-	g.sched.on = 0;
+	g.sched = (struct xpu_sched){ 0 };
+	g.whole_span = 0;
 	xpu_sched_mode(&g.sched, &start.mode, xpu_inj_now(), xpu_inj_now() ^ (uint64_t)getpid() << 32);
 	g.state = xpu_cupti_start(g.chan, start.flags);
 	set_active(fd, 1);
@@ -253,6 +259,12 @@ static void serve(int fd)
 			break;
 		if (r == XPU_WIRE_MODE) {
 			report_exact(xpu_inj_now());
+			/* A span on throughout ends here: what follows is the
+			 * new mode's. */
+			if (g.sched.on && g.whole_span) {
+				switch_tracing(XPU_SCHED_OFF);
+				g.sched.on = g.sched.whole = 0;
+			}
 			xpu_sched_mode(&g.sched, &start.mode, xpu_inj_now(), xpu_inj_now());
 			send_status(fd);
 		}

@@ -65,7 +65,8 @@ int xpu_cupti_load(void);
  * Returns XPU_WIRE_STATE_OK or the state explaining why not. */
 int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags);
 /* Turns tracing on (attaching CUPTI again if it was detached, launch
- * callbacks, then kernel and memcpy activity) or off (launches no longer
+ * callbacks, then kernel and memcpy activity; on 2: throughout, its launch
+ * records flagged XPU_WIRE_LAUNCH_WHOLE) or off (launches no longer
  * recorded; activity goes off once the slice's kernels have run, then CUPTI
  * is detached at the next launch's return).  Returns XPU_WIRE_STATE_*. */
 int xpu_cupti_trace(int on);
@@ -92,21 +93,49 @@ void xpu_cupti_reset_counts(void);
 
 /* When to trace (inject/sched.c): all the time (exact), or a slice of
  * slice_ms at a random point of every period_ms (sampled), so that the
- * slices, taken together, are a fair sample of the time.  A pure state
- * machine on the times it is given: the agent does what it says. */
+ * slices, taken together, are a fair sample of the time.  Sampled, it also
+ * traces throughout (XPU_SCHED_WHOLE) where the process launches so little
+ * that CUPTI's cost on every launch (XPU_SCHED_LAUNCH_NS) stays within
+ * mode.whole_us a second: from the start, until a check every
+ * XPU_SCHED_CHECK_MS finds a bucket of one second's budget spent; then
+ * sampled periods, the first from there, and on throughout again at the
+ * end of the last (one period, or twice as many as the last time where the
+ * span was cut at its first check).  A pure state machine on the times
+ * and launch counts it is given: the agent does what it says. */
 struct xpu_sched {
 	struct xpu_wire_mode mode;
 	int on;
-	uint64_t next;		/* sampled: when to switch next */
+	int whole;		/* on, throughout (not a slice) */
+	int whole_next;		/* on throughout at the period's end */
+	int whole_tried;	/* the first period went on throughout (or may not) */
+	int closing;		/* a mode change ends the span on now; then `after` */
+	uint64_t next;		/* sampled: when to switch (on throughout: to check) next */
+	uint64_t after;
+	uint64_t part;		/* a wrapping slice's part (place_slice_wrapping): its length */
+	uint64_t wrap;		/* its second part's start; 0: none (not wrapping, or in it) */
+	int second;		/* the second part is next, or on */
 	uint64_t period;	/* sampled: when the current period started */
 	uint64_t rng;
+	uint64_t launches;	/* in: launches recorded so far (the caller sets it) */
+	uint64_t checked, counted;	/* on throughout: the last check's time, launches */
+	uint32_t checks;	/* on throughout: checks so far */
+	uint32_t backoff, left;	/* sampled periods after a cut: how many, how many left */
+	double bucket;		/* on throughout: ns of CUPTI's cost left to spend */
+	uint32_t wholes, cuts;	/* times on throughout; of which ended by the budget */
 };
-enum { XPU_SCHED_NONE = 0, XPU_SCHED_ON = 1, XPU_SCHED_OFF = 2 };
+enum { XPU_SCHED_NONE = 0, XPU_SCHED_ON = 1, XPU_SCHED_OFF = 2, XPU_SCHED_WHOLE = 3 };
 #define XPU_SCHED_PERIOD_MS 500	/* the default sampled mode: 10 ms in 500 (2%) */
 #define XPU_SCHED_SLICE_MS 10
+#define XPU_SCHED_CHECK_MS 20	/* on throughout: how often the budget is looked at */
+#define XPU_SCHED_BACKOFF_MAX 64	/* the most sampled periods between tries on throughout */
+/* What tracing adds to a launch, for the budget: back-to-back empty kernels
+ * in exact mode paid +4.77 us a launch on the H100 (issue 25), +2.77 us on
+ * the H200 (bench/RESULTS.md). */
+#define XPU_SCHED_LAUNCH_NS 5000
 /* Takes a mode (checked: a bad one becomes the default sampled mode). */
 void xpu_sched_mode(struct xpu_sched *s, const struct xpu_wire_mode *m, uint64_t now, uint64_t seed);
-/* The switch due at now, if any (the state moves on). */
+/* The switch due at now, if any (the state moves on): ON a slice, WHOLE on
+ * throughout, OFF either's end. */
 int xpu_sched_due(struct xpu_sched *s, uint64_t now);
 /* Nanoseconds until the next switch, UINT64_MAX when none will come. */
 uint64_t xpu_sched_wait(const struct xpu_sched *s, uint64_t now);
@@ -149,9 +178,10 @@ int xpu_gaps_outside(const struct xpu_gaps *g, uint32_t corr);
 /* Records from what CUPTI reports (inject/records.c), shared with the test
  * stand-in that replaces CUPTI. */
 enum { XPU_INJ_RUNTIME = 2, XPU_INJ_DRIVER = 1 };	/* CUPTI callback domains */
-/* On the launching thread: the LAUNCH record, with its call site. */
+/* On the launching thread: the LAUNCH record, with its call site (whole:
+ * traced throughout, XPU_WIRE_LAUNCH_WHOLE). */
 void xpu_inj_launch(struct xpu_chan *chan, uint32_t corr, uint32_t cbid, uint32_t domain,
-		    const char *api);
+		    const char *api, int whole);
 /* A kernel record; the name is sent once and then referred to by id. */
 void xpu_inj_kernel(struct xpu_chan *chan, const struct xpu_wire_kernel *k, const char *name);
 /* A new monitor connected (START flags): names are sent again, sites

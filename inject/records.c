@@ -72,7 +72,7 @@ static void name_api(struct xpu_chan *chan, uint32_t domain, uint32_t cbid, cons
 }
 
 void xpu_inj_launch(struct xpu_chan *chan, uint32_t corr, uint32_t cbid, uint32_t domain,
-		    const char *api)
+		    const char *api, int whole)
 {
 	if (!my_tid)
 		my_tid = (uint32_t)syscall(SYS_gettid);
@@ -84,6 +84,7 @@ void xpu_inj_launch(struct xpu_chan *chan, uint32_t corr, uint32_t cbid, uint32_
 		.site = want_sites ? xpu_sites_current(corr, cbid) : 0,
 		.cbid = cbid,
 		.domain = domain,
+		.flags = whole ? XPU_WIRE_LAUNCH_WHOLE : 0,
 	};
 	__atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
 	xpu_chan_put(chan, XPU_WIRE_LAUNCH, &l, sizeof(l), NULL, 0);

@@ -37,6 +37,7 @@ enum xpu_wire_type {
 	XPU_WIRE_STATUS = 7,
 	XPU_WIRE_API = 8,	/* the name of a launch API callback id */
 	XPU_WIRE_SLICE = 9,	/* a span of time the library traced */
+	XPU_WIRE_WHOLE = 10,	/* a span it traced throughout (struct xpu_wire_slice) */
 	/* xputop -> library */
 	XPU_WIRE_START = 16,
 	XPU_WIRE_STOP = 17,
@@ -108,8 +109,12 @@ struct xpu_wire_launch {
 	uint32_t site;		/* call site: its stack was captured by BPF when first seen */
 	uint32_t cbid;		/* CUPTI callback id */
 	uint32_t domain;	/* CUPTI callback domain: runtime or driver */
-	uint32_t pad;
+	uint32_t flags;		/* XPU_WIRE_LAUNCH_*; 0 from libraries before them */
 };
+
+/* The launch was made while the library traced throughout (XPU_WIRE_WHOLE):
+ * it and its kernels are counted as they are, not a sample. */
+#define XPU_WIRE_LAUNCH_WHOLE 1u
 
 /* Sent about once a second and when the process exits, in a packet of its
  * own (so a full buffer cannot lose it).  Counters are cumulative since
@@ -134,19 +139,25 @@ struct xpu_wire_status {
 
 /* Tracing was on from start to end (CLOCK_MONOTONIC ns): every launch in
  * it went through the callbacks and every kernel it launched was timed.
- * Sampled mode sends one per slice, exact mode one about every second, so
- * xputop knows what share of the time its figures cover. */
+ * Sampled mode sends one per slice, exact mode one about every flush, so
+ * xputop knows what share of the time its figures cover.  XPU_WIRE_WHOLE
+ * (the same body): sampled mode traced throughout, where the process
+ * launched so little that tracing every launch cost at most whole_us a
+ * second; sent at every flush while it lasts: what it saw there is counted
+ * as it is, only the rest of the time is scaled by the slices. */
 struct xpu_wire_slice {
 	uint64_t start, end;
 };
 
 /* How the library traces: every kernel (exact), or slices of slice_ms in
- * every period_ms (sampled: CUPTI is off in between, and costs nothing). */
+ * every period_ms (sampled: CUPTI is off in between, and costs nothing).
+ * Sampled, it traces throughout while its launches would cost CUPTI at
+ * most whole_us a second (inject/sched.c; 0: never). */
 struct xpu_wire_mode {
 	uint32_t mode;		/* XPU_WIRE_MODE_* */
 	uint32_t period_ms;	/* sampled: a slice in every period */
 	uint32_t slice_ms;
-	uint32_t pad;
+	uint32_t whole_us;	/* sampled: the budget on throughout, us a second */
 };
 
 enum { XPU_WIRE_MODE_EXACT = 0, XPU_WIRE_MODE_SAMPLED = 1 };

@@ -423,6 +423,30 @@ def gpu_traced_pct(snaps, expected_path, lo, hi):
                  f"expected estimates from {lo}-{hi}% of the time")
 
 
+def gpu_traced_whole(snaps, expected_path, lo_pct, hi_pct, err_pct):
+    """The process of EXPECTED_PATH (the program's kernel totals, naming its
+    pid): its library traced throughout for LO_PCT to HI_PCT percent of its
+    time (traced_whole_pct), and its launches (one a kernel), kernels and
+    GPU time come within ERR_PCT percent of what ran, each with an
+    uncertainty of at most ERR_PCT."""
+    want = [w for w in _lines(expected_path, "kernel totals") if "kernel" in w]
+    p = _gpu_proc(snaps, want[0]["pid"])
+    whole = p.get("traced_whole_pct")
+    print(f"  traced throughout {whole}% of its time ({p.get('traced_whole_launches')} launches, "
+          f"{p.get('traced_whole_kernels')} kernels), tracing {p.get('tracing')}, scaled by {p.get('scaled_by')}")
+    if whole is None or not float(lo_pct) <= whole <= float(hi_pct):
+        sys.exit(f"traced throughout {whole}% of its time: not {lo_pct}-{hi_pct}%")
+    for key, true in (("launches_est", sum(w["calls"] for w in want)),
+                      ("kernels_est", sum(w["calls"] for w in want)),
+                      ("gpu_ns_est", sum(w["total_ns"] for w in want))):
+        est, err = p[key], p[key + "_err_pct"]
+        if est is None or err is None:
+            sys.exit(f"{key} {est} +-{err}%: no estimate made")
+        print(f"  {key}: {est:.0f} +-{err:.1f}%, {true} ran ({100 * (est - true) / true:+.1f}%)")
+        if abs(est - true) > float(err_pct) * true / 100 or err > float(err_pct):
+            sys.exit(f"{key}: {est:.0f} +-{err:.1f}% of the {true} that ran: not within {err_pct}%")
+
+
 def gpu_within_stated(snaps, expected_path, sigmas, most_pct):
     """The process of EXPECTED_PATH (the program's kernel totals, naming its
     pid) has its launches (one a kernel), kernels and GPU time estimated
@@ -1029,7 +1053,7 @@ def gpu_devices_below(snaps, n):
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stitched_mostly, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
-                                  gpu_traced_pct, gpu_within_stated, gpu_scaled, gpu_trap_share, gpu_launch_trapped, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
+                                  gpu_traced_pct, gpu_traced_whole, gpu_within_stated, gpu_scaled, gpu_trap_share, gpu_launch_trapped, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, gpu_launch_whole,
                                   events_at_most,
                                   gpu_status_had, gpu_status_last, gpu_status_never, gpu_status_lacks,

@@ -34,6 +34,9 @@ struct xpu_gpu_tracing {
 };
 
 #define XPU_GPU_SLICE_MS 10	/* the default sampled mode: 2% of the time */
+/* Sampled, a library traces throughout while its launches would cost CUPTI
+ * at most this much a second (us; XPUTOP_TRACE_WHOLE_US, 0: never): inject/sched.c. */
+#define XPU_GPU_TRACE_WHOLE_US 1000
 /* The most a sampled figure is scaled by: traced a millionth of the time
  * (--gpu-sample 1/1000000 at most scales by 1e6; a damaged recording could
  * claim less). */
@@ -74,6 +77,11 @@ struct xpu_gpu_kernel {
 	struct xpu_gpu_sd osd[XPU_GPU_KEST_SHARE];
 	/* Calls and ns against its process's launches seen in slices (by_probe). */
 	struct xpu_gpu_sd rsd[XPU_GPU_KEST_SHARE];
+	/* Of calls and ns, what its process's library saw while tracing
+	 * throughout (counted as it is; sd, osd and rsd are the rest's; asd,
+	 * calls and ns against all its process's launches traced, flat's). */
+	struct xpu_win_count wcalls, wns;
+	struct xpu_gpu_sd asd[XPU_GPU_KEST_SHARE];
 };
 
 struct xpu_gpu_interval { uint64_t start, end; };
@@ -185,6 +193,26 @@ struct xpu_gpu_proc {
 	int probe_ok[2];	/* probe_launches holds (an injected process's launches
 				 * by the probes even where the slices saw too few to scale by) */
 	double probe_launches[2];	/* the probes' estimate of its launches (by_probe, launch-only) */
+	/* Its library on throughout (its own XPU_GPU_MODE_WHOLE spans, in
+	 * sampled mode): lwt, that time; lw, what it saw there (launches
+	 * flagged XPU_GPU_LAUNCH_WHOLE, and their kernels, by the join),
+	 * every one.  Each figure is what it saw there as it is plus the
+	 * rest's, scaled (scale[] is the rest's: by the time not on
+	 * throughout over its slices' time, by own time outside, or by the
+	 * probes' launches less those counted there); seen[] holds both, its
+	 * series (sd, osd, rsd) the rest's alone. */
+	struct xpu_win_count lwt, lw[XPU_GPU_NEST];
+	double lib_whole_cover[2];	/* lwt / the time connected */
+	int lib_cap[2];		/* on throughout at least half the time: with no slice's
+				 * uncertainty, the rest is as uncertain as its estimate or
+				 * its pace there, whichever is more */
+	double lib_pace[2];	/* the rest of the time over the time on throughout */
+	/* Its library on throughout and the probes' count to be had: every
+	 * figure scales as one, scale[] = the probes' count over the launches
+	 * traced (on throughout and in slices), each figure's uncertainty
+	 * that count's and that of its ratio to the launches traced (asd). */
+	int flat[2];
+	struct xpu_gpu_sd asd[XPU_GPU_NEST];
 };
 /* Launches the slices saw, at the least, before their kernels and GPU time
  * scale by the probes' count: their ratio to launches from fewer is biased
@@ -214,6 +242,7 @@ struct xpu_gpu_proc {
 struct xpu_gpu_join {
 	uint32_t pid, corr, tid, stack;
 	uint32_t api;		/* dict string: the launch API */
+	uint32_t whole;		/* traced while its library was on throughout */
 	uint64_t time;
 };
 
@@ -319,9 +348,6 @@ struct xpu_gpu_device_sum {
 /* Summaries of the devices seen, at most max; returns how many. */
 int xpu_gpu_model_devices(const struct xpu_gpu_model *m, enum xpu_window w,
 			  struct xpu_gpu_device_sum *out, int max);
-/* The scale of process pid's figures in window w: 1 when every kernel was
- * traced, 1 / coverage when it traced slices (sampled), 0 if none yet. */
-double xpu_gpu_model_scale(const struct xpu_gpu_model *m, uint32_t pid, enum xpu_window w);
 /* Whether any process's figures in window w are sampled estimates, and the
  * share of the time traced, over the sampled processes (0..1). */
 int xpu_gpu_model_sampled(const struct xpu_gpu_model *m, enum xpu_window w, double *cover);

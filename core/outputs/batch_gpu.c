@@ -142,7 +142,7 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		 * slices (GPU_OWN), or the launches the launch probes counted
 		 * (model_gpu.h). */
 		xpu_json_str(j, "scaled_by", !p->sampled[vs_window] ? "exact"
-					     : p->by_probe[vs_window] ? "launch_probes"
+					     : p->by_probe[vs_window] || p->flat[vs_window] ? "launch_probes"
 					     : p->by_own[vs_window] ? "own_cpu" : "time");
 		if (p->launch_only)	/* the share of the probes' time their traps took */
 			xpu_json_num(j, "probed_trap_pct", 100 * p->trap_share[vs_window]);
@@ -150,6 +150,13 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		if (p->wtime.total) {
 			xpu_json_uint(j, "probed_whole_launches", xpu_win_count_get(&p->wseen, vs_window));
 			xpu_json_num(j, "probed_whole_pct", 100 * p->whole_cover[vs_window]);
+		}
+		/* Its library on throughout: what it saw there taken as it is. */
+		if (p->lwt.total) {
+			xpu_json_uint(j, "traced_whole_launches",
+				      xpu_win_count_get(&p->lw[XPU_GPU_EST_LAUNCHES], vs_window));
+			xpu_json_uint(j, "traced_whole_kernels", xpu_win_count_get(&p->lw[XPU_GPU_EST_KERNELS], vs_window));
+			xpu_json_num(j, "traced_whole_pct", 100 * p->lib_whole_cover[vs_window]);
 		}
 		if (!p->launch_only && (p->pseen.total || p->ptraced.total)) {
 			xpu_json_uint(j, "probed_launches", xpu_win_count_get(&p->pseen, vs_window));

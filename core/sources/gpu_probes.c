@@ -1094,12 +1094,7 @@ uint32_t xpu_gpu_probes_slice_ms(uint32_t slice_ms, uint32_t period_ms)
  * never). */
 static uint64_t whole_budget_ns(void)
 {
-	const char *v = getenv("XPUTOP_PROBES_WHOLE_US");
-	char *end;
-	unsigned long long us = v && *v ? strtoull(v, &end, 10) : XPU_GPU_PROBE_WHOLE_US;
-	if (v && *v && (*end || us > 1000000))
-		us = XPU_GPU_PROBE_WHOLE_US;
-	return (uint64_t)us * 1000;
+	return xpu_env_u64("XPUTOP_PROBES_WHOLE_US", XPU_GPU_PROBE_WHOLE_US, 1000000) * 1000;
 }
 
 void xpu_gpu_probes_mode(struct xpu_gpu_probes *p, int exact, uint32_t slice_ms, uint32_t period_ms)

@@ -14,7 +14,8 @@ static size_t body_size(uint16_t type)
 	case XPU_WIRE_MEMSET: return sizeof(struct xpu_wire_memcpy);
 	case XPU_WIRE_LAUNCH: return sizeof(struct xpu_wire_launch);
 	case XPU_WIRE_STATUS: return sizeof(struct xpu_wire_status);
-	case XPU_WIRE_SLICE: return sizeof(struct xpu_wire_slice);
+	case XPU_WIRE_SLICE:
+	case XPU_WIRE_WHOLE: return sizeof(struct xpu_wire_slice);
 	default: return 0;
 	}
 }
@@ -105,8 +106,9 @@ static void deliver(uint16_t type, const char *b, uint16_t len, const struct xpu
 			k->status(arg, &u.status);
 		break;
 	case XPU_WIRE_SLICE:
+	case XPU_WIRE_WHOLE:
 		if (k->slice)
-			k->slice(arg, &u.slice);
+			k->slice(arg, &u.slice, type == XPU_WIRE_WHOLE);
 		break;
 	}
 }

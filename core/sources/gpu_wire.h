@@ -19,7 +19,8 @@ struct xpu_wire_sink {
 	void (*memcpy)(void *arg, const struct xpu_wire_memcpy *m, int is_memset);
 	void (*launch)(void *arg, const struct xpu_wire_launch *l);
 	void (*status)(void *arg, const struct xpu_wire_status *s);
-	void (*slice)(void *arg, const struct xpu_wire_slice *s);
+	/* whole: XPU_WIRE_WHOLE, a span traced throughout */
+	void (*slice)(void *arg, const struct xpu_wire_slice *s, int whole);
 };
 
 struct xpu_wire_stats {

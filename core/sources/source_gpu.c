@@ -339,6 +339,9 @@ static void emit_launch(struct gpu_source *g, struct conn *c, const struct xpu_w
 	}
 	ev.launch.api = api;
 	ev.launch.comm = c->comm;
+	/* Traced throughout, in sampled mode (in exact mode all is). */
+	if ((l->flags & XPU_WIRE_LAUNCH_WHOLE) && c->mode == XPU_GPU_MODE_SAMPLED)
+		ev.launch.flags = XPU_GPU_LAUNCH_WHOLE;
 	emit(g, &ev);
 }
 
@@ -493,8 +496,9 @@ static void on_status(void *arg, const struct xpu_wire_status *s)
 		   s->sites > UINT32_MAX ? UINT32_MAX : (uint32_t)s->sites);
 }
 
-/* A span the library traced: what the model scales its figures by. */
-static void on_slice(void *arg, const struct xpu_wire_slice *sl)
+/* A span the library traced: what the model scales its figures by (whole:
+ * traced throughout, what it saw there is counted as it is). */
+static void on_slice(void *arg, const struct xpu_wire_slice *sl, int whole)
 {
 	struct decode_ctx *x = arg;
 	struct conn *c = x->c;
@@ -504,7 +508,7 @@ static void on_slice(void *arg, const struct xpu_wire_slice *sl)
 	}
 	struct xpu_event ev = { .type = XPU_EV_GPU_SLICE, .pid = c->pid, .time = sl->start };
 	ev.slice.end = sl->end;
-	ev.slice.mode = c->mode;
+	ev.slice.mode = whole && c->mode == XPU_GPU_MODE_SAMPLED ? XPU_GPU_MODE_WHOLE : c->mode;
 	ev.slice.comm = c->comm;
 	emit(x->g, &ev);
 }
@@ -546,7 +550,8 @@ static void send_control(int fd, uint16_t type, const void *body, uint16_t len)
 static struct xpu_wire_mode wire_mode(const struct xpu_gpu_tracing *t)
 {
 	return (struct xpu_wire_mode){ t->mode == XPU_GPU_MODE_EXACT ? XPU_WIRE_MODE_EXACT : XPU_WIRE_MODE_SAMPLED,
-				       t->period_ms, t->slice_ms, 0 };
+				       t->period_ms, t->slice_ms,
+				       (uint32_t)xpu_env_u64("XPUTOP_TRACE_WHOLE_US", XPU_GPU_TRACE_WHOLE_US, 1000000) };
 }
 
 /* The launch-only probes follow the session's tracing mode. */

@@ -203,10 +203,8 @@ int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const 
 	/* A slice's length weighs every estimate of its process. */
 	if (ev->type == XPU_EV_GPU_SLICE && (ev->slice.end < ev->time || ev->slice.end - ev->time > TICK_MAX_NS))
 		return bad(why, "a traced slice ends before it starts or lasts more than a day");
-	/* Counts taken as they are weigh as much: only the probes' spans are so. */
-	if (ev->type == XPU_EV_GPU_SLICE &&
-	    (ev->slice.mode > XPU_GPU_MODE_WHOLE || (ev->slice.mode == XPU_GPU_MODE_WHOLE && ev->pid)))
-		return bad(why, "a traced slice of an unknown mode, or a process's on throughout");
+	if (ev->type == XPU_EV_GPU_SLICE && ev->slice.mode > XPU_GPU_MODE_WHOLE)
+		return bad(why, "a traced slice of an unknown mode");
 	/* Own-time samples weigh every estimate of their process; a thread is
 	 * sampled at most at 100 kHz (core/sources/gpu_own.h). */
 	if (ev->type == XPU_EV_GPU_OWN && (!ev->pid || ev->gown.hz == 0 || ev->gown.hz > 100000))

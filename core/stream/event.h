@@ -143,8 +143,10 @@ struct xpu_ev_gpu_slice {
 	uint32_t comm;
 };
 
-/* WHOLE: a span of the launch probes (pid 0) only: on throughout, every
- * launch of any process counted (XPU_GPU_LAUNCH_WHOLE), not sampled. */
+/* WHOLE: a span on throughout, not sampled: the launch probes' (pid 0),
+ * every launch of any process counted (XPU_GPU_LAUNCH_PROBED|WHOLE), or a
+ * process's library's in sampled mode, every launch and kernel it made
+ * there traced (XPU_GPU_LAUNCH_WHOLE alone). */
 enum { XPU_GPU_MODE_EXACT = 0, XPU_GPU_MODE_SAMPLED = 1, XPU_GPU_MODE_WHOLE = 2 };
 
 /* CPU samples of an injected process's launching threads, cumulative since
@@ -165,7 +167,9 @@ struct xpu_ev_gpu_own {
  * they were on (its pace untraced by CUPTI; no stack, no API); with WHOLE:
  * of any process, counted while the probes were on throughout (with
  * LAUNCH_ONLY too, a launch-only process's, which are in its LAUNCH_ONLY
- * events as well, their trap_ns likewise) */
+ * events as well, their trap_ns likewise); WHOLE alone: a launch the
+ * library traced while on throughout (it and its kernels are counted as
+ * they are) */
 enum { XPU_GPU_LAUNCH_ONLY = 1, XPU_GPU_LAUNCH_PROBED = 2, XPU_GPU_LAUNCH_WHOLE = 4 };
 enum { XPU_GPU_PROC_CONNECTED = 1, XPU_GPU_PROC_LEFT = 2, XPU_GPU_PROC_STATUS = 3 };
 /* xpu_ev_gpu_proc.detail: CUPTI stays attached between slices (CUDA graphs

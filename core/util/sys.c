@@ -36,6 +36,17 @@ uint64_t xpu_now_wall(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t xpu_env_u64(const char *name, uint64_t dflt, uint64_t max)
+{
+	const char *v = getenv(name);
+	char *end;
+	if (!v || !*v || *v < '0' || *v > '9')
+		return dflt;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	return *end || errno || n > max ? dflt : (uint64_t)n;
+}
+
 /* Parses "0-3,5,7-8". */
 int xpu_sys_online_cpus(int **cpus)
 {

@@ -17,6 +17,9 @@ static inline const char *xpu_base_name(const char *path)
 
 uint64_t xpu_now_mono(void);	/* CLOCK_MONOTONIC ns (bpf_ktime_get_ns's clock) */
 uint64_t xpu_now_wall(void);	/* CLOCK_REALTIME ns */
+/* An environment variable's whole decimal number, at most max; dflt when it
+ * is unset, empty, not a number or over max. */
+uint64_t xpu_env_u64(const char *name, uint64_t dflt, uint64_t max);
 
 /* Online CPU numbers from /sys/devices/system/cpu/online.  Returns the count
  * (cpus is malloc'ed) or -errno. */

@@ -27,6 +27,10 @@ if [ ! -f "$STAND" ] || [ ! -f "$PROG" ] || [ ! -f "$OUT/libxputop_inject.so" ];
 fi
 CUDA_INJECTION64_PATH=$(cd "$OUT" && pwd)/libxputop_inject.so
 export CUDA_INJECTION64_PATH
+# The slices themselves: the library never traces throughout here (a
+# program launching little, below, does).
+XPUTOP_TRACE_WHOLE_US=0
+export XPUTOP_TRACE_WHOLE_US
 
 # play NAME SNAPSHOTS XPUTOP_OPTIONS PROGRAM_ARG...: a batch xputop
 # refreshing every 0.5 s with XPUTOP_OPTIONS (one word list), and the
@@ -92,6 +96,24 @@ $Q gpu_path gemm_kernel main standin_step standin_gemm cudaLaunchKernel 'gemm_ke
 
 # A flush that takes 1 ms: launches go on while a slice ends.
 PROG_ENV="STAND_CUPTI_ATTACH_MS=10 STAND_CUPTI_FLUSH_US=1000"
+# Tracing throughout where launches are few (inject/sched.c): 100 launches
+# a second cost CUPTI 0.5 ms of the 1 ms a second it may take, and every
+# one is traced, its kernel too; 30,000 a second go to slices at the first
+# check (20 ms), and try again after 1, 2, 4 ... periods.
+XPUTOP_TRACE_WHOLE_US=1000
+play sparse 16 "" -r 100 "$STAND" 6
+play busywhole 20 "" "$STAND" 8
+XPUTOP_TRACE_WHOLE_US=0
+
+t a_process_that_launches_little_is_traced_throughout
+$Q gpu_traced_whole "$T_TMP/sparse.expected" 95 100 1 < "$T_TMP/sparse.json" || fail "not traced throughout"
+
+t a_busy_process_is_traced_throughout_a_few_checks_only
+# on throughout at the start and after 1, 2, 4 and 8 periods: 5 x 20 ms of 8 s
+$Q gpu_traced_whole "$T_TMP/busywhole.expected" 0.1 2.5 100 < "$T_TMP/busywhole.json" ||
+	fail "traced throughout too long"
+$Q gpu_within_stated "$T_TMP/busywhole.expected" 3 10 < "$T_TMP/busywhole.json" || fail "estimates"
+
 play slowflush 10 "" "$STAND" 3
 
 t a_slow_flush_at_a_slices_end_leaves_no_kernel_without_its_launch

@@ -17,7 +17,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { struct xpu_wire_kernel k; char name[128]; } queue[QUEUE];
 static uint32_t nqueued;
 static uint64_t dropped;	/* kernels the queue had no room for, as CUPTI counts its own */
-static int tracing;	/* xpu_cupti_trace(): launches and kernels are recorded only then */
+static int tracing;	/* xpu_cupti_trace(): launches and kernels are recorded only then
+			 * (2: on throughout) */
 
 int xpu_cupti_load(void)
 {
@@ -110,7 +111,7 @@ XPU_INJ_API void fake_cuda_launch(uint32_t corr, uint32_t cbid, uint32_t domain,
 {
 	struct xpu_chan *c = __atomic_load_n(&chan, __ATOMIC_ACQUIRE);
 	if (c && traced())
-		xpu_inj_launch(c, corr, cbid, domain, api);
+		xpu_inj_launch(c, corr, cbid, domain, api, traced() == 2);
 }
 
 /* Like CUPTI's kernel activity, recorded only while a monitor is connected. */

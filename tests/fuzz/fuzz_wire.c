@@ -68,8 +68,9 @@ static void on_status(void *arg, const struct xpu_wire_status *s)
 	fuzz_touch(s, sizeof(*s));
 }
 
-static void on_slice(void *arg, const struct xpu_wire_slice *s)
+static void on_slice(void *arg, const struct xpu_wire_slice *s, int whole)
 {
+	(void)whole;
 	((struct seen *)arg)->calls++;
 	fuzz_touch(s, sizeof(*s));
 }

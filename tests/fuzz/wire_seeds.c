@@ -97,8 +97,8 @@ int main(int argc, char **argv)
 	flush(c, "hello");
 
 	xpu_inj_new_monitor(XPU_WIRE_START_MEMCPY);
-	xpu_inj_launch(c, 1, CBID_LAUNCH_KERNEL, XPU_INJ_RUNTIME, "cudaLaunchKernel");
-	xpu_inj_launch(c, 2, CBID_CU_LAUNCH, XPU_INJ_DRIVER, "cuLaunchKernel");
+	xpu_inj_launch(c, 1, CBID_LAUNCH_KERNEL, XPU_INJ_RUNTIME, "cudaLaunchKernel", 0);
+	xpu_inj_launch(c, 2, CBID_CU_LAUNCH, XPU_INJ_DRIVER, "cuLaunchKernel", 0);
 	copy(c, XPU_WIRE_MEMCPY, 3);
 	copy(c, XPU_WIRE_MEMSET, 4);
 	kernel(c, 1, "_Z6vecAddPKfS0_Pfi");
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 	char name[64];
 	for (uint32_t i = 0; i < 1200; i++) {
 		snprintf(name, sizeof(name), "_Z7kernel%uPfi", i % 40);
-		xpu_inj_launch(c, 100 + i, CBID_LAUNCH_KERNEL, XPU_INJ_RUNTIME, "cudaLaunchKernel");
+		xpu_inj_launch(c, 100 + i, CBID_LAUNCH_KERNEL, XPU_INJ_RUNTIME, "cudaLaunchKernel", 0);
 		kernel(c, 100 + i, name);
 	}
 	flush(c, "full");

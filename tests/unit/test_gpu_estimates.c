@@ -90,6 +90,13 @@ struct work {
 	 * what follows coming as much later, and the count says so. */
 	int probes;
 	uint64_t trap_ns;
+	/* The library traces throughout while its launches would cost CUPTI
+	 * at most whole_us a second (inject/sched.c, run launch by launch:
+	 * lsim); 0: slices only.  Needs pace 1. */
+	uint32_t whole_us;
+	/* IDLE: bursts idle_x times as long (0 reads as 1), their launches
+	 * idle_gap_us apart (0 reads as 20). */
+	uint32_t idle_x, idle_gap_us;
 };
 
 /* One launch as the workload made it: its time, thread and kernels. */
@@ -124,10 +131,10 @@ static uint64_t next_launch(struct work *w, uint64_t t)
 	case IDLE:
 		if (w->burst_left) {
 			w->burst_left--;
-			return t + 20 * US;
+			return t + (w->idle_gap_us ? w->idle_gap_us : 20) * US;
 		}
 		w->burst_next += uniform(&w->rng, 500 * MS, 2500 * MS);
-		w->burst_left = (uint32_t)uniform(&w->rng, 30, 150) - 1;
+		w->burst_left = (uint32_t)uniform(&w->rng, 30, 150) * (w->idle_x ? w->idle_x : 1) - 1;
 		return w->burst_next;
 	case BURSTY: {
 		uint64_t t1 = t + uniform(&w->rng, 150 * US, 250 * US);
@@ -511,13 +518,16 @@ static void psim_send(struct psim *ps, uint64_t tick, struct stream *out)
 static void whole_event(const struct names *nm, uint64_t tick, uint64_t *count, uint64_t *trap, int only,
 			struct stream *out);
 
-/* A launch traced in a slice and its kernels, each kernel a flush after it
- * ended (a graph's kernels all carry the launch's correlation id). */
-static void traced(const struct names *nm, const struct launch *l, uint32_t corr, struct stream *out)
+/* A launch traced in a slice (or, whole, on throughout) and its kernels,
+ * each kernel a flush after it ended (a graph's kernels all carry the
+ * launch's correlation id). */
+static void traced(const struct names *nm, const struct launch *l, uint32_t corr, int whole, struct stream *out)
 {
 	struct xpu_event ev;
 	int graph = l->nk && l->k[0].graph;
 	launch_event(&ev, nm, l->t, PID + l->tid, corr, 0, 0, graph);
+	if (whole)
+		ev.launch.flags = XPU_GPU_LAUNCH_WHOLE;
 	put(out, l->t + FLUSH, &ev);
 	for (uint32_t j = 0; j < l->nk; j++) {
 		const struct fx_kernel *k = &l->k[j];
@@ -689,10 +699,103 @@ static void sample_injected(struct work *w, const struct names *nm, uint64_t sta
 		}
 		if (!in)
 			continue;
-		traced(nm, &r, corr, out);
+		traced(nm, &r, corr, 0, out);
 	}
 	if (w->own_hz)
 		own_emit_until(&own, w, end, out);
+	for (; w->probes && ptick <= end + TICK; ptick += TICK)
+		probed_tick(nm, ptick, pc, &ps, out);
+}
+
+/* The library's schedule with tracing throughout (inject/sched.c), run
+ * as its agent runs it, launch by launch: the launches it traced so far
+ * given before each switch; its slices reported at their end, a span on
+ * throughout at every flush (inject.c's report_exact). */
+struct lsim {
+	struct xpu_sched s;
+	uint64_t now, from;	/* the last switch; the span's (or its piece's) start */
+	int whole;
+};
+
+static void lsim_span(struct lsim *ls, uint64_t hi, const struct names *nm, struct stream *out)
+{
+	struct xpu_event ev;
+	if (hi <= ls->from)
+		return;
+	slice_event(&ev, PID, ls->from, hi, nm->comm);
+	if (ls->whole)
+		ev.slice.mode = XPU_GPU_MODE_WHOLE;
+	put(out, hi, &ev);
+	ls->from = hi;
+}
+
+/* Runs the schedule to t (launches: traced so far). */
+static void lsim_until(struct lsim *ls, uint64_t t, uint64_t launches, const struct names *nm, struct stream *out)
+{
+	for (;;) {
+		uint64_t due = ls->now + xpu_sched_wait(&ls->s, ls->now);
+		for (; ls->s.on && ls->whole && ls->from + FLUSH <= (due < t ? due : t);)
+			lsim_span(ls, ls->from + FLUSH, nm, out);
+		if (due > t)
+			return;
+		ls->now = due;
+		ls->s.launches = launches;
+		int act = xpu_sched_due(&ls->s, due);
+		if (act == XPU_SCHED_OFF) {
+			lsim_span(ls, due, nm, out);
+		} else if (act != XPU_SCHED_NONE) {
+			ls->from = due;
+			ls->whole = act == XPU_SCHED_WHOLE;
+		}
+	}
+}
+
+/* An injected process whose library traces throughout where it launches
+ * little (w->whole_us): its schedule follows its launches. */
+static void sample_injected_whole(struct work *w, const struct names *nm, uint64_t start, uint64_t end,
+				  uint64_t seed, struct stream *out, struct truth *tr)
+{
+	struct lsim ls = { .now = start };
+	struct xpu_wire_mode mode = { XPU_WIRE_MODE_SAMPLED, XPU_SCHED_PERIOD_MS, XPU_SCHED_SLICE_MS, w->whole_us };
+	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = PID, .time = start };
+	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
+	ev.gproc.comm = nm->comm;
+	put(out, start, &ev);
+	xpu_sched_mode(&ls.s, &mode, start, seed);
+	static struct psim ps;
+	psim_init(&ps, seed * 0x9E3779B97F4A7C15ULL | 1, T0, w->trap_ns);
+	uint64_t ptick = T0 + TICK, pc[4] = { 0 }, shift = 0, corr = 0, recorded = 0;
+	struct launch l;
+	for (int more = next(w, start, end, &l, 1); more; more = next(w, start, end, &l, 0)) {
+		struct launch r = l;
+		r.t = l.t + shift;
+		if (r.t >= end)
+			break;
+		if (r.k == &l.one)
+			r.k = &r.one;
+		count(tr, &r);
+		corr++;
+		for (; w->probes && ptick <= r.t; ptick += TICK)
+			probed_tick(nm, ptick, pc, &ps, out);
+		int hit = w->probes ? psim_hit(&ps, r.t) : 0;
+		if (hit) {
+			int wh = hit == XPU_GPU_MODE_WHOLE;
+			pc[2 * wh]++;
+			pc[2 * wh + 1] += w->trap_ns;
+			shift += w->trap_ns;
+		}
+		lsim_until(&ls, r.t, recorded, nm, out);
+		if (!ls.s.on)
+			continue;
+		recorded++;
+		traced(nm, &r, (uint32_t)corr, ls.whole, out);
+	}
+	lsim_until(&ls, end, recorded, nm, out);
+	if (ls.s.on)
+		lsim_span(&ls, end, nm, out);
+	ev = (struct xpu_event){ .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = PID, .time = end };
+	ev.gproc.state = XPU_GPU_PROC_LEFT;
+	put(out, end + FLUSH, &ev);
 	for (; w->probes && ptick <= end + TICK; ptick += TICK)
 		probed_tick(nm, ptick, pc, &ps, out);
 }
@@ -820,6 +923,8 @@ static void run_once(struct work *w, uint64_t seed, struct truth *tr, struct est
 	*tr = (struct truth){ 0 };
 	if (w->launch_only)
 		sample_probed(w, &nm, start, end, seed, &s, tr);
+	else if (w->whole_us)
+		sample_injected_whole(w, &nm, start, end, seed, &s, tr);
 	else
 		sample_injected(w, &nm, start, end, seed, &s, tr);
 	qsort(s.v, s.n, sizeof(*s.v), by_arrival);
@@ -1076,6 +1181,61 @@ TEST(a_mostly_idle_process_is_counted_whole_by_the_probes)
 		}
 		report("launches", v[i], &vl);
 		CHECK_INT(vl.precise, >=, vl.runs * 99 / 100);
+	}
+}
+
+/* Its kernels and GPU time too: the library traces it throughout (its
+ * launches cost CUPTI a few hundredths of the budget), each figure counted
+ * as it is but for the little time between its first slice and its
+ * first span on throughout. */
+TEST(a_mostly_idle_process_is_traced_whole_by_its_library)
+{
+	struct work inj = { "mostly idle, library whole", IDLE, 0, 12 };
+	inj.probes = 1;
+	inj.whole_us = XPU_GPU_TRACE_WHOLE_US;
+	struct verdict vl = { 0 }, vk = { 0 }, vg = { 0 };
+	struct truth tr;
+	for (uint32_t seed = 0; seed < 200; seed++) {
+		struct estimate e;
+		run_once(&inj, 2 * seed + 1, &tr, &e);
+		judge(&vl, (double)tr.launches, e.launches, e.launches_err, e.launches_ok);
+		judge(&vk, (double)tr.kernels, e.kernels, e.kernels_err, e.kernels_ok);
+		judge(&vg, (double)tr.gpu_ns, e.gpu_ns, e.gpu_ns_err, e.gpu_ns_ok);
+		CHECK(e.kernels_ok && e.gpu_ns_ok);
+		CHECK(e.kernels_err <= 5 && e.gpu_ns_err <= 5);
+	}
+	report("launches", &inj, &vl);
+	report("calls", &inj, &vk);
+	report("GPU time", &inj, &vg);
+	CHECK_INT(vl.precise, >=, vl.runs * 99 / 100);
+	CHECK_INT(vk.precise, >=, vk.runs * 99 / 100);
+	CHECK_INT(vg.precise, >=, vg.runs * 99 / 100);
+}
+
+/* Where its library may trace throughout, a process that launches much
+ * goes to slices at the first check, one that launches in bursts in and
+ * out of it: every estimate as unbiased and as honest as with slices
+ * only. */
+TEST(tracing_throughout_where_launches_are_few_keeps_every_estimate_honest)
+{
+	static const enum shape shapes[] = { STEADY, IDLE, IDLE, BURSTY, IDLE };
+	static const char *names[] = { "steady loop, library whole", "mostly idle 60 s, library whole",
+				       "idle, bursts x3, library whole", "busy 1 s in 10, library whole",
+				       "idle, bursts x3, no probes" };
+	static const uint64_t secs[] = { 60, 60, 60, 600, 60 };
+	static const uint32_t seeds[] = { 20, IDLE_SEEDS / 10, IDLE_SEEDS / 10, 20, IDLE_SEEDS / 10 };
+	for (int i = 0; i < 5; i++) {
+		struct work w = { names[i], shapes[i], 0, secs[i] };
+		/* without the probes' count: the rest scaled by time alone */
+		w.probes = i < 4;
+		w.whole_us = XPU_GPU_TRACE_WHOLE_US;
+		/* bench/gpu/shapes.py's: 90-450 launches, 10-45 ms, a burst:
+		 * the larger ones spend the budget */
+		if (i == 2 || i == 4) {
+			w.idle_x = 3;
+			w.idle_gap_us = 100;
+		}
+		check_work(&w, seeds[i], shapes[i] == STEADY);
 	}
 }
 

@@ -158,3 +158,156 @@ TEST(a_slice_lasts_its_length_from_when_tracing_began)
 	xpu_sched_started(&s, 5 * MS);
 	CHECK_INT(xpu_sched_wait(&s, 6 * MS), ==, UINT64_MAX);
 }
+
+/* Runs a sampled schedule with a budget from t0 to t1 in 1 ms steps, the
+ * process launching `pace(t)` times a millisecond while traced (launches
+ * are counted only then, as the library's callbacks count them); returns
+ * the time on throughout and counts the switches. */
+struct whole_run {
+	uint64_t whole_ns, slice_ns, launches;
+	uint32_t wholes, slices, offs;
+	uint64_t on_at;
+	int whole;
+};
+
+static void run_whole(struct xpu_sched *s, uint64_t t0, uint64_t t1, uint32_t (*pace)(uint64_t),
+		      struct whole_run *r)
+{
+	for (uint64_t t = t0; t < t1; t += MS) {
+		int act;
+		s->launches = r->launches;
+		while ((act = xpu_sched_due(s, t)) != XPU_SCHED_NONE) {
+			if (act == XPU_SCHED_OFF) {
+				*(r->whole ? &r->whole_ns : &r->slice_ns) += t - r->on_at;
+				r->offs++;
+			} else {
+				r->on_at = t;
+				r->whole = act == XPU_SCHED_WHOLE;
+				r->wholes += r->whole;
+				r->slices += !r->whole;
+			}
+		}
+		if (s->on)
+			r->launches += pace(t);
+	}
+	if (s->on) {		/* counted to t1; the next run goes on from there */
+		*(r->whole ? &r->whole_ns : &r->slice_ns) += t1 - r->on_at;
+		r->on_at = t1;
+	}
+}
+
+static uint32_t few(uint64_t t)
+{
+	return t % (10 * MS) == 0;	/* 100 a second: 0.5 ms of CUPTI's cost a second */
+}
+
+static uint32_t many(uint64_t t)
+{
+	return 20;	/* 20,000 a second */
+}
+
+/* A burst of 2,000 launches in 100 ms at 60 s, nothing else but few. */
+static uint32_t burst(uint64_t t)
+{
+	return t >= 60000 * MS && t < 60100 * MS ? 20 : few(t);
+}
+
+TEST(a_process_that_launches_little_is_traced_throughout)
+{
+	struct xpu_sched s = { 0 };
+	struct xpu_wire_mode m = { XPU_WIRE_MODE_SAMPLED, 500, 10, 1000 };
+	struct whole_run r = { 0 };
+	xpu_sched_mode(&s, &m, 0, 5);
+	CHECK_INT(xpu_sched_wait(&s, 0), ==, 0);
+	run_whole(&s, 0, 60000 * MS, few, &r);
+	CHECK_INT(r.wholes, ==, 1);
+	CHECK_INT(r.offs, ==, 0);
+	CHECK_INT(r.whole_ns, ==, 60000 * MS);
+	CHECK_INT(s.cuts, ==, 0);
+	/* Without a budget: slices only. */
+	struct xpu_wire_mode none = { XPU_WIRE_MODE_SAMPLED, 500, 10, 0 };
+	s = (struct xpu_sched){ 0 };
+	r = (struct whole_run){ 0 };
+	xpu_sched_mode(&s, &none, 0, 5);
+	run_whole(&s, 0, 60000 * MS, few, &r);
+	CHECK_INT(r.wholes, ==, 0);
+	CHECK_INT(r.slice_ns, ==, 1200 * MS);
+}
+
+/* A burst spends the budget: at the next check it is cut, a sampled period
+ * starts there, and it is on throughout again at that period's end. */
+TEST(a_burst_ends_tracing_throughout_for_a_period)
+{
+	struct xpu_sched s = { 0 };
+	struct xpu_wire_mode m = { XPU_WIRE_MODE_SAMPLED, 500, 10, 1000 };
+	struct whole_run r = { 0 };
+	xpu_sched_mode(&s, &m, 0, 5);
+	run_whole(&s, 0, 60000 * MS, burst, &r);
+	CHECK_INT(r.wholes, ==, 1);
+	run_whole(&s, 60000 * MS, 61500 * MS, burst, &r);
+	CHECK_INT(s.cuts, ==, 1);
+	/* cut at its first check past 200 launches (1 ms of cost), one slice
+	 * of 10 ms (in one or two parts), then on throughout again */
+	CHECK_INT(r.slice_ns, ==, 10 * MS);
+	CHECK_INT(r.wholes, >=, 2);
+	CHECK(s.on && s.whole);
+	/* out of it for one period (its slice's 10 ms in it) */
+	CHECK_INT(61500 * MS - r.whole_ns, >=, 499 * MS);
+	CHECK_INT(61500 * MS - r.whole_ns, <=, 502 * MS);
+}
+
+/* Launching much, it pays one check's worth of tracing throughout after 1,
+ * 2, 4, ... 64 periods: a few tenths of a percent of the time. */
+TEST(a_busy_process_tries_tracing_throughout_ever_less_often)
+{
+	struct xpu_sched s = { 0 };
+	struct xpu_wire_mode m = { XPU_WIRE_MODE_SAMPLED, 500, 10, 1000 };
+	struct whole_run r = { 0 };
+	xpu_sched_mode(&s, &m, 0, 5);
+	run_whole(&s, 0, 300000 * MS, many, &r);
+	/* 1+1+2+...+64 = 128 periods, then every 64: 1 + 7 + 7 tries */
+	CHECK_INT(r.wholes, >=, 12);
+	CHECK_INT(r.wholes, <=, 17);
+	CHECK_INT(s.cuts, ==, r.wholes);
+	CHECK_INT(r.whole_ns, <=, (uint64_t)r.wholes * 20 * MS);
+	CHECK_INT(s.backoff, ==, XPU_SCHED_BACKOFF_MAX);
+	/* and slices the rest of the time: 2% of it */
+	CHECK_INT(r.slice_ns, >=, 5900 * MS);
+	CHECK_INT(r.slice_ns, <=, 6000 * MS);
+}
+
+/* After a cut, a slice that would run past the period's end wraps to its
+ * start: every instant of the period is as likely to be traced, its first
+ * 10 ms (the burst that cut it) too. */
+TEST(a_slice_after_a_cut_is_as_likely_at_the_period_start)
+{
+	uint32_t first = 0, middle = 0, n = 4000;
+	for (uint32_t seed = 1; seed <= n; seed++) {
+		struct xpu_sched s = { 0 };
+		struct xpu_wire_mode m = { XPU_WIRE_MODE_SAMPLED, 500, 10, 1000 };
+		struct whole_run r = { 0 };
+		xpu_sched_mode(&s, &m, 0, seed);
+		run_whole(&s, 0, 1000 * MS, many, &r);	/* cut at 20 ms */
+		uint64_t cut = 20 * MS, traced[2] = { 0, 0 };
+		/* which of two instants of the period after the cut were traced */
+		s = (struct xpu_sched){ 0 };
+		r = (struct whole_run){ 0 };
+		xpu_sched_mode(&s, &m, 0, seed);
+		for (uint64_t t = 0; t < cut + 500 * MS; t += MS / 2) {
+			s.launches = r.launches;
+			while (xpu_sched_due(&s, t) != XPU_SCHED_NONE)
+				;
+			if (s.on && !s.whole && (t == cut + 2 * MS || t == cut + 250 * MS))
+				traced[t == cut + 250 * MS]++;
+			if (s.on)
+				r.launches += 10;
+		}
+		first += traced[0] > 0;
+		middle += traced[1] > 0;
+	}
+	/* 2% each: 80 of 4,000, +-9 */
+	CHECK_INT(first, >=, 50);
+	CHECK_INT(first, <=, 110);
+	CHECK_INT(middle, >=, 50);
+	CHECK_INT(middle, <=, 110);
+}

@@ -767,6 +767,123 @@ TEST(a_launch_only_process_counted_throughout_is_scaled_only_outside_it)
 	xpu_dict_free(&d);
 }
 
+/* An injected process whose library traced throughout for 20 s (a launch
+ * and its kernel every 100 ms, flagged), then slices of 10 ms in 500 for
+ * 20 s, each seeing 2 of the 200 launches a second; with probes (count 1):
+ * their count on throughout, every second, 200 in the first 20 s and
+ * 200 x 10 in the last. */
+static void library_whole_run(struct xpu_dict *d, struct xpu_gpu_model *m, int probes)
+{
+	const uint64_t ms = 1000000ULL, t0 = 1000 * ms;
+	uint32_t api, stack, corr = 0;
+	REQUIRE(launch_model(d, m, &api, &stack) == 0);
+	uint32_t comm = xpu_dict_cstr(d, "serve"), k = xpu_dict_cstr(d, "gemm");
+	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 9, .time = t0 };
+	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
+	ev.gproc.comm = comm;
+	CHECK_INT(xpu_gpu_model_event(m, &ev), ==, 0);
+	for (int sec = 0; sec < 40; sec++) {
+		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
+		int whole = sec < 20;
+		for (int i = 0; i < (whole ? 10 : 4); i++) {
+			/* on throughout: every 100 ms; slices at 100 and 600 ms, two launches each */
+			uint64_t at = whole ? t + (uint64_t)i * 100 * ms : t + (uint64_t)(i / 2) * 500 * ms + 100 * ms + (uint64_t)(i % 2) * ms;
+			struct xpu_event l = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 9, .tid = 9, .time = at };
+			l.launch.corr = ++corr;
+			l.launch.api = api;
+			l.launch.stack = stack;
+			l.launch.comm = comm;
+			l.launch.flags = whole ? XPU_GPU_LAUNCH_WHOLE : 0;
+			CHECK_INT(xpu_gpu_model_event(m, &l), ==, 0);
+			struct xpu_event ke = { .type = XPU_EV_GPU_KERNEL, .source = XPU_SRC_GPU, .pid = 9, .time = at + ms };
+			ke.kernel.end = at + 2 * ms;
+			ke.kernel.corr = corr;
+			ke.kernel.name = k;
+			ke.kernel.comm = comm;
+			CHECK_INT(xpu_gpu_model_event(m, &ke), ==, 0);
+		}
+		struct xpu_event se = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 9, .time = t };
+		se.slice.comm = comm;
+		if (whole) {
+			se.slice.end = tick;
+			se.slice.mode = XPU_GPU_MODE_WHOLE;
+			CHECK_INT(xpu_gpu_model_event(m, &se), ==, 0);
+		} else {
+			for (int half = 0; half < 2; half++) {
+				se.time = t + (uint64_t)half * 500 * ms + 100 * ms;
+				se.slice.end = se.time + 10 * ms;
+				se.slice.mode = XPU_GPU_MODE_SAMPLED;
+				CHECK_INT(xpu_gpu_model_event(m, &se), ==, 0);
+			}
+		}
+		if (probes) {
+			struct xpu_event pe = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 9, .time = tick };
+			pe.launch.flags = XPU_GPU_LAUNCH_PROBED | XPU_GPU_LAUNCH_WHOLE;
+			pe.launch.count = whole ? 10 : 200;
+			CHECK_INT(xpu_gpu_model_event(m, &pe), ==, 0);
+			struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = t };
+			ps.slice.end = tick;
+			ps.slice.mode = XPU_GPU_MODE_WHOLE;
+			CHECK_INT(xpu_gpu_model_event(m, &ps), ==, 0);
+		}
+		xpu_gpu_model_tick(m, tick, 1000 * ms);
+	}
+}
+
+/* What the library traced throughout is counted as it is; only the rest of
+ * the time is scaled, by its slices, and carries their uncertainty alone. */
+TEST(a_process_its_library_traced_throughout_is_scaled_only_outside_it)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	library_whole_run(&d, &m, 0);
+	REQUIRE(m.nprocs == 1);
+	const struct xpu_gpu_proc *p = &m.procs[0];
+	CHECK_INT(p->lw[XPU_GPU_EST_LAUNCHES].total, ==, 200);
+	CHECK_INT(p->seen[XPU_GPU_EST_LAUNCHES].total, ==, 280);
+	CHECK(fabs(p->lib_whole_cover[XPU_WIN_ALL] - 0.5) < 0.01);
+	CHECK(p->sampled[XPU_WIN_ALL] && !p->flat[XPU_WIN_ALL]);
+	/* 200 counted; 80 seen in 400 ms of the other 20 s: 4,000 */
+	const struct xpu_gpu_est *e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES];
+	CHECK(fabs(e->value - 4200) < 1);
+	CHECK(e->ok);
+	/* the slices' own: the Poisson term of 80 seen (11.2%), of 4,000 of
+	 * 4,200 */
+	CHECK(fabs(e->err_pct - 100 / sqrt(80) * 4000 / 4200) < 0.2);
+	e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_KERNELS];
+	CHECK(fabs(e->value - 4200) < 1);
+	/* the kernel's row: as many calls, 1 ms each */
+	struct xpu_table t;
+	xpu_table_init(&t, xpu_gpu_cols, XPU_GPU_NCOLS);
+	REQUIRE(xpu_gpu_model_table(&m, &d, &t, XPU_WIN_ALL) == 0);
+	REQUIRE(t.nrows == 1);
+	const struct xpu_cell *r = xpu_table_row(&t, 0);
+	CHECK_INT(r[XPU_GPU_COL_CALLS].i, ==, 4200);
+	CHECK_INT(r[XPU_GPU_COL_TOTAL].i, ==, 4200 * 1000000LL);
+	CHECK(!r[XPU_GPU_COL_CALLS_ERR].na && fabs(r[XPU_GPU_COL_CALLS_ERR].d - e->err_pct) < 1);
+	xpu_table_free(&t);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
+/* With the probes' count, every figure is what was traced over the
+ * launches traced, times that count. */
+TEST(a_process_its_library_traced_throughout_scales_by_the_probes_count)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	library_whole_run(&d, &m, 1);
+	const struct xpu_gpu_proc *p = &m.procs[0];
+	CHECK(p->flat[XPU_WIN_ALL]);
+	const struct xpu_gpu_est *e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES];
+	CHECK(fabs(e->value - 4200) < 1);
+	CHECK(e->ok && e->err_pct < 5);
+	e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_NS];
+	CHECK(fabs(e->value - 4200e6) < 1e6);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(a_sampled_process_that_left_keeps_its_estimate)
 {
 	struct xpu_dict d;

@@ -927,9 +927,9 @@ TEST(event_check_catches_every_id_field)
 }
 
 /* Counts taken as they are (the launch probes on throughout) weigh as much
- * as a slice's length: a span of an unknown mode, or a process's own span
- * claiming that mode, is refused. */
-TEST(event_check_takes_a_span_on_throughout_from_the_probes_only)
+ * as a slice's length: a span of an unknown mode is refused; one on
+ * throughout may be the probes' (pid 0) or a process's library's. */
+TEST(event_check_takes_a_span_of_a_known_mode_only)
 {
 	struct xpu_dict d;
 	const char *why;
@@ -943,9 +943,10 @@ TEST(event_check_takes_a_span_on_throughout_from_the_probes_only)
 	}
 	ev.slice.mode = XPU_GPU_MODE_WHOLE + 1;
 	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
-	ev.slice.mode = XPU_GPU_MODE_WHOLE;
 	ev.pid = 42;
 	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
+	ev.slice.mode = XPU_GPU_MODE_WHOLE;
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, 0);
 	ev.slice.mode = XPU_GPU_MODE_SAMPLED;
 	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, 0);
 	xpu_dict_free(&d);

@@ -56,7 +56,7 @@ static struct xpu_wire_msg *hdr(struct pkt *p)
 
 /* What the sink saw. */
 static struct {
-	int hello, name, api, kernel, memcpy, memset, launch, status, slice;
+	int hello, name, api, kernel, memcpy, memset, launch, status, slice, whole;
 	char comm[32];
 	uint32_t name_id, api_cbid, kernel_name;
 	char last_name[XPU_WIRE_MAX_NAME + 1];
@@ -104,9 +104,10 @@ static void on_status(void *a, const struct xpu_wire_status *s)
 {
 	seen.status++;
 }
-static void on_slice(void *a, const struct xpu_wire_slice *s)
+static void on_slice(void *a, const struct xpu_wire_slice *s, int whole)
 {
 	seen.slice++;
+	seen.whole += whole;
 }
 
 static const struct xpu_wire_sink sink = {
@@ -165,9 +166,10 @@ TEST(a_packet_of_every_record_type_reaches_the_sink_in_full)
 	pkt_rec(&p, XPU_WIRE_STATUS, &s, sizeof(s));
 	struct xpu_wire_slice sl = { .start = 1, .end = 9 };
 	pkt_rec(&p, XPU_WIRE_SLICE, &sl, sizeof(sl));
-	CHECK_INT(decode(&p, pkt_end(&p)), ==, 9);
+	pkt_rec(&p, XPU_WIRE_WHOLE, &sl, sizeof(sl));
+	CHECK_INT(decode(&p, pkt_end(&p)), ==, 10);
 	CHECK_INT(st.packets, ==, 1);
-	CHECK_INT(st.records, ==, 9);
+	CHECK_INT(st.records, ==, 10);
 	CHECK_INT(st.bad_packets, ==, 0);
 	CHECK_INT(seen.hello, ==, 1);
 	CHECK_STR(seen.comm, "python3");
@@ -182,7 +184,8 @@ TEST(a_packet_of_every_record_type_reaches_the_sink_in_full)
 	CHECK_INT(seen.memset, ==, 1);
 	CHECK_INT(seen.launch, ==, 1);
 	CHECK_INT(seen.status, ==, 1);
-	CHECK_INT(seen.slice, ==, 1);
+	CHECK_INT(seen.slice, ==, 2);
+	CHECK_INT(seen.whole, ==, 1);
 }
 
 TEST(a_packet_shorter_than_its_header_is_rejected)
@@ -292,11 +295,11 @@ TEST(a_record_body_past_the_end_of_the_packet_is_rejected)
 TEST(a_fixed_size_record_of_another_size_is_rejected)
 {
 	static const uint16_t types[] = { XPU_WIRE_HELLO, XPU_WIRE_KERNEL, XPU_WIRE_MEMCPY, XPU_WIRE_MEMSET,
-					  XPU_WIRE_LAUNCH, XPU_WIRE_STATUS, XPU_WIRE_SLICE };
+					  XPU_WIRE_LAUNCH, XPU_WIRE_STATUS, XPU_WIRE_SLICE, XPU_WIRE_WHOLE };
 	static const size_t sizes[] = { sizeof(struct xpu_wire_hello), sizeof(struct xpu_wire_kernel),
 					sizeof(struct xpu_wire_memcpy), sizeof(struct xpu_wire_memcpy),
 					sizeof(struct xpu_wire_launch), sizeof(struct xpu_wire_status),
-					sizeof(struct xpu_wire_slice) };
+					sizeof(struct xpu_wire_slice), sizeof(struct xpu_wire_slice) };
 	char body[256] = { 0 };
 	for (size_t i = 0; i < sizeof(types) / sizeof(*types); i++) {
 		struct pkt p;
