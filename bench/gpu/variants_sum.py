@@ -49,10 +49,13 @@ except OSError:
     pass
 out = [run.rsplit("/", 1)[-1] + (f" steps {sr}/{se}" if f != 1.0 else "")]
 for key, true in truth.items():
-    out.append(f"{key.split('_')[0]} {pct(ps.get(key), true)} +-{ps.get(key + '_err_pct') or 0:.1f}")
+    err = ps.get(key + '_err_pct')
+    out.append(f"{key.split('_')[0]} {pct(ps.get(key), true)} +-" + (f"{err:.1f}" if err is not None else "?"))
 out.append(f"by {ps.get('scaled_by')} traced {ps.get('traced_pct') or 0:.2f}% own {ps.get('own_traced_pct') or 0:.2f}%"
            f" ({ps.get('own_samples_traced')}/{ps.get('own_samples')})"
+           + (f" throughout {ps['traced_whole_pct']:.1f}%" if 'traced_whole_pct' in ps else "")
            + (f" probed {ps.get('probed_launches')} in {ps.get('probed_pct'):.2f}%" if 'probed_pct' in ps else "")
+           + (f" probes throughout {ps['probed_whole_pct']:.1f}%" if 'probed_whole_pct' in ps else "")
            + (f" traps {ps.get('probed_trap_pct'):.2f}% in slices {ps.get('probed_in_slices_pct', 0):.2f}%"
               if 'probed_trap_pct' in ps else ""))
 if stats:
