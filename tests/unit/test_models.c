@@ -884,6 +884,62 @@ TEST(a_process_its_library_traced_throughout_scales_by_the_probes_count)
 	xpu_dict_free(&d);
 }
 
+/* The probes' span of the second a process left in comes after it left:
+ * the part up to its leaving counts (left out, that half second was
+ * estimated at the pace on throughout, 5% high here). */
+TEST(the_probes_span_of_the_second_a_process_left_in_counts_to_its_leaving)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	const uint64_t ms = 1000000ULL, t0 = 1000 * ms;
+	uint32_t api, stack;
+	REQUIRE(launch_model(&d, &m, &api, &stack) == 0);
+	uint32_t comm = xpu_dict_cstr(&d, "idle");
+	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 9, .time = t0 };
+	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
+	ev.gproc.comm = comm;
+	CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+	for (int sec = 0; sec < 10; sec++) {
+		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
+		int last = sec == 9;
+		for (int i = 0; i < (last ? 5 : 10); i++) {
+			struct xpu_event l = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 9, .tid = 9,
+					       .time = t + (uint64_t)i * 100 * ms };
+			l.launch.corr = (uint32_t)(sec * 10 + i + 1);
+			l.launch.api = api;
+			l.launch.stack = stack;
+			l.launch.comm = comm;
+			l.launch.flags = XPU_GPU_LAUNCH_WHOLE;
+			CHECK_INT(xpu_gpu_model_event(&m, &l), ==, 0);
+		}
+		struct xpu_event se = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 9, .time = t };
+		se.slice.end = last ? t + 500 * ms : tick;
+		se.slice.mode = XPU_GPU_MODE_WHOLE;
+		se.slice.comm = comm;
+		CHECK_INT(xpu_gpu_model_event(&m, &se), ==, 0);
+		if (last) {
+			ev.time = t + 500 * ms;
+			ev.gproc.state = XPU_GPU_PROC_LEFT;
+			CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+		}
+		struct xpu_event pe = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 9, .time = tick };
+		pe.launch.flags = XPU_GPU_LAUNCH_PROBED | XPU_GPU_LAUNCH_WHOLE;
+		pe.launch.count = last ? 5 : 10;
+		CHECK_INT(xpu_gpu_model_event(&m, &pe), ==, 0);
+		struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = t };
+		ps.slice.end = tick;
+		ps.slice.mode = XPU_GPU_MODE_WHOLE;
+		CHECK_INT(xpu_gpu_model_event(&m, &ps), ==, 0);
+		xpu_gpu_model_tick(&m, tick, 1000 * ms);
+	}
+	const struct xpu_gpu_proc *p = &m.procs[0];
+	CHECK_INT(p->wtime.total, ==, 9500 * ms);
+	const struct xpu_gpu_est *e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES];
+	CHECK(fabs(e->value - 95) < 0.01);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(a_sampled_process_that_left_keeps_its_estimate)
 {
 	struct xpu_dict d;
