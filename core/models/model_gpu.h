@@ -207,10 +207,13 @@ struct xpu_gpu_proc {
 				 * uncertainty, the rest is as uncertain as its estimate or
 				 * its pace there, whichever is more */
 	double lib_pace[2];	/* the rest of the time over the time on throughout */
-	/* Its library on throughout and the probes' count to be had: every
-	 * figure scales as one, scale[] = the probes' count over the launches
-	 * traced (on throughout and in slices), each figure's uncertainty
-	 * that count's and that of its ratio to the launches traced (asd). */
+	/* Its library on throughout and the probes' count to be had, its
+	 * slices seeing no launch of the rest of the time: every figure is
+	 * what was traced throughout times the probes' count over the
+	 * launches traced there (scale[]), each figure's uncertainty that
+	 * count's and that of its ratio to those launches (asd).  Where they
+	 * saw some, by_probe, the rest's launches the count less those traced
+	 * throughout (asd where the slices give their ratio no uncertainty). */
 	int flat[2];
 	struct xpu_gpu_sd asd[XPU_GPU_NEST];
 };

@@ -866,15 +866,17 @@ TEST(a_process_its_library_traced_throughout_is_scaled_only_outside_it)
 	xpu_dict_free(&d);
 }
 
-/* With the probes' count, every figure is what was traced over the
- * launches traced, times that count. */
+/* With the probes' count, the rest's launches are that count less those
+ * traced throughout, and its kernels what its slices saw of each launch
+ * times them. */
 TEST(a_process_its_library_traced_throughout_scales_by_the_probes_count)
 {
 	struct xpu_dict d;
 	struct xpu_gpu_model m;
 	library_whole_run(&d, &m, 1);
 	const struct xpu_gpu_proc *p = &m.procs[0];
-	CHECK(p->flat[XPU_WIN_ALL]);
+	CHECK(p->by_probe[XPU_WIN_ALL] && !p->flat[XPU_WIN_ALL]);
+	CHECK(fabs(p->scale[XPU_WIN_ALL] - 4000.0 / 80) < 0.01);
 	const struct xpu_gpu_est *e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES];
 	CHECK(fabs(e->value - 4200) < 1);
 	CHECK(e->ok && e->err_pct < 5);
