@@ -423,6 +423,22 @@ def gpu_traced_pct(snaps, expected_path, lo, hi):
                  f"expected estimates from {lo}-{hi}% of the time")
 
 
+def _estimates(p, want):
+    """Process row P's launches (one a kernel), kernels and GPU time
+    estimates against WANT (the program's kernel totals), printed: (key,
+    estimate, its uncertainty, what ran); exits where one was not made."""
+    out = []
+    for key, true in (("launches_est", sum(w["calls"] for w in want)),
+                      ("kernels_est", sum(w["calls"] for w in want)),
+                      ("gpu_ns_est", sum(w["total_ns"] for w in want))):
+        est, err = p[key], p[key + "_err_pct"]
+        if est is None or err is None:
+            sys.exit(f"{key} {est} +-{err}%: no estimate made")
+        print(f"  {key}: {est:.0f} +-{err:.1f}%, {true} ran ({100 * (est - true) / true:+.1f}%)")
+        out.append((key, est, err, true))
+    return out
+
+
 def gpu_traced_whole(snaps, expected_path, lo_pct, hi_pct, err_pct):
     """The process of EXPECTED_PATH (the program's kernel totals, naming its
     pid): its library traced throughout for LO_PCT to HI_PCT percent of its
@@ -436,13 +452,7 @@ def gpu_traced_whole(snaps, expected_path, lo_pct, hi_pct, err_pct):
           f"{p.get('traced_whole_kernels')} kernels), tracing {p.get('tracing')}, scaled by {p.get('scaled_by')}")
     if whole is None or not float(lo_pct) <= whole <= float(hi_pct):
         sys.exit(f"traced throughout {whole}% of its time: not {lo_pct}-{hi_pct}%")
-    for key, true in (("launches_est", sum(w["calls"] for w in want)),
-                      ("kernels_est", sum(w["calls"] for w in want)),
-                      ("gpu_ns_est", sum(w["total_ns"] for w in want))):
-        est, err = p[key], p[key + "_err_pct"]
-        if est is None or err is None:
-            sys.exit(f"{key} {est} +-{err}%: no estimate made")
-        print(f"  {key}: {est:.0f} +-{err:.1f}%, {true} ran ({100 * (est - true) / true:+.1f}%)")
+    for key, est, err, true in _estimates(p, want):
         if abs(est - true) > float(err_pct) * true / 100 or err > float(err_pct):
             sys.exit(f"{key}: {est:.0f} +-{err:.1f}% of the {true} that ran: not within {err_pct}%")
 
@@ -455,13 +465,7 @@ def gpu_within_stated(snaps, expected_path, sigmas, most_pct):
     estimate pass)."""
     want = [w for w in _lines(expected_path, "kernel totals") if "kernel" in w]
     p = _gpu_proc(snaps, want[0]["pid"])
-    for key, true in (("launches_est", sum(w["calls"] for w in want)),
-                      ("kernels_est", sum(w["calls"] for w in want)),
-                      ("gpu_ns_est", sum(w["total_ns"] for w in want))):
-        est, err = p[key], p[key + "_err_pct"]
-        if est is None or err is None:
-            sys.exit(f"{key} {est} +-{err}%: no estimate made")
-        print(f"  {key}: {est:.0f} +-{err:.1f}%, {true} ran ({100 * (est - true) / true:+.1f}%)")
+    for key, est, err, true in _estimates(p, want):
         if abs(est - true) > min(float(sigmas) * est * err, float(most_pct) * true) / 100:
             sys.exit(f"{key}: {est:.0f} +-{err:.1f}% is not within {sigmas} times its uncertainty "
                      f"and {most_pct}% of the {true} that ran")

@@ -645,6 +645,36 @@ static void probed_tick(const struct names *nm, uint64_t tick, uint64_t c[4], st
 	psim_send(ps, tick, out);
 }
 
+/* Launch l as it came, at real time t (0: past end), counted in the truth. */
+static int arrive(const struct launch *l, struct launch *r, uint64_t t, uint64_t end, struct truth *tr)
+{
+	*r = *l;
+	r->t = t;
+	if (t >= end)
+		return 0;
+	if (r->k == &l->one)
+		r->k = &r->one;
+	count(tr, r);
+	return 1;
+}
+
+/* What the probes do at a launch of an injected process at t (w->probes):
+ * the refreshes before it, then its hit counted; returns the time its trap
+ * takes (what follows comes as much later). */
+static uint64_t probes_launch(const struct work *w, const struct names *nm, struct psim *ps, uint64_t *ptick,
+			      uint64_t pc[4], uint64_t t, struct stream *out)
+{
+	for (; w->probes && *ptick <= t; *ptick += TICK)
+		probed_tick(nm, *ptick, pc, ps, out);
+	int hit = w->probes ? psim_hit(ps, t) : 0;
+	if (!hit)
+		return 0;
+	int wh = hit == XPU_GPU_MODE_WHOLE;
+	pc[2 * wh]++;
+	pc[2 * wh + 1] += w->trap_ns;
+	return w->trap_ns;
+}
+
 /* An injected process: connected at start, its slices' launches and
  * kernels a flush later, each slice when it ends; it exits at end. */
 static void sample_injected(struct work *w, const struct names *nm, uint64_t start, uint64_t end, uint64_t seed,
@@ -671,23 +701,11 @@ static void sample_injected(struct work *w, const struct names *nm, uint64_t sta
 	uint64_t ptick = T0 + TICK, pc[4] = { 0 }, shift = 0;
 	struct launch l;
 	for (int more = next(w, start, end, &l, 1); more; more = next(w, start, end, &l, 0)) {
-		struct launch r = l;	/* l.t: the workload's time, r.t: real time */
-		r.t = warp_to(&clock, w, sl, ns, l.t) + shift;
-		if (r.t >= end)
+		struct launch r;	/* l.t: the workload's time, r.t: real time */
+		if (!arrive(&l, &r, warp_to(&clock, w, sl, ns, l.t) + shift, end, tr))
 			break;
-		if (r.k == &l.one)
-			r.k = &r.one;
-		count(tr, &r);
 		corr++;
-		for (; w->probes && ptick <= r.t; ptick += TICK)
-			probed_tick(nm, ptick, pc, &ps, out);
-		int hit = w->probes ? psim_hit(&ps, r.t) : 0;
-		if (hit) {
-			int wh = hit == XPU_GPU_MODE_WHOLE;
-			pc[2 * wh]++;
-			pc[2 * wh + 1] += w->trap_ns;
-			shift += w->trap_ns;
-		}
+		shift += probes_launch(w, nm, &ps, &ptick, pc, r.t, out);
 		while (k < ns && sl[k][1] <= r.t)
 			k++;
 		int in = k < ns && r.t >= sl[k][0];
@@ -767,23 +785,11 @@ static void sample_injected_whole(struct work *w, const struct names *nm, uint64
 	uint64_t ptick = T0 + TICK, pc[4] = { 0 }, shift = 0, corr = 0, recorded = 0;
 	struct launch l;
 	for (int more = next(w, start, end, &l, 1); more; more = next(w, start, end, &l, 0)) {
-		struct launch r = l;
-		r.t = l.t + shift;
-		if (r.t >= end)
+		struct launch r;
+		if (!arrive(&l, &r, l.t + shift, end, tr))
 			break;
-		if (r.k == &l.one)
-			r.k = &r.one;
-		count(tr, &r);
 		corr++;
-		for (; w->probes && ptick <= r.t; ptick += TICK)
-			probed_tick(nm, ptick, pc, &ps, out);
-		int hit = w->probes ? psim_hit(&ps, r.t) : 0;
-		if (hit) {
-			int wh = hit == XPU_GPU_MODE_WHOLE;
-			pc[2 * wh]++;
-			pc[2 * wh + 1] += w->trap_ns;
-			shift += w->trap_ns;
-		}
+		shift += probes_launch(w, nm, &ps, &ptick, pc, r.t, out);
 		lsim_until(&ls, r.t, recorded, nm, out);
 		if (!ls.s.on)
 			continue;

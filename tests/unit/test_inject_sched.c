@@ -196,6 +196,15 @@ static void run_whole(struct xpu_sched *s, uint64_t t0, uint64_t t1, uint32_t (*
 	}
 }
 
+/* The default sampled mode with the default budget (1 ms a second), from 0. */
+static void with_budget(struct xpu_sched *s, struct whole_run *r, uint64_t seed)
+{
+	struct xpu_wire_mode m = { XPU_WIRE_MODE_SAMPLED, 500, 10, 1000 };
+	*s = (struct xpu_sched){ 0 };
+	*r = (struct whole_run){ 0 };
+	xpu_sched_mode(s, &m, 0, seed);
+}
+
 static uint32_t few(uint64_t t)
 {
 	return t % (10 * MS) == 0;	/* 100 a second: 0.5 ms of CUPTI's cost a second */
@@ -214,10 +223,9 @@ static uint32_t burst(uint64_t t)
 
 TEST(a_process_that_launches_little_is_traced_throughout)
 {
-	struct xpu_sched s = { 0 };
-	struct xpu_wire_mode m = { XPU_WIRE_MODE_SAMPLED, 500, 10, 1000 };
-	struct whole_run r = { 0 };
-	xpu_sched_mode(&s, &m, 0, 5);
+	struct xpu_sched s;
+	struct whole_run r;
+	with_budget(&s, &r, 5);
 	CHECK_INT(xpu_sched_wait(&s, 0), ==, 0);
 	run_whole(&s, 0, 60000 * MS, few, &r);
 	CHECK_INT(r.wholes, ==, 1);
@@ -238,10 +246,9 @@ TEST(a_process_that_launches_little_is_traced_throughout)
  * starts there, and it is on throughout again at that period's end. */
 TEST(a_burst_ends_tracing_throughout_for_a_period)
 {
-	struct xpu_sched s = { 0 };
-	struct xpu_wire_mode m = { XPU_WIRE_MODE_SAMPLED, 500, 10, 1000 };
-	struct whole_run r = { 0 };
-	xpu_sched_mode(&s, &m, 0, 5);
+	struct xpu_sched s;
+	struct whole_run r;
+	with_budget(&s, &r, 5);
 	run_whole(&s, 0, 60000 * MS, burst, &r);
 	CHECK_INT(r.wholes, ==, 1);
 	run_whole(&s, 60000 * MS, 61500 * MS, burst, &r);
@@ -260,10 +267,9 @@ TEST(a_burst_ends_tracing_throughout_for_a_period)
  * 8, ... 64 periods: a few hundredths of a percent of the time. */
 TEST(a_busy_process_tries_tracing_throughout_ever_less_often)
 {
-	struct xpu_sched s = { 0 };
-	struct xpu_wire_mode m = { XPU_WIRE_MODE_SAMPLED, 500, 10, 1000 };
-	struct whole_run r = { 0 };
-	xpu_sched_mode(&s, &m, 0, 5);
+	struct xpu_sched s;
+	struct whole_run r;
+	with_budget(&s, &r, 5);
 	run_whole(&s, 0, 300000 * MS, many, &r);
 	/* 4+8+16+32 = 60 periods (30 s), then every 64 (32 s): 1 + 4 + 8 tries */
 	CHECK_INT(r.wholes, >=, 12);
@@ -283,16 +289,12 @@ TEST(a_slice_after_a_cut_is_as_likely_at_the_period_start)
 {
 	uint32_t first = 0, middle = 0, n = 4000;
 	for (uint32_t seed = 1; seed <= n; seed++) {
-		struct xpu_sched s = { 0 };
-		struct xpu_wire_mode m = { XPU_WIRE_MODE_SAMPLED, 500, 10, 1000 };
-		struct whole_run r = { 0 };
-		xpu_sched_mode(&s, &m, 0, seed);
-		run_whole(&s, 0, 1000 * MS, many, &r);	/* cut at 20 ms */
+		struct xpu_sched s;
+		struct whole_run r;
+		with_budget(&s, &r, seed);
+		/* launching much: cut at the first check, 20 ms; which of two
+		 * instants of the period after it were traced */
 		uint64_t cut = 20 * MS, traced[2] = { 0, 0 };
-		/* which of two instants of the period after the cut were traced */
-		s = (struct xpu_sched){ 0 };
-		r = (struct whole_run){ 0 };
-		xpu_sched_mode(&s, &m, 0, seed);
 		for (uint64_t t = 0; t < cut + 500 * MS; t += MS / 2) {
 			s.launches = r.launches;
 			while (xpu_sched_due(&s, t) != XPU_SCHED_NONE)
