@@ -123,6 +123,9 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 			snprintf(mode, sizeof(mode), "launch-only %.0f%%", 100 * p->cover[XPU_WIN_RECENT]);
 		else if (p->launch_only)
 			snprintf(mode, sizeof(mode), "launches only");
+		else if (p->sampled[XPU_WIN_RECENT] && p->lib_whole_cover[XPU_WIN_RECENT] >= 0.5)
+			/* its library traced it throughout most of the time */
+			snprintf(mode, sizeof(mode), "throughout %.0f%%", 100 * p->lib_whole_cover[XPU_WIN_RECENT]);
 		else if (p->sampled[XPU_WIN_RECENT])
 			snprintf(mode, sizeof(mode), "sampled %.1f%%", 100 * p->cover[XPU_WIN_RECENT]);
 		else

@@ -96,24 +96,6 @@ $Q gpu_path gemm_kernel main standin_step standin_gemm cudaLaunchKernel 'gemm_ke
 
 # A flush that takes 1 ms: launches go on while a slice ends.
 PROG_ENV="STAND_CUPTI_ATTACH_MS=10 STAND_CUPTI_FLUSH_US=1000"
-# Tracing throughout where launches are few (inject/sched.c): 100 launches
-# a second cost CUPTI 0.5 ms of the 1 ms a second it may take, and every
-# one is traced, its kernel too; 30,000 a second go to slices at the first
-# check (20 ms), and try again after 4, 8, 16 ... periods.
-XPUTOP_TRACE_WHOLE_US=1000
-play sparse 16 "" -r 100 "$STAND" 6
-play busywhole 20 "" "$STAND" 8
-XPUTOP_TRACE_WHOLE_US=0
-
-t a_process_that_launches_little_is_traced_throughout
-$Q gpu_traced_whole "$T_TMP/sparse.expected" 95 100 1 < "$T_TMP/sparse.json" || fail "not traced throughout"
-
-t a_busy_process_is_traced_throughout_a_few_checks_only
-# on throughout at the start and after 4 and 8 periods: 3 x 20 ms of 8 s
-$Q gpu_traced_whole "$T_TMP/busywhole.expected" 0.1 2.5 100 < "$T_TMP/busywhole.json" ||
-	fail "traced throughout too long"
-$Q gpu_within_stated "$T_TMP/busywhole.expected" 3 10 < "$T_TMP/busywhole.json" || fail "estimates"
-
 play slowflush 10 "" "$STAND" 3
 
 t a_slow_flush_at_a_slices_end_leaves_no_kernel_without_its_launch
@@ -313,5 +295,23 @@ $Q stand "$T_TMP/other.stand" "other_launches > 0" "other_seen == other_launches
 t the_process_says_another_profiler_has_cupti_and_no_slice_is_counted
 $Q gpu_proc "$T_TMP/other.stand" "'another CUPTI profiler is attached' in states" "traced_pct < 0.05" \
 	< "$T_TMP/other.json" || fail "the process row"
+
+# Tracing throughout where launches are few (inject/sched.c): 100 launches
+# a second cost CUPTI 0.5 ms of the 1 ms a second it may take, and every
+# one is traced, its kernel too; 30,000 a second go to slices at the first
+# check (20 ms), and try again after 4, 8, 16 ... periods.
+# (Last: the cases before keep the times they ran at beside other suites.)
+XPUTOP_TRACE_WHOLE_US=1000
+play sparse 16 "" -r 100 "$STAND" 6
+play busywhole 20 "" "$STAND" 8
+
+t a_process_that_launches_little_is_traced_throughout
+$Q gpu_traced_whole "$T_TMP/sparse.expected" 95 100 1 < "$T_TMP/sparse.json" || fail "not traced throughout"
+
+t a_busy_process_is_traced_throughout_a_few_checks_only
+# on throughout at the start and after 4 and 8 periods: 3 x 20 ms of 8 s
+$Q gpu_traced_whole "$T_TMP/busywhole.expected" 0.1 2.5 100 < "$T_TMP/busywhole.json" ||
+	fail "traced throughout too long"
+$Q gpu_within_stated "$T_TMP/busywhole.expected" 3 10 < "$T_TMP/busywhole.json" || fail "estimates"
 
 finish

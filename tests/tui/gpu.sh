@@ -98,16 +98,29 @@ wait_for "GPU exact 60s"
 
 t sampled_kernel_rows_state_their_uncertainty_where_there_is_room
 # Sampled (the default): each row's total with its uncertainty ("+-4%"), "?"
-# until enough slices saw it; at 80x24 that column gives way first.
+# until enough slices saw it; at 80x24 that column gives way first.  In
+# slices only (XPUTOP_TRACE_WHOLE_US=0): the stand-in launches so little
+# that its library would trace it throughout (the next case).
 setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 30 > /dev/null 2>&1 &
 S=$!
-new_terminal 120 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -d 0.3 --view gpu; sleep 600"
+new_terminal 120 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET XPUTOP_TRACE_WHOLE_US=0 $XPUTOP -d 0.3 --view gpu; sleep 600"
 wait_for "gpu_standin" 60
 wait_for_re "^matmul_kernel  *$S gpu_standin  *0  *[0-9]+  *[0-9.]+[mun]?s  *[+]-[0-9]+%  " 300
 expect_grep "TOTAL  *+- " "$T_TMP/screen" "the uncertainty's heading"
 tm resize-window -t 0 -x 80 -y 24
 wait_gone "+-"
 expect_grep "^matmul_kernel" "$T_TMP/screen" "the matmul row at 80x24"
+kill $S 2> /dev/null
+wait $S 2> /dev/null
+
+t a_process_traced_throughout_says_so
+# The stand-in's launches cost its library's CUPTI well within 1 ms a
+# second: it is traced throughout, and its process line says for how much
+# of its time, not "sampled".
+setpriv --reuid=65534 --regid=65534 --clear-groups "$STANDIN" "$FAKE" 10 > /dev/null 2>&1 &
+S=$!
+new_terminal 120 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -d 0.3 --view gpu; sleep 600"
+wait_for_re "pid $S  *gpu_standin  *throughout [0-9]+%" 150
 kill $S 2> /dev/null
 wait $S 2> /dev/null
 
