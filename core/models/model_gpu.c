@@ -1334,7 +1334,9 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		 * the rest at most half the time, it is taken to be as
 		 * uncertain as rest_cap says. */
 		int sampled_count = probe_ready && pt[w] && pgot[w] >= XPU_GPU_PROBE_MIN;
-		int whole_enough = wt[w] && rest * 2 <= span[w];
+		/* the probes on throughout at least half the time */
+		int rest_half = rest * 2 <= span[w];
+		int whole_enough = wt[w] && rest_half;
 		/* As many launches as at the pace on throughout. */
 		double by_pace = wt[w] ? (double)ws[w] * (double)rest / (double)wt[w] : 0;
 		double rest_est = pt[w] && untrapped > 0 ? (double)pgot[w] * (double)rest / untrapped : by_pace;
@@ -1357,13 +1359,13 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 			p->probe_launches[w] = probe_launches;
 			p->rest_share[w] = rest_est / probe_launches;
 			p->rest_by_pace[w] = !sampled_count;
-			if (rest * 2 <= span[w])
+			if (rest_half)
 				p->rest_cap[w] = 100 * fmin(1, fmax(rest_est, by_pace) / probe_launches);
 		} else if (p->launch_only && wt[w]) {
 			p->probe_launches[w] = (double)ws[w] + (got[w] ? lo_rest : by_pace);
 			p->rest_share[w] = p->probe_launches[w] > 0 ? 1 - (double)ws[w] / p->probe_launches[w] : 0;
 			p->rest_by_pace[w] = !got[w];
-			if (rest * 2 <= span[w] && p->probe_launches[w] > 0)
+			if (rest_half && p->probe_launches[w] > 0)
 				p->rest_cap[w] = 100 * fmin(1, fmax(p->probe_launches[w] - (double)ws[w], by_pace) /
 								   p->probe_launches[w]);
 		}
