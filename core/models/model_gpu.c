@@ -1110,11 +1110,6 @@ static struct xpu_gpu_est est_whole(const struct xpu_gpu_proc *p, int w, struct 
 				     err >= 0 };
 }
 
-/* An estimate scaled by the probes' count (by_probe): what the slices saw
- * times scale (for the launches, the probes' count scaled by their time),
- * with the count's error against the probes' time (ps) and, for kernels and
- * GPU time, that of their ratio to the launches the slices saw (rs),
- * independent; and the traps' share taken off their time (trap_share). */
 /* The uncertainty of the probes' estimate of p's launches over window w
  * (ps: their count against their sampled time), its scaled part's only,
  * with the traps' share and XPU_GPU_PROBE_SYS_PCT; -1: none. */
@@ -1125,6 +1120,12 @@ static double probe_err(const struct xpu_gpu_sd *ps, const struct xpu_gpu_proc *
 			p->rest_share[w], p->rest_by_pace[w], p->rest_cap[w]);
 }
 
+/* An estimate scaled by the probes' count (by_probe): what the slices saw
+ * times scale (for the launches, the probes' count scaled by their time),
+ * with the count's error against the probes' time (ps) and, for kernels and
+ * GPU time, that of their ratio to the launches the slices saw (rs; as,
+ * all it traced, where they give none), independent.  flat: the slices saw
+ * none, rs has no launch and as is what was traced throughout. */
 static struct xpu_gpu_est probe_estimate(const struct xpu_gpu_sd *ps, const struct xpu_gpu_sd *rs,
 					 const struct xpu_gpu_sd *as, int e, uint64_t total,
 					 const struct xpu_gpu_proc *p, int w)
@@ -1136,27 +1137,12 @@ static struct xpu_gpu_est probe_estimate(const struct xpu_gpu_sd *ps, const stru
 	if (re < 0 && as)
 		re = sd_err_pct(as);
 	/* The probes' count less its library's on throughout: their
-	 * uncertainty (of all its launches) is of that part alone. */
+	 * uncertainty (of all its launches) is of that part alone (flat
+	 * scales all of them). */
 	double all = p->probe_launches[w], part = all - (double)xpu_win_count_get(&p->lw[XPU_GPU_EST_LAUNCHES], w);
-	if (pe >= 0 && part < all)
+	if (pe >= 0 && part < all && !p->flat[w])
 		pe = part > 0 ? pe * all / part : -1;
 	if (pe >= 0 && re >= 0 && scale > 0) {
-		est.err_pct = sqrt(pe * pe + re * re);
-		est.ok = 1;
-	}
-	return est;
-}
-
-/* flat: what was traced (total, on throughout and in slices) over the
- * launches traced, times the probes' count: with the count's uncertainty
- * (ps, of all the launches) and, for kernels and GPU time, that of their
- * ratio to the launches traced (as, every tick's), independent. */
-static struct xpu_gpu_est flat_estimate(const struct xpu_gpu_sd *ps, const struct xpu_gpu_sd *as, int e,
-					uint64_t total, const struct xpu_gpu_proc *p, int w)
-{
-	struct xpu_gpu_est est = { (double)total * p->scale[w], 0, 0 };
-	double pe = probe_err(ps, p, w), re = e == XPU_GPU_EST_LAUNCHES ? 0 : sd_err_pct(as);
-	if (pe >= 0 && re >= 0 && p->scale[w] > 0) {
 		est.err_pct = sqrt(pe * pe + re * re);
 		est.ok = 1;
 	}
@@ -1177,10 +1163,6 @@ static struct xpu_gpu_est probe_count(const struct xpu_gpu_proc *p, int w, struc
 	return est;
 }
 
-/* Each figure's estimate over the window and since the start: what the
- * slices saw against the time they traced, against the own CPU time
- * sampled in them (by_own), or against the launches the probes counted
- * (by_probe). */
 /* The probes' count against their sampled time: the window's ticks, or
  * since the start. */
 static struct xpu_gpu_sd probe_sd(const struct xpu_gpu_model *m, const struct xpu_gpu_proc *p, int recent)
@@ -1188,6 +1170,10 @@ static struct xpu_gpu_sd probe_sd(const struct xpu_gpu_model *m, const struct xp
 	return recent ? sd_window(&m->ticks, p->pseen.ring, p->ptraced.ring, p->pseen.ring) : p->psd;
 }
 
+/* Each figure's estimate over the window and since the start: what the
+ * slices saw against the time they traced, against the own CPU time
+ * sampled in them (by_own), or against the launches the probes counted
+ * (by_probe). */
 static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 {
 	/* Scaled by time or own time, an injected process's figures are its
@@ -1204,15 +1190,6 @@ static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 			uint64_t rest = own ? xpu_win_count_get(&p->oseen[e], w)
 					    : less(xpu_win_count_get(&p->seen[e], w), lw);
 			struct xpu_gpu_est est;
-			if (p->flat[w]) {
-				struct xpu_gpu_sd ps = probe_sd(m, p, recent);
-				struct xpu_gpu_sd as = recent ? sd_window(&m->ticks, p->seen[e].ring,
-									  p->seen[XPU_GPU_EST_LAUNCHES].ring,
-									  p->seen[c].ring)
-							      : p->asd[e];
-				p->est[w][e] = flat_estimate(&ps, &as, e, xpu_win_count_get(&p->seen[e], w), p, w);
-				continue;
-			}
 			if (p->by_probe[w]) {
 				struct xpu_gpu_sd ps = probe_sd(m, p, recent);
 				struct xpu_gpu_sd rs = recent ? sd_window_less(&m->ticks, rest_ring(p, e),
@@ -1386,7 +1363,7 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		 * the H200, their warm-up traced throughout.) */
 		if (p->probe_ok[w] && lwl[w]) {
 			p->flat[w] = !lseen[w];
-			p->by_probe[w] = !p->flat[w];
+			p->by_probe[w] = 1;
 			p->by_own[w] = 0;
 		} else {
 			p->flat[w] = 0;
@@ -1639,18 +1616,12 @@ static void kernel_errs(const struct xpu_gpu_model *m, const struct xpu_gpu_kern
 	/* The launches' uncertainty is of all of them: of those its slices
 	 * stand for, it is that much more. */
 	double lw = (double)xpu_win_count_get(&p->lw[XPU_GPU_EST_LAUNCHES], w);
-	double pl_err = pl->value > lw ? pl->err_pct * pl->value / (pl->value - lw) : -1;
+	double pl_err = p->flat[w] ? pl->err_pct : pl->value > lw ? pl->err_pct * pl->value / (pl->value - lw) : -1;
 	struct xpu_gpu_counts c = kernel_counts(m, k, w);
 	uint64_t whole[2] = { xpu_win_count_get(&k->wcalls, w), xpu_win_count_get(&k->wns, w) };
 	for (int e = 0; e < XPU_GPU_NKEST; e++) {
 		if (!p->sampled[w] || p->scale[w] <= 0) {
 			err[e] = p->sampled[w] ? -1 : 0;
-		} else if (p->flat[w] && e != XPU_GPU_KEST_SHARE) {
-			struct xpu_gpu_sd r = w == XPU_WIN_ALL ? k->asd[e]
-					      : sd_window(&m->ticks, e == XPU_GPU_KEST_CALLS ? k->calls.ring : k->ns.ring,
-							  p->seen[XPU_GPU_EST_LAUNCHES].ring, k->calls.ring);
-			double re = sd_err_pct(&r);
-			err[e] = re >= 0 && pl->ok ? sqrt(re * re + pl->err_pct * pl->err_pct) : -1;
 		} else if (p->by_probe[w] && e != XPU_GPU_KEST_SHARE) {
 			struct xpu_gpu_sd r = w == XPU_WIN_ALL
 						      ? k->rsd[e]

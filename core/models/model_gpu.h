@@ -207,13 +207,14 @@ struct xpu_gpu_proc {
 				 * uncertainty, the rest is as uncertain as its estimate or
 				 * its pace there, whichever is more */
 	double lib_pace[2];	/* the rest of the time over the time on throughout */
-	/* Its library on throughout and the probes' count to be had, its
-	 * slices seeing no launch of the rest of the time: every figure is
-	 * what was traced throughout times the probes' count over the
-	 * launches traced there (scale[]), each figure's uncertainty that
-	 * count's and that of its ratio to those launches (asd).  Where they
-	 * saw some, by_probe, the rest's launches the count less those traced
-	 * throughout (asd where the slices give their ratio no uncertainty). */
+	/* Its library on throughout and the probes' count to be had
+	 * (by_probe): the rest's launches are the count less those traced
+	 * throughout, its other figures those times its slices' ratio (asd's
+	 * uncertainty where they give none); flat, by_probe where its slices
+	 * saw no launch of the rest of the time: every figure is what was
+	 * traced throughout times the count over the launches traced there
+	 * (scale[]), each figure's uncertainty that count's and that of its
+	 * ratio to those launches (asd). */
 	int flat[2];
 	struct xpu_gpu_sd asd[XPU_GPU_NEST];
 };

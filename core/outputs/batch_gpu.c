@@ -142,7 +142,7 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		 * slices (GPU_OWN), or the launches the launch probes counted
 		 * (model_gpu.h). */
 		xpu_json_str(j, "scaled_by", !p->sampled[vs_window] ? "exact"
-					     : p->by_probe[vs_window] || p->flat[vs_window] ? "launch_probes"
+					     : p->by_probe[vs_window] ? "launch_probes"
 					     : p->by_own[vs_window] ? "own_cpu" : "time");
 		if (p->launch_only)	/* the share of the probes' time their traps took */
 			xpu_json_num(j, "probed_trap_pct", 100 * p->trap_share[vs_window]);
