@@ -202,7 +202,7 @@ static void switch_tracing(int act)
  * coverage lags by one flush.  A span that began after now (switched on
  * since: attaching CUPTI took 7-110 ms on the H200) is not moved back to
  * it: that time was not traced. */
-static void report_exact(uint64_t now)
+static void report_piece(uint64_t now)
 {
 	pthread_mutex_lock(&g.lock);
 	if (g.sched.on && (g.sched.mode.mode == XPU_WIRE_MODE_EXACT || g.whole_span) && now > g.slice_start) {
@@ -220,7 +220,7 @@ static int run_schedule(void)
 	g.sched.launches = xpu_inj_launches();
 	while ((act = xpu_sched_due(&g.sched, now)) != XPU_SCHED_NONE)
 		switch_tracing(act);
-	report_exact(now);
+	report_piece(now);
 	uint64_t wait = xpu_sched_wait(&g.sched, xpu_inj_now());
 	int ms = wait < (uint64_t)g.flush_ms * 1000000ULL ? (int)(wait / 1000000ULL) + 1 : (int)g.flush_ms;
 	/* After a slice, CUPTI's cost stays on every launch until the slice's
@@ -260,7 +260,7 @@ static void serve(int fd)
 		if (r < 0 || r == XPU_WIRE_STOP)
 			break;
 		if (r == XPU_WIRE_MODE) {
-			report_exact(xpu_inj_now());
+			report_piece(xpu_inj_now());
 			/* A span on throughout ends here: what follows is the
 			 * new mode's. */
 			if (g.sched.on && g.whole_span) {

@@ -111,9 +111,9 @@ struct xpu_sched {
 	int closing;		/* a mode change ends the span on now; then `after` */
 	uint64_t next;		/* sampled: when to switch (on throughout: to check) next */
 	uint64_t after;
-	uint64_t part;		/* a wrapping slice's part (place_slice_wrapping): its length */
-	uint64_t wrap;		/* its second part's start; 0: none (not wrapping, or in it) */
-	int second;		/* the second part is next, or on */
+	uint64_t part;		/* the next slice's length (a wrapping slice's: its part's) */
+	uint64_t wrap;		/* a wrapping slice's second part's start; 0: none (not
+				 * wrapping, or in it) */
 	uint64_t period;	/* sampled: when the current period started */
 	uint64_t rng;
 	uint64_t launches;	/* in: launches recorded so far (the caller sets it) */
@@ -121,7 +121,7 @@ struct xpu_sched {
 	uint32_t checks;	/* on throughout: checks so far */
 	uint32_t backoff, left;	/* sampled periods after a cut: how many, how many left */
 	double bucket;		/* on throughout: ns of CUPTI's cost left to spend */
-	uint32_t wholes, cuts;	/* times on throughout; of which ended by the budget */
+	uint32_t cuts;		/* spans on throughout ended by the budget */
 };
 enum { XPU_SCHED_NONE = 0, XPU_SCHED_ON = 1, XPU_SCHED_OFF = 2, XPU_SCHED_WHOLE = 3 };
 #define XPU_SCHED_PERIOD_MS 500	/* the default sampled mode: 10 ms in 500 (2%) */

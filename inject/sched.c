@@ -25,8 +25,8 @@ static void place_slice(struct xpu_sched *s)
 {
 	uint64_t room = (uint64_t)(s->mode.period_ms - s->mode.slice_ms) * NS_PER_MS;
 	s->next = s->period + (room ? next_random(s) % (room + 1) : 0);
+	s->part = (uint64_t)s->mode.slice_ms * NS_PER_MS;
 	s->wrap = 0;
-	s->second = 0;
 }
 
 /* The same after a cut, wrapping around the period's end: every instant of
@@ -41,8 +41,8 @@ static void place_slice_wrapping(struct xpu_sched *s)
 {
 	uint64_t len = (uint64_t)s->mode.period_ms * NS_PER_MS, slice = (uint64_t)s->mode.slice_ms * NS_PER_MS;
 	uint64_t at = next_random(s) % len;
+	s->part = slice;
 	s->wrap = 0;
-	s->second = 0;
 	if (at + slice <= len) {
 		s->next = s->period + at;
 		return;
@@ -148,7 +148,6 @@ int xpu_sched_due(struct xpu_sched *s, uint64_t now)
 			s->whole = 1;
 			s->whole_next = 0;
 			s->whole_tried = 1;
-			s->wholes++;
 			s->bucket = budget_ns(s);
 			s->checked = now;
 			s->checks = 0;
@@ -157,7 +156,7 @@ int xpu_sched_due(struct xpu_sched *s, uint64_t now)
 			return XPU_SCHED_WHOLE;
 		}
 		s->whole_tried = 1;
-		s->next = now + (s->wrap || s->second ? s->part : (uint64_t)s->mode.slice_ms * NS_PER_MS);
+		s->next = now + s->part;
 		return XPU_SCHED_ON;
 	}
 	s->on = 0;
@@ -171,7 +170,6 @@ int xpu_sched_due(struct xpu_sched *s, uint64_t now)
 		s->next = s->wrap;
 		s->part = s->period + (uint64_t)s->mode.period_ms * NS_PER_MS - s->wrap;
 		s->wrap = 0;
-		s->second = 1;
 		return XPU_SCHED_OFF;
 	}
 	/* On throughout from the period's end once the periods after a cut
@@ -182,7 +180,6 @@ int xpu_sched_due(struct xpu_sched *s, uint64_t now)
 	 * no bias in the harness either, +0.1%, but it keeps a process in
 	 * slices for as long as they catch it busy.)  Every sampled period is
 	 * a whole one, its slice at a random point of it. */
-	s->second = 0;
 	if (s->left)
 		s->left--;
 	s->whole_next = whole_allowed(s) && !s->left;
@@ -213,6 +210,6 @@ void xpu_sched_started(struct xpu_sched *s, uint64_t now)
 		s->checked = now;
 		s->next = now + XPU_SCHED_CHECK_MS * NS_PER_MS;
 	} else {
-		s->next = now + (s->wrap || s->second ? s->part : (uint64_t)s->mode.slice_ms * NS_PER_MS);
+		s->next = now + s->part;
 	}
 }
