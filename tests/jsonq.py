@@ -558,7 +558,18 @@ def gpu_proc(snaps, path, *exprs):
     """The GPU process row of the program whose counters are in PATH (its
     pid), in the last snapshot, makes each of EXPRS true: Python expressions
     over the row's fields, and states, the states it was shown in."""
-    pid = _stand(path)["pid"]
+    _row_holds(snaps, _stand(path)["pid"], exprs)
+
+
+def gpu_comm_proc(snaps, comm, *exprs):
+    """As gpu_proc, for the process named COMM in the last snapshot."""
+    pids = [p["pid"] for p in snaps[-1]["gpu"]["processes"] if p["comm"] == comm]
+    if len(pids) != 1:
+        sys.exit(f"not one GPU process {comm}: {snaps[-1]['gpu']['processes']}")
+    _row_holds(snaps, pids[0], exprs)
+
+
+def _row_holds(snaps, pid, exprs):
     p = _gpu_proc(snaps, pid)
     states = {r["state"] for s in snaps for r in s["gpu"]["processes"] if r["pid"] == pid}
     for e in exprs:
@@ -1057,7 +1068,7 @@ def gpu_devices_below(snaps, n):
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stitched_mostly, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
-                                  gpu_traced_pct, gpu_traced_whole, gpu_within_stated, gpu_scaled, gpu_trap_share, gpu_launch_trapped, gpu_kernel_within_stated, stand, gpu_proc, stand_account,
+                                  gpu_traced_pct, gpu_traced_whole, gpu_within_stated, gpu_scaled, gpu_trap_share, gpu_launch_trapped, gpu_kernel_within_stated, stand, gpu_proc, gpu_comm_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, gpu_launch_whole,
                                   events_at_most,
                                   gpu_status_had, gpu_status_last, gpu_status_never, gpu_status_lacks,

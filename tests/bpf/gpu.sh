@@ -196,6 +196,20 @@ xp_ok $X
 $Q gpu_process gpu_forger cupti < "$T_TMP/garbage.json" || fail "the valid records after the bad ones are missing"
 $Q dropped_at_least 3 < "$T_TMP/garbage.json" || fail "bad packets not counted as dropped"
 
+t spans_a_client_claims_traced_throughout_are_bounded_and_checked
+# Its own figures are all a client's spans can move: one past what it lived
+# counts as at most its time, one that ends before it starts and one of two
+# hours are refused and counted.
+"$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/whole.json" 2>> "$T_TMP/xputop.err" &
+X=$!
+wait_json "$T_TMP/whole.json"
+r=$(as_nobody "$FORGER" "$XPUTOP_SOCKET" whole)
+xp_ok $X
+[ "$r" = open ] || fail "a client that claimed spans on throughout was cut off"
+$Q gpu_comm_proc gpu_forger "0 < traced_whole_pct <= 100" "traced_whole_launches == 10" \
+	< "$T_TMP/whole.json" || fail "the client's spans on throughout"
+$Q dropped_at_least 2 < "$T_TMP/whole.json" || fail "the refused spans not counted as dropped"
+
 t run_a_command_as_the_invoking_user_with_the_library_set
 SUDO_UID=65534 SUDO_GID=65534 "$XPUTOP" -b -j --gpu-exact -d 0.5 --window 60 -- "$STANDIN" "$FAKE" 1 > "$T_TMP/cmd.json" 2> "$T_TMP/cmd.err" || fail "xputop -- CMD failed: $(cat "$T_TMP/cmd.err")"
 expect_grep "gpu_standin: uid=65534 CUDA_INJECTION64_PATH=.*/libxputop_inject[^/]*\.so loads$" "$T_TMP/cmd.err"

@@ -8,6 +8,10 @@
  *              kernel names of 4 KB, each with a kernel, as fast as it can
  *   devices    a HELLO, one name, then a kernel on each device id 0 .. N-1
  *   name       a HELLO naming itself "systemd", one kernel "forged_kernel"
+ *   whole      a valid HELLO, then spans it claims to have traced throughout:
+ *              one of 50 minutes from now (longer than it lived), one that
+ *              ends before it starts and one of 2 hours (both refused),
+ *              then launches flagged traced throughout, then kernels
  *   idle       N connections that never say HELLO, dialled again when closed,
  *              for SECONDS (default 5)
  *   bad-hellos N connections in turn, each claiming to be pid 1 (the next
@@ -153,14 +157,36 @@ static void *sleeper(void *arg)
 	return arg;
 }
 
-static void launch(int fd, uint32_t tid, uint32_t corr)
+static uint64_t mono_ns(void)
 {
-	char buf[256];
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	struct xpu_wire_launch l = { .time = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec,
-				     .corr = corr, .tid = tid, .cbid = 211, .domain = 1 };
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void launch_flagged(int fd, uint32_t tid, uint32_t corr, uint32_t flags)
+{
+	char buf[256];
+	struct xpu_wire_launch l = { .time = mono_ns(), .corr = corr, .tid = tid, .cbid = 211, .domain = 1,
+				     .flags = flags };
 	send(fd, buf, packet(buf, XPU_WIRE_LAUNCH, &l, sizeof(l)), MSG_NOSIGNAL);
+}
+
+static void launch(int fd, uint32_t tid, uint32_t corr)
+{
+	launch_flagged(fd, tid, corr, 0);
+}
+
+/* Spans on throughout past what it lived, or refused, and launches in them. */
+static void whole(int fd)
+{
+	char buf[256];
+	uint64_t now = mono_ns(), min = 60ULL * 1000000000ULL;
+	struct xpu_wire_slice sl[] = { { now, now + 50 * min }, { now, now - 1 }, { now, now + 120 * min } };
+	for (size_t i = 0; i < sizeof(sl) / sizeof(sl[0]); i++)
+		send(fd, buf, packet(buf, XPU_WIRE_WHOLE, &sl[i], sizeof(sl[i])), MSG_NOSIGNAL);
+	for (uint32_t corr = 1; corr <= 10; corr++)
+		launch_flagged(fd, (uint32_t)getpid(), corr, XPU_WIRE_LAUNCH_WHOLE);
 }
 
 /* The library mapped, launches named by other processes' threads and by n
@@ -282,6 +308,8 @@ int main(int argc, char **argv)
 		((struct xpu_wire_rec *)(buf + sizeof(*m)))->len = 900;	/* past the end */
 		send(fd, buf, n, MSG_NOSIGNAL);
 	}
+	if (strcmp(argv[2], "whole") == 0)
+		whole(fd);
 	send_kernels(fd);
 	struct pollfd p = { fd, POLLIN, 0 };
 	int open = 1;
