@@ -490,6 +490,32 @@ def gpu_scaled(snaps, expected_path, scaled_by, lo_ratio, hi_ratio):
         sys.exit(f"launches estimated at {est / true:.3f} of what ran, not {lo_ratio} to {hi_ratio}")
 
 
+def gpu_cpu_time(snaps, out_path, lo_ratio, hi_ratio):
+    """The process of OUT_PATH (the stand-in's output: its kernel totals and
+    launching_cpu_ns, its launching thread's CPU time from its first launch
+    to its last) has the launch probes' count scaled by its CPU time
+    (probed_scaled_by cpu_time) in the last snapshot, xputop's count of that
+    CPU time (cpu_s) LO_RATIO to HI_RATIO times the thread's own, and a
+    share of it in the probes' slices (probed_cpu_pct) within half and twice
+    their share of the time."""
+    lines = _lines(out_path, "the program's output")
+    want = [w for w in lines if "launching_cpu_ns" in w]
+    if not want:
+        sys.exit(f"{out_path}: no launching_cpu_ns")
+    p = _gpu_proc(snaps, want[0]["pid"])
+    cpu, own = p.get("cpu_s") or 0, want[0]["launching_cpu_ns"] / 1e9
+    share, tshare = p.get("probed_cpu_pct") or 0, p.get("probed_pct") or 0
+    print(f"  probes' count scaled by {p.get('probed_scaled_by')}: its CPU time {cpu:.3f} s counted, "
+          f"{own:.3f} s by the thread itself ({cpu / own if own else 0:.3f}); in the probes' slices "
+          f"{share:.2f}% of it, {tshare:.2f}% of the time")
+    if p.get("probed_scaled_by") != "cpu_time":
+        sys.exit(f"the probes' count scaled by {p.get('probed_scaled_by')}, not cpu_time")
+    if not own or not float(lo_ratio) <= cpu / own <= float(hi_ratio):
+        sys.exit(f"CPU time counted {cpu:.3f} s, not {lo_ratio} to {hi_ratio} of the thread's {own:.3f} s")
+    if not tshare / 2 <= share <= tshare * 2:
+        sys.exit(f"{share:.2f}% of its CPU time in the probes' slices, {tshare:.2f}% of the time")
+
+
 def gpu_trap_share(snaps, expected_path, lo_pct):
     """The process of EXPECTED_PATH: the launch probes' traps took at least
     LO_PCT percent of their time (what the model took off it), so the
@@ -1068,7 +1094,7 @@ def gpu_devices_below(snaps, n):
 CHECKS = {f.__name__: f for f in (gpu_peers_refused, gpu_devices_below, top_comm, top_tier, stack_has, has_kernel_frames, only_pids, count, same_as,
                                   gpu_kernels, gpu_stack_pct, gpu_path, gpu_stitched, gpu_stitched_mostly, gpu_stacks_lack, gpu_pid_kernels, gpu_kernel_names, gpu_process,
                                   gpu_no_process, gpu_launch_path, gpu_account, gpu_graphs_joined,
-                                  gpu_traced_pct, gpu_traced_whole, gpu_within_stated, gpu_scaled, gpu_trap_share, gpu_launch_trapped, gpu_kernel_within_stated, stand, gpu_proc, gpu_comm_proc, stand_account,
+                                  gpu_traced_pct, gpu_traced_whole, gpu_within_stated, gpu_scaled, gpu_trap_share, gpu_cpu_time, gpu_launch_trapped, gpu_kernel_within_stated, stand, gpu_proc, gpu_comm_proc, stand_account,
                                   gpu_launches_within, gpu_launch_calls, gpu_launch_estimate, gpu_launch_whole,
                                   events_at_most,
                                   gpu_status_had, gpu_status_last, gpu_status_never, gpu_status_lacks,

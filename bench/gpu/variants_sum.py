@@ -58,6 +58,16 @@ out.append(f"by {ps.get('scaled_by')} traced {ps.get('traced_pct') or 0:.2f}% ow
            + (f" probes throughout {ps['probed_whole_pct']:.1f}%" if 'probed_whole_pct' in ps else "")
            + (f" traps {ps.get('probed_trap_pct'):.2f}% in slices {ps.get('probed_in_slices_pct', 0):.2f}%"
               if 'probed_trap_pct' in ps else ""))
+# The probes' count scaled by CPU time (probed_scaled_by cpu_time): the
+# launches as scaling by the probes' time would have put them, from the same
+# run's figures (their traps' share taken as of the time: about so where the
+# process is on CPU in the slices), beside it.
+if ps.get('probed_scaled_by') == 'cpu_time' and ps.get('probed_pct'):
+    pw, pwp = ps.get('probed_whole_launches') or 0, (ps.get('probed_whole_pct') or 0) / 100
+    rest = (ps.get('probed_launches') or 0) * (1 - pwp) / (ps['probed_pct'] / 100 *
+                                                          (1 - (ps.get('probed_trap_pct') or 0) / 100))
+    out.append(f"cpu {ps.get('probed_cpu_pct', 0):.2f}% of {ps.get('cpu_s', 0):.1f} s"
+               f" (by time: launches {pct(pw + rest, truth['launches_est'])})")
 if stats:
     out.append(f"attach {stats.get('attach_ms_avg')}/{stats.get('attach_ms_max')} ms enable "
                f"{stats.get('enable_ms_avg', '-')}/{stats.get('enable_ms_max', '-')} ms detach "

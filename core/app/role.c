@@ -40,7 +40,7 @@
 #define EVBIT(t) (1ULL << (t))
 #define CLIENT_WATCH (EVBIT(XPU_EV_GPU_LAUNCH) | EVBIT(XPU_EV_GPU_KERNEL) | EVBIT(XPU_EV_GPU_MEMCPY) | \
 		      EVBIT(XPU_EV_GPU_PROC) | EVBIT(XPU_EV_GPU_SLICE) | EVBIT(XPU_EV_GPU_OWN) | \
-		      EVBIT(XPU_EV_CPU_SAMPLE) | \
+		      EVBIT(XPU_EV_GPU_CPU) | EVBIT(XPU_EV_CPU_SAMPLE) | \
 		      EVBIT(XPU_EV_PROC_STAT) | EVBIT(XPU_EV_THREAD_STAT) | EVBIT(XPU_EV_NPU_IOCTL) | EVBIT(XPU_EV_NPU_L0))
 
 /* This xputop's own wish for exact GPU tracing, from --gpu-exact. */

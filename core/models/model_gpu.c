@@ -60,6 +60,10 @@ static void proc_free(struct xpu_gpu_proc *p)
 	xpu_win_count_free(&p->wtime);
 	xpu_win_count_free(&p->wtrap);
 	xpu_win_count_free(&p->lwt);
+	xpu_win_count_free(&p->pcpu);
+	xpu_win_count_free(&p->wcpu);
+	xpu_win_count_free(&p->acpu);
+	xpu_win_count_free(&p->cpu_miss);
 	for (int e = 0; e < XPU_GPU_NEST; e++) {
 		xpu_win_count_free(&p->seen[e]);
 		xpu_win_count_free(&p->oseen[e]);
@@ -276,7 +280,11 @@ static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint
 		  xpu_win_count_init(&p->wseen, m->ticks.window) < 0 ||
 		  xpu_win_count_init(&p->wtime, m->ticks.window) < 0 ||
 		  xpu_win_count_init(&p->wtrap, m->ticks.window) < 0 ||
-		  xpu_win_count_init(&p->lwt, m->ticks.window) < 0;
+		  xpu_win_count_init(&p->lwt, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->pcpu, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->wcpu, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->acpu, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->cpu_miss, m->ticks.window) < 0;
 	for (int e = 0; e < XPU_GPU_NEST; e++)
 		bad |= xpu_win_count_init(&p->seen[e], m->ticks.window) < 0 ||
 		       xpu_win_count_init(&p->oseen[e], m->ticks.window) < 0 ||
@@ -844,6 +852,21 @@ static int on_own(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	return 0;
 }
 
+/* An injected process's CPU time by the probes' state since the last
+ * event: into the open tick. */
+static int on_cpu(struct xpu_gpu_model *m, const struct xpu_event *ev)
+{
+	struct xpu_gpu_proc *p = proc_find(m, ev->pid);
+	if (!p || p->launch_only)
+		return 0;
+	p->pcpu.open += ev->gcpu.slice_ns;
+	p->wcpu.open += ev->gcpu.whole_ns;
+	p->acpu.open += ev->gcpu.all_ns;
+	if (!p->cpu_on)
+		p->cpu_on = 1;
+	return 0;
+}
+
 int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev)
 {
 	switch (ev->type) {
@@ -861,6 +884,8 @@ int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev)
 		return on_slice(m, ev);
 	case XPU_EV_GPU_OWN:
 		return on_own(m, ev);
+	case XPU_EV_GPU_CPU:
+		return on_cpu(m, ev);
 	default:
 		return 0;
 	}
@@ -960,10 +985,12 @@ static uint64_t rest_open(const struct xpu_gpu_proc *p, int e)
 	return less(p->seen[e].open, p->lw[e].open);
 }
 
-/* Adds a tick that traced t ns and saw y (things: count of them seen). */
-static void sd_add(struct xpu_gpu_sd *s, double y, double t, uint64_t count)
+/* Adds a tick that traced t and saw y (things: count of them seen);
+ * sampled: the tick had a slice even where t is 0 (CPU time: the process
+ * idled through it). */
+static void sd_add_tick(struct xpu_gpu_sd *s, double y, double t, uint64_t count, int sampled)
 {
-	if (y <= 0 && t <= 0)
+	if (y <= 0 && t <= 0 && !sampled)
 		return;		/* nothing traced, nothing seen: no sample */
 	if (s->n) {
 		double dy = y - s->py, dt = t - s->pt;
@@ -978,6 +1005,11 @@ static void sd_add(struct xpu_gpu_sd *s, double y, double t, uint64_t count)
 	s->seen += count;
 	s->hits += y > 0;
 	s->n++;
+}
+
+static void sd_add(struct xpu_gpu_sd *s, double y, double t, uint64_t count)
+{
+	sd_add_tick(s, y, t, count, 0);
 }
 
 /* The uncertainty (percent, one standard error; -1: too few ticks) of the
@@ -1049,6 +1081,19 @@ static struct xpu_gpu_sd sd_window_less(const struct xpu_ticks *ticks, struct ri
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t slot = (first + i) % ticks->window;
 		sd_add(&w, (double)ring_at(y, slot), (double)ring_at(t, slot), ring_at(count, slot));
+	}
+	return w;
+}
+
+/* The same, each tick that had a slice (when) a sample, whatever it traced. */
+static struct xpu_gpu_sd sd_window_when(const struct xpu_ticks *ticks, const uint64_t *y, const uint64_t *t,
+					const uint64_t *count, const uint64_t *when)
+{
+	struct xpu_gpu_sd w = { 0 };
+	uint32_t n = ticks->filled, first = (ticks->head + ticks->window - n) % ticks->window;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t slot = (first + i) % ticks->window;
+		sd_add_tick(&w, (double)y[slot], (double)t[slot], count[slot], when[slot] > 0);
 	}
 	return w;
 }
@@ -1167,6 +1212,9 @@ static struct xpu_gpu_est probe_count(const struct xpu_gpu_proc *p, int w, struc
  * since the start. */
 static struct xpu_gpu_sd probe_sd(const struct xpu_gpu_model *m, const struct xpu_gpu_proc *p, int recent)
 {
+	if (p->by_cpu[recent ? XPU_WIN_RECENT : XPU_WIN_ALL])
+		return recent ? sd_window_when(&m->ticks, p->pseen.ring, p->pcpu.ring, p->pseen.ring, p->ptraced.ring)
+			      : p->pcsd;
 	return recent ? sd_window(&m->ticks, p->pseen.ring, p->ptraced.ring, p->pseen.ring) : p->psd;
 }
 
@@ -1256,6 +1304,8 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 	uint64_t wtrap[2] = { p->wtrap.recent, p->wtrap.total };
 	uint64_t lwt[2] = { p->lwt.recent, p->lwt.total };
 	uint64_t lwl[2] = { p->lw[XPU_GPU_EST_LAUNCHES].recent, p->lw[XPU_GPU_EST_LAUNCHES].total };
+	uint64_t pc[2] = { p->pcpu.recent, p->pcpu.total }, wc[2] = { p->wcpu.recent, p->wcpu.total };
+	uint64_t ac[2] = { p->acpu.recent, p->acpu.total }, miss[2] = { p->cpu_miss.recent, p->cpu_miss.total };
 	for (int w = 0; w < 2; w++) {
 		/* Its library on throughout: what it saw there is taken as it
 		 * is, only the rest of the time (lib_rest) is scaled, by the
@@ -1288,7 +1338,11 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		 * An injected one's time inside its own slices (pover, where CUPTI
 		 * slowed what they counted) is told, not taken off: its pace there
 		 * is not known (docs/gpu-estimates.md). */
-		uint64_t base = p->launch_only ? got[w] : pt[w];
+		/* An injected process's CPU time where it came: the probes'
+		 * count scales by it, their traps' share of it taken off. */
+		p->by_cpu[w] = !p->launch_only && p->cpu_on && pc[w] && ac[w] && pt[w] && !miss[w];
+		p->cpu_cover[w] = ac[w] ? fmin((double)pc[w] / (double)ac[w], 1) : 0;
+		uint64_t base = p->launch_only ? got[w] : p->by_cpu[w] ? pc[w] : pt[w];
 		p->trap_share[w] = base && was_sampled[w] ? fmin((double)trap[w] / (double)base, 0.9) : 0;
 		/* The share counted: in slices and throughout (a launch-only
 		 * process's probes', an injected one's library's). */
@@ -1304,7 +1358,9 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		double rc = p->launch_only ? c : lib_rest ? (double)got[w] / (double)lib_rest : 0;
 		p->own_cover[w] = own_all[w] ? (double)own_in[w] / (double)own_all[w] : 0;
 		p->probe_cover[w] = span[w] ? (double)pt[w] / (double)span[w] : 0;
-		double untrapped = (double)pt[w] * (1 - p->trap_share[w]);
+		double untrapped = (double)(p->by_cpu[w] ? pc[w] : pt[w]) * (1 - p->trap_share[w]);
+		/* the rest of the time, or of its CPU time (what on throughout took off) */
+		double rest_for = p->by_cpu[w] ? (double)less(ac[w], wc[w]) : (double)rest;
 		/* The probes' launches: those on throughout, and the rest of
 		 * the time's from the sampled slices' count (or, with no slice
 		 * in it, at the pace on throughout); too little counted there,
@@ -1316,7 +1372,7 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		int whole_enough = wt[w] && rest_half;
 		/* As many launches as at the pace on throughout. */
 		double by_pace = wt[w] ? (double)ws[w] * (double)rest / (double)wt[w] : 0;
-		double rest_est = pt[w] && untrapped > 0 ? (double)pgot[w] * (double)rest / untrapped : by_pace;
+		double rest_est = pt[w] && untrapped > 0 ? (double)pgot[w] * rest_for / untrapped : by_pace;
 		double probe_launches = (double)ws[w] + rest_est;
 		p->by_probe[w] = was_sampled[w] && !p->launch_only && span[w] && lseen[w] >= XPU_GPU_PROBE_MIN &&
 				 (sampled_count || whole_enough) && probe_launches > 0;
@@ -1456,7 +1512,19 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 			}
 		}
 		sd_add(&p->psd, (double)p->pseen.open, (double)p->ptraced.open, p->pseen.open);
+		if (p->cpu_on) {
+			sd_add_tick(&p->pcsd, (double)p->pseen.open, (double)p->pcpu.open, p->pseen.open,
+				    p->ptraced.open > 0);
+			/* not in the tick its first came: a thread counted before
+			 * its time was kept */
+			p->cpu_miss.open += p->cpu_on > 1 && p->pseen.open && !p->pcpu.open;
+			p->cpu_on = 2;
+		}
 		xpu_win_count_close(&p->pseen, slot, full);
+		xpu_win_count_close(&p->pcpu, slot, full);
+		xpu_win_count_close(&p->wcpu, slot, full);
+		xpu_win_count_close(&p->acpu, slot, full);
+		xpu_win_count_close(&p->cpu_miss, slot, full);
 		xpu_win_count_close(&p->wseen, slot, full);
 		xpu_win_count_close(&p->wtime, slot, full);
 		xpu_win_count_close(&p->wtrap, slot, full);

@@ -217,6 +217,24 @@ struct xpu_gpu_proc {
 	 * ratio to those launches (asd). */
 	int flat[2];
 	struct xpu_gpu_sd asd[XPU_GPU_NEST];
+	/* Its CPU time (GPU_CPU events: all its threads, the kernel's process
+	 * clock) while the probes counted in sampled slices (pcpu), on
+	 * throughout (wcpu) and in all (acpu), per tick.  Where it came
+	 * (cpu_on), the probes' count scales by CPU time, not time (by_cpu):
+	 * the rest's launches are their count over pcpu less their traps,
+	 * times acpu less wcpu.  A slice where the process idles sees as
+	 * little of its CPU time as of its launches, wherever in its period it
+	 * falls (a burst of 1 s in 10 came out 13-17% low by time on the
+	 * H200, docs/gpu-estimates.md). */
+	int cpu_on;		/* 1: GPU_CPU came this tick first, 2: before it */
+	struct xpu_win_count pcpu, wcpu, acpu;
+	/* ticks whose probes' slices counted launches and no CPU time: a
+	 * launching thread whose time is not kept (more than
+	 * XPU_GPU_CPU_THREADS of them came): by time then */
+	struct xpu_win_count cpu_miss;
+	struct xpu_gpu_sd pcsd;	/* pseen against pcpu, since the start */
+	int by_cpu[2];
+	double cpu_cover[2];	/* pcpu / acpu */
 };
 /* Launches the slices saw, at the least, before their kernels and GPU time
  * scale by the probes' count: their ratio to launches from fewer is biased

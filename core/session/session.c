@@ -299,6 +299,7 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 	case XPU_EV_GPU_PROC:
 	case XPU_EV_GPU_SLICE:
 	case XPU_EV_GPU_OWN:
+	case XPU_EV_GPU_CPU:
 		if (xpu_gpu_model_event(&s->gpu, ev) < 0)
 			xpu_err("out of memory in the GPU model");
 		break;

@@ -76,6 +76,8 @@ struct mapped {
 	struct xpu_gpu_file_key file;	/* to forget it when it is not found */
 };
 
+#define THREAD_PROCS 64	/* injected processes whose launching threads' CPU time is kept */
+
 struct xpu_gpu_probes {
 	struct gpu_bpf *skel;
 	struct ring_buffer *ring;
@@ -110,6 +112,12 @@ struct xpu_gpu_probes {
 	 * as last read, by pid; the next read into spare. */
 	struct probed *probed, *spare;
 	uint32_t nprobed;
+	/* Launching threads of injected processes handed to lp for their CPU
+	 * time, kept here so that a launch record takes no lock for a thread
+	 * seen before: at most XPU_GPU_CPU_THREADS a process, whatever its library says
+	 * (a tid it made up is one of them: not found in its /proc). */
+	struct lthreads { uint32_t pid, n, tid[XPU_GPU_CPU_THREADS]; } lt[THREAD_PROCS];
+	uint32_t nlt, last_pid, last_tid;
 	struct xpu_gpu_probe_stats st;
 };
 
@@ -858,6 +866,17 @@ int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid)
 	uint8_t one = 1;
 	int rc = -1;
 	bpf_map__update_elem(p->skel->maps.injected, &pid, sizeof(pid), &one, 1, BPF_ANY);
+	if (p->lp && p->sink.cpu && p->nlt < THREAD_PROCS && xpu_launch_probes_watch(p->lp, pid) == 0) {
+		uint32_t i = 0;
+		while (i < p->nlt && p->lt[i].pid != pid)
+			i++;
+		p->lt[i] = (struct lthreads){ .pid = pid };
+		p->nlt += i == p->nlt;
+		if (p->last_pid == pid)
+			p->last_pid = p->last_tid = 0;
+	} else if (p->lp && p->sink.cpu) {
+		xpu_debug("GPU process %u: its CPU time cannot be kept: the probes' count scales by time", pid);
+	}
 	if (xpu_maps_read(pid, &maps, NULL) < 0) {
 		xpu_warn("cannot read the maps of GPU process %u: its launch stacks will be missing", pid);
 		return -1;
@@ -892,10 +911,42 @@ int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid)
 	return rc;
 }
 
+void xpu_gpu_probes_thread(struct xpu_gpu_probes *p, uint32_t pid, uint32_t tid)
+{
+	if (!p || (pid == p->last_pid && tid == p->last_tid))
+		return;
+	struct lthreads *t = NULL;
+	for (uint32_t i = 0; i < p->nlt && !t; i++)
+		if (p->lt[i].pid == pid)
+			t = &p->lt[i];
+	if (!t)
+		return;		/* not watched */
+	p->last_pid = pid;
+	p->last_tid = tid;
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->tid[i] == tid)
+			return;
+	if (t->n == XPU_GPU_CPU_THREADS) {
+		p->st.cpu_over++;
+		return;
+	}
+	t->tid[t->n++] = tid;
+	xpu_launch_probes_thread(p->lp, pid, tid);
+}
+
 void xpu_gpu_probes_left(struct xpu_gpu_probes *p, uint32_t pid)
 {
+	for (uint32_t i = 0; i < p->nlt; i++)
+		if (p->lt[i].pid == pid) {
+			p->lt[i] = p->lt[--p->nlt];
+			break;
+		}
+	if (p->last_pid == pid)
+		p->last_pid = p->last_tid = 0;
 	bpf_map__delete_elem(p->skel->maps.injected, &pid, sizeof(pid), 0);
 	bpf_map__delete_elem(p->skel->maps.probed_launches, &pid, sizeof(pid), 0);
+	if (p->lp)
+		xpu_launch_probes_unwatch(p->lp, pid);
 }
 
 /* Probes every launch function the file exports; missing ones are normal
@@ -995,6 +1046,14 @@ static void on_counted(void *arg, const struct xpu_gpu_launch_key *k, uint32_t c
 	p->sink.launch(p->sink.arg, k->pid, k->tid, xpu_now_mono(), comm, api, stack, calls, trap_ns);
 }
 
+struct cpu_at { struct xpu_gpu_probes *p; uint64_t now; };
+
+static void on_cpu(void *arg, uint32_t pid, const struct xpu_launch_probes_cpu *c)
+{
+	struct cpu_at *a = arg;
+	a->p->sink.cpu(a->p->sink.arg, pid, a->now, c->slice_ns, c->whole_ns, c->all_ns);
+}
+
 static void on_span(void *arg, uint64_t start, uint64_t end, int kind)
 {
 	struct xpu_gpu_probes *p = arg;
@@ -1068,6 +1127,8 @@ void xpu_gpu_probes_tick(struct xpu_gpu_probes *p, uint64_t now)
 	if (xpu_gpu_launches_collect(p->launches, now, on_counted, p) < 0)
 		xpu_debug("cannot read the launch counts: %s", strerror(errno));
 	collect_probed(p, now);
+	if (p->lp && p->sink.cpu)
+		xpu_launch_probes_cpu(p->lp, on_cpu, &(struct cpu_at){ p, now });
 	if (p->lp)
 		xpu_launch_probes_spans(p->lp, now, on_span, p);
 }
@@ -1141,6 +1202,8 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 		st->launch_attach_ns = l.attach_ns;
 		st->launch_detach_ns = l.detach_ns;
 		st->launch_probe_failed = l.failed;
+		st->cpu_threads = l.cpu_threads;
+		st->cpu_refused = l.cpu_refused;
 	}
 	st->lost_stacks = p->skel->bss->lost_stacks + ls.stacks_lost;
 	st->dropped_nodes = p->skel->bss->dropped_nodes;

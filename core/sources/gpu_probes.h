@@ -40,6 +40,9 @@ struct xpu_gpu_probe_sink {
 	 * for its stack).
 	 * NULL: not told. */
 	void (*probed)(void *arg, uint32_t pid, uint64_t time, uint64_t calls, uint64_t trap_ns, int whole);
+	/* Injected process pid's CPU time since the last refresh, by the
+	 * launch probes' state (launch_probes.h).  NULL: not told. */
+	void (*cpu)(void *arg, uint32_t pid, uint64_t time, uint64_t slice_ns, uint64_t whole_ns, uint64_t all_ns);
 	/* The launch probes were on from start to end (XPU_LAUNCH_SPAN_*:
 	 * sampled, one slice; exact and on throughout, since the last
 	 * refresh).  NULL: not told. */
@@ -94,6 +97,9 @@ struct xpu_gpu_probe_stats {
 	uint64_t launch_attach_ns;	/* time their thread spent attaching them */
 	uint64_t launch_detach_ns;	/* and detaching them */
 	uint64_t launch_probe_failed;	/* launch probes that could not be attached */
+	uint32_t cpu_threads;		/* launching threads whose CPU time is kept now */
+	uint64_t cpu_refused;		/* threads named that are not their process's (or no counter) */
+	uint64_t cpu_over;		/* threads past the most kept of a process */
 	uint64_t waits;			/* waiter entries reported */
 	uint64_t waits_blind;		/* of which with no probe on their return yet */
 	uint32_t waiter_fns;		/* waiter functions probed (per file) */
@@ -132,6 +138,11 @@ void xpu_gpu_probes_nodes(struct xpu_gpu_probes *p, const struct xpu_gpu_nodes *
  * CUPTI.  Returns 0 or -1 (reported). */
 int xpu_gpu_probes_injected(struct xpu_gpu_probes *p, uint32_t pid);
 void xpu_gpu_probes_left(struct xpu_gpu_probes *p, uint32_t pid);
+/* A thread of injected process pid launched (the library says which: the
+ * thread is looked for in pid's own /proc, so no other process's is read):
+ * its CPU time counts for pid's from now on (launch_probes.h).  Cheap for a
+ * thread seen before. */
+void xpu_gpu_probes_thread(struct xpu_gpu_probes *p, uint32_t pid, uint32_t tid);
 /* Once per refresh: probes the CUDA files mapped since the last one (reading
  * maps within a time budget) and hands on the launches counted since. */
 void xpu_gpu_probes_tick(struct xpu_gpu_probes *p, uint64_t now);

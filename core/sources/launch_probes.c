@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@
  * otherwise: taking them out takes 100-120 ms in a busy CUDA process, and
  * a slice placed there could not begin. */
 #define KEEP_MS 250
+#define MAX_WATCH 64		/* processes whose CPU time is kept by the probes' state */
+#define MAX_WATCH_FDS 128	/* and threads in all */
 
 struct file {
 	char *path;	/* /proc/self/fd/N: the file stays reachable after its process and its /proc go */
@@ -41,6 +44,21 @@ struct file {
 };
 
 struct span { uint64_t start, end; int kind; };	/* XPU_LAUNCH_SPAN_* */
+
+/* A process's launching threads' CPU time, read at each change of the
+ * probes' state (a counter each) and put to the state it was in. */
+struct wthread {
+	uint32_t tid;
+	int fd;			/* -1: gone */
+	uint64_t last;		/* its last reading */
+};
+
+struct watch {
+	uint32_t pid;
+	uint32_t n;
+	struct wthread t[XPU_GPU_CPU_THREADS];
+	struct xpu_launch_probes_cpu ns;	/* since the last xpu_launch_probes_cpu() */
+};
 
 struct xpu_launch_probes {
 	struct bpf_program *prog;
@@ -69,6 +87,9 @@ struct xpu_launch_probes {
 	uint64_t whole_ns;		/* budget: their traps' time a second (0: never on throughout) */
 	int whole_tried;		/* on throughout once already (the first files go so) */
 	int kept;			/* in (paused) since a span on throughout ended */
+	struct watch watch[MAX_WATCH];
+	uint32_t nwatch, nfds;
+	int cpu_state;			/* the span the probes count in (XPU_LAUNCH_SPAN_* + 1), 0: none */
 	struct xpu_launch_probes_stats st;
 	/* the thread's own */
 	uint32_t attached;		/* files[0..attached) have their links */
@@ -148,10 +169,74 @@ static void detach_files(struct xpu_launch_probes *lp)
 	lp->attached = 0;
 }
 
+/* A thread's CPU time since its counter was opened (a task-clock perf
+ * event counting, never sampling: read to the nanosecond, the kernel
+ * bringing a running thread's up to date first), or -1.  Its scheduler
+ * statistics (/proc/PID/task/TID/schedstat) leave out a running thread's
+ * time since the last tick: 4 ms in a 30 ms slice at 250 Hz, and the
+ * probes' slices in a burst on the H200 then read 50-88 launches a CPU
+ * millisecond where the burst ran at 76. */
+static int64_t cpu_now(int fd)
+{
+	uint64_t v;
+	if (read(fd, &v, sizeof(v)) != (ssize_t)sizeof(v) || v > INT64_MAX)
+		return -1;
+	return (int64_t)v;
+}
+
+/* A counter of thread tid's CPU time, or -1. */
+static int cpu_open(uint32_t tid)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE, .size = sizeof(a), .config = PERF_COUNT_SW_TASK_CLOCK,
+	};
+	return (int)syscall(__NR_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Puts each watched thread's CPU time since its last reading to the state
+ * the probes are in (under lock: the state changes under it only). */
+static void cpu_account(struct xpu_launch_probes *lp)
+{
+	for (uint32_t i = 0; i < lp->nwatch; i++) {
+		struct watch *w = &lp->watch[i];
+		for (uint32_t k = 0; k < w->n; k++) {
+			struct wthread *t = &w->t[k];
+			int64_t now = t->fd < 0 ? -1 : cpu_now(t->fd);
+			if (now < 0) {
+				if (t->fd >= 0) {
+					close(t->fd);
+					t->fd = -1;
+					lp->nfds--;
+				}
+				continue;
+			}
+			uint64_t d = (uint64_t)now > t->last ? (uint64_t)now - t->last : 0;
+			t->last = (uint64_t)now;
+			w->ns.all_ns += d;
+			if (lp->cpu_state == XPU_LAUNCH_SPAN_SAMPLED + 1)
+				w->ns.slice_ns += d;
+			else if (lp->cpu_state == XPU_LAUNCH_SPAN_WHOLE + 1)
+				w->ns.whole_ns += d;
+		}
+	}
+}
+
+static void watch_close(struct xpu_launch_probes *lp, struct watch *w);
+
+/* The program's state word; span: the span it begins (XPU_LAUNCH_SPAN_*,
+ * -1: none), whose CPU time the watched processes' goes to. */
+static void set_state_span(struct xpu_launch_probes *lp, uint32_t v, int span)
+{
+	if (lp->state) {
+		cpu_account(lp);
+		__atomic_store_n(lp->state, v, __ATOMIC_SEQ_CST);
+	}
+	lp->cpu_state = span + 1;
+}
+
 static void set_state(struct xpu_launch_probes *lp, uint32_t v)
 {
-	if (lp->state)
-		__atomic_store_n(lp->state, v, __ATOMIC_SEQ_CST);
+	set_state_span(lp, v, -1);
 }
 
 /* The probes' hits counted so far (all CPUs); 0 where they cannot be read. */
@@ -216,7 +301,7 @@ static uint64_t whole(struct xpu_launch_probes *lp, uint64_t from)
 {
 	double bucket = (double)lp->whole_ns;
 	uint64_t t = xpu_now_mono(), h = hits_now(lp);
-	set_state(lp, XPU_GPU_PROBES_WHOLE);
+	set_state_span(lp, XPU_GPU_PROBES_WHOLE, XPU_LAUNCH_SPAN_WHOLE);
 	lp->whole_since = from;
 	lp->st.wholes++;
 	while (!lp->stop && !lp->changed) {
@@ -300,7 +385,7 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
 	attach_files(lp);
 	uint64_t t1 = xpu_now_mono();
 	uint64_t h1 = hits_now(lp);
-	set_state(lp, XPU_GPU_PROBES_SLICE);
+	set_state_span(lp, XPU_GPU_PROBES_SLICE, XPU_LAUNCH_SPAN_SAMPLED);
 	wait_until(lp, t1 + slice);
 	set_state(lp, XPU_GPU_PROBES_PAUSED);
 	uint64_t t2 = xpu_now_mono();
@@ -545,6 +630,8 @@ void xpu_launch_probes_free(struct xpu_launch_probes *lp)
 		free(lp->files[i].path);
 		close(lp->files[i].fd);
 	}
+	for (uint32_t i = 0; i < lp->nwatch; i++)
+		watch_close(lp, &lp->watch[i]);
 	pthread_cond_destroy(&lp->wake);
 	pthread_mutex_destroy(&lp->lock);
 	free(lp->hits_v);
@@ -626,7 +713,107 @@ void xpu_launch_probes_stats(struct xpu_launch_probes *lp, struct xpu_launch_pro
 {
 	pthread_mutex_lock(&lp->lock);
 	*st = lp->st;
+	st->cpu_threads = lp->nfds;
 	pthread_mutex_unlock(&lp->lock);
+}
+
+static struct watch *watch_of(struct xpu_launch_probes *lp, uint32_t pid)
+{
+	for (uint32_t i = 0; i < lp->nwatch; i++)
+		if (lp->watch[i].pid == pid)
+			return &lp->watch[i];
+	return NULL;
+}
+
+static void watch_close(struct xpu_launch_probes *lp, struct watch *w)
+{
+	for (uint32_t k = 0; k < w->n; k++)
+		if (w->t[k].fd >= 0) {
+			close(w->t[k].fd);
+			lp->nfds--;
+		}
+}
+
+int xpu_launch_probes_watch(struct xpu_launch_probes *lp, uint32_t pid)
+{
+	int rc = 0;
+	pthread_mutex_lock(&lp->lock);
+	struct watch *w = watch_of(lp, pid);
+	if (w) {
+		watch_close(lp, w);
+		*w = (struct watch){ .pid = pid };
+	} else if (lp->nwatch < MAX_WATCH) {
+		lp->watch[lp->nwatch++] = (struct watch){ .pid = pid };
+	} else {
+		rc = -1;
+	}
+	pthread_mutex_unlock(&lp->lock);
+	return rc;
+}
+
+int xpu_launch_probes_thread(struct xpu_launch_probes *lp, uint32_t pid, uint32_t tid)
+{
+	char path[64];
+	int rc = -1;
+	/* the thread of pid's, looked for in pid's own /proc: its library says
+	 * which, and may say what it likes */
+	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
+	pthread_mutex_lock(&lp->lock);
+	struct watch *w = watch_of(lp, pid);
+	uint32_t k = 0;
+	while (w && k < w->n && w->t[k].tid != tid)
+		k++;
+	if (w && k < w->n) {
+		rc = 0;		/* watched already */
+	} else if (w && w->n < XPU_GPU_CPU_THREADS && lp->nfds < MAX_WATCH_FDS) {
+		/* Opened under the lock: a thread read later than its first
+		 * reading would put its time to the wrong state. */
+		int fd = access(path, F_OK) == 0 ? cpu_open(tid) : -1;
+		/* still pid's once its counter is open (a tid is used again) */
+		int64_t now = fd >= 0 && access(path, F_OK) == 0 ? cpu_now(fd) : -1;
+		if (now >= 0) {
+			w->t[w->n++] = (struct wthread){ .tid = tid, .fd = fd, .last = (uint64_t)now };
+			lp->nfds++;
+			rc = 0;
+		} else {
+			if (fd >= 0)
+				close(fd);
+			lp->st.cpu_refused++;
+		}
+	}
+	pthread_mutex_unlock(&lp->lock);
+	return rc;
+}
+
+void xpu_launch_probes_unwatch(struct xpu_launch_probes *lp, uint32_t pid)
+{
+	pthread_mutex_lock(&lp->lock);
+	struct watch *w = watch_of(lp, pid);
+	if (w) {
+		watch_close(lp, w);
+		*w = lp->watch[--lp->nwatch];
+	}
+	pthread_mutex_unlock(&lp->lock);
+}
+
+void xpu_launch_probes_cpu(struct xpu_launch_probes *lp,
+			   void (*fn)(void *arg, uint32_t pid, const struct xpu_launch_probes_cpu *cpu), void *arg)
+{
+	struct { uint32_t pid; struct xpu_launch_probes_cpu ns; } v[MAX_WATCH];
+	uint32_t n = 0;
+	pthread_mutex_lock(&lp->lock);
+	cpu_account(lp);
+	for (uint32_t i = 0; i < lp->nwatch; i++) {
+		struct watch *w = &lp->watch[i];
+		if (!w->ns.all_ns)
+			continue;
+		v[n].pid = w->pid;
+		v[n++].ns = w->ns;
+		w->ns = (struct xpu_launch_probes_cpu){ 0 };
+	}
+	pthread_mutex_unlock(&lp->lock);
+	for (uint32_t i = 0; i < n; i++)
+		fn(arg, v[i].pid, &v[i].ns);
 }
 
 uint32_t xpu_launch_probes_trap_ns(struct xpu_launch_probes *lp, int launch_only)

@@ -57,6 +57,8 @@ struct xpu_launch_probes_stats {
 	uint64_t wholes;	/* spans on throughout */
 	uint64_t whole_cuts;	/* of them, ended by their traps' cost */
 	uint64_t whole_ns;	/* time on throughout (ended spans) */
+	uint32_t cpu_threads;	/* threads whose CPU time is kept now (xpu_launch_probes_thread) */
+	uint64_t cpu_refused;	/* threads not kept: not their process's, or no counter */
 };
 
 /* multi: prog was loaded as a uprobe_multi program (expected attach type
@@ -82,6 +84,30 @@ void xpu_launch_probes_mode(struct xpu_launch_probes *lp, int exact, uint32_t sl
 void xpu_launch_probes_spans(struct xpu_launch_probes *lp, uint64_t now,
 			     void (*fn)(void *arg, uint64_t start, uint64_t end, int kind), void *arg);
 void xpu_launch_probes_stats(struct xpu_launch_probes *lp, struct xpu_launch_probes_stats *st);
+/* An injected process's launching threads' CPU time by the probes' state,
+ * read at each change of it: the probes' count of its launches scales by
+ * it (model_gpu.c), where a slice that falls while the process idles sees
+ * as little of it as of its launches, and one whose probes took long to go
+ * in (a busy process's mmap lock) is not moved off a burst's end.  Its
+ * launching threads only: the library's and CUPTI's threads work in bursts
+ * of their own (the whole process's clock put 5-15% more of its CPU time
+ * per launch in the probes' slices than outside them on the H200).
+ * watch: pid from now on (-1: MAX_WATCH watched already); thread: its
+ * thread tid too, from now on (-1: not watched, gone, or too many; a
+ * thread watched already: 0); unwatch: no more.  xpu_launch_probes_cpu
+ * hands fn each watched process's time since the last call (those with
+ * some), in exact mode all of it in all_ns. */
+#define XPU_GPU_CPU_THREADS 8	/* launching threads of a process whose CPU time is kept */
+struct xpu_launch_probes_cpu {
+	uint64_t slice_ns;	/* while the probes counted in a sampled slice */
+	uint64_t whole_ns;	/* while they counted on throughout */
+	uint64_t all_ns;	/* in all */
+};
+int xpu_launch_probes_watch(struct xpu_launch_probes *lp, uint32_t pid);
+int xpu_launch_probes_thread(struct xpu_launch_probes *lp, uint32_t pid, uint32_t tid);
+void xpu_launch_probes_unwatch(struct xpu_launch_probes *lp, uint32_t pid);
+void xpu_launch_probes_cpu(struct xpu_launch_probes *lp,
+			   void (*fn)(void *arg, uint32_t pid, const struct xpu_launch_probes_cpu *cpu), void *arg);
 /* What a probe's trap costs an injected process's launch, or a launch-only
  * one's (its call site hashed), measured on this machine as the probes'
  * thread starts (a few ms: calls to a function of xputop's own, without

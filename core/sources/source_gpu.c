@@ -460,8 +460,10 @@ static void on_launch(void *arg, const struct xpu_wire_launch *l)
 		x->c->bad++;
 		return;
 	}
-	if (!x->c->ignored)
+	if (!x->c->ignored) {
 		xpu_gpu_own_watch(x->g->own, x->c->pid, l->tid);
+		xpu_gpu_probes_thread(x->g->probes, x->c->pid, l->tid);
+	}
 	emit_launch(x->g, x->c, l);
 }
 
@@ -897,6 +899,11 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 					     "measured in %.0f ms)", st.trap_ns, st.trap_lo_ns,
 					     (double)st.trap_measure_ns / 1e6)
 				  : snprintf(buf + n, size - (size_t)n, ", a trap's cost not measured");
+	/* The launching threads whose CPU time the probes' count scales by. */
+	if ((st.cpu_threads || st.cpu_refused || st.cpu_over) && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", CPU time of %u launching thread%s kept (%" PRIu64
+			      " refused: not the process's own; %" PRIu64 " past %d a process)", st.cpu_threads,
+			      st.cpu_threads == 1 ? "" : "s", st.cpu_refused, st.cpu_over, XPU_GPU_CPU_THREADS);
 	if (st.launch_probe_failed && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " probes failed to attach", st.launch_probe_failed);
 	/* Issue 26: what shows that the waiters work on a real program. */
@@ -1162,6 +1169,18 @@ static void probe_probed(void *arg, uint32_t pid, uint64_t time, uint64_t calls,
 	} while (calls);
 }
 
+/* An injected process's CPU time by the probes' state since the last
+ * refresh: what their count scales by. */
+static void probe_cpu(void *arg, uint32_t pid, uint64_t time, uint64_t slice_ns, uint64_t whole_ns, uint64_t all_ns)
+{
+	struct gpu_source *g = arg;
+	struct xpu_event ev = { .type = XPU_EV_GPU_CPU, .pid = pid, .tid = pid, .time = time };
+	ev.gcpu.slice_ns = slice_ns;
+	ev.gcpu.whole_ns = whole_ns;
+	ev.gcpu.all_ns = all_ns;
+	emit(g, &ev);
+}
+
 /* The launch-only probes were on from start to end: a slice of every
  * launch-only process (pid 0), which the model scales their counts by, and
  * of the probes' count of every injected one. */
@@ -1259,7 +1278,7 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		return NULL;
 	}
 	struct xpu_gpu_probe_sink ps = { .site = probe_site, .launch = probe_launch, .probed = probe_probed,
-					 .span = probe_span, .wait_begin = probe_wait_begin,
+					 .cpu = probe_cpu, .span = probe_span, .wait_begin = probe_wait_begin,
 					 .wait_frames = probe_wait_frames, .wait_end = probe_wait_end,
 					 .node_made = probe_node_made, .node_run = probe_node_run, .arg = g };
 	if (o->probes && xpu_gpu_probes_start(o->probes, &ps) == 0)

@@ -52,6 +52,7 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_SYS_STAT:
 	case XPU_EV_CPU_STAT:
 	case XPU_EV_GPU_OWN:
+	case XPU_EV_GPU_CPU:
 		*n = 0;
 		return 0;
 	case XPU_EV_CPU_SAMPLE: *f = cpu_ids; *n = sizeof(cpu_ids) / sizeof(cpu_ids[0]); return 0;
@@ -209,6 +210,10 @@ int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const 
 	 * sampled at most at 100 kHz (core/sources/gpu_own.h). */
 	if (ev->type == XPU_EV_GPU_OWN && (!ev->pid || ev->gown.hz == 0 || ev->gown.hz > 100000))
 		return bad(why, "own-time samples without a process or with a rate of 0 or over 100 kHz");
+	/* CPU time weighs every estimate of its process. */
+	if (ev->type == XPU_EV_GPU_CPU &&
+	    (!ev->pid || ev->gcpu.slice_ns > ev->gcpu.all_ns || ev->gcpu.whole_ns > ev->gcpu.all_ns - ev->gcpu.slice_ns))
+		return bad(why, "CPU time without a process, or more of it in the probes' spans than in all");
 	switch (xpu_event_ids(&copy, defined, (void *)d)) {
 	case 0:
 		return 0;

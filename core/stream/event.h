@@ -44,6 +44,7 @@ enum xpu_ev_type {
 	XPU_EV_PROC_CMDLINE = 27, /* a shown process's command line from /proc (pcmd) */
 	XPU_EV_NPU_FUNC_LAT = 28, /* how long calls of one NPU driver function took (model_npu.h) */
 	XPU_EV_GPU_OWN = 29,	/* CPU samples of an injected process's launching threads (gown) */
+	XPU_EV_GPU_CPU = 30,	/* an injected process's CPU time by the launch probes' state (gcpu) */
 	XPU_EV_TYPE_MAX
 };
 
@@ -161,6 +162,17 @@ struct xpu_ev_gpu_own {
 	uint64_t cuda[2];	/* samples in CUDA's code */
 	uint32_t hz;		/* the sampling rate of each thread */
 	uint32_t threads;	/* launching threads watched */
+};
+/* The CPU time of an injected process (all its threads; the kernel's
+ * process clock) since the last such event: while the launch probes
+ * counted in a sampled slice, while they counted on throughout, and in
+ * all (core/sources/launch_probes.h).  The probes' count scales by it
+ * where it can: a slice that falls where the process idles sees as little
+ * CPU time as launches (model_gpu.c). */
+struct xpu_ev_gpu_cpu {
+	uint64_t slice_ns;
+	uint64_t whole_ns;
+	uint64_t all_ns;	/* at least the two */
 };
 /* xpu_ev_gpu_launch.flags: LAUNCH_ONLY seen by uprobes, no CUPTI; PROBED:
  * count launches of an injected process the launch probes counted while
@@ -354,6 +366,7 @@ struct xpu_event {
 		struct xpu_ev_gpu_proc gproc;
 		struct xpu_ev_gpu_slice slice;
 		struct xpu_ev_gpu_own gown;
+		struct xpu_ev_gpu_cpu gcpu;
 		struct xpu_ev_npu npu;
 		struct xpu_ev_gpu_dev gdev;
 		struct xpu_ev_gpu_dev_link glink;

@@ -257,6 +257,16 @@ $Q gpu_scaled "$T_TMP/trapped.expected" launch_probes 0.85 1.15 < "$T_TMP/trappe
 $Q gpu_trap_share "$T_TMP/trapped.expected" 8 < "$T_TMP/trapped.json" ||
 	fail "the traps' share is too small to tell a correction from none"
 
+t the_probes_count_scales_by_the_launching_threads_cpu_time
+# xputop counts the thread's CPU time (a task-clock counter, read as the
+# probes go on and off) from when its library first names it: what the
+# thread itself read from its first launch to its last, less the little
+# before xputop's first refresh after it.  Beside other suites the thread
+# is off the CPU more: its share of the time in the probes' slices is no
+# longer its share of its CPU time, which is why that is what they scale by.
+$Q gpu_cpu_time "$T_TMP/trapped.out" 0.9 1.02 < "$T_TMP/trapped.json" ||
+	fail "the launching thread's CPU time, counted"
+
 # The same without the library: a launch-only loop (cuda_launch through the
 # real libcudart, each launch after 2 us of its own work), where a probe's
 # trap also hashes the call site (about 0.65 us here): the traps take a

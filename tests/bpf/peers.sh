@@ -121,4 +121,13 @@ $Q gpu_status_had "62 launching threads of 1 process sampled (1 with more than 6
 	fail "not 64 threads at most"
 $Q gpu_status_never "63 launching threads" < "$T_TMP/tids.json" || fail "a foreign thread was sampled"
 
+t cpu_time_is_kept_of_8_threads_a_process_and_none_of_another_process
+# The same names, for the CPU time the launch probes' count scales by
+# (core/sources/launch_probes.c): init's thread and the agent's are not the
+# peer's (no counter opened on them), 6 of its own are kept, the 74 names
+# after its first 8 counted and dropped.
+$Q gpu_status_had "CPU time of 6 launching threads kept (2 refused: not the process's own; 74 past 8 a process)" \
+	< "$T_TMP/tids.json" || fail "not 8 threads at most, or a foreign thread kept"
+$Q gpu_status_never "CPU time of 7 launching threads" < "$T_TMP/tids.json" || fail "a foreign thread was kept"
+
 finish

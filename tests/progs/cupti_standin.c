@@ -209,6 +209,14 @@ static int wait_monitor(int exact, uint64_t calls_before)
 }
 
 static uint64_t bound_ns;	/* -b */
+static uint64_t launching_cpu_ns;	/* -b: this thread's CPU time from its first launch to its last */
+
+static uint64_t thread_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 static double turns_per_ns;	/* of standin_work's loop, measured at the start */
 
 /* The program's own work: a set number of turns in its own code, about ns
@@ -268,10 +276,12 @@ static void play(double secs, uint64_t rate)
 	play_start = t0;
 	if (bound_ns) {
 		calibrate();
+		launching_cpu_ns = thread_cpu();
 		while (now() < end) {
 			standin_work(jitter(3 * bound_ns));
 			standin_step();
 		}
+		launching_cpu_ns = thread_cpu() - launching_cpu_ns;
 		return;
 	}
 	struct timespec tick;
@@ -397,6 +407,8 @@ int main(int argc, char **argv)
 	if (with_other)
 		printf("{\"other_profiler\":{\"launches\":%llu,\"seen\":%llu}}\n",
 		       (unsigned long long)other.launches, (unsigned long long)other.seen);
+	if (launching_cpu_ns)
+		printf("{\"launching_cpu_ns\":%llu,\"pid\":%d}\n", (unsigned long long)launching_cpu_ns, (int)getpid());
 	for (int i = 0; i < 4 && totals[i].name; i++)
 		printf("{\"kernel\":\"%s\",\"calls\":%llu,\"total_ns\":%llu,\"pid\":%d}\n", totals[i].name,
 		       (unsigned long long)totals[i].calls, (unsigned long long)totals[i].ns, (int)getpid());

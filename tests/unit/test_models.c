@@ -942,6 +942,99 @@ TEST(the_probes_span_of_the_second_a_process_left_in_counts_to_its_leaving)
 	xpu_dict_free(&d);
 }
 
+/* A process busy in 5 seconds of 20 (10,000 launches and 1 s of CPU
+ * time each) counted by the probes, 30 ms a second: in 2 of its busy
+ * seconds their slice fell where it paused (no launch, no CPU time).  By
+ * time their count stands for 20 s at 900 launches in 600 ms: 30,000;
+ * by its CPU time (cpu 1), for the 5 s it worked at 900 in 90 ms: 50,000,
+ * every launch.  Its library's slices see 100 of each busy second's.
+ * cpu 2: one slice counts launches with no CPU time kept. */
+static void bursty_probed_run(struct xpu_dict *d, struct xpu_gpu_model *m, int cpu)
+{
+	const uint64_t ms = 1000000ULL, t0 = 1000 * ms;
+	uint32_t api, stack, corr = 0;
+	REQUIRE(launch_model(d, m, &api, &stack) == 0);
+	uint32_t comm = xpu_dict_cstr(d, "burst");
+	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 9, .time = t0 };
+	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
+	ev.gproc.comm = comm;
+	CHECK_INT(xpu_gpu_model_event(m, &ev), ==, 0);
+	for (int sec = 0; sec < 20; sec++) {
+		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
+		int busy = sec % 4 == 0, paused = sec == 8 || sec == 16;
+		for (int i = 0; busy && i < 100; i++) {
+			struct xpu_event l = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 9, .tid = 9,
+					       .time = t + 500 * ms + (uint64_t)i * 100000 };
+			l.launch.corr = ++corr;
+			l.launch.api = api;
+			l.launch.stack = stack;
+			l.launch.comm = comm;
+			CHECK_INT(xpu_gpu_model_event(m, &l), ==, 0);
+		}
+		struct xpu_event se = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 9,
+					.time = t + 500 * ms };
+		se.slice.end = se.time + 10 * ms;
+		se.slice.mode = XPU_GPU_MODE_SAMPLED;
+		se.slice.comm = comm;
+		CHECK_INT(xpu_gpu_model_event(m, &se), ==, 0);
+		if (busy && !paused) {
+			struct xpu_event pe = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 9, .time = tick };
+			pe.launch.flags = XPU_GPU_LAUNCH_PROBED;
+			pe.launch.count = 300;
+			CHECK_INT(xpu_gpu_model_event(m, &pe), ==, 0);
+		}
+		if (cpu && busy) {
+			struct xpu_event ce = { .type = XPU_EV_GPU_CPU, .source = XPU_SRC_GPU, .pid = 9, .time = tick };
+			/* cpu 2: in second 4 the slice counted a thread whose time is not kept */
+			ce.gcpu.slice_ns = paused || (cpu == 2 && sec == 4) ? 0 : 30 * ms;
+			ce.gcpu.all_ns = 1000 * ms;
+			CHECK_INT(xpu_gpu_model_event(m, &ce), ==, 0);
+		}
+		struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = t + 100 * ms };
+		ps.slice.end = ps.time + 30 * ms;
+		ps.slice.mode = XPU_GPU_MODE_SAMPLED;
+		CHECK_INT(xpu_gpu_model_event(m, &ps), ==, 0);
+		xpu_gpu_model_tick(m, tick, 1000 * ms);
+	}
+}
+
+TEST(the_probes_count_scales_by_the_processs_cpu_time_where_it_is_told)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	bursty_probed_run(&d, &m, 0);
+	const struct xpu_gpu_proc *p = &m.procs[0];
+	CHECK(p->by_probe[XPU_WIN_ALL] && !p->by_cpu[XPU_WIN_ALL]);
+	CHECK(fabs(p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES].value - 30000) < 1);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+	bursty_probed_run(&d, &m, 1);
+	p = &m.procs[0];
+	CHECK(p->by_probe[XPU_WIN_ALL] && p->by_cpu[XPU_WIN_ALL]);
+	CHECK(fabs(p->cpu_cover[XPU_WIN_ALL] - 0.09 / 5) < 1e-6);
+	const struct xpu_gpu_est *e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES];
+	CHECK(fabs(e->value - 50000) < 1);
+	/* every tick with a probes' slice a sample (the idle ones too): the
+	 * two paused ones' CPU time says how far the count may be off */
+	CHECK(e->ok && e->err_pct > 3 && e->err_pct < 60);
+	CHECK_INT(p->pcsd.n, ==, 20);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+	/* launches counted in a slice with none of the CPU time kept: by time */
+	bursty_probed_run(&d, &m, 2);
+	p = &m.procs[0];
+	CHECK(p->by_probe[XPU_WIN_ALL] && !p->by_cpu[XPU_WIN_ALL]);
+	CHECK_INT(p->cpu_miss.total, ==, 1);
+	CHECK(fabs(p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES].value - 30000) < 1);
+	/* a launch-only process's are not its: its probes' count scales by time */
+	struct xpu_event ce = { .type = XPU_EV_GPU_CPU, .source = XPU_SRC_GPU, .pid = 77, .time = 30000000000ULL };
+	ce.gcpu.all_ns = 1;
+	CHECK_INT(xpu_gpu_model_event(&m, &ce), ==, 0);
+	CHECK_INT(m.nprocs, ==, 1);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(a_sampled_process_that_left_keeps_its_estimate)
 {
 	struct xpu_dict d;

@@ -221,6 +221,12 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 	case XPU_EV_GPU_DEV_PROC:
 		gpu_dev_event(&ev, s, ns);
 		break;
+	case XPU_EV_GPU_CPU:
+		ev.pid |= 1;
+		ev.gcpu.all_ns >>= 1;
+		ev.gcpu.slice_ns %= ev.gcpu.all_ns / 2 + 1;
+		ev.gcpu.whole_ns %= ev.gcpu.all_ns / 2 + 1;
+		break;
 	default: ev.npu.comm = pick(s, ns); break;
 	}
 	return ev;
@@ -232,7 +238,7 @@ static const uint16_t types[] = {
 	XPU_EV_GPU_MEMCPY, XPU_EV_GPU_PROC, XPU_EV_NPU_IOCTL, XPU_EV_NPU_IPC, XPU_EV_NPU_JOB, XPU_EV_NPU_MEM,
 	XPU_EV_NPU_PM, XPU_EV_NPU_L0, XPU_EV_NPU_BUSY, XPU_EV_GPU_DEV, XPU_EV_GPU_DEV_LINK, XPU_EV_GPU_DEV_PROC,
 	XPU_EV_NPU_FUNC, XPU_EV_NPU_DEV, XPU_EV_NPU_CLIENT, XPU_EV_PROC_STAT, XPU_EV_SYS_STAT,
-	XPU_EV_THREAD_STAT, XPU_EV_CPU_STAT, XPU_EV_NPU_FUNC_LAT,
+	XPU_EV_THREAD_STAT, XPU_EV_CPU_STAT, XPU_EV_NPU_FUNC_LAT, XPU_EV_GPU_CPU,
 };
 
 struct session {
@@ -988,6 +994,33 @@ TEST(event_check_rejects_a_job_event_standing_for_many_jobs)
 	job.npu.count = UINT32_MAX;
 	CHECK_INT(xpu_event_check(&job, &d, &why), ==, -1);
 	CHECK_HAS(why, "more than one job");
+	xpu_dict_free(&d);
+}
+
+/* A process's CPU time weighs its estimates: never more of it in the
+ * probes' spans than in all, never without a process. */
+TEST(event_check_takes_cpu_time_within_itself)
+{
+	struct xpu_dict d;
+	const char *why;
+	struct xpu_event ev = { .type = XPU_EV_GPU_CPU, .source = XPU_SRC_GPU, .pid = 9 };
+
+	xpu_dict_init(&d);
+	ev.gcpu.all_ns = 1000;
+	ev.gcpu.slice_ns = 400;
+	ev.gcpu.whole_ns = 600;
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, 0);
+	ev.gcpu.whole_ns = 601;
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
+	CHECK_HAS(why, "more of it in the probes' spans than in all");
+	ev.gcpu.whole_ns = UINT64_MAX;	/* no sum that wraps */
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
+	ev.gcpu.whole_ns = 0;
+	ev.gcpu.slice_ns = 1001;
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
+	ev.gcpu.slice_ns = 0;
+	ev.pid = 0;
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
 	xpu_dict_free(&d);
 }
 
