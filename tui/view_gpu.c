@@ -140,6 +140,13 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 	if (s->gpu.joined_pct >= 0 && s->gpu.sampled && !s->gpu.ns_err.ok)
 		snprintf(buf, sizeof(buf), "GPU time not estimated yet: too few slices traced (%.1f%% of the time; "
 			 "e: trace every kernel); %.1f ms seen", 100 * s->gpu.cover, (double)s->gpu.ns / 1e6);
+	else if (s->gpu.joined_pct >= 0 && s->gpu.sampled && s->gpu.by_probe && s->gpu.by_cpu == s->gpu.by_probe)
+		/* ... in a share of the launching threads' CPU time, which a
+		 * slice where they idle has none of */
+		snprintf(buf, sizeof(buf), "GPU time ~%.1f ms %s%.0f%%, estimated from %.1f%% of the time traced and "
+			 "the launches counted in %.1f%% of the launching threads' CPU time (e: trace every kernel); "
+			 "%.1f%% of it with the launching CPU stack", s->gpu.ns_est / 1e6, pm(), s->gpu.ns_err.err_pct,
+			 100 * s->gpu.cover, 100 * s->gpu.cpu_cover, s->gpu.joined_pct);
 	else if (s->gpu.joined_pct >= 0 && s->gpu.sampled && s->gpu.by_probe)
 		/* Scaled by the launches the launch probes counted, which CUPTI
 		 * does not slow (model_gpu.h). */

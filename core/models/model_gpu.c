@@ -1342,6 +1342,7 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		 * count scales by it, their traps' share of it taken off. */
 		p->by_cpu[w] = !p->launch_only && p->cpu_on && pc[w] && ac[w] && pt[w] && !miss[w];
 		p->cpu_cover[w] = ac[w] ? fmin((double)pc[w] / (double)ac[w], 1) : 0;
+		p->cpu_whole_cover[w] = ac[w] ? fmin((double)wc[w] / (double)ac[w], 1) : 0;
 		uint64_t base = p->launch_only ? got[w] : p->by_cpu[w] ? pc[w] : pt[w];
 		p->trap_share[w] = base && was_sampled[w] ? fmin((double)trap[w] / (double)base, 0.9) : 0;
 		/* The share counted: in slices and throughout (a launch-only

@@ -235,6 +235,7 @@ struct xpu_gpu_proc {
 	struct xpu_gpu_sd pcsd;	/* pseen against pcpu, since the start */
 	int by_cpu[2];
 	double cpu_cover[2];	/* pcpu / acpu */
+	double cpu_whole_cover[2];	/* wcpu / acpu */
 };
 /* Launches the slices saw, at the least, before their kernels and GPU time
  * scale by the probes' count: their ratio to launches from fewer is biased

@@ -169,9 +169,7 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 			xpu_json_str(j, "probed_scaled_by", p->by_cpu[vs_window] ? "cpu_time" : "time");
 			if (p->cpu_on) {
 				xpu_json_num(j, "probed_cpu_pct", 100 * p->cpu_cover[vs_window]);
-				uint64_t ac = xpu_win_count_get(&p->acpu, vs_window);
-				xpu_json_num(j, "probed_whole_cpu_pct",
-					     ac ? 100 * (double)xpu_win_count_get(&p->wcpu, vs_window) / (double)ac : 0);
+				xpu_json_num(j, "probed_whole_cpu_pct", 100 * p->cpu_whole_cover[vs_window]);
 				xpu_json_num(j, "cpu_s", (double)xpu_win_count_get(&p->acpu, vs_window) / 1e9);
 			}
 		}

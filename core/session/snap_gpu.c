@@ -37,15 +37,18 @@ static int by_state(const void *a, const void *b)
 /* The sampled processes of window w scaled by their own CPU time (probes
  * 0) or by the launch probes' count (1): how many, and the mean share of
  * it traced in *cover (the probes': in slices and on throughout). */
+/* probes: 0 by own time, 1 by the probes' count, 2 that count by CPU time. */
 static int scaled_by(const struct xpu_gpu_model *m, enum xpu_window w, int probes, double *cover)
 {
 	int n = 0;
 	*cover = 0;
 	for (uint32_t i = 0; i < m->nprocs; i++) {
 		const struct xpu_gpu_proc *p = &m->procs[i];
-		if (p->sampled[w] && (probes ? p->by_probe[w] : p->by_own[w])) {
+		if (p->sampled[w] && (probes == 2 ? p->by_probe[w] && p->by_cpu[w]
+				      : probes ? p->by_probe[w] : p->by_own[w])) {
 			n++;
-			*cover += probes ? p->probe_cover[w] + p->whole_cover[w] : p->own_cover[w];
+			*cover += probes == 2 ? p->cpu_cover[w] + p->cpu_whole_cover[w]
+				  : probes ? p->probe_cover[w] + p->whole_cover[w] : p->own_cover[w];
 		}
 	}
 	if (n)
@@ -81,6 +84,7 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 	s->gpu.sampled = xpu_gpu_model_sampled(m, vs->window, &s->gpu.cover);
 	s->gpu.by_own = scaled_by(m, vs->window, 0, &s->gpu.own_cover);
 	s->gpu.by_probe = scaled_by(m, vs->window, 1, &s->gpu.probe_cover);
+	s->gpu.by_cpu = scaled_by(m, vs->window, 2, &s->gpu.cpu_cover);
 	s->gpu.nprocs = m->nprocs < XPU_SNAP_GPU_PROCS ? (int)m->nprocs : XPU_SNAP_GPU_PROCS;
 	for (int i = 0; i < s->gpu.nprocs; i++)
 		s->gpu.procs[i] = m->procs[i];

@@ -81,6 +81,10 @@ struct xpu_snap_gpu {
 	 * and the mean share of the time the probes were on. */
 	int by_probe;
 	double probe_cover;
+	/* Of them, those whose count scales by their launching threads' CPU
+	 * time (model_gpu.h by_cpu), and its mean share counted. */
+	int by_cpu;
+	double cpu_cover;
 };
 
 /* A GPU device process's kind from its valid bits, as both front-ends say it:

@@ -139,6 +139,24 @@ new_terminal 220 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -p $L
 wait_for "pid $L (cuda_launch) runs without xputop's library: uid 65534 cannot load its CUDA_INJECTION64_PATH ($T_TMP is not searchable by it: mode 0700, owner root)" 600
 kill $L 2> /dev/null
 wait $L 2> /dev/null
+
+t the_probes_count_by_the_launching_threads_cpu_time_says_so
+# The real library over the stand-in CUPTI, each launch also through the
+# real libcudart, so that the launch probes count it: its figures scale by
+# their count, and that count by the share of its launching thread's CPU
+# time they were on in, which the summary names.
+STAND=$OUT/tests/stand/libcupti.so.13
+[ -f "$STAND" ] || fail "$OUT has no stand-in CUPTI (built without the CUDA toolkit?)"
+mkdir -p "$T_TMP/cudart"
+cp "$(ldd "$OUT/tests/progs/cuda_launch" | awk '/libcudart/ { print $3 }')" "$T_TMP/cudart/"
+new_terminal 220 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET XPUTOP_TRACE_WHOLE_US=0 $XPUTOP -d 0.5 --gpu-sample 25/250 --view gpu; sleep 600"
+wait_for "GPU source:"
+env CUDA_INJECTION64_PATH="$(cd "$OUT" && pwd)/libxputop_inject.so" STAND_CUPTI_ATTACH_MS=10 \
+	"$OUT/tests/progs/cupti_standin" -b 2 -c "$(ls "$T_TMP"/cudart/libcudart.so.*)" "$STAND" 30 > /dev/null 2>&1 &
+S=$!
+wait_for_re "estimated from [0-9.]+% of the time traced and the launches counted in [0-9.]+% of the launching threads' CPU time" 300
+kill $S 2> /dev/null
+wait $S 2> /dev/null
 tm_end "$SOCK"
 rm -rf "$SOCKDIR"
 finish
