@@ -767,6 +767,15 @@ TEST(a_launch_only_process_counted_throughout_is_scaled_only_outside_it)
 	xpu_dict_free(&d);
 }
 
+/* The launch probes' span [start, end) of mode (pid 0: every process). */
+static void probes_span(struct xpu_gpu_model *m, uint64_t start, uint64_t end, uint32_t mode)
+{
+	struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = start };
+	ps.slice.end = end;
+	ps.slice.mode = mode;
+	CHECK_INT(xpu_gpu_model_event(m, &ps), ==, 0);
+}
+
 /* An injected process whose library traced throughout for 20 s (a launch
  * and its kernel every 100 ms, flagged), then slices of 10 ms in 500 for
  * 20 s, each seeing 2 of the 200 launches a second; with probes (count 1):
@@ -821,10 +830,7 @@ static void library_whole_run(struct xpu_dict *d, struct xpu_gpu_model *m, int p
 			pe.launch.flags = XPU_GPU_LAUNCH_PROBED | XPU_GPU_LAUNCH_WHOLE;
 			pe.launch.count = whole ? 10 : 200;
 			CHECK_INT(xpu_gpu_model_event(m, &pe), ==, 0);
-			struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = t };
-			ps.slice.end = tick;
-			ps.slice.mode = XPU_GPU_MODE_WHOLE;
-			CHECK_INT(xpu_gpu_model_event(m, &ps), ==, 0);
+			probes_span(m, t, tick, XPU_GPU_MODE_WHOLE);
 		}
 		xpu_gpu_model_tick(m, tick, 1000 * ms);
 	}
@@ -928,10 +934,7 @@ TEST(the_probes_span_of_the_second_a_process_left_in_counts_to_its_leaving)
 		pe.launch.flags = XPU_GPU_LAUNCH_PROBED | XPU_GPU_LAUNCH_WHOLE;
 		pe.launch.count = last ? 5 : 10;
 		CHECK_INT(xpu_gpu_model_event(&m, &pe), ==, 0);
-		struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = t };
-		ps.slice.end = tick;
-		ps.slice.mode = XPU_GPU_MODE_WHOLE;
-		CHECK_INT(xpu_gpu_model_event(&m, &ps), ==, 0);
+		probes_span(&m, t, tick, XPU_GPU_MODE_WHOLE);
 		xpu_gpu_model_tick(&m, tick, 1000 * ms);
 	}
 	const struct xpu_gpu_proc *p = &m.procs[0];
@@ -990,10 +993,7 @@ static void bursty_probed_run(struct xpu_dict *d, struct xpu_gpu_model *m, int c
 			ce.gcpu.all_ns = 1000 * ms;
 			CHECK_INT(xpu_gpu_model_event(m, &ce), ==, 0);
 		}
-		struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = t + 100 * ms };
-		ps.slice.end = ps.time + 30 * ms;
-		ps.slice.mode = XPU_GPU_MODE_SAMPLED;
-		CHECK_INT(xpu_gpu_model_event(m, &ps), ==, 0);
+		probes_span(m, t + 100 * ms, t + 130 * ms, XPU_GPU_MODE_SAMPLED);
 		xpu_gpu_model_tick(m, tick, 1000 * ms);
 	}
 }
