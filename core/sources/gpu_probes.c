@@ -1204,6 +1204,8 @@ void xpu_gpu_probes_stats(const struct xpu_gpu_probes *p, struct xpu_gpu_probe_s
 		st->launch_probe_failed = l.failed;
 		st->cpu_threads = l.cpu_threads;
 		st->cpu_refused = l.cpu_refused;
+		st->cpu_failed = l.cpu_failed;
+		st->cpu_err = l.cpu_err;
 	}
 	st->lost_stacks = p->skel->bss->lost_stacks + ls.stacks_lost;
 	st->dropped_nodes = p->skel->bss->dropped_nodes;

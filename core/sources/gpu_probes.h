@@ -98,7 +98,9 @@ struct xpu_gpu_probe_stats {
 	uint64_t launch_detach_ns;	/* and detaching them */
 	uint64_t launch_probe_failed;	/* launch probes that could not be attached */
 	uint32_t cpu_threads;		/* launching threads whose CPU time is kept now */
-	uint64_t cpu_refused;		/* threads named that are not their process's (or no counter) */
+	uint64_t cpu_refused;		/* threads named that are not their process's */
+	uint64_t cpu_failed;		/* threads whose counter could not be opened */
+	int cpu_err;			/* why, the last time (errno) */
 	uint64_t cpu_over;		/* threads past the most kept of a process */
 	uint64_t waits;			/* waiter entries reported */
 	uint64_t waits_blind;		/* of which with no probe on their return yet */

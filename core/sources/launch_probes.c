@@ -768,9 +768,13 @@ int xpu_launch_probes_thread(struct xpu_launch_probes *lp, uint32_t pid, uint32_
 	} else if (w && w->n < XPU_GPU_CPU_THREADS && lp->nfds < MAX_WATCH_FDS) {
 		/* Opened under the lock: a thread read later than its first
 		 * reading would put its time to the wrong state. */
-		int fd = access(path, F_OK) == 0 ? cpu_open(tid) : -1;
+		int own = access(path, F_OK) == 0;
+		int fd = own ? cpu_open(tid) : -1;
+		if (own && fd < 0)
+			lp->st.cpu_err = errno;
 		/* still pid's once its counter is open (a tid is used again) */
-		int64_t now = fd >= 0 && access(path, F_OK) == 0 ? cpu_now(fd) : -1;
+		own = own && (fd < 0 || access(path, F_OK) == 0);
+		int64_t now = fd >= 0 && own ? cpu_now(fd) : -1;
 		if (now >= 0) {
 			w->t[w->n++] = (struct wthread){ .tid = tid, .fd = fd, .last = (uint64_t)now };
 			lp->nfds++;
@@ -778,7 +782,10 @@ int xpu_launch_probes_thread(struct xpu_launch_probes *lp, uint32_t pid, uint32_
 		} else {
 			if (fd >= 0)
 				close(fd);
-			lp->st.cpu_refused++;
+			if (own)
+				lp->st.cpu_failed++;
+			else
+				lp->st.cpu_refused++;
 		}
 	}
 	pthread_mutex_unlock(&lp->lock);

@@ -58,7 +58,9 @@ struct xpu_launch_probes_stats {
 	uint64_t whole_cuts;	/* of them, ended by their traps' cost */
 	uint64_t whole_ns;	/* time on throughout (ended spans) */
 	uint32_t cpu_threads;	/* threads whose CPU time is kept now (xpu_launch_probes_thread) */
-	uint64_t cpu_refused;	/* threads not kept: not their process's, or no counter */
+	uint64_t cpu_refused;	/* threads not kept: not their process's */
+	uint64_t cpu_failed;	/* threads whose counter could not be opened */
+	int cpu_err;		/* why, the last time (errno) */
 };
 
 /* multi: prog was loaded as a uprobe_multi program (expected attach type

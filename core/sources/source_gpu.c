@@ -904,6 +904,11 @@ static uint64_t probes_text(struct gpu_source *g, char *buf, size_t size)
 		n += snprintf(buf + n, size - (size_t)n, ", CPU time of %u launching thread%s kept (%" PRIu64
 			      " refused: not the process's own; %" PRIu64 " past %d a process)", st.cpu_threads,
 			      st.cpu_threads == 1 ? "" : "s", st.cpu_refused, st.cpu_over, XPU_GPU_CPU_THREADS);
+	/* A counter refused (a container's seccomp, perf_event_paranoid): by time. */
+	if (st.cpu_failed && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " launching thread%s without a CPU time counter "
+			      "(%s: the probes' count scales by time)", st.cpu_failed, st.cpu_failed == 1 ? "" : "s",
+			      strerror(st.cpu_err));
 	if (st.launch_probe_failed && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - (size_t)n, ", %" PRIu64 " probes failed to attach", st.launch_probe_failed);
 	/* Issue 26: what shows that the waiters work on a real program. */
