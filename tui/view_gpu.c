@@ -137,7 +137,11 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 			 p->state == XPU_GPU_PROC_LEFT ? "  (exited)" : p->detail == 1 ? "  (another profiler holds CUPTI)" : "");
 		line(r, y++, p->launch_only ? XPU_ROLE_NA : XPU_ROLE_DEFAULT, buf);
 	}
-	if (s->gpu.joined_pct >= 0 && s->gpu.sampled && !s->gpu.ns_err.ok)
+	if (s->gpu.joined_pct >= 0 && s->gpu.sampled && !s->gpu.ns_err.ok && s->gpu.orphaned)
+		snprintf(buf, sizeof(buf), "GPU time not estimated: %d process%s kernels came without their launch "
+			 "records (e: trace every kernel); %.1f ms seen", s->gpu.orphaned,
+			 s->gpu.orphaned == 1 ? "'s" : "es'", (double)s->gpu.ns / 1e6);
+	else if (s->gpu.joined_pct >= 0 && s->gpu.sampled && !s->gpu.ns_err.ok)
 		snprintf(buf, sizeof(buf), "GPU time not estimated yet: too few slices traced (%.1f%% of the time; "
 			 "e: trace every kernel); %.1f ms seen", 100 * s->gpu.cover, (double)s->gpu.ns / 1e6);
 	else if (s->gpu.joined_pct >= 0 && s->gpu.sampled && s->gpu.by_probe && s->gpu.by_cpu == s->gpu.by_probe)

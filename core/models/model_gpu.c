@@ -64,6 +64,7 @@ static void proc_free(struct xpu_gpu_proc *p)
 	xpu_win_count_free(&p->wcpu);
 	xpu_win_count_free(&p->acpu);
 	xpu_win_count_free(&p->cpu_miss);
+	xpu_win_count_free(&p->orphan);
 	for (int e = 0; e < XPU_GPU_NEST; e++) {
 		xpu_win_count_free(&p->seen[e]);
 		xpu_win_count_free(&p->oseen[e]);
@@ -284,7 +285,8 @@ static struct xpu_gpu_proc *proc_get(struct xpu_gpu_model *m, uint32_t pid, uint
 		  xpu_win_count_init(&p->pcpu, m->ticks.window) < 0 ||
 		  xpu_win_count_init(&p->wcpu, m->ticks.window) < 0 ||
 		  xpu_win_count_init(&p->acpu, m->ticks.window) < 0 ||
-		  xpu_win_count_init(&p->cpu_miss, m->ticks.window) < 0;
+		  xpu_win_count_init(&p->cpu_miss, m->ticks.window) < 0 ||
+		  xpu_win_count_init(&p->orphan, m->ticks.window) < 0;
 	for (int e = 0; e < XPU_GPU_NEST; e++)
 		bad |= xpu_win_count_init(&p->seen[e], m->ticks.window) < 0 ||
 		       xpu_win_count_init(&p->oseen[e], m->ticks.window) < 0 ||
@@ -652,6 +654,8 @@ static int on_kernel(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	r->ns.open += dur;
 	xpu_win_max_add(&r->max, dur);
 	const struct xpu_gpu_join *j = join_find(m, ev->pid, k->corr);
+	if (p && !j)
+		p->orphan.open++;
 	uint32_t launch = j ? j->stack : 0;
 	/* Launched while its library traced throughout: counted as it is (a
 	 * kernel whose launch record was lost counts as the slices'). */
@@ -1261,6 +1265,10 @@ static void estimates(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p)
 					       lo && p->rest_by_pace[w], lo ? p->rest_cap[w] : -1);
 			}
 			p->est[w][e] = est_whole(p, w, est, lw, rest);
+			/* Kernels that came without their launches: no ratio to
+			 * scale them by; what came, not estimated. */
+			if (e != XPU_GPU_EST_LAUNCHES && p->orphaned[w])
+				p->est[w][e] = (struct xpu_gpu_est){ (double)xpu_win_count_get(&p->seen[e], w), 0, 0 };
 			if (e == XPU_GPU_EST_LAUNCHES && !p->by_probe[w] && p->probe_ok[w])
 				p->est[w][e] = probe_count(p, w, probe_sd(m, p, recent));
 		}
@@ -1306,6 +1314,8 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 	uint64_t lwl[2] = { p->lw[XPU_GPU_EST_LAUNCHES].recent, p->lw[XPU_GPU_EST_LAUNCHES].total };
 	uint64_t pc[2] = { p->pcpu.recent, p->pcpu.total }, wc[2] = { p->wcpu.recent, p->wcpu.total };
 	uint64_t ac[2] = { p->acpu.recent, p->acpu.total }, miss[2] = { p->cpu_miss.recent, p->cpu_miss.total };
+	uint64_t orph[2] = { p->orphan.recent, p->orphan.total };
+	uint64_t kseen[2] = { p->seen[XPU_GPU_EST_KERNELS].recent, p->seen[XPU_GPU_EST_KERNELS].total };
 	for (int w = 0; w < 2; w++) {
 		/* Its library on throughout: what it saw there is taken as it
 		 * is, only the rest of the time (lib_rest) is scaled, by the
@@ -1425,6 +1435,13 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		} else {
 			p->flat[w] = 0;
 		}
+		/* Kernels not joined to a launch cannot be told a span on
+		 * throughout's from a slice's, nor scaled by their launches:
+		 * where that is how the figures are made and they are many, not
+		 * estimated.  (Scaled by time alone, the kernels are a sample of
+		 * themselves.) */
+		p->orphaned[w] = was_sampled[w] && (lwt[w] || p->by_probe[w]) &&
+				 (double)orph[w] * 100 > XPU_GPU_ORPHAN_PCT * (double)kseen[w];
 		double all_seen = (double)lseen[w] + (p->launch_only ? (double)ws[w] : 0);
 		p->scale[w] = !was_sampled[w] ? 1
 			      : p->flat[w] ? probe_launches / (double)lwl[w]
@@ -1526,6 +1543,7 @@ void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval
 		xpu_win_count_close(&p->wcpu, slot, full);
 		xpu_win_count_close(&p->acpu, slot, full);
 		xpu_win_count_close(&p->cpu_miss, slot, full);
+		xpu_win_count_close(&p->orphan, slot, full);
 		xpu_win_count_close(&p->wseen, slot, full);
 		xpu_win_count_close(&p->wtime, slot, full);
 		xpu_win_count_close(&p->wtrap, slot, full);
@@ -1600,7 +1618,7 @@ static void row_est(const struct xpu_gpu_kernel *k, const struct xpu_gpu_proc *p
 		    struct xpu_gpu_counts c, double *calls, double *ns)
 {
 	uint64_t wc = xpu_win_count_get(&k->wcalls, w), wn = xpu_win_count_get(&k->wns, w);
-	if (!p) {
+	if (!p || p->orphaned[w]) {	/* what came (orphaned: not estimated) */
 		*calls = (double)c.calls;
 		*ns = (double)c.ns;
 		return;
@@ -1689,7 +1707,7 @@ static void kernel_errs(const struct xpu_gpu_model *m, const struct xpu_gpu_kern
 	struct xpu_gpu_counts c = kernel_counts(m, k, w);
 	uint64_t whole[2] = { xpu_win_count_get(&k->wcalls, w), xpu_win_count_get(&k->wns, w) };
 	for (int e = 0; e < XPU_GPU_NKEST; e++) {
-		if (!p->sampled[w] || p->scale[w] <= 0) {
+		if (!p->sampled[w] || p->scale[w] <= 0 || p->orphaned[w]) {
 			err[e] = p->sampled[w] ? -1 : 0;
 		} else if (p->by_probe[w] && e != XPU_GPU_KEST_SHARE) {
 			struct xpu_gpu_sd r = w == XPU_WIN_ALL

@@ -232,6 +232,17 @@ struct xpu_gpu_proc {
 	 * launching thread whose time is not kept (more than
 	 * XPU_GPU_CPU_THREADS of them came): by time then */
 	struct xpu_win_count cpu_miss;
+	/* Kernels whose launch record never came (no join), per tick.  Where
+	 * they are more than XPU_GPU_ORPHAN_PCT of a sampled process's kernels
+	 * and its figures are stratified by its library's spans on throughout
+	 * or scaled by the probes' count, its kernels and GPU time are not
+	 * estimated (orphaned): what its slices saw of each launch is not what
+	 * it launched (on an H200 a
+	 * torch.compile process's library, CUPTI staying attached for its CUDA
+	 * graphs, recorded 220 launches of 40,000 and 415,953 kernels: 1 launch
+	 * of the rest's to scale them by, 35,700 times the truth). */
+	struct xpu_win_count orphan;
+	int orphaned[2];
 	struct xpu_gpu_sd pcsd;	/* pseen against pcpu, since the start */
 	int by_cpu[2];
 	double cpu_cover[2];	/* pcpu / acpu */
@@ -241,6 +252,9 @@ struct xpu_gpu_proc {
  * scale by the probes' count: their ratio to launches from fewer is biased
  * (a mostly idle process's came out 21% low with none required). */
 #define XPU_GPU_PROBE_MIN 30
+/* Kernels without their launch record, at most, in percent of a sampled
+ * process's kernels, for its kernels and GPU time to be estimated. */
+#define XPU_GPU_ORPHAN_PCT 10
 /* Own-time samples inside slices, at the least, before the figures scale by
  * them: 30 samples are a Poisson error of 18% on their own, which the
  * stated uncertainty carries (sd_err_pct's successive differences). */

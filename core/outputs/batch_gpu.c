@@ -137,6 +137,12 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 		xpu_json_uint(j, "cupti_dropped", p->cupti_dropped);
 		xpu_json_str(j, "tracing", p->sampled[vs_window] ? "sampled" : "exact");
 		xpu_json_num(j, "traced_pct", 100 * p->cover[vs_window]);
+		/* Its kernels that came without their launch record: past
+		 * XPU_GPU_ORPHAN_PCT a sampled process's kernels and GPU time are
+		 * not estimated (model_gpu.h). */
+		uint64_t kseen = xpu_win_count_get(&p->seen[XPU_GPU_EST_KERNELS], vs_window);
+		xpu_json_num(j, "kernels_without_launch_pct",
+			     kseen ? 100 * (double)xpu_win_count_get(&p->orphan, vs_window) / (double)kseen : 0);
 		/* What the sampled figures are scaled by: the time traced, the
 		 * launching threads' own CPU time sampled inside and outside the
 		 * slices (GPU_OWN), or the launches the launch probes counted

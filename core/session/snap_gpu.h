@@ -85,6 +85,9 @@ struct xpu_snap_gpu {
 	 * time (model_gpu.h by_cpu), and its mean share counted. */
 	int by_cpu;
 	double cpu_cover;
+	/* Sampled processes whose kernels came without their launch records
+	 * (model_gpu.h orphaned): their kernels and GPU time not estimated. */
+	int orphaned;
 };
 
 /* A GPU device process's kind from its valid bits, as both front-ends say it:

@@ -1035,6 +1035,80 @@ TEST(the_probes_count_scales_by_the_processs_cpu_time_where_it_is_told)
 	xpu_dict_free(&d);
 }
 
+/* A sampled process its library traced throughout for a while, whose
+ * kernels come mostly without their launch records (on an H200 a library
+ * that recorded 220 of 40,000 launches sent 415,953 kernels: scaled by what
+ * its slices saw of each launch, 35,700 times the truth): they cannot be
+ * told a span on throughout's from a slice's, so its kernels and GPU time
+ * are not estimated, its rows hold what came, its launches are still
+ * estimated. */
+TEST(kernels_without_their_launches_are_not_scaled_by_them)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	const uint64_t ms = 1000000ULL, t0 = 1000 * ms;
+	uint32_t api, stack, corr = 0;
+	REQUIRE(launch_model(&d, &m, &api, &stack) == 0);
+	uint32_t comm = xpu_dict_cstr(&d, "graphs"), k = xpu_dict_cstr(&d, "graph_node");
+	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 9, .time = t0 };
+	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
+	ev.gproc.comm = comm;
+	CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+	for (int sec = 0; sec < 20; sec++) {
+		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
+		int whole = sec == 0;	/* its library on throughout the first second */
+		for (int i = 0; i < (whole ? 10 : 52); i++) {
+			/* on throughout, ten launches and their kernels; then two in
+			 * each slice, and 50 kernels of none */
+			uint64_t at = t + 100 * ms + (uint64_t)i * 100000;
+			uint32_t c = whole || i < 2 ? ++corr : 1000000 + (uint32_t)(sec * 100 + i);
+			if (whole || i < 2) {
+				struct xpu_event l = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 9, .tid = 9,
+						       .time = at };
+				l.launch.corr = c;
+				l.launch.api = api;
+				l.launch.stack = stack;
+				l.launch.comm = comm;
+				l.launch.flags = whole ? XPU_GPU_LAUNCH_WHOLE : 0;
+				CHECK_INT(xpu_gpu_model_event(&m, &l), ==, 0);
+			}
+			struct xpu_event ke = { .type = XPU_EV_GPU_KERNEL, .source = XPU_SRC_GPU, .pid = 9, .time = at };
+			ke.kernel.end = at + 50000;
+			ke.kernel.corr = c;
+			ke.kernel.name = k;
+			ke.kernel.comm = comm;
+			CHECK_INT(xpu_gpu_model_event(&m, &ke), ==, 0);
+		}
+		struct xpu_event se = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 9,
+					.time = whole ? t : t + 100 * ms };
+		se.slice.end = whole ? tick : se.time + 10 * ms;
+		se.slice.mode = whole ? XPU_GPU_MODE_WHOLE : XPU_GPU_MODE_SAMPLED;
+		se.slice.comm = comm;
+		CHECK_INT(xpu_gpu_model_event(&m, &se), ==, 0);
+		xpu_gpu_model_tick(&m, tick, 1000 * ms);
+	}
+	const struct xpu_gpu_proc *p = &m.procs[0];
+	CHECK(p->sampled[XPU_WIN_ALL] && p->orphaned[XPU_WIN_ALL]);
+	CHECK_INT(p->orphan.total, ==, 950);
+	/* 10 on throughout, 38 in 190 ms of the other 19 s */
+	CHECK(p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES].ok);
+	CHECK(fabs(p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES].value - 3810) < 1);
+	CHECK(!p->est[XPU_WIN_ALL][XPU_GPU_EST_KERNELS].ok);
+	CHECK(fabs(p->est[XPU_WIN_ALL][XPU_GPU_EST_KERNELS].value - 998) < 1e-6);
+	CHECK(!p->est[XPU_WIN_ALL][XPU_GPU_EST_NS].ok);
+	CHECK(!xpu_gpu_model_gpu_ns_err(&m, XPU_WIN_ALL).ok);
+	struct xpu_table t;
+	xpu_table_init(&t, xpu_gpu_cols, XPU_GPU_NCOLS);
+	REQUIRE(xpu_gpu_model_table(&m, &d, &t, XPU_WIN_ALL) == 0);
+	REQUIRE(t.nrows == 1);
+	const struct xpu_cell *r = xpu_table_row(&t, 0);
+	CHECK_INT(r[XPU_GPU_COL_CALLS].i, ==, 998);
+	CHECK(r[XPU_GPU_COL_CALLS_ERR].na);
+	xpu_table_free(&t);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 TEST(a_sampled_process_that_left_keeps_its_estimate)
 {
 	struct xpu_dict d;
