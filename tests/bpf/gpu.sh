@@ -210,6 +210,19 @@ $Q gpu_comm_proc gpu_forger "0 < traced_whole_pct <= 100" "traced_whole_launches
 	< "$T_TMP/whole.json" || fail "the client's spans on throughout"
 $Q dropped_at_least 2 < "$T_TMP/whole.json" || fail "the refused spans not counted as dropped"
 
+t kernels_a_client_sends_without_their_launches_are_not_scaled_by_them
+# A client traced throughout for a second, then sends slices whose kernels
+# mostly came with no launch: its kernels cannot be told a span's from a
+# slice's, and are not estimated (each would have stood for 50 of them).
+"$XPUTOP" -b -j -n 16 -d 0.5 --window 60 > "$T_TMP/orphans.json" 2>> "$T_TMP/xputop.err" &
+X=$!
+wait_json "$T_TMP/orphans.json"
+as_nobody "$FORGER" "$XPUTOP_SOCKET" orphans 7
+xp_ok $X
+$Q gpu_comm_proc gpu_forger "kernels > 250" "kernels_without_launch_pct > 50" "kernels_est is None" \
+	"gpu_ns_est is None" "launches_est is not None" < "$T_TMP/orphans.json" ||
+	fail "kernels without their launches were estimated"
+
 t run_a_command_as_the_invoking_user_with_the_library_set
 SUDO_UID=65534 SUDO_GID=65534 "$XPUTOP" -b -j --gpu-exact -d 0.5 --window 60 -- "$STANDIN" "$FAKE" 1 > "$T_TMP/cmd.json" 2> "$T_TMP/cmd.err" || fail "xputop -- CMD failed: $(cat "$T_TMP/cmd.err")"
 expect_grep "gpu_standin: uid=65534 CUDA_INJECTION64_PATH=.*/libxputop_inject[^/]*\.so loads$" "$T_TMP/cmd.err"

@@ -12,6 +12,10 @@
  *              one of 50 minutes from now (longer than it lived), one that
  *              ends before it starts and one of 2 hours (both refused),
  *              then launches flagged traced throughout, then kernels
+ *   orphans    a valid HELLO, then for N seconds a library's records: a span
+ *              on throughout the first second (10 launches, their kernels),
+ *              then a 10 ms slice a second (2 launches, their kernels, and
+ *              50 kernels of no launch recorded); prints nothing
  *   idle       N connections that never say HELLO, dialled again when closed,
  *              for SECONDS (default 5)
  *   bad-hellos N connections in turn, each claiming to be pid 1 (the next
@@ -189,6 +193,35 @@ static void whole(int fd)
 		launch_flagged(fd, (uint32_t)getpid(), corr, XPU_WIRE_LAUNCH_WHOLE);
 }
 
+static void kernel_of(int fd, uint32_t corr, uint64_t at)
+{
+	char buf[256];
+	struct xpu_wire_kernel k = { .start = at, .end = at + 50000, .corr = corr };
+	send(fd, buf, packet(buf, XPU_WIRE_KERNEL, &k, sizeof(k)), MSG_NOSIGNAL);
+}
+
+/* seconds of a library that traced throughout for its first second (ten
+ * launches and their kernels), then a slice of 10 ms a second with two
+ * launches and their kernels, and 50 kernels of no launch recorded. */
+static void orphans(int fd, int seconds)
+{
+	char buf[256];
+	uint32_t corr = 0, none = 1000000;
+	for (int sec = 0; sec < seconds; sec++) {
+		uint64_t t = mono_ns();
+		int whole = sec == 0;
+		for (int i = 0; i < (whole ? 10 : 2); i++) {
+			launch_flagged(fd, (uint32_t)getpid(), ++corr, whole ? XPU_WIRE_LAUNCH_WHOLE : 0);
+			kernel_of(fd, corr, t + (uint64_t)i * 100000);
+		}
+		for (int i = 0; !whole && i < 50; i++)
+			kernel_of(fd, ++none, t + (uint64_t)i * 100000);
+		struct xpu_wire_slice sl = { t, t + (whole ? 900 : 10) * 1000000ULL };
+		send(fd, buf, packet(buf, whole ? XPU_WIRE_WHOLE : XPU_WIRE_SLICE, &sl, sizeof(sl)), MSG_NOSIGNAL);
+		usleep(1000000);
+	}
+}
+
 /* The library mapped, launches named by other processes' threads and by n
  * threads of its own, held for hold seconds. */
 static int tids(int fd, const char *lib, long n, int hold, char **other, int nother)
@@ -310,6 +343,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[2], "whole") == 0)
 		whole(fd);
+	if (strcmp(argv[2], "orphans") == 0) {
+		orphans(fd, (int)n);
+		return 0;
+	}
 	send_kernels(fd);
 	struct pollfd p = { fd, POLLIN, 0 };
 	int open = 1;

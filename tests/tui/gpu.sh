@@ -157,6 +157,19 @@ S=$!
 wait_for_re "estimated from [0-9.]+% of the time traced and the launches counted in [0-9.]+% of the launching threads' CPU time" 300
 kill $S 2> /dev/null
 wait $S 2> /dev/null
+
+t kernels_without_their_launches_say_so_and_are_not_estimated
+# A client whose kernels mostly came without their launch records, after a
+# span on throughout (tests/progs/gpu_forger.c's orphans): its GPU time is
+# not estimated, and the summary says why, not "too few slices".
+new_terminal 220 40 "env LANG=C.UTF-8 XPUTOP_SOCKET=$XPUTOP_SOCKET $XPUTOP -d 0.5 --view gpu; sleep 600"
+wait_for "GPU source:"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$(public "$OUT/tests/progs/gpu_forger")" "$XPUTOP_SOCKET" orphans 12 \
+	> /dev/null 2>&1 &
+F=$!
+wait_for "GPU time not estimated: 1 process's kernels came without their launch records" 150
+kill $F 2> /dev/null
+wait $F 2> /dev/null
 tm_end "$SOCK"
 rm -rf "$SOCKDIR"
 finish
