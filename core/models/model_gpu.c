@@ -1076,30 +1076,26 @@ static uint64_t ring_at(struct ring_less r, uint32_t slot)
 	return less(r.a[slot], r.b ? r.b[slot] : 0);
 }
 
-/* The series of the window's ticks: y seen in t, count things. */
-static struct xpu_gpu_sd sd_window_less(const struct xpu_ticks *ticks, struct ring_less y, struct ring_less t,
-					struct ring_less count)
+/* The series of the window's ticks: y seen in t, count things; a tick
+ * with when (NULL: none) above 0 is a sample whatever it traced
+ * (sd_add_tick). */
+static struct xpu_gpu_sd sd_window_at(const struct xpu_ticks *ticks, struct ring_less y, struct ring_less t,
+				      struct ring_less count, const uint64_t *when)
 {
 	struct xpu_gpu_sd w = { 0 };
 	uint32_t n = ticks->filled, first = (ticks->head + ticks->window - n) % ticks->window;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t slot = (first + i) % ticks->window;
-		sd_add(&w, (double)ring_at(y, slot), (double)ring_at(t, slot), ring_at(count, slot));
+		sd_add_tick(&w, (double)ring_at(y, slot), (double)ring_at(t, slot), ring_at(count, slot),
+			    when && when[slot] > 0);
 	}
 	return w;
 }
 
-/* The same, each tick that had a slice (when) a sample, whatever it traced. */
-static struct xpu_gpu_sd sd_window_when(const struct xpu_ticks *ticks, const uint64_t *y, const uint64_t *t,
-					const uint64_t *count, const uint64_t *when)
+static struct xpu_gpu_sd sd_window_less(const struct xpu_ticks *ticks, struct ring_less y, struct ring_less t,
+					struct ring_less count)
 {
-	struct xpu_gpu_sd w = { 0 };
-	uint32_t n = ticks->filled, first = (ticks->head + ticks->window - n) % ticks->window;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t slot = (first + i) % ticks->window;
-		sd_add_tick(&w, (double)y[slot], (double)t[slot], count[slot], when[slot] > 0);
-	}
-	return w;
+	return sd_window_at(ticks, y, t, count, NULL);
 }
 
 static struct xpu_gpu_sd sd_window(const struct xpu_ticks *ticks, const uint64_t *y, const uint64_t *t,
@@ -1217,7 +1213,9 @@ static struct xpu_gpu_est probe_count(const struct xpu_gpu_proc *p, int w, struc
 static struct xpu_gpu_sd probe_sd(const struct xpu_gpu_model *m, const struct xpu_gpu_proc *p, int recent)
 {
 	if (p->by_cpu[recent ? XPU_WIN_RECENT : XPU_WIN_ALL])
-		return recent ? sd_window_when(&m->ticks, p->pseen.ring, p->pcpu.ring, p->pseen.ring, p->ptraced.ring)
+		return recent ? sd_window_at(&m->ticks, (struct ring_less){ p->pseen.ring, NULL },
+					     (struct ring_less){ p->pcpu.ring, NULL },
+					     (struct ring_less){ p->pseen.ring, NULL }, p->ptraced.ring)
 			      : p->pcsd;
 	return recent ? sd_window(&m->ticks, p->pseen.ring, p->ptraced.ring, p->pseen.ring) : p->psd;
 }

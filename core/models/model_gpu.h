@@ -217,8 +217,8 @@ struct xpu_gpu_proc {
 	 * ratio to those launches (asd). */
 	int flat[2];
 	struct xpu_gpu_sd asd[XPU_GPU_NEST];
-	/* Its CPU time (GPU_CPU events: all its threads, the kernel's process
-	 * clock) while the probes counted in sampled slices (pcpu), on
+	/* Its launching threads' CPU time (GPU_CPU events: a counter each,
+	 * core/sources/launch_probes.h) while the probes counted in sampled slices (pcpu), on
 	 * throughout (wcpu) and in all (acpu), per tick.  Where it came
 	 * (cpu_on), the probes' count scales by CPU time, not time (by_cpu):
 	 * the rest's launches are their count over pcpu less their traps,
@@ -237,10 +237,10 @@ struct xpu_gpu_proc {
 	 * and its figures are stratified by its library's spans on throughout
 	 * or scaled by the probes' count, its kernels and GPU time are not
 	 * estimated (orphaned): what its slices saw of each launch is not what
-	 * it launched (on an H200 a
-	 * torch.compile process's library, CUPTI staying attached for its CUDA
-	 * graphs, recorded 220 launches of 40,000 and 415,953 kernels: 1 launch
-	 * of the rest's to scale them by, 35,700 times the truth). */
+	 * it launched (on an H200 a torch.compile process's library, CUPTI
+	 * staying attached for its CUDA graphs, recorded 220 launches of
+	 * 40,000 and 415,953 kernels: 1 launch of the rest's to scale them by,
+	 * 35,700 times the truth). */
 	struct xpu_win_count orphan;
 	int orphaned[2];
 	struct xpu_gpu_sd pcsd;	/* pseen against pcpu, since the start */

@@ -171,7 +171,7 @@ static void json_procs(struct xpu_json *j, const struct xpu_snapshot *s, enum xp
 			uint64_t pt = xpu_win_count_get(&p->ptraced, vs_window);
 			xpu_json_num(j, "probed_in_slices_pct",
 				     pt ? 100 * (double)xpu_win_count_get(&p->pover, vs_window) / (double)pt : 0);
-			/* Their count scaled by its CPU time (all its threads), or by time. */
+			/* Their count scaled by its launching threads' CPU time, or by time. */
 			xpu_json_str(j, "probed_scaled_by", p->by_cpu[vs_window] ? "cpu_time" : "time");
 			if (p->cpu_on) {
 				xpu_json_num(j, "probed_cpu_pct", 100 * p->cpu_cover[vs_window]);

@@ -35,9 +35,10 @@ static int by_state(const void *a, const void *b)
 }
 
 /* The sampled processes of window w scaled by their own CPU time (probes
- * 0) or by the launch probes' count (1): how many, and the mean share of
- * it traced in *cover (the probes': in slices and on throughout). */
-/* probes: 0 by own time, 1 by the probes' count, 2 that count by CPU time. */
+ * 0), by the launch probes' count (1), or by that count scaled by their
+ * launching threads' CPU time (2): how many, and the mean share of it
+ * traced in *cover (the probes': in slices and on throughout, of the time
+ * or of that CPU time). */
 static int scaled_by(const struct xpu_gpu_model *m, enum xpu_window w, int probes, double *cover)
 {
 	int n = 0;

@@ -49,7 +49,7 @@ struct span { uint64_t start, end; int kind; };	/* XPU_LAUNCH_SPAN_* */
  * probes' state (a counter each) and put to the state it was in. */
 struct wthread {
 	uint32_t tid;
-	int fd;			/* -1: gone */
+	int fd;			/* its counter; -1: closed, a read failed */
 	uint64_t last;		/* its last reading */
 };
 

@@ -163,8 +163,8 @@ struct xpu_ev_gpu_own {
 	uint32_t hz;		/* the sampling rate of each thread */
 	uint32_t threads;	/* launching threads watched */
 };
-/* The CPU time of an injected process (all its threads; the kernel's
- * process clock) since the last such event: while the launch probes
+/* The CPU time of an injected process's launching threads (a counter
+ * each) since the last such event: while the launch probes
  * counted in a sampled slice, while they counted on throughout, and in
  * all (core/sources/launch_probes.h).  The probes' count scales by it
  * where it can: a slice that falls where the process idles sees as little

@@ -176,22 +176,28 @@ SUDO_UID=65534 SUDO_GID=65534 "$XPUTOP" -b -j --gpu-exact -d 0.5 --window 60 -- 
 	fail "xputop -- sh -c failed: $(cat "$T_TMP/cmd2.err")"
 $Q gpu_process gpu_standin cupti < "$T_TMP/cmd2.json" || fail "the shell's child's GPU activity is missing"
 
+# forged NAME OPTIONS MODE [ARG...]: a batch xputop with OPTIONS (one word
+# list) writing NAME.json while the forger, as nobody, plays MODE; what the
+# forger printed in r.
+forged() {
+	name=$1 opts=$2
+	shift 2
+	# shellcheck disable=SC2086
+	"$XPUTOP" -b -j $opts > "$T_TMP/$name.json" 2>> "$T_TMP/xputop.err" &
+	X=$!
+	wait_json "$T_TMP/$name.json"
+	r=$(as_nobody "$FORGER" "$XPUTOP_SOCKET" "$@")
+	xp_ok $X
+}
+
 t a_client_claiming_another_pid_is_refused
-"$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/forge.json" 2> "$T_TMP/forge.err" &
-X=$!
-wait_json "$T_TMP/forge.json"
-r=$(as_nobody "$FORGER" "$XPUTOP_SOCKET" other-pid)
-xp_ok $X
+forged forge "-n 6 -d 0.5" other-pid
 [ "$r" = refused ] || fail "the forged connection stayed open"
-expect_grep "claimed to be pid 1: connection refused" "$T_TMP/forge.err"
+expect_grep "claimed to be pid 1: connection refused" "$T_TMP/xputop.err"
 $Q gpu_no_process gpu_forger < "$T_TMP/forge.json" || fail "the forger's data was shown"
 
 t malformed_packets_are_dropped_and_counted_and_the_rest_kept
-"$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/garbage.json" 2>> "$T_TMP/xputop.err" &
-X=$!
-wait_json "$T_TMP/garbage.json"
-r=$(as_nobody "$FORGER" "$XPUTOP_SOCKET" garbage)
-xp_ok $X
+forged garbage "-n 6 -d 0.5" garbage
 [ "$r" = open ] || fail "a client that sent bad packets was cut off"
 $Q gpu_process gpu_forger cupti < "$T_TMP/garbage.json" || fail "the valid records after the bad ones are missing"
 $Q dropped_at_least 3 < "$T_TMP/garbage.json" || fail "bad packets not counted as dropped"
@@ -200,11 +206,7 @@ t spans_a_client_claims_traced_throughout_are_bounded_and_checked
 # Its own figures are all a client's spans can move: one past what it lived
 # counts as at most its time, one that ends before it starts and one of two
 # hours are refused and counted.
-"$XPUTOP" -b -j -n 6 -d 0.5 > "$T_TMP/whole.json" 2>> "$T_TMP/xputop.err" &
-X=$!
-wait_json "$T_TMP/whole.json"
-r=$(as_nobody "$FORGER" "$XPUTOP_SOCKET" whole)
-xp_ok $X
+forged whole "-n 6 -d 0.5" whole
 [ "$r" = open ] || fail "a client that claimed spans on throughout was cut off"
 $Q gpu_comm_proc gpu_forger "0 < traced_whole_pct <= 100" "traced_whole_launches == 10" \
 	< "$T_TMP/whole.json" || fail "the client's spans on throughout"
@@ -214,11 +216,7 @@ t kernels_a_client_sends_without_their_launches_are_not_scaled_by_them
 # A client traced throughout for a second, then sends slices whose kernels
 # mostly came with no launch: its kernels cannot be told a span's from a
 # slice's, and are not estimated (each would have stood for 50 of them).
-"$XPUTOP" -b -j -n 16 -d 0.5 --window 60 > "$T_TMP/orphans.json" 2>> "$T_TMP/xputop.err" &
-X=$!
-wait_json "$T_TMP/orphans.json"
-as_nobody "$FORGER" "$XPUTOP_SOCKET" orphans 7
-xp_ok $X
+forged orphans "-n 16 -d 0.5 --window 60" orphans 7
 $Q gpu_comm_proc gpu_forger "kernels > 250" "kernels_without_launch_pct > 50" "kernels_est is None" \
 	"gpu_ns_est is None" "launches_est is not None" < "$T_TMP/orphans.json" ||
 	fail "kernels without their launches were estimated"
