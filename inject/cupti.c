@@ -87,6 +87,9 @@ static struct {
 	int tracing;		/* launches are recorded: 1 a slice, 2 on throughout */
 	int draining;		/* a slice ended; its kernels are awaited with activity on */
 	int slice_graph;	/* the slice launched a CUDA graph: its kernels need the drain */
+	int keep_act;		/* a graph call seen: kernel activity stays on (keep_activity) */
+	uint64_t keep_until;	/* ... until then at least */
+	uint64_t keep_ns;	/* after each graph call (XPUTOP_GRAPH_ACTIVITY_MS) */
 	int awaiting;		/* activity off; the slice's kernels are awaited to detach */
 	uint64_t detach_by;
 	int resume_due;		/* a slice began; its first launch recorded ends the pause */
@@ -94,6 +97,22 @@ static struct {
 	uint64_t act_until;
 	uint32_t off_corr;	/* the slice's last launch */
 	uint32_t last_record_corr;	/* the latest launch a complete record came for */
+	/* CUPTI's correlation ids stuck (ids_stuck): 0 not, STUCK_WRITING while
+	 * a launching thread fills in the id and time, STUCK_SEEN, then
+	 * STUCK_TAKEN once the agent ended the span (xpu_cupti_stuck), until an
+	 * attachment afresh. */
+	int stuck;
+	uint32_t stuck_id;	/* the id every call got; its kernels are dropped */
+	uint64_t stuck_ns;	/* the first launch seen under it, about */
+	uint64_t stucks;	/* times seen */
+	/* XPUTOP_INJECT_STATS=1: what the launch callbacks and kernel records
+	 * were, printed at exit (counted only then: relaxed adds). */
+	int stats;
+	struct {
+		uint64_t traced, same_id, graph_launches, kernels, kernel_ids, graph_kernels;
+		uint32_t last_kernel_corr;
+		uint64_t first_graph_ns, loaded_ns;
+	} n;
 } st = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* How long kernel activity (and the launch callbacks, recording nothing)
@@ -111,6 +130,42 @@ static struct {
 #define DETACH_WAIT_NS 2000000000ULL
 
 
+enum { STUCK_NOT, STUCK_WRITING, STUCK_SEEN, STUCK_TAKEN };
+
+/* XPUTOP_INJECT_STATS=1: the library's and the graph calls' last events
+ * before CUPTI's ids stuck (kept until a few after it), printed at exit:
+ * what came just before is what sets it off. */
+#define TRAIL 64
+static struct {
+	uint64_t t;
+	char what;	/* g graph call (arg: cbid, +10000 driver), a/A activity
+			 * off/on, t/T/W tracing off/slice/throughout, x detach,
+			 * s subscribe, S ids stuck (arg: the id) */
+	uint32_t arg;
+} trail[TRAIL];
+static uint32_t trail_n, trail_after;
+
+static void note(char what, uint32_t arg)
+{
+	if (!st.stats || __atomic_load_n(&trail_after, __ATOMIC_RELAXED) > 8)
+		return;
+	if (__atomic_load_n(&st.stuck, __ATOMIC_RELAXED) != STUCK_NOT)
+		__atomic_add_fetch(&trail_after, 1, __ATOMIC_RELAXED);
+	uint32_t i = __atomic_fetch_add(&trail_n, 1, __ATOMIC_RELAXED) % TRAIL;
+	trail[i].t = xpu_inj_now();
+	trail[i].what = what;
+	trail[i].arg = arg;
+}
+
+/* Launch callbacks in a row on one thread with the id it recorded last,
+ * past which CUPTI's ids are taken as stuck: a runtime launch and its
+ * nested driver launch are two.  (On the H200, 9 of 17 torch.compile runs
+ * under the default mode gave every API call from the 350th-490th on one
+ * id, the callbacks on and nothing switched off: after kernel activity was
+ * switched on again shortly after the graphs were made, see keep_activity;
+ * no graph kernel got a record.  A cuptiFinalize ends it.) */
+#define STUCK_RUN 8
+
 /* The correlation id of the launch this thread recorded last.  One API call
  * has one id and is recorded once: the driver launch nested in a runtime
  * launch carries the runtime's id.  (On the H100 under PyTorch training
@@ -127,12 +182,29 @@ static __thread uint32_t recorded_corr, recorded_epoch;
  * sampled).  Found by its symbol, never by what the library says. */
 XPU_INJ_API volatile uint32_t xputop_tracing;
 
+static void note(char what, uint32_t arg);
+
 static void set_tracing(int on)
 {
+	note(on == 2 ? 'W' : on ? 'T' : 't', 0);
 	__atomic_store_n(&st.tracing, on, __ATOMIC_RELEASE);
 	__atomic_store_n(&xputop_tracing, (uint32_t)on, __ATOMIC_RELEASE);
 }
 static __thread int recorded_any;
+static __thread uint32_t same_run;	/* callbacks in a row under recorded_corr */
+
+/* A launching thread saw STUCK_RUN callbacks under one id: the first to see
+ * it says so, for the agent (xpu_cupti_stuck).  Never waits. */
+static void ids_stuck(uint32_t id)
+{
+	int z = STUCK_NOT;
+	if (!__atomic_compare_exchange_n(&st.stuck, &z, STUCK_WRITING, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	st.stuck_id = id;
+	st.stuck_ns = xpu_inj_now();
+	__atomic_store_n(&st.stuck, STUCK_SEEN, __ATOMIC_RELEASE);
+	note('S', id);
+}
 
 static void graph_kinds_init(void);
 
@@ -174,6 +246,11 @@ int xpu_cupti_load(void)
 #undef SYM
 	*(void **)&api.hw_trace = dlsym(h, "cuptiActivityEnableHWTrace");
 	*(void **)&api.finalize = dlsym(h, "cuptiFinalize");
+	const char *ka = getenv("XPUTOP_GRAPH_ACTIVITY_MS");
+	st.keep_ns = (ka && *ka ? strtoull(ka, NULL, 10) : 2000) * 1000000ULL;
+	const char *sv = getenv("XPUTOP_INJECT_STATS");
+	st.stats = sv && *sv && strcmp(sv, "0") != 0;
+	st.n.loaded_ns = xpu_inj_now();
 	const char *d = getenv("XPUTOP_CUPTI_DETACH");
 	st.no_detach = !api.finalize || (d && strcmp(d, "0") == 0);
 	api.get_version(&st.version);
@@ -220,6 +297,8 @@ static const struct {
 	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000 },
 	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030 },
 	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000 },
+	{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000 },
 	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate },
 	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2 },
 	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags },
@@ -233,6 +312,8 @@ static const struct {
 	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz },
 	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph },
 	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture },
+	{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz },
 };
 #define NGRAPH_CBIDS (sizeof(graph_cbids) / sizeof(graph_cbids[0]))
 
@@ -274,6 +355,7 @@ static void detach_here(void)
 		uint64_t t0 = xpu_inj_now();
 		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		api.finalize();
+		note('x', 0);
 		uint64_t d = xpu_inj_now() - t0;
 		st.fin_ns += d;
 		st.fin_max = d > st.fin_max ? d : st.fin_max;
@@ -281,6 +363,45 @@ static void detach_here(void)
 		__atomic_add_fetch(&st.detaches, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&st.phase, DETACHED, __ATOMIC_RELEASE);
 	}
+	pthread_mutex_unlock(&st.lock);
+}
+
+static int activity(int on);
+
+/* A process using CUDA graphs keeps kernel activity on from each graph
+ * call the callbacks see (on its own thread, before the call) for
+ * keep_ns (XPUTOP_GRAPH_ACTIVITY_MS, 2 s) while xputop watches: switched
+ * on 85-314 ms after the graphs were captured, activity left CUPTI's ids
+ * stuck (every API call under one id, no graph kernel recorded) in 4 of 7
+ * torch.compile runs on an H200, within 2 ms of the switch-on; later
+ * switch-ons, seconds after, never did, nor did the exact mode, which never
+ * switches it; kept on, 0 of 17 runs stuck (docs/gpu-cost.md "Ids stuck by
+ * CUDA graphs").  The kernels of launches made between slices meanwhile
+ * are left out (inject/gaps.c), at the cost of CUPTI timing them.  Where
+ * the agent's lock is not had within 50 ms, the agent switches it on at its
+ * next flush. */
+static void keep_activity(void)
+{
+	if (!st.keep_ns)	/* XPUTOP_GRAPH_ACTIVITY_MS=0 */
+		return;
+	__atomic_store_n(&st.keep_until, xpu_inj_now() + st.keep_ns, __ATOMIC_RELEASE);
+	__atomic_store_n(&st.keep_act, 1, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE))
+		return;
+	/* Graph calls are few and slow themselves: this one waits for the
+	 * agent's lock, 50 ms at most (the agent may be in CUPTI waiting for
+	 * this thread's callback to end). */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 50000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_timedlock(&st.lock, &until))
+		return;
+	if (st.phase == ATTACHED && st.chan && !st.act_on)
+		activity(1);
 	pthread_mutex_unlock(&st.lock);
 }
 
@@ -296,6 +417,16 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_Callbac
 	int graph = graph_call(dom, cbid);
 	if (graph && !__atomic_load_n(&st.no_detach, __ATOMIC_RELAXED))
 		__atomic_store_n(&st.no_detach, 1, __ATOMIC_RELEASE);
+	if (graph == 2 || (graph && !__atomic_load_n(&st.keep_act, __ATOMIC_RELAXED)))
+		keep_activity();
+	if (graph == 2 && cd->callbackSite == CUPTI_API_ENTER)
+		note('g', cbid + (dom == CUPTI_CB_DOMAIN_DRIVER_API ? 10000 : 0));
+	if (st.stats && graph && cd->callbackSite == CUPTI_API_ENTER) {
+		if (graph == 1)
+			__atomic_add_fetch(&st.n.graph_launches, 1, __ATOMIC_RELAXED);
+		if (!__atomic_load_n(&st.n.first_graph_ns, __ATOMIC_RELAXED))
+			__atomic_store_n(&st.n.first_graph_ns, xpu_inj_now(), __ATOMIC_RELAXED);
+	}
 	if (graph == 1 && __atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE) &&
 	    !__atomic_load_n(&st.slice_graph, __ATOMIC_RELAXED))
 		__atomic_store_n(&st.slice_graph, 1, __ATOMIC_RELEASE);
@@ -307,8 +438,16 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_Callbac
 	if (!__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE))
 		return;
 	uint32_t epoch = __atomic_load_n(&st.epoch, __ATOMIC_RELAXED);
-	if (recorded_any && cd->correlationId == recorded_corr && recorded_epoch == epoch)
+	if (st.stats)
+		__atomic_add_fetch(&st.n.traced, 1, __ATOMIC_RELAXED);
+	if (recorded_any && cd->correlationId == recorded_corr && recorded_epoch == epoch) {
+		if (st.stats)
+			__atomic_add_fetch(&st.n.same_id, 1, __ATOMIC_RELAXED);
+		if (++same_run == STUCK_RUN)
+			ids_stuck(cd->correlationId);
 		return;
+	}
+	same_run = 0;
 	recorded_corr = cd->correlationId;
 	recorded_epoch = epoch;
 	recorded_any = 1;
@@ -343,6 +482,12 @@ static int kept(uint32_t corr, uint64_t start, uint64_t end)
 		corr_max(&st.last_record_corr, corr);
 	if (xpu_gaps_outside(&st.gaps, corr))
 		return 0;
+	/* Every launch since the ids stuck, of any slice, under one id: not
+	 * one of them can be told from another, nor from the one launch
+	 * recorded with it.  Dropped, counted as CUPTI's. */
+	int stuck = __atomic_load_n(&st.stuck, __ATOMIC_ACQUIRE);
+	if ((stuck == STUCK_SEEN || stuck == STUCK_TAKEN) && corr == st.stuck_id)
+		complete = 0;
 	if (!complete)
 		__atomic_add_fetch(&st.dropped, 1, __ATOMIC_RELAXED);
 	return complete;
@@ -362,6 +507,12 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
 		.device = k->deviceId, .context = k->contextId, .stream = k->streamId,
 		.graph = k->graphId,
 	};
+	if (st.stats) {	/* the agent's thread alone reads records */
+		st.n.kernels++;
+		st.n.graph_kernels += k->graphId != 0;
+		st.n.kernel_ids += k->correlationId != st.n.last_kernel_corr;
+		st.n.last_kernel_corr = k->correlationId;
+	}
 	xpu_inj_kernel(st.chan, &w, k->name);
 }
 
@@ -436,6 +587,13 @@ static int attach(void)
 {
 	static int said_other, said_error;
 	const char *why = "", *step = "cuptiSubscribe";
+	/* Ids stuck: nothing until a detach has ended them (a detach asked for
+	 * is not called off). */
+	if (__atomic_load_n(&st.stuck, __ATOMIC_ACQUIRE) == STUCK_TAKEN) {
+		if (st.phase != DETACHED)
+			return XPU_WIRE_STATE_IDS_STUCK;
+		__atomic_store_n(&st.stuck, STUCK_NOT, __ATOMIC_RELEASE);
+	}
 	if (st.phase == DETACH_ASKED)
 		__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
 	if (st.phase == ATTACHED)
@@ -467,6 +625,7 @@ static int attach(void)
 			api.unsubscribe(st.sub);
 	}
 	st.subscribed = r == CUPTI_SUCCESS;
+	note('s', r);
 	if (r != CUPTI_SUCCESS) {
 		api.result_string(r, &why);
 		xpu_inj_say_once(&said_error, "CUPTI refused to start (%s: %s); xputop will not show this "
@@ -488,11 +647,11 @@ static int attach(void)
 	 * call fails and nothing changes. */
 	if (api.hw_trace)
 		api.hw_trace(1);
-	/* Graphs made or replayed while attached keep CUPTI attached; these
-	 * calls are rare, their callbacks cost nothing that matters. */
-	if (!__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE))
-		for (size_t i = 0; i < NGRAPH_CBIDS; i++)
-			api.enable_callback(1, st.sub, graph_cbids[i].dom, graph_cbids[i].cbid);
+	/* Graphs made or replayed while attached keep CUPTI attached, and
+	 * kernel activity on for a while (keep_activity); these calls are
+	 * rare, their callbacks cost nothing that matters. */
+	for (size_t i = 0; i < NGRAPH_CBIDS; i++)
+		api.enable_callback(1, st.sub, graph_cbids[i].dom, graph_cbids[i].cbid);
 	__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
 	uint64_t d = xpu_inj_now() - t0;
 	st.attach_ns += d;
@@ -526,7 +685,7 @@ int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags)
 	st.chan = chan;
 	st.flags = flags;
 	int state = attach();
-	if (state != XPU_WIRE_STATE_OK)
+	if (state != XPU_WIRE_STATE_OK && state != XPU_WIRE_STATE_IDS_STUCK)
 		st.chan = NULL;
 	pthread_mutex_unlock(&st.lock);
 	return state;
@@ -537,6 +696,7 @@ static int activity(int on)
 	if (st.act_on == on)
 		return 0;
 	st.act_on = on;
+	note(on ? 'A' : 'a', 0);
 	CUptiResult (*f)(CUpti_ActivityKind) = on ? api.activity_enable : api.activity_disable;
 	int bad = f(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS;
 	if (st.flags & XPU_WIRE_START_MEMCPY)
@@ -563,10 +723,23 @@ static void ask_detach(void)
 
 /* Under st.lock: kernel activity off, the slice's kernels awaited to
  * detach. */
+static int keeping(void)
+{
+	return __atomic_load_n(&st.keep_act, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&st.stuck, __ATOMIC_ACQUIRE) == STUCK_NOT &&
+	       xpu_inj_now() < __atomic_load_n(&st.keep_until, __ATOMIC_ACQUIRE);
+}
+
 static void activity_done(void)
 {
 	/* What is complete now gets its times while CUPTI still traces. */
 	api.flush_all(0);
+	if (keeping()) {
+		/* On, as it stays (keep_activity): its kernels keep their own
+		 * ends; nothing to detach (graphs). */
+		st.draining = st.awaiting = 0;
+		return;
+	}
 	activity(0);
 	st.draining = 0;
 	xpu_gaps_activity_off(&st.gaps, xpu_inj_now());
@@ -621,7 +794,7 @@ int xpu_cupti_trace(int on)
 			 * slice on the stand-in, up to ACT_MAX_NS for a GPU-bound
 			 * one.  (While the process exits CUPTI is not called: CUDA
 			 * may be torn down; the exit flush takes what is left.) */
-			if (__atomic_load_n(&st.slice_graph, __ATOMIC_ACQUIRE) ||
+			if ((__atomic_load_n(&st.slice_graph, __ATOMIC_ACQUIRE) && !keeping()) ||
 			    __atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE)) {
 				st.act_until = xpu_inj_now() + ACT_MAX_NS;
 				st.draining = 1;
@@ -679,11 +852,57 @@ void xpu_cupti_flush(int forced)
 	 * nothing switched: CUDA may be torn down already. */
 	int exiting = __atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE);
 	if (st.loaded && st.phase == ATTACHED && (forced || !exiting)) {
+		/* keep_activity's, where a launching thread found the lock taken */
+		if (!exiting && st.chan && !st.act_on && keeping())
+			activity(1);
+		/* kept on past its time, between slices: off */
+		if (!exiting && st.act_on && __atomic_load_n(&st.keep_act, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE) && !st.draining && !keeping())
+			activity_done();
 		api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 		if (!exiting)
 			drain();
 	}
 	pthread_mutex_unlock(&st.lock);
+}
+
+/* CUPTI's ids stuck: the span traced was ended by the caller (at *at);
+ * what the slice's kernels are awaited for is of no use (they all carry the
+ * one id, dropped), so activity goes off and CUPTI is detached at the next
+ * launch's return, as between slices, and attached afresh for the next
+ * (attach).  Where it may not be detached (CUDA graphs seen, or
+ * XPUTOP_CUPTI_DETACH=0) it stays as it is, tracing nothing: the state says
+ * IDS_STUCK from then on. */
+int xpu_cupti_stuck(uint64_t *at)
+{
+	if (__atomic_load_n(&st.stuck, __ATOMIC_ACQUIRE) != STUCK_SEEN)
+		return 0;
+	pthread_mutex_lock(&st.lock);
+	*at = st.stuck_ns;
+	st.stucks++;
+	static int said;
+	xpu_inj_say_once(&said, "CUPTI gave every API call one correlation id (%u) from about %.3f s ago; "
+		    "%s", st.stuck_id, (double)(xpu_inj_now() - st.stuck_ns) / 1e9,
+		    __atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE)
+			    ? "it cannot be detached in this process (CUDA graphs): xputop will not trace its "
+			      "GPU kernels until it restarts"
+			    : "detaching it to trace afresh");
+	__atomic_store_n(&st.stuck, STUCK_TAKEN, __ATOMIC_RELEASE);
+	if (st.phase == ATTACHED && !__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE)) {
+		if (st.act_on)
+			activity_done();
+		st.draining = st.awaiting = 0;
+		ask_detach();
+	}
+	pthread_mutex_unlock(&st.lock);
+	return 1;
+}
+
+int xpu_cupti_recovering(void)
+{
+	return __atomic_load_n(&st.stuck, __ATOMIC_ACQUIRE) == STUCK_TAKEN &&
+	       __atomic_load_n(&st.phase, __ATOMIC_ACQUIRE) != DETACHED &&
+	       !__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE);
 }
 
 void xpu_cupti_stop(void)
@@ -735,12 +954,30 @@ void xpu_cupti_print_stats(void)
 	uint32_t n = __atomic_load_n(&st.detaches, __ATOMIC_RELAXED);
 	fprintf(stderr, "{\"xputop_inject\": {\"pid\": %d, \"attaches\": %llu, \"attach_ms_avg\": %.3f, "
 		"\"attach_ms_max\": %.3f, \"detaches\": %u, \"detach_ms_avg\": %.3f, \"detach_ms_max\": %.3f, "
-		"\"enable_ms_avg\": %.3f, \"enable_ms_max\": %.3f, \"stays_attached\": %d}}\n",
+		"\"enable_ms_avg\": %.3f, \"enable_ms_max\": %.3f, \"stays_attached\": %d, "
+		"\"launch_callbacks_traced\": %llu, \"same_id_not_recorded\": %llu, \"ids_stuck\": %llu, "
+		"\"graph_launches\": %llu, \"first_graph_s\": %.3f, \"kernels\": %llu, \"graph_kernels\": %llu, "
+		"\"kernel_id_changes\": %llu, \"activity_kept\": %d}}\n",
 		(int)getpid(), (unsigned long long)st.attaches,
 		st.attaches ? (double)st.attach_ns / (double)st.attaches / 1e6 : 0.0, (double)st.attach_max / 1e6, n,
 		n ? (double)st.fin_ns / n / 1e6 : 0.0, (double)st.fin_max / 1e6,
 		st.enables ? (double)st.enable_ns / (double)st.enables / 1e6 : 0.0, (double)st.enable_max / 1e6,
-		__atomic_load_n(&st.no_detach, __ATOMIC_RELAXED));
+		__atomic_load_n(&st.no_detach, __ATOMIC_RELAXED),
+		(unsigned long long)st.n.traced, (unsigned long long)st.n.same_id, (unsigned long long)st.stucks,
+		(unsigned long long)st.n.graph_launches,
+		st.n.first_graph_ns ? (double)(st.n.first_graph_ns - st.n.loaded_ns) / 1e9 : -1.0,
+		(unsigned long long)st.n.kernels, (unsigned long long)st.n.graph_kernels,
+		(unsigned long long)st.n.kernel_ids, __atomic_load_n(&st.keep_act, __ATOMIC_RELAXED));
+	if (st.stats && trail_n) {
+		fprintf(stderr, "{\"xputop_inject_trail\": [");
+		uint32_t n = trail_n < TRAIL ? trail_n : TRAIL;
+		for (uint32_t k = 0; k < n; k++) {
+			uint32_t i = (trail_n - n + k) % TRAIL;
+			fprintf(stderr, "%s[%.3f, \"%c\", %u]", k ? ", " : "",
+				(double)(trail[i].t - st.n.loaded_ns) / 1e9, trail[i].what, trail[i].arg);
+		}
+		fprintf(stderr, "]}\n");
+	}
 	pthread_mutex_unlock(&st.lock);
 }
 

@@ -168,17 +168,20 @@ static void put_slice(uint64_t start, uint64_t end)
 }
 
 /* Switches CUPTI as the schedule says, timing the switch (under the lock:
- * the exit flush closes the slice too). */
-static void switch_tracing(int act)
+ * the exit flush closes the slice too); a span switched off ends at end
+ * (0: now). */
+static void switch_tracing_at(int act, uint64_t end)
 {
 	pthread_mutex_lock(&g.lock);
 	uint64_t t0 = xpu_inj_now();
 	if (act == XPU_SCHED_OFF)
-		put_slice(g.slice_start, t0);
+		put_slice(g.slice_start, end && end < t0 ? end : t0);
 	/* A slice attaches CUPTI again; another profiler may have taken it
-	 * meanwhile (and may give it back): the state follows. */
+	 * meanwhile (and may give it back), or CUPTI's ids stuck and it is
+	 * being detached: the state follows. */
 	int on = act != XPU_SCHED_OFF;
-	if (g.state == XPU_WIRE_STATE_OK || (on && g.state == XPU_WIRE_STATE_OTHER_SUBSCRIBER)) {
+	if (g.state == XPU_WIRE_STATE_OK ||
+	    (on && (g.state == XPU_WIRE_STATE_OTHER_SUBSCRIBER || g.state == XPU_WIRE_STATE_IDS_STUCK))) {
 		uint32_t state = (uint32_t)xpu_cupti_trace(act == XPU_SCHED_WHOLE ? 2 : on);
 		if (state != g.state) {
 			g.state = state;
@@ -194,6 +197,28 @@ static void switch_tracing(int act)
 		/* The slice is its length of tracing, switching on not counted. */
 		xpu_sched_started(&g.sched, t1);
 	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void switch_tracing(int act)
+{
+	switch_tracing_at(act, 0);
+}
+
+/* CUPTI's ids stuck (inject/cupti.c): what was traced from then on cannot
+ * be joined, so the span on ends where they stuck, as its budget would end
+ * it, and nothing is switched on until CUPTI is detached (never, where it
+ * may not be: the state then says so, and slices are not counted). */
+static void unstick(uint64_t now)
+{
+	uint64_t at;
+	if (!xpu_cupti_stuck(&at))
+		return;
+	if (xpu_sched_end(&g.sched, now) == XPU_SCHED_OFF)
+		switch_tracing_at(XPU_SCHED_OFF, at);
+	pthread_mutex_lock(&g.lock);
+	g.state = XPU_WIRE_STATE_IDS_STUCK;
+	g.status_due = 1;
 	pthread_mutex_unlock(&g.lock);
 }
 
@@ -217,6 +242,9 @@ static int run_schedule(void)
 {
 	uint64_t now = xpu_inj_now();
 	int act;
+	unstick(now);
+	if (xpu_cupti_recovering())
+		return (int)g.flush_ms;
 	g.sched.launches = xpu_inj_launches();
 	while ((act = xpu_sched_due(&g.sched, now)) != XPU_SCHED_NONE)
 		switch_tracing(act);

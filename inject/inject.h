@@ -72,6 +72,13 @@ int xpu_cupti_start(struct xpu_chan *chan, uint32_t flags);
 int xpu_cupti_trace(int on);
 /* Flushes completed activity buffers into the channel. */
 void xpu_cupti_flush(int forced);
+/* CUPTI's correlation ids stuck, seen by a launching thread since the last
+ * call: 1 and *at, when the first launch was seen under one id; the span
+ * traced must end there (inject.c).  The agent's thread. */
+int xpu_cupti_stuck(uint64_t *at);
+/* After that, CUPTI is being detached to start afresh: nothing to switch on
+ * until it is. */
+int xpu_cupti_recovering(void);
 /* A slice is over and its kernels are awaited (activity on or off) before
  * CUPTI is detached: the agent looks sooner than every flush. */
 int xpu_cupti_settling(void);
@@ -138,6 +145,11 @@ void xpu_sched_mode(struct xpu_sched *s, const struct xpu_wire_mode *m, uint64_t
 /* The switch due at now, if any (the state moves on): ON a slice, WHOLE on
  * throughout, OFF either's end. */
 int xpu_sched_due(struct xpu_sched *s, uint64_t now);
+/* The span on ends now, early (CUPTI's ids stuck): OFF if one was on.  A
+ * span on throughout goes on throughout again at the next xpu_sched_due (it
+ * was not its cost that ended it), a slice ends as at its end, exact mode's
+ * goes on again at the next xpu_sched_due. */
+int xpu_sched_end(struct xpu_sched *s, uint64_t now);
 /* Nanoseconds until the next switch, UINT64_MAX when none will come. */
 uint64_t xpu_sched_wait(const struct xpu_sched *s, uint64_t now);
 /* Tracing actually began at now, after the switch due earlier took its

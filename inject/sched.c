@@ -108,6 +108,46 @@ static int within_budget(struct xpu_sched *s, uint64_t now)
 	return s->bucket >= 0;
 }
 
+/* A span on throughout whose launches cost more than the budget: the next
+ * period starts now, its slice anywhere in it (a burst's start, the most
+ * often: left out of every period, it would be missed).  On throughout
+ * again after one period where the span lasted; where it was cut at its
+ * first check, after 4 periods, then twice as many each time, up to
+ * XPU_SCHED_BACKOFF_MAX: a busy process pays a check's worth of tracing
+ * that seldom (a million empty kernels on an H200, 4 s, paid +0.06 us a
+ * launch with tries after 1, 2 and 4 periods). */
+static int cut(struct xpu_sched *s, uint64_t now)
+{
+	s->on = s->whole = 0;
+	s->cuts++;
+	s->backoff = s->checks > 1 ? 1
+		     : s->backoff >= XPU_SCHED_BACKOFF_MAX / 2 ? XPU_SCHED_BACKOFF_MAX
+		     : s->backoff > 1 ? 2 * s->backoff : XPU_SCHED_BACKOFF_FIRST;
+	s->left = s->backoff;
+	s->period = now;
+	place_slice_wrapping(s);
+	return XPU_SCHED_OFF;
+}
+
+int xpu_sched_end(struct xpu_sched *s, uint64_t now)
+{
+	if (!s->on)
+		return XPU_SCHED_NONE;
+	if (s->mode.mode == XPU_WIRE_MODE_EXACT) {
+		s->on = 0;	/* on again at the next xpu_sched_due */
+		return XPU_SCHED_OFF;
+	}
+	if (s->whole) {
+		/* Not its cost: on throughout again as soon as it can be. */
+		s->on = s->whole = 0;
+		s->whole_next = 1;
+		s->next = now;
+		return XPU_SCHED_OFF;
+	}
+	s->next = now;		/* the slice ends here, as at its end */
+	return xpu_sched_due(s, now);
+}
+
 int xpu_sched_due(struct xpu_sched *s, uint64_t now)
 {
 	if (s->mode.mode == XPU_WIRE_MODE_EXACT) {
@@ -123,24 +163,7 @@ int xpu_sched_due(struct xpu_sched *s, uint64_t now)
 			s->next = now + XPU_SCHED_CHECK_MS * NS_PER_MS;
 			return XPU_SCHED_NONE;
 		}
-		/* Its launches cost more than the budget: the next period
-		 * starts now, its slice anywhere in it (a burst's start, the
-		 * most often: left out of every period, it would be missed).
-		 * On throughout again after one period where the span lasted;
-		 * where it was cut at its first check, after 4 periods, then
-		 * twice as many each time, up to XPU_SCHED_BACKOFF_MAX: a busy
-		 * process pays a check's worth of tracing that seldom (a
-		 * million empty kernels on an H200, 4 s, paid +0.06 us a launch
-		 * with tries after 1, 2 and 4 periods). */
-		s->on = s->whole = 0;
-		s->cuts++;
-		s->backoff = s->checks > 1 ? 1
-			     : s->backoff >= XPU_SCHED_BACKOFF_MAX / 2 ? XPU_SCHED_BACKOFF_MAX
-			     : s->backoff > 1 ? 2 * s->backoff : XPU_SCHED_BACKOFF_FIRST;
-		s->left = s->backoff;
-		s->period = now;
-		place_slice_wrapping(s);
-		return XPU_SCHED_OFF;
+		return cut(s, now);
 	}
 	if (!s->on) {
 		s->on = 1;

@@ -57,7 +57,17 @@ struct xpu_wire_rec {
 	uint16_t len;		/* bytes of the body that follows */
 };
 
-enum { XPU_WIRE_STATE_OK = 0, XPU_WIRE_STATE_OTHER_SUBSCRIBER = 1, XPU_WIRE_STATE_CUPTI_ERROR = 2 };
+/* XPU_WIRE_STATE_IDS_STUCK: CUPTI gave every API call one correlation id
+ * and the library could not detach it to start afresh (CUDA graphs seen, or
+ * XPUTOP_CUPTI_DETACH=0): nothing is traced until the process restarts
+ * (inject/cupti.c).  While a detach is under way it is said too, for a
+ * moment. */
+enum {
+	XPU_WIRE_STATE_OK = 0,
+	XPU_WIRE_STATE_OTHER_SUBSCRIBER = 1,
+	XPU_WIRE_STATE_CUPTI_ERROR = 2,
+	XPU_WIRE_STATE_IDS_STUCK = 3,
+};
 #define XPU_WIRE_DETACH_OFF 0x80000000u	/* xpu_wire_status.detach */
 
 struct xpu_wire_hello {

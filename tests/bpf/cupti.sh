@@ -332,4 +332,59 @@ t kernels_come_with_their_launches_in_and_out_of_spans_on_throughout
 $Q gpu_proc "$T_TMP/busywhole.stand" "kernels_without_launch_pct < 0.5" "kernels_est is not None" \
 	< "$T_TMP/busywhole.json" || fail "kernels without their launches"
 
+# CUPTI's correlation ids stuck with nothing switched off (two torch.compile
+# runs of six on an H200, the library on throughout: every API call from
+# about the 500th under one id, no graph kernel recorded; the span on
+# throughout then recorded no launch, so its budget never ended it, and the
+# estimate was 1,600 times the kernels run).  Here they stick after 150
+# calls of the first attachment, 1.5 s into a process launching 100 a
+# second: the library sees one id come again and again, ends the span
+# there, drops the kernels under that id (counted), detaches CUPTI at the
+# next launch's return and traces afresh.
+PROG_ENV="STAND_CUPTI_ATTACH_MS=10 STAND_CUPTI_STICK_AFTER=150 XPUTOP_INJECT_STATS=1"
+play stuck 16 "" -r 100 "$STAND" 6
+
+t cupti_ids_that_stick_are_seen_and_ended_by_a_detach
+grep -q '"ids_stuck": 1,' "$T_TMP/stuck.prog" || fail "the library did not see the ids stuck: $(grep xputop_inject "$T_TMP/stuck.prog")"
+$Q stand "$T_TMP/stuck.stand" "stale_ids > 0" "finalizes >= 1" "violations == 0" "misuse == 0" \
+	"graph_teardowns == 0" || fail "CUPTI not detached after its ids stuck"
+$Q gpu_proc "$T_TMP/stuck.stand" "cupti_dropped > 0" "kernels_without_launch_pct < 0.5" \
+	"kernels_est is not None" < "$T_TMP/stuck.json" || fail "the stuck id's kernels kept, or not estimated"
+# (the launches made in the 8 callbacks before the library is sure are lost)
+$Q gpu_within_stated "$T_TMP/stuck.expected" 3 10 < "$T_TMP/stuck.json" || fail "estimates"
+
+# The ids stuck too, on the H200, where kernel activity was switched on
+# again shortly after the process made its CUDA graphs (8 of 16
+# torch.compile runs, each time within 2 ms of the first switch-on 85-314 ms
+# after the capture; never seconds after): the stand-in plays that for a
+# switch-on within 1 s of a graph made.  The program makes its graph 1 s in,
+# CUPTI staying attached (slices every 100 ms): the library keeps activity
+# on from the graph call for 2 s (XPUTOP_GRAPH_ACTIVITY_MS), so no slice
+# switches it on in that second.
+PROG_ENV="STAND_CUPTI_ATTACH_MS=10 STAND_CUPTI_GRAPH_STICK_MS=1000 XPUTOP_CUPTI_DETACH=0 XPUTOP_INJECT_STATS=1"
+play graphkeep 12 "--gpu-sample 10/100" -g 1 "$STAND" 4
+
+t kernel_activity_stays_on_after_a_cuda_graph_is_made_and_the_ids_hold
+grep -q '"ids_stuck": 0,.*"activity_kept": 1' "$T_TMP/graphkeep.prog" ||
+	fail "activity not kept, or the ids stuck: $(grep '"xputop_inject"' "$T_TMP/graphkeep.prog")"
+$Q stand "$T_TMP/graphkeep.stand" "stale_ids == 0" "graph_launches > 0" "finalizes == 0" "misuse == 0" ||
+	fail "CUPTI's ids stuck"
+$Q gpu_proc "$T_TMP/graphkeep.stand" "kernels_est is not None" "kernels_without_launch_pct < 0.5" \
+	< "$T_TMP/graphkeep.json" || fail "not estimated"
+$Q gpu_within_stated "$T_TMP/graphkeep.expected" 3 15 < "$T_TMP/graphkeep.json" || fail "estimates"
+
+# The same with activity switched as before (XPUTOP_GRAPH_ACTIVITY_MS=0):
+# the next slice sticks the ids, and CUPTI must not be detached once it saw
+# a graph (pytorch/pytorch#112507): the library sees them stuck, the
+# process says so and nothing of it is estimated from then on.
+PROG_ENV="STAND_CUPTI_ATTACH_MS=10 STAND_CUPTI_GRAPH_STICK_MS=1000 XPUTOP_CUPTI_DETACH=0 XPUTOP_INJECT_STATS=1 XPUTOP_GRAPH_ACTIVITY_MS=0"
+play graphstuck 12 "--gpu-sample 10/100" -g 1 "$STAND" 4
+
+t cupti_ids_stuck_where_it_may_not_be_detached_are_said_and_not_estimated
+grep -q '"ids_stuck": 1,' "$T_TMP/graphstuck.prog" || fail "the library did not see the ids stuck"
+$Q stand "$T_TMP/graphstuck.stand" "stale_ids > 0" "graph_teardowns == 0" "finalizes == 0" "misuse == 0" ||
+	fail "no ids stuck to see, or CUPTI torn down after a graph"
+$Q gpu_proc "$T_TMP/graphstuck.stand" "\"CUPTI's correlation ids stuck: not traced until it restarts\" in states" \
+	"kernels_est is None" "gpu_ns_est is None" < "$T_TMP/graphstuck.json" || fail "the process row"
+
 finish

@@ -91,6 +91,17 @@ int xpu_cupti_settling(void)
 	return 0;
 }
 
+/* Ids that stick are CUPTI's (the stand-in plays them, tests/fake/stand_cupti.c). */
+int xpu_cupti_stuck(uint64_t *at)
+{
+	return 0;
+}
+
+int xpu_cupti_recovering(void)
+{
+	return 0;
+}
+
 uint64_t xpu_cupti_dropped(void)
 {
 	return __atomic_load_n(&dropped, __ATOMIC_RELAXED);

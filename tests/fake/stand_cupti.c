@@ -48,6 +48,19 @@
  *    under 5 ids; with the callbacks left on, 71,214 launches, every kernel
  *    its own id (docs/gpu-cost.md, issue 25).
  *
+ * STAND_CUPTI_STICK_AFTER=N: the ids stick as well, with nothing switched
+ * off, once N API calls have been numbered in the process's first
+ * attachment (until cuptiFinalize), and a graph's kernels get no record
+ * meanwhile.  On the H200 9 of 17 torch.compile runs under the default mode
+ * did so from their 350th-490th call, the library's callbacks on throughout:
+ * 69,360 launch callbacks under one id in one, no graph kernel record
+ * (inject/cupti.c, docs/gpu-cost.md).
+ * STAND_CUPTI_GRAPH_STICK_MS=N: the ids stick (as above, until
+ * cuptiFinalize) when kernel activity is switched on within N ms of a
+ * graph made while attached: on the H200 they did, in 4 of 7 torch.compile
+ * runs, within 2 ms of a switch-on 85-314 ms after the graphs were
+ * captured, and never at a switch-on seconds after (nor where activity
+ * stayed on from before the capture, the exact mode).
  * STAND_CUPTI_REPEAT=N: a launch's ENTER callback comes N times with its one
  * correlation id (as a runtime launch's nested driver launch carries the
  * runtime's id).
@@ -123,6 +136,11 @@ static struct {
 	uint32_t notinit, notinit_left, repeat;
 	uint64_t slow_ns;	/* STAND_CUPTI_SLOW_US */
 	uint64_t enable_ns;	/* STAND_CUPTI_ENABLE_MS */
+	uint64_t stick_after;	/* STAND_CUPTI_STICK_AFTER */
+	uint64_t graph_stick_ns;	/* STAND_CUPTI_GRAPH_STICK_MS */
+	uint64_t graph_made;	/* when a graph was last made while attached */
+	int stuck_by_knob;	/* the ids stuck by one of the two: no graph kernel record */
+	uint64_t numbered;	/* API calls numbered in the first attachment */
 	/* What cuptiFinalize forgets. */
 	int subscribed;
 	CUpti_SubscriberHandle sub;
@@ -199,6 +217,10 @@ __attribute__((constructor)) static void knobs(void)
 	S.slow_ns = w ? strtoull(w, NULL, 10) * 1000ULL : 0;
 	const char *e = getenv("STAND_CUPTI_ENABLE_MS");
 	S.enable_ns = e ? strtoull(e, NULL, 10) * 1000000ULL : 0;
+	const char *gs = getenv("STAND_CUPTI_GRAPH_STICK_MS");
+	S.graph_stick_ns = gs ? strtoull(gs, NULL, 10) * 1000000ULL : 0;
+	const char *k = getenv("STAND_CUPTI_STICK_AFTER");
+	S.stick_after = k ? strtoull(k, NULL, 10) : 0;
 }
 
 static int kernel_activity(void)
@@ -349,8 +371,13 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 {
 	/* Taking its time without the lock: launches go on meanwhile. */
 	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
-	    !__atomic_load_n(&S.kinds[kind], __ATOMIC_RELAXED))
+	    !__atomic_load_n(&S.kinds[kind], __ATOMIC_RELAXED)) {
 		sleep_ns(S.enable_ns);
+		pthread_mutex_lock(&S.lock);
+		if (S.graph_stick_ns && S.graph_made && mono() - S.graph_made < S.graph_stick_ns)
+			S.ids_stuck = S.stuck_by_knob = 1;
+		pthread_mutex_unlock(&S.lock);
+	}
 	return set_kind(kind, 1);
 }
 
@@ -551,7 +578,8 @@ CUptiResult CUPTIAPI cuptiFinalize(void)
 	S.n.lost += S.qlen;
 	S.n.graph_teardowns += S.saw_graph;
 	S.saw_graph = 0;
-	S.ids_stuck = 0;
+	S.ids_stuck = S.stuck_by_knob = 0;
+	S.graph_made = 0;
 	S.qhead = S.qlen = 0;
 	S.buf++;
 	S.buf_n = 0;
@@ -600,7 +628,7 @@ static void run_kernel(const char *name, uint64_t gpu_ns, uint32_t corr, uint32_
 	uint64_t now = mono();
 	uint64_t start = S.gpu_free > now ? S.gpu_free : now;
 	S.gpu_free = start + gpu_ns;
-	if (!kernel_activity())
+	if (!kernel_activity() || (graph && S.stuck_by_knob))
 		return;
 	S.n.traced++;
 	if (S.qlen == MAX_QUEUED) {
@@ -637,6 +665,8 @@ static void api_call(CUpti_CallbackId cbid, const char *function, const char *sy
 	cd.functionName = function;
 	cd.symbolName = symbol;
 	pthread_mutex_lock(&S.lock);
+	if (S.stick_after && S.attached && !S.n.finalizes && ++S.numbered > S.stick_after)
+		S.ids_stuck = S.stuck_by_knob = 1;
 	if (S.ids_stuck && S.corr)
 		S.n.stale_ids++;
 	else
@@ -646,6 +676,8 @@ static void api_call(CUpti_CallbackId cbid, const char *function, const char *sy
 	call_site(&cd, CUPTI_API_ENTER, cbid);
 	pthread_mutex_lock(&S.lock);
 	S.saw_graph |= graph && S.attached;
+	if (graph && !kernel && S.attached)
+		S.graph_made = mono();
 	if (kernel) {
 		S.n.launches++;
 		S.n.graph_launches += graph != 0;

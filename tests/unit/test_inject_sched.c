@@ -263,6 +263,42 @@ TEST(a_burst_ends_tracing_throughout_for_a_period)
 	CHECK_INT(61500 * MS - r.whole_ns, <=, 502 * MS);
 }
 
+/* CUPTI's ids stuck (inject/cupti.c): the span on ends at once, and one on
+ * throughout is on throughout again at the next switch, with no cut counted
+ * nor periods in slices (its cost did not end it); a slice ends as at its
+ * end; exact mode's is on again at the next switch; nothing on, nothing. */
+TEST(a_span_ended_early_goes_on_as_it_was)
+{
+	struct xpu_sched s;
+	struct whole_run r;
+	with_budget(&s, &r, 5);
+	run_whole(&s, 0, 2000 * MS, few, &r);
+	CHECK(s.on && s.whole);
+	CHECK_INT(xpu_sched_end(&s, 2000 * MS), ==, XPU_SCHED_OFF);
+	CHECK(!s.on);
+	CHECK_INT(xpu_sched_end(&s, 2000 * MS), ==, XPU_SCHED_NONE);
+	CHECK_INT(xpu_sched_due(&s, 2030 * MS), ==, XPU_SCHED_WHOLE);
+	CHECK_INT(s.cuts, ==, 0);
+
+	struct xpu_wire_mode m = { XPU_WIRE_MODE_SAMPLED, 500, 10, 0 };
+	s = (struct xpu_sched){ 0 };
+	xpu_sched_mode(&s, &m, 0, 5);
+	uint64_t t = 0;
+	while (xpu_sched_due(&s, t) != XPU_SCHED_ON)
+		t += MS;
+	CHECK_INT(xpu_sched_end(&s, t + 3 * MS), ==, XPU_SCHED_OFF);
+	CHECK(!s.on);
+	/* the next slice in the next period */
+	CHECK_INT(xpu_sched_wait(&s, t + 3 * MS), >, 0);
+
+	struct xpu_wire_mode ex = { XPU_WIRE_MODE_EXACT, 0, 0, 0 };
+	s = (struct xpu_sched){ 0 };
+	xpu_sched_mode(&s, &ex, 0, 5);
+	CHECK_INT(xpu_sched_due(&s, 0), ==, XPU_SCHED_ON);
+	CHECK_INT(xpu_sched_end(&s, 5 * MS), ==, XPU_SCHED_OFF);
+	CHECK_INT(xpu_sched_due(&s, 6 * MS), ==, XPU_SCHED_ON);
+}
+
 /* Launching much, it pays one check's worth of tracing throughout after 4,
  * 8, ... 64 periods: a few hundredths of a percent of the time. */
 TEST(a_busy_process_tries_tracing_throughout_ever_less_often)
