@@ -134,10 +134,16 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 		snprintf(buf, sizeof(buf), "pid %-7u %-16s %-14s %s  %u call sites  %" PRIu64 " dropped%s",
 			 p->pid, xpu_dict_str_get(s->dict, p->comm), mode, rate, p->sites,
 			 p->dropped + p->cupti_dropped,
-			 p->state == XPU_GPU_PROC_LEFT ? "  (exited)" : p->detail == 1 ? "  (another profiler holds CUPTI)" : "");
+			 p->state == XPU_GPU_PROC_LEFT ? "  (exited)"
+			 : p->detail == 1 ? "  (another profiler holds CUPTI)"
+			 : p->detail == XPU_GPU_DETAIL_IDS_STUCK ? "  (CUPTI's ids stuck: not traced until it restarts)" : "");
 		line(r, y++, p->launch_only ? XPU_ROLE_NA : XPU_ROLE_DEFAULT, buf);
 	}
-	if (s->gpu.joined_pct >= 0 && s->gpu.sampled && !s->gpu.ns_err.ok && s->gpu.orphaned)
+	if (s->gpu.joined_pct >= 0 && s->gpu.sampled && !s->gpu.ns_err.ok && s->gpu.ids_stuck)
+		snprintf(buf, sizeof(buf), "GPU time not estimated: CUPTI's correlation ids stuck in %d process%s "
+			 "(its kernels cannot be told apart until it restarts); %.1f ms seen", s->gpu.ids_stuck,
+			 s->gpu.ids_stuck == 1 ? "" : "es", (double)s->gpu.ns / 1e6);
+	else if (s->gpu.joined_pct >= 0 && s->gpu.sampled && !s->gpu.ns_err.ok && s->gpu.orphaned)
 		snprintf(buf, sizeof(buf), "GPU time not estimated: %d process%s kernels came without their launch "
 			 "records (e: trace every kernel); %.1f ms seen", s->gpu.orphaned,
 			 s->gpu.orphaned == 1 ? "'s" : "es'", (double)s->gpu.ns / 1e6);

@@ -1440,6 +1440,12 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		 * themselves.) */
 		p->orphaned[w] = was_sampled[w] && (lwt[w] || p->by_probe[w]) &&
 				 (double)orph[w] * 100 > XPU_GPU_ORPHAN_PCT * (double)kseen[w];
+		/* Its library says CUPTI's ids stuck and stay so: the same, for
+		 * as long as it says it (a detach that ended them took the
+		 * stuck span out of what it traced). */
+		if (p->state != XPU_GPU_PROC_LEFT)	/* as it was when it left */
+			p->ids_stuck = p->detail == XPU_GPU_DETAIL_IDS_STUCK;
+		p->orphaned[w] |= was_sampled[w] && p->ids_stuck;
 		double all_seen = (double)lseen[w] + (p->launch_only ? (double)ws[w] : 0);
 		p->scale[w] = !was_sampled[w] ? 1
 			      : p->flat[w] ? probe_launches / (double)lwl[w]

@@ -242,7 +242,8 @@ struct xpu_gpu_proc {
 	 * 40,000 and 415,953 kernels: 1 launch of the rest's to scale them by,
 	 * 35,700 times the truth). */
 	struct xpu_win_count orphan;
-	int orphaned[2];
+	int orphaned[2];	/* or its CUPTI's ids stuck (ids_stuck) */
+	int ids_stuck;		/* its library's state says XPU_GPU_DETAIL_IDS_STUCK */
 	struct xpu_gpu_sd pcsd;	/* pseen against pcpu, since the start */
 	int by_cpu[2];
 	double cpu_cover[2];	/* pcpu / acpu */

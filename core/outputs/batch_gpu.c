@@ -22,12 +22,13 @@ static const char *proc_mode(const struct xpu_gpu_proc *p)
 static const char *proc_state(const struct xpu_gpu_proc *p)
 {
 	static const char *const detail[] = { "ok", "another CUPTI profiler is attached",
-					      "CUPTI refused to start" };
+					      "CUPTI refused to start",
+					      "CUPTI's correlation ids stuck: not traced until it restarts" };
 	if (p->launch_only)
 		return "seen by launch probes";
 	if (p->state == XPU_GPU_PROC_LEFT)
 		return "disconnected";
-	return p->detail < 3 ? detail[p->detail] : "unknown";
+	return p->detail < sizeof(detail) / sizeof(detail[0]) ? detail[p->detail] : "unknown";
 }
 
 /* Which kernel row a CPU->GPU stack belongs to: its pid and its leaf frame. */

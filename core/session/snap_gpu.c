@@ -86,9 +86,11 @@ static int build(struct xpu_snapshot *s, struct xpu_session *sess, const struct 
 	s->gpu.by_own = scaled_by(m, vs->window, 0, &s->gpu.own_cover);
 	s->gpu.by_probe = scaled_by(m, vs->window, 1, &s->gpu.probe_cover);
 	s->gpu.by_cpu = scaled_by(m, vs->window, 2, &s->gpu.cpu_cover);
-	s->gpu.orphaned = 0;
-	for (uint32_t i = 0; i < m->nprocs; i++)
+	s->gpu.orphaned = s->gpu.ids_stuck = 0;
+	for (uint32_t i = 0; i < m->nprocs; i++) {
 		s->gpu.orphaned += m->procs[i].orphaned[vs->window];
+		s->gpu.ids_stuck += m->procs[i].orphaned[vs->window] && m->procs[i].ids_stuck;
+	}
 	s->gpu.nprocs = m->nprocs < XPU_SNAP_GPU_PROCS ? (int)m->nprocs : XPU_SNAP_GPU_PROCS;
 	for (int i = 0; i < s->gpu.nprocs; i++)
 		s->gpu.procs[i] = m->procs[i];

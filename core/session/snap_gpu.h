@@ -88,6 +88,7 @@ struct xpu_snap_gpu {
 	/* Sampled processes whose kernels came without their launch records
 	 * (model_gpu.h orphaned): their kernels and GPU time not estimated. */
 	int orphaned;
+	int ids_stuck;	/* of them, with CUPTI's ids stuck (model_gpu.h) */
 };
 
 /* A GPU device process's kind from its valid bits, as both front-ends say it:

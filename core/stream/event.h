@@ -188,6 +188,10 @@ enum { XPU_GPU_PROC_CONNECTED = 1, XPU_GPU_PROC_LEFT = 2, XPU_GPU_PROC_STATUS = 
  * seen, XPUTOP_CUPTI_DETACH=0, exact mode), paying its cost on every launch */
 #define XPU_GPU_DETAIL_ATTACHED 0x80000000u
 #define XPU_GPU_DETAIL_STATE 0xffffu
+/* The state XPU_WIRE_STATE_IDS_STUCK: CUPTI's correlation ids stuck in the
+ * process and its library could not detach CUPTI to start afresh; nothing
+ * it traces can be joined (inject/cupti.c). */
+#define XPU_GPU_DETAIL_IDS_STUCK 3u
 #define XPU_GPU_MEMSET 0x100u	/* xpu_ev_gpu_memcpy.kind of a memset */
 
 /* GPU device payloads (NVML, sampled about once a second).  A DEV event

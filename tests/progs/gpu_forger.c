@@ -16,6 +16,9 @@
  *              on throughout the first second (10 launches, their kernels),
  *              then a 10 ms slice a second (2 launches, their kernels, and
  *              50 kernels of no launch recorded); prints nothing
+ *   stuck      as orphans without the kernels of no launch, but from its
+ *              third second on a STATUS saying CUPTI's ids stuck
+ *              (XPU_WIRE_STATE_IDS_STUCK), and no slice after it
  *   idle       N connections that never say HELLO, dialled again when closed,
  *              for SECONDS (default 5)
  *   bad-hellos N connections in turn, each claiming to be pid 1 (the next
@@ -202,19 +205,28 @@ static void kernel_of(int fd, uint32_t corr, uint64_t at)
 
 /* seconds of a library that traced throughout for its first second (ten
  * launches and their kernels), then a slice of 10 ms a second with two
- * launches and their kernels, and 50 kernels of no launch recorded. */
-static void orphans(int fd, int seconds)
+ * launches and their kernels, and 50 kernels of no launch recorded; stuck:
+ * none of those 50, and from the third second only a STATUS a second
+ * saying CUPTI's ids stuck (a library that may not detach CUPTI). */
+static void orphans(int fd, int seconds, int stuck)
 {
 	char buf[256];
 	uint32_t corr = 0, none = 1000000;
 	for (int sec = 0; sec < seconds; sec++) {
 		uint64_t t = mono_ns();
 		int whole = sec == 0;
+		if (stuck && sec >= 2) {	/* what the library says, no more slices */
+			struct xpu_wire_status st = { .state = XPU_WIRE_STATE_IDS_STUCK, .launches = corr,
+						      .kernels = corr, .detach = XPU_WIRE_DETACH_OFF };
+			send(fd, buf, packet(buf, XPU_WIRE_STATUS, &st, sizeof(st)), MSG_NOSIGNAL);
+			usleep(1000000);
+			continue;
+		}
 		for (int i = 0; i < (whole ? 10 : 2); i++) {
 			launch_flagged(fd, (uint32_t)getpid(), ++corr, whole ? XPU_WIRE_LAUNCH_WHOLE : 0);
 			kernel_of(fd, corr, t + (uint64_t)i * 100000);
 		}
-		for (int i = 0; !whole && i < 50; i++)
+		for (int i = 0; !whole && !stuck && i < 50; i++)
 			kernel_of(fd, ++none, t + (uint64_t)i * 100000);
 		struct xpu_wire_slice sl = { t, t + (whole ? 900 : 10) * 1000000ULL };
 		send(fd, buf, packet(buf, whole ? XPU_WIRE_WHOLE : XPU_WIRE_SLICE, &sl, sizeof(sl)), MSG_NOSIGNAL);
@@ -343,8 +355,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[2], "whole") == 0)
 		whole(fd);
-	if (strcmp(argv[2], "orphans") == 0) {
-		orphans(fd, (int)n);
+	if (strcmp(argv[2], "orphans") == 0 || strcmp(argv[2], "stuck") == 0) {
+		orphans(fd, (int)n, strcmp(argv[2], "stuck") == 0);
 		return 0;
 	}
 	send_kernels(fd);

@@ -170,6 +170,18 @@ F=$!
 wait_for "GPU time not estimated: 1 process's kernels came without their launch records" 150
 kill $F 2> /dev/null
 wait $F 2> /dev/null
+
+t a_process_whose_cupti_ids_stuck_says_so_and_is_not_estimated
+# A client whose library says CUPTI's correlation ids stuck and cannot be
+# detached (gpu_forger's stuck: graphs, inject/cupti.c): its line says so,
+# and the summary says why its GPU time is not estimated.
+setpriv --reuid=65534 --regid=65534 --clear-groups "$(public "$OUT/tests/progs/gpu_forger")" "$XPUTOP_SOCKET" stuck 12 \
+	> /dev/null 2>&1 &
+F=$!
+wait_for "GPU time not estimated: CUPTI's correlation ids stuck in 1 process" 150
+wait_for "(CUPTI's ids stuck: not traced until it restarts)" 20
+kill $F 2> /dev/null
+wait $F 2> /dev/null
 tm_end "$SOCK"
 rm -rf "$SOCKDIR"
 finish
