@@ -1,0 +1,54 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# A CUDA-graph workload (compiled.py: torch.compile, mode="reduce-overhead")
+# under the default mode against none (issue 25): ROUNDS rounds, each a run
+# with no xputop then one under xputop, alternated; per run the step's wall
+# and CPU time (compiled.py's own figures), and under xputop what its library
+# says at exit (XPUTOP_INJECT_STATS=1): whether CUPTI's correlation ids stuck
+# and whether kernel activity was kept on after the graphs were made
+# (docs/gpu-cost.md, "Ids stuck by CUDA graphs").  Last, the medians and
+# their ratio.  As root, on a machine with an NVIDIA GPU and PyTorch:
+#
+#   sh bench/gpu/graphs.sh BUILD OUT [ROUNDS]      # BUILD: make STATIC=1 OUTPUT=BUILD
+#
+# XPUTOP_OPTIONS and XPUTOP_ENV (e.g. XPUTOP_GRAPH_ACTIVITY_MS=0) go to the
+# runs under xputop.
+set -u
+X=$(realpath "$1")/xputop
+O=$(realpath "$2")
+ROUNDS=${3:-4}
+STEPS=${STEPS:-20000}
+mkdir -p "$O"
+cd "$(dirname "$(realpath "$0")")" || exit 1
+step() {	# RUN.w NAME
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")][-1]
+print(f"{sys.argv[2]} wall_ms_per_step {d['wall_ms_per_step']:.4f} cpu_ms_per_step {d['cpu_ms_per_step']:.4f}")
+PY
+}
+: > "$O/steps.txt"
+for r in $(seq "$ROUNDS"); do
+	python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/none.$r.w" > /dev/null 2>&1
+	step "$O/none.$r.w" "none.$r" | tee -a "$O/steps.txt"
+	# shellcheck disable=SC2086
+	env XPUTOP_INJECT_STATS=1 ${XPUTOP_ENV:-} timeout 300 "$X" -b -j -d 1 --window 900 ${XPUTOP_OPTIONS:-} -- \
+		python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/xputop.$r.w" \
+		> "$O/xputop.$r.json" 2> "$O/xputop.$r.err"
+	step "$O/xputop.$r.w" "xputop.$r" | tee -a "$O/steps.txt"
+	grep -h '"xputop_inject"' "$O/xputop.$r.err" | python3 -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)["xputop_inject"]
+    print("  library: ids_stuck %s activity_kept %s graph_kernels %s" % (d["ids_stuck"], d["activity_kept"], d["graph_kernels"]))'
+done
+python3 - "$O/steps.txt" <<'PY'
+import statistics, sys
+runs = {}
+for l in open(sys.argv[1]):
+    f = l.split()
+    runs.setdefault(f[0].split(".")[0], []).append(float(f[2]))
+none, x = statistics.median(runs["none"]), statistics.median(runs["xputop"])
+print(f"median ms a step: none {none:.4f}, xputop {x:.4f} ({100 * (x / none - 1):+.1f}%); "
+      f"xputop's runs {min(runs['xputop']):.4f}-{max(runs['xputop']):.4f}")
+PY
