@@ -247,7 +247,8 @@ int xpu_cupti_load(void)
 	*(void **)&api.hw_trace = dlsym(h, "cuptiActivityEnableHWTrace");
 	*(void **)&api.finalize = dlsym(h, "cuptiFinalize");
 	const char *ka = getenv("XPUTOP_GRAPH_ACTIVITY_MS");
-	st.keep_ns = (ka && *ka ? strtoull(ka, NULL, 10) : 2000) * 1000000ULL;
+	unsigned long long keep_ms = ka && *ka ? strtoull(ka, NULL, 10) : 2000;
+	st.keep_ns = (keep_ms < 3600000 ? keep_ms : 3600000) * 1000000ULL;
 	const char *sv = getenv("XPUTOP_INJECT_STATS");
 	st.stats = sv && *sv && strcmp(sv, "0") != 0;
 	st.n.loaded_ns = xpu_inj_now();
@@ -359,7 +360,8 @@ static void detach_here(void)
 		uint64_t d = xpu_inj_now() - t0;
 		st.fin_ns += d;
 		st.fin_max = d > st.fin_max ? d : st.fin_max;
-		st.subscribed = st.registered = st.cb_on = st.act_on = 0;
+		st.subscribed = st.registered = st.cb_on = 0;
+		__atomic_store_n(&st.act_on, 0, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&st.detaches, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&st.phase, DETACHED, __ATOMIC_RELEASE);
 	}
@@ -386,7 +388,7 @@ static void keep_activity(void)
 		return;
 	__atomic_store_n(&st.keep_until, xpu_inj_now() + st.keep_ns, __ATOMIC_RELEASE);
 	__atomic_store_n(&st.keep_act, 1, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE) || __atomic_load_n(&st.act_on, __ATOMIC_RELAXED))
 		return;
 	/* Graph calls are few and slow themselves: this one waits for the
 	 * agent's lock, 50 ms at most (the agent may be in CUPTI waiting for
@@ -695,7 +697,7 @@ static int activity(int on)
 {
 	if (st.act_on == on)
 		return 0;
-	st.act_on = on;
+	__atomic_store_n(&st.act_on, on, __ATOMIC_RELAXED);	/* read by keep_activity */
 	note(on ? 'A' : 'a', 0);
 	CUptiResult (*f)(CUpti_ActivityKind) = on ? api.activity_enable : api.activity_disable;
 	int bad = f(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS;
@@ -884,8 +886,8 @@ int xpu_cupti_stuck(uint64_t *at)
 	xpu_inj_say_once(&said, "CUPTI gave every API call one correlation id (%u) from about %.3f s ago; "
 		    "%s", st.stuck_id, (double)(xpu_inj_now() - st.stuck_ns) / 1e9,
 		    __atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE)
-			    ? "it cannot be detached in this process (CUDA graphs): xputop will not trace its "
-			      "GPU kernels until it restarts"
+			    ? "it cannot be detached in this process (CUDA graphs, or XPUTOP_CUPTI_DETACH=0): "
+			      "xputop will not trace its GPU kernels until it restarts"
 			    : "detaching it to trace afresh");
 	__atomic_store_n(&st.stuck, STUCK_TAKEN, __ATOMIC_RELEASE);
 	if (st.phase == ATTACHED && !__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE)) {
@@ -916,7 +918,7 @@ void xpu_cupti_stop(void)
 		api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
 		api.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
-		st.act_on = 0;
+		__atomic_store_n(&st.act_on, 0, __ATOMIC_RELAXED);
 		/* Records still in flight go nowhere once the channel is detached. */
 		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		/* Staying attached, the callbacks stay on for the next xputop

@@ -206,9 +206,10 @@ static void switch_tracing(int act)
 }
 
 /* CUPTI's ids stuck (inject/cupti.c): what was traced from then on cannot
- * be joined, so the span on ends where they stuck, as its budget would end
- * it, and nothing is switched on until CUPTI is detached (never, where it
- * may not be: the state then says so, and slices are not counted). */
+ * be joined, so the span on ends where they were seen stuck (one on
+ * throughout goes on throughout again, xpu_sched_end), and nothing is
+ * switched on until CUPTI is detached (never, where it may not be: the
+ * state then says so, and slices are not counted). */
 static void unstick(uint64_t now)
 {
 	uint64_t at;
