@@ -12,7 +12,11 @@
 #   sh bench/gpu/graphs.sh BUILD OUT [ROUNDS]      # BUILD: make STATIC=1 OUTPUT=BUILD
 #
 # XPUTOP_OPTIONS and XPUTOP_ENV (e.g. XPUTOP_GRAPH_ACTIVITY_MS=0) go to the
-# runs under xputop.
+# runs under xputop.  COST_LIB and COSTS split what CUPTI alone costs the
+# same steps: COST_LIB is bench/gpu/cupti_cost.c built (cc -O2 -shared -fPIC
+# -I/usr/local/cuda/include bench/gpu/cupti_cost.c -o cupti_cost.so -ldl
+# -lpthread), COSTS its XPU_COST settings, each run in every round with no
+# xputop (e.g. COSTS='subscribed callbacks activity duty:500:10').
 set -u
 X=$(realpath "$1")/xputop
 O=$(realpath "$2")
@@ -36,6 +40,12 @@ for r in $(seq "$ROUNDS"); do
 		python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/xputop.$r.w" \
 		> "$O/xputop.$r.json" 2> "$O/xputop.$r.err"
 	step "$O/xputop.$r.w" "xputop.$r" | tee -a "$O/steps.txt"
+	for c in ${COSTS:-}; do
+		n=cupti_$(echo "$c" | tr -c 'a-z0-9\n' _)
+		env CUDA_INJECTION64_PATH="$(realpath "$COST_LIB")" XPU_COST="$c" python3 -X perf compiled.py \
+			--steps "$STEPS" --warmup 5 --out "$O/$n.$r.w" > /dev/null 2> "$O/$n.$r.err"
+		step "$O/$n.$r.w" "$n.$r" | tee -a "$O/steps.txt"
+	done
 	grep -h '"xputop_inject"' "$O/xputop.$r.err" | python3 -c '
 import json, sys
 for l in sys.stdin:
@@ -48,7 +58,10 @@ runs = {}
 for l in open(sys.argv[1]):
     f = l.split()
     runs.setdefault(f[0].split(".")[0], []).append(float(f[2]))
-none, x = statistics.median(runs["none"]), statistics.median(runs["xputop"])
-print(f"median ms a step: none {none:.4f}, xputop {x:.4f} ({100 * (x / none - 1):+.1f}%); "
-      f"xputop's runs {min(runs['xputop']):.4f}-{max(runs['xputop']):.4f}")
+none = statistics.median(runs["none"])
+for name, v in runs.items():
+    if name != "none":
+        m = statistics.median(v)
+        print(f"median ms a step: none {none:.4f}, {name} {m:.4f} ({100 * (m / none - 1):+.1f}%); "
+              f"its runs {min(v):.4f}-{max(v):.4f}")
 PY
