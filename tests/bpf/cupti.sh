@@ -273,7 +273,11 @@ $Q gpu_cpu_time "$T_TMP/trapped.out" 0.9 1.02 < "$T_TMP/trapped.json" ||
 # fifth of the probes' time.  Alone 0.998 of the truth where the time left
 # in gave 0.77.  Beside other suites a trap costs more than measured at the
 # start (a kernel entry is where a busy CPU switches threads): 0.80-0.82
-# where left in gave 0.68-0.76, the traps' share 5-17%.
+# where left in gave 0.68-0.76, the traps' share 5-17%.  On 2026-11-29 the
+# CI VM's traps took 26-38% of the probes' time, alone as beside other
+# suites, and the loop came out 0.72-0.94 (left in: 0.49-0.58), with the
+# build before the day's changes as with them (0.80-0.92 and 0.74-0.94,
+# alternated): within what it states (+-30-41%), so 0.7 is the floor.
 "$XPUTOP" -b -j -n 12 -d 0.5 --window 60 --gpu-sample 50/250 > "$T_TMP/lotrap.json" 2> "$T_TMP/lotrap.err" &
 X=$!
 wait_json "$T_TMP/lotrap.json"
@@ -285,7 +289,7 @@ wait $X || fail "xputop failed: $(tail -n 5 "$T_TMP/lotrap.err")"
 
 t a_launch_only_loops_traps_are_taken_off_the_probes_time_too
 MADE=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$T_TMP/lotrap.out")
-$Q gpu_launch_trapped $S "$MADE" 3 0.78 1.2 < "$T_TMP/lotrap.json" || fail "estimate of $MADE launches"
+$Q gpu_launch_trapped $S "$MADE" 3 0.7 1.2 < "$T_TMP/lotrap.json" || fail "estimate of $MADE launches"
 
 t scaled_by_the_time_traced_the_same_thread_comes_out_low
 $Q gpu_scaled "$T_TMP/slowed_by_time.expected" time 0.3 0.75 < "$T_TMP/slowed_by_time.json" ||
