@@ -87,8 +87,7 @@ static struct {
 	int tracing;		/* launches are recorded: 1 a slice, 2 on throughout */
 	int draining;		/* a slice ended; its kernels are awaited with activity on */
 	int slice_graph;	/* the slice launched a CUDA graph: its kernels need the drain */
-	int keep_act;		/* a graph call seen: kernel activity stays on (keep_activity) */
-	uint64_t keep_until;	/* ... until then at least */
+	uint64_t keep_until;	/* a graph call seen: kernel activity stays on until then (keep_activity) */
 	uint64_t keep_ns;	/* after each graph call (XPUTOP_GRAPH_ACTIVITY_MS) */
 	int awaiting;		/* activity off; the slice's kernels are awaited to detach */
 	uint64_t detach_by;
@@ -387,7 +386,6 @@ static void keep_activity(void)
 	if (!st.keep_ns)	/* XPUTOP_GRAPH_ACTIVITY_MS=0 */
 		return;
 	__atomic_store_n(&st.keep_until, xpu_inj_now() + st.keep_ns, __ATOMIC_RELEASE);
-	__atomic_store_n(&st.keep_act, 1, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&st.exiting, __ATOMIC_ACQUIRE) || __atomic_load_n(&st.act_on, __ATOMIC_RELAXED))
 		return;
 	/* Graph calls are few and slow themselves: this one waits for the
@@ -419,7 +417,7 @@ static void CUPTIAPI on_launch(void *ud, CUpti_CallbackDomain dom, CUpti_Callbac
 	int graph = graph_call(dom, cbid);
 	if (graph && !__atomic_load_n(&st.no_detach, __ATOMIC_RELAXED))
 		__atomic_store_n(&st.no_detach, 1, __ATOMIC_RELEASE);
-	if (graph == 2 || (graph && !__atomic_load_n(&st.keep_act, __ATOMIC_RELAXED)))
+	if (graph == 2 || (graph && !__atomic_load_n(&st.keep_until, __ATOMIC_RELAXED)))
 		keep_activity();
 	if (graph == 2 && cd->callbackSite == CUPTI_API_ENTER)
 		note('g', cbid + (dom == CUPTI_CB_DOMAIN_DRIVER_API ? 10000 : 0));
@@ -727,8 +725,7 @@ static void ask_detach(void)
  * detach. */
 static int keeping(void)
 {
-	return __atomic_load_n(&st.keep_act, __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&st.stuck, __ATOMIC_ACQUIRE) == STUCK_NOT &&
+	return __atomic_load_n(&st.stuck, __ATOMIC_ACQUIRE) == STUCK_NOT &&
 	       xpu_inj_now() < __atomic_load_n(&st.keep_until, __ATOMIC_ACQUIRE);
 }
 
@@ -858,7 +855,7 @@ void xpu_cupti_flush(int forced)
 		if (!exiting && st.chan && !st.act_on && keeping())
 			activity(1);
 		/* kept on past its time, between slices: off */
-		if (!exiting && st.act_on && __atomic_load_n(&st.keep_act, __ATOMIC_ACQUIRE) &&
+		if (!exiting && st.act_on && __atomic_load_n(&st.keep_until, __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&st.tracing, __ATOMIC_ACQUIRE) && !st.draining && !keeping())
 			activity_done();
 		api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
@@ -969,7 +966,7 @@ void xpu_cupti_print_stats(void)
 		(unsigned long long)st.n.graph_launches,
 		st.n.first_graph_ns ? (double)(st.n.first_graph_ns - st.n.loaded_ns) / 1e9 : -1.0,
 		(unsigned long long)st.n.kernels, (unsigned long long)st.n.graph_kernels,
-		(unsigned long long)st.n.kernel_ids, __atomic_load_n(&st.keep_act, __ATOMIC_RELAXED));
+		(unsigned long long)st.n.kernel_ids, __atomic_load_n(&st.keep_until, __ATOMIC_RELAXED) != 0);
 	if (st.stats && trail_n) {
 		fprintf(stderr, "{\"xputop_inject_trail\": [");
 		uint32_t n = trail_n < TRAIL ? trail_n : TRAIL;

@@ -1313,6 +1313,11 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 	uint64_t pc[2] = { p->pcpu.recent, p->pcpu.total }, wc[2] = { p->wcpu.recent, p->wcpu.total };
 	uint64_t ac[2] = { p->acpu.recent, p->acpu.total }, miss[2] = { p->cpu_miss.recent, p->cpu_miss.total };
 	uint64_t orph[2] = { p->orphan.recent, p->orphan.total };
+	/* Its library says CUPTI's ids stuck and stay so: not estimated, as
+	 * orphans, for as long as it says it (a detach that ended them took
+	 * the stuck span out of what it traced); as it was when it left. */
+	if (p->state != XPU_GPU_PROC_LEFT)
+		p->ids_stuck = p->detail == XPU_GPU_DETAIL_IDS_STUCK;
 	uint64_t kseen[2] = { p->seen[XPU_GPU_EST_KERNELS].recent, p->seen[XPU_GPU_EST_KERNELS].total };
 	for (int w = 0; w < 2; w++) {
 		/* Its library on throughout: what it saw there is taken as it
@@ -1440,11 +1445,6 @@ static void coverage(const struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint
 		 * themselves.) */
 		p->orphaned[w] = was_sampled[w] && (lwt[w] || p->by_probe[w]) &&
 				 (double)orph[w] * 100 > XPU_GPU_ORPHAN_PCT * (double)kseen[w];
-		/* Its library says CUPTI's ids stuck and stay so: the same, for
-		 * as long as it says it (a detach that ended them took the
-		 * stuck span out of what it traced). */
-		if (p->state != XPU_GPU_PROC_LEFT)	/* as it was when it left */
-			p->ids_stuck = p->detail == XPU_GPU_DETAIL_IDS_STUCK;
 		p->orphaned[w] |= was_sampled[w] && p->ids_stuck;
 		double all_seen = (double)lseen[w] + (p->launch_only ? (double)ws[w] : 0);
 		p->scale[w] = !was_sampled[w] ? 1

@@ -120,6 +120,15 @@ static void gpu_kernel(struct xpu_gpu_model *m, uint32_t pid, const char *name)
 	t += 2000;
 }
 
+/* Process pid's GPU_PROC event at t: its library connected (or left). */
+static void gpu_proc_event(struct xpu_gpu_model *m, uint32_t pid, uint64_t t, uint32_t state, uint32_t comm)
+{
+	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = pid, .time = t };
+	ev.gproc.state = state;
+	ev.gproc.comm = comm;
+	CHECK_INT(xpu_gpu_model_event(m, &ev), ==, 0);
+}
+
 /* The KERNEL text of process pid's row for the CUPTI name `name`. */
 static const char *gpu_row_text(const struct xpu_gpu_model *m, const struct xpu_table *t, uint32_t pid,
 				const char *name)
@@ -500,10 +509,7 @@ static void traced_run(struct xpu_gpu_model *m, int sampled, uint32_t slice_ms, 
 {
 	const uint64_t ms = 1000000ULL, t0 = 1000000000ULL;
 	uint64_t rng = 12345, end = t0 + (uint64_t)secs * 1000 * ms;
-	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 5, .time = t0 };
-	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
-	ev.gproc.comm = xpu_dict_cstr(m->dict, "decode");
-	CHECK_INT(xpu_gpu_model_event(m, &ev), ==, 0);
+	gpu_proc_event(m, 5, t0, XPU_GPU_PROC_CONNECTED, xpu_dict_cstr(m->dict, "decode"));
 	uint32_t names[2] = { xpu_dict_cstr(m->dict, "big"), xpu_dict_cstr(m->dict, "small") };
 	uint64_t lo = t0, hi = end, tick = t0 + 1000 * ms, t = t0;
 	for (uint64_t period = t0; period < end; period += (uint64_t)period_ms * ms) {
@@ -649,9 +655,7 @@ TEST(launch_probe_slices_scale_every_launch_only_process)
 	uint32_t api, stack;
 	REQUIRE(launch_model(&d, &m, &api, &stack) == 0);
 	/* an injected process 7, traced exactly */
-	struct xpu_event pe = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 7, .time = t0 };
-	pe.gproc.state = XPU_GPU_PROC_CONNECTED;
-	CHECK_INT(xpu_gpu_model_event(&m, &pe), ==, 0);
+	gpu_proc_event(&m, 7, t0, XPU_GPU_PROC_CONNECTED, 0);
 	/* 10 s; pids 8 and 9 launch 1000 times a second; the probes count them
 	 * 10 ms of every 500 ms (2%): 20 counted a period */
 	for (int sec = 0; sec < 10; sec++) {
@@ -787,10 +791,7 @@ static void library_whole_run(struct xpu_dict *d, struct xpu_gpu_model *m, int p
 	uint32_t api, stack, corr = 0;
 	REQUIRE(launch_model(d, m, &api, &stack) == 0);
 	uint32_t comm = xpu_dict_cstr(d, "serve"), k = xpu_dict_cstr(d, "gemm");
-	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 9, .time = t0 };
-	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
-	ev.gproc.comm = comm;
-	CHECK_INT(xpu_gpu_model_event(m, &ev), ==, 0);
+	gpu_proc_event(m, 9, t0, XPU_GPU_PROC_CONNECTED, comm);
 	for (int sec = 0; sec < 40; sec++) {
 		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
 		int whole = sec < 20;
@@ -903,10 +904,7 @@ TEST(the_probes_span_of_the_second_a_process_left_in_counts_to_its_leaving)
 	uint32_t api, stack;
 	REQUIRE(launch_model(&d, &m, &api, &stack) == 0);
 	uint32_t comm = xpu_dict_cstr(&d, "idle");
-	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 9, .time = t0 };
-	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
-	ev.gproc.comm = comm;
-	CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+	gpu_proc_event(&m, 9, t0, XPU_GPU_PROC_CONNECTED, comm);
 	for (int sec = 0; sec < 10; sec++) {
 		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
 		int last = sec == 9;
@@ -926,9 +924,7 @@ TEST(the_probes_span_of_the_second_a_process_left_in_counts_to_its_leaving)
 		se.slice.comm = comm;
 		CHECK_INT(xpu_gpu_model_event(&m, &se), ==, 0);
 		if (last) {
-			ev.time = t + 500 * ms;
-			ev.gproc.state = XPU_GPU_PROC_LEFT;
-			CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+			gpu_proc_event(&m, 9, t + 500 * ms, XPU_GPU_PROC_LEFT, comm);
 		}
 		struct xpu_event pe = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 9, .time = tick };
 		pe.launch.flags = XPU_GPU_LAUNCH_PROBED | XPU_GPU_LAUNCH_WHOLE;
@@ -958,10 +954,7 @@ static void bursty_probed_run(struct xpu_dict *d, struct xpu_gpu_model *m, int c
 	uint32_t api, stack, corr = 0;
 	REQUIRE(launch_model(d, m, &api, &stack) == 0);
 	uint32_t comm = xpu_dict_cstr(d, "burst");
-	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 9, .time = t0 };
-	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
-	ev.gproc.comm = comm;
-	CHECK_INT(xpu_gpu_model_event(m, &ev), ==, 0);
+	gpu_proc_event(m, 9, t0, XPU_GPU_PROC_CONNECTED, comm);
 	for (int sec = 0; sec < 20; sec++) {
 		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
 		int busy = sec % 4 == 0, paused = sec == 8 || sec == 16;
@@ -1050,10 +1043,7 @@ TEST(kernels_without_their_launches_are_not_scaled_by_them)
 	uint32_t api, stack, corr = 0;
 	REQUIRE(launch_model(&d, &m, &api, &stack) == 0);
 	uint32_t comm = xpu_dict_cstr(&d, "graphs"), k = xpu_dict_cstr(&d, "graph_node");
-	struct xpu_event ev = { .type = XPU_EV_GPU_PROC, .source = XPU_SRC_GPU, .pid = 9, .time = t0 };
-	ev.gproc.state = XPU_GPU_PROC_CONNECTED;
-	ev.gproc.comm = comm;
-	CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+	gpu_proc_event(&m, 9, t0, XPU_GPU_PROC_CONNECTED, comm);
 	for (int sec = 0; sec < 20; sec++) {
 		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
 		int whole = sec == 0;	/* its library on throughout the first second */
