@@ -16,10 +16,15 @@
 # same steps: COST_LIB is bench/gpu/cupti_cost.c built (cc -O2 -shared -fPIC
 # -I/usr/local/cuda/include bench/gpu/cupti_cost.c -o cupti_cost.so -ldl
 # -lpthread), COSTS its XPU_COST settings, each run in every round with no
-# xputop (e.g. COSTS='subscribed callbacks activity duty:500:10').
+# xputop (e.g. COSTS='subscribed callbacks activity duty:500:10').  MORE
+# adds runs to each round: `dormant` (xputop's library loaded, no xputop)
+# and `nolib` (under xputop without its library: the launch probes and CPU
+# sampling alone).
 set -u
 X=$(realpath "$1")/xputop
+L=$(realpath "$1")/libxputop_inject.so
 O=$(realpath "$2")
+[ -n "${COSTS:-}" ] && COST_LIB=$(realpath "$COST_LIB")
 ROUNDS=${3:-4}
 STEPS=${STEPS:-20000}
 mkdir -p "$O"
@@ -40,9 +45,20 @@ for r in $(seq "$ROUNDS"); do
 		python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/xputop.$r.w" \
 		> "$O/xputop.$r.json" 2> "$O/xputop.$r.err"
 	step "$O/xputop.$r.w" "xputop.$r" | tee -a "$O/steps.txt"
+	for m in ${MORE:-}; do
+		case $m in
+		dormant) env CUDA_INJECTION64_PATH="$L" python3 -X perf compiled.py --steps "$STEPS" --warmup 5 \
+				--out "$O/dormant.$r.w" > /dev/null 2>&1 ;;
+		nolib) timeout 300 "$X" -b -j -d 1 --window 900 ${XPUTOP_OPTIONS:-} -- env -u CUDA_INJECTION64_PATH \
+				python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/nolib.$r.w" \
+				> "$O/nolib.$r.json" 2> "$O/nolib.$r.err" ;;
+		*) echo "graphs.sh: MORE: no run named $m" >&2; exit 2 ;;
+		esac
+		step "$O/$m.$r.w" "$m.$r" | tee -a "$O/steps.txt"
+	done
 	for c in ${COSTS:-}; do
 		n=cupti_$(echo "$c" | tr -c 'a-z0-9\n' _)
-		env CUDA_INJECTION64_PATH="$(realpath "$COST_LIB")" XPU_COST="$c" python3 -X perf compiled.py \
+		env CUDA_INJECTION64_PATH="$COST_LIB" XPU_COST="$c" python3 -X perf compiled.py \
 			--steps "$STEPS" --warmup 5 --out "$O/$n.$r.w" > /dev/null 2> "$O/$n.$r.err"
 		step "$O/$n.$r.w" "$n.$r" | tee -a "$O/steps.txt"
 	done
