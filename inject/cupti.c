@@ -35,7 +35,17 @@
 #include "inject.h"
 #include "launch_cbids.h"
 
-#define BUF_SIZE (2u << 20)
+/* Each activity buffer CUPTI fills.  A default flush hands a buffer over
+ * only once every record in it is complete, so while a thread launches on
+ * with kernel activity on, the buffer being filled comes only once full:
+ * the drain after a slice that launched a CUDA graph lasts until then.
+ * With 2 MB (9,700 kernel records) on the H200 a torch.compile loop
+ * launching 134,000 graph kernels a second kept activity on 70-85 ms after
+ * each 10 ms slice, 12-24% of the time, and CUPTI's activity costs such a
+ * loop +4 to +38% a step; 128 KB (600 records) fill in 4.5 ms there
+ * (docs/gpu-cost.md, "The drain's length").  A GPU far behind also gets
+ * its records sooner: a buffer no longer waits for 9,700 kernels to run. */
+#define BUF_SIZE (128u << 10)
 
 static struct {
 	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);

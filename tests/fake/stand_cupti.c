@@ -85,7 +85,7 @@
 
 #define MAX_CBID 1024	 /* above every runtime and driver cbid of CUDA 13 */
 #define MAX_QUEUED 65536 /* records CUPTI holds; more are dropped (and counted) */
-#define BUF_RECORDS 256	 /* records in one of CUPTI's own buffers */
+#define BUF_RECORDS 256	 /* records in a buffer, until the client says how large its are */
 #define REC_MAGIC 0x53544e44u
 
 /* A record not handed over yet.  done is when the simulated GPU finishes
@@ -159,6 +159,7 @@ static struct {
 	struct rec q[MAX_QUEUED];
 	uint32_t qhead, qlen;
 	uint32_t buf, buf_n;	 /* the buffer being filled, and its records */
+	uint32_t buf_recs;	 /* records a buffer holds: the client's size */
 	uint64_t no_room_unread; /* for cuptiActivityGetNumDroppedRecords */
 	/* The simulated GPU. */
 	uint64_t gpu_free; /* when the last kernel queued ends (CLOCK_MONOTONIC) */
@@ -391,7 +392,23 @@ CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
 {
 	if (!funcBufferRequested || !funcBufferCompleted)
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	/* CUPTI writes its records into the client's buffers, so a buffer
+	 * holds what the client's size holds, and a default flush waits for
+	 * one to be full, or all of it complete: with a thread still launching
+	 * the first (on the H200 a 2 MB buffer kept kernel activity on 70-85
+	 * ms after each slice of a CUDA-graph loop, 134,000 kernels a second:
+	 * docs/gpu-cost.md).  The size is asked for once, here, and the
+	 * buffer given back empty (as CUPTI may hand one over). */
+	uint8_t *b = NULL;
+	size_t size = 0, max = 0;
+	funcBufferRequested(&b, &size, &max);
+	if (b)
+		funcBufferCompleted(NULL, 0, b, size, 0);
+	uint64_t recs = b ? size / REC_SIZE : 0;
+	if (max && max < recs)
+		recs = max;
 	pthread_mutex_lock(&S.lock);
+	S.buf_recs = recs ? (uint32_t)(recs < MAX_QUEUED ? recs : MAX_QUEUED) : BUF_RECORDS;
 	S.n.in_teardown += S.tearing;
 	S.requested = funcBufferRequested;
 	S.completed = funcBufferCompleted;
@@ -638,7 +655,7 @@ static void run_kernel(const char *name, uint64_t gpu_ns, uint32_t corr, uint32_
 	}
 	/* The record's times in the client's clock: the same distance from its now. */
 	int64_t shift = (int64_t)(S.timestamp ? S.timestamp() : clock_ns(CLOCK_REALTIME)) - (int64_t)mono();
-	if (S.buf_n == BUF_RECORDS) {
+	if (S.buf_n >= (S.buf_recs ? S.buf_recs : BUF_RECORDS)) {
 		S.buf++;
 		S.buf_n = 0;
 	}
