@@ -106,9 +106,10 @@ void xpu_cupti_reset_counts(void);
  * mode.whole_us a second: from the start, until a check every
  * XPU_SCHED_CHECK_MS finds a bucket of one second's budget spent; then
  * sampled periods, the first from there, and on throughout again at the
- * end of the last (one period; where the span was cut at its first check,
- * 4, then twice as many as the last time).  A pure state machine on the times
- * and launch counts it is given: the agent does what it says. */
+ * end of the last (one period where the span lasted XPU_SCHED_LASTED_MS;
+ * where it was cut sooner, 4, then twice as many as the last time).  A
+ * pure state machine on the times and launch counts it is given: the agent
+ * does what it says. */
 struct xpu_sched {
 	struct xpu_wire_mode mode;
 	int on;
@@ -136,6 +137,7 @@ enum { XPU_SCHED_NONE = 0, XPU_SCHED_ON = 1, XPU_SCHED_OFF = 2, XPU_SCHED_WHOLE 
 #define XPU_SCHED_CHECK_MS 20	/* on throughout: how often the budget is looked at */
 #define XPU_SCHED_BACKOFF_FIRST 4	/* sampled periods after a span cut at its first check */
 #define XPU_SCHED_BACKOFF_MAX 64	/* the most sampled periods between tries on throughout */
+#define XPU_SCHED_LASTED_MS 100	/* a span on throughout this long, cut, goes on again after a period */
 /* What tracing adds to a launch, for the budget: back-to-back empty kernels
  * in exact mode paid +4.77 us a launch on the H100 (issue 25), +2.77 us on
  * the H200 (bench/RESULTS.md). */

@@ -111,16 +111,20 @@ static int within_budget(struct xpu_sched *s, uint64_t now)
 /* A span on throughout whose launches cost more than the budget: the next
  * period starts now, its slice anywhere in it (a burst's start, the most
  * often: left out of every period, it would be missed).  On throughout
- * again after one period where the span lasted; where it was cut at its
- * first check, after 4 periods, then twice as many each time, up to
- * XPU_SCHED_BACKOFF_MAX: a busy process pays a check's worth of tracing
+ * again after one period where the span lasted XPU_SCHED_LASTED_MS, 100 ms
+ * (the process launched little that long: a burst ended it); where it was
+ * cut sooner, after 4 periods, then twice as many each time, up to
+ * XPU_SCHED_BACKOFF_MAX: a busy process pays a bucket's worth of tracing
  * that seldom (a million empty kernels on an H200, 4 s, paid +0.06 us a
- * launch with tries after 1, 2 and 4 periods). */
+ * launch with tries after 1, 2 and 4 periods).  (Cut at its second check
+ * counted as lasting, a torch.compile loop of 6,400 graph launches a
+ * second was on throughout 40-50 ms after each period of slices on the
+ * H200.) */
 static int cut(struct xpu_sched *s, uint64_t now)
 {
 	s->on = s->whole = 0;
 	s->cuts++;
-	s->backoff = s->checks > 1 ? 1
+	s->backoff = (uint64_t)s->checks * XPU_SCHED_CHECK_MS >= XPU_SCHED_LASTED_MS ? 1
 		     : s->backoff >= XPU_SCHED_BACKOFF_MAX / 2 ? XPU_SCHED_BACKOFF_MAX
 		     : s->backoff > 1 ? 2 * s->backoff : XPU_SCHED_BACKOFF_FIRST;
 	s->left = s->backoff;

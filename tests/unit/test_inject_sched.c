@@ -318,6 +318,29 @@ TEST(a_busy_process_tries_tracing_throughout_ever_less_often)
 	CHECK_INT(r.slice_ns, <=, 6000 * MS);
 }
 
+/* 6,200 launches a second (a torch.compile loop's graph launches on the
+ * H200 were 6,400): the bucket lasts past the first check and is cut at the
+ * second, 40 ms in.  That is no span that lasted: it backs off as the busy
+ * one above (counted as lasting, it went on throughout after every period:
+ * 556 tries in 300 s, 7.4% of the time). */
+static uint32_t graphs(uint64_t t)
+{
+	return 6 + ((t / MS) % 5 == 0);
+}
+
+TEST(a_span_cut_at_its_second_check_backs_off_too)
+{
+	struct xpu_sched s;
+	struct whole_run r;
+	with_budget(&s, &r, 5);
+	run_whole(&s, 0, 300000 * MS, graphs, &r);
+	CHECK_INT(r.wholes, >=, 12);
+	CHECK_INT(r.wholes, <=, 14);
+	CHECK_INT(r.whole_ns, <=, (uint64_t)r.wholes * 40 * MS);
+	CHECK_INT(r.whole_ns, >, (uint64_t)r.wholes * 20 * MS);
+	CHECK_INT(s.backoff, ==, XPU_SCHED_BACKOFF_MAX);
+}
+
 /* After a cut, a slice that would run past the period's end wraps to its
  * start: every instant of the period is as likely to be traced, its first
  * 10 ms (the burst that cut it) too. */
