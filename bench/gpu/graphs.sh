@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2086  # $W, $XT and the options are word lists
 # SPDX-License-Identifier: GPL-2.0-only
 # A CUDA-graph workload (compiled.py: torch.compile, mode="reduce-overhead")
 # under the default mode against none (issue 25): ROUNDS rounds, each a run
@@ -19,12 +20,22 @@
 # xputop (e.g. COSTS='subscribed callbacks activity duty:500:10').  MORE
 # adds runs to each round: `dormant` (xputop's library loaded, no xputop)
 # and `nolib` (under xputop without its library: the launch probes and CPU
-# sampling alone).
+# sampling alone).  PIN=CPU runs the workload on that CPU alone and xputop
+# on the others (the runs' spread, unpinned, hides a few percent), with one
+# BLAS and OpenMP thread; STEPS sets the steps a run (20,000: 3 s on an
+# H200, of which kernel activity kept on after the graphs are made takes
+# 2 s; 100,000 for the steady state).
 set -u
 X=$(realpath "$1")/xputop
 L=$(realpath "$1")/libxputop_inject.so
 O=$(realpath "$2")
 [ -n "${COSTS:-}" ] && COST_LIB=$(realpath "$COST_LIB")
+W="" XT=""
+if [ -n "${PIN:-}" ]; then
+	export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+	W="taskset -c $PIN"
+	XT="taskset -c $(python3 -c "import os; print(','.join(str(c) for c in sorted(os.sched_getaffinity(0)) if c != $PIN))")"
+fi
 ROUNDS=${3:-4}
 STEPS=${STEPS:-20000}
 mkdir -p "$O"
@@ -38,19 +49,19 @@ PY
 }
 : > "$O/steps.txt"
 for r in $(seq "$ROUNDS"); do
-	python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/none.$r.w" > /dev/null 2>&1
+	$W python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/none.$r.w" > /dev/null 2>&1
 	step "$O/none.$r.w" "none.$r" | tee -a "$O/steps.txt"
 	# shellcheck disable=SC2086
-	env XPUTOP_INJECT_STATS=1 ${XPUTOP_ENV:-} timeout 300 "$X" -b -j -d 1 --window 900 ${XPUTOP_OPTIONS:-} -- \
-		python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/xputop.$r.w" \
+	env XPUTOP_INJECT_STATS=1 ${XPUTOP_ENV:-} $XT timeout 300 "$X" -b -j -d 1 --window 900 ${XPUTOP_OPTIONS:-} -- \
+		$W python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/xputop.$r.w" \
 		> "$O/xputop.$r.json" 2> "$O/xputop.$r.err"
 	step "$O/xputop.$r.w" "xputop.$r" | tee -a "$O/steps.txt"
 	for m in ${MORE:-}; do
 		case $m in
-		dormant) env CUDA_INJECTION64_PATH="$L" python3 -X perf compiled.py --steps "$STEPS" --warmup 5 \
+		dormant) env CUDA_INJECTION64_PATH="$L" $W python3 -X perf compiled.py --steps "$STEPS" --warmup 5 \
 				--out "$O/dormant.$r.w" > /dev/null 2>&1 ;;
-		nolib) timeout 300 "$X" -b -j -d 1 --window 900 ${XPUTOP_OPTIONS:-} -- env -u CUDA_INJECTION64_PATH \
-				python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/nolib.$r.w" \
+		nolib) $XT timeout 300 "$X" -b -j -d 1 --window 900 ${XPUTOP_OPTIONS:-} -- env -u CUDA_INJECTION64_PATH \
+				$W python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/nolib.$r.w" \
 				> "$O/nolib.$r.json" 2> "$O/nolib.$r.err" ;;
 		*) echo "graphs.sh: MORE: no run named $m" >&2; exit 2 ;;
 		esac
@@ -58,7 +69,7 @@ for r in $(seq "$ROUNDS"); do
 	done
 	for c in ${COSTS:-}; do
 		n=cupti_$(echo "$c" | tr -c 'a-z0-9\n' _)
-		env CUDA_INJECTION64_PATH="$COST_LIB" XPU_COST="$c" python3 -X perf compiled.py \
+		env CUDA_INJECTION64_PATH="$COST_LIB" XPU_COST="$c" $W python3 -X perf compiled.py \
 			--steps "$STEPS" --warmup 5 --out "$O/$n.$r.w" > /dev/null 2> "$O/$n.$r.err"
 		step "$O/$n.$r.w" "$n.$r" | tee -a "$O/steps.txt"
 	done
