@@ -247,6 +247,7 @@ static int run_schedule(void)
 	if (xpu_cupti_recovering())
 		return (int)g.flush_ms;
 	g.sched.launches = xpu_inj_launches();
+	g.sched.graph_kernels = xpu_inj_graph_kernels();
 	while ((act = xpu_sched_due(&g.sched, now)) != XPU_SCHED_NONE)
 		switch_tracing(act);
 	report_piece(now);

@@ -102,14 +102,14 @@ void xpu_cupti_reset_counts(void);
  * slice_ms at a random point of every period_ms (sampled), so that the
  * slices, taken together, are a fair sample of the time.  Sampled, it also
  * traces throughout (XPU_SCHED_WHOLE) where the process launches so little
- * that CUPTI's cost on every launch (XPU_SCHED_LAUNCH_NS) stays within
- * mode.whole_us a second: from the start, until a check every
- * XPU_SCHED_CHECK_MS finds a bucket of one second's budget spent; then
- * sampled periods, the first from there, and on throughout again at the
- * end of the last (one period where the span lasted XPU_SCHED_LASTED_MS;
- * where it was cut sooner, 4, then twice as many as the last time).  A
- * pure state machine on the times and launch counts it is given: the agent
- * does what it says. */
+ * that CUPTI's cost on every launch (XPU_SCHED_LAUNCH_NS) and on every
+ * graph kernel (XPU_SCHED_GRAPH_KERNEL_NS) stays within mode.whole_us a
+ * second: from the start, until a check every XPU_SCHED_CHECK_MS finds a
+ * bucket of one second's budget spent; then sampled periods, the first
+ * from there, and on throughout again at the end of the last (one period
+ * where the span lasted XPU_SCHED_LASTED_MS; where it was cut sooner, 4,
+ * then twice as many as the last time).  A pure state machine on the times
+ * and counts it is given: the agent does what it says. */
 struct xpu_sched {
 	struct xpu_wire_mode mode;
 	int on;
@@ -125,7 +125,9 @@ struct xpu_sched {
 	uint64_t period;	/* sampled: when the current period started */
 	uint64_t rng;
 	uint64_t launches;	/* in: launches recorded so far (the caller sets it) */
-	uint64_t checked, counted;	/* on throughout: the last check's time, launches */
+	uint64_t graph_kernels;	/* in: CUDA graphs' kernels recorded so far (the same) */
+	uint64_t checked, counted, counted_gk;	/* on throughout: the last check's time,
+						 * launches, graph kernels */
 	uint32_t checks;	/* on throughout: checks so far */
 	uint32_t backoff, left;	/* sampled periods after a cut: how many, how many left */
 	double bucket;		/* on throughout: ns of CUPTI's cost left to spend */
@@ -142,6 +144,11 @@ enum { XPU_SCHED_NONE = 0, XPU_SCHED_ON = 1, XPU_SCHED_OFF = 2, XPU_SCHED_WHOLE 
  * in exact mode paid +4.77 us a launch on the H100 (issue 25), +2.77 us on
  * the H200 (bench/RESULTS.md). */
 #define XPU_SCHED_LAUNCH_NS 5000
+/* And to each kernel of a CUDA graph (one launch, many kernels): CUPTI's
+ * kernel activity on throughout cost a torch.compile loop 0.3-2.9 us a
+ * graph kernel a step on the H200, 21 kernels a launch, by the machine's
+ * round (bench/RESULTS.md, fifteenth session). */
+#define XPU_SCHED_GRAPH_KERNEL_NS 2000
 /* Takes a mode (checked: a bad one becomes the default sampled mode). */
 void xpu_sched_mode(struct xpu_sched *s, const struct xpu_wire_mode *m, uint64_t now, uint64_t seed);
 /* The switch due at now, if any (the state moves on): ON a slice, WHOLE on
@@ -204,6 +211,7 @@ void xpu_inj_kernel(struct xpu_chan *chan, const struct xpu_wire_kernel *k, cons
 void xpu_inj_new_monitor(uint32_t flags);
 uint64_t xpu_inj_launches(void);
 uint64_t xpu_inj_kernels(void);
+uint64_t xpu_inj_graph_kernels(void);	/* of them, a CUDA graph's */
 
 /* Messages on the host's stderr, each at most once per process (inject/say.c). */
 void xpu_inj_say_once(int *said, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -21,7 +21,7 @@ static struct { uint64_t hash; char *name; uint32_t id, epoch; } *names;
 static uint32_t nnames;
 /* Which callback ids' names this connection was told (epoch + 1), per domain. */
 static uint32_t api_named[2][XPU_WIRE_MAX_CBID];
-static uint64_t launches, kernels;
+static uint64_t launches, kernels, graph_kernels;
 static int want_sites = 1;
 static __thread uint32_t my_tid;
 
@@ -42,6 +42,11 @@ uint64_t xpu_inj_kernels(void)
 	return __atomic_load_n(&kernels, __ATOMIC_RELAXED);
 }
 
+uint64_t xpu_inj_graph_kernels(void)
+{
+	return __atomic_load_n(&graph_kernels, __ATOMIC_RELAXED);
+}
+
 void xpu_inj_new_monitor(uint32_t flags)
 {
 	want_sites = !(flags & XPU_WIRE_START_NO_SITES);
@@ -54,6 +59,7 @@ void xpu_inj_new_monitor(uint32_t flags)
 	memset(api_named, 0, sizeof(api_named));
 	__atomic_store_n(&launches, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&kernels, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&graph_kernels, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&names_lock);
 	xpu_sites_new_generation();
 }
@@ -144,5 +150,7 @@ void xpu_inj_kernel(struct xpu_chan *chan, const struct xpu_wire_kernel *k, cons
 	struct xpu_wire_kernel w = *k;
 	w.name = name_id(chan, name);
 	__atomic_add_fetch(&kernels, 1, __ATOMIC_RELAXED);
+	if (k->graph)
+		__atomic_add_fetch(&graph_kernels, 1, __ATOMIC_RELAXED);
 	xpu_chan_put(chan, XPU_WIRE_KERNEL, &w, sizeof(w), NULL, 0);
 }

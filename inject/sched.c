@@ -94,16 +94,20 @@ void xpu_sched_mode(struct xpu_sched *s, const struct xpu_wire_mode *m, uint64_t
 }
 
 /* On throughout: at a check, the budget refilled for the time since the
- * last and drained by what the launches since cost.  Returns 1 to go on. */
+ * last and drained by what the launches and graph kernels since cost (a
+ * graph's kernels are counted as their records come, at the flushes: a
+ * buffer's worth late at most).  Returns 1 to go on. */
 static int within_budget(struct xpu_sched *s, uint64_t now)
 {
 	double full = budget_ns(s);
 	s->bucket += full * (double)(now - s->checked) / 1e9;
 	if (s->bucket > full)
 		s->bucket = full;
-	s->bucket -= (double)(s->launches - s->counted) * XPU_SCHED_LAUNCH_NS;
+	s->bucket -= (double)(s->launches - s->counted) * XPU_SCHED_LAUNCH_NS +
+		     (double)(s->graph_kernels - s->counted_gk) * XPU_SCHED_GRAPH_KERNEL_NS;
 	s->checked = now;
 	s->counted = s->launches;
+	s->counted_gk = s->graph_kernels;
 	s->checks++;
 	return s->bucket >= 0;
 }
@@ -179,6 +183,7 @@ int xpu_sched_due(struct xpu_sched *s, uint64_t now)
 			s->checked = now;
 			s->checks = 0;
 			s->counted = s->launches;
+			s->counted_gk = s->graph_kernels;
 			s->next = now + XPU_SCHED_CHECK_MS * NS_PER_MS;
 			return XPU_SCHED_WHOLE;
 		}

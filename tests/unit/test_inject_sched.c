@@ -165,6 +165,8 @@ TEST(a_slice_lasts_its_length_from_when_tracing_began)
  * the time on throughout and counts the switches. */
 struct whole_run {
 	uint64_t whole_ns, slice_ns, launches;
+	uint64_t graph_kernels;	/* recorded: graph_x a launch */
+	uint32_t graph_x;
 	uint32_t wholes, slices, offs;
 	uint64_t on_at;
 	int whole;
@@ -176,6 +178,7 @@ static void run_whole(struct xpu_sched *s, uint64_t t0, uint64_t t1, uint32_t (*
 	for (uint64_t t = t0; t < t1; t += MS) {
 		int act;
 		s->launches = r->launches;
+		s->graph_kernels = r->graph_kernels;
 		while ((act = xpu_sched_due(s, t)) != XPU_SCHED_NONE) {
 			if (act == XPU_SCHED_OFF) {
 				*(r->whole ? &r->whole_ns : &r->slice_ns) += t - r->on_at;
@@ -187,8 +190,10 @@ static void run_whole(struct xpu_sched *s, uint64_t t0, uint64_t t1, uint32_t (*
 				r->slices += !r->whole;
 			}
 		}
-		if (s->on)
+		if (s->on) {
 			r->launches += pace(t);
+			r->graph_kernels += (uint64_t)pace(t) * r->graph_x;
+		}
 	}
 	if (s->on) {		/* counted to t1; the next run goes on from there */
 		*(r->whole ? &r->whole_ns : &r->slice_ns) += t1 - r->on_at;
@@ -339,6 +344,29 @@ TEST(a_span_cut_at_its_second_check_backs_off_too)
 	CHECK_INT(r.whole_ns, <=, (uint64_t)r.wholes * 40 * MS);
 	CHECK_INT(r.whole_ns, >, (uint64_t)r.wholes * 20 * MS);
 	CHECK_INT(s.backoff, ==, XPU_SCHED_BACKOFF_MAX);
+}
+
+/* 100 graph launches a second, 200 kernels each: 0.5 ms of CUPTI's cost a
+ * second by the launches alone (traced throughout, above), 40 ms by the
+ * kernels: to slices at the second check, and tried ever less often.  The
+ * same launches of graphs of 2 kernels (0.9 ms a second) stay on
+ * throughout. */
+TEST(a_few_launches_of_large_graphs_spend_the_budget)
+{
+	struct xpu_sched s;
+	struct whole_run r;
+	with_budget(&s, &r, 5);
+	r.graph_x = 200;
+	run_whole(&s, 0, 300000 * MS, few, &r);
+	CHECK_INT(r.wholes, >=, 12);
+	CHECK_INT(r.wholes, <=, 14);
+	CHECK_INT(r.whole_ns, <=, (uint64_t)r.wholes * 60 * MS);
+	CHECK_INT(s.backoff, ==, XPU_SCHED_BACKOFF_MAX);
+	with_budget(&s, &r, 5);
+	r.graph_x = 2;
+	run_whole(&s, 0, 60000 * MS, few, &r);
+	CHECK_INT(r.wholes, ==, 1);
+	CHECK_INT(r.whole_ns, ==, 60000 * MS);
 }
 
 /* After a cut, a slice that would run past the period's end wraps to its
