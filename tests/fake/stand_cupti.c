@@ -85,7 +85,7 @@
 
 #define MAX_CBID 1024	 /* above every runtime and driver cbid of CUDA 13 */
 #define MAX_QUEUED 65536 /* records CUPTI holds; more are dropped (and counted) */
-#define BUF_RECORDS 256	 /* records in a buffer, until the client says how large its are */
+#define BUF_RECORDS 256	 /* records in a buffer until the client gives one (its size) */
 #define REC_MAGIC 0x53544e44u
 
 /* A record not handed over yet.  done is when the simulated GPU finishes
