@@ -304,20 +304,30 @@ TEST(a_span_ended_early_goes_on_as_it_was)
 	CHECK_INT(xpu_sched_due(&s, 6 * MS), ==, XPU_SCHED_ON);
 }
 
+/* 300 s at pace (graph_x graph kernels a launch), which spends the budget
+ * within XPU_SCHED_LASTED_MS: tried on throughout after 4+8+16+32 = 60
+ * periods (30 s), then every 64 (32 s): 1 + 4 + 8 tries, each at most
+ * span_ms long. */
+static void backs_off(struct xpu_sched *s, struct whole_run *r, uint32_t (*pace)(uint64_t), uint32_t graph_x,
+		      uint64_t span_ms)
+{
+	with_budget(s, r, 5);
+	r->graph_x = graph_x;
+	run_whole(s, 0, 300000 * MS, pace, r);
+	CHECK_INT(r->wholes, >=, 12);
+	CHECK_INT(r->wholes, <=, 14);
+	CHECK_INT(s->cuts, ==, r->wholes);
+	CHECK_INT(r->whole_ns, <=, (uint64_t)r->wholes * span_ms * MS);
+	CHECK_INT(s->backoff, ==, XPU_SCHED_BACKOFF_MAX);
+}
+
 /* Launching much, it pays one check's worth of tracing throughout after 4,
  * 8, ... 64 periods: a few hundredths of a percent of the time. */
 TEST(a_busy_process_tries_tracing_throughout_ever_less_often)
 {
 	struct xpu_sched s;
 	struct whole_run r;
-	with_budget(&s, &r, 5);
-	run_whole(&s, 0, 300000 * MS, many, &r);
-	/* 4+8+16+32 = 60 periods (30 s), then every 64 (32 s): 1 + 4 + 8 tries */
-	CHECK_INT(r.wholes, >=, 12);
-	CHECK_INT(r.wholes, <=, 14);
-	CHECK_INT(s.cuts, ==, r.wholes);
-	CHECK_INT(r.whole_ns, <=, (uint64_t)r.wholes * 20 * MS);
-	CHECK_INT(s.backoff, ==, XPU_SCHED_BACKOFF_MAX);
+	backs_off(&s, &r, many, 0, 20);
 	/* and slices the rest of the time: 2% of it */
 	CHECK_INT(r.slice_ns, >=, 5900 * MS);
 	CHECK_INT(r.slice_ns, <=, 6000 * MS);
@@ -337,31 +347,19 @@ TEST(a_span_cut_at_its_second_check_backs_off_too)
 {
 	struct xpu_sched s;
 	struct whole_run r;
-	with_budget(&s, &r, 5);
-	run_whole(&s, 0, 300000 * MS, graphs, &r);
-	CHECK_INT(r.wholes, >=, 12);
-	CHECK_INT(r.wholes, <=, 14);
-	CHECK_INT(r.whole_ns, <=, (uint64_t)r.wholes * 40 * MS);
+	backs_off(&s, &r, graphs, 0, 40);
 	CHECK_INT(r.whole_ns, >, (uint64_t)r.wholes * 20 * MS);
-	CHECK_INT(s.backoff, ==, XPU_SCHED_BACKOFF_MAX);
 }
 
 /* 100 graph launches a second, 200 kernels each: 0.5 ms of CUPTI's cost a
  * second by the launches alone (traced throughout, above), 40 ms by the
- * kernels: to slices at the second check, and tried ever less often.  The
- * same launches of graphs of 2 kernels (0.9 ms a second) stay on
- * throughout. */
+ * kernels: to slices within 60 ms, and tried ever less often.  The same
+ * launches of graphs of 2 kernels (0.9 ms a second) stay on throughout. */
 TEST(a_few_launches_of_large_graphs_spend_the_budget)
 {
 	struct xpu_sched s;
 	struct whole_run r;
-	with_budget(&s, &r, 5);
-	r.graph_x = 200;
-	run_whole(&s, 0, 300000 * MS, few, &r);
-	CHECK_INT(r.wholes, >=, 12);
-	CHECK_INT(r.wholes, <=, 14);
-	CHECK_INT(r.whole_ns, <=, (uint64_t)r.wholes * 60 * MS);
-	CHECK_INT(s.backoff, ==, XPU_SCHED_BACKOFF_MAX);
+	backs_off(&s, &r, few, 200, 60);
 	with_budget(&s, &r, 5);
 	r.graph_x = 2;
 	run_whole(&s, 0, 60000 * MS, few, &r);
