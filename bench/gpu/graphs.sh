@@ -1,6 +1,6 @@
 #!/bin/sh
-# shellcheck disable=SC2086  # $W, $XT and the options are word lists
 # SPDX-License-Identifier: GPL-2.0-only
+# shellcheck disable=SC2086  # $W, $XT and the options are word lists
 # A CUDA-graph workload (compiled.py: torch.compile, mode="reduce-overhead")
 # under the default mode against none (issue 25): ROUNDS rounds, each a run
 # with no xputop then one under xputop, alternated; per run the step's wall
