@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# shellcheck disable=SC2086  # $W, $XT and the options are word lists
+# shellcheck disable=SC2086  # $RUN, $XT and the options are word lists
 # A CUDA-graph workload (compiled.py: torch.compile, mode="reduce-overhead")
 # under the default mode against none (issue 25): ROUNDS rounds, each a run
 # with no xputop then one under xputop, alternated; per run the step's wall
@@ -38,6 +38,8 @@ if [ -n "${PIN:-}" ]; then
 fi
 ROUNDS=${3:-4}
 STEPS=${STEPS:-20000}
+# the workload, on its CPU where pinned; --out follows
+RUN="$W python3 -X perf compiled.py --steps $STEPS --warmup 5"
 mkdir -p "$O"
 cd "$(dirname "$(realpath "$0")")" || exit 1
 step() {	# RUN.w NAME
@@ -49,28 +51,23 @@ PY
 }
 : > "$O/steps.txt"
 for r in $(seq "$ROUNDS"); do
-	$W python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/none.$r.w" > /dev/null 2>&1
+	$RUN --out "$O/none.$r.w" > /dev/null 2>&1
 	step "$O/none.$r.w" "none.$r" | tee -a "$O/steps.txt"
-	# shellcheck disable=SC2086
 	env XPUTOP_INJECT_STATS=1 ${XPUTOP_ENV:-} $XT timeout 300 "$X" -b -j -d 1 --window 900 ${XPUTOP_OPTIONS:-} -- \
-		$W python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/xputop.$r.w" \
-		> "$O/xputop.$r.json" 2> "$O/xputop.$r.err"
+		$RUN --out "$O/xputop.$r.w" > "$O/xputop.$r.json" 2> "$O/xputop.$r.err"
 	step "$O/xputop.$r.w" "xputop.$r" | tee -a "$O/steps.txt"
 	for m in ${MORE:-}; do
 		case $m in
-		dormant) env CUDA_INJECTION64_PATH="$L" $W python3 -X perf compiled.py --steps "$STEPS" --warmup 5 \
-				--out "$O/dormant.$r.w" > /dev/null 2>&1 ;;
+		dormant) env CUDA_INJECTION64_PATH="$L" $RUN --out "$O/dormant.$r.w" > /dev/null 2>&1 ;;
 		nolib) $XT timeout 300 "$X" -b -j -d 1 --window 900 ${XPUTOP_OPTIONS:-} -- env -u CUDA_INJECTION64_PATH \
-				$W python3 -X perf compiled.py --steps "$STEPS" --warmup 5 --out "$O/nolib.$r.w" \
-				> "$O/nolib.$r.json" 2> "$O/nolib.$r.err" ;;
+				$RUN --out "$O/nolib.$r.w" > "$O/nolib.$r.json" 2> "$O/nolib.$r.err" ;;
 		*) echo "graphs.sh: MORE: no run named $m" >&2; exit 2 ;;
 		esac
 		step "$O/$m.$r.w" "$m.$r" | tee -a "$O/steps.txt"
 	done
 	for c in ${COSTS:-}; do
 		n=cupti_$(echo "$c" | tr -c 'a-z0-9\n' _)
-		env CUDA_INJECTION64_PATH="$COST_LIB" XPU_COST="$c" $W python3 -X perf compiled.py \
-			--steps "$STEPS" --warmup 5 --out "$O/$n.$r.w" > /dev/null 2> "$O/$n.$r.err"
+		env CUDA_INJECTION64_PATH="$COST_LIB" XPU_COST="$c" $RUN --out "$O/$n.$r.w" > /dev/null 2> "$O/$n.$r.err"
 		step "$O/$n.$r.w" "$n.$r" | tee -a "$O/steps.txt"
 	done
 	grep -h '"xputop_inject"' "$O/xputop.$r.err" | python3 -c '
