@@ -137,7 +137,7 @@ enum { XPU_SCHED_NONE = 0, XPU_SCHED_ON = 1, XPU_SCHED_OFF = 2, XPU_SCHED_WHOLE 
 #define XPU_SCHED_PERIOD_MS 500	/* the default sampled mode: 10 ms in 500 (2%) */
 #define XPU_SCHED_SLICE_MS 10
 #define XPU_SCHED_CHECK_MS 20	/* on throughout: how often the budget is looked at */
-#define XPU_SCHED_BACKOFF_FIRST 4	/* sampled periods after a span cut at its first check */
+#define XPU_SCHED_BACKOFF_FIRST 4	/* sampled periods after a span cut before XPU_SCHED_LASTED_MS */
 #define XPU_SCHED_BACKOFF_MAX 64	/* the most sampled periods between tries on throughout */
 #define XPU_SCHED_LASTED_MS 100	/* a span on throughout this long, cut, goes on again after a period */
 /* What tracing adds to a launch, for the budget: back-to-back empty kernels

@@ -88,7 +88,7 @@ void xpu_sched_mode(struct xpu_sched *s, const struct xpu_wire_mode *m, uint64_t
 	} else if (ok.mode == XPU_WIRE_MODE_SAMPLED && !s->whole_tried && whole_allowed(s)) {
 		/* The first period on throughout: a process that launches
 		 * little is traced from its first launch, one that launches
-		 * much costs a budget and goes to slices at the first check. */
+		 * much costs a budget and goes to slices within a check or two. */
 		s->next = now;
 	}
 }
