@@ -576,7 +576,8 @@ static __always_inline int count(const struct xpu_gpu_launch_key *k, const struc
  * keys or the ring is full, is counted under site 0 without one. */
 static __always_inline void new_key(struct pt_regs *ctx, struct xpu_gpu_launch_key *k, __u64 ret0)
 {
-	struct xpu_gpu_launch_count c = { .calls = 1 };
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct xpu_gpu_launch_count c = { .calls = 1, .born = BPF_CORE_READ(task, group_leader, start_time) };
 
 	bpf_get_current_comm(c.comm, sizeof(c.comm));
 	if (k->api >= XPU_GPU_NRUNTIME && called_by_runtime(ret0)) {

@@ -101,6 +101,8 @@ struct xpu_gpu_launch_count {
 	__u32 flags;		/* XPU_GPU_LAUNCH_* */
 	__u32 pad;
 	char comm[16];		/* the process's name when the key was made */
+	__u64 born;		/* when the process started (its leader's start_time,
+				 * CLOCK_MONOTONIC ns), as the key was made */
 };
 
 /* probed_launches' value: an injected process's launches the probes
@@ -179,7 +181,7 @@ _Static_assert(sizeof(struct xpu_gpu_rec_hdr) == 56 + 8 * XPU_GPU_MAX_DEPTH, "gp
 _Static_assert(sizeof(struct xpu_gpu_site) ==
 	       sizeof(struct xpu_gpu_rec_hdr) + 8 * XPU_GPU_NREGS + XPU_GPU_STACK_COPY, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_launch_key) == 24, "gpu ABI");
-_Static_assert(sizeof(struct xpu_gpu_launch_count) == 32, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_launch_count) == 40, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_launch_site) == sizeof(struct xpu_gpu_rec_hdr) + 24, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_file_key) == 16, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_mapped) == 24 + XPU_GPU_NAME_LEN, "gpu ABI");

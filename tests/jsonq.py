@@ -685,8 +685,10 @@ def gpu_launch_estimate(snaps, pid, made, lo_pct, hi_pct, err_pct):
     if p.get("tracing") != "sampled" or not float(lo_pct) <= p.get("traced_pct", 0) <= float(hi_pct):
         sys.exit(f"the row says {p.get('tracing')} {p.get('traced_pct')}%")
     # The launches counted are those of the time the row says was traced,
-    # not of the time the probes were in (they go in and out slowly).
-    if not 0.75 <= 100 * got / made / p["traced_pct"] <= 1.25:
+    # not of the time the probes were in (they go in and out slowly), and
+    # that time is the process's life, from its start (0.98-1.02 in nine
+    # runs; 0.77-0.95 while it began at the first slice that counted it).
+    if not 0.85 <= 100 * got / made / p["traced_pct"] <= 1.15:
         sys.exit(f"{100 * got / made:.1f}% of the launches counted in {p['traced_pct']:.1f}% of the time")
     # Within ERR_PCT, or within twice the uncertainty the estimate states
     # (on a loaded machine the launcher's pace under a few slices varies).

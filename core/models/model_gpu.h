@@ -130,7 +130,7 @@ struct xpu_gpu_proc {
 	 * whole: the process's figures are scaled by 1 / coverage. */
 	uint32_t tracing;	/* XPU_GPU_MODE_* of the last slice */
 	uint64_t since;		/* first seen: coverage counts from here */
-	uint64_t left_at;	/* when it left (LEFT), 0 while connected */
+	uint64_t left_at;	/* when it left (LEFT) or, launch-only, exited; 0 while connected */
 	struct xpu_win_count traced;	/* ns traced */
 	struct xpu_win_count sampled_slices;	/* slices traced in sampled mode */
 	uint64_t sampled_all;		/* ns of those since the start */
@@ -138,7 +138,7 @@ struct xpu_gpu_proc {
 	struct xpu_win_count seen[XPU_GPU_NEST];
 	struct xpu_gpu_sd sd[XPU_GPU_NEST];
 	struct xpu_gpu_est est[2][XPU_GPU_NEST];	/* by window, set each tick */
-	uint64_t started;	/* launch probes: when the process started (0: not known) */
+	uint64_t started;	/* launch-only: when the process started (GPU_BORN; 0: not known) */
 	double scale[2];	/* by window (XPU_WIN_RECENT, XPU_WIN_ALL): 1 when exact, set each tick */
 	double cover[2];	/* traced share of the time, 0..1 */
 	double span_s[2];	/* the time it was connected (or counted), seconds */
@@ -351,8 +351,9 @@ int xpu_gpu_model_init(struct xpu_gpu_model *m, struct xpu_dict *d, uint32_t win
 void xpu_gpu_model_free(struct xpu_gpu_model *m);
 int xpu_gpu_model_event(struct xpu_gpu_model *m, const struct xpu_event *ev);
 void xpu_gpu_model_tick(struct xpu_gpu_model *m, uint64_t now, uint64_t interval_ns);
-/* A process exited (PROC_EXIT): its stacks merge by name once idle (stacks.h). */
-void xpu_gpu_model_exit(struct xpu_gpu_model *m, uint32_t pid);
+/* A process exited (PROC_EXIT) at time: its stacks merge by name once idle
+ * (stacks.h); a launch-only one's time ends there. */
+void xpu_gpu_model_exit(struct xpu_gpu_model *m, uint32_t pid, uint64_t time);
 /* A dictionary sweep (dict.h): mark marks the stacks the model holds; prune,
  * once every holder has marked, forgets the cached flame paths of stacks
  * about to be freed. */

@@ -290,7 +290,7 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 		break;
 	case XPU_EV_PROC_EXIT:
 		xpu_cpu_model_exit(&s->cpu, ev->pid, ev->time);
-		xpu_gpu_model_exit(&s->gpu, ev->pid);
+		xpu_gpu_model_exit(&s->gpu, ev->pid, ev->time);
 		xpu_npu_model_exit(&s->npu, ev->pid, ev->time);
 		break;
 	case XPU_EV_GPU_LAUNCH:
@@ -300,6 +300,7 @@ void xpu_session_emit(struct xpu_session *s, const struct xpu_event *ev)
 	case XPU_EV_GPU_SLICE:
 	case XPU_EV_GPU_OWN:
 	case XPU_EV_GPU_CPU:
+	case XPU_EV_GPU_BORN:
 		if (xpu_gpu_model_event(&s->gpu, ev) < 0)
 			xpu_err("out of memory in the GPU model");
 		break;

@@ -17,9 +17,10 @@ struct xpu_gpu_launches;
 /* calls launches from key k since the last one; stack 0 = no stack (the
  * launches were counted without one, or it never came).  nested: they are
  * driver launches the runtime made, each a runtime launch's already (a
- * probe's hit all the same). */
+ * probe's hit all the same).  born: when the key's process started
+ * (CLOCK_MONOTONIC ns), with the key's first launches handed on; 0 after. */
 typedef void (*xpu_gpu_launches_fn)(void *arg, const struct xpu_gpu_launch_key *k, uint32_t comm,
-				    uint32_t stack, uint64_t calls, int nested);
+				    uint32_t stack, uint64_t calls, int nested, uint64_t born);
 
 struct xpu_gpu_launches_stats {
 	uint64_t keys;		/* keys being counted */

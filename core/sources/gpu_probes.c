@@ -119,6 +119,7 @@ struct xpu_gpu_probes {
 	struct lthreads { uint32_t pid, n, tid[XPU_GPU_CPU_THREADS]; } lt[THREAD_PROCS];
 	uint32_t nlt, last_pid, last_tid;
 	struct xpu_gpu_probe_stats st;
+	uint64_t began;		/* when they started: a launch-only process born before is watched from here */
 };
 
 struct probed { uint32_t pid; struct xpu_gpu_probed n; };
@@ -575,6 +576,7 @@ int xpu_gpu_probes_start(struct xpu_gpu_probes *p, const struct xpu_gpu_probe_si
 {
 	struct xpu_dict *d = p->dict;
 	p->sink = *sink;
+	p->began = xpu_now_mono();
 	for (size_t i = 0; i < NRUNTIME; i++)
 		p->api_str[i] = xpu_dict_cstr(d, runtime_fns[i]);
 	for (size_t i = 0; i < NDRIVER; i++)
@@ -1024,7 +1026,7 @@ static void discover(struct xpu_gpu_probes *p, uint64_t now)
  * (by what a launch-only trap costs, measured): a nested driver launch's
  * trap comes as time alone (the probed sink's, no launch). */
 static void on_counted(void *arg, const struct xpu_gpu_launch_key *k, uint32_t comm, uint32_t stack,
-		       uint64_t calls, int nested)
+		       uint64_t calls, int nested, uint64_t born)
 {
 	struct xpu_gpu_probes *p = arg;
 	uint64_t trap_ns = calls * (p->lp ? xpu_launch_probes_trap_ns(p->lp, 1) : 0);
@@ -1043,6 +1045,8 @@ static void on_counted(void *arg, const struct xpu_gpu_launch_key *k, uint32_t c
 		stack = xpu_dict_stack(p->dict, frames, 2);
 	}
 	p->st.launches += calls;
+	if (born && p->sink.started)
+		p->sink.started(p->sink.arg, k->pid, born > p->began ? born : p->began);
 	p->sink.launch(p->sink.arg, k->pid, k->tid, xpu_now_mono(), comm, api, stack, calls, trap_ns);
 }
 

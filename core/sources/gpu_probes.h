@@ -27,6 +27,12 @@ struct xpu_gpu_probe_sink {
 	 * frame; trap_ns the time their traps took (0: not measured). */
 	void (*launch)(void *arg, uint32_t pid, uint32_t tid, uint64_t time, uint32_t comm,
 		       uint32_t api, uint32_t stack, uint64_t calls, uint64_t trap_ns);
+	/* A launch-only process started at time (CLOCK_MONOTONIC ns; the
+	 * probes' own start for one started before them), told before the
+	 * first launches of each of its keys: the time its launches are
+	 * estimated over begins there, not at the first slice that counted
+	 * one.  NULL: not told. */
+	void (*started)(void *arg, uint32_t pid, uint64_t time);
 	/* calls launches of injected process pid the launch probes counted
 	 * in sampled slices since the last refresh (bpf/gpu.bpf.c's
 	 * probed_launches): its pace untraced by CUPTI; trap_ns: the time

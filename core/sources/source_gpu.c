@@ -1156,6 +1156,15 @@ static void probe_launch(void *arg, uint32_t pid, uint32_t tid, uint64_t time, u
 		xpu_inject_diag_launch(g->diag, pid, time);
 }
 
+/* A launch-only process started at time (or before the probes did): the
+ * model estimates its launches over the time from there. */
+static void probe_started(void *arg, uint32_t pid, uint64_t time)
+{
+	struct gpu_source *g = arg;
+	struct xpu_event ev = { .type = XPU_EV_GPU_BORN, .pid = pid, .tid = pid, .time = time };
+	emit(g, &ev);
+}
+
 /* Launches of an injected process the launch probes counted in sampled
  * slices, or of any process while they were on throughout (whole; 2: a
  * launch-only one), and the time their traps took (on the first event). */
@@ -1282,7 +1291,7 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		gpu_destroy(&g->base);
 		return NULL;
 	}
-	struct xpu_gpu_probe_sink ps = { .site = probe_site, .launch = probe_launch, .probed = probe_probed,
+	struct xpu_gpu_probe_sink ps = { .site = probe_site, .launch = probe_launch, .started = probe_started, .probed = probe_probed,
 					 .cpu = probe_cpu, .span = probe_span, .wait_begin = probe_wait_begin,
 					 .wait_frames = probe_wait_frames, .wait_end = probe_wait_end,
 					 .node_made = probe_node_made, .node_run = probe_node_run, .arg = g };

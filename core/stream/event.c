@@ -53,6 +53,7 @@ static int fields(uint16_t type, const struct id_field **f, size_t *n)
 	case XPU_EV_CPU_STAT:
 	case XPU_EV_GPU_OWN:
 	case XPU_EV_GPU_CPU:
+	case XPU_EV_GPU_BORN:
 		*n = 0;
 		return 0;
 	case XPU_EV_CPU_SAMPLE: *f = cpu_ids; *n = sizeof(cpu_ids) / sizeof(cpu_ids[0]); return 0;
@@ -214,6 +215,9 @@ int xpu_event_check(const struct xpu_event *ev, const struct xpu_dict *d, const 
 	if (ev->type == XPU_EV_GPU_CPU &&
 	    (!ev->pid || ev->gcpu.slice_ns > ev->gcpu.all_ns || ev->gcpu.whole_ns > ev->gcpu.all_ns - ev->gcpu.slice_ns))
 		return bad(why, "CPU time without a process, or more of it in the probes' spans than in all");
+	/* A process's start bounds the time its launches are estimated over. */
+	if (ev->type == XPU_EV_GPU_BORN && !ev->pid)
+		return bad(why, "a process's start without the process");
 	switch (xpu_event_ids(&copy, defined, (void *)d)) {
 	case 0:
 		return 0;

@@ -45,6 +45,7 @@ enum xpu_ev_type {
 	XPU_EV_NPU_FUNC_LAT = 28, /* how long calls of one NPU driver function took (model_npu.h) */
 	XPU_EV_GPU_OWN = 29,	/* CPU samples of an injected process's launching threads (gown) */
 	XPU_EV_GPU_CPU = 30,	/* an injected process's CPU time by the launch probes' state (gcpu) */
+	XPU_EV_GPU_BORN = 31,	/* a process the launch probes count started at time (no payload) */
 	XPU_EV_TYPE_MAX
 };
 

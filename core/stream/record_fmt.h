@@ -14,7 +14,7 @@
 
 /* The numbers of docs/recording-format.md. */
 static const char rec_magic[8] = "XPUTOPRC";
-#define REC_MINOR 9			/* raised for additions an older reader can skip */
+#define REC_MINOR 10			/* raised for additions an older reader can skip */
 #define HDR_FIXED 20			/* magic, version, header size, header checksum */
 #define HDR_META 44			/* where the metadata strings start */
 #define HDR_MIN (HDR_META + 3 * 2)	/* a version 1.0 header with empty strings */

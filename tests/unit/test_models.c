@@ -709,6 +709,74 @@ TEST(launch_probe_slices_scale_every_launch_only_process)
 	xpu_dict_free(&d);
 }
 
+/* A launch-only process started 400 ms into the run and exited 4 s later,
+ * launching 1,000 times a second; the probes counted 50 ms of every 500 ms
+ * (at 300 ms into each), 8 slices of its life, and went on for 8 s.  Each
+ * second's refresh hands on its counts (its start, GPU_BORN, with its first
+ * key's) and then the spans that ended.  Its time is its life: 4 s, 10%
+ * counted, 4,000 estimated; from its first slice counted it was 3.6 s and
+ * 3,600 (tests/bpf/gpu.sh's 4 s launcher came out 20% low so), and past
+ * its exit the probes' spans added time in which it launched nothing. */
+TEST(a_launch_only_process_is_estimated_from_its_start_to_its_exit)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	const uint64_t ms = 1000000ULL, t0 = 1000 * ms, born = t0 + 400 * ms, died = born + 4000 * ms;
+	uint32_t api, stack;
+	REQUIRE(launch_model(&d, &m, &api, &stack) == 0);
+	int told = 0;
+	for (int sec = 0; sec < 8; sec++) {
+		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
+		uint32_t counted = 0;
+		for (int half = 0; half < 2; half++) {
+			uint64_t lo = t + (uint64_t)half * 500 * ms + 300 * ms, hi = lo + 50 * ms;
+			uint64_t a = lo > born ? lo : born, b = hi < died ? hi : died;
+			counted += b > a ? (uint32_t)((b - a) / ms) : 0;
+		}
+		if (counted && !told) {
+			struct xpu_event be = { .type = XPU_EV_GPU_BORN, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
+						.time = born };
+			CHECK_INT(xpu_gpu_model_event(&m, &be), ==, 0);
+			told = 1;
+		}
+		if (counted) {
+			struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
+						.time = tick };
+			ev.launch.api = api;
+			ev.launch.comm = xpu_dict_cstr(&d, "app");
+			ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
+			ev.launch.stack = stack;
+			ev.launch.count = counted;
+			CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+		}
+		if (died > t && died <= tick)
+			xpu_gpu_model_exit(&m, 8, died);
+		for (int half = 0; half < 2; half++) {
+			uint64_t lo = t + (uint64_t)half * 500 * ms + 300 * ms;
+			struct xpu_event se = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = lo };
+			se.slice.end = lo + 50 * ms;
+			se.slice.mode = XPU_GPU_MODE_SAMPLED;
+			CHECK_INT(xpu_gpu_model_event(&m, &se), ==, 0);
+		}
+		xpu_gpu_model_tick(&m, tick, 1000 * ms);
+	}
+	REQUIRE(m.nprocs == 1);
+	const struct xpu_gpu_proc *p = &m.procs[0];
+	CHECK(p->launch_only);
+	CHECK_INT(p->launches.total, ==, 400);
+	CHECK(fabs(p->span_s[XPU_WIN_ALL] - 4.0) < 0.001);
+	CHECK(fabs(p->cover[XPU_WIN_ALL] - 0.1) < 0.0001);
+	const struct xpu_gpu_est *e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES];
+	CHECK(e->value > 3990 && e->value < 4010);
+	/* another process takes its id and starts launching: from its start */
+	struct xpu_event be = { .type = XPU_EV_GPU_BORN, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
+				.time = t0 + 8500 * ms };
+	CHECK_INT(xpu_gpu_model_event(&m, &be), ==, 0);
+	CHECK(p->left_at == 0 && p->since == t0 + 8500 * ms);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 /* A launch-only process the probes counted on throughout for 5 s (every
  * launch: 1,000 a second), then in slices (10 ms in 500, 20 counted a
  * second), its launch events coming two refreshes after the probes' whole

@@ -221,6 +221,7 @@ static struct xpu_event make_event(struct xpu_dict *d, uint16_t type, uint64_t *
 	case XPU_EV_GPU_DEV_PROC:
 		gpu_dev_event(&ev, s, ns);
 		break;
+	case XPU_EV_GPU_BORN: ev.pid |= 1; break;
 	case XPU_EV_GPU_CPU:
 		ev.pid |= 1;
 		ev.gcpu.all_ns >>= 1;
@@ -238,7 +239,7 @@ static const uint16_t types[] = {
 	XPU_EV_GPU_MEMCPY, XPU_EV_GPU_PROC, XPU_EV_NPU_IOCTL, XPU_EV_NPU_IPC, XPU_EV_NPU_JOB, XPU_EV_NPU_MEM,
 	XPU_EV_NPU_PM, XPU_EV_NPU_L0, XPU_EV_NPU_BUSY, XPU_EV_GPU_DEV, XPU_EV_GPU_DEV_LINK, XPU_EV_GPU_DEV_PROC,
 	XPU_EV_NPU_FUNC, XPU_EV_NPU_DEV, XPU_EV_NPU_CLIENT, XPU_EV_PROC_STAT, XPU_EV_SYS_STAT,
-	XPU_EV_THREAD_STAT, XPU_EV_CPU_STAT, XPU_EV_NPU_FUNC_LAT, XPU_EV_GPU_CPU,
+	XPU_EV_THREAD_STAT, XPU_EV_CPU_STAT, XPU_EV_NPU_FUNC_LAT, XPU_EV_GPU_CPU, XPU_EV_GPU_BORN,
 };
 
 struct session {
@@ -1021,6 +1022,22 @@ TEST(event_check_takes_cpu_time_within_itself)
 	ev.gcpu.slice_ns = 0;
 	ev.pid = 0;
 	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
+	xpu_dict_free(&d);
+}
+
+/* A process's start bounds the time its launches are estimated over: never
+ * without the process. */
+TEST(event_check_takes_a_start_only_with_its_process)
+{
+	struct xpu_dict d;
+	const char *why;
+	struct xpu_event ev = { .type = XPU_EV_GPU_BORN, .source = XPU_SRC_GPU, .pid = 9, .time = 5 };
+
+	xpu_dict_init(&d);
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, 0);
+	ev.pid = 0;
+	CHECK_INT(xpu_event_check(&ev, &d, &why), ==, -1);
+	CHECK_HAS(why, "start without the process");
 	xpu_dict_free(&d);
 }
 
