@@ -58,8 +58,12 @@ for r in 1 2 3 4 5 6; do
 	wait $C $S 2> /dev/null
 done
 # Polling every 5 ms, on a loaded machine: the keeper's wakeup and exit,
-# the client's pidfd and its lock.
-[ $worst -le 300 ] || fail "a client took over $worst ms after its collector was killed, its own probes' time aside"
+# the client's pidfd and its lock: 300 ms, 500 in a sanitizer build (its
+# client starts its sources slower: 318 and 329 ms in CI's sanitizer passes
+# beside other suites, 62-88 alone), well under the 800-1,000 ms before the
+# keeper.
+limit=$([ "$T_SLOW" -gt 1 ] && echo 500 || echo 300)
+[ $worst -le "$limit" ] || fail "a client took over $worst ms after its collector was killed, its own probes' time aside (limit $limit ms)"
 flock -n "$LOCK" true || fail "the lock is held after the last round"
 
 t the_keeper_holds_the_lock_and_nothing_else
