@@ -416,7 +416,22 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
 #if defined(__x86_64__)
 /* The instructions the launch functions begin with (cudaLaunchKernel: push
  * rbp; mov rsp,rbp), which the kernel emulates under a uprobe, and nothing
- * else: a probe here costs what one on a launch function does. */
+ * else: a probe here costs what one on a launch function does.  Its twin,
+ * never probed, is timed beside it, round for round, while the probe is in
+ * (what a call costs without the trap drifts with the machine's load: timed
+ * before and after the probe, the difference moved 25% between runs).
+ * xpu_trap_chain calls the function whose address is in rsi through
+ * XPU_GPU_SITE_DEPTH frames of its own, each a few words above the next,
+ * the outermost one's saved frame pointer 0 (the walk ends there): a
+ * launch-only probe's call-site hash walks all the frames it may (a PyTorch
+ * launch is deeper), within the stack it reads at once, whatever the build
+ * of xputop's C code around it.  Called from xputop's C frames, the hash
+ * walked those: in a sanitizer build, whose frames carry redzones, out of
+ * that window, a read a frame (1.63-1.81 us a trap with the hash, 1.33-1.51
+ * in a plain build; a launch-only loop came out 1.12-1.25 of what ran in
+ * CI's sanitizer pass). */
+#define XPU_STR_(x) #x
+#define XPU_STR(x) XPU_STR_(x)
 __asm__(".pushsection .text\n"
 	".globl xpu_trap_target\n"
 	".hidden xpu_trap_target\n"
@@ -427,15 +442,63 @@ __asm__(".pushsection .text\n"
 	"\tpop %rbp\n"
 	"\tret\n"
 	".size xpu_trap_target, .-xpu_trap_target\n"
+	".globl xpu_trap_twin\n"
+	".hidden xpu_trap_twin\n"
+	".type xpu_trap_twin, @function\n"
+	"xpu_trap_twin:\n"
+	"\tpush %rbp\n"
+	"\tmov %rsp, %rbp\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	".size xpu_trap_twin, .-xpu_trap_twin\n"
+	".type xpu_trap_chain, @function\n"
+	"xpu_trap_chain:\n"
+	"\tpush %rbp\n"
+	"\txor %ebp, %ebp\n"
+	"\tmov $" XPU_STR(XPU_GPU_SITE_DEPTH) ", %edi\n"
+	"\tcall 2f\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	"2:\tpush %rbp\n"
+	"\tmov %rsp, %rbp\n"
+	"\tdec %edi\n"
+	"\tjz 1f\n"
+	"\tcall 2b\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	"1:\tcall *%rsi\n"
+	"\tpop %rbp\n"
+	"\tret\n"
+	".size xpu_trap_chain, .-xpu_trap_chain\n"
+	".globl xpu_trap_chain_target\n"
+	".hidden xpu_trap_chain_target\n"
+	".type xpu_trap_chain_target, @function\n"
+	"xpu_trap_chain_target:\n"
+	"\tlea xpu_trap_target(%rip), %rsi\n"
+	"\tjmp xpu_trap_chain\n"
+	".size xpu_trap_chain_target, .-xpu_trap_chain_target\n"
+	".globl xpu_trap_chain_twin\n"
+	".hidden xpu_trap_chain_twin\n"
+	".type xpu_trap_chain_twin, @function\n"
+	"xpu_trap_chain_twin:\n"
+	"\tlea xpu_trap_twin(%rip), %rsi\n"
+	"\tjmp xpu_trap_chain\n"
+	".size xpu_trap_chain_twin, .-xpu_trap_chain_twin\n"
 	".popsection\n");
-void xpu_trap_target(void);
+void xpu_trap_target(void), xpu_trap_twin(void), xpu_trap_chain_target(void), xpu_trap_chain_twin(void);
 #define TRAP_TARGET xpu_trap_target
+#define TRAP_TWIN xpu_trap_twin
+#define TRAP_CHAIN_TARGET xpu_trap_chain_target
+#define TRAP_CHAIN_TWIN xpu_trap_chain_twin
 #else
 #define TRAP_TARGET NULL
+#define TRAP_TWIN NULL
+#define TRAP_CHAIN_TARGET NULL
+#define TRAP_CHAIN_TWIN NULL
 #endif
 
-#define CALIB_CALLS 1000
-#define CALIB_ROUNDS 7
+#define CALIB_CALLS 500
+#define CALIB_ROUNDS 21
 #define CALIB_WARM 16
 
 /* The file offset of this executable's code at addr, from /proc/self/maps;
@@ -480,29 +543,30 @@ static uint64_t least(const uint64_t *v, size_t n)
 	return m;
 }
 
-/* What a probe's trap costs a call, on this machine, now: calls to
- * xpu_trap_target timed without a probe, with one (the launch program,
- * through what an injected process's launch takes, cookie
- * XPU_GPU_API_CALIB, or a launch-only one's, XPU_GPU_API_CALIB_LO: its
- * call site hashed), and without again; the least rounds' difference.  Every
- * probed call must have been a hit of this process's, or nothing is
- * measured.  Counted whether or not the probes are paused (the program
- * looks at the calibration's cookies first), so it runs beside the slices,
- * on a thread of its own: its probe goes in and out as slowly as theirs
- * (grace periods: 70-190 ms here, seconds on a slow machine), and the
- * probes must not wait for it (ci38: a start delayed by it lost a
+/* What a probe's trap costs a call, on this machine, now: with the probe
+ * on xpu_trap_target (the launch program, through what an injected
+ * process's launch takes, cookie XPU_GPU_API_CALIB, or a launch-only one's,
+ * XPU_GPU_API_CALIB_LO, called through the chain: its call site hashed),
+ * rounds of calls to it and to its twin, alternated; the least rounds'
+ * difference.  Every probed call must have been a hit of this process's, or
+ * nothing is measured.  Counted whether or not the probes are paused (the
+ * program looks at the calibration's cookies first), so it runs beside the
+ * slices, on a thread of its own: its probe goes in and out as slowly as
+ * theirs (grace periods: 70-190 ms here, seconds on a slow machine), and
+ * the probes must not wait for it (ci38: a start delayed by it lost a
  * program's first seconds). */
 static uint32_t measure_trap(struct xpu_launch_probes *lp, uint64_t cookie)
 {
-	void (*volatile fn)(void) = TRAP_TARGET;
-	uint64_t off = fn ? self_offset((uintptr_t)fn) : 0;
-	uint64_t plain[2 * CALIB_ROUNDS], probed[CALIB_ROUNDS];
+	int lo = cookie == XPU_GPU_API_CALIB_LO;
+	void (*volatile probed_fn)(void) = lo ? TRAP_CHAIN_TARGET : TRAP_TARGET;
+	void (*volatile plain_fn)(void) = lo ? TRAP_CHAIN_TWIN : TRAP_TWIN;
+	uintptr_t target = (uintptr_t)TRAP_TARGET;
+	uint64_t off = target ? self_offset(target) : 0;
+	uint64_t plain[CALIB_ROUNDS], probed[CALIB_ROUNDS];
 	struct bpf_link *link = NULL;
 	int mfd = -1;
 	if (!off || !lp->calib_pid || !lp->calib_hits)
 		return 0;
-	for (int r = 0; r < CALIB_ROUNDS; r++)
-		plain[r] = time_calls(fn, CALIB_CALLS);
 	*lp->calib_pid = (uint32_t)getpid();
 	uint64_t hits0 = __atomic_load_n(lp->calib_hits, __ATOMIC_SEQ_CST);
 	if (lp->multi) {
@@ -513,17 +577,18 @@ static uint32_t measure_trap(struct xpu_launch_probes *lp, uint64_t cookie)
 	}
 	if (mfd < 0 && !link)
 		return 0;
-	time_calls(fn, CALIB_WARM);	/* a process's first hit makes its out-of-line area */
-	for (int r = 0; r < CALIB_ROUNDS; r++)
-		probed[r] = time_calls(fn, CALIB_CALLS);
+	time_calls(probed_fn, CALIB_WARM);	/* a process's first hit makes its out-of-line area */
+	time_calls(plain_fn, CALIB_WARM);
+	for (int r = 0; r < CALIB_ROUNDS; r++) {
+		plain[r] = time_calls(plain_fn, CALIB_CALLS);
+		probed[r] = time_calls(probed_fn, CALIB_CALLS);
+	}
 	uint64_t hits = __atomic_load_n(lp->calib_hits, __ATOMIC_SEQ_CST) - hits0;
 	if (mfd >= 0)
 		close(mfd);
 	bpf_link__destroy(link);
 	*lp->calib_pid = 0;
-	for (int r = 0; r < CALIB_ROUNDS; r++)
-		plain[CALIB_ROUNDS + r] = time_calls(fn, CALIB_CALLS);
-	uint64_t p = least(probed, CALIB_ROUNDS), q = least(plain, 2 * CALIB_ROUNDS);
+	uint64_t p = least(probed, CALIB_ROUNDS), q = least(plain, CALIB_ROUNDS);
 	if (hits != (uint64_t)CALIB_WARM + (uint64_t)CALIB_ROUNDS * CALIB_CALLS || p <= q)
 		return 0;
 	uint64_t ns = (p - q + CALIB_CALLS / 2) / CALIB_CALLS;
