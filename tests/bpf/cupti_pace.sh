@@ -89,7 +89,12 @@ $Q gpu_cpu_time "$T_TMP/trapped.out" 0.9 1.02 < "$T_TMP/trapped.json" ||
 # CI VM's traps took 26-38% of the probes' time, alone as beside other
 # suites, and the loop came out 0.72-0.94 (left in: 0.49-0.58), with the
 # build before the day's changes as with them (0.80-0.92 and 0.74-0.94,
-# alternated): within what it states (+-30-41%), so 0.7 is the floor.
+# alternated): within what it states (+-30-41%).  Part of that was its
+# time counted from the first slice that counted it (4 s: a fifth of it
+# left out); from its start (2026-11-30): 0.93-1.08 alone (five runs), a
+# sanitizer build 0.96-1.17 (three), beside two CPU hogs 0.90-0.92 (the
+# traps then take less of its time than of the time: off the CPU more),
+# the trap's measured cost moving 1.27-1.61 us from run to run: 0.75-1.25.
 "$XPUTOP" -b -j -n 12 -d 0.5 --window 60 --gpu-sample 50/250 > "$T_TMP/lotrap.json" 2> "$T_TMP/lotrap.err" &
 X=$!
 wait_json "$T_TMP/lotrap.json"
@@ -101,7 +106,7 @@ wait $X || fail "xputop failed: $(tail -n 5 "$T_TMP/lotrap.err")"
 
 t a_launch_only_loops_traps_are_taken_off_the_probes_time_too
 MADE=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$T_TMP/lotrap.out")
-$Q gpu_launch_trapped $S "$MADE" 3 0.7 1.2 < "$T_TMP/lotrap.json" || fail "estimate of $MADE launches"
+$Q gpu_launch_trapped $S "$MADE" 3 0.75 1.25 < "$T_TMP/lotrap.json" || fail "estimate of $MADE launches"
 
 t scaled_by_the_time_traced_the_same_thread_comes_out_low
 $Q gpu_scaled "$T_TMP/slowed_by_time.expected" time 0.3 0.75 < "$T_TMP/slowed_by_time.json" ||
