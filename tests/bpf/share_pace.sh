@@ -42,6 +42,9 @@ xrun dslow -d 2
 wait_json "$T_TMP/dfast.json"
 wait_json "$T_TMP/dslow.json"
 # gaps NAME LO HI: the last refreshes of xputop NAME came LO to HI s apart.
+# A refresh merges whole ticks of the stream's (0.25 s while dfast runs), so
+# one that came late moves it by up to a tick: its own -d, +- a tick (beside
+# other suites +-15% failed a CI run).
 gaps() {
 	last "$1" "all($2 <= (b['mono_ns'] - a['mono_ns']) / 1e9 <= $3 for a, b in zip(S[-3:], S[-2:]))"
 }
@@ -62,9 +65,9 @@ settled() {
 	done
 }
 settled 0.25
-gaps dcol 0.85 1.15
+gaps dcol 0.75 1.25
 gaps dfast 0.2 0.3
-gaps dslow 1.8 2.2
+gaps dslow 1.75 2.25
 last dcol "abs(s['collection']['interval_s'] - 0.25) < 0.01 and s['collection']['shown_interval_s'] == 1"
 last dslow "abs(s['collection']['interval_s'] - 0.25) < 0.05 and s['collection']['shown_interval_s'] == 2"
 # Nothing lost in the merging: a refresh of 2 s holds twice the samples of
