@@ -670,7 +670,7 @@ def gpu_launch_estimate(snaps, pid, made, lo_pct, hi_pct, err_pct):
     """PID's process row in the last snapshot: the launches counted are
     between LO_PCT and HI_PCT percent of MADE (the probes were on that
     share of the time), it says so (tracing sampled, traced_pct in the same
-    range), the share counted is within a quarter of the share traced, and
+    range) and that the process exited, the share counted is within a quarter of the share traced, and
     its estimate is within ERR_PCT percent of MADE, or within twice the
     uncertainty it states (launches_est_err_pct)."""
     rows = [p for p in snaps[-1]["gpu"]["processes"] if p["pid"] == int(pid)]
@@ -684,6 +684,9 @@ def gpu_launch_estimate(snaps, pid, made, lo_pct, hi_pct, err_pct):
         sys.exit(f"{got} of {made} launches counted: not {lo_pct}-{hi_pct}%")
     if p.get("tracing") != "sampled" or not float(lo_pct) <= p.get("traced_pct", 0) <= float(hi_pct):
         sys.exit(f"the row says {p.get('tracing')} {p.get('traced_pct')}%")
+    # it exited before xputop's last refresh: its time ended there
+    if p.get("state") != "exited":
+        sys.exit(f"the row says {p.get('state')!r}, not 'exited'")
     # The launches counted are those of the time the row says was traced,
     # not of the time the probes were in (they go in and out slowly), and
     # that time is the process's life, from its start (0.98-1.02 in nine

@@ -134,7 +134,7 @@ static void draw_summary(const struct xpu_rect *r, const struct xpu_snapshot *s)
 		snprintf(buf, sizeof(buf), "pid %-7u %-16s %-14s %s  %u call sites  %" PRIu64 " dropped%s",
 			 p->pid, xpu_dict_str_get(s->dict, p->comm), mode, rate, p->sites,
 			 p->dropped + p->cupti_dropped,
-			 p->state == XPU_GPU_PROC_LEFT ? "  (exited)"
+			 p->state == XPU_GPU_PROC_LEFT || (p->launch_only && p->left_at) ? "  (exited)"
 			 : p->detail == 1 ? "  (another profiler holds CUPTI)"
 			 : p->detail == XPU_GPU_DETAIL_IDS_STUCK ? "  (CUPTI's ids stuck: not traced until it restarts)" : "");
 		line(r, y++, p->launch_only ? XPU_ROLE_NA : XPU_ROLE_DEFAULT, buf);

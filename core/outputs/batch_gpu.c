@@ -25,7 +25,7 @@ static const char *proc_state(const struct xpu_gpu_proc *p)
 					      "CUPTI refused to start",
 					      "CUPTI's correlation ids stuck: not traced until it restarts" };
 	if (p->launch_only)
-		return "seen by launch probes";
+		return p->left_at ? "exited" : "seen by launch probes";
 	if (p->state == XPU_GPU_PROC_LEFT)
 		return "disconnected";
 	return p->detail < sizeof(detail) / sizeof(detail[0]) ? detail[p->detail] : "unknown";
