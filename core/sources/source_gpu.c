@@ -1291,8 +1291,8 @@ struct xpu_source *xpu_source_gpu_new(struct xpu_session *s, struct xpu_symboliz
 		gpu_destroy(&g->base);
 		return NULL;
 	}
-	struct xpu_gpu_probe_sink ps = { .site = probe_site, .launch = probe_launch, .started = probe_started, .probed = probe_probed,
-					 .cpu = probe_cpu, .span = probe_span, .wait_begin = probe_wait_begin,
+	struct xpu_gpu_probe_sink ps = { .site = probe_site, .launch = probe_launch, .started = probe_started,
+					 .probed = probe_probed, .cpu = probe_cpu, .span = probe_span, .wait_begin = probe_wait_begin,
 					 .wait_frames = probe_wait_frames, .wait_end = probe_wait_end,
 					 .node_made = probe_node_made, .node_run = probe_node_run, .arg = g };
 	if (o->probes && xpu_gpu_probes_start(o->probes, &ps) == 0)
