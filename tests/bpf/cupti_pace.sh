@@ -6,8 +6,18 @@
 # too.  Apart from tests/bpf/cupti.sh because these depend on the machine's
 # pace (a trap's cost beside other suites): a retry of them alone costs a
 # minute, not cupti.sh's three.
-# Needs root and a build with the CUDA toolkit.
+# Needs root and a build with the CUDA toolkit.  Not in the sanitizer pass:
+# what it checks is a trap's cost as xputop measures it in its own process
+# against what the program's traps cost, and in the sanitizer pass (a
+# sanitizer build measuring, beside other suites in three lanes) it came out
+# dearer than the programs' traps were (their share 31% and 37% of the
+# probes' time where the programs' counts say some 18% and 7%: the two trap
+# cases at 1.18 and 1.48 in ci55, the launch-only one 1.50 in ci54, each
+# passing alone): no user's build or load; the plain pass runs it (ci54,
+# ci55: 0.99-1.07, nothing retried).  cupti.sh runs the same library and
+# stand-in under the sanitizers.
 # test-lane: quiet (CPU time and the probes' traps)
+# test-san: skip
 # test-timeout: 120
 . tests/lib.sh
 . tests/cupti_lib.sh
