@@ -30,7 +30,6 @@ struct key_state {
 	uint32_t stack, comm;
 	uint16_t waited;	/* refreshes its calls waited for the stack */
 	uint16_t lost;		/* went on without it */
-	int told;		/* its process's start was handed on */
 };
 
 struct xpu_gpu_launches {
@@ -131,10 +130,8 @@ static void on_count(struct xpu_gpu_launches *l, const struct xpu_gpu_launch_key
 		return;		/* out of memory: handed on at a later refresh */
 	if (!s->comm)
 		s->comm = xpu_dict_str(l->dict, c->comm, strnlen(c->comm, sizeof(c->comm)));
-	if (c->calls < s->seen) {	/* the key was made anew (its id taken again) */
+	if (c->calls < s->seen)	/* the key was made anew */
 		s->seen = 0;
-		s->told = 0;
-	}
 	if (c->calls == s->seen)
 		return;
 	if (c->flags & XPU_GPU_LAUNCH_NESTED) {
@@ -150,8 +147,8 @@ static void on_count(struct xpu_gpu_launches *l, const struct xpu_gpu_launch_key
 		s->lost = 1;
 		l->st.stacks_lost++;
 	}
-	fn(arg, k, s->comm, s->stack, c->calls - s->seen, 0, s->told ? 0 : c->born);
-	s->told = 1;
+	/* its process's start with its first launches handed on */
+	fn(arg, k, s->comm, s->stack, c->calls - s->seen, 0, s->seen ? 0 : c->born);
 	s->seen = c->calls;
 	s->checked = now;
 }
