@@ -432,25 +432,14 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
  * CI's sanitizer pass). */
 #define XPU_STR_(x) #x
 #define XPU_STR(x) XPU_STR_(x)
+/* a function of this file's, hidden, and its end */
+#define ASM_FN(name) ".globl " #name "\n.hidden " #name "\n.type " #name ", @function\n" #name ":\n"
+#define ASM_END(name) ".size " #name ", .-" #name "\n"
+/* the target's body, and so its twin's, the same */
+#define TRAP_BODY "\tpush %rbp\n\tmov %rsp, %rbp\n\tpop %rbp\n\tret\n"
 __asm__(".pushsection .text\n"
-	".globl xpu_trap_target\n"
-	".hidden xpu_trap_target\n"
-	".type xpu_trap_target, @function\n"
-	"xpu_trap_target:\n"
-	"\tpush %rbp\n"
-	"\tmov %rsp, %rbp\n"
-	"\tpop %rbp\n"
-	"\tret\n"
-	".size xpu_trap_target, .-xpu_trap_target\n"
-	".globl xpu_trap_twin\n"
-	".hidden xpu_trap_twin\n"
-	".type xpu_trap_twin, @function\n"
-	"xpu_trap_twin:\n"
-	"\tpush %rbp\n"
-	"\tmov %rsp, %rbp\n"
-	"\tpop %rbp\n"
-	"\tret\n"
-	".size xpu_trap_twin, .-xpu_trap_twin\n"
+	ASM_FN(xpu_trap_target) TRAP_BODY ASM_END(xpu_trap_target)
+	ASM_FN(xpu_trap_twin) TRAP_BODY ASM_END(xpu_trap_twin)
 	".type xpu_trap_chain, @function\n"
 	"xpu_trap_chain:\n"
 	"\tpush %rbp\n"
@@ -469,21 +458,11 @@ __asm__(".pushsection .text\n"
 	"1:\tcall *%rsi\n"
 	"\tpop %rbp\n"
 	"\tret\n"
-	".size xpu_trap_chain, .-xpu_trap_chain\n"
-	".globl xpu_trap_chain_target\n"
-	".hidden xpu_trap_chain_target\n"
-	".type xpu_trap_chain_target, @function\n"
-	"xpu_trap_chain_target:\n"
-	"\tlea xpu_trap_target(%rip), %rsi\n"
-	"\tjmp xpu_trap_chain\n"
-	".size xpu_trap_chain_target, .-xpu_trap_chain_target\n"
-	".globl xpu_trap_chain_twin\n"
-	".hidden xpu_trap_chain_twin\n"
-	".type xpu_trap_chain_twin, @function\n"
-	"xpu_trap_chain_twin:\n"
-	"\tlea xpu_trap_twin(%rip), %rsi\n"
-	"\tjmp xpu_trap_chain\n"
-	".size xpu_trap_chain_twin, .-xpu_trap_chain_twin\n"
+	ASM_END(xpu_trap_chain)
+	ASM_FN(xpu_trap_chain_target) "\tlea xpu_trap_target(%rip), %rsi\n\tjmp xpu_trap_chain\n"
+	ASM_END(xpu_trap_chain_target)
+	ASM_FN(xpu_trap_chain_twin) "\tlea xpu_trap_twin(%rip), %rsi\n\tjmp xpu_trap_chain\n"
+	ASM_END(xpu_trap_chain_twin)
 	".popsection\n");
 void xpu_trap_target(void), xpu_trap_twin(void), xpu_trap_chain_target(void), xpu_trap_chain_twin(void);
 #define TRAP_TARGET xpu_trap_target
