@@ -709,6 +709,15 @@ TEST(launch_probe_slices_scale_every_launch_only_process)
 	xpu_dict_free(&d);
 }
 
+/* The launch probes' span [start, end) of mode (pid 0: every process). */
+static void probes_span(struct xpu_gpu_model *m, uint64_t start, uint64_t end, uint32_t mode)
+{
+	struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = start };
+	ps.slice.end = end;
+	ps.slice.mode = mode;
+	CHECK_INT(xpu_gpu_model_event(m, &ps), ==, 0);
+}
+
 /* A launch-only process started 400 ms into the run and exited 4 s later,
  * launching 1,000 times a second; the probes counted 50 ms of every 500 ms
  * (at 300 ms into each), 8 slices of its life, and went on for 8 s.  Each
@@ -753,10 +762,7 @@ TEST(a_launch_only_process_is_estimated_from_its_start_to_its_exit)
 			xpu_gpu_model_exit(&m, 8, died);
 		for (int half = 0; half < 2; half++) {
 			uint64_t lo = t + (uint64_t)half * 500 * ms + 300 * ms;
-			struct xpu_event se = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = lo };
-			se.slice.end = lo + 50 * ms;
-			se.slice.mode = XPU_GPU_MODE_SAMPLED;
-			CHECK_INT(xpu_gpu_model_event(&m, &se), ==, 0);
+			probes_span(&m, lo, lo + 50 * ms, XPU_GPU_MODE_SAMPLED);
 		}
 		xpu_gpu_model_tick(&m, tick, 1000 * ms);
 	}
@@ -837,15 +843,6 @@ TEST(a_launch_only_process_counted_throughout_is_scaled_only_outside_it)
 	CHECK(e->value > 9800 && e->value < 10200);
 	xpu_gpu_model_free(&m);
 	xpu_dict_free(&d);
-}
-
-/* The launch probes' span [start, end) of mode (pid 0: every process). */
-static void probes_span(struct xpu_gpu_model *m, uint64_t start, uint64_t end, uint32_t mode)
-{
-	struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = start };
-	ps.slice.end = end;
-	ps.slice.mode = mode;
-	CHECK_INT(xpu_gpu_model_event(m, &ps), ==, 0);
 }
 
 /* An injected process whose library traced throughout for 20 s (a launch
