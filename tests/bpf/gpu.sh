@@ -484,6 +484,29 @@ why=$($Q gpu_launch_estimate $S "$MADE" 5 35 15 < "$T_TMP/lsampled.json" 2>&1) |
 	fail "estimate of $MADE launches: $why; $(grep -o 'launch probes on[^;]*' "$T_TMP/lsampled.json" | tail -1)"
 $Q gpu_status_had "slices (" < "$T_TMP/lsampled.json" || fail "the status says nothing of the slices"
 
+t a_launcher_that_maps_cuda_late_is_watched_from_the_probes_first_span
+# A process that maps its CUDA libraries seconds after it starts (a Python
+# program importing torch) where no other one had: the probes have no file
+# to be in until then, and count its time from their first span, not from
+# its start.  From its start, the 2 s before its exec were estimated at the
+# slices' pace (traced share 0.67 of what it counted; on an H200 a
+# launch-only training run +215%, decode +94%).  No other process here maps
+# this copy of the library; one mapping another (another suite's) puts the
+# probes in slices from the start, which see none of its launches then: the
+# same estimate.
+own_cudart late
+XPUTOP_PROBES_WHOLE_US=0 "$XPUTOP" -b -j -n 18 -d 0.5 --window 60 --gpu-sample 50/250 \
+	> "$T_TMP/late.json" 2> "$T_TMP/late.err" &
+X=$!
+wait_json "$T_TMP/late.json"
+sh -c "sleep 2; LD_LIBRARY_PATH=$T_TMP/late exec $CL -s 4 -i 0.5" > "$T_TMP/late.out" 2> /dev/null &
+S=$!
+wait $S
+wait $X || fail "xputop failed: $(cat "$T_TMP/late.err")"
+MADE=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$T_TMP/late.out")
+why=$($Q gpu_launch_estimate $S "$MADE" 5 35 15 < "$T_TMP/late.json" 2>&1) ||
+	fail "estimate of $MADE launches: $why; $(grep -o 'launch probes on[^;]*' "$T_TMP/late.json" | tail -1)"
+
 t a_sparse_launcher_is_counted_throughout
 # About 190 launches a second (a 5 ms sleep between them) and a holder's 20:
 # their traps cost the machine a few hundredths of the budget (1 ms a
