@@ -544,15 +544,66 @@ static void trace_add(struct xpu_gpu_model *m, const struct xpu_gpu_trace_rec *r
 	m->trace[m->ntrace++ % XPU_GPU_TRACE_MAX] = *r;
 }
 
+/* The probes' spans that came before a launch-only process was one (the
+ * model meets it with its first key's launches, a refresh or more after
+ * the first span that counted it, and after any span in which it launched
+ * nothing yet), from its start on: its time from its start is theirs too.
+ * Without them that time counted as time none of theirs covered, estimated
+ * at the pace of the slices after it (an H200 training run seen by the
+ * probes only, on throughout for the 13 s it imported and built its model:
+ * +182%).  What lies in the recent window goes to the open tick; what lies
+ * before it, to the since-start figures alone.  Spans let go from the ring
+ * move its start up to the oldest kept. */
+static void credit_past(struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint64_t now)
+{
+	if (p->past_done || !p->started)
+		return;
+	p->past_done = 1;
+	uint64_t n = p->hist_mark, first = n > XPU_GPU_PROBE_HIST ? n - XPU_GPU_PROBE_HIST : 0;
+	uint64_t win = now > m->ticks.window_ns ? now - m->ticks.window_ns : 0;
+	if (first && p->started < m->probe_hist[first % XPU_GPU_PROBE_HIST].start) {
+		p->started = m->probe_hist[first % XPU_GPU_PROBE_HIST].start;
+		p->since = p->started;
+	}
+	for (uint64_t i = first; i < n; i++) {
+		const __typeof__(m->probe_hist[0]) *h = &m->probe_hist[i % XPU_GPU_PROBE_HIST];
+		uint64_t a = h->start > p->started ? h->start : p->started;
+		uint64_t b = p->left_at && p->left_at < h->end ? p->left_at : h->end;
+		if (a >= b)
+			continue;
+		uint64_t in = b > win ? b - (a > win ? a : win) : 0, old = b - a - in;
+		if (h->mode == XPU_GPU_MODE_WHOLE) {
+			p->wtime.open += in;
+			p->wtime.total += old;
+			continue;
+		}
+		p->tracing = h->mode;
+		p->traced.open += in;
+		p->traced.total += old;
+		if (h->mode == XPU_GPU_MODE_SAMPLED) {
+			if (in)
+				p->sampled_slices.open++;
+			else
+				p->sampled_slices.total++;
+			p->sampled_all += b - a;
+		}
+	}
+}
+
 /* Seen by the launch probes, not the library: the time its launches are
  * estimated over begins where it started (GPU_BORN), where that is known,
  * not at the first span that counted one (which left out the launches
- * before it: -20% on a 4 s process counted in slices, tests/bpf/gpu.sh). */
-static void launch_only(struct xpu_gpu_proc *p)
+ * before it: -20% on a 4 s process counted in slices, tests/bpf/gpu.sh),
+ * with the probes' spans before the model met it put to it. */
+static void launch_only(struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint64_t now)
 {
+	if (!p->launch_only)
+		p->hist_mark = m->nprobe_hist;
 	p->launch_only = 1;
-	if (p->started)
+	if (p->started) {
 		p->since = p->started;
+		credit_past(m, p, now);
+	}
 }
 
 static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
@@ -568,7 +619,7 @@ static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
 		/* its launch events may come later (a key waits for its stack):
 		 * launch-only from now, so that the spans count for it */
 		if (ev->launch.flags & XPU_GPU_LAUNCH_ONLY)
-			launch_only(q);
+			launch_only(m, q, ev->time);
 		q->wseen.open += ev->launch.count;
 		q->wtrap.open += ev->launch.trap_ns;
 		return 0;
@@ -597,7 +648,7 @@ static int on_launch(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	/* Launches seen by the launch-only probes are counted, not timed: they
 	 * have no place in the trace. */
 	if (ev->launch.flags & XPU_GPU_LAUNCH_ONLY) {
-		launch_only(p);
+		launch_only(m, p, ev->time);
 		return xpu_stacks_add(&m->launch_stacks, ev->pid, ev->tid, ev->launch.stack,
 				      ev->launch.comm, calls);
 	}
@@ -731,12 +782,23 @@ static int on_born(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	struct xpu_gpu_proc *p = proc_get(m, ev->pid, 0);
 	if (!p)
 		return -ENOMEM;
-	/* A process that took the id of one that exited: from its start on. */
-	if (p->left_at && ev->time >= p->left_at)
+	/* A process that took the id of one that exited: from its start on,
+	 * the probes' spans since then its (they were the old one's, cut at
+	 * its exit). */
+	if (p->left_at && ev->time >= p->left_at) {
 		p->left_at = 0;
+		p->past_done = 0;
+		p->hist_mark = m->nprobe_hist;
+	}
+	/* Each of its keys brings it: the first one's stands (credit_past
+	 * may have moved it up to the oldest span kept). */
+	if (p->past_done)
+		return 0;
 	p->started = ev->time;
-	if (p->launch_only)
+	if (p->launch_only) {
 		p->since = ev->time;
+		credit_past(m, p, ev->time);
+	}
 	return 0;
 }
 
@@ -813,6 +875,12 @@ static int on_slice(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	int sampled = ev->slice.mode == XPU_GPU_MODE_SAMPLED;
 	if (ev->slice.end < ev->time)
 		return 0;
+	if (ev->pid == 0) {
+		__typeof__(m->probe_hist[0]) *h = &m->probe_hist[m->nprobe_hist++ % XPU_GPU_PROBE_HIST];
+		h->start = ev->time;
+		h->end = ev->slice.end;
+		h->mode = ev->slice.mode;
+	}
 	/* The probes' spans come at the refresh after they end: a process
 	 * that left meanwhile has the part up to its leaving (dropped whole,
 	 * its last second on throughout was estimated at their pace, 2-5% high

@@ -113,6 +113,10 @@ enum { XPU_GPU_EST_LAUNCHES, XPU_GPU_EST_KERNELS, XPU_GPU_EST_NS, XPU_GPU_NEST }
 /* Spans kept of each kind (a process's slices, the probes') to find where
  * they overlap: both come within a refresh or two of their end. */
 #define XPU_GPU_SPANS_KEPT 16
+/* The launch probes' spans kept for a launch-only process the model meets
+ * after them (its first key is handed on after its first slice, seconds
+ * after its start): 8 minutes of 500 ms periods. */
+#define XPU_GPU_PROBE_HIST 1024
 
 struct xpu_gpu_proc {
 	uint32_t pid, comm;
@@ -139,6 +143,9 @@ struct xpu_gpu_proc {
 	struct xpu_gpu_sd sd[XPU_GPU_NEST];
 	struct xpu_gpu_est est[2][XPU_GPU_NEST];	/* by window, set each tick */
 	uint64_t started;	/* launch-only: when the process started (GPU_BORN; 0: not known) */
+	uint64_t hist_mark;	/* launch-only: the probes' spans that came before it was
+				 * (probe_hist's count then) */
+	int past_done;		/* those put to its time */
 	double scale[2];	/* by window (XPU_WIN_RECENT, XPU_WIN_ALL): 1 when exact, set each tick */
 	double cover[2];	/* traced share of the time, 0..1 */
 	double span_s[2];	/* the time it was connected (or counted), seconds */
@@ -297,6 +304,8 @@ struct xpu_gpu_model {
 	struct xpu_ticks ticks;
 	uint64_t probe_at[XPU_GPU_SPANS_KEPT][2];	/* the launch probes' last sampled spans */
 	uint32_t nprobe_at;
+	struct { uint64_t start, end; uint32_t mode; } probe_hist[XPU_GPU_PROBE_HIST];	/* all their spans */
+	uint64_t nprobe_hist;
 	uint64_t now;		/* time of the last tick */
 
 	struct xpu_gpu_kernel *kernels;

@@ -4,7 +4,7 @@
  * launch probes still see it: the test and the benchmark of xputop's
  * launch-only path.
  *
- * Usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-b BUSY_US] [-t THREADS] [-m MIB] [-k]
+ * Usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-b BUSY_US] [-t THREADS] [-m MIB] [-w SECONDS] [-k]
  *   Each thread launches until SECONDS have passed (default 5) or it made
  *   LAUNCHES, sleeping INTERVAL_MS between launches (default: none).  Three
  *   launches in four come from app_model_step, one from app_model_eval (two
@@ -16,7 +16,9 @@
  *   holding the process's mmap lock as CUDA's driver threads do (a uprobe
  *   is taken out of a process under that lock: its launch probes stay in
  *   for longer after their slice).  -k: launch through __cudaLaunchKernel,
- *   as nvcc's <<<>>> does since CUDA 13 (it jumps to cudaLaunchKernel). */
+ *   as nvcc's <<<>>> does since CUDA 13 (it jumps to cudaLaunchKernel).
+ *   -w SECONDS: wait that long first, libcudart mapped (a Python program
+ *   that imported torch and builds its model before its first launch). */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -26,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double seconds = 5, interval_ms, busy_us;
+static double seconds = 5, interval_ms, busy_us, wait_s;
 static long limit;
 static long step_calls, eval_calls, failures;
 static size_t churn_bytes;
@@ -100,7 +102,7 @@ static void *churn(void *arg)
 int main(int argc, char **argv)
 {
 	int threads = 1, c;
-	while ((c = getopt(argc, argv, "s:n:i:b:t:m:k")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:i:b:t:m:w:k")) != -1) {
 		switch (c) {
 		case 's': seconds = atof(optarg); break;
 		case 'n': limit = atol(optarg); break;
@@ -108,6 +110,7 @@ int main(int argc, char **argv)
 		case 'b': busy_us = atof(optarg); break;
 		case 't': threads = atoi(optarg); break;
 		case 'm': churn_bytes = (size_t)atol(optarg) << 20; break;
+		case 'w': wait_s = atof(optarg); break;
 		case 'k':
 			if (!(*(void **)&stub_launch = dlsym(RTLD_DEFAULT, "__cudaLaunchKernel"))) {
 				fprintf(stderr, "this libcudart has no __cudaLaunchKernel\n");
@@ -116,9 +119,14 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: cuda_launch [-s SECONDS] [-n LAUNCHES] [-i INTERVAL_MS] [-b BUSY_US] [-t THREADS] "
-				"[-m MIB] [-k]\n");
+				"[-m MIB] [-w SECONDS] [-k]\n");
 			return 2;
 		}
+	}
+	if (wait_s > 0) {
+		struct timespec w = { (time_t)wait_s, (long)((wait_s - (double)(time_t)wait_s) * 1e9) };
+		while (nanosleep(&w, &w) < 0)
+			;
 	}
 	pthread_t tids[64];
 	if (threads < 1 || threads > 64)

@@ -783,6 +783,65 @@ TEST(a_launch_only_process_is_estimated_from_its_start_to_its_exit)
 	xpu_dict_free(&d);
 }
 
+/* A launch-only process started 500 ms into the run, importing and
+ * building for 9.5 s (no launch) while the probes were on throughout (a
+ * machine launching nothing), then launching 1,000 times a second for 5 s:
+ * its first launches cut the probes' span at once and they go to slices
+ * (50 ms of every 500, 50 counted each); the model meets it with its first
+ * key's launches, a second after the cut.  Its 9.5 s on throughout came
+ * before it and are its too: 500 counted in 0.5 s of the other 5 s, 5,000
+ * estimated.  Not put to it, that time counted as uncovered and was
+ * estimated at the slices' pace (as on an H200, a training run +182%):
+ * 24,167 here (its time on throughout lost too). */
+TEST(a_launch_only_process_met_late_has_the_probes_spans_since_its_start)
+{
+	struct xpu_dict d;
+	struct xpu_gpu_model m;
+	const uint64_t ms = 1000000ULL, t0 = 1000 * ms, born = t0 + 500 * ms, from = t0 + 10000 * ms;
+	const uint64_t died = from + 5000 * ms;
+	uint32_t api, stack;
+	REQUIRE(launch_model(&d, &m, &api, &stack) == 0);
+	uint32_t counted = 0;
+	for (int sec = 0; sec < 17; sec++) {
+		uint64_t t = t0 + (uint64_t)sec * 1000 * ms, tick = t + 1000 * ms;
+		if (tick <= from) {
+			probes_span(&m, t, tick, XPU_GPU_MODE_WHOLE);
+		} else {
+			for (int half = 0; half < 2; half++) {
+				uint64_t lo = t + (uint64_t)half * 500 * ms + 300 * ms;
+				probes_span(&m, lo, lo + 50 * ms, XPU_GPU_MODE_SAMPLED);
+				counted += lo < died ? 50 : 0;
+			}
+		}
+		if (counted && tick > from + 1000 * ms) {
+			struct xpu_event be = { .type = XPU_EV_GPU_BORN, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
+						.time = born };
+			CHECK_INT(xpu_gpu_model_event(&m, &be), ==, 0);
+			struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
+						.time = tick };
+			ev.launch.api = api;
+			ev.launch.comm = xpu_dict_cstr(&d, "python3");
+			ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
+			ev.launch.stack = stack;
+			ev.launch.count = counted;
+			CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+			counted = 0;
+		}
+		if (died > t && died <= tick)
+			xpu_gpu_model_exit(&m, 8, died);
+		xpu_gpu_model_tick(&m, tick, 1000 * ms);
+	}
+	REQUIRE(m.nprocs == 1);
+	const struct xpu_gpu_proc *p = &m.procs[0];
+	CHECK_INT(p->launches.total, ==, 500);
+	CHECK(fabs(p->span_s[XPU_WIN_ALL] - 14.5) < 0.001);
+	CHECK(fabs(p->whole_cover[XPU_WIN_ALL] - 9.5 / 14.5) < 0.001);
+	const struct xpu_gpu_est *e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES];
+	CHECK(e->value > 4950 && e->value < 5050);
+	xpu_gpu_model_free(&m);
+	xpu_dict_free(&d);
+}
+
 /* A launch-only process the probes counted on throughout for 5 s (every
  * launch: 1,000 a second), then in slices (10 ms in 500, 20 counted a
  * second), its launch events coming two refreshes after the probes' whole
