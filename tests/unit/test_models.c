@@ -710,6 +710,26 @@ TEST(launch_probe_slices_scale_every_launch_only_process)
 }
 
 /* The launch probes' span [start, end) of mode (pid 0: every process). */
+/* A launch-only process's start (GPU_BORN), or its launches counted by the
+ * probes, handed on at `time` (pid 8, one thread). */
+static void born_event(struct xpu_gpu_model *m, uint64_t born)
+{
+	struct xpu_event be = { .type = XPU_EV_GPU_BORN, .source = XPU_SRC_GPU, .pid = 8, .tid = 8, .time = born };
+	CHECK_INT(xpu_gpu_model_event(m, &be), ==, 0);
+}
+
+static void counted_event(struct xpu_gpu_model *m, uint64_t time, uint32_t comm, uint32_t api, uint32_t stack,
+			  uint32_t count)
+{
+	struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 8, .tid = 8, .time = time };
+	ev.launch.api = api;
+	ev.launch.comm = comm;
+	ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
+	ev.launch.stack = stack;
+	ev.launch.count = count;
+	CHECK_INT(xpu_gpu_model_event(m, &ev), ==, 0);
+}
+
 static void probes_span(struct xpu_gpu_model *m, uint64_t start, uint64_t end, uint32_t mode)
 {
 	struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = start };
@@ -743,21 +763,11 @@ TEST(a_launch_only_process_is_estimated_from_its_start_to_its_exit)
 			counted += b > a ? (uint32_t)((b - a) / ms) : 0;
 		}
 		if (counted && !told) {
-			struct xpu_event be = { .type = XPU_EV_GPU_BORN, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
-						.time = born };
-			CHECK_INT(xpu_gpu_model_event(&m, &be), ==, 0);
+			born_event(&m, born);
 			told = 1;
 		}
-		if (counted) {
-			struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
-						.time = tick };
-			ev.launch.api = api;
-			ev.launch.comm = xpu_dict_cstr(&d, "app");
-			ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
-			ev.launch.stack = stack;
-			ev.launch.count = counted;
-			CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
-		}
+		if (counted)
+			counted_event(&m, tick, xpu_dict_cstr(&d, "app"), api, stack, counted);
 		if (died > t && died <= tick)
 			xpu_gpu_model_exit(&m, 8, died);
 		for (int half = 0; half < 2; half++) {
@@ -775,9 +785,7 @@ TEST(a_launch_only_process_is_estimated_from_its_start_to_its_exit)
 	const struct xpu_gpu_est *e = &p->est[XPU_WIN_ALL][XPU_GPU_EST_LAUNCHES];
 	CHECK(e->value > 3990 && e->value < 4010);
 	/* another process takes its id and starts launching: from its start */
-	struct xpu_event be = { .type = XPU_EV_GPU_BORN, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
-				.time = t0 + 8500 * ms };
-	CHECK_INT(xpu_gpu_model_event(&m, &be), ==, 0);
+	born_event(&m, t0 + 8500 * ms);
 	CHECK(p->left_at == 0 && p->since == t0 + 8500 * ms);
 	xpu_gpu_model_free(&m);
 	xpu_dict_free(&d);
@@ -814,17 +822,8 @@ TEST(a_launch_only_process_met_late_has_the_probes_spans_since_its_start)
 			}
 		}
 		if (counted && tick > from + 1000 * ms) {
-			struct xpu_event be = { .type = XPU_EV_GPU_BORN, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
-						.time = born };
-			CHECK_INT(xpu_gpu_model_event(&m, &be), ==, 0);
-			struct xpu_event ev = { .type = XPU_EV_GPU_LAUNCH, .source = XPU_SRC_GPU, .pid = 8, .tid = 8,
-						.time = tick };
-			ev.launch.api = api;
-			ev.launch.comm = xpu_dict_cstr(&d, "python3");
-			ev.launch.flags = XPU_GPU_LAUNCH_ONLY;
-			ev.launch.stack = stack;
-			ev.launch.count = counted;
-			CHECK_INT(xpu_gpu_model_event(&m, &ev), ==, 0);
+			born_event(&m, born);
+			counted_event(&m, tick, xpu_dict_cstr(&d, "python3"), api, stack, counted);
 			counted = 0;
 		}
 		if (died > t && died <= tick)
