@@ -694,7 +694,7 @@ int gpu_launch(struct pt_regs *ctx)
 /* Reports a CUDA file once (until user space forgets it). */
 static __always_inline void report_file(struct file *f, __u32 pid)
 {
-	struct xpu_gpu_mapped m = { .type = XPU_GPU_REC_MAPPED, .pid = pid };
+	struct xpu_gpu_mapped m = { .type = XPU_GPU_REC_MAPPED, .pid = pid, .time_ns = bpf_ktime_get_ns() };
 	__u8 one = 1;
 
 	if (!cuda_file(f, m.name))

@@ -134,6 +134,7 @@ struct xpu_gpu_mapped {
 	__u32 type;
 	__u32 pid;
 	struct xpu_gpu_file_key file;
+	__u64 time_ns;			/* when it was reported (mapped, or found at start) */
 	char name[XPU_GPU_NAME_LEN];	/* the file's name, for messages */
 };
 
@@ -184,7 +185,7 @@ _Static_assert(sizeof(struct xpu_gpu_launch_key) == 24, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_launch_count) == 40, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_launch_site) == sizeof(struct xpu_gpu_rec_hdr) + 24, "gpu ABI");
 _Static_assert(sizeof(struct xpu_gpu_file_key) == 16, "gpu ABI");
-_Static_assert(sizeof(struct xpu_gpu_mapped) == 24 + XPU_GPU_NAME_LEN, "gpu ABI");
+_Static_assert(sizeof(struct xpu_gpu_mapped) == 32 + XPU_GPU_NAME_LEN, "gpu ABI");
 
 /* The launching threads' own CPU time (gpu_own, issue 25).  user space
  * writes a process's config when it watches its first thread; the program

@@ -666,14 +666,13 @@ def gpu_launch_calls(snaps, pid, n, *frames):
         sys.exit(f"the process row of {pid} counts {rows} launches, expected {n}")
 
 
-def gpu_launch_estimate(snaps, pid, made, lo_pct, hi_pct, err_pct, least_ratio="0.85"):
+def gpu_launch_estimate(snaps, pid, made, lo_pct, hi_pct, err_pct):
     """PID's process row in the last snapshot: the launches counted are
     between LO_PCT and HI_PCT percent of MADE (the probes were on that
     share of the time), it says so (tracing sampled, traced_pct in the same
     range) and that the process exited, the share counted is within a quarter of the share traced, and
     its estimate is within ERR_PCT percent of MADE, or within twice the
-    uncertainty it states (launches_est_err_pct).  LEAST_RATIO: the least
-    share counted over the share traced taken (0.85)."""
+    uncertainty it states (launches_est_err_pct)."""
     rows = [p for p in snaps[-1]["gpu"]["processes"] if p["pid"] == int(pid)]
     if len(rows) != 1:
         sys.exit(f"no single process row for {pid}: {snaps[-1]['gpu']['processes']}")
@@ -693,7 +692,7 @@ def gpu_launch_estimate(snaps, pid, made, lo_pct, hi_pct, err_pct, least_ratio="
     # not of the time the probes were in (they go in and out slowly), and
     # that time is the process's life, from its start (0.98-1.02 in nine
     # runs; 0.77-0.95 while it began at the first slice that counted it).
-    if not float(least_ratio) <= 100 * got / made / p["traced_pct"] <= 1.15:
+    if not 0.85 <= 100 * got / made / p["traced_pct"] <= 1.15:
         sys.exit(f"{100 * got / made:.1f}% of the launches counted in {p['traced_pct']:.1f}% of the time")
     # Within ERR_PCT, or within twice the uncertainty the estimate states
     # (on a loaded machine the launcher's pace under a few slices varies).

@@ -119,8 +119,9 @@ struct xpu_gpu_probes {
 	struct lthreads { uint32_t pid, n, tid[XPU_GPU_CPU_THREADS]; } lt[THREAD_PROCS];
 	uint32_t nlt, last_pid, last_tid;
 	struct xpu_gpu_probe_stats st;
-	uint64_t began;		/* when they started (a launch-only process is watched from
-				 * here at the earliest, or from the probes' first span) */
+	uint64_t began;		/* when they started: a launch-only process is watched from
+				 * here at the earliest, */
+	uint64_t files_from;	/* or from when the first CUDA file was reported, if later */
 };
 
 struct probed { uint32_t pid; struct xpu_gpu_probed n; };
@@ -307,6 +308,8 @@ static void on_mapped(struct xpu_gpu_probes *p, const struct xpu_gpu_mapped *m)
 		return;
 	}
 	p->queue[p->nqueue++] = (struct mapped){ .pid = m->pid, .file = m->file };
+	if (!p->files_from)
+		p->files_from = m->time_ns;
 }
 
 static int probe_return(struct xpu_gpu_probes *p, const struct xpu_gpu_site *r);
@@ -1022,16 +1025,17 @@ static void discover(struct xpu_gpu_probes *p, uint64_t now)
 }
 
 /* Where a launch-only process born at `born` is watched from: its start,
- * or where the probes first counted if that came later.  Before, they had
- * no file to be in (none of the program's CUDA libraries mapped yet: a
- * Python program importing torch for seconds) and saw nothing of it; from
- * their start instead, that time was estimated at the pace of the slices
- * (on an H200, a launch-only training run +215%, decode +94%, a
- * torch.compile run +420%). */
+ * or where the first CUDA file was reported if that came later.  Before
+ * it no process had a file the probes could be in (a Python program
+ * imports torch for seconds first), and no launch to count; from the
+ * probes' start instead, that time was estimated at the later slices' pace
+ * (tests/bpf/gpu.sh's launcher exec'd 2 s after its start: +51%).  Not
+ * from their first span: the launches between the file's mapping and it
+ * are the process's too (-12 to -15% for a launcher that maps the first
+ * file, started with xputop). */
 static uint64_t watched_from(struct xpu_gpu_probes *p, uint64_t born)
 {
-	uint64_t on = p->lp ? xpu_launch_probes_first_on(p->lp) : 0;
-	uint64_t from = on > p->began ? on : p->began;
+	uint64_t from = p->files_from > p->began ? p->files_from : p->began;
 	return born > from ? born : from;
 }
 

@@ -71,8 +71,6 @@ struct xpu_launch_probes {
 	volatile uint64_t *calib_hits;	/* ... here */
 	uint32_t trap_ns[2];		/* what a trap costs an injected process, a launch-only
 					 * one; 0: not measured (atomic) */
-	uint64_t first_on;		/* when the probes first counted (a span began); 0: not
-					 * yet (atomic) */
 	pthread_t thread, calib;
 	int started, calib_started;
 	pthread_mutex_t lock;
@@ -108,14 +106,6 @@ static void add_span(struct xpu_launch_probes *lp, uint64_t start, uint64_t end,
 		lp->nspans--;
 	}
 	lp->spans[lp->nspans++] = (struct span){ start, end, kind };
-}
-
-/* The probes count from t on (a span begins): the first such time is
- * where a launch-only process's launches can first have been seen. */
-static void counting_from(struct xpu_launch_probes *lp, uint64_t t)
-{
-	if (!__atomic_load_n(&lp->first_on, __ATOMIC_ACQUIRE))
-		__atomic_store_n(&lp->first_on, t, __ATOMIC_RELEASE);
 }
 
 /* One uprobe_multi link (core/sources/uprobe_multi.h) for all of a file's
@@ -313,7 +303,6 @@ static uint64_t whole(struct xpu_launch_probes *lp, uint64_t from)
 	uint64_t t = xpu_now_mono(), h = hits_now(lp);
 	set_state_span(lp, XPU_GPU_PROBES_WHOLE, XPU_LAUNCH_SPAN_WHOLE);
 	lp->whole_since = from;
-	counting_from(lp, from);
 	lp->st.wholes++;
 	while (!lp->stop && !lp->changed) {
 		wait_until(lp, t + WHOLE_CHECK_MS * NS_PER_MS);
@@ -397,7 +386,6 @@ static uint64_t sampled_period(struct xpu_launch_probes *lp, uint64_t period)
 	uint64_t t1 = xpu_now_mono();
 	uint64_t h1 = hits_now(lp);
 	set_state_span(lp, XPU_GPU_PROBES_SLICE, XPU_LAUNCH_SPAN_SAMPLED);
-	counting_from(lp, t1);
 	wait_until(lp, t1 + slice);
 	set_state(lp, XPU_GPU_PROBES_PAUSED);
 	uint64_t t2 = xpu_now_mono();
@@ -614,10 +602,8 @@ static void *run(void *arg)
 		if (lp->exact) {
 			set_state(lp, XPU_GPU_PROBES_SLICE);
 			attach_files(lp);
-			if (lp->attached && !lp->exact_since) {
+			if (lp->attached && !lp->exact_since)
 				lp->exact_since = xpu_now_mono();
-				counting_from(lp, lp->exact_since);
-			}
 			while (!lp->stop && !lp->changed)
 				pthread_cond_wait(&lp->wake, &lp->lock);
 			continue;
@@ -884,9 +870,4 @@ void xpu_launch_probes_cpu(struct xpu_launch_probes *lp,
 uint32_t xpu_launch_probes_trap_ns(struct xpu_launch_probes *lp, int launch_only)
 {
 	return __atomic_load_n(&lp->trap_ns[!!launch_only], __ATOMIC_ACQUIRE);
-}
-
-uint64_t xpu_launch_probes_first_on(struct xpu_launch_probes *lp)
-{
-	return __atomic_load_n(&lp->first_on, __ATOMIC_ACQUIRE);
 }

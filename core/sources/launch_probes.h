@@ -117,9 +117,5 @@ void xpu_launch_probes_cpu(struct xpu_launch_probes *lp,
  * being its bpf/gpu.bpf.c globals); 0 until then or where it could not be
  * measured.  Never waits. */
 uint32_t xpu_launch_probes_trap_ns(struct xpu_launch_probes *lp, int launch_only);
-/* When the probes first counted (their first span began, CLOCK_MONOTONIC
- * ns), 0 before: no launch-only process's launch is seen before it.  Never
- * waits. */
-uint64_t xpu_launch_probes_first_on(struct xpu_launch_probes *lp);
 
 #endif
