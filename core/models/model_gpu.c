@@ -566,7 +566,7 @@ static void credit_past(struct xpu_gpu_model *m, struct xpu_gpu_proc *p, uint64_
 		p->since = p->started;
 	}
 	for (uint64_t i = first; i < n; i++) {
-		const __typeof__(m->probe_hist[0]) *h = &m->probe_hist[i % XPU_GPU_PROBE_HIST];
+		const struct xpu_gpu_span *h = &m->probe_hist[i % XPU_GPU_PROBE_HIST];
 		uint64_t a = h->start > p->started ? h->start : p->started;
 		uint64_t b = p->left_at && p->left_at < h->end ? p->left_at : h->end;
 		if (a >= b)
@@ -876,10 +876,8 @@ static int on_slice(struct xpu_gpu_model *m, const struct xpu_event *ev)
 	if (ev->slice.end < ev->time)
 		return 0;
 	if (ev->pid == 0) {
-		__typeof__(m->probe_hist[0]) *h = &m->probe_hist[m->nprobe_hist++ % XPU_GPU_PROBE_HIST];
-		h->start = ev->time;
-		h->end = ev->slice.end;
-		h->mode = ev->slice.mode;
+		m->probe_hist[m->nprobe_hist++ % XPU_GPU_PROBE_HIST] =
+			(struct xpu_gpu_span){ ev->time, ev->slice.end, ev->slice.mode };
 	}
 	/* The probes' spans come at the refresh after they end: a process
 	 * that left meanwhile has the part up to its leaving (dropped whole,

@@ -118,6 +118,12 @@ enum { XPU_GPU_EST_LAUNCHES, XPU_GPU_EST_KERNELS, XPU_GPU_EST_NS, XPU_GPU_NEST }
  * after its start): 8 minutes of 500 ms periods. */
 #define XPU_GPU_PROBE_HIST 1024
 
+/* One of the probes' spans: [start, end), XPU_GPU_MODE_*. */
+struct xpu_gpu_span {
+	uint64_t start, end;
+	uint32_t mode;
+};
+
 struct xpu_gpu_proc {
 	uint32_t pid, comm;
 	uint32_t state;		/* XPU_GPU_PROC_* of the last event */
@@ -304,7 +310,7 @@ struct xpu_gpu_model {
 	struct xpu_ticks ticks;
 	uint64_t probe_at[XPU_GPU_SPANS_KEPT][2];	/* the launch probes' last sampled spans */
 	uint32_t nprobe_at;
-	struct { uint64_t start, end; uint32_t mode; } probe_hist[XPU_GPU_PROBE_HIST];	/* all their spans */
+	struct xpu_gpu_span probe_hist[XPU_GPU_PROBE_HIST];	/* all their spans, the last kept */
 	uint64_t nprobe_hist;
 	uint64_t now;		/* time of the last tick */
 
