@@ -515,7 +515,7 @@ t a_launcher_idle_before_its_first_launch_has_its_time_on_throughout
 # mapping, count nothing for 3 s, go to slices at its first launches, and
 # xputop meets it only then (its first key).  Its 3 s on throughout are its
 # time counted too: without them the time before its first launches was
-# estimated at its slices' pace (x1.7 here; on an H200 a launch-only
+# estimated at its slices' pace (+46-49% here in four runs; on an H200 a launch-only
 # training run +182%, decode +85%).
 own_cudart idle1
 "$XPUTOP" -b -j -n 20 -d 0.5 --window 60 > "$T_TMP/idle1.json" 2> "$T_TMP/idle1.err" &
