@@ -31,9 +31,13 @@
 # SECS seconds), hf (bench/gpu/hf_decode.py: batch-1 decode, STEPS generate()
 # calls of 64 tokens each, ms a call).  Each run gives wall time and the process's own CPU time
 # (getrusage RUSAGE_SELF, all threads, user + system) per launch or step, and
-# the system part; bench/gpu/per_launch_stats.py prints medians, quartiles and
-# each round's difference and ratio to `none` and to `dormant`.  The workload
-# runs on CPUS (default 2-5), xputop on XP_CPUS (default 8-15).
+# the system part, and, for empty, the CPU's counters over the launches (all
+# threads: cycles, the kernel's part of them, instructions; empty.cu): a
+# VM's neighbours and steal time do not run them up, so they resolve what
+# wall time cannot; bench/gpu/per_launch_stats.py prints medians, quartiles
+# and each round's difference and ratio to `none` and to `dormant`.  The workload
+# runs on CPUS (default 2-5), xputop on XP_CPUS (default 8-15).  XP_JSON=1
+# keeps each xputop's JSON lines (OUT/WORKLOAD.xputop.N.json).
 set -u
 BUILD=$(realpath "$1") PROGS=$(realpath "$2") OUTD=$3 W=$4
 shift 4
@@ -45,7 +49,7 @@ mkdir -p "$OUTD"
 OUTD=$(realpath "$OUTD")
 SOCK=/run/xputop/gpu.sock
 export PYTHONUNBUFFERED=1
-XP= XPCONF=
+XP= XPCONF= XPN=0 XP_JSON=${XP_JSON:-}
 
 build_of() { case $1 in *.old) echo "$OLD" ;; *) echo "$BUILD" ;; esac; }
 
@@ -75,14 +79,19 @@ xp_use() {	# xp_use CONF: the xputop running is the one CONF says
 	b=${1%%|*} opts=${1#*|}
 	rm -f "$SOCK"
 	# shellcheck disable=SC2086
-	taskset -c "$XP_CPUS" "$b/xputop" -b -d 1 --window 10 $opts > /dev/null 2>> "$OUTD/$W.xputop.err" &
+	out=/dev/null
+	if [ -n "$XP_JSON" ]; then	# each xputop's JSON lines kept: its status says what its probes did
+		XPN=$((XPN + 1))
+		out="$OUTD/$W.xputop.$XPN.json" opts="$opts -j"
+	fi
+	taskset -c "$XP_CPUS" "$b/xputop" -b -d 1 --window 10 $opts > "$out" 2>> "$OUTD/$W.xputop.err" &
 	XP=$!
 	i=0
 	until [ -S "$SOCK" ] || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
 	sleep 1
 }
 
-run() {	# run MODE -> "wall cpu sys" per launch (us) or step (ms)
+run() {	# run MODE -> "wall cpu sys cycles kcycles instructions" per launch (us) or step (ms)
 	m=${1%.old}
 	b=$(build_of "$1")
 	case $m in
@@ -97,8 +106,7 @@ run() {	# run MODE -> "wall cpu sys" per launch (us) or step (ms)
 	loop*) (cd "$HERE" && taskset -c "$CPUS" "$@" python3 torch_loop.py --size "${W#loop}" --seconds "$SECS" \
 		--warmup-s 1) ;;
 	hf) (cd "$HERE" && taskset -c "$CPUS" "$@" python3 hf_decode.py --steps "$STEPS" --warmup 1 --tokens 64) ;;
-	esac 2>> "$OUTD/$W.$(echo "$m" | tr =:, ___).log" |
-		sed -n 's/.*_per_[a-z]*": \([0-9.e+-]*\), .*"cpu_[a-z]*_per_[a-z]*": \([0-9.e+-]*\), "sys_[a-z]*_per_[a-z]*": \([0-9.e+-]*\).*/\1 \2 \3/p'
+	esac 2>> "$OUTD/$W.$(echo "$m" | tr =:, ___).log" | python3 "$HERE/per_launch_stats.py" --parse
 }
 
 echo "== $W on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(uname -r), $ROUNDS rounds"

@@ -4,8 +4,16 @@ wall time and of the process's CPU time per launch (or step), its system
 part, and the median (and quartiles) of each round's difference and ratio to
 `none` and to `dormant` taken in the same round.
 
+Where the runs gave the CPU's counters (bench/gpu/empty.cu: cycles, the
+kernel's part of them, instructions, a launch), a second table gives the
+same for them.
+
 Usage: python3 per_launch_stats.py OUT WORKLOAD MODE...
+       python3 per_launch_stats.py --parse < a run's output
+         (prints "wall cpu sys cycles kcycles instructions", nan where absent)
 """
+import json
+import math
 import re
 import statistics
 import sys
@@ -20,13 +28,37 @@ def quartiles(v):
     return q[0], statistics.median(v), q[2]
 
 
+FIELDS = (("us_per_launch", "wall_ms_per_step"), ("cpu_us_per_launch", "cpu_ms_per_step"),
+          ("sys_us_per_launch", "sys_ms_per_step"), ("cycles_per_launch",), ("kcycles_per_launch",),
+          ("instructions_per_launch",))
+COUNTERS = ("cycles", "kcycles", "instructions")
+
+
+def parse(lines):
+    """A run's last JSON line with a wall time, as the .vals columns."""
+    out = None
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        v = [next((d[k] for k in names if k in d), None) for names in FIELDS]
+        if v[0] is not None:
+            out = ["nan" if x is None else repr(float(x)) for x in v]
+    return " ".join(out) if out else ""
+
+
 def load(out, w, mode):
     rows = {}
     try:
         with open(f"{out}/{w}.{re.sub('[=:,]', '_', mode)}.vals") as f:
             for line in f:
-                r, wall, cpu, sys_ = line.split()
-                rows[int(r)] = (float(wall), float(cpu), float(sys_))
+                r, *v = line.split()
+                v = [float(x) for x in v] + [math.nan] * (6 - len(v))
+                rows[int(r)] = tuple(v[:6])
     except FileNotFoundError:
         pass
     return rows
@@ -36,7 +68,37 @@ def paired(a, b, i, fn):
     return [fn(b[r][i], a[r][i]) for r in b if r in a]
 
 
+def counters_table(data, modes):
+    """Cycles, kernel cycles and instructions a launch, where counted."""
+    have = {m: {r: v for r, v in d.items() if not math.isnan(v[3])} for m, d in data.items()}
+    if not any(have.values()):
+        print("(no CPU counters: the machine has no PMU, or the workload does not read them)")
+        return
+    print("== the CPU's counters a launch, all threads: median [q1 q3]; diff: each round against the "
+          "baseline of the same round")
+    print(f"{'mode':<28} {'n':>3} " + " ".join(f"{c:>22} {c + ' - none':>26} {c + ' - dormant':>26}"
+                                             for c in COUNTERS))
+    for m in modes:
+        d = have[m]
+        if not d:
+            print(f"{m:<28}   0")
+            continue
+        cols = []
+        for i in (3, 4, 5):
+            q1, med, q3 = quartiles([v[i] for v in d.values()])
+            cols.append(f"{med:9.1f} [{q1:.0f} {q3:.0f}]")
+            for base in ("none", "dormant"):
+                v = paired(have.get(base, {}), d, i, lambda x, y: x - y)
+                q1, med, q3 = quartiles(v)
+                cols.append(f"{med:+9.1f} [{q1:+.0f} {q3:+.0f}]")
+        print(f"{m:<28} {len(d):>3} " + " ".join(f"{c:>22}" if k % 3 == 0 else f"{c:>26}"
+                                                 for k, c in enumerate(cols)))
+
+
 def main():
+    if sys.argv[1:] == ["--parse"]:
+        print(parse(sys.stdin))
+        return
     out, w, modes = sys.argv[1], sys.argv[2], sys.argv[3:]
     unit = "us/launch" if w == "empty" else "ms/step"
     data = {m: load(out, w, m) for m in modes}
@@ -63,6 +125,8 @@ def main():
                        f"x{med:7.4f} [{q1:.4f} {q3:.4f}]")
         print(f"{m:<28} {len(d):>3} {col[0]:>24} {col[1]:>24} {sys_med:8.4f}   {rel[0]:>26} {rel[1]:>24} "
               f"{rel[2]:>26} {rel[3]:>26}")
+    if w == "empty":
+        counters_table(data, modes)
 
 
 if __name__ == "__main__":
