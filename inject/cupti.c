@@ -144,12 +144,14 @@ enum { STUCK_NOT, STUCK_WRITING, STUCK_SEEN, STUCK_TAKEN };
 /* XPUTOP_INJECT_STATS=1: the library's and the graph calls' last events
  * before CUPTI's ids stuck (kept until a few after it), printed at exit:
  * what came just before is what sets it off. */
-#define TRAIL 64
+#define TRAIL 128
 static struct {
 	uint64_t t;
 	char what;	/* g graph call (arg: cbid, +10000 driver), a/A activity
-			 * off/on, t/T/W tracing off/slice/throughout, x detach,
-			 * s subscribe, S ids stuck (arg: the id) */
+			 * off/on, t/T/W tracing off/slice/throughout, f/x a
+			 * detach's start and end (its flush and cuptiFinalize, on
+			 * a launching thread), b/s an attach's start and end
+			 * (cuptiSubscribe...), S ids stuck (arg: the id) */
 	uint32_t arg;
 } trail[TRAIL];
 static uint32_t trail_n, trail_after;
@@ -362,6 +364,7 @@ static void detach_here(void)
 		return;
 	if (st.phase == DETACH_ASKED && !__atomic_load_n(&st.no_detach, __ATOMIC_ACQUIRE)) {
 		/* What CUPTI still holds: cuptiFinalize would lose it. */
+		note('f', 0);
 		uint64_t t0 = xpu_inj_now();
 		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		api.finalize();
@@ -608,6 +611,7 @@ static int attach(void)
 		__atomic_store_n(&st.phase, ATTACHED, __ATOMIC_RELEASE);
 	if (st.phase == ATTACHED)
 		return XPU_WIRE_STATE_OK;
+	note('b', 0);
 	uint64_t t0 = xpu_inj_now();
 	/* Subscribing first: after a detach it is what brings CUPTI back
 	 * (registering the clock first answered CUPTI_ERROR_NOT_INITIALIZED on
@@ -982,10 +986,11 @@ void xpu_cupti_print_stats(void)
 		uint32_t n = trail_n < TRAIL ? trail_n : TRAIL;
 		for (uint32_t k = 0; k < n; k++) {
 			uint32_t i = (trail_n - n + k) % TRAIL;
-			fprintf(stderr, "%s[%.3f, \"%c\", %u]", k ? ", " : "",
+			fprintf(stderr, "%s[%.4f, \"%c\", %u]", k ? ", " : "",
 				(double)(trail[i].t - st.n.loaded_ns) / 1e9, trail[i].what, trail[i].arg);
 		}
-		fprintf(stderr, "]}\n");
+		/* its times' zero, CLOCK_MONOTONIC: to line them up with another's */
+		fprintf(stderr, "], \"from_s\": %.6f}\n", (double)st.n.loaded_ns / 1e9);
 	}
 	pthread_mutex_unlock(&st.lock);
 }

@@ -2,7 +2,8 @@
 // Back-to-back empty kernels: the worst case for per-launch overhead.
 // Usage: empty LAUNCHES [WARMUP_MS]
 //   -> prints {"us_per_launch": X, "cpu_us_per_launch": C, "sys_us_per_launch": S,
-//              "cycles_per_launch": Y, "kcycles_per_launch": K, "instructions_per_launch": I}
+//              "cycles_per_launch": Y, "kcycles_per_launch": K, "instructions_per_launch": I,
+//              "stalls": N, "stall_ms": M, "stall_max_ms": L, "stall_at": [[S, MS], ...]}
 // X is wall time; C is the process's CPU time (getrusage RUSAGE_SELF: every
 // thread, the injection library's and CUPTI's included, user + system) over
 // the same launches, S its system part.  Y, K and I are the CPU's own
@@ -12,10 +13,13 @@
 // guests and a descheduled vCPU do not run up these counters as they do
 // wall time, so they tell a small cost apart where wall time cannot; null
 // where the machine has no such counters (a VM without a virtual PMU).
-// WARMUP_MS (default: 1000 launches only) keeps launching for that long
-// first, so that whatever watches the process (a library connecting to
-// xputop, a first tracing slice) is in its steady state when the count
-// starts.
+// N blocks of 64 launches (some 0.2 ms each) took over 1 ms, M ms in all,
+// L the longest: where something held the launching thread (a tracer
+// attaching, the VM); stall_at: the first 64, each [its start, CLOCK_MONOTONIC
+// s (the steady clock), ms].  WARMUP_MS (default: 1000 launches only) keeps
+// launching for that long first, so that whatever watches the process (a
+// library connecting to xputop, a first tracing slice) is in its steady
+// state when the count starts.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -70,6 +74,10 @@ static double hw_read(int fd)
 	return (double)v[0] * ((double)v[1] / (double)v[2]);
 }
 
+#define STALL_BLOCK 64
+#define STALL_MS 1.0
+#define MAX_STALLS_AT 64
+
 static void put_per(const char *name, double a, double b, long n)
 {
 	if (a < 0 || b < 0)
@@ -100,8 +108,30 @@ int main(int argc, char **argv)
 		h0[i] = hw_read(hw[i]);
 	double c0 = cpu_us(0), s0 = cpu_us(1);
 	auto t0 = std::chrono::steady_clock::now();
-	for (long i = 0; i < n; i++)
+	/* Stalls: a block of STALL_BLOCK launches (some 0.2 ms) that took over
+	 * STALL_MS, its whole time summed (something held the launching
+	 * thread: a tracer attaching, the VM, a page fault). */
+	auto tb = t0;
+	static double stall_at[MAX_STALLS_AT][2];	/* when (steady clock, s), how long (ms) */
+	long stalls = 0;
+	double stall_ms = 0, stall_max = 0;
+	for (long i = 0; i < n; i++) {
 		launch_empty();
+		if ((i + 1) % STALL_BLOCK == 0) {
+			auto t = std::chrono::steady_clock::now();
+			double ms = std::chrono::duration<double, std::milli>(t - tb).count();
+			tb = t;
+			if (ms > STALL_MS) {
+				if (stalls < MAX_STALLS_AT) {
+					stall_at[stalls][0] = std::chrono::duration<double>(tb.time_since_epoch()).count() - ms / 1e3;
+					stall_at[stalls][1] = ms;
+				}
+				stalls++;
+				stall_ms += ms;
+				stall_max = ms > stall_max ? ms : stall_max;
+			}
+		}
+	}
 	cudaDeviceSynchronize();
 	auto t1 = std::chrono::steady_clock::now();
 	double c1 = cpu_us(0), s1 = cpu_us(1);
@@ -112,6 +142,10 @@ int main(int argc, char **argv)
 	put_per("cycles_per_launch", h0[0], h1[0], n);
 	put_per("kcycles_per_launch", h0[1], h1[1], n);
 	put_per("instructions_per_launch", h0[2], h1[2], n);
-	printf("}\n");
+	printf(", \"stalls\": %ld, \"stall_ms\": %.2f, \"stall_max_ms\": %.2f, \"stall_at\": [", stalls, stall_ms,
+	       stall_max);
+	for (long i = 0; i < stalls && i < MAX_STALLS_AT; i++)
+		printf("%s[%.4f, %.2f]", i ? ", " : "", stall_at[i][0], stall_at[i][1]);
+	printf("]}\n");
 	return 0;
 }

@@ -91,7 +91,7 @@ xp_use() {	# xp_use CONF: the xputop running is the one CONF says
 	sleep 1
 }
 
-run() {	# run MODE -> "wall cpu sys cycles kcycles instructions" per launch (us) or step (ms)
+run() {	# run MODE -> "wall cpu sys cycles kcycles instructions stall_ms" per launch (us) or step (ms)
 	m=${1%.old}
 	b=$(build_of "$1")
 	case $m in

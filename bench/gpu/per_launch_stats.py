@@ -10,7 +10,7 @@ same for them.
 
 Usage: python3 per_launch_stats.py OUT WORKLOAD MODE...
        python3 per_launch_stats.py --parse < a run's output
-         (prints "wall cpu sys cycles kcycles instructions", nan where absent)
+         (prints "wall cpu sys cycles kcycles instructions stall_ms", nan where absent)
 """
 import json
 import math
@@ -30,7 +30,7 @@ def quartiles(v):
 
 FIELDS = (("us_per_launch", "wall_ms_per_step"), ("cpu_us_per_launch", "cpu_ms_per_step"),
           ("sys_us_per_launch", "sys_ms_per_step"), ("cycles_per_launch",), ("kcycles_per_launch",),
-          ("instructions_per_launch",))
+          ("instructions_per_launch",), ("stall_ms",))
 COUNTERS = ("cycles", "kcycles", "instructions")
 
 
@@ -57,8 +57,8 @@ def load(out, w, mode):
         with open(f"{out}/{w}.{re.sub('[=:,]', '_', mode)}.vals") as f:
             for line in f:
                 r, *v = line.split()
-                v = [float(x) for x in v] + [math.nan] * (6 - len(v))
-                rows[int(r)] = tuple(v[:6])
+                v = [float(x) for x in v] + [math.nan] * (7 - len(v))
+                rows[int(r)] = tuple(v[:7])
     except FileNotFoundError:
         pass
     return rows
@@ -66,6 +66,19 @@ def load(out, w, mode):
 
 def paired(a, b, i, fn):
     return [fn(b[r][i], a[r][i]) for r in b if r in a]
+
+
+def stalls_table(data, modes):
+    """The ms of a run's launches in blocks of 64 that took over 1 ms."""
+    have = {m: [v[6] for v in d.values() if not math.isnan(v[6])] for m, d in data.items()}
+    if not any(have.values()):
+        return
+    print("== stalls: ms a run in blocks of 64 launches that took over 1 ms, median [q1 q3] (max)")
+    for m in modes:
+        v = have[m]
+        if v:
+            q1, med, q3 = quartiles(v)
+            print(f"{m:<28} {len(v):>3} {med:9.1f} [{q1:.1f} {q3:.1f}] ({max(v):.1f})")
 
 
 def counters_table(data, modes):
@@ -126,6 +139,7 @@ def main():
         print(f"{m:<28} {len(d):>3} {col[0]:>24} {col[1]:>24} {sys_med:8.4f}   {rel[0]:>26} {rel[1]:>24} "
               f"{rel[2]:>26} {rel[3]:>26}")
     if w == "empty":
+        stalls_table(data, modes)
         counters_table(data, modes)
 
 

@@ -15,7 +15,8 @@
 # be empty), OPTIONS for xputop, PREFIX a command the workload runs under
 # (e.g. taskset -c 5; may be left out).  WORKLOAD as bench/gpu/est.sh's (train,
 # hf, loop128, compiled), or idle or bursty (shapes.py, SECONDS_IDLE and
-# SECONDS_BURSTY long, 12 and 30 by default); STEPS for train.  A run is judged against the exact run's
+# SECONDS_BURSTY long, 12 and 30 by default); STEPS for train, STEPS_COMPILED
+# for compiled (20,000 by default).  A run is judged against the exact run's
 # figures times its own steps over the exact run's (shapes.py's runs last a
 # time, not a number of steps).
 set -u
@@ -30,7 +31,7 @@ spec() {
 	train) echo "train_gpt2.py --steps ${STEPS:-300} --warmup 5" ;;
 	hf) echo "hf_decode.py --steps 16 --tokens 64 --warmup 1" ;;
 	loop128) echo "torch_loop.py --steps 150000 --warmup 20 --size 128" ;;
-	compiled) echo "compiled.py --steps 20000 --warmup 5" ;;
+	compiled) echo "compiled.py --steps ${STEPS_COMPILED:-20000} --warmup 5" ;;
 	idle) echo "shapes.py idle --seconds ${SECONDS_IDLE:-12}" ;;
 	bursty) echo "shapes.py bursty --seconds ${SECONDS_BURSTY:-30}" ;;
 	esac
