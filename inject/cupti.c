@@ -148,9 +148,10 @@ enum { STUCK_NOT, STUCK_WRITING, STUCK_SEEN, STUCK_TAKEN };
 static struct {
 	uint64_t t;
 	char what;	/* g graph call (arg: cbid, +10000 driver), a/A activity
-			 * off/on, t/T/W tracing off/slice/throughout, f/x a
-			 * detach's start and end (its flush and cuptiFinalize, on
-			 * a launching thread), b/s an attach's start and end
+			 * off/on, t/T/W tracing off/slice/throughout, f/F/x a
+			 * detach's start, its flush's end and its end (its
+			 * cuptiFinalize's, on a launching thread), b/s an attach's
+			 * start and end
 			 * (cuptiSubscribe...), S ids stuck (arg: the id) */
 	uint32_t arg;
 } trail[TRAIL];
@@ -367,6 +368,7 @@ static void detach_here(void)
 		note('f', 0);
 		uint64_t t0 = xpu_inj_now();
 		api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		note('F', 0);
 		api.finalize();
 		note('x', 0);
 		uint64_t d = xpu_inj_now() - t0;
