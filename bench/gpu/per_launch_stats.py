@@ -64,6 +64,12 @@ def load(out, w, mode):
     return rows
 
 
+def spread(v, fmt):
+    """v's median and quartiles, "med [q1 q3]", each in format fmt."""
+    q1, med, q3 = quartiles(v)
+    return f"{med:{fmt}} [{q1:{fmt}} {q3:{fmt}}]"
+
+
 def paired(a, b, i, fn):
     return [fn(b[r][i], a[r][i]) for r in b if r in a]
 
@@ -77,8 +83,7 @@ def stalls_table(data, modes):
     for m in modes:
         v = have[m]
         if v:
-            q1, med, q3 = quartiles(v)
-            print(f"{m:<28} {len(v):>3} {med:9.1f} [{q1:.1f} {q3:.1f}] ({max(v):.1f})")
+            print(f"{m:<28} {len(v):>3} {spread(v, '.1f')} ({max(v):.1f})")
 
 
 def counters_table(data, modes):
@@ -98,12 +103,9 @@ def counters_table(data, modes):
             continue
         cols = []
         for i in (3, 4, 5):
-            q1, med, q3 = quartiles([v[i] for v in d.values()])
-            cols.append(f"{med:9.1f} [{q1:.0f} {q3:.0f}]")
-            for base in ("none", "dormant"):
-                v = paired(have.get(base, {}), d, i, lambda x, y: x - y)
-                q1, med, q3 = quartiles(v)
-                cols.append(f"{med:+9.1f} [{q1:+.0f} {q3:+.0f}]")
+            cols.append(spread([v[i] for v in d.values()], ".0f"))
+            cols += [spread(paired(have.get(base, {}), d, i, lambda x, y: x - y), "+.0f")
+                     for base in ("none", "dormant")]
         print(f"{m:<28} {len(d):>3} " + " ".join(f"{c:>22}" if k % 3 == 0 else f"{c:>26}"
                                                  for k, c in enumerate(cols)))
 
@@ -124,10 +126,7 @@ def main():
         if not d:
             print(f"{m:<28}   0")
             continue
-        col = []
-        for i in (0, 1):
-            q1, med, q3 = quartiles([v[i] for v in d.values()])
-            col.append(f"{med:8.4f} [{q1:.4f} {q3:.4f}]")
+        col = [spread([v[i] for v in d.values()], ".4f") for i in (0, 1)]
         sys_med = statistics.median(v[2] for v in d.values())
         rel = []
         for base, i, fn in (("none", 0, lambda x, y: x - y), ("none", 0, lambda x, y: x / y),
