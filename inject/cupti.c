@@ -143,16 +143,19 @@ enum { STUCK_NOT, STUCK_WRITING, STUCK_SEEN, STUCK_TAKEN };
 
 /* XPUTOP_INJECT_STATS=1: the library's and the graph calls' last events
  * before CUPTI's ids stuck (kept until a few after it), printed at exit:
- * what came just before is what sets it off. */
+ * what came just before is what sets it off.  Its times line up with
+ * another clock's (CLOCK_MONOTONIC) through its zero, printed with it:
+ * bench/gpu/empty.cu's stalls of a launching thread against the attaches
+ * and detaches (docs/gpu-cost.md). */
 #define TRAIL 128
 static struct {
 	uint64_t t;
 	char what;	/* g graph call (arg: cbid, +10000 driver), a/A activity
 			 * off/on, t/T/W tracing off/slice/throughout, f/F/x a
 			 * detach's start, its flush's end and its end (its
-			 * cuptiFinalize's, on a launching thread), b/s an attach's
-			 * start and end
-			 * (cuptiSubscribe...), S ids stuck (arg: the id) */
+			 * cuptiFinalize's; on a launching thread), b/s an
+			 * attach's start and end (cuptiSubscribe and the rest;
+			 * on the agent), S ids stuck (arg: the id) */
 	uint32_t arg;
 } trail[TRAIL];
 static uint32_t trail_n, trail_after;

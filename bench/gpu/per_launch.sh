@@ -31,13 +31,16 @@
 # SECS seconds), hf (bench/gpu/hf_decode.py: batch-1 decode, STEPS generate()
 # calls of 64 tokens each, ms a call).  Each run gives wall time and the process's own CPU time
 # (getrusage RUSAGE_SELF, all threads, user + system) per launch or step, and
-# the system part, and, for empty, the CPU's counters over the launches (all
-# threads: cycles, the kernel's part of them, instructions; empty.cu): a
-# VM's neighbours and steal time do not run them up, so they resolve what
-# wall time cannot; bench/gpu/per_launch_stats.py prints medians, quartiles
-# and each round's difference and ratio to `none` and to `dormant`.  The workload
-# runs on CPUS (default 2-5), xputop on XP_CPUS (default 8-15).  XP_JSON=1
-# keeps each xputop's JSON lines (OUT/WORKLOAD.xputop.N.json).
+# the system part; for empty also its stalls (ms in blocks of 64 launches
+# that took over 1 ms: a tracer attaching or detaching held the thread)
+# and the CPU's counters over the launches (all threads: cycles, the
+# kernel's part of them, instructions; empty.cu), which a VM's neighbours
+# and steal time do not run up, so they resolve what wall time cannot (the
+# lent H200 has none).  bench/gpu/per_launch_stats.py prints medians,
+# quartiles and each round's difference and ratio to `none` and to
+# `dormant`.  The workload runs on CPUS (default 2-5), xputop on XP_CPUS
+# (default 8-15).  XP_JSON=1 keeps each xputop's JSON lines
+# (OUT/WORKLOAD.xputop.N.json).
 set -u
 BUILD=$(realpath "$1") PROGS=$(realpath "$2") OUTD=$3 W=$4
 shift 4
