@@ -19,6 +19,9 @@
 #   attached   the same with XPUTOP_CUPTI_DETACH=0: CUPTI stays attached
 #              between slices (as before issue 25's detaching)
 #   noslice    the same with --gpu-sample 1/3600000: connected, never traced
+#   sample=S:P default with --gpu-sample S/P (sample=20:1000: the default's
+#              share traced in half as many slices, each CUPTI attach and
+#              detach stalling the launcher, docs/gpu-cost.md)
 #   noown      default with --gpu-own-hz 0: no own-CPU-time sampler on the
 #              launching threads (its cost is default - noown)
 #   loexact    xputop --gpu-exact watching, the workload without the library:
@@ -62,6 +65,7 @@ xp_conf() {	# the xputop a mode needs: none, or BUILD|options
 	lo|default|attached) echo "$(build_of "$1")|" ;;
 	noslice) echo "$(build_of "$1")|--gpu-sample 1/3600000" ;;
 	noown) echo "$(build_of "$1")|--gpu-own-hz 0" ;;
+	sample=*) m=${1%.old}; echo "$(build_of "$1")|--gpu-sample $(echo "${m#sample=}" | tr : /)" ;;
 	exact|loexact) echo "$(build_of "$1")|--gpu-exact" ;;
 	cupti) echo "$(build_of "$1")|--gpu-exact --gpu-no-stacks" ;;
 	esac
