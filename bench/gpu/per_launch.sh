@@ -55,7 +55,7 @@ mkdir -p "$OUTD"
 OUTD=$(realpath "$OUTD")
 SOCK=/run/xputop/gpu.sock
 export PYTHONUNBUFFERED=1
-XP= XPCONF= XPN=0 XP_JSON=${XP_JSON:-}
+XP='' XPCONF='' XPN=0 XP_JSON=${XP_JSON:-}
 
 build_of() { case $1 in *.old) echo "$OLD" ;; *) echo "$BUILD" ;; esac; }
 
@@ -85,12 +85,12 @@ xp_use() {	# xp_use CONF: the xputop running is the one CONF says
 	[ "$1" = none ] && return 0
 	b=${1%%|*} opts=${1#*|}
 	rm -f "$SOCK"
-	# shellcheck disable=SC2086
 	out=/dev/null
 	if [ -n "$XP_JSON" ]; then	# each xputop's JSON lines kept: its status says what its probes did
 		XPN=$((XPN + 1))
 		out="$OUTD/$W.xputop.$XPN.json" opts="$opts -j"
 	fi
+	# shellcheck disable=SC2086
 	taskset -c "$XP_CPUS" "$b/xputop" -b -d 1 --window 10 $opts > "$out" 2>> "$OUTD/$W.xputop.err" &
 	XP=$!
 	i=0
@@ -113,7 +113,7 @@ run() {	# run MODE -> "wall cpu sys cycles kcycles instructions stall_ms" per la
 	loop*) (cd "$HERE" && taskset -c "$CPUS" "$@" python3 torch_loop.py --size "${W#loop}" --seconds "$SECS" \
 		--warmup-s 1) ;;
 	hf) (cd "$HERE" && taskset -c "$CPUS" "$@" python3 hf_decode.py --steps "$STEPS" --warmup 1 --tokens 64) ;;
-	esac 2>> "$OUTD/$W.$(echo "$m" | tr =:, ___).log" | python3 "$HERE/per_launch_stats.py" --parse
+	esac 2>> "$OUTD/$W.$(echo "$m" | tr "=:," "___").log" | python3 "$HERE/per_launch_stats.py" --parse
 }
 
 echo "== $W on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader), $(uname -r), $ROUNDS rounds"
@@ -126,8 +126,9 @@ for r in $(seq 1 "$ROUNDS"); do
 		xp_use "$(xp_conf "$m")"
 		v=$(run "$m")
 		echo "$W round $r $m $v"
-		[ -n "$v" ] && echo "$r $v" >> "$OUTD/$W.$(echo "$m" | tr =:, ___).vals"
+		[ -n "$v" ] && echo "$r $v" >> "$OUTD/$W.$(echo "$m" | tr "=:," "___").vals"
 	done
 done
 xp_stop
+# shellcheck disable=SC2086
 python3 "$HERE/per_launch_stats.py" "$OUTD" "$W" $MODES
