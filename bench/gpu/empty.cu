@@ -120,16 +120,16 @@ int main(int argc, char **argv)
 		if ((i + 1) % STALL_BLOCK == 0) {
 			auto t = std::chrono::steady_clock::now();
 			double ms = std::chrono::duration<double, std::milli>(t - tb).count();
-			tb = t;
 			if (ms > STALL_MS) {
 				if (stalls < MAX_STALLS_AT) {
-					stall_at[stalls][0] = std::chrono::duration<double>(tb.time_since_epoch()).count() - ms / 1e3;
+					stall_at[stalls][0] = std::chrono::duration<double>(tb.time_since_epoch()).count();
 					stall_at[stalls][1] = ms;
 				}
 				stalls++;
 				stall_ms += ms;
 				stall_max = ms > stall_max ? ms : stall_max;
 			}
+			tb = t;
 		}
 	}
 	cudaDeviceSynchronize();

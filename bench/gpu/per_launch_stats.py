@@ -4,9 +4,10 @@ wall time and of the process's CPU time per launch (or step), its system
 part, and the median (and quartiles) of each round's difference and ratio to
 `none` and to `dormant` taken in the same round.
 
-Where the runs gave the CPU's counters (bench/gpu/empty.cu: cycles, the
-kernel's part of them, instructions, a launch), a second table gives the
-same for them.
+For empty kernels (bench/gpu/empty.cu) two more tables: the launching
+thread's stalls (ms a run in blocks of 64 launches over 1 ms), and, where
+the runs gave them, the CPU's counters (cycles, the kernel's part of them,
+instructions, a launch).
 
 Usage: python3 per_launch_stats.py OUT WORKLOAD MODE...
        python3 per_launch_stats.py --parse < a run's output
@@ -132,9 +133,7 @@ def main():
         for base, i, fn in (("none", 0, lambda x, y: x - y), ("none", 0, lambda x, y: x / y),
                             ("none", 1, lambda x, y: x - y), ("dormant", 0, lambda x, y: x - y)):
             v = paired(data.get(base, {}), d, i, fn) if base in data else []
-            q1, med, q3 = quartiles(v)
-            rel.append(f"{med:+8.4f} [{q1:+.4f} {q3:+.4f}]" if fn(2, 1) == 1 else
-                       f"x{med:7.4f} [{q1:.4f} {q3:.4f}]")
+            rel.append(spread(v, "+.4f") if fn(2, 1) == 1 else "x" + spread(v, ".4f"))
         print(f"{m:<28} {len(d):>3} {col[0]:>24} {col[1]:>24} {sys_med:8.4f}   {rel[0]:>26} {rel[1]:>24} "
               f"{rel[2]:>26} {rel[3]:>26}")
     if w == "empty":

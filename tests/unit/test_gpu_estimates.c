@@ -315,12 +315,12 @@ static int by_arrival(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The slices of the library's schedule from `from` to `to`. */
-static uint32_t slices_of(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[2], uint32_t max,
-			  uint32_t slice)
+/* The library's slices from `from` to `to`, as its schedule places them
+ * at the sampling replayed (sample_at). */
+static uint32_t slices(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[2], uint32_t max)
 {
 	struct xpu_sched s = { 0 };
-	struct xpu_wire_mode mode = { XPU_WIRE_MODE_SAMPLED, period_ms, slice, 0 };
+	struct xpu_wire_mode mode = { XPU_WIRE_MODE_SAMPLED, period_ms, slice_ms, 0 };
 	uint32_t n = 0;
 	uint64_t now = from;
 	xpu_sched_mode(&s, &mode, now, seed);
@@ -333,12 +333,6 @@ static uint32_t slices_of(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*
 			v[n++][1] = now;
 	}
 	return n;
-}
-
-/* The library's slices (the default mode's). */
-static uint32_t slices(uint64_t seed, uint64_t from, uint64_t to, uint64_t (*v)[2], uint32_t max)
-{
-	return slices_of(seed, from, to, v, max, slice_ms);
 }
 
 /* The launch probes' schedule as core/sources/launch_probes.c runs it: on

@@ -709,7 +709,6 @@ TEST(launch_probe_slices_scale_every_launch_only_process)
 	xpu_dict_free(&d);
 }
 
-/* The launch probes' span [start, end) of mode (pid 0: every process). */
 /* A launch-only process's start (GPU_BORN), or its launches counted by the
  * probes, handed on at `time` (pid 8, one thread). */
 static void born_event(struct xpu_gpu_model *m, uint64_t born)
@@ -730,6 +729,7 @@ static void counted_event(struct xpu_gpu_model *m, uint64_t time, uint32_t comm,
 	CHECK_INT(xpu_gpu_model_event(m, &ev), ==, 0);
 }
 
+/* The launch probes' span [start, end) of mode (pid 0: every process). */
 static void probes_span(struct xpu_gpu_model *m, uint64_t start, uint64_t end, uint32_t mode)
 {
 	struct xpu_event ps = { .type = XPU_EV_GPU_SLICE, .source = XPU_SRC_GPU, .pid = 0, .time = start };
